@@ -1,0 +1,618 @@
+//! The timed flash backbone. Each die and each channel bus is a server with a FIFO queue:
+//!
+//! * read:    die busy for tR (array → page register), then the channel carries the data out;
+//!            the die stays occupied until its register is drained (no cache reads).
+//! * program: the die is claimed, the channel carries the data in, then the die is busy for
+//!            tPROG; the page lands in the store when tPROG completes.
+//! * erase:   die busy for tBERS.
+//!
+//! Multi-plane operations address one block per plane at the same page offset: one tR or
+//! tPROG for all planes, one bus transfer carrying every plane's page. Waiting times and
+//! utilization fall out of these events; nothing is computed in closed form.
+//!
+//! Faults: injected program/erase failures and wear-out turn blocks bad and are reported in
+//! the completion; a power cut (`power_cut`) tears the pages of programs and erases that were
+//! in progress, leaving garbage that only checksums can expose.
+
+use crate::config::{FlashConfig, PLANES_PER_DIE_MAX};
+use crate::geometry::{BlockId, DieId, Geometry};
+use crate::nand::NandState;
+use crate::store::PageStore;
+use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
+use std::collections::VecDeque;
+
+pub const PLANES_MAX: usize = PLANES_PER_DIE_MAX as usize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Read,
+    Program,
+    Erase,
+}
+
+/// One (possibly multi-plane) NAND operation on one die.
+#[derive(Clone, Debug)]
+pub struct FlashOp {
+    pub kind: OpKind,
+    pub die: DieId,
+    /// Page within each addressed block (ignored by erases).
+    pub page: u32,
+    /// Bit `p` set ⇒ plane `p` is addressed.
+    pub plane_mask: u8,
+    /// Block within plane `p`, for each addressed plane.
+    pub plane_blocks: [u32; PLANES_MAX],
+    /// Caller's tag, returned in the completion.
+    pub tag: u64,
+    /// Program: each addressed plane's page data in plane order. Read: filled in functional
+    /// fidelity. Empty in timing fidelity.
+    pub data: Vec<u8>,
+    /// Spare bytes, as `data`.
+    pub oob: Vec<u8>,
+}
+
+impl FlashOp {
+    pub fn planes(&self) -> u32 {
+        self.plane_mask.count_ones()
+    }
+
+    pub fn plane_iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..PLANES_MAX as u32).filter(move |p| self.plane_mask & (1 << p) != 0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpStatus {
+    Ok,
+    /// Bit `p` set ⇒ the operation failed on plane `p`, whose block is now bad.
+    Failed { plane_mask: u8 },
+}
+
+#[derive(Debug)]
+pub struct FlashCompletion {
+    pub op: FlashOp,
+    pub status: OpStatus,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlashEvent {
+    DieDone(u32),
+    ChannelDone(u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Queued,
+    DieWork,
+    WaitBus,
+    Transfer,
+}
+
+struct Slot {
+    op: FlashOp,
+    phase: Phase,
+}
+
+#[derive(Default)]
+struct Server {
+    current: Option<u32>,
+    queue: VecDeque<u32>,
+    busy_since: SimTime,
+    busy_ns: u64,
+}
+
+/// Counters of what the backbone did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlashStats {
+    pub page_reads: u64,
+    pub page_programs: u64,
+    pub block_erases: u64,
+    pub program_failures: u64,
+    pub erase_failures: u64,
+}
+
+/// What a power cut interrupted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PowerCutReport {
+    pub torn_program_pages: u64,
+    pub torn_erase_blocks: u64,
+    pub lost_reads: u64,
+}
+
+pub struct Backbone {
+    geo: Geometry,
+    cfg: FlashConfig,
+    nand: NandState,
+    store: Box<dyn PageStore>,
+    slots: Vec<Option<Slot>>,
+    free_slots: Vec<u32>,
+    dies: Vec<Server>,
+    channels: Vec<Server>,
+    /// Bus time of a transfer of `i + 1` pages (data + spare) including command cycles.
+    transfer: [SimDuration; PLANES_MAX],
+    read_latency: Vec<SimDuration>,
+    program_latency: Vec<SimDuration>,
+    erase_latency: SimDuration,
+    stats: FlashStats,
+    in_flight: usize,
+}
+
+fn latency_table(base_us: f64, by_type: &Option<Vec<f64>>) -> Vec<SimDuration> {
+    match by_type {
+        Some(t) => t.iter().map(|&us| SimDuration::from_us_f64(us)).collect(),
+        None => vec![SimDuration::from_us_f64(base_us)],
+    }
+}
+
+impl Backbone {
+    /// A backbone over `store`; `cfg` must have passed `validate`.
+    pub fn new(cfg: &FlashConfig, store: Box<dyn PageStore>) -> Self {
+        let geo = Geometry::from_config(cfg);
+        let page_bytes = f64::from(cfg.page_size_bytes + cfg.oob_size_bytes);
+        let mut transfer = [SimDuration::ZERO; PLANES_MAX];
+        for (i, t) in transfer.iter_mut().enumerate() {
+            let bytes = page_bytes * (i + 1) as f64;
+            // MB/s = bytes per microsecond.
+            *t = SimDuration::from_ns(cfg.command_overhead_ns)
+                + SimDuration::from_us_f64(bytes / cfg.channel_rate_mb_s);
+        }
+        Backbone {
+            nand: NandState::new(&geo),
+            dies: (0..geo.die_count()).map(|_| Server::default()).collect(),
+            channels: (0..geo.channels).map(|_| Server::default()).collect(),
+            geo,
+            cfg: cfg.clone(),
+            store,
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            transfer,
+            read_latency: latency_table(cfg.read_latency_us, &cfg.read_latency_by_page_type_us),
+            program_latency: latency_table(
+                cfg.program_latency_us,
+                &cfg.program_latency_by_page_type_us,
+            ),
+            erase_latency: SimDuration::from_us_f64(cfg.erase_latency_us),
+            stats: FlashStats::default(),
+            in_flight: 0,
+        }
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    pub fn config(&self) -> &FlashConfig {
+        &self.cfg
+    }
+
+    pub fn nand(&self) -> &NandState {
+        &self.nand
+    }
+
+    pub fn nand_mut(&mut self) -> &mut NandState {
+        &mut self.nand
+    }
+
+    pub fn store(&self) -> &dyn PageStore {
+        self.store.as_ref()
+    }
+
+    pub fn store_mut(&mut self) -> &mut dyn PageStore {
+        self.store.as_mut()
+    }
+
+    pub fn stats(&self) -> &FlashStats {
+        &self.stats
+    }
+
+    /// Operations submitted and not yet completed.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Bus time of one transfer of `pages` pages.
+    pub fn transfer_time(&self, pages: u32) -> SimDuration {
+        self.transfer[pages as usize - 1]
+    }
+
+    pub fn read_latency(&self, page: u32) -> SimDuration {
+        self.read_latency[page as usize % self.read_latency.len()]
+    }
+
+    pub fn program_latency(&self, page: u32) -> SimDuration {
+        self.program_latency[page as usize % self.program_latency.len()]
+    }
+
+    pub fn erase_latency(&self) -> SimDuration {
+        self.erase_latency
+    }
+
+    /// Busy time of each die so far (an op in progress counts up to `now`).
+    pub fn die_busy_ns(&self, now: SimTime) -> Vec<u64> {
+        self.dies.iter().map(|s| busy_until(s, now)).collect()
+    }
+
+    pub fn channel_busy_ns(&self, now: SimTime) -> Vec<u64> {
+        self.channels.iter().map(|s| busy_until(s, now)).collect()
+    }
+
+    /// Queues `op` on its die.
+    pub fn submit<E: From<FlashEvent>>(&mut self, op: FlashOp, q: &mut EventQueue<E>) {
+        assert!(op.die.0 < self.geo.die_count(), "die out of range");
+        assert!(op.plane_mask != 0, "operation addresses no plane");
+        assert!(
+            u32::from(op.plane_mask) < 1 << self.geo.planes_per_die,
+            "plane mask {:#b} beyond {} planes",
+            op.plane_mask,
+            self.geo.planes_per_die
+        );
+        if op.kind == OpKind::Program && self.store.holds_data() {
+            let planes = op.planes() as usize;
+            assert_eq!(op.data.len(), planes * self.geo.page_size_bytes as usize);
+            assert_eq!(op.oob.len(), planes * self.geo.oob_size_bytes as usize);
+        }
+        let die = op.die.0;
+        let slot = Slot {
+            op,
+            phase: Phase::Queued,
+        };
+        let id = match self.free_slots.pop() {
+            Some(id) => {
+                self.slots[id as usize] = Some(slot);
+                id
+            }
+            None => {
+                self.slots.push(Some(slot));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.in_flight += 1;
+        self.dies[die as usize].queue.push_back(id);
+        if self.dies[die as usize].current.is_none() {
+            self.start_die(die, q);
+        }
+    }
+
+    fn slot(&mut self, id: u32) -> &mut Slot {
+        self.slots[id as usize].as_mut().expect("live op slot")
+    }
+
+    fn start_die<E: From<FlashEvent>>(&mut self, die: u32, q: &mut EventQueue<E>) {
+        let now = q.now();
+        let server = &mut self.dies[die as usize];
+        debug_assert!(server.current.is_none());
+        let Some(id) = server.queue.pop_front() else {
+            return;
+        };
+        server.current = Some(id);
+        server.busy_since = now;
+        let (kind, page) = {
+            let s = self.slot(id);
+            (s.op.kind, s.op.page)
+        };
+        match kind {
+            OpKind::Read => {
+                self.slot(id).phase = Phase::DieWork;
+                q.schedule_in(self.read_latency(page), FlashEvent::DieDone(die).into());
+            }
+            OpKind::Program => {
+                self.apply_program_order(id);
+                self.request_bus(id, q);
+            }
+            OpKind::Erase => {
+                self.slot(id).phase = Phase::DieWork;
+                q.schedule_in(self.erase_latency, FlashEvent::DieDone(die).into());
+            }
+        }
+    }
+
+    /// The NAND in-order rule, checked when the program reaches the die.
+    fn apply_program_order(&mut self, id: u32) {
+        let (die, page, mask, blocks) = {
+            let op = &self.slot(id).op;
+            (op.die, op.page, op.plane_mask, op.plane_blocks)
+        };
+        for p in 0..PLANES_MAX as u32 {
+            if mask & (1 << p) != 0 {
+                let b = self.geo.block_id(die, p, blocks[p as usize]);
+                assert!(!self.nand.is_bad(b), "program to bad block {}", b.0);
+                self.nand.on_program(b, page);
+            }
+        }
+    }
+
+    fn request_bus<E: From<FlashEvent>>(&mut self, id: u32, q: &mut EventQueue<E>) {
+        let die = self.slot(id).op.die;
+        let ch = self.geo.channel_of(die);
+        self.slot(id).phase = Phase::WaitBus;
+        let server = &mut self.channels[ch as usize];
+        server.queue.push_back(id);
+        if server.current.is_none() {
+            self.start_channel(ch, q);
+        }
+    }
+
+    fn start_channel<E: From<FlashEvent>>(&mut self, ch: u32, q: &mut EventQueue<E>) {
+        let now = q.now();
+        let server = &mut self.channels[ch as usize];
+        let Some(id) = server.queue.pop_front() else {
+            return;
+        };
+        server.current = Some(id);
+        server.busy_since = now;
+        let planes = self.slot(id).op.planes();
+        self.slot(id).phase = Phase::Transfer;
+        q.schedule_in(self.transfer_time(planes), FlashEvent::ChannelDone(ch).into());
+    }
+
+    /// Handles one backbone event; finished operations are appended to `done`.
+    pub fn handle<E: From<FlashEvent>>(
+        &mut self,
+        ev: FlashEvent,
+        q: &mut EventQueue<E>,
+        rng: &mut SimRng,
+        done: &mut Vec<FlashCompletion>,
+    ) {
+        match ev {
+            FlashEvent::DieDone(die) => self.on_die_done(die, q, rng, done),
+            FlashEvent::ChannelDone(ch) => self.on_channel_done(ch, q, done),
+        }
+    }
+
+    fn on_die_done<E: From<FlashEvent>>(
+        &mut self,
+        die: u32,
+        q: &mut EventQueue<E>,
+        rng: &mut SimRng,
+        done: &mut Vec<FlashCompletion>,
+    ) {
+        let id = self.dies[die as usize].current.expect("die done while idle");
+        debug_assert_eq!(self.slot(id).phase, Phase::DieWork);
+        match self.slot(id).op.kind {
+            OpKind::Read => {
+                self.load_register(id);
+                self.request_bus(id, q);
+            }
+            OpKind::Program => {
+                let status = self.land_program(id, rng);
+                self.finish(id, status, q, done);
+            }
+            OpKind::Erase => {
+                let status = self.land_erase(id, rng);
+                self.finish(id, status, q, done);
+            }
+        }
+    }
+
+    fn on_channel_done<E: From<FlashEvent>>(
+        &mut self,
+        ch: u32,
+        q: &mut EventQueue<E>,
+        done: &mut Vec<FlashCompletion>,
+    ) {
+        let now = q.now();
+        let server = &mut self.channels[ch as usize];
+        let id = server.current.take().expect("channel done while idle");
+        server.busy_ns += now.since(server.busy_since).as_ns();
+        self.start_channel(ch, q);
+        match self.slot(id).op.kind {
+            OpKind::Read => {
+                self.stats.page_reads += u64::from(self.slot(id).op.planes());
+                self.finish(id, OpStatus::Ok, q, done);
+            }
+            OpKind::Program => {
+                let page = self.slot(id).op.page;
+                let die = self.slot(id).op.die.0;
+                self.slot(id).phase = Phase::DieWork;
+                q.schedule_in(self.program_latency(page), FlashEvent::DieDone(die).into());
+            }
+            OpKind::Erase => unreachable!("erases do not use the bus"),
+        }
+    }
+
+    /// Functional fidelity: the array contents move to the page register at the end of tR.
+    fn load_register(&mut self, id: u32) {
+        if !self.store.holds_data() {
+            return;
+        }
+        let (ps, os) = (
+            self.geo.page_size_bytes as usize,
+            self.geo.oob_size_bytes as usize,
+        );
+        let mut op = std::mem::replace(&mut self.slot(id).op, placeholder_op());
+        let planes = op.planes() as usize;
+        op.data.resize(planes * ps, 0);
+        op.oob.resize(planes * os, 0);
+        for (i, p) in op.plane_iter().enumerate().collect::<Vec<_>>() {
+            let b = self.geo.block_id(op.die, p, op.plane_blocks[p as usize]);
+            let page = self.geo.page_id(b, op.page);
+            self.store.read(
+                page,
+                &mut op.data[i * ps..(i + 1) * ps],
+                &mut op.oob[i * os..(i + 1) * os],
+            );
+        }
+        self.slot(id).op = op;
+    }
+
+    fn land_program(&mut self, id: u32, rng: &mut SimRng) -> OpStatus {
+        let (ps, os) = (
+            self.geo.page_size_bytes as usize,
+            self.geo.oob_size_bytes as usize,
+        );
+        let fail_p = self.cfg.program_fail_probability;
+        let op = std::mem::replace(&mut self.slot(id).op, placeholder_op());
+        let mut failed = 0u8;
+        for (i, p) in op.plane_iter().enumerate() {
+            let b = self.geo.block_id(op.die, p, op.plane_blocks[p as usize]);
+            let page = self.geo.page_id(b, op.page);
+            self.stats.page_programs += 1;
+            if rng.chance(fail_p) {
+                failed |= 1 << p;
+                self.stats.program_failures += 1;
+                self.nand.mark_bad(b);
+                if self.store.holds_data() {
+                    let mut junk = vec![0u8; ps + os];
+                    rng.fill_bytes(&mut junk);
+                    self.store.program(page, &junk[..ps], &junk[ps..]);
+                }
+            } else if self.store.holds_data() {
+                self.store.program(
+                    page,
+                    &op.data[i * ps..(i + 1) * ps],
+                    &op.oob[i * os..(i + 1) * os],
+                );
+            }
+        }
+        self.slot(id).op = op;
+        if failed == 0 {
+            OpStatus::Ok
+        } else {
+            OpStatus::Failed { plane_mask: failed }
+        }
+    }
+
+    fn land_erase(&mut self, id: u32, rng: &mut SimRng) -> OpStatus {
+        let fail_p = self.cfg.erase_fail_probability;
+        let endurance = self.cfg.endurance_pe_cycles;
+        let ppb = self.geo.pages_per_block;
+        let (die, mask, blocks) = {
+            let op = &self.slot(id).op;
+            (op.die, op.plane_mask, op.plane_blocks)
+        };
+        let mut failed = 0u8;
+        for p in 0..PLANES_MAX as u32 {
+            if mask & (1 << p) == 0 {
+                continue;
+            }
+            let b = self.geo.block_id(die, p, blocks[p as usize]);
+            self.stats.block_erases += 1;
+            if self.nand.pe_cycles(b) >= endurance || rng.chance(fail_p) {
+                failed |= 1 << p;
+                self.stats.erase_failures += 1;
+                self.nand.mark_bad(b);
+            } else {
+                self.nand.on_erase(b);
+                self.store.erase(b, ppb);
+            }
+        }
+        if failed == 0 {
+            OpStatus::Ok
+        } else {
+            OpStatus::Failed { plane_mask: failed }
+        }
+    }
+
+    fn finish<E: From<FlashEvent>>(
+        &mut self,
+        id: u32,
+        status: OpStatus,
+        q: &mut EventQueue<E>,
+        done: &mut Vec<FlashCompletion>,
+    ) {
+        let now = q.now();
+        let slot = self.slots[id as usize].take().expect("live op slot");
+        self.free_slots.push(id);
+        self.in_flight -= 1;
+        let die = slot.op.die.0 as usize;
+        let server = &mut self.dies[die];
+        debug_assert_eq!(server.current, Some(id));
+        server.current = None;
+        server.busy_ns += now.since(server.busy_since).as_ns();
+        done.push(FlashCompletion {
+            op: slot.op,
+            status,
+        });
+        self.start_die(die as u32, q);
+    }
+
+    /// Power is lost now: programs in their tPROG phase leave garbage in their pages, erases in
+    /// progress leave garbage in every page of their blocks (which are closed: the firmware must
+    /// erase them again), and every queued operation is dropped. The caller drops the events.
+    pub fn power_cut(&mut self, rng: &mut SimRng) -> PowerCutReport {
+        let mut report = PowerCutReport::default();
+        let (ps, os) = (
+            self.geo.page_size_bytes as usize,
+            self.geo.oob_size_bytes as usize,
+        );
+        let ppb = self.geo.pages_per_block;
+        let mut junk = vec![0u8; ps + os];
+        for die in 0..self.dies.len() {
+            let Some(id) = self.dies[die].current else {
+                continue;
+            };
+            let slot = self.slots[id as usize].as_ref().expect("live op slot");
+            let op = &slot.op;
+            let blocks: Vec<BlockId> = op
+                .plane_iter()
+                .map(|p| self.geo.block_id(op.die, p, op.plane_blocks[p as usize]))
+                .collect();
+            match (op.kind, slot.phase) {
+                (OpKind::Program, Phase::DieWork) => {
+                    let page = op.page;
+                    for b in blocks {
+                        rng.fill_bytes(&mut junk);
+                        let pid = self.geo.page_id(b, page);
+                        self.store.program(pid, &junk[..ps], &junk[ps..]);
+                        report.torn_program_pages += 1;
+                    }
+                }
+                (OpKind::Erase, Phase::DieWork) => {
+                    for b in blocks {
+                        for page in 0..ppb {
+                            rng.fill_bytes(&mut junk);
+                            let pid = self.geo.page_id(b, page);
+                            self.store.program(pid, &junk[..ps], &junk[ps..]);
+                        }
+                        self.nand.close(b);
+                        report.torn_erase_blocks += 1;
+                    }
+                }
+                (OpKind::Read, _) => report.lost_reads += 1,
+                _ => {}
+            }
+        }
+        for s in self.dies.iter_mut().chain(self.channels.iter_mut()) {
+            s.current = None;
+            s.queue.clear();
+        }
+        self.slots.clear();
+        self.free_slots.clear();
+        self.in_flight = 0;
+        report
+    }
+
+    /// Whether an erase or a program is executing on some die right now (for crash tests
+    /// that classify where a cut landed).
+    pub fn executing(&self, kind: OpKind) -> bool {
+        self.dies.iter().any(|d| {
+            d.current
+                .and_then(|id| self.slots[id as usize].as_ref())
+                .is_some_and(|s| s.op.kind == kind)
+        })
+    }
+}
+
+fn busy_until(s: &Server, now: SimTime) -> u64 {
+    s.busy_ns
+        + if s.current.is_some() {
+            now.since(s.busy_since).as_ns()
+        } else {
+            0
+        }
+}
+
+fn placeholder_op() -> FlashOp {
+    FlashOp {
+        kind: OpKind::Read,
+        die: DieId(0),
+        page: 0,
+        plane_mask: 0,
+        plane_blocks: [0; PLANES_MAX],
+        tag: 0,
+        data: Vec::new(),
+        oob: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,143 @@
+//! Flash configuration as it appears in a preset's `[flash]` table: geometry, NAND timing,
+//! bus rate, endurance and injected faults. Every field carries its unit; `validate` rejects
+//! impossible values with an error naming the field.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq)]
+pub enum ConfigError {
+    #[error("config field '{field}': {reason}")]
+    Invalid { field: String, reason: String },
+}
+
+pub(crate) fn invalid(field: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        field: field.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Most planes a die may have (multi-plane operations address this many blocks at once).
+pub const PLANES_PER_DIE_MAX: u32 = 4;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FlashConfig {
+    pub channels: u32,
+    pub packages_per_channel: u32,
+    pub dies_per_package: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_size_bytes: u32,
+    pub oob_size_bytes: u32,
+    /// Array-to-register time of one (multi-plane) page read.
+    pub read_latency_us: f64,
+    /// Register-to-array time of one (multi-plane) page program.
+    pub program_latency_us: f64,
+    /// Block erase time (multi-plane erase takes the same time).
+    pub erase_latency_us: f64,
+    /// Optional per-page-type read latencies (LSB, CSB, MSB...): page `p` of a block uses
+    /// entry `p % len`. Replaces `read_latency_us` when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_latency_by_page_type_us: Option<Vec<f64>>,
+    /// Optional per-page-type program latencies, as above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program_latency_by_page_type_us: Option<Vec<f64>>,
+    /// Data rate of one channel bus; page data and spare bytes both cross it.
+    pub channel_rate_mb_s: f64,
+    /// Command and address cycles that occupy the bus before each transfer.
+    pub command_overhead_ns: u64,
+    /// Program/erase cycles a block survives; the erase that would exceed it fails.
+    pub endurance_pe_cycles: u32,
+    /// Probability that a page program fails (the block turns bad).
+    #[serde(default)]
+    pub program_fail_probability: f64,
+    /// Probability that a block erase fails (the block turns bad).
+    #[serde(default)]
+    pub erase_fail_probability: f64,
+}
+
+impl FlashConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let positive = [
+            ("flash.channels", self.channels),
+            ("flash.packages_per_channel", self.packages_per_channel),
+            ("flash.dies_per_package", self.dies_per_package),
+            ("flash.planes_per_die", self.planes_per_die),
+            ("flash.blocks_per_plane", self.blocks_per_plane),
+            ("flash.pages_per_block", self.pages_per_block),
+            ("flash.page_size_bytes", self.page_size_bytes),
+            ("flash.endurance_pe_cycles", self.endurance_pe_cycles),
+        ];
+        for (field, v) in positive {
+            if v == 0 {
+                return Err(invalid(field, "must be greater than zero"));
+            }
+        }
+        if self.planes_per_die > PLANES_PER_DIE_MAX {
+            return Err(invalid(
+                "flash.planes_per_die",
+                format!("at most {PLANES_PER_DIE_MAX} planes per die are supported"),
+            ));
+        }
+        if self.pages_per_block > 1 << 16 {
+            return Err(invalid("flash.pages_per_block", "at most 65536 pages per block"));
+        }
+        if self.oob_size_bytes < crate::store::OOB_BYTES_MIN {
+            return Err(invalid(
+                "flash.oob_size_bytes",
+                format!(
+                    "must hold the {}-byte spare-area record",
+                    crate::store::OOB_BYTES_MIN
+                ),
+            ));
+        }
+        let dies = u64::from(self.channels)
+            * u64::from(self.packages_per_channel)
+            * u64::from(self.dies_per_package);
+        if dies > 1 << 20 {
+            return Err(invalid("flash.channels", "more than 2^20 dies in total"));
+        }
+        let pages = dies
+            * u64::from(self.planes_per_die)
+            * u64::from(self.blocks_per_plane)
+            * u64::from(self.pages_per_block);
+        if pages > 1 << 40 {
+            return Err(invalid("flash.blocks_per_plane", "more than 2^40 pages in total"));
+        }
+        for (field, v) in [
+            ("flash.read_latency_us", self.read_latency_us),
+            ("flash.program_latency_us", self.program_latency_us),
+            ("flash.erase_latency_us", self.erase_latency_us),
+            ("flash.channel_rate_mb_s", self.channel_rate_mb_s),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(invalid(field, format!("must be a positive number, got {v}")));
+            }
+        }
+        for (field, table) in [
+            ("flash.read_latency_by_page_type_us", &self.read_latency_by_page_type_us),
+            ("flash.program_latency_by_page_type_us", &self.program_latency_by_page_type_us),
+        ] {
+            if let Some(t) = table {
+                if t.is_empty() || t.len() > 4 {
+                    return Err(invalid(field, "must list 1 to 4 page types (SLC..QLC)"));
+                }
+                if t.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+                    return Err(invalid(field, "every latency must be a positive number"));
+                }
+            }
+        }
+        for (field, p) in [
+            ("flash.program_fail_probability", self.program_fail_probability),
+            ("flash.erase_fail_probability", self.erase_fail_probability),
+        ] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(invalid(field, format!("must be within 0..=1, got {p}")));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,17 @@
+//! The deterministic simulation core: virtual time, the event queue, the one seeded RNG,
+//! latency statistics and the trace hash.
+//!
+//! Nothing here reads a wall clock, spawns a thread or touches a file: the driver owns the
+//! clock and hands `now` to components, which answer with the events they want scheduled.
+
+pub mod hash;
+pub mod histogram;
+pub mod queue;
+pub mod rng;
+pub mod time;
+
+pub use hash::TraceHasher;
+pub use histogram::LatencyHistogram;
+pub use queue::EventQueue;
+pub use rng::SimRng;
+pub use time::{SimDuration, SimTime};
