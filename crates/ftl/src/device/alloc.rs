@@ -1,0 +1,140 @@
+//! Page-group allocation (Flashvisor: "allocates a new page group number by simply increasing
+//! the page group number used in a previous write"). There is one write point per way for
+//! host writes and one per way for GC copies (hot/cold separation); successive allocations
+//! rotate over the points, so consecutive group writes land on different dies. A point that
+//! fills up takes the least-worn free superblock of its way. Host writes may open a
+//! superblock only while more than `gc_foreground_free_superblocks` are free; the rest are
+//! GC's reserve, so collection can always make progress.
+
+use super::Device;
+use crate::layout::{Pgn, SbId};
+use crate::superblock::SbState;
+use nearflash_sim::SimTime;
+
+#[derive(Clone, Copy, Debug)]
+pub struct WritePoint {
+    pub sb: SbId,
+    pub next_page: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Host,
+    Gc,
+}
+
+impl Device {
+    /// Takes the next page group for `stream`, or `None` if it must wait for GC. The
+    /// superblock is pinned until the program completes (`program_done`).
+    pub(super) fn alloc_group(&mut self, stream: Stream, now: SimTime) -> Option<Pgn> {
+        let n = self.layout.write_points() as usize;
+        let pages = self.layout.groups_per_superblock();
+        for attempt in 0..n {
+            let i = (self.rr(stream) + attempt) % n;
+            let point = self.points(stream)[i];
+            let wp = match point {
+                Some(wp) if wp.next_page < pages => wp,
+                _ => {
+                    if let Some(wp) = point {
+                        self.close_point(stream, i, wp.sb);
+                    }
+                    match self.open_point(stream, i) {
+                        Some(wp) => wp,
+                        None => continue,
+                    }
+                }
+            };
+            let pgn = self.layout.pgn(wp.sb, wp.next_page);
+            self.points_mut(stream)[i] = Some(WritePoint {
+                sb: wp.sb,
+                next_page: wp.next_page + 1,
+            });
+            *self.rr_mut(stream) = (i + 1) % n;
+            let info = self.sbs.get_mut(wp.sb);
+            info.programs_inflight += 1;
+            info.last_write = now;
+            return Some(pgn);
+        }
+        None
+    }
+
+    /// A program into `pgn` finished (or failed): unpin its superblock.
+    pub(super) fn program_done(&mut self, pgn: Pgn) {
+        let sb = self.layout.sb_of(pgn);
+        let info = self.sbs.get_mut(sb);
+        assert!(info.programs_inflight > 0);
+        info.programs_inflight -= 1;
+    }
+
+    fn can_open(&self, stream: Stream) -> bool {
+        match stream {
+            Stream::Host => self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks,
+            Stream::Gc => self.sbs.free_count() > 0,
+        }
+    }
+
+    fn open_point(&mut self, stream: Stream, i: usize) -> Option<WritePoint> {
+        if !self.can_open(stream) {
+            return None;
+        }
+        let way = (i as u32) % self.layout.geo.ways_per_channel;
+        let sb = self.sbs.take(way)?;
+        let epoch = self.next_epoch;
+        self.next_epoch += 1;
+        let info = self.sbs.get_mut(sb);
+        debug_assert_eq!(info.state, SbState::Free);
+        info.state = SbState::Open;
+        info.epoch = epoch;
+        self.ckpt.dirty = true;
+        let wp = WritePoint { sb, next_page: 0 };
+        self.points_mut(stream)[i] = Some(wp);
+        Some(wp)
+    }
+
+    fn close_point(&mut self, stream: Stream, i: usize, sb: SbId) {
+        self.points_mut(stream)[i] = None;
+        let info = self.sbs.get_mut(sb);
+        if info.state == SbState::Open {
+            info.state = SbState::Closed;
+        }
+    }
+
+    /// Stops writing into `sb` (a member failed a program): its point is closed early.
+    pub(super) fn close_superblock(&mut self, sb: SbId) {
+        for stream in [Stream::Host, Stream::Gc] {
+            for i in 0..self.points(stream).len() {
+                if self.points(stream)[i].is_some_and(|wp| wp.sb == sb) {
+                    self.close_point(stream, i, sb);
+                }
+            }
+        }
+    }
+
+    fn points(&self, stream: Stream) -> &Vec<Option<WritePoint>> {
+        match stream {
+            Stream::Host => &self.host_points,
+            Stream::Gc => &self.gc_points,
+        }
+    }
+
+    fn points_mut(&mut self, stream: Stream) -> &mut Vec<Option<WritePoint>> {
+        match stream {
+            Stream::Host => &mut self.host_points,
+            Stream::Gc => &mut self.gc_points,
+        }
+    }
+
+    fn rr(&self, stream: Stream) -> usize {
+        match stream {
+            Stream::Host => self.rr_host,
+            Stream::Gc => self.rr_gc,
+        }
+    }
+
+    fn rr_mut(&mut self, stream: Stream) -> &mut usize {
+        match stream {
+            Stream::Host => &mut self.rr_host,
+            Stream::Gc => &mut self.rr_gc,
+        }
+    }
+}

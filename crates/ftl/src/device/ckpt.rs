@@ -1,0 +1,275 @@
+//! Storengine's mapping checkpoints (journaling). A checkpoint snapshots the mapping, each
+//! superblock's epoch and state and the remap table at one instant, erases the older of
+//! the two checkpoint slots and programs the encoded snapshot into it row by row (one page
+//! group at a time, so host commands interleave with it on the dies). Superblocks held back
+//! after a block remap are released only when a checkpoint that recorded the remap is
+//! complete. A checkpoint that hits a program failure is abandoned; the other slot still
+//! holds the previous one.
+
+use super::jobs::{CkptProgramJob, ErasePurpose, Job};
+use super::{Device, Event};
+use crate::checkpoint::{encoded_bytes_max, Snapshot};
+use crate::layout::SbId;
+use crate::oob::{OobRecord, PageKind};
+use crate::superblock::SbState;
+use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
+use nearflash_sim::EventQueue;
+
+#[derive(Default)]
+pub struct CkptState {
+    /// Something changed since the last snapshot.
+    pub dirty: bool,
+    pub active: Option<ActiveCkpt>,
+    /// Sequence number of the last checkpoint started.
+    pub seq: u64,
+    pub next_slot: u32,
+    /// A slot whose blocks went bad is not used again.
+    pub broken: [bool; 2],
+    /// Another checkpoint was asked for while one was being written.
+    pub requested: bool,
+}
+
+pub struct ActiveCkpt {
+    slot: u32,
+    ckpt_seq: u64,
+    bytes: Vec<u8>,
+    rows_total: u32,
+    next_row: u32,
+    erases_pending: u32,
+    held: Vec<SbId>,
+    failed: bool,
+}
+
+impl Device {
+    /// Asks for a checkpoint as soon as possible (after a remap).
+    pub(super) fn request_checkpoint(&mut self, q: &mut EventQueue<Event>) {
+        self.ckpt.dirty = true;
+        self.start_checkpoint(q);
+    }
+
+    pub(super) fn start_checkpoint(&mut self, q: &mut EventQueue<Event>) {
+        if self.ckpt.active.is_some() {
+            self.ckpt.requested = true;
+            return;
+        }
+        let slot = match self.ckpt.broken {
+            [true, true] => return,
+            [true, false] => 1,
+            [false, true] => 0,
+            _ => self.ckpt.next_slot,
+        };
+        self.ckpt.seq += 1;
+        self.ckpt.dirty = false;
+        self.ckpt.requested = false;
+        let superblocks = self.layout.superblocks();
+        let held: Vec<SbId> = (0..superblocks)
+            .map(SbId)
+            .filter(|&sb| self.sbs.get(sb).state == SbState::Held)
+            .collect();
+        let (bytes, len) = if self.functional {
+            let snap = self.snapshot(self.ckpt.seq);
+            let b = snap.encode();
+            let n = b.len() as u64;
+            (b, n)
+        } else {
+            let n = encoded_bytes_max(
+                self.layout.logical_groups(),
+                superblocks,
+                self.layout.group_pages(),
+            );
+            (Vec::new(), n)
+        };
+        let ps = u64::from(self.layout.geo.page_size_bytes);
+        let gp = u64::from(self.layout.group_pages());
+        let rows_total = len.div_ceil(ps).div_ceil(gp) as u32;
+        assert!(
+            rows_total
+                <= self.layout.ckpt_sbs_per_slot() * self.layout.groups_per_superblock(),
+            "checkpoint slot too small"
+        );
+        self.ckpt.active = Some(ActiveCkpt {
+            slot,
+            ckpt_seq: self.ckpt.seq,
+            bytes,
+            rows_total,
+            next_row: 0,
+            erases_pending: 0,
+            held,
+            failed: false,
+        });
+        let to_erase: Vec<SbId> = self
+            .layout
+            .ckpt_slot(slot)
+            .filter(|&sb| self.sb_programmed(sb))
+            .collect();
+        self.ckpt.active.as_mut().expect("active").erases_pending = to_erase.len() as u32;
+        if to_erase.is_empty() {
+            self.ckpt_program_next_row(q);
+        }
+        for sb in to_erase {
+            self.start_erase(sb, ErasePurpose::Checkpoint, q);
+        }
+    }
+
+    /// The state a checkpoint records.
+    pub(crate) fn snapshot(&self, ckpt_seq: u64) -> Snapshot {
+        let n = self.layout.superblocks();
+        Snapshot {
+            ckpt_seq,
+            next_write_seq: self.write_seq,
+            next_epoch: self.next_epoch,
+            l2p: self.map.l2p_raw().to_vec(),
+            seqs: self.map.seq_raw().to_vec(),
+            sb_epochs: (0..n).map(|s| self.sbs.get(SbId(s)).epoch).collect(),
+            sb_states: (0..n).map(|s| self.sbs.get(SbId(s)).state).collect(),
+            remap: self.remap.raw().to_vec(),
+        }
+    }
+
+    /// Whether any member block of `sb` has a programmed page.
+    fn sb_programmed(&self, sb: SbId) -> bool {
+        (0..self.layout.geo.channels).any(|c| {
+            (0..self.layout.geo.planes_per_die).any(|l| {
+                let b = self.remap.block_id(&self.layout, sb, c, l);
+                self.bb.nand().write_ptr(b) > 0
+            })
+        })
+    }
+
+    pub(super) fn on_ckpt_erase_done(&mut self, sb: SbId, q: &mut EventQueue<Event>) {
+        let bad = (0..self.layout.geo.channels).any(|c| {
+            (0..self.layout.geo.planes_per_die)
+                .any(|l| self.bb.nand().is_bad(self.remap.block_id(&self.layout, sb, c, l)))
+        });
+        let active = self.ckpt.active.as_mut().expect("checkpoint in progress");
+        if bad {
+            active.failed = true;
+            self.ckpt.broken[active.slot as usize] = true;
+        }
+        active.erases_pending -= 1;
+        if active.erases_pending == 0 {
+            if active.failed {
+                self.finish_checkpoint(q);
+            } else {
+                self.ckpt_program_next_row(q);
+            }
+        }
+    }
+
+    fn ckpt_program_next_row(&mut self, q: &mut EventQueue<Event>) {
+        let active = self.ckpt.active.as_ref().expect("checkpoint in progress");
+        if active.next_row == active.rows_total || active.failed {
+            self.finish_checkpoint(q);
+            return;
+        }
+        let row = active.next_row;
+        let slot = active.slot;
+        let ckpt_seq = active.ckpt_seq;
+        let per_sb = self.layout.groups_per_superblock();
+        let sb = self
+            .layout
+            .ckpt_slot(slot)
+            .nth((row / per_sb) as usize)
+            .expect("row within slot");
+        let page = row % per_sb;
+        let job = self.jobs.insert(Job::CkptProgram(CkptProgramJob {
+            pending: 0,
+            failed: false,
+        }));
+        let ps = self.layout.geo.page_size_bytes as usize;
+        let os = self.layout.geo.oob_size_bytes as usize;
+        let gp = self.layout.group_pages();
+        let mut n = 0;
+        for c in 0..self.layout.geo.channels {
+            let planes = self.layout.geo.planes_per_die;
+            let mut plane_blocks = [0u32; nearflash_flash::backbone::PLANES_MAX];
+            let (mut data, mut oob) = (Vec::new(), Vec::new());
+            for l in 0..planes {
+                plane_blocks[l as usize] = self.remap.block(sb, c, l);
+                if self.functional {
+                    let index = u64::from(row) * u64::from(gp) + u64::from(self.layout.page_index(c, l));
+                    let bytes = &self.ckpt.active.as_ref().expect("active").bytes;
+                    let mut page = vec![0u8; ps];
+                    let from = (index as usize * ps).min(bytes.len());
+                    let to = (from + ps).min(bytes.len());
+                    page[..to - from].copy_from_slice(&bytes[from..to]);
+                    let mut rec = vec![0u8; os];
+                    OobRecord {
+                        lpn: index,
+                        seq: ckpt_seq,
+                        epoch: 0,
+                        kind: PageKind::Checkpoint,
+                    }
+                    .encode(&page, &mut rec);
+                    data.extend_from_slice(&page);
+                    oob.extend_from_slice(&rec);
+                }
+            }
+            self.bb.submit(
+                FlashOp {
+                    kind: OpKind::Program,
+                    die: self.layout.die_of(sb, c),
+                    page,
+                    plane_mask: ((1u32 << planes) - 1) as u8,
+                    plane_blocks,
+                    tag: u64::from(job),
+                    data,
+                    oob,
+                },
+                q,
+            );
+            n += 1;
+        }
+        self.stats.checkpoint_pages += u64::from(gp);
+        if let Job::CkptProgram(j) = self.jobs.get_mut(job) {
+            j.pending = n;
+        }
+        self.ckpt.active.as_mut().expect("active").next_row += 1;
+    }
+
+    pub(super) fn on_ckpt_program_done(
+        &mut self,
+        id: u32,
+        c: FlashCompletion,
+        q: &mut EventQueue<Event>,
+    ) {
+        let Job::CkptProgram(j) = self.jobs.get_mut(id) else {
+            unreachable!()
+        };
+        j.failed |= matches!(c.status, OpStatus::Failed { .. });
+        j.pending -= 1;
+        if j.pending > 0 {
+            return;
+        }
+        let failed = j.failed;
+        self.jobs.remove(id);
+        let active = self.ckpt.active.as_mut().expect("checkpoint in progress");
+        if failed {
+            active.failed = true;
+            self.ckpt.broken[active.slot as usize] = true;
+        }
+        self.ckpt_program_next_row(q);
+    }
+
+    fn finish_checkpoint(&mut self, q: &mut EventQueue<Event>) {
+        let active = self.ckpt.active.take().expect("checkpoint in progress");
+        if active.failed {
+            self.stats.checkpoints_failed += 1;
+            self.ckpt.dirty = true;
+        } else {
+            self.stats.checkpoints_written += 1;
+            self.ckpt.next_slot = 1 - active.slot;
+            for sb in active.held {
+                if self.sbs.get(sb).state == SbState::Held {
+                    self.sbs.release(sb);
+                }
+            }
+            self.wake_gc_waiters(q);
+            self.wake_alloc_waiters(q);
+            self.pump_gc(q);
+        }
+        if self.ckpt.requested && !self.ckpt.broken.iter().all(|&b| b) {
+            self.start_checkpoint(q);
+        }
+    }
+}

@@ -1,0 +1,440 @@
+//! Storengine's garbage collection. One victim superblock at a time: its valid page groups
+//! are read and programmed to the GC write points (keeping each group's write sequence
+//! number, so a copy never outranks a newer host write), the mapping switches only if the
+//! group was not overwritten meanwhile, and once nothing valid remains and no read pins it,
+//! the victim's blocks are erased. Blocks found bad are replaced by spares (the superblock
+//! waits for a checkpoint to record the remap) or, with no spare left, the superblock
+//! retires.
+//!
+//! Triggers: *foreground* when free superblocks fall to `gc_foreground_free_superblocks` or
+//! a host write waits for space; *background* after the device has been idle for
+//! `gc_idle_threshold_us`, up to `gc_background_free_superblocks` free, yielding to host
+//! commands between copies. Victims: superblocks with a failed program first, then the
+//! coldest superblock when the erase-count spread exceeds the wear-leveling threshold, then
+//! the configured policy.
+
+use super::alloc::Stream;
+use super::jobs::{CopyJob, CopyPhase, ErasePurpose, EraseJob, Job};
+use super::{Device, Event};
+use crate::config::GcPolicy;
+use crate::layout::{Lgn, Pgn, SbId};
+use crate::superblock::SbState;
+use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
+use nearflash_sim::{EventQueue, SimTime};
+
+pub struct GcRun {
+    victim: SbId,
+    cursor: u32,
+    copies: u32,
+    erasing: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reason {
+    Retiring,
+    WearLeveling,
+    Policy,
+}
+
+impl Device {
+    fn foreground_needed(&self) -> bool {
+        self.has_alloc_waiters()
+            || self.sbs.free_count() <= self.cfg.gc_foreground_free_superblocks
+    }
+
+    /// Starts or advances garbage collection as far as it can go now.
+    pub(super) fn pump_gc(&mut self, q: &mut EventQueue<Event>) {
+        let now = q.now();
+        let foreground = self.foreground_needed();
+        if self.gc.is_none() {
+            let background = self.background_allowed
+                && self.sbs.free_count() < self.cfg.gc_background_free_superblocks;
+            let Some((victim, reason)) = self.select_victim(now, foreground || background) else {
+                if self.has_alloc_waiters() && self.gc_copies_idle() {
+                    self.fail_alloc_waiters(q);
+                }
+                return;
+            };
+            self.sbs.get_mut(victim).state = SbState::Victim;
+            self.stats.gc_runs += 1;
+            match reason {
+                Reason::WearLeveling => self.stats.wear_leveling_runs += 1,
+                _ if foreground => self.stats.gc_foreground_runs += 1,
+                _ => self.stats.gc_background_runs += 1,
+            }
+            self.gc = Some(GcRun {
+                victim,
+                cursor: 0,
+                copies: 0,
+                erasing: false,
+            });
+        }
+        let Some(run) = self.gc.as_mut() else { return };
+        if run.erasing {
+            return;
+        }
+        let victim = run.victim;
+        let pages = self.layout.groups_per_superblock();
+        let yield_to_host = !foreground && self.host_inflight > 0;
+        loop {
+            let run = self.gc.as_mut().expect("gc run");
+            if run.copies >= self.cfg.gc_parallel_copies || run.cursor >= pages || yield_to_host {
+                break;
+            }
+            let pgn = self.layout.pgn(victim, run.cursor);
+            run.cursor += 1;
+            if let Some(lgn) = self.map.owner(pgn) {
+                run.copies += 1;
+                self.start_copy(pgn, lgn, q);
+            }
+        }
+        let run = self.gc.as_mut().expect("gc run");
+        if run.cursor >= pages && run.copies == 0 && self.sbs.get(victim).pins == 0 {
+            assert_eq!(
+                self.map.valid_count(victim),
+                0,
+                "victim still holds valid groups"
+            );
+            run.erasing = true;
+            self.start_erase(victim, ErasePurpose::Gc, q);
+        }
+    }
+
+    fn gc_copies_idle(&self) -> bool {
+        self.gc.is_none()
+    }
+
+    /// Picks the next victim, or `None` if nothing is worth collecting (`wanted` false means
+    /// only forced victims — failed programs, wear-leveling — are considered).
+    fn select_victim(&mut self, now: SimTime, wanted: bool) -> Option<(SbId, Reason)> {
+        let n = self.layout.data_superblocks();
+        let full = self.layout.groups_per_superblock();
+        let candidate = |d: &Device, s: u32| {
+            let info = d.sbs.get(SbId(s));
+            info.state == SbState::Closed && info.programs_inflight == 0
+        };
+        if let Some(s) = (0..n).find(|&s| candidate(self, s) && self.sbs.get(SbId(s)).retiring) {
+            return Some((SbId(s), Reason::Retiring));
+        }
+        if !wanted {
+            return None;
+        }
+        if self.cfg.wear_leveling_spread_pe > 0 {
+            let max_pe = (0..n)
+                .filter(|&s| self.sbs.get(SbId(s)).state != SbState::Retired)
+                .map(|s| self.sbs.get(SbId(s)).pe)
+                .max()
+                .unwrap_or(0);
+            let coldest = (0..n)
+                .filter(|&s| candidate(self, s))
+                .min_by_key(|&s| (self.sbs.get(SbId(s)).pe, s));
+            if let Some(s) = coldest {
+                if max_pe - self.sbs.get(SbId(s)).pe > self.cfg.wear_leveling_spread_pe {
+                    return Some((SbId(s), Reason::WearLeveling));
+                }
+            }
+        }
+        let reclaimable = |d: &Device, s: u32| candidate(d, s) && d.map.valid_count(SbId(s)) < full;
+        let pick = match self.cfg.gc_policy {
+            GcPolicy::RoundRobin => {
+                // Address order from the cursor on, wrapping (Storengine reclaims "from the
+                // beginning of flash address space to the end"). A superblock whose groups
+                // are all valid is passed over: collecting it would free nothing.
+                let start = self.gc_rr_cursor;
+                let found = (0..n).map(|i| (start + i) % n).find(|&s| reclaimable(self, s));
+                if let Some(s) = found {
+                    self.gc_rr_cursor = (s + 1) % n;
+                }
+                found
+            }
+            GcPolicy::Greedy => (0..n)
+                .filter(|&s| reclaimable(self, s))
+                .min_by_key(|&s| (self.map.valid_count(SbId(s)), s)),
+            GcPolicy::CostBenefit => {
+                let mut best: Option<(f64, u32)> = None;
+                for s in (0..n).filter(|&s| reclaimable(self, s)) {
+                    let u = f64::from(self.map.valid_count(SbId(s))) / f64::from(full);
+                    let age = now.since(self.sbs.get(SbId(s)).last_write.min(now)).as_ns() + 1;
+                    let score = if u == 0.0 {
+                        f64::INFINITY
+                    } else {
+                        (1.0 - u) / (2.0 * u) * age as f64
+                    };
+                    if best.is_none_or(|(b, _)| score > b) {
+                        best = Some((score, s));
+                    }
+                }
+                best.map(|(_, s)| s)
+            }
+        };
+        pick.map(|s| (SbId(s), Reason::Policy))
+    }
+
+    fn start_copy(&mut self, src: Pgn, lgn: Lgn, q: &mut EventQueue<Event>) {
+        let seq = self.map.seq(lgn);
+        let group_bytes = self.layout.group_bytes() as usize;
+        let job = self.jobs.insert(Job::Copy(CopyJob {
+            src,
+            lgn,
+            seq,
+            phase: CopyPhase::Read,
+            pending: 0,
+            failed: false,
+            dest: None,
+            buf: if self.functional {
+                vec![0u8; group_bytes]
+            } else {
+                Vec::new()
+            },
+        }));
+        self.sbs.get_mut(self.layout.sb_of(src)).pins += 1;
+        let all = (1u64 << self.layout.group_pages()) - 1;
+        let n = self.submit_group(job, OpKind::Read, src, all, q);
+        let Job::Copy(cp) = self.jobs.get_mut(job) else {
+            unreachable!()
+        };
+        cp.pending = n;
+    }
+
+    pub(super) fn on_copy_flash_done(
+        &mut self,
+        id: u32,
+        c: FlashCompletion,
+        q: &mut EventQueue<Event>,
+    ) {
+        let Job::Copy(cp) = self.jobs.get(id) else {
+            unreachable!()
+        };
+        match cp.phase {
+            CopyPhase::Read => {
+                let lgn = cp.lgn;
+                if self.functional {
+                    let ps = self.layout.geo.page_size_bytes as usize;
+                    let Job::Copy(cp) = self.jobs.get_mut(id) else {
+                        unreachable!()
+                    };
+                    let mut buf = std::mem::take(&mut cp.buf);
+                    let ok = self.for_each_read_page(&c, lgn, |k, page| {
+                        buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
+                    });
+                    if !ok {
+                        self.stats.integrity_errors += 1;
+                    }
+                    let Job::Copy(cp) = self.jobs.get_mut(id) else {
+                        unreachable!()
+                    };
+                    cp.buf = buf;
+                }
+                let Job::Copy(cp) = self.jobs.get_mut(id) else {
+                    unreachable!()
+                };
+                cp.pending -= 1;
+                if cp.pending == 0 {
+                    let src = cp.src;
+                    self.unpin_quiet(src);
+                    self.copy_alloc(id, q);
+                }
+            }
+            CopyPhase::Program => {
+                let failed = matches!(c.status, OpStatus::Failed { .. });
+                if failed {
+                    self.on_program_failure(cp.dest.expect("dest"));
+                }
+                let Job::Copy(cp) = self.jobs.get_mut(id) else {
+                    unreachable!()
+                };
+                cp.failed |= failed;
+                cp.pending -= 1;
+                if cp.pending > 0 {
+                    return;
+                }
+                let (src, dest, lgn, seq, failed) =
+                    (cp.src, cp.dest.expect("dest"), cp.lgn, cp.seq, cp.failed);
+                self.program_done(dest);
+                if failed {
+                    self.copy_alloc(id, q);
+                    return;
+                }
+                self.jobs.remove(id);
+                if self.map.lookup(lgn) == Some(src) {
+                    self.map.map(lgn, dest, seq);
+                    self.ckpt.dirty = true;
+                    self.stats.gc_groups_copied += 1;
+                    self.stats.gc_pages_copied += u64::from(self.layout.group_pages());
+                } else {
+                    self.stats.gc_copies_discarded += 1;
+                }
+                self.gc.as_mut().expect("gc run").copies -= 1;
+                self.pump_gc(q);
+            }
+            CopyPhase::WaitAlloc => unreachable!("no flash op in flight"),
+        }
+    }
+
+    /// Unpins without re-entering GC (the caller continues the GC state machine itself).
+    fn unpin_quiet(&mut self, pgn: Pgn) {
+        let info = self.sbs.get_mut(self.layout.sb_of(pgn));
+        assert!(info.pins > 0);
+        info.pins -= 1;
+    }
+
+    fn copy_alloc(&mut self, id: u32, q: &mut EventQueue<Event>) {
+        let now = q.now();
+        let Some(dest) = self.alloc_group(Stream::Gc, now) else {
+            // The GC reserve is exhausted: impossible with a validated config unless blocks
+            // kept failing; the copy waits for an erase elsewhere.
+            if let Job::Copy(cp) = self.jobs.get_mut(id) {
+                cp.phase = CopyPhase::WaitAlloc;
+            }
+            self.gc_alloc_waiters.push_back(id);
+            return;
+        };
+        let Job::Copy(cp) = self.jobs.get_mut(id) else {
+            unreachable!()
+        };
+        cp.phase = CopyPhase::Program;
+        cp.dest = Some(dest);
+        cp.failed = false;
+        let all = (1u64 << self.layout.group_pages()) - 1;
+        let n = self.submit_group(id, OpKind::Program, dest, all, q);
+        let Job::Copy(cp) = self.jobs.get_mut(id) else {
+            unreachable!()
+        };
+        cp.pending = n;
+    }
+
+    /// Erases every good member block of `sb` (one multi-plane erase per die).
+    pub(super) fn start_erase(&mut self, sb: SbId, purpose: ErasePurpose, q: &mut EventQueue<Event>) {
+        let job = self.jobs.insert(Job::Erase(EraseJob {
+            sb,
+            pending: 0,
+            purpose,
+        }));
+        let mut n = 0;
+        for c in 0..self.layout.geo.channels {
+            let mut plane_mask = 0u8;
+            let mut plane_blocks = [0u32; nearflash_flash::backbone::PLANES_MAX];
+            for l in 0..self.layout.geo.planes_per_die {
+                let b = self.remap.block_id(&self.layout, sb, c, l);
+                if !self.bb.nand().is_bad(b) {
+                    plane_mask |= 1 << l;
+                    plane_blocks[l as usize] = self.remap.block(sb, c, l);
+                }
+            }
+            if plane_mask != 0 {
+                self.bb.submit(
+                    FlashOp {
+                        kind: OpKind::Erase,
+                        die: self.layout.die_of(sb, c),
+                        page: 0,
+                        plane_mask,
+                        plane_blocks,
+                        tag: u64::from(job),
+                        data: Vec::new(),
+                        oob: Vec::new(),
+                    },
+                    q,
+                );
+                n += 1;
+            }
+        }
+        if n == 0 {
+            self.finish_erase(job, q);
+        } else if let Job::Erase(e) = self.jobs.get_mut(job) {
+            e.pending = n;
+        }
+    }
+
+    pub(super) fn on_erase_done(&mut self, id: u32, c: FlashCompletion, q: &mut EventQueue<Event>) {
+        if let OpStatus::Failed { plane_mask } = c.status {
+            self.stats.erase_failures += u64::from(plane_mask.count_ones());
+        }
+        let Job::Erase(e) = self.jobs.get_mut(id) else {
+            unreachable!()
+        };
+        e.pending -= 1;
+        if e.pending == 0 {
+            self.finish_erase(id, q);
+        }
+    }
+
+    /// Replaces bad members of `sb` with spares. Returns (remapped any, out of spares).
+    pub(crate) fn remap_bad_members(&mut self, sb: SbId) -> (bool, bool) {
+        let (mut remapped, mut exhausted) = (false, false);
+        let planes = self.layout.geo.planes_per_die;
+        for c in 0..self.layout.geo.channels {
+            for l in 0..planes {
+                let b = self.remap.block_id(&self.layout, sb, c, l);
+                if !self.bb.nand().is_bad(b) {
+                    continue;
+                }
+                let die = self.layout.die_of(sb, c);
+                let pool = &mut self.spares[(die.0 * planes + l) as usize];
+                match pool.pop() {
+                    Some(row) => {
+                        self.remap.set(sb, c, l, row);
+                        self.stats.blocks_remapped += 1;
+                        remapped = true;
+                    }
+                    None => exhausted = true,
+                }
+            }
+        }
+        (remapped, exhausted)
+    }
+
+    /// Largest erase count over the members of `sb`.
+    pub(crate) fn sb_pe(&self, sb: SbId) -> u32 {
+        let mut pe = 0;
+        for c in 0..self.layout.geo.channels {
+            for l in 0..self.layout.geo.planes_per_die {
+                let b = self.remap.block_id(&self.layout, sb, c, l);
+                pe = pe.max(self.bb.nand().pe_cycles(b));
+            }
+        }
+        pe
+    }
+
+    fn finish_erase(&mut self, id: u32, q: &mut EventQueue<Event>) {
+        let Job::Erase(e) = self.jobs.remove(id) else {
+            unreachable!()
+        };
+        let sb = e.sb;
+        match e.purpose {
+            ErasePurpose::Checkpoint => self.on_ckpt_erase_done(sb, q),
+            ErasePurpose::Gc => {
+                let (remapped, exhausted) = self.remap_bad_members(sb);
+                let pe = self.sb_pe(sb);
+                let info = self.sbs.get_mut(sb);
+                info.pe = pe;
+                info.retiring = false;
+                if exhausted {
+                    info.state = SbState::Retired;
+                    self.stats.superblocks_retired += 1;
+                } else if remapped {
+                    info.state = SbState::Held;
+                    self.request_checkpoint(q);
+                } else {
+                    self.sbs.release(sb);
+                }
+                self.gc = None;
+                self.wake_gc_waiters(q);
+                self.wake_alloc_waiters(q);
+                self.pump_gc(q);
+            }
+        }
+    }
+
+    /// GC copies that were waiting for a destination.
+    pub(super) fn wake_gc_waiters(&mut self, q: &mut EventQueue<Event>) {
+        while let Some(id) = self.gc_alloc_waiters.pop_front() {
+            self.copy_alloc(id, q);
+            if matches!(self.jobs.get(id), Job::Copy(cp) if cp.phase == CopyPhase::WaitAlloc) {
+                // copy_alloc queued it again at the back; restore FIFO order and stop.
+                let back = self.gc_alloc_waiters.pop_back().expect("requeued");
+                self.gc_alloc_waiters.push_front(back);
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,645 @@
+//! Flashvisor's host path: a command is split into per-page-group segments; reads translate
+//! through the mapping and read only the pages they need (a never-written group costs no
+//! flash access); writes take the group's lock (writes and trims to one group are applied in
+//! arrival order), read the old pages a partial write does not cover (read-modify-write:
+//! the mapping unit is the 64 KiB page group), take a new group and program it on every
+//! channel at once, and only then switch the mapping and acknowledge.
+
+use super::alloc::Stream;
+use super::jobs::{Job, ReadJob, ReqState, Segment, TrimJob, WriteJob, WritePhase};
+use super::Device;
+use super::Event;
+use crate::layout::{Lgn, Pgn};
+use crate::oob::{OobRecord, PageKind};
+use crate::request::{HostCompletion, HostOp, HostRequest, IoError, SECTOR_BYTES};
+use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
+use nearflash_sim::EventQueue;
+
+impl Device {
+    fn validate(&self, req: &HostRequest) -> Result<(), IoError> {
+        if req.op == HostOp::Flush {
+            return Ok(());
+        }
+        if req.len_bytes == 0
+            || req.offset_bytes % SECTOR_BYTES != 0
+            || req.len_bytes % SECTOR_BYTES != 0
+        {
+            return Err(IoError::Misaligned {
+                offset_bytes: req.offset_bytes,
+                len_bytes: req.len_bytes,
+            });
+        }
+        let cap = self.logical_bytes();
+        if req
+            .offset_bytes
+            .checked_add(req.len_bytes)
+            .is_none_or(|end| end > cap)
+        {
+            return Err(IoError::OutOfRange {
+                offset_bytes: req.offset_bytes,
+                len_bytes: req.len_bytes,
+                capacity_bytes: cap,
+            });
+        }
+        if req.op == HostOp::Write && self.functional && req.data.len() as u64 != req.len_bytes {
+            return Err(IoError::PayloadSize {
+                got: req.data.len() as u64,
+                expected: req.len_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    pub(super) fn submit_host(&mut self, req: HostRequest, q: &mut EventQueue<Event>) {
+        let now = q.now();
+        let result = self.validate(&req);
+        let data = match (req.op, self.functional) {
+            (HostOp::Read, true) => vec![0u8; req.len_bytes as usize],
+            (HostOp::Write, true) => req.data,
+            _ => Vec::new(),
+        };
+        let slot = self.reqs.insert(ReqState {
+            id: req.id,
+            op: req.op,
+            offset_bytes: req.offset_bytes,
+            len_bytes: req.len_bytes,
+            submitted: now,
+            pending: 1, // released at the end of this function
+            result,
+            data,
+        });
+        if self.reqs.get(slot).result.is_ok() {
+            self.count_request(req.op, req.len_bytes);
+            match req.op {
+                HostOp::Flush => {
+                    self.reqs.get_mut(slot).pending += 1;
+                    self.flushes.push_back((req.id, slot));
+                }
+                HostOp::Write => {
+                    self.outstanding_writes.insert(req.id);
+                    self.spawn_segments(slot, req.offset_bytes, req.len_bytes, q);
+                }
+                HostOp::Read | HostOp::Trim => {
+                    self.spawn_segments(slot, req.offset_bytes, req.len_bytes, q)
+                }
+            }
+        } else {
+            self.stats.requests_failed += 1;
+        }
+        self.finish_segment(slot, q);
+        self.release_flushes(q);
+    }
+
+    fn count_request(&mut self, op: HostOp, len: u64) {
+        let s = &mut self.stats;
+        match op {
+            HostOp::Read => {
+                s.host_reads += 1;
+                s.host_read_bytes += len;
+            }
+            HostOp::Write => {
+                s.host_writes += 1;
+                s.host_write_bytes += len;
+            }
+            HostOp::Trim => s.host_trims += 1,
+            HostOp::Flush => s.host_flushes += 1,
+        }
+    }
+
+    fn spawn_segments(&mut self, slot: u32, offset: u64, len: u64, q: &mut EventQueue<Event>) {
+        let gb = self.layout.group_bytes();
+        let op = self.reqs.get(slot).op;
+        let end = offset + len;
+        let mut at = offset;
+        while at < end {
+            let in_group = at % gb;
+            let n = (end - at).min(gb - in_group);
+            let seg = Segment {
+                req: slot,
+                lgn: Lgn((at / gb) as u32),
+                first_sector: (in_group / SECTOR_BYTES) as u32,
+                sectors: (n / SECTOR_BYTES) as u32,
+                payload_offset: at - offset,
+            };
+            self.reqs.get_mut(slot).pending += 1;
+            match op {
+                HostOp::Read => self.start_read(seg, q),
+                HostOp::Write => {
+                    let job = self.jobs.insert(Job::Write(WriteJob {
+                        seg,
+                        phase: WritePhase::WaitLock,
+                        pending: 0,
+                        failed: false,
+                        old: None,
+                        dest: None,
+                        seq: 0,
+                        buf: Vec::new(),
+                    }));
+                    self.acquire_lock(seg.lgn, job, q);
+                }
+                HostOp::Trim => {
+                    if seg.sectors == self.group_sectors() {
+                        let job = self.jobs.insert(Job::Trim(TrimJob { seg }));
+                        self.acquire_lock(seg.lgn, job, q);
+                    } else {
+                        // Trims are advisory: a partial group is left as it is.
+                        self.finish_segment(slot, q);
+                    }
+                }
+                HostOp::Flush => unreachable!(),
+            }
+            at += n;
+        }
+    }
+
+    fn group_sectors(&self) -> u32 {
+        (self.layout.group_bytes() / SECTOR_BYTES) as u32
+    }
+
+    fn sectors_per_page(&self) -> u32 {
+        self.layout.geo.page_size_bytes / SECTOR_BYTES as u32
+    }
+
+    /// Bit mask of the group's pages that sectors [first, first + n) touch.
+    fn touched_pages(&self, first: u32, n: u32) -> u64 {
+        let spp = self.sectors_per_page();
+        let (a, b) = (first / spp, (first + n - 1) / spp);
+        mask_range(a, b)
+    }
+
+    /// Bit mask of the pages that sectors [first, first + n) cover completely.
+    fn covered_pages(&self, first: u32, n: u32) -> u64 {
+        let spp = self.sectors_per_page();
+        let a = first.div_ceil(spp);
+        let end = (first + n) / spp; // exclusive
+        if end <= a {
+            0
+        } else {
+            mask_range(a, end - 1)
+        }
+    }
+
+    fn all_pages(&self) -> u64 {
+        mask_range(0, self.layout.group_pages() - 1)
+    }
+
+    /// Submits one flash op per channel for the pages of `pgn` in `mask`; returns the count.
+    pub(super) fn submit_group(
+        &mut self,
+        job: u32,
+        kind: OpKind,
+        pgn: Pgn,
+        mask: u64,
+        q: &mut EventQueue<Event>,
+    ) -> u32 {
+        let sb = self.layout.sb_of(pgn);
+        let page = self.layout.page_of(pgn);
+        let channels = self.layout.geo.channels;
+        let planes = self.layout.geo.planes_per_die;
+        let mut ops = 0;
+        for c in 0..channels {
+            let mut plane_mask = 0u8;
+            let mut plane_blocks = [0u32; nearflash_flash::backbone::PLANES_MAX];
+            for l in 0..planes {
+                if mask & (1 << self.layout.page_index(c, l)) != 0 {
+                    plane_mask |= 1 << l;
+                    plane_blocks[l as usize] = self.remap.block(sb, c, l);
+                }
+            }
+            if plane_mask == 0 {
+                continue;
+            }
+            let (data, oob) = if kind == OpKind::Program && self.functional {
+                self.program_payload(job, pgn, c, plane_mask)
+            } else {
+                (Vec::new(), Vec::new())
+            };
+            self.bb.submit(
+                FlashOp {
+                    kind,
+                    die: self.layout.die_of(sb, c),
+                    page,
+                    plane_mask,
+                    plane_blocks,
+                    tag: u64::from(job),
+                    data,
+                    oob,
+                },
+                q,
+            );
+            ops += 1;
+        }
+        ops
+    }
+
+    /// Page data and OOB records of channel `c`'s pages of a group being programmed.
+    fn program_payload(&self, job: u32, pgn: Pgn, c: u32, plane_mask: u8) -> (Vec<u8>, Vec<u8>) {
+        let ps = self.layout.geo.page_size_bytes as usize;
+        let os = self.layout.geo.oob_size_bytes as usize;
+        let gp = u64::from(self.layout.group_pages());
+        let epoch = self.sbs.get(self.layout.sb_of(pgn)).epoch;
+        let (buf, lgn, seq) = match self.jobs.get(job) {
+            Job::Write(w) => (&w.buf, w.seg.lgn, w.seq),
+            Job::Copy(cp) => (&cp.buf, cp.lgn, cp.seq),
+            _ => unreachable!("only writes and copies program data groups"),
+        };
+        let planes = plane_mask.count_ones() as usize;
+        let mut data = Vec::with_capacity(planes * ps);
+        let mut oob = vec![0u8; planes * os];
+        for (i, l) in (0..8u32).filter(|l| plane_mask & (1 << l) != 0).enumerate() {
+            let k = self.layout.page_index(c, l) as usize;
+            let page = &buf[k * ps..(k + 1) * ps];
+            data.extend_from_slice(page);
+            OobRecord {
+                lpn: u64::from(lgn.0) * gp + k as u64,
+                seq,
+                epoch,
+                kind: PageKind::Data,
+            }
+            .encode(page, &mut oob[i * os..(i + 1) * os]);
+        }
+        (data, oob)
+    }
+
+    /// Functional fidelity: checks each page of a read completion belongs to `lgn` and hands
+    /// (page index, page data) to `sink`. Returns false on an integrity failure.
+    pub(super) fn for_each_read_page(
+        &self,
+        c: &FlashCompletion,
+        lgn: Lgn,
+        mut sink: impl FnMut(u32, &[u8]),
+    ) -> bool {
+        let ps = self.layout.geo.page_size_bytes as usize;
+        let os = self.layout.geo.oob_size_bytes as usize;
+        let channel = self.layout.geo.channel_of(c.op.die);
+        let gp = u64::from(self.layout.group_pages());
+        let mut ok = true;
+        for (i, l) in c.op.plane_iter().enumerate() {
+            let k = self.layout.page_index(channel, l);
+            let data = &c.op.data[i * ps..(i + 1) * ps];
+            let rec = OobRecord::decode(data, &c.op.oob[i * os..(i + 1) * os]);
+            match rec {
+                Some(r) if r.kind == PageKind::Data && r.lpn == u64::from(lgn.0) * gp + u64::from(k) => {
+                    sink(k, data)
+                }
+                _ => ok = false,
+            }
+        }
+        ok
+    }
+
+    fn start_read(&mut self, seg: Segment, q: &mut EventQueue<Event>) {
+        let Some(pgn) = self.map.lookup(seg.lgn) else {
+            // Never written (or trimmed): zeros, no flash access.
+            self.finish_segment(seg.req, q);
+            return;
+        };
+        let sb = self.layout.sb_of(pgn);
+        self.sbs.get_mut(sb).pins += 1;
+        let job = self.jobs.insert(Job::Read(ReadJob {
+            seg,
+            pgn,
+            pending: 0,
+        }));
+        let mask = self.touched_pages(seg.first_sector, seg.sectors);
+        let n = self.submit_group(job, OpKind::Read, pgn, mask, q);
+        let Job::Read(r) = self.jobs.get_mut(job) else {
+            unreachable!()
+        };
+        r.pending = n;
+    }
+
+    pub(super) fn on_read_done(&mut self, id: u32, c: FlashCompletion, q: &mut EventQueue<Event>) {
+        let Job::Read(r) = self.jobs.get(id) else {
+            unreachable!()
+        };
+        let seg = r.seg;
+        if self.functional {
+            let spp = self.sectors_per_page();
+            let mut out = std::mem::take(&mut self.reqs.get_mut(seg.req).data);
+            let ok = self.for_each_read_page(&c, seg.lgn, |k, page| {
+                copy_overlap(k, spp, page, seg, &mut out);
+            });
+            self.reqs.get_mut(seg.req).data = out;
+            if !ok {
+                self.stats.integrity_errors += 1;
+                self.reqs.get_mut(seg.req).result = Err(IoError::Integrity);
+            }
+        }
+        let Job::Read(r) = self.jobs.get_mut(id) else {
+            unreachable!()
+        };
+        r.pending -= 1;
+        if r.pending == 0 {
+            let pgn = r.pgn;
+            self.jobs.remove(id);
+            self.unpin(pgn, q);
+            self.finish_segment(seg.req, q);
+        }
+    }
+
+    pub(super) fn unpin(&mut self, pgn: Pgn, q: &mut EventQueue<Event>) {
+        let sb = self.layout.sb_of(pgn);
+        let info = self.sbs.get_mut(sb);
+        assert!(info.pins > 0);
+        info.pins -= 1;
+        if info.pins == 0 {
+            self.pump_gc(q);
+        }
+    }
+
+    fn acquire_lock(&mut self, lgn: Lgn, job: u32, q: &mut EventQueue<Event>) {
+        match self.locks.get_mut(&lgn.0) {
+            Some(waiters) => waiters.push_back(job),
+            None => {
+                self.locks.insert(lgn.0, Default::default());
+                self.run_locked(job, q);
+            }
+        }
+    }
+
+    fn release_lock(&mut self, lgn: Lgn, q: &mut EventQueue<Event>) {
+        let waiters = self.locks.get_mut(&lgn.0).expect("lock held");
+        match waiters.pop_front() {
+            Some(next) => self.run_locked(next, q),
+            None => {
+                self.locks.remove(&lgn.0);
+            }
+        }
+    }
+
+    fn run_locked(&mut self, job: u32, q: &mut EventQueue<Event>) {
+        match self.jobs.get(job) {
+            Job::Trim(t) => {
+                let seg = t.seg;
+                self.jobs.remove(job);
+                self.map.unmap(seg.lgn);
+                self.ckpt.dirty = true;
+                self.release_lock(seg.lgn, q);
+                self.finish_segment(seg.req, q);
+            }
+            Job::Write(_) => self.start_write(job, q),
+            _ => unreachable!("only writes and trims take group locks"),
+        }
+    }
+
+    fn start_write(&mut self, job: u32, q: &mut EventQueue<Event>) {
+        let group_bytes = self.layout.group_bytes() as usize;
+        let Job::Write(w) = self.jobs.get(job) else {
+            unreachable!()
+        };
+        let seg = w.seg;
+        let old = self.map.lookup(seg.lgn);
+        let keep = self.all_pages() & !self.covered_pages(seg.first_sector, seg.sectors);
+        let functional = self.functional;
+        let Job::Write(w) = self.jobs.get_mut(job) else {
+            unreachable!()
+        };
+        if functional {
+            w.buf = vec![0u8; group_bytes];
+        }
+        match old {
+            Some(old) if keep != 0 => {
+                w.phase = WritePhase::ReadOld;
+                w.old = Some(old);
+                self.sbs.get_mut(self.layout.sb_of(old)).pins += 1;
+                self.stats.rmw_page_reads += u64::from(keep.count_ones());
+                let n = self.submit_group(job, OpKind::Read, old, keep, q);
+                let Job::Write(w) = self.jobs.get_mut(job) else {
+                    unreachable!()
+                };
+                w.pending = n;
+            }
+            _ => self.write_alloc(job, q),
+        }
+    }
+
+    pub(super) fn write_alloc(&mut self, job: u32, q: &mut EventQueue<Event>) {
+        let now = q.now();
+        if let Job::Write(w) = self.jobs.get_mut(job) {
+            w.phase = WritePhase::WaitAlloc;
+        }
+        match self.alloc_group(Stream::Host, now) {
+            Some(pgn) => self.write_program(job, pgn, q),
+            None => {
+                self.alloc_waiters.push_back(job);
+                self.pump_gc(q);
+            }
+        }
+    }
+
+    pub(super) fn write_program(&mut self, job: u32, pgn: Pgn, q: &mut EventQueue<Event>) {
+        let seq = self.write_seq;
+        self.write_seq += 1;
+        let sector = SECTOR_BYTES as usize;
+        let Job::Write(w) = self.jobs.get_mut(job) else {
+            unreachable!()
+        };
+        w.phase = WritePhase::Program;
+        w.dest = Some(pgn);
+        w.seq = seq;
+        w.failed = false;
+        let seg = w.seg;
+        if self.functional {
+            let mut buf = std::mem::take(&mut w.buf);
+            let src = &self.reqs.get(seg.req).data;
+            let from = seg.payload_offset as usize;
+            let n = seg.sectors as usize * sector;
+            let at = seg.first_sector as usize * sector;
+            buf[at..at + n].copy_from_slice(&src[from..from + n]);
+            let Job::Write(w) = self.jobs.get_mut(job) else {
+                unreachable!()
+            };
+            w.buf = buf;
+        }
+        let all = self.all_pages();
+        let n = self.submit_group(job, OpKind::Program, pgn, all, q);
+        let Job::Write(w) = self.jobs.get_mut(job) else {
+            unreachable!()
+        };
+        w.pending = n;
+    }
+
+    pub(super) fn on_write_flash_done(
+        &mut self,
+        id: u32,
+        c: FlashCompletion,
+        q: &mut EventQueue<Event>,
+    ) {
+        let Job::Write(w) = self.jobs.get(id) else {
+            unreachable!()
+        };
+        match w.phase {
+            WritePhase::ReadOld => {
+                let lgn = w.seg.lgn;
+                if self.functional {
+                    let ps = self.layout.geo.page_size_bytes as usize;
+                    let Job::Write(w) = self.jobs.get_mut(id) else {
+                        unreachable!()
+                    };
+                    let mut buf = std::mem::take(&mut w.buf);
+                    let ok = self.for_each_read_page(&c, lgn, |k, page| {
+                        buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
+                    });
+                    if !ok {
+                        self.stats.integrity_errors += 1;
+                    }
+                    let Job::Write(w) = self.jobs.get_mut(id) else {
+                        unreachable!()
+                    };
+                    w.buf = buf;
+                }
+                let Job::Write(w) = self.jobs.get_mut(id) else {
+                    unreachable!()
+                };
+                w.pending -= 1;
+                if w.pending == 0 {
+                    let old = w.old.expect("old group");
+                    self.unpin(old, q);
+                    self.write_alloc(id, q);
+                }
+            }
+            WritePhase::Program => {
+                let failed = matches!(c.status, OpStatus::Failed { .. });
+                if failed {
+                    self.on_program_failure(w.dest.expect("dest"));
+                }
+                let Job::Write(w) = self.jobs.get_mut(id) else {
+                    unreachable!()
+                };
+                w.failed |= failed;
+                w.pending -= 1;
+                if w.pending > 0 {
+                    return;
+                }
+                let (dest, seg, seq, failed) = (w.dest.expect("dest"), w.seg, w.seq, w.failed);
+                self.program_done(dest);
+                if failed {
+                    // The data is still in the controller's buffer: write it elsewhere.
+                    self.write_alloc(id, q);
+                    return;
+                }
+                self.map.map(seg.lgn, dest, seq);
+                self.ckpt.dirty = true;
+                self.stats.host_group_programs += 1;
+                self.jobs.remove(id);
+                self.release_lock(seg.lgn, q);
+                self.finish_segment(seg.req, q);
+            }
+            WritePhase::WaitLock | WritePhase::WaitAlloc => unreachable!("no flash op in flight"),
+        }
+    }
+
+    /// A member of the superblock holding `pgn` failed a program: stop writing there and let
+    /// GC move its data and remap the bad block.
+    pub(super) fn on_program_failure(&mut self, pgn: Pgn) {
+        let sb = self.layout.sb_of(pgn);
+        self.stats.program_failures += 1;
+        self.sbs.get_mut(sb).retiring = true;
+        self.close_superblock(sb);
+    }
+
+    /// Fails every host write waiting for space (GC found nothing to reclaim).
+    pub(super) fn fail_alloc_waiters(&mut self, q: &mut EventQueue<Event>) {
+        while let Some(job) = self.alloc_waiters.pop_front() {
+            let Job::Write(w) = self.jobs.remove(job) else {
+                unreachable!()
+            };
+            self.reqs.get_mut(w.seg.req).result = Err(IoError::NoSpace);
+            self.release_lock(w.seg.lgn, q);
+            self.finish_segment(w.seg.req, q);
+        }
+    }
+
+    /// Hands free groups to waiting host writes, in arrival order.
+    pub(super) fn wake_alloc_waiters(&mut self, q: &mut EventQueue<Event>) {
+        let now = q.now();
+        while let Some(&job) = self.alloc_waiters.front() {
+            match self.alloc_group(Stream::Host, now) {
+                Some(pgn) => {
+                    self.alloc_waiters.pop_front();
+                    self.write_program(job, pgn, q);
+                }
+                None => break,
+            }
+        }
+    }
+
+    pub(super) fn has_alloc_waiters(&self) -> bool {
+        !self.alloc_waiters.is_empty()
+    }
+
+    /// One segment (or the submission itself) of request `slot` is done.
+    pub(super) fn finish_segment(&mut self, slot: u32, q: &mut EventQueue<Event>) {
+        let r = self.reqs.get_mut(slot);
+        r.pending -= 1;
+        if r.pending > 0 {
+            return;
+        }
+        let r = self.reqs.remove(slot);
+        if r.result.is_err() {
+            self.stats.requests_failed += u64::from(r.op != HostOp::Flush);
+        }
+        if r.op == HostOp::Write {
+            self.outstanding_writes.remove(&r.id);
+        }
+        self.completions.push(HostCompletion {
+            id: r.id,
+            op: r.op,
+            offset_bytes: r.offset_bytes,
+            len_bytes: r.len_bytes,
+            submitted: r.submitted,
+            completed: q.now(),
+            result: r.result,
+            data: if r.op == HostOp::Read { r.data } else { Vec::new() },
+        });
+        self.host_request_finished(q);
+        if r.op == HostOp::Write {
+            self.release_flushes(q);
+        }
+    }
+
+    /// Completes flushes whose earlier writes have all been acknowledged.
+    fn release_flushes(&mut self, q: &mut EventQueue<Event>) {
+        while let Some(&(fid, slot)) = self.flushes.front() {
+            if self.outstanding_writes.first().is_some_and(|&w| w < fid) {
+                break;
+            }
+            self.flushes.pop_front();
+            self.finish_segment(slot, q);
+        }
+    }
+}
+
+fn mask_range(a: u32, b: u32) -> u64 {
+    debug_assert!(a <= b && b < 64);
+    let hi = if b == 63 { u64::MAX } else { (1u64 << (b + 1)) - 1 };
+    hi & !((1u64 << a) - 1)
+}
+
+/// Copies the sectors of page `k` that the segment asked for into the request payload.
+fn copy_overlap(k: u32, spp: u32, page: &[u8], seg: Segment, out: &mut [u8]) {
+    let sector = SECTOR_BYTES as usize;
+    let page_first = k * spp;
+    let lo = seg.first_sector.max(page_first);
+    let hi = (seg.first_sector + seg.sectors).min(page_first + spp);
+    if lo >= hi {
+        return;
+    }
+    let src = (lo - page_first) as usize * sector;
+    let dst = seg.payload_offset as usize + (lo - seg.first_sector) as usize * sector;
+    let n = (hi - lo) as usize * sector;
+    out[dst..dst + n].copy_from_slice(&page[src..src + n]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mask_range;
+
+    #[test]
+    fn mask_ranges_cover_inclusive_bounds() {
+        assert_eq!(mask_range(0, 0), 1);
+        assert_eq!(mask_range(1, 3), 0b1110);
+        assert_eq!(mask_range(0, 63), u64::MAX);
+    }
+}

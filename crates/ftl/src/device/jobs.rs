@@ -1,0 +1,157 @@
+//! The firmware's in-flight work: host requests and the jobs (one per touched page group,
+//! GC copy, erase or checkpoint program batch) whose flash operations carry the job id as
+//! their tag. Slabs reuse slots so the hot path does not allocate.
+
+use crate::layout::{Lgn, Pgn, SbId};
+use crate::request::{HostOp, IoError};
+use nearflash_sim::SimTime;
+
+pub struct Slab<T> {
+    items: Vec<Option<T>>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab {
+            items: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+        }
+    }
+}
+
+impl<T> Slab<T> {
+    pub fn insert(&mut self, t: T) -> u32 {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => {
+                debug_assert!(self.items[i as usize].is_none());
+                self.items[i as usize] = Some(t);
+                i
+            }
+            None => {
+                self.items.push(Some(t));
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+
+    pub fn get(&self, i: u32) -> &T {
+        self.items[i as usize].as_ref().expect("live slab entry")
+    }
+
+    pub fn get_mut(&mut self, i: u32) -> &mut T {
+        self.items[i as usize].as_mut().expect("live slab entry")
+    }
+
+    pub fn remove(&mut self, i: u32) -> T {
+        let t = self.items[i as usize].take().expect("live slab entry");
+        self.free.push(i);
+        self.live -= 1;
+        t
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+}
+
+pub struct ReqState {
+    pub id: u64,
+    pub op: HostOp,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    pub submitted: SimTime,
+    /// Jobs still running for this request.
+    pub pending: u32,
+    pub result: Result<(), IoError>,
+    /// Functional fidelity: read result being assembled, or the write payload.
+    pub data: Vec<u8>,
+}
+
+/// The sectors of one page group a request touches.
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    pub req: u32,
+    pub lgn: Lgn,
+    pub first_sector: u32,
+    pub sectors: u32,
+    /// Byte offset of this segment within the request's payload.
+    pub payload_offset: u64,
+}
+
+pub struct ReadJob {
+    pub seg: Segment,
+    pub pgn: Pgn,
+    pub pending: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WritePhase {
+    WaitLock,
+    ReadOld,
+    WaitAlloc,
+    Program,
+}
+
+pub struct WriteJob {
+    pub seg: Segment,
+    pub phase: WritePhase,
+    pub pending: u32,
+    pub failed: bool,
+    pub old: Option<Pgn>,
+    pub dest: Option<Pgn>,
+    pub seq: u64,
+    /// Functional fidelity: the whole group being assembled.
+    pub buf: Vec<u8>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyPhase {
+    Read,
+    WaitAlloc,
+    Program,
+}
+
+pub struct CopyJob {
+    pub src: Pgn,
+    pub lgn: Lgn,
+    pub seq: u64,
+    pub phase: CopyPhase,
+    pub pending: u32,
+    pub failed: bool,
+    pub dest: Option<Pgn>,
+    pub buf: Vec<u8>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErasePurpose {
+    Gc,
+    Checkpoint,
+}
+
+pub struct EraseJob {
+    pub sb: SbId,
+    pub pending: u32,
+    pub purpose: ErasePurpose,
+}
+
+pub struct TrimJob {
+    pub seg: Segment,
+}
+
+pub struct CkptProgramJob {
+    pub pending: u32,
+    pub failed: bool,
+}
+
+pub enum Job {
+    Read(ReadJob),
+    Write(WriteJob),
+    Trim(TrimJob),
+    Copy(CopyJob),
+    Erase(EraseJob),
+    CkptProgram(CkptProgramJob),
+}

@@ -1,0 +1,369 @@
+//! The device firmware as a sans-IO state machine: host commands come in through `submit`,
+//! simulation events through `handle`, and finished commands go out through
+//! `take_completions`. Flashvisor's part (translation, group locks, allocation) is in
+//! `host.rs` and `alloc.rs`; Storengine's part (GC, wear-leveling, bad blocks, checkpoints)
+//! in `gc.rs` and `ckpt.rs`. Every flash access goes through the timed backbone, tagged with
+//! the job it belongs to.
+
+mod alloc;
+mod ckpt;
+mod gc;
+mod host;
+mod jobs;
+mod stats;
+
+pub use stats::FtlStats;
+
+use crate::config::FtlConfig;
+use crate::layout::{Layout, RemapTable, SbId};
+use crate::mapping::Mapping;
+use crate::request::{HostCompletion, HostRequest};
+use crate::superblock::{SbState, SbTable};
+use alloc::WritePoint;
+use gc::GcRun;
+use jobs::{Job, ReqState, Slab};
+use nearflash_flash::{
+    Backbone, ConfigError, FlashCompletion, FlashConfig, FlashEvent, Geometry, PageStore,
+};
+use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Every event of the simulated device (and a slot for the host driver's own events).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Flash(FlashEvent),
+    CheckpointTimer,
+    /// Fires `gc_idle_threshold_us` after the device went idle; stale if the generation moved.
+    IdleTimer(u64),
+    /// Reserved for the driver (request arrivals); the device ignores it.
+    Host(u64),
+}
+
+impl From<FlashEvent> for Event {
+    fn from(e: FlashEvent) -> Self {
+        Event::Flash(e)
+    }
+}
+
+impl Event {
+    /// A compact code for the trace hash.
+    pub fn hash_word(&self) -> u64 {
+        match *self {
+            Event::Flash(FlashEvent::DieDone(d)) => 1 << 32 | u64::from(d),
+            Event::Flash(FlashEvent::ChannelDone(c)) => 2 << 32 | u64::from(c),
+            Event::CheckpointTimer => 3 << 32,
+            Event::IdleTimer(g) => 4 << 32 ^ g,
+            Event::Host(t) => 5 << 56 ^ t,
+        }
+    }
+}
+
+pub struct Device {
+    pub(crate) layout: Layout,
+    pub(crate) cfg: FtlConfig,
+    pub(crate) bb: Backbone,
+    pub(crate) map: Mapping,
+    pub(crate) remap: RemapTable,
+    pub(crate) sbs: SbTable,
+    /// Unused spare blocks, per (die × planes + plane).
+    pub(crate) spares: Vec<Vec<u32>>,
+    pub(crate) functional: bool,
+    reqs: Slab<ReqState>,
+    jobs: Slab<Job>,
+    pub(crate) write_seq: u64,
+    pub(crate) next_epoch: u64,
+    host_points: Vec<Option<WritePoint>>,
+    gc_points: Vec<Option<WritePoint>>,
+    rr_host: usize,
+    rr_gc: usize,
+    /// Logical groups with a write or trim in progress, and the jobs queued behind it.
+    locks: BTreeMap<u32, VecDeque<u32>>,
+    /// Write jobs waiting for a free page group (foreground GC is running for them).
+    alloc_waiters: VecDeque<u32>,
+    /// GC copies waiting for a destination group.
+    gc_alloc_waiters: VecDeque<u32>,
+    gc: Option<GcRun>,
+    gc_rr_cursor: u32,
+    pub(crate) ckpt: ckpt::CkptState,
+    outstanding_writes: BTreeSet<u64>,
+    flushes: VecDeque<(u64, u32)>,
+    host_inflight: u32,
+    idle_gen: u64,
+    background_allowed: bool,
+    pub(crate) stats: FtlStats,
+    flash_done: Vec<FlashCompletion>,
+    completions: Vec<HostCompletion>,
+}
+
+impl Device {
+    /// A freshly formatted device (every block erased) over `store`.
+    pub fn format(
+        flash: &FlashConfig,
+        ftl: &FtlConfig,
+        store: Box<dyn PageStore>,
+        q: &mut EventQueue<Event>,
+    ) -> Result<Device, ConfigError> {
+        flash.validate()?;
+        ftl.validate(flash)?;
+        let bb = Backbone::new(flash, store);
+        let layout = Layout::new(&Geometry::from_config(flash), ftl);
+        let remap = RemapTable::identity(&layout);
+        let mut dev = Device::assemble(bb, layout, ftl.clone(), remap);
+        for s in 0..dev.layout.data_superblocks() {
+            dev.sbs.release(SbId(s));
+        }
+        dev.arm_checkpoint_timer(q);
+        Ok(dev)
+    }
+
+    /// Shared constructor for `format` and recovery: empty mapping, all spares unused except
+    /// those the remap table already uses.
+    pub(crate) fn assemble(
+        bb: Backbone,
+        layout: Layout,
+        cfg: FtlConfig,
+        remap: RemapTable,
+    ) -> Device {
+        let geo = layout.geo.clone();
+        let mut sbs = SbTable::new(layout.superblocks(), geo.ways_per_channel);
+        for slot in 0..2 {
+            for sb in layout.ckpt_slot(slot) {
+                sbs.get_mut(sb).state = SbState::Checkpoint;
+            }
+        }
+        let mut spares = vec![Vec::new(); (geo.die_count() * geo.planes_per_die) as usize];
+        let used: BTreeSet<(u32, u32, u32)> = (0..layout.superblocks())
+            .flat_map(|s| {
+                let sb = SbId(s);
+                let l = &layout;
+                let r = &remap;
+                (0..geo.channels).flat_map(move |c| {
+                    (0..geo.planes_per_die).map(move |p| (l.die_of(sb, c).0, p, r.block(sb, c, p)))
+                })
+            })
+            .collect();
+        for die in 0..geo.die_count() {
+            for plane in 0..geo.planes_per_die {
+                for row in layout.spare_rows() {
+                    let b = geo.block_id(nearflash_flash::DieId(die), plane, row);
+                    if !used.contains(&(die, plane, row)) && !bb.nand().is_bad(b) {
+                        spares[(die * geo.planes_per_die + plane) as usize].push(row);
+                    }
+                }
+            }
+        }
+        let map = Mapping::new(
+            layout.logical_groups(),
+            layout.total_pgns(),
+            layout.superblocks(),
+            layout.groups_per_superblock(),
+        );
+        let points = layout.write_points() as usize;
+        Device {
+            functional: bb.store().holds_data(),
+            map,
+            remap,
+            sbs,
+            spares,
+            reqs: Slab::default(),
+            jobs: Slab::default(),
+            write_seq: 1,
+            next_epoch: 1,
+            host_points: vec![None; points],
+            gc_points: vec![None; points],
+            rr_host: 0,
+            rr_gc: 0,
+            locks: BTreeMap::new(),
+            alloc_waiters: VecDeque::new(),
+            gc_alloc_waiters: VecDeque::new(),
+            gc: None,
+            gc_rr_cursor: 0,
+            ckpt: ckpt::CkptState::default(),
+            outstanding_writes: BTreeSet::new(),
+            flushes: VecDeque::new(),
+            host_inflight: 0,
+            idle_gen: 0,
+            background_allowed: false,
+            stats: FtlStats::default(),
+            flash_done: Vec::new(),
+            completions: Vec::new(),
+            layout,
+            cfg,
+            bb,
+        }
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn backbone(&self) -> &Backbone {
+        &self.bb
+    }
+
+    pub fn config(&self) -> &FtlConfig {
+        &self.cfg
+    }
+
+    pub fn mapping(&self) -> &Mapping {
+        &self.map
+    }
+
+    pub fn stats(&self) -> &FtlStats {
+        &self.stats
+    }
+
+    pub fn logical_bytes(&self) -> u64 {
+        self.layout.logical_bytes()
+    }
+
+    pub fn is_functional(&self) -> bool {
+        self.functional
+    }
+
+    /// Host commands in flight.
+    pub fn host_inflight(&self) -> u32 {
+        self.host_inflight
+    }
+
+    /// True when nothing is in flight: no host command, GC step, checkpoint or flash op.
+    pub fn is_quiescent(&self) -> bool {
+        self.host_inflight == 0 && self.jobs.is_empty() && self.bb.in_flight() == 0
+    }
+
+    /// Whether GC is collecting / a checkpoint is being written (for crash-test labels).
+    pub fn gc_active(&self) -> bool {
+        self.gc.is_some()
+    }
+
+    pub fn checkpoint_active(&self) -> bool {
+        self.ckpt.active.is_some()
+    }
+
+    /// Host completions produced since the last call.
+    pub fn take_completions(&mut self, out: &mut Vec<HostCompletion>) {
+        out.append(&mut self.completions);
+    }
+
+    fn arm_checkpoint_timer(&mut self, q: &mut EventQueue<Event>) {
+        if self.cfg.checkpoint_interval_us > 0.0 {
+            q.schedule_in(
+                SimDuration::from_us_f64(self.cfg.checkpoint_interval_us),
+                Event::CheckpointTimer,
+            );
+        }
+    }
+
+    /// After recovery: restart the checkpoint timer and write a checkpoint of the recovered
+    /// state right away.
+    pub(crate) fn arm_and_checkpoint(&mut self, q: &mut EventQueue<Event>) {
+        self.arm_checkpoint_timer(q);
+        self.request_checkpoint(q);
+    }
+
+    /// Handles one event addressed to the device.
+    pub fn handle(&mut self, ev: Event, q: &mut EventQueue<Event>, rng: &mut SimRng) {
+        match ev {
+            Event::Flash(fe) => {
+                let mut done = std::mem::take(&mut self.flash_done);
+                self.bb.handle(fe, q, rng, &mut done);
+                for c in done.drain(..) {
+                    self.on_flash_done(c, q);
+                }
+                self.flash_done = done;
+            }
+            Event::CheckpointTimer => {
+                if self.ckpt.dirty {
+                    self.start_checkpoint(q);
+                }
+                self.arm_checkpoint_timer(q);
+            }
+            Event::IdleTimer(generation) => {
+                if generation == self.idle_gen && self.host_inflight == 0 {
+                    self.background_allowed = true;
+                    self.pump_gc(q);
+                }
+            }
+            Event::Host(_) => {}
+        }
+    }
+
+    fn on_flash_done(&mut self, c: FlashCompletion, q: &mut EventQueue<Event>) {
+        let id = c.op.tag as u32;
+        match self.jobs.get(id) {
+            Job::Read(_) => self.on_read_done(id, c, q),
+            Job::Write(_) => self.on_write_flash_done(id, c, q),
+            Job::Copy(_) => self.on_copy_flash_done(id, c, q),
+            Job::Erase(_) => self.on_erase_done(id, c, q),
+            Job::CkptProgram(_) => self.on_ckpt_program_done(id, c, q),
+            Job::Trim(_) => unreachable!("trims do not touch flash"),
+        }
+    }
+
+    /// Flash channel/die busy time for reports.
+    pub fn die_busy_ns(&self, now: SimTime) -> Vec<u64> {
+        self.bb.die_busy_ns(now)
+    }
+
+    pub fn channel_busy_ns(&self, now: SimTime) -> Vec<u64> {
+        self.bb.channel_busy_ns(now)
+    }
+
+    /// Erase counts of every data superblock's blocks (min, mean, max over blocks).
+    pub fn erase_count_summary(&self) -> (u32, f64, u32) {
+        let nand = self.bb.nand();
+        let n = nand.block_count();
+        let geo = &self.layout.geo;
+        let mut min = u32::MAX;
+        let mut max = 0;
+        let mut sum = 0u64;
+        for b in 0..n as u64 {
+            let pe = nand.pe_cycles(nearflash_flash::BlockId(b));
+            let (_, _, row) = geo.block_parts(nearflash_flash::BlockId(b));
+            if row >= self.layout.spare_rows().start {
+                continue;
+            }
+            min = min.min(pe);
+            max = max.max(pe);
+            sum += u64::from(pe);
+        }
+        let counted = (geo.die_count() * geo.planes_per_die) as u64
+            * u64::from(self.layout.spare_rows().start);
+        (min, sum as f64 / counted as f64, max)
+    }
+
+    /// Submits a host command at the current time.
+    pub fn submit(&mut self, req: HostRequest, q: &mut EventQueue<Event>) {
+        self.host_inflight += 1;
+        self.idle_gen += 1;
+        self.background_allowed = false;
+        self.submit_host(req, q);
+    }
+
+    /// Called when a host command finishes: tracks idleness for background GC.
+    fn host_request_finished(&mut self, q: &mut EventQueue<Event>) {
+        self.host_inflight -= 1;
+        if self.host_inflight == 0 && self.cfg.gc_background_free_superblocks > 0 {
+            self.idle_gen += 1;
+            q.schedule_in(
+                SimDuration::from_us_f64(self.cfg.gc_idle_threshold_us),
+                Event::IdleTimer(self.idle_gen),
+            );
+        }
+    }
+
+    /// Checks the internal invariants (tests call it between steps; O(device)).
+    pub fn check_invariants(&self) {
+        self.map.check();
+        for s in 0..self.layout.superblocks() {
+            let sb = SbId(s);
+            let info = self.sbs.get(sb);
+            if matches!(info.state, SbState::Free | SbState::Held | SbState::Retired) {
+                assert_eq!(self.map.valid_count(sb), 0, "free superblock {s} holds data");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,34 @@
+//! Counters the firmware keeps about what it did, reported by every run.
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FtlStats {
+    pub host_reads: u64,
+    pub host_writes: u64,
+    pub host_trims: u64,
+    pub host_flushes: u64,
+    pub host_read_bytes: u64,
+    pub host_write_bytes: u64,
+    /// Page groups programmed for host writes (read-modify-write included).
+    pub host_group_programs: u64,
+    /// Pages read to merge partial-group writes.
+    pub rmw_page_reads: u64,
+    pub gc_runs: u64,
+    pub gc_foreground_runs: u64,
+    pub gc_background_runs: u64,
+    pub wear_leveling_runs: u64,
+    pub gc_groups_copied: u64,
+    pub gc_pages_copied: u64,
+    /// GC copies dropped because the host overwrote the group meanwhile.
+    pub gc_copies_discarded: u64,
+    pub checkpoints_written: u64,
+    pub checkpoints_failed: u64,
+    pub checkpoint_pages: u64,
+    pub program_failures: u64,
+    pub erase_failures: u64,
+    pub blocks_remapped: u64,
+    pub superblocks_retired: u64,
+    pub integrity_errors: u64,
+    pub requests_failed: u64,
+}

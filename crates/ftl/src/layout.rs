@@ -1,0 +1,227 @@
+//! Physical layout of the FTL (FlashAbacus §4.3): a *page group* is one page on every
+//! channel × plane at the same (way, block, page) — 4 channels × 2 planes × 8 KiB = 64 KiB on
+//! the `flashabacus` preset — so one group is written by one multi-plane program per channel,
+//! all channels in parallel. A *superblock* is the set of blocks that hold a column of page
+//! groups: (way, block row) across every channel and plane; GC erases superblocks.
+//!
+//! Superblock `s` lives on way `s % ways` in block row `s / ways`, so consecutive superblocks
+//! fall on different dies. Each (superblock, channel, plane) member names its physical block
+//! through a remap table, initially the block row itself; a member that turns bad is remapped
+//! to a spare block of the same plane (the spares are the top `spare_blocks_per_plane` rows).
+//! Two checkpoint slots take the last superblocks below the spares; the rest hold data.
+
+use crate::config::FtlConfig;
+use nearflash_flash::{BlockId, DieId, Geometry, PageId};
+
+/// A physical page group: superblock × page row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pgn(pub u32);
+
+/// A logical page group (host offset / group size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lgn(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SbId(pub u32);
+
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub geo: Geometry,
+    /// Block rows usable by superblocks (the rest are spares).
+    rows: u32,
+    superblocks: u32,
+    ckpt_sbs_per_slot: u32,
+    logical_groups: u64,
+    write_points: u32,
+}
+
+impl Layout {
+    pub fn new(geo: &Geometry, cfg: &FtlConfig) -> Self {
+        let rows = geo.blocks_per_plane - cfg.spare_blocks_per_plane;
+        let superblocks = rows * geo.ways_per_channel;
+        let n = u64::from(geo.pages_per_block);
+        let mut l = Layout {
+            geo: geo.clone(),
+            rows,
+            superblocks,
+            ckpt_sbs_per_slot: 1,
+            logical_groups: 0,
+            write_points: geo.ways_per_channel,
+        };
+        // A checkpoint holds one 12-byte entry per logical group plus per-superblock records;
+        // size the slots for the worst case (all data superblocks logical) and round up.
+        let group_bytes = u64::from(l.group_pages()) * u64::from(geo.page_size_bytes);
+        let mut slot = 1u32;
+        loop {
+            let data = u64::from(superblocks.saturating_sub(2 * slot)) * n;
+            let bytes = crate::checkpoint::encoded_bytes_max(data, superblocks, l.group_pages());
+            let need = bytes.div_ceil(group_bytes).div_ceil(n) as u32;
+            if need <= slot || 2 * slot >= superblocks {
+                break;
+            }
+            slot = need;
+        }
+        l.ckpt_sbs_per_slot = slot;
+        let data_groups = u64::from(l.data_superblocks()) * n;
+        l.logical_groups =
+            ((data_groups as f64) * (1.0 - cfg.over_provisioning_percent / 100.0)).floor() as u64;
+        // Keep the write points, the GC reserve and their destinations outside the logical
+        // capacity, so a full device can always collect.
+        let floor_sbs = u64::from(cfg.gc_foreground_free_superblocks + 2 * l.write_points + 1);
+        l.logical_groups = l
+            .logical_groups
+            .min(data_groups.saturating_sub(floor_sbs * n));
+        l
+    }
+
+    pub fn group_pages(&self) -> u32 {
+        self.geo.channels * self.geo.planes_per_die
+    }
+
+    pub fn group_bytes(&self) -> u64 {
+        u64::from(self.group_pages()) * u64::from(self.geo.page_size_bytes)
+    }
+
+    pub fn groups_per_superblock(&self) -> u32 {
+        self.geo.pages_per_block
+    }
+
+    pub fn superblocks(&self) -> u32 {
+        self.superblocks
+    }
+
+    /// Superblocks that hold data (the checkpoint slots excluded).
+    pub fn data_superblocks(&self) -> u32 {
+        self.superblocks - 2 * self.ckpt_sbs_per_slot
+    }
+
+    /// The superblocks of checkpoint slot `slot` (0 or 1).
+    pub fn ckpt_slot(&self, slot: u32) -> impl Iterator<Item = SbId> {
+        let first = self.data_superblocks() + slot * self.ckpt_sbs_per_slot;
+        (first..first + self.ckpt_sbs_per_slot).map(SbId)
+    }
+
+    pub fn ckpt_sbs_per_slot(&self) -> u32 {
+        self.ckpt_sbs_per_slot
+    }
+
+    pub fn is_data_sb(&self, sb: SbId) -> bool {
+        sb.0 < self.data_superblocks()
+    }
+
+    pub fn logical_groups(&self) -> u64 {
+        self.logical_groups
+    }
+
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_groups * self.group_bytes()
+    }
+
+    pub fn write_points(&self) -> u32 {
+        self.write_points
+    }
+
+    pub fn way_of(&self, sb: SbId) -> u32 {
+        sb.0 % self.geo.ways_per_channel
+    }
+
+    /// The block row a superblock occupies before any remapping.
+    pub fn row_of(&self, sb: SbId) -> u32 {
+        sb.0 / self.geo.ways_per_channel
+    }
+
+    pub fn spare_rows(&self) -> std::ops::Range<u32> {
+        self.rows..self.geo.blocks_per_plane
+    }
+
+    pub fn sb_of(&self, pgn: Pgn) -> SbId {
+        SbId(pgn.0 / self.geo.pages_per_block)
+    }
+
+    pub fn page_of(&self, pgn: Pgn) -> u32 {
+        pgn.0 % self.geo.pages_per_block
+    }
+
+    pub fn pgn(&self, sb: SbId, page: u32) -> Pgn {
+        Pgn(sb.0 * self.geo.pages_per_block + page)
+    }
+
+    pub fn total_pgns(&self) -> u32 {
+        self.superblocks * self.geo.pages_per_block
+    }
+
+    /// Page `k` of a group sits on channel `k % channels`, plane `k / channels`: consecutive
+    /// pages of a group go to different channels, so small requests spread over the buses.
+    pub fn page_position(&self, k: u32) -> (u32, u32) {
+        (k % self.geo.channels, k / self.geo.channels)
+    }
+
+    pub fn page_index(&self, channel: u32, plane: u32) -> u32 {
+        plane * self.geo.channels + channel
+    }
+
+    pub fn die_of(&self, sb: SbId, channel: u32) -> DieId {
+        self.geo.die(channel, self.way_of(sb))
+    }
+}
+
+/// Which physical block backs each (superblock, channel, plane); changes when a block turns
+/// bad and a spare takes its place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemapTable {
+    members: Vec<u32>,
+    per_sb: u32,
+    channels: u32,
+}
+
+impl RemapTable {
+    pub fn identity(layout: &Layout) -> Self {
+        let per_sb = layout.group_pages();
+        let mut members = Vec::with_capacity((layout.superblocks() * per_sb) as usize);
+        for s in 0..layout.superblocks() {
+            members.extend(std::iter::repeat_n(layout.row_of(SbId(s)), per_sb as usize));
+        }
+        RemapTable {
+            members,
+            per_sb,
+            channels: layout.geo.channels,
+        }
+    }
+
+    pub fn from_raw(members: Vec<u32>, layout: &Layout) -> Option<Self> {
+        (members.len() == (layout.superblocks() * layout.group_pages()) as usize).then_some(
+            RemapTable {
+                members,
+                per_sb: layout.group_pages(),
+                channels: layout.geo.channels,
+            },
+        )
+    }
+
+    pub fn raw(&self) -> &[u32] {
+        &self.members
+    }
+
+    /// Block within plane backing (sb, channel, plane).
+    pub fn block(&self, sb: SbId, channel: u32, plane: u32) -> u32 {
+        self.members[(sb.0 * self.per_sb + plane * self.channels + channel) as usize]
+    }
+
+    pub fn set(&mut self, sb: SbId, channel: u32, plane: u32, block: u32) {
+        self.members[(sb.0 * self.per_sb + plane * self.channels + channel) as usize] = block;
+    }
+
+    pub fn block_id(&self, layout: &Layout, sb: SbId, channel: u32, plane: u32) -> BlockId {
+        layout
+            .geo
+            .block_id(layout.die_of(sb, channel), plane, self.block(sb, channel, plane))
+    }
+
+    pub fn page_id(&self, layout: &Layout, pgn: Pgn, k: u32) -> PageId {
+        let (c, l) = layout.page_position(k);
+        let sb = layout.sb_of(pgn);
+        layout
+            .geo
+            .page_id(self.block_id(layout, sb, c, l), layout.page_of(pgn))
+    }
+}

@@ -1,0 +1,21 @@
+//! The flash translation layer of FlashAbacus (seed 000 §4.3 and "Storage management"):
+//! Flashvisor's page-group log-structured mapping held in a bounded scratchpad, and
+//! Storengine's garbage collection, wear-leveling, bad-block remapping and mapping
+//! checkpoints — with power-cut recovery from the checkpoint plus a scan of what was written
+//! after it. `Device` is a sans-IO state machine driven by the simulation's event queue.
+
+pub mod checkpoint;
+pub mod config;
+pub mod device;
+pub mod layout;
+pub mod mapping;
+pub mod oob;
+pub mod recovery;
+pub mod request;
+pub mod superblock;
+pub mod verify;
+
+pub use config::{FtlConfig, GcPolicy};
+pub use device::{Device, Event, FtlStats};
+pub use layout::{Layout, Lgn, Pgn, SbId};
+pub use request::{HostCompletion, HostOp, HostRequest, IoError, SECTOR_BYTES};

@@ -1,0 +1,144 @@
+//! The page-group mapping: logical group → physical group (the table Flashvisor keeps in
+//! scratchpad), the reverse map GC uses to find valid groups, each group's write sequence
+//! number, and per-superblock valid counts. Invariant: `l2p[g] = p ⇔ p2l[p] = g`, and a
+//! superblock's valid count is the number of its groups that some logical group maps to.
+
+use crate::layout::{Lgn, Pgn, SbId};
+
+pub const UNMAPPED: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+pub struct Mapping {
+    l2p: Vec<u32>,
+    seq: Vec<u64>,
+    p2l: Vec<u32>,
+    valid: Vec<u32>,
+    groups_per_sb: u32,
+}
+
+impl Mapping {
+    pub fn new(logical_groups: u64, total_pgns: u32, superblocks: u32, groups_per_sb: u32) -> Self {
+        Mapping {
+            l2p: vec![UNMAPPED; logical_groups as usize],
+            seq: vec![0; logical_groups as usize],
+            p2l: vec![UNMAPPED; total_pgns as usize],
+            valid: vec![0; superblocks as usize],
+            groups_per_sb,
+        }
+    }
+
+    pub fn logical_groups(&self) -> u64 {
+        self.l2p.len() as u64
+    }
+
+    pub fn lookup(&self, g: Lgn) -> Option<Pgn> {
+        let p = self.l2p[g.0 as usize];
+        (p != UNMAPPED).then_some(Pgn(p))
+    }
+
+    /// Sequence number of the mapped version of `g` (0 if never written).
+    pub fn seq(&self, g: Lgn) -> u64 {
+        self.seq[g.0 as usize]
+    }
+
+    /// The logical group physical group `p` holds, if it is the live copy.
+    pub fn owner(&self, p: Pgn) -> Option<Lgn> {
+        let g = self.p2l[p.0 as usize];
+        (g != UNMAPPED).then_some(Lgn(g))
+    }
+
+    pub fn valid_count(&self, sb: SbId) -> u32 {
+        self.valid[sb.0 as usize]
+    }
+
+    fn sb(&self, p: u32) -> usize {
+        (p / self.groups_per_sb) as usize
+    }
+
+    /// Points `g` at `p` (version `seq`), invalidating the copy it pointed at before.
+    pub fn map(&mut self, g: Lgn, p: Pgn, seq: u64) {
+        assert_eq!(self.p2l[p.0 as usize], UNMAPPED, "physical group mapped twice");
+        self.unmap(g);
+        self.l2p[g.0 as usize] = p.0;
+        self.seq[g.0 as usize] = seq;
+        self.p2l[p.0 as usize] = g.0;
+        let sb = self.sb(p.0);
+        self.valid[sb] += 1;
+        debug_assert!(self.valid[sb] <= self.groups_per_sb);
+    }
+
+    /// Forgets `g` (trim, or before remapping).
+    pub fn unmap(&mut self, g: Lgn) {
+        let old = self.l2p[g.0 as usize];
+        if old != UNMAPPED {
+            debug_assert_eq!(self.p2l[old as usize], g.0);
+            self.p2l[old as usize] = UNMAPPED;
+            let sb = self.sb(old);
+            self.valid[sb] -= 1;
+            self.l2p[g.0 as usize] = UNMAPPED;
+        }
+    }
+
+    /// Raw table access for checkpoints.
+    pub fn l2p_raw(&self) -> &[u32] {
+        &self.l2p
+    }
+
+    pub fn seq_raw(&self) -> &[u64] {
+        &self.seq
+    }
+
+    /// Bytes the logical→physical table occupies in scratchpad.
+    pub fn table_bytes(&self) -> u64 {
+        self.l2p.len() as u64 * crate::config::MAP_ENTRY_BYTES
+    }
+
+    /// Checks every invariant (tests and recovery call it; O(size)).
+    pub fn check(&self) {
+        let mut valid = vec![0u32; self.valid.len()];
+        for (g, &p) in self.l2p.iter().enumerate() {
+            if p != UNMAPPED {
+                assert_eq!(self.p2l[p as usize], g as u32, "p2l disagrees for group {g}");
+                valid[self.sb(p)] += 1;
+            }
+        }
+        for (p, &g) in self.p2l.iter().enumerate() {
+            if g != UNMAPPED {
+                assert_eq!(self.l2p[g as usize], p as u32, "l2p disagrees for pgn {p}");
+            }
+        }
+        assert_eq!(valid, self.valid, "valid counts drifted");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    proptest! {
+        /// Against a reference BTreeMap: any sequence of map/unmap keeps l2p, p2l and the valid
+        /// counts consistent and agrees with the reference.
+        #[test]
+        fn mapping_agrees_with_reference_map(ops in proptest::collection::vec((0u32..16, 0u32..64, any::<bool>()), 1..300)) {
+            let mut m = Mapping::new(16, 64, 8, 8);
+            let mut reference: BTreeMap<u32, u32> = BTreeMap::new();
+            let mut used: BTreeMap<u32, u32> = BTreeMap::new();
+            for (seq, (g, p, trim)) in ops.into_iter().enumerate() {
+                if trim {
+                    m.unmap(Lgn(g));
+                    if let Some(old) = reference.remove(&g) { used.remove(&old); }
+                } else if !used.contains_key(&p) {
+                    m.map(Lgn(g), Pgn(p), seq as u64);
+                    if let Some(old) = reference.insert(g, p) { used.remove(&old); }
+                    used.insert(p, g);
+                }
+                m.check();
+                for g in 0..16 {
+                    prop_assert_eq!(m.lookup(Lgn(g)).map(|p| p.0), reference.get(&g).copied());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! Power-cut recovery (mount after an unclean shutdown). The firmware's RAM is gone; what is
+//! left is the flash: page data, spare-area records, and the NAND's bad-block marks.
+//!
+//! 1. Read both checkpoint slots and keep the newest one whose every page decodes.
+//! 2. Read the first page of every member block of every data superblock: all erased ⇒ the
+//!    superblock is free. Otherwise, if its epoch equals the checkpoint's, it is *unchanged*
+//!    and the checkpoint's entries pointing into it are trusted; if it was open at the
+//!    checkpoint, or its epoch differs (rewritten since), or it holds garbage, it is
+//!    *scanned*: every page group is read and kept if all its pages decode with one logical
+//!    group, one sequence number and one epoch. Checkpoint entries pointing into a changed
+//!    superblock are dropped (that data was moved or trimmed; a moved copy is found by the
+//!    scan).
+//! 3. Each logical group maps to its candidate with the highest write sequence number. GC
+//!    copies keep the sequence number of the data they copy, so a stale copy never outranks
+//!    a newer host write.
+//!
+//! Partially written superblocks are closed (never programmed again before an erase), and a
+//! checkpoint is requested at once so the recovered state is durable.
+
+use crate::checkpoint::Snapshot;
+use crate::config::FtlConfig;
+use crate::device::{Device, Event};
+use crate::layout::{Layout, Lgn, Pgn, RemapTable, SbId};
+use crate::mapping::UNMAPPED;
+use crate::oob::{OobRecord, PageKind};
+use crate::superblock::SbState;
+use nearflash_flash::{Backbone, DieId, Geometry, PageId};
+use nearflash_sim::EventQueue;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum RecoveryError {
+    #[error("recovery needs a backing store that keeps data (functional fidelity)")]
+    NoData,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RecoveryReport {
+    /// Sequence number of the checkpoint recovery started from (None: full scan).
+    pub checkpoint_seq: Option<u64>,
+    pub page_reads: u64,
+    pub superblocks_scanned: u32,
+    pub superblocks_trusted: u32,
+    pub groups_from_checkpoint: u64,
+    pub groups_from_scan: u64,
+    pub checkpoint_entries_dropped: u64,
+    pub torn_groups: u64,
+}
+
+struct Reader<'a> {
+    bb: &'a mut Backbone,
+    data: Vec<u8>,
+    oob: Vec<u8>,
+    reads: u64,
+}
+
+impl Reader<'_> {
+    fn read(&mut self, page: PageId) -> Option<OobRecord> {
+        self.reads += 1;
+        self.bb.store_mut().read(page, &mut self.data, &mut self.oob);
+        OobRecord::decode(&self.data, &self.oob)
+    }
+
+    fn erased(&self) -> bool {
+        self.data.iter().all(|&b| b == 0xFF) && self.oob.iter().all(|&b| b == 0xFF)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Candidate {
+    seq: u64,
+    pgn: Pgn,
+    scanned: bool,
+}
+
+fn better(new: Candidate, old: Option<Candidate>) -> bool {
+    match old {
+        None => true,
+        Some(o) => (new.seq, new.scanned, new.pgn) > (o.seq, o.scanned, o.pgn),
+    }
+}
+
+/// Rebuilds the firmware state from what `bb` holds after a power cut.
+pub fn recover(
+    mut bb: Backbone,
+    cfg: &FtlConfig,
+    q: &mut EventQueue<Event>,
+) -> Result<(Device, RecoveryReport), RecoveryError> {
+    if !bb.store().holds_data() {
+        return Err(RecoveryError::NoData);
+    }
+    let geo = Geometry::from_config(bb.config());
+    let layout = Layout::new(&geo, cfg);
+    let mut report = RecoveryReport::default();
+    let mut r = Reader {
+        data: vec![0; geo.page_size_bytes as usize],
+        oob: vec![0; geo.oob_size_bytes as usize],
+        bb: &mut bb,
+        reads: 0,
+    };
+    let mut snap: Option<(u32, Snapshot)> = None;
+    for slot in 0..2 {
+        if let Some(s) = read_checkpoint(&mut r, &layout, slot) {
+            if snap.as_ref().is_none_or(|(_, b)| s.ckpt_seq > b.ckpt_seq) {
+                snap = Some((slot, s));
+            }
+        }
+    }
+    let remap = snap
+        .as_ref()
+        .and_then(|(_, s)| RemapTable::from_raw(s.remap.clone(), &layout))
+        .unwrap_or_else(|| RemapTable::identity(&layout));
+
+    let mut best: BTreeMap<u32, Candidate> = BTreeMap::new();
+    let mut max_seq = 0u64;
+    let mut max_epoch = 0u64;
+    let n = layout.data_superblocks();
+    let mut status = vec![SbStatus::Empty; n as usize];
+    let mut epochs = vec![0u64; n as usize];
+    for s in 0..n {
+        let sb = SbId(s);
+        if snap
+            .as_ref()
+            .is_some_and(|(_, sn)| sn.sb_states[s as usize] == SbState::Retired)
+        {
+            status[s as usize] = SbStatus::Retired;
+            continue;
+        }
+        let mut empty = true;
+        let mut first: Option<OobRecord> = None;
+        for k in 0..layout.group_pages() {
+            let rec = r.read(remap.page_id(&layout, layout.pgn(sb, 0), k));
+            if !r.erased() {
+                empty = false;
+            }
+            if k == 0 {
+                first = rec;
+            }
+        }
+        if empty {
+            continue;
+        }
+        let trusted = match (&snap, first) {
+            (Some((_, sn)), Some(rec)) => {
+                rec.kind == PageKind::Data
+                    && rec.epoch == sn.sb_epochs[s as usize]
+                    && matches!(
+                        sn.sb_states[s as usize],
+                        SbState::Closed | SbState::Victim | SbState::Open
+                    )
+            }
+            _ => false,
+        };
+        let open_at_ckpt = snap
+            .as_ref()
+            .is_some_and(|(_, sn)| sn.sb_states[s as usize] == SbState::Open);
+        status[s as usize] = if trusted {
+            SbStatus::Trusted
+        } else {
+            SbStatus::Changed
+        };
+        if let Some(rec) = first {
+            epochs[s as usize] = rec.epoch;
+        }
+        if trusted {
+            report.superblocks_trusted += 1;
+        }
+        if !trusted || open_at_ckpt {
+            report.superblocks_scanned += 1;
+            scan_superblock(&mut r, &layout, &remap, sb, &mut report, |lgn, c, epoch| {
+                max_seq = max_seq.max(c.seq);
+                max_epoch = max_epoch.max(epoch);
+                if better(c, best.get(&lgn).copied()) {
+                    best.insert(lgn, c);
+                }
+            });
+        }
+    }
+    if let Some((_, sn)) = &snap {
+        for (g, (&p, &seq)) in sn.l2p.iter().zip(&sn.seqs).enumerate() {
+            if p == UNMAPPED {
+                continue;
+            }
+            let sb = layout.sb_of(Pgn(p));
+            if !layout.is_data_sb(sb) || status[sb.0 as usize] != SbStatus::Trusted {
+                report.checkpoint_entries_dropped += 1;
+                continue;
+            }
+            let c = Candidate {
+                seq,
+                pgn: Pgn(p),
+                scanned: false,
+            };
+            if better(c, best.get(&(g as u32)).copied()) {
+                best.insert(g as u32, c);
+            }
+        }
+    }
+    report.page_reads = r.reads;
+
+    let mut dev = Device::assemble(bb, layout, cfg.clone(), remap);
+    for (&g, c) in &best {
+        if u64::from(g) >= dev.layout.logical_groups() {
+            continue;
+        }
+        dev.map.map(Lgn(g), c.pgn, c.seq);
+        if c.scanned {
+            report.groups_from_scan += 1;
+        } else {
+            report.groups_from_checkpoint += 1;
+        }
+        max_seq = max_seq.max(c.seq);
+    }
+    for s in 0..n {
+        let sb = SbId(s);
+        let pe = dev.sb_pe(sb);
+        dev.sbs.get_mut(sb).pe = pe;
+        match status[s as usize] {
+            SbStatus::Retired => dev.sbs.get_mut(sb).state = SbState::Retired,
+            SbStatus::Empty => {
+                let (remapped, exhausted) = dev.remap_bad_members(sb);
+                if exhausted {
+                    dev.sbs.get_mut(sb).state = SbState::Retired;
+                } else if remapped {
+                    dev.sbs.get_mut(sb).state = SbState::Held;
+                } else {
+                    dev.sbs.release(sb);
+                }
+            }
+            SbStatus::Trusted | SbStatus::Changed => {
+                close_members(&mut dev, sb);
+                let any_bad = member_blocks(&dev, sb).any(|b| dev.bb.nand().is_bad(b));
+                let info = dev.sbs.get_mut(sb);
+                info.state = SbState::Closed;
+                info.epoch = epochs[s as usize];
+                info.retiring = any_bad;
+            }
+        }
+        max_epoch = max_epoch.max(epochs[s as usize]);
+    }
+    if let Some((slot, sn)) = &snap {
+        report.checkpoint_seq = Some(sn.ckpt_seq);
+        dev.ckpt.seq = sn.ckpt_seq;
+        dev.ckpt.next_slot = 1 - slot;
+        max_seq = max_seq.max(sn.next_write_seq.saturating_sub(1));
+        max_epoch = max_epoch.max(sn.next_epoch.saturating_sub(1));
+    }
+    dev.write_seq = max_seq + 1;
+    dev.next_epoch = max_epoch + 1;
+    dev.check_invariants();
+    dev.arm_and_checkpoint(q);
+    Ok((dev, report))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SbStatus {
+    Empty,
+    Trusted,
+    Changed,
+    Retired,
+}
+
+fn member_blocks(dev: &Device, sb: SbId) -> impl Iterator<Item = nearflash_flash::BlockId> + '_ {
+    let geo = &dev.layout.geo;
+    (0..geo.channels).flat_map(move |c| {
+        (0..geo.planes_per_die).map(move |l| dev.remap.block_id(&dev.layout, sb, c, l))
+    })
+}
+
+fn close_members(dev: &mut Device, sb: SbId) {
+    let blocks: Vec<_> = member_blocks(dev, sb).collect();
+    for b in blocks {
+        if !dev.bb.nand().is_bad(b) {
+            dev.bb.nand_mut().close(b);
+        }
+    }
+}
+
+/// Reads every page group of `sb` until an all-erased group, reporting each whole group.
+fn scan_superblock(
+    r: &mut Reader,
+    layout: &Layout,
+    remap: &RemapTable,
+    sb: SbId,
+    report: &mut RecoveryReport,
+    mut found: impl FnMut(u32, Candidate, u64),
+) {
+    let gp = layout.group_pages();
+    for page in 0..layout.groups_per_superblock() {
+        let pgn = layout.pgn(sb, page);
+        let mut all_erased = true;
+        let mut group: Option<(u64, u64, u64)> = None; // (lgn, seq, epoch)
+        let mut whole = true;
+        for k in 0..gp {
+            let rec = r.read(remap.page_id(layout, pgn, k));
+            all_erased &= r.erased();
+            match rec {
+                Some(rec) if rec.kind == PageKind::Data && rec.lpn % u64::from(gp) == u64::from(k) => {
+                    let key = (rec.lpn / u64::from(gp), rec.seq, rec.epoch);
+                    match group {
+                        None if k == 0 => group = Some(key),
+                        Some(g) if g == key => {}
+                        _ => whole = false,
+                    }
+                }
+                _ => whole = false,
+            }
+        }
+        if all_erased {
+            break;
+        }
+        match group {
+            Some((lgn, seq, epoch)) if whole && lgn <= u64::from(u32::MAX) => found(
+                lgn as u32,
+                Candidate {
+                    seq,
+                    pgn,
+                    scanned: true,
+                },
+                epoch,
+            ),
+            _ => report.torn_groups += 1,
+        }
+    }
+}
+
+/// Reads checkpoint slot `slot`; `None` unless every page it needs decodes.
+fn read_checkpoint(r: &mut Reader, layout: &Layout, slot: u32) -> Option<Snapshot> {
+    let geo = &layout.geo;
+    let gp = layout.group_pages();
+    let per_sb = layout.groups_per_superblock();
+    let sbs: Vec<SbId> = layout.ckpt_slot(slot).collect();
+    let page_of = |index: u64| -> PageId {
+        let row = (index / u64::from(gp)) as u32;
+        let k = (index % u64::from(gp)) as u32;
+        let sb = sbs[(row / per_sb) as usize];
+        let (c, l) = layout.page_position(k);
+        let die: DieId = layout.die_of(sb, c);
+        geo.page_id(geo.block_id(die, l, layout.row_of(sb)), row % per_sb)
+    };
+    let first = r.read(page_of(0))?;
+    if first.kind != PageKind::Checkpoint || first.lpn != 0 {
+        return None;
+    }
+    let ckpt_seq = first.seq;
+    let total = Snapshot::announced_len(&r.data).ok()?;
+    let ps = u64::from(geo.page_size_bytes);
+    let pages = total.div_ceil(ps);
+    let capacity = u64::from(layout.ckpt_sbs_per_slot()) * u64::from(per_sb) * u64::from(gp);
+    if pages > capacity {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity((pages * ps) as usize);
+    bytes.extend_from_slice(&r.data);
+    for i in 1..pages {
+        let rec = r.read(page_of(i))?;
+        if rec.kind != PageKind::Checkpoint || rec.lpn != i || rec.seq != ckpt_seq {
+            return None;
+        }
+        bytes.extend_from_slice(&r.data);
+    }
+    Snapshot::decode(
+        &bytes,
+        layout.logical_groups(),
+        layout.superblocks(),
+        layout.group_pages(),
+    )
+    .ok()
+}

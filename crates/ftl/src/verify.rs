@@ -1,0 +1,278 @@
+//! Verification of functional runs: every 512-byte sector a workload writes is
+//! self-describing (its logical sector number and a version stamp, then a pattern derived
+//! from both), and `Reference` is the independent model of which versions a read may
+//! legally return — during a run, and after a power cut.
+//!
+//! Stamps come from one counter over all writes and trims, so "newer" is well defined. A
+//! sector's *acked* state is the stamp of the last write or trim acknowledged for it.
+//! * During a run a read may return the acked version at its submission or anything newer
+//!   that was issued before it completed; zeros only if the sector was never written, was
+//!   trimmed, or a trim was issued meanwhile.
+//! * After a power cut an acknowledged write must read back (or something newer that was in
+//!   flight); a trimmed or never-written sector may read as zeros or as any version of
+//!   itself (trims are not durable). Another sector's data is always an error.
+
+use crate::request::SECTOR_BYTES;
+
+const SECTOR: usize = SECTOR_BYTES as usize;
+const MAGIC: u32 = 0x4E46_5345; // "NFSE"
+
+/// Fills one sector with the payload of version `stamp` of logical sector `lsn`.
+pub fn fill_sector(lsn: u64, stamp: u32, out: &mut [u8]) {
+    assert_eq!(out.len(), SECTOR);
+    out[0..8].copy_from_slice(&lsn.to_le_bytes());
+    out[8..12].copy_from_slice(&stamp.to_le_bytes());
+    out[12..16].copy_from_slice(&MAGIC.to_le_bytes());
+    let mut x = lsn.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(stamp);
+    for chunk in out[16..].chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+}
+
+/// What a sector read back as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SectorContent {
+    Zeros,
+    Version { lsn: u64, stamp: u32 },
+    Garbage,
+}
+
+pub fn decode_sector(buf: &[u8]) -> SectorContent {
+    if buf.iter().all(|&b| b == 0) {
+        return SectorContent::Zeros;
+    }
+    let lsn = u64::from_le_bytes(buf[0..8].try_into().expect("8 bytes"));
+    let stamp = u32::from_le_bytes(buf[8..12].try_into().expect("4 bytes"));
+    let mut expect = [0u8; SECTOR];
+    fill_sector(lsn, stamp, &mut expect);
+    if buf == expect {
+        SectorContent::Version { lsn, stamp }
+    } else {
+        SectorContent::Garbage
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct SectorState {
+    acked: u32,
+    acked_is_write: bool,
+    issued_write_max: u32,
+    issued_trim_max: u32,
+}
+
+/// The acked state of a sector at some instant (for checking a read later).
+#[derive(Clone, Copy, Debug)]
+pub struct AckedAt {
+    stamp: u32,
+    is_write: bool,
+}
+
+pub struct Reference {
+    sectors: Vec<SectorState>,
+    group_sectors: u64,
+    next_stamp: u32,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub lsn: u64,
+    pub expected: String,
+    pub got: SectorContent,
+}
+
+impl Reference {
+    pub fn new(sectors: u64, group_sectors: u64) -> Self {
+        Reference {
+            sectors: vec![SectorState::default(); sectors as usize],
+            group_sectors,
+            next_stamp: 1,
+        }
+    }
+
+    fn stamp(&mut self) -> u32 {
+        let s = self.next_stamp;
+        self.next_stamp = self.next_stamp.checked_add(1).expect("stamp overflow");
+        s
+    }
+
+    /// A write of `count` sectors from `lsn` is issued; returns its payload and stamp.
+    pub fn issue_write(&mut self, lsn: u64, count: u64) -> (Vec<u8>, u32) {
+        let stamp = self.stamp();
+        let mut data = vec![0u8; count as usize * SECTOR];
+        for i in 0..count {
+            fill_sector(lsn + i, stamp, &mut data[i as usize * SECTOR..(i as usize + 1) * SECTOR]);
+            let s = &mut self.sectors[(lsn + i) as usize];
+            s.issued_write_max = s.issued_write_max.max(stamp);
+        }
+        (data, stamp)
+    }
+
+    pub fn ack_write(&mut self, lsn: u64, count: u64, stamp: u32) {
+        for i in lsn..lsn + count {
+            let s = &mut self.sectors[i as usize];
+            if stamp > s.acked {
+                s.acked = stamp;
+                s.acked_is_write = true;
+            }
+        }
+    }
+
+    /// The sectors a trim really affects: only whole page groups (trims are advisory).
+    fn trimmed_range(&self, lsn: u64, count: u64) -> std::ops::Range<u64> {
+        let g = self.group_sectors;
+        let first = lsn.div_ceil(g) * g;
+        let end = (lsn + count) / g * g;
+        first..end.max(first)
+    }
+
+    pub fn issue_trim(&mut self, lsn: u64, count: u64) -> u32 {
+        let stamp = self.stamp();
+        for i in self.trimmed_range(lsn, count) {
+            let s = &mut self.sectors[i as usize];
+            s.issued_trim_max = s.issued_trim_max.max(stamp);
+        }
+        stamp
+    }
+
+    pub fn ack_trim(&mut self, lsn: u64, count: u64, stamp: u32) {
+        for i in self.trimmed_range(lsn, count) {
+            let s = &mut self.sectors[i as usize];
+            if stamp > s.acked {
+                s.acked = stamp;
+                s.acked_is_write = false;
+            }
+        }
+    }
+
+    /// Snapshot of the acked state of sectors [lsn, lsn + count), taken when a read is issued.
+    pub fn acked_at(&self, lsn: u64, count: u64) -> Vec<AckedAt> {
+        (lsn..lsn + count)
+            .map(|i| {
+                let s = self.sectors[i as usize];
+                AckedAt {
+                    stamp: s.acked,
+                    is_write: s.acked_is_write,
+                }
+            })
+            .collect()
+    }
+
+    /// Checks a completed read of [lsn, ..) issued when the acked state was `before`.
+    pub fn check_read(&self, lsn: u64, before: &[AckedAt], data: &[u8]) -> Result<(), Violation> {
+        for (i, at) in before.iter().enumerate() {
+            let s = lsn + i as u64;
+            let st = self.sectors[s as usize];
+            let got = decode_sector(&data[i * SECTOR..(i + 1) * SECTOR]);
+            let ok = match got {
+                SectorContent::Zeros => !at.is_write || st.issued_trim_max > at.stamp,
+                SectorContent::Version { lsn, stamp } => {
+                    lsn == s && stamp >= at.stamp && stamp <= st.issued_write_max
+                }
+                SectorContent::Garbage => false,
+            };
+            if !ok {
+                return Err(Violation {
+                    lsn: s,
+                    expected: format!(
+                        "version >= {} (acked {}), issued up to {}",
+                        at.stamp,
+                        if at.is_write { "write" } else { "trim/none" },
+                        st.issued_write_max
+                    ),
+                    got,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks what sector `s` reads after a power cut.
+    pub fn check_after_crash(&self, s: u64, data: &[u8]) -> Result<(), Violation> {
+        let st = self.sectors[s as usize];
+        let got = decode_sector(data);
+        let ok = match got {
+            SectorContent::Zeros => !st.acked_is_write || st.issued_trim_max > st.acked,
+            SectorContent::Version { lsn, stamp } => {
+                lsn == s
+                    && stamp <= st.issued_write_max
+                    && (!st.acked_is_write || stamp >= st.acked)
+            }
+            SectorContent::Garbage => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Violation {
+                lsn: s,
+                expected: format!(
+                    "acked {} {} (issued writes up to {})",
+                    if st.acked_is_write { "write" } else { "trim/none" },
+                    st.acked,
+                    st.issued_write_max
+                ),
+                got,
+            })
+        }
+    }
+
+    pub fn sectors(&self) -> u64 {
+        self.sectors.len() as u64
+    }
+
+    /// Whether sector `s` holds acknowledged data (a flushed write that must survive).
+    pub fn is_acked_write(&self, s: u64) -> bool {
+        self.sectors[s as usize].acked_is_write
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sectors_describe_themselves() {
+        let mut buf = vec![0u8; SECTOR];
+        fill_sector(42, 7, &mut buf);
+        assert_eq!(decode_sector(&buf), SectorContent::Version { lsn: 42, stamp: 7 });
+        buf[300] ^= 1;
+        assert_eq!(decode_sector(&buf), SectorContent::Garbage);
+        assert_eq!(decode_sector(&[0u8; SECTOR]), SectorContent::Zeros);
+    }
+
+    #[test]
+    fn stale_or_foreign_data_is_a_violation() {
+        let mut r = Reference::new(16, 4);
+        let (d1, s1) = r.issue_write(0, 4);
+        r.ack_write(0, 4, s1);
+        let (d2, s2) = r.issue_write(0, 4);
+        r.ack_write(0, 4, s2);
+        let before = r.acked_at(0, 4);
+        assert!(r.check_read(0, &before, &d2).is_ok());
+        assert!(r.check_read(0, &before, &d1).is_err(), "stale version");
+        let mut other = vec![0u8; 4 * SECTOR];
+        for i in 0..4 {
+            fill_sector(8 + i, s2, &mut other[i as usize * SECTOR..(i as usize + 1) * SECTOR]);
+        }
+        assert!(r.check_read(0, &before, &other).is_err(), "another sector's data");
+        assert!(r.check_after_crash(0, &d1[..SECTOR]).is_err());
+        assert!(r.check_after_crash(0, &[0u8; SECTOR]).is_err(), "acked write lost");
+    }
+
+    #[test]
+    fn trims_affect_whole_groups_only_and_are_not_durable() {
+        let mut r = Reference::new(16, 4);
+        let (d, s) = r.issue_write(0, 8);
+        r.ack_write(0, 8, s);
+        let t = r.issue_trim(2, 6); // covers group 1 (sectors 4..8) only
+        r.ack_trim(2, 6, t);
+        assert!(r.is_acked_write(2));
+        assert!(!r.is_acked_write(4));
+        let before = r.acked_at(4, 1);
+        assert!(r.check_read(4, &before, &[0u8; SECTOR]).is_ok());
+        assert!(r.check_read(4, &before, &d[4 * SECTOR..5 * SECTOR]).is_err());
+        assert!(r.check_after_crash(4, &d[4 * SECTOR..5 * SECTOR]).is_ok());
+    }
+}
