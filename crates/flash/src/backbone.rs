@@ -1,10 +1,10 @@
 //! The timed flash backbone. Each die and each channel bus is a server with a FIFO queue:
 //!
-//! * read:    die busy for tR (array → page register), then the channel carries the data out;
-//!            the die stays occupied until its register is drained (no cache reads).
+//! * read: die busy for tR (array → page register), then the channel carries the data out;
+//!   the die stays occupied until its register is drained (no cache reads).
 //! * program: the die is claimed, the channel carries the data in, then the die is busy for
-//!            tPROG; the page lands in the store when tPROG completes.
-//! * erase:   die busy for tBERS.
+//!   tPROG; the page lands in the store when tPROG completes.
+//! * erase: die busy for tBERS.
 //!
 //! Multi-plane operations address one block per plane at the same page offset: one tR or
 //! tPROG for all planes, one bus transfer carrying every plane's page. Waiting times and
@@ -64,7 +64,9 @@ impl FlashOp {
 pub enum OpStatus {
     Ok,
     /// Bit `p` set ⇒ the operation failed on plane `p`, whose block is now bad.
-    Failed { plane_mask: u8 },
+    Failed {
+        plane_mask: u8,
+    },
 }
 
 #[derive(Debug)]
@@ -341,7 +343,10 @@ impl Backbone {
         server.busy_since = now;
         let planes = self.slot(id).op.planes();
         self.slot(id).phase = Phase::Transfer;
-        q.schedule_in(self.transfer_time(planes), FlashEvent::ChannelDone(ch).into());
+        q.schedule_in(
+            self.transfer_time(planes),
+            FlashEvent::ChannelDone(ch).into(),
+        );
     }
 
     /// Handles one backbone event; finished operations are appended to `done`.
@@ -365,7 +370,9 @@ impl Backbone {
         rng: &mut SimRng,
         done: &mut Vec<FlashCompletion>,
     ) {
-        let id = self.dies[die as usize].current.expect("die done while idle");
+        let id = self.dies[die as usize]
+            .current
+            .expect("die done while idle");
         debug_assert_eq!(self.slot(id).phase, Phase::DieWork);
         match self.slot(id).op.kind {
             OpKind::Read => {

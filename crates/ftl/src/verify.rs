@@ -103,7 +103,11 @@ impl Reference {
         let stamp = self.stamp();
         let mut data = vec![0u8; count as usize * SECTOR];
         for i in 0..count {
-            fill_sector(lsn + i, stamp, &mut data[i as usize * SECTOR..(i as usize + 1) * SECTOR]);
+            fill_sector(
+                lsn + i,
+                stamp,
+                &mut data[i as usize * SECTOR..(i as usize + 1) * SECTOR],
+            );
             let s = &mut self.sectors[(lsn + i) as usize];
             s.issued_write_max = s.issued_write_max.max(stamp);
         }
@@ -209,7 +213,11 @@ impl Reference {
                 lsn: s,
                 expected: format!(
                     "acked {} {} (issued writes up to {})",
-                    if st.acked_is_write { "write" } else { "trim/none" },
+                    if st.acked_is_write {
+                        "write"
+                    } else {
+                        "trim/none"
+                    },
                     st.acked,
                     st.issued_write_max
                 ),
@@ -236,7 +244,10 @@ mod tests {
     fn sectors_describe_themselves() {
         let mut buf = vec![0u8; SECTOR];
         fill_sector(42, 7, &mut buf);
-        assert_eq!(decode_sector(&buf), SectorContent::Version { lsn: 42, stamp: 7 });
+        assert_eq!(
+            decode_sector(&buf),
+            SectorContent::Version { lsn: 42, stamp: 7 }
+        );
         buf[300] ^= 1;
         assert_eq!(decode_sector(&buf), SectorContent::Garbage);
         assert_eq!(decode_sector(&[0u8; SECTOR]), SectorContent::Zeros);
@@ -254,11 +265,21 @@ mod tests {
         assert!(r.check_read(0, &before, &d1).is_err(), "stale version");
         let mut other = vec![0u8; 4 * SECTOR];
         for i in 0..4 {
-            fill_sector(8 + i, s2, &mut other[i as usize * SECTOR..(i as usize + 1) * SECTOR]);
+            fill_sector(
+                8 + i,
+                s2,
+                &mut other[i as usize * SECTOR..(i as usize + 1) * SECTOR],
+            );
         }
-        assert!(r.check_read(0, &before, &other).is_err(), "another sector's data");
+        assert!(
+            r.check_read(0, &before, &other).is_err(),
+            "another sector's data"
+        );
         assert!(r.check_after_crash(0, &d1[..SECTOR]).is_err());
-        assert!(r.check_after_crash(0, &[0u8; SECTOR]).is_err(), "acked write lost");
+        assert!(
+            r.check_after_crash(0, &[0u8; SECTOR]).is_err(),
+            "acked write lost"
+        );
     }
 
     #[test]
@@ -272,7 +293,9 @@ mod tests {
         assert!(!r.is_acked_write(4));
         let before = r.acked_at(4, 1);
         assert!(r.check_read(4, &before, &[0u8; SECTOR]).is_ok());
-        assert!(r.check_read(4, &before, &d[4 * SECTOR..5 * SECTOR]).is_err());
+        assert!(r
+            .check_read(4, &before, &d[4 * SECTOR..5 * SECTOR])
+            .is_err());
         assert!(r.check_after_crash(4, &d[4 * SECTOR..5 * SECTOR]).is_ok());
     }
 }

@@ -1,1 +1,69 @@
-fn main() {}
+//! `nearflash`: the command-line front end of the simulator.
+
+mod cmd_io;
+mod driver;
+mod error;
+mod preset;
+mod progress;
+mod report;
+mod sysinfo;
+mod workload;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "nearflash",
+    version,
+    about = "Deterministic full-system simulator of computational flash storage",
+    long_about = "nearflash simulates flash devices that compute next to their data. Every figure \
+                  comes from modelled events; every run replays exactly from its seed."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Drive the simulated device with a block I/O workload (synthetic or an MSR trace).
+    Io(cmd_io::IoArgs),
+    /// List the built-in presets, or print one as TOML.
+    Presets {
+        /// A preset to print in full.
+        name: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Io(args) => cmd_io::run(&args),
+        Command::Presets { name } => list_presets(name.as_deref()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn list_presets(name: Option<&str>) -> Result<(), error::CliError> {
+    match name {
+        Some(n) => {
+            let (source, text) = preset::read_text(n)?;
+            preset::Preset::parse(&source, &text, &[])?;
+            print!("{text}");
+        }
+        None => {
+            for (n, _) in preset::BUILTIN {
+                let p = preset::Preset::load(n, &[])?;
+                println!("{n:<14} {}", p.description);
+            }
+        }
+    }
+    Ok(())
+}

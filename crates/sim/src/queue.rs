@@ -60,7 +60,11 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` at absolute time `at`, which must not be in the past.
     pub fn schedule_at(&mut self, at: SimTime, event: E) {
-        assert!(at >= self.now, "event scheduled in the past: {at:?} < {:?}", self.now);
+        assert!(
+            at >= self.now,
+            "event scheduled in the past: {at:?} < {:?}",
+            self.now
+        );
         let seq = self.next_seq;
         self.next_seq += 1;
         self.heap.push(Reverse(Entry { at, seq, event }));

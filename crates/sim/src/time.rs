@@ -6,11 +6,15 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
 /// An instant of simulated time, in nanoseconds since the start of the run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct SimTime(pub u64);
 
 /// A span of simulated time, in nanoseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct SimDuration(pub u64);
 
 impl SimTime {
@@ -26,7 +30,10 @@ impl SimTime {
 
     /// Time elapsed since `earlier`; panics if `earlier` is later (a causality bug).
     pub fn since(self, earlier: SimTime) -> SimDuration {
-        assert!(earlier <= self, "time went backwards: {earlier:?} > {self:?}");
+        assert!(
+            earlier <= self,
+            "time went backwards: {earlier:?} > {self:?}"
+        );
         SimDuration(self.0 - earlier.0)
     }
 }

@@ -94,7 +94,10 @@ fn reads_on_one_die_serialize_and_dies_on_one_channel_share_the_bus() {
     );
     let busy = bb.die_busy_ns(SimTime(102_000));
     assert_eq!(busy[0], 102_000);
-    assert_eq!(busy[1], 52_000, "die 1 holds its register until the bus drains it");
+    assert_eq!(
+        busy[1], 52_000,
+        "die 1 holds its register until the bus drains it"
+    );
     assert_eq!(bb.channel_busy_ns(SimTime(102_000))[0], 3_000);
 }
 
@@ -173,7 +176,9 @@ fn power_cut_during_tprog_leaves_garbage_not_data() {
     let report = bb.power_cut(&mut rng);
     assert_eq!(report.torn_program_pages, 1);
     let (mut d, mut oob) = (vec![0u8; 64], vec![0u8; 64]);
-    let page = bb.geometry().page_id(bb.geometry().block_id(DieId(0), 0, 1), 0);
+    let page = bb
+        .geometry()
+        .page_id(bb.geometry().block_id(DieId(0), 0, 1), 0);
     bb.store_mut().read(page, &mut d, &mut oob);
     assert_ne!(d, vec![0xAB; 64]);
     assert_eq!(bb.in_flight(), 0);

@@ -14,7 +14,7 @@
 //! the configured policy.
 
 use super::alloc::Stream;
-use super::jobs::{CopyJob, CopyPhase, ErasePurpose, EraseJob, Job};
+use super::jobs::{CopyJob, CopyPhase, EraseJob, ErasePurpose, Job};
 use super::{Device, Event};
 use crate::config::GcPolicy;
 use crate::layout::{Lgn, Pgn, SbId};
@@ -38,8 +38,7 @@ enum Reason {
 
 impl Device {
     fn foreground_needed(&self) -> bool {
-        self.has_alloc_waiters()
-            || self.sbs.free_count() <= self.cfg.gc_foreground_free_superblocks
+        self.has_alloc_waiters() || self.sbs.free_count() <= self.cfg.gc_foreground_free_superblocks
     }
 
     /// Starts or advances garbage collection as far as it can go now.
@@ -141,7 +140,9 @@ impl Device {
                 // beginning of flash address space to the end"). A superblock whose groups
                 // are all valid is passed over: collecting it would free nothing.
                 let start = self.gc_rr_cursor;
-                let found = (0..n).map(|i| (start + i) % n).find(|&s| reclaimable(self, s));
+                let found = (0..n)
+                    .map(|i| (start + i) % n)
+                    .find(|&s| reclaimable(self, s));
                 if let Some(s) = found {
                     self.gc_rr_cursor = (s + 1) % n;
                 }
@@ -304,7 +305,12 @@ impl Device {
     }
 
     /// Erases every good member block of `sb` (one multi-plane erase per die).
-    pub(super) fn start_erase(&mut self, sb: SbId, purpose: ErasePurpose, q: &mut EventQueue<Event>) {
+    pub(super) fn start_erase(
+        &mut self,
+        sb: SbId,
+        purpose: ErasePurpose,
+        q: &mut EventQueue<Event>,
+    ) {
         let job = self.jobs.insert(Job::Erase(EraseJob {
             sb,
             pending: 0,

@@ -359,7 +359,11 @@ impl Device {
             let sb = SbId(s);
             let info = self.sbs.get(sb);
             if matches!(info.state, SbState::Free | SbState::Held | SbState::Retired) {
-                assert_eq!(self.map.valid_count(sb), 0, "free superblock {s} holds data");
+                assert_eq!(
+                    self.map.valid_count(sb),
+                    0,
+                    "free superblock {s} holds data"
+                );
             }
         }
     }

@@ -1,0 +1,421 @@
+//! The discrete-event driver of `nearflash io`: it owns the clock (the event queue), the one
+//! seeded RNG and the trace hash, hands each event to the device, and feeds host requests —
+//! closed-loop at a queue depth for synthetic workloads, open-loop at recorded arrival times
+//! for traces. In functional fidelity every write carries self-describing sectors and every
+//! read is checked against the independent `verify::Reference` model.
+
+use crate::error::CliError;
+use crate::workload::Draw;
+use nearflash_flash::{MemoryStore, NoStore, PageStore, SparseFileStore};
+use nearflash_ftl::verify::{AckedAt, Reference};
+use nearflash_ftl::{Device, Event, FtlStats, HostCompletion, HostOp, HostRequest, SECTOR_BYTES};
+use nearflash_sim::{EventQueue, LatencyHistogram, SimDuration, SimRng, SimTime, TraceHasher};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Where programmed pages are kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreSpec {
+    /// Timing fidelity: no data.
+    None,
+    /// Functional fidelity, pages in RAM.
+    Memory,
+    /// Functional fidelity, pages in a sparse file (devices larger than RAM).
+    File(PathBuf),
+}
+
+/// Something that hands out requests one at a time.
+pub trait RequestSource {
+    fn next_request(&mut self, rng: &mut SimRng) -> Option<Draw>;
+    /// Requests this source will issue in all, for progress reports.
+    fn total(&self) -> u64;
+}
+
+impl RequestSource for crate::workload::Generator {
+    fn next_request(&mut self, rng: &mut SimRng) -> Option<Draw> {
+        self.next(rng)
+    }
+    fn total(&self) -> u64 {
+        crate::workload::Generator::total(self)
+    }
+}
+
+/// A fixed list of requests (preconditioning passes).
+pub struct ListSource {
+    items: std::vec::IntoIter<Draw>,
+    total: u64,
+}
+
+impl ListSource {
+    pub fn new(items: Vec<Draw>) -> Self {
+        ListSource {
+            total: items.len() as u64,
+            items: items.into_iter(),
+        }
+    }
+}
+
+impl RequestSource for ListSource {
+    fn next_request(&mut self, _: &mut SimRng) -> Option<Draw> {
+        self.items.next()
+    }
+    fn total(&self) -> u64 {
+        self.total
+    }
+}
+
+/// What one phase (preconditioning or measurement) of a run observed.
+#[derive(Clone, Debug)]
+pub struct PhaseResult {
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub failed: u64,
+    pub first_failure: Option<String>,
+    pub latency: LatencyHistogram,
+    pub start: SimTime,
+    pub end: SimTime,
+    pub reads_verified: u64,
+}
+
+impl PhaseResult {
+    fn new(start: SimTime) -> Self {
+        PhaseResult {
+            requests: 0,
+            reads: 0,
+            writes: 0,
+            read_bytes: 0,
+            write_bytes: 0,
+            failed: 0,
+            first_failure: None,
+            latency: LatencyHistogram::default(),
+            start,
+            end: start,
+            reads_verified: 0,
+        }
+    }
+
+    fn record(&mut self, c: &HostCompletion) {
+        self.requests += 1;
+        self.end = self.end.max(c.completed);
+        self.latency.record(c.completed.since(c.submitted).as_ns());
+        match &c.result {
+            Ok(()) => match c.op {
+                HostOp::Read => {
+                    self.reads += 1;
+                    self.read_bytes += c.len_bytes;
+                }
+                HostOp::Write => {
+                    self.writes += 1;
+                    self.write_bytes += c.len_bytes;
+                }
+                HostOp::Trim | HostOp::Flush => {}
+            },
+            Err(e) => {
+                self.failed += 1;
+                if self.first_failure.is_none() {
+                    self.first_failure =
+                        Some(format!("{:?} at offset {}: {e}", c.op, c.offset_bytes));
+                }
+            }
+        }
+    }
+}
+
+/// Functional fidelity: what each in-flight request must read back or acknowledge.
+enum Expect {
+    Read { lsn: u64, before: Vec<AckedAt> },
+    Write { lsn: u64, count: u64, stamp: u32 },
+}
+
+struct Checker {
+    reference: Reference,
+    pending: BTreeMap<u64, Expect>,
+}
+
+/// Counters at the start of a phase, to report the phase alone.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub ftl: FtlStats,
+    pub page_reads: u64,
+    pub page_programs: u64,
+    pub block_erases: u64,
+    pub die_busy_ns: Vec<u64>,
+    pub channel_busy_ns: Vec<u64>,
+}
+
+pub struct Driver {
+    q: EventQueue<Event>,
+    dev: Device,
+    rng: SimRng,
+    hash: TraceHasher,
+    completions: Vec<HostCompletion>,
+    next_id: u64,
+    checker: Option<Checker>,
+}
+
+/// Completions between progress callbacks.
+const PROGRESS_EVERY: u64 = 4096;
+
+impl Driver {
+    /// Formats a device of `preset` over the chosen store. In functional fidelity the
+    /// reference model covers the first `checked_bytes` of the device.
+    pub fn new(
+        preset: &crate::preset::Preset,
+        store: &StoreSpec,
+        seed: u64,
+        checked_bytes: u64,
+    ) -> Result<Driver, CliError> {
+        let geo = nearflash_flash::Geometry::from_config(&preset.flash);
+        let store: Box<dyn PageStore> = match store {
+            StoreSpec::None => Box::new(NoStore),
+            StoreSpec::Memory => Box::new(MemoryStore::new(
+                geo.page_count(),
+                preset.flash.page_size_bytes,
+            )),
+            StoreSpec::File(path) => Box::new(
+                SparseFileStore::create(
+                    path,
+                    geo.page_count(),
+                    preset.flash.page_size_bytes,
+                    preset.flash.oob_size_bytes,
+                )
+                .map_err(|e| CliError::Store(e.to_string()))?,
+            ),
+        };
+        let mut q = EventQueue::new();
+        let dev = Device::format(&preset.flash, &preset.ftl, store, &mut q).map_err(|e| {
+            CliError::Config {
+                source_name: format!("preset {}", preset.name),
+                reason: e.to_string(),
+            }
+        })?;
+        let checker = dev.is_functional().then(|| Checker {
+            reference: Reference::new(
+                checked_bytes / SECTOR_BYTES,
+                dev.layout().group_bytes() / SECTOR_BYTES,
+            ),
+            pending: BTreeMap::new(),
+        });
+        Ok(Driver {
+            q,
+            dev,
+            rng: SimRng::seed_from_u64(seed),
+            hash: TraceHasher::default(),
+            completions: Vec::new(),
+            next_id: 0,
+            checker,
+        })
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    pub fn events(&self) -> u64 {
+        self.q.events_processed()
+    }
+
+    pub fn trace_hash(&self) -> String {
+        self.hash.hex()
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let now = self.q.now();
+        let fs = self.dev.backbone().stats();
+        Snapshot {
+            ftl: self.dev.stats().clone(),
+            page_reads: fs.page_reads,
+            page_programs: fs.page_programs,
+            block_erases: fs.block_erases,
+            die_busy_ns: self.dev.die_busy_ns(now),
+            channel_busy_ns: self.dev.channel_busy_ns(now),
+        }
+    }
+
+    fn submit(&mut self, d: Draw) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut data = Vec::new();
+        if let Some(ch) = &mut self.checker {
+            let lsn = d.offset_bytes / SECTOR_BYTES;
+            let count = d.len_bytes / SECTOR_BYTES;
+            let expect = match d.op {
+                HostOp::Read => Expect::Read {
+                    lsn,
+                    before: ch.reference.acked_at(lsn, count),
+                },
+                HostOp::Write => {
+                    let (payload, stamp) = ch.reference.issue_write(lsn, count);
+                    data = payload;
+                    Expect::Write { lsn, count, stamp }
+                }
+                HostOp::Trim | HostOp::Flush => unreachable!("workloads issue reads and writes"),
+            };
+            ch.pending.insert(id, expect);
+        }
+        self.dev.submit(
+            HostRequest {
+                id,
+                op: d.op,
+                offset_bytes: d.offset_bytes,
+                len_bytes: d.len_bytes,
+                data,
+            },
+            &mut self.q,
+        );
+    }
+
+    /// Processes one event; false when none is left.
+    fn step(&mut self) -> Option<Event> {
+        let (at, ev) = self.q.pop()?;
+        self.hash.word(at.as_ns());
+        self.hash.word(ev.hash_word());
+        if !matches!(ev, Event::Host(_)) {
+            self.dev.handle(ev, &mut self.q, &mut self.rng);
+        }
+        Some(ev)
+    }
+
+    /// Moves finished commands into `phase`, verifying them in functional fidelity.
+    fn collect(&mut self, phase: &mut PhaseResult) -> Result<u64, CliError> {
+        self.dev.take_completions(&mut self.completions);
+        let n = self.completions.len() as u64;
+        for c in self.completions.drain(..) {
+            phase.record(&c);
+            let Some(ch) = &mut self.checker else {
+                continue;
+            };
+            match ch
+                .pending
+                .remove(&c.id)
+                .expect("completion of a known request")
+            {
+                Expect::Read { lsn, before } => {
+                    if c.result.is_ok() {
+                        ch.reference
+                            .check_read(lsn, &before, &c.data)
+                            .map_err(|v| CliError::Verification(format!("{v:?}")))?;
+                        phase.reads_verified += 1;
+                    }
+                }
+                Expect::Write { lsn, count, stamp } => {
+                    if c.result.is_ok() {
+                        ch.reference.ack_write(lsn, count, stamp);
+                    }
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn check_store(&self) -> Result<(), CliError> {
+        self.dev
+            .backbone()
+            .store()
+            .health()
+            .map_err(|e| CliError::Store(e.to_string()))
+    }
+
+    /// Runs `source` closed-loop at `queue_depth` until every request has completed.
+    pub fn run_closed(
+        &mut self,
+        source: &mut dyn RequestSource,
+        queue_depth: u32,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<PhaseResult, CliError> {
+        let total = source.total();
+        let mut phase = PhaseResult::new(self.q.now());
+        let mut inflight = 0u32;
+        let mut exhausted = false;
+        let mut done = 0u64;
+        let mut next_report = PROGRESS_EVERY;
+        loop {
+            while inflight < queue_depth && !exhausted {
+                match source.next_request(&mut self.rng) {
+                    Some(d) => {
+                        self.submit(d);
+                        inflight += 1;
+                    }
+                    None => exhausted = true,
+                }
+            }
+            let finished = self.collect(&mut phase)?;
+            if finished > 0 {
+                inflight -= finished as u32;
+                done += finished;
+                if done >= next_report {
+                    progress(done, total);
+                    next_report = done + PROGRESS_EVERY;
+                    self.check_store()?;
+                }
+                continue;
+            }
+            if inflight == 0 && exhausted {
+                break;
+            }
+            self.step()
+                .expect("requests in flight always have events pending");
+        }
+        progress(done, total);
+        self.check_store()?;
+        Ok(phase)
+    }
+
+    /// Lets the device run with no host traffic for `idle` and then until it is quiescent, so
+    /// that the background work a preconditioning pass leaves behind (a mapping checkpoint,
+    /// idle-time GC) finishes before measurement starts. Returns the simulated time spent.
+    pub fn settle(&mut self, idle: SimDuration) -> SimDuration {
+        let start = self.q.now();
+        let deadline = start + idle;
+        while self.q.peek_time().is_some_and(|t| t <= deadline) || !self.dev.is_quiescent() {
+            self.step().expect("a busy device has events pending");
+        }
+        debug_assert!(self.completions.is_empty());
+        self.q.now().since(start)
+    }
+
+    /// Replays `requests` open-loop: each is submitted at its arrival time (relative to now).
+    pub fn run_open(
+        &mut self,
+        requests: &[Draw],
+        arrivals_ns: &[u64],
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<PhaseResult, CliError> {
+        assert_eq!(requests.len(), arrivals_ns.len());
+        let total = requests.len() as u64;
+        let base = self.q.now();
+        let mut phase = PhaseResult::new(base);
+        let mut next = 0usize;
+        let mut done = 0u64;
+        let mut next_report = PROGRESS_EVERY;
+        if let Some(&a) = arrivals_ns.first() {
+            self.q
+                .schedule_at(base + SimDuration::from_ns(a), Event::Host(0));
+        }
+        while done < total {
+            if let Event::Host(i) = self.step().expect("trace requests pending") {
+                debug_assert_eq!(i as usize, next);
+                self.submit(requests[next]);
+                next += 1;
+                if next < requests.len() {
+                    self.q.schedule_at(
+                        base + SimDuration::from_ns(arrivals_ns[next]),
+                        Event::Host(next as u64),
+                    );
+                }
+            }
+            done += self.collect(&mut phase)?;
+            if done >= next_report {
+                progress(done, total);
+                next_report = done + PROGRESS_EVERY;
+                self.check_store()?;
+            }
+        }
+        progress(done, total);
+        self.check_store()?;
+        Ok(phase)
+    }
+}

@@ -1,0 +1,51 @@
+//! Every way a command can fail, each with a message that names the problem. `main` prints
+//! the message and exits non-zero; nothing in the CLI panics on bad input.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum CliError {
+    #[error("unknown preset '{name}' (built-in presets: {known}; or give a path to a .toml file)")]
+    UnknownPreset { name: String, known: String },
+
+    #[error("{source_name}: {reason}")]
+    Config { source_name: String, reason: String },
+
+    #[error("override '{spec}': {reason}")]
+    Override { spec: String, reason: String },
+
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("trace {path}: {source}")]
+    Trace {
+        path: String,
+        #[source]
+        source: nearflash_iotrace::TraceError,
+    },
+
+    #[error("invalid workload: {0}")]
+    Workload(String),
+
+    #[error(
+        "{what} (offset {offset_bytes}, {len_bytes} bytes) lies beyond the device's \
+         {capacity_bytes} logical bytes{hint}"
+    )]
+    PastCapacity {
+        what: String,
+        offset_bytes: u64,
+        len_bytes: u64,
+        capacity_bytes: u64,
+        hint: &'static str,
+    },
+
+    #[error("backing store: {0}")]
+    Store(String),
+
+    #[error("data verification failed: {0}")]
+    Verification(String),
+}

@@ -1,0 +1,353 @@
+//! The result of `nearflash io`: every figure of the measured phase, derived from the events
+//! the run processed (counts and busy times), beside the backbone's analytic limits for
+//! comparison. Serialised to JSON and rendered as a terminal table.
+
+use crate::driver::{PhaseResult, Snapshot};
+use crate::preset::Preset;
+use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
+use nearflash_ftl::Device;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencyUs {
+    pub p50: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub min: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EraseCounts {
+    pub min: u32,
+    pub mean: f64,
+    pub max: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Utilization {
+    pub channel: Vec<f64>,
+    pub die: Vec<f64>,
+    pub channel_mean: f64,
+    pub die_mean: f64,
+}
+
+/// Closed-form ceilings of the backbone, for comparison only: every measured figure comes from
+/// the simulated events.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnalyticLimits {
+    /// All channel buses busy moving multi-plane page data (MB/s of page data).
+    pub bus_read_bandwidth_mb_s: f64,
+    /// All dies busy reading full multi-plane pages: tR + the register drain over the bus.
+    pub die_read_bandwidth_mb_s: f64,
+    /// min(bus, die): the backbone's sequential read ceiling.
+    pub read_bandwidth_mb_s: f64,
+    /// Single-page reads: every die busy for tR + one page's transfer (IOPS).
+    pub page_read_iops: f64,
+    /// Multi-plane programs: every die busy for transfer + tPROG (MB/s of page data).
+    pub program_bandwidth_mb_s: f64,
+}
+
+impl AnalyticLimits {
+    pub fn of(dev: &Device) -> Self {
+        let bb = dev.backbone();
+        let geo = bb.geometry();
+        let planes = geo.planes_per_die;
+        let page = f64::from(geo.page_size_bytes);
+        let dies = f64::from(geo.die_count());
+        let channels = f64::from(geo.channels);
+        let xfer_all_us = bb.transfer_time(planes).as_us_f64();
+        let xfer_one_us = bb.transfer_time(1).as_us_f64();
+        let t_r = bb.read_latency(0).as_us_f64();
+        let t_prog = bb.program_latency(0).as_us_f64();
+        let per_op_bytes = page * f64::from(planes);
+        let bus = channels * per_op_bytes / xfer_all_us;
+        let die = dies * per_op_bytes / (t_r + xfer_all_us);
+        AnalyticLimits {
+            bus_read_bandwidth_mb_s: bus,
+            die_read_bandwidth_mb_s: die,
+            read_bandwidth_mb_s: bus.min(die),
+            page_read_iops: (dies / ((t_r + xfer_one_us) * 1e-6))
+                .min(channels / (xfer_one_us * 1e-6)),
+            program_bandwidth_mb_s: (dies * per_op_bytes / (xfer_all_us + t_prog)).min(bus),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Precondition {
+    pub requests: u64,
+    pub bytes: u64,
+    pub sim_s: f64,
+    /// Idle time after the pass (one checkpoint interval or GC idle threshold, whichever is
+    /// longer, then until the device is quiescent) so its background work is not measured.
+    pub settle_sim_s: f64,
+    pub wall_s: f64,
+}
+
+/// Every figure of a run. All but `wall_s`, `events_per_wall_s`, `flash_ops_per_wall_s` and
+/// `peak_rss_mb` (which depend on the machine) are identical for the same seed and config.
+#[derive(Clone, Debug, Serialize)]
+pub struct IoReport {
+    pub version: &'static str,
+    pub preset: String,
+    pub seed: u64,
+    pub fidelity: &'static str,
+    pub workload: serde_json::Value,
+    pub precondition: Option<Precondition>,
+    pub requests: u64,
+    pub requests_failed: u64,
+    pub first_failure: Option<String>,
+    pub reads_verified: u64,
+    pub sim_time_s: f64,
+    pub iops: f64,
+    pub read_bandwidth_mb_s: f64,
+    pub write_bandwidth_mb_s: f64,
+    pub latency_us: LatencyUs,
+    /// Flash pages programmed (host, read-modify-write, GC, checkpoints) per page of host
+    /// data written; null when the phase wrote nothing.
+    pub waf: Option<f64>,
+    pub gc_runs: u64,
+    pub gc_pages_copied: u64,
+    pub wear_leveling_runs: u64,
+    pub checkpoints_written: u64,
+    pub erase_count: EraseCounts,
+    pub utilization: Utilization,
+    /// Page reads + page programs + block erases of the phase, GC and checkpoints included.
+    pub flash_ops: u64,
+    pub flash_page_reads: u64,
+    pub flash_page_programs: u64,
+    pub flash_block_erases: u64,
+    pub mapping_table_bytes: u64,
+    pub scratchpad_bytes: u64,
+    pub logical_capacity_bytes: u64,
+    pub analytic_limits: AnalyticLimits,
+    pub sim_events: u64,
+    pub trace_hash: String,
+    pub wall_s: f64,
+    pub events_per_wall_s: f64,
+    pub flash_ops_per_wall_s: f64,
+    pub peak_rss_mb: f64,
+}
+
+pub struct Measured<'a> {
+    pub preset: &'a Preset,
+    pub seed: u64,
+    pub fidelity: &'static str,
+    pub workload: serde_json::Value,
+    pub precondition: Option<Precondition>,
+    pub phase: &'a PhaseResult,
+    pub start: &'a Snapshot,
+    pub end: &'a Snapshot,
+    pub device: &'a Device,
+    pub trace_hash: String,
+    pub wall_s: f64,
+    pub total_events: u64,
+    pub peak_rss_mb: f64,
+}
+
+fn diff(a: &[u64], b: &[u64], dur_ns: u64) -> Vec<f64> {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (y - x) as f64 / dur_ns.max(1) as f64)
+        .collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+impl IoReport {
+    pub fn build(m: Measured) -> IoReport {
+        let p = m.phase;
+        let dur_ns = p.end.since(p.start).as_ns();
+        let secs = dur_ns as f64 * 1e-9;
+        let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+        let us = |ns: u64| ns as f64 / 1000.0;
+        let lat = &p.latency;
+        let (s, e) = (m.start, m.end);
+        let page_reads = e.page_reads - s.page_reads;
+        let page_programs = e.page_programs - s.page_programs;
+        let block_erases = e.block_erases - s.block_erases;
+        let flash_ops = page_reads + page_programs + block_erases;
+        let page_bytes = u64::from(m.device.backbone().geometry().page_size_bytes);
+        let host_pages = p.write_bytes as f64 / page_bytes as f64;
+        let (ec_min, ec_mean, ec_max) = m.device.erase_count_summary();
+        let channel = diff(&s.channel_busy_ns, &e.channel_busy_ns, dur_ns);
+        let die = diff(&s.die_busy_ns, &e.die_busy_ns, dur_ns);
+        let wall = m.wall_s.max(1e-9);
+        IoReport {
+            version: env!("CARGO_PKG_VERSION"),
+            preset: m.preset.name.clone(),
+            seed: m.seed,
+            fidelity: m.fidelity,
+            workload: m.workload,
+            precondition: m.precondition,
+            requests: p.requests,
+            requests_failed: p.failed,
+            first_failure: p.first_failure.clone(),
+            reads_verified: p.reads_verified,
+            sim_time_s: secs,
+            iops: per_s(p.requests as f64),
+            read_bandwidth_mb_s: per_s(p.read_bytes as f64) / 1e6,
+            write_bandwidth_mb_s: per_s(p.write_bytes as f64) / 1e6,
+            latency_us: LatencyUs {
+                p50: us(lat.quantile_ns(0.5)),
+                p99: us(lat.quantile_ns(0.99)),
+                p999: us(lat.quantile_ns(0.999)),
+                max: us(lat.max_ns()),
+                mean: lat.mean_ns() / 1000.0,
+                min: us(if lat.count() == 0 { 0 } else { lat.min_ns() }),
+            },
+            waf: (host_pages > 0.0).then(|| page_programs as f64 / host_pages),
+            gc_runs: e.ftl.gc_runs - s.ftl.gc_runs,
+            gc_pages_copied: e.ftl.gc_pages_copied - s.ftl.gc_pages_copied,
+            wear_leveling_runs: e.ftl.wear_leveling_runs - s.ftl.wear_leveling_runs,
+            checkpoints_written: e.ftl.checkpoints_written - s.ftl.checkpoints_written,
+            erase_count: EraseCounts {
+                min: ec_min,
+                mean: ec_mean,
+                max: ec_max,
+            },
+            utilization: Utilization {
+                channel_mean: mean(&channel),
+                die_mean: mean(&die),
+                channel,
+                die,
+            },
+            flash_ops,
+            flash_page_reads: page_reads,
+            flash_page_programs: page_programs,
+            flash_block_erases: block_erases,
+            mapping_table_bytes: m.device.mapping().table_bytes(),
+            scratchpad_bytes: m.preset.ftl.scratchpad_bytes,
+            logical_capacity_bytes: m.device.logical_bytes(),
+            analytic_limits: AnalyticLimits::of(m.device),
+            sim_events: m.total_events,
+            trace_hash: m.trace_hash,
+            wall_s: m.wall_s,
+            events_per_wall_s: m.total_events as f64 / wall,
+            flash_ops_per_wall_s: (e.page_reads + e.page_programs + e.block_erases) as f64 / wall,
+            peak_rss_mb: m.peak_rss_mb,
+        }
+    }
+
+    /// The terminal rendering.
+    pub fn table(&self) -> String {
+        let mut t = Table::new();
+        t.load_preset(UTF8_BORDERS_ONLY);
+        t.set_header(vec!["figure", "value"]);
+        let f1 = |x: f64| format!("{x:.1}");
+        let lim = &self.analytic_limits;
+        let rows: Vec<(String, String)> = vec![
+            (
+                "preset / seed / fidelity".into(),
+                format!("{} / {} / {}", self.preset, self.seed, self.fidelity),
+            ),
+            (
+                "requests (failed)".into(),
+                format!("{} ({})", self.requests, self.requests_failed),
+            ),
+            ("simulated time".into(), format!("{:.3} s", self.sim_time_s)),
+            ("IOPS".into(), format!("{:.0}", self.iops)),
+            (
+                "read / write bandwidth".into(),
+                format!(
+                    "{} / {} MB/s",
+                    f1(self.read_bandwidth_mb_s),
+                    f1(self.write_bandwidth_mb_s)
+                ),
+            ),
+            (
+                "backbone read limit (analytic)".into(),
+                format!(
+                    "{} MB/s (bus {}, dies {}); {:.0} page-read IOPS",
+                    f1(lim.read_bandwidth_mb_s),
+                    f1(lim.bus_read_bandwidth_mb_s),
+                    f1(lim.die_read_bandwidth_mb_s),
+                    lim.page_read_iops
+                ),
+            ),
+            (
+                "latency p50 / p99 / p99.9 / max".into(),
+                format!(
+                    "{} / {} / {} / {} us",
+                    f1(self.latency_us.p50),
+                    f1(self.latency_us.p99),
+                    f1(self.latency_us.p999),
+                    f1(self.latency_us.max)
+                ),
+            ),
+            (
+                "WAF".into(),
+                self.waf.map_or("-".into(), |w| format!("{w:.2}")),
+            ),
+            (
+                "GC runs / pages copied".into(),
+                format!("{} / {}", self.gc_runs, self.gc_pages_copied),
+            ),
+            (
+                "erase count min / mean / max".into(),
+                format!(
+                    "{} / {:.2} / {}",
+                    self.erase_count.min, self.erase_count.mean, self.erase_count.max
+                ),
+            ),
+            (
+                "channel / die utilization (mean)".into(),
+                format!(
+                    "{:.1}% / {:.1}%",
+                    100.0 * self.utilization.channel_mean,
+                    100.0 * self.utilization.die_mean
+                ),
+            ),
+            (
+                "flash ops (reads + programs + erases)".into(),
+                format!(
+                    "{} ({} + {} + {})",
+                    self.flash_ops,
+                    self.flash_page_reads,
+                    self.flash_page_programs,
+                    self.flash_block_erases
+                ),
+            ),
+            (
+                "mapping table / scratchpad".into(),
+                format!(
+                    "{:.2} MiB / {:.2} MiB",
+                    self.mapping_table_bytes as f64 / 1048576.0,
+                    self.scratchpad_bytes as f64 / 1048576.0
+                ),
+            ),
+            (
+                "wall time (precondition)".into(),
+                format!(
+                    "{:.2} s ({})",
+                    self.wall_s,
+                    self.precondition
+                        .as_ref()
+                        .map_or("none".into(), |p| format!("{:.2} s", p.wall_s))
+                ),
+            ),
+            (
+                "events / flash ops per wall second".into(),
+                format!(
+                    "{:.2} M / {:.2} M",
+                    self.events_per_wall_s / 1e6,
+                    self.flash_ops_per_wall_s / 1e6
+                ),
+            ),
+            ("peak RSS".into(), format!("{:.0} MB", self.peak_rss_mb)),
+            ("trace hash".into(), self.trace_hash.clone()),
+        ];
+        for (k, v) in rows {
+            t.add_row(vec![k, v]);
+        }
+        t.to_string()
+    }
+}
