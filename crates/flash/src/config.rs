@@ -83,7 +83,10 @@ impl FlashConfig {
             ));
         }
         if self.pages_per_block > 1 << 16 {
-            return Err(invalid("flash.pages_per_block", "at most 65536 pages per block"));
+            return Err(invalid(
+                "flash.pages_per_block",
+                "at most 65536 pages per block",
+            ));
         }
         if self.oob_size_bytes < crate::store::OOB_BYTES_MIN {
             return Err(invalid(
@@ -105,7 +108,10 @@ impl FlashConfig {
             * u64::from(self.blocks_per_plane)
             * u64::from(self.pages_per_block);
         if pages > 1 << 40 {
-            return Err(invalid("flash.blocks_per_plane", "more than 2^40 pages in total"));
+            return Err(invalid(
+                "flash.blocks_per_plane",
+                "more than 2^40 pages in total",
+            ));
         }
         for (field, v) in [
             ("flash.read_latency_us", self.read_latency_us),
@@ -114,12 +120,21 @@ impl FlashConfig {
             ("flash.channel_rate_mb_s", self.channel_rate_mb_s),
         ] {
             if !(v.is_finite() && v > 0.0) {
-                return Err(invalid(field, format!("must be a positive number, got {v}")));
+                return Err(invalid(
+                    field,
+                    format!("must be a positive number, got {v}"),
+                ));
             }
         }
         for (field, table) in [
-            ("flash.read_latency_by_page_type_us", &self.read_latency_by_page_type_us),
-            ("flash.program_latency_by_page_type_us", &self.program_latency_by_page_type_us),
+            (
+                "flash.read_latency_by_page_type_us",
+                &self.read_latency_by_page_type_us,
+            ),
+            (
+                "flash.program_latency_by_page_type_us",
+                &self.program_latency_by_page_type_us,
+            ),
         ] {
             if let Some(t) = table {
                 if t.is_empty() || t.len() > 4 {
@@ -131,7 +146,10 @@ impl FlashConfig {
             }
         }
         for (field, p) in [
-            ("flash.program_fail_probability", self.program_fail_probability),
+            (
+                "flash.program_fail_probability",
+                self.program_fail_probability,
+            ),
             ("flash.erase_fail_probability", self.erase_fail_probability),
         ] {
             if !(0.0..=1.0).contains(&p) {

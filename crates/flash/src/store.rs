@@ -227,7 +227,10 @@ mod tests {
         assert!(d.iter().all(|&b| b == 0xFF));
         store.program(PageId(5), &data, &oob);
         assert_eq!(store.read(PageId(5), &mut d, &mut o), PageState::Programmed);
-        assert_eq!((d.as_slice(), o.as_slice()), (data.as_slice(), oob.as_slice()));
+        assert_eq!(
+            (d.as_slice(), o.as_slice()),
+            (data.as_slice(), oob.as_slice())
+        );
         store.erase(BlockId(1), 4);
         assert_eq!(store.read(PageId(5), &mut d, &mut o), PageState::Erased);
         assert!(store.health().is_ok());

@@ -207,7 +207,10 @@ mod tests {
         let bytes = snap().encode();
         let mut b = bytes.clone();
         b[70] ^= 1;
-        assert_eq!(Snapshot::decode(&b, 3, 2, 2), Err(CheckpointError::Checksum));
+        assert_eq!(
+            Snapshot::decode(&b, 3, 2, 2),
+            Err(CheckpointError::Checksum)
+        );
         assert_eq!(
             Snapshot::decode(&bytes, 4, 2, 2),
             Err(CheckpointError::Geometry("logical group count"))

@@ -57,7 +57,10 @@ impl FtlConfig {
         if !(0.0..90.0).contains(&self.over_provisioning_percent) {
             return bad(
                 "ftl.over_provisioning_percent",
-                format!("must be within 0..90, got {}", self.over_provisioning_percent),
+                format!(
+                    "must be within 0..90, got {}",
+                    self.over_provisioning_percent
+                ),
             );
         }
         if self.gc_parallel_copies == 0 {

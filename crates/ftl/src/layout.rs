@@ -212,9 +212,11 @@ impl RemapTable {
     }
 
     pub fn block_id(&self, layout: &Layout, sb: SbId, channel: u32, plane: u32) -> BlockId {
-        layout
-            .geo
-            .block_id(layout.die_of(sb, channel), plane, self.block(sb, channel, plane))
+        layout.geo.block_id(
+            layout.die_of(sb, channel),
+            plane,
+            self.block(sb, channel, plane),
+        )
     }
 
     pub fn page_id(&self, layout: &Layout, pgn: Pgn, k: u32) -> PageId {

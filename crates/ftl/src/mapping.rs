@@ -57,7 +57,10 @@ impl Mapping {
 
     /// Points `g` at `p` (version `seq`), invalidating the copy it pointed at before.
     pub fn map(&mut self, g: Lgn, p: Pgn, seq: u64) {
-        assert_eq!(self.p2l[p.0 as usize], UNMAPPED, "physical group mapped twice");
+        assert_eq!(
+            self.p2l[p.0 as usize], UNMAPPED,
+            "physical group mapped twice"
+        );
         self.unmap(g);
         self.l2p[g.0 as usize] = p.0;
         self.seq[g.0 as usize] = seq;
@@ -98,7 +101,10 @@ impl Mapping {
         let mut valid = vec![0u32; self.valid.len()];
         for (g, &p) in self.l2p.iter().enumerate() {
             if p != UNMAPPED {
-                assert_eq!(self.p2l[p as usize], g as u32, "p2l disagrees for group {g}");
+                assert_eq!(
+                    self.p2l[p as usize], g as u32,
+                    "p2l disagrees for group {g}"
+                );
                 valid[self.sb(p)] += 1;
             }
         }

@@ -100,7 +100,11 @@ mod tests {
         for byte in [0usize, 5, 13, 21, 29, 33] {
             let mut o = oob.clone();
             o[byte] ^= 1;
-            assert_eq!(OobRecord::decode(&data, &o), None, "flip in oob byte {byte}");
+            assert_eq!(
+                OobRecord::decode(&data, &o),
+                None,
+                "flip in oob byte {byte}"
+            );
         }
         let mut d = data.clone();
         d[10] ^= 0x80;

@@ -59,7 +59,9 @@ struct Reader<'a> {
 impl Reader<'_> {
     fn read(&mut self, page: PageId) -> Option<OobRecord> {
         self.reads += 1;
-        self.bb.store_mut().read(page, &mut self.data, &mut self.oob);
+        self.bb
+            .store_mut()
+            .read(page, &mut self.data, &mut self.oob);
         OobRecord::decode(&self.data, &self.oob)
     }
 
@@ -297,7 +299,9 @@ fn scan_superblock(
             let rec = r.read(remap.page_id(layout, pgn, k));
             all_erased &= r.erased();
             match rec {
-                Some(rec) if rec.kind == PageKind::Data && rec.lpn % u64::from(gp) == u64::from(k) => {
+                Some(rec)
+                    if rec.kind == PageKind::Data && rec.lpn % u64::from(gp) == u64::from(k) =>
+                {
                     let key = (rec.lpn / u64::from(gp), rec.seq, rec.epoch);
                     match group {
                         None if k == 0 => group = Some(key),
