@@ -1,10 +1,10 @@
 //! The timed flash backbone. Each die and each channel bus is a server with a FIFO queue:
 //!
-//! * read:    die busy for tR (array → page register), then the channel carries the data out;
-//!            the die stays occupied until its register is drained (no cache reads).
+//! * read: die busy for tR (array → page register), then the channel carries the data out;
+//!   the die stays occupied until its register is drained (no cache reads).
 //! * program: the die is claimed, the channel carries the data in, then the die is busy for
-//!            tPROG; the page lands in the store when tPROG completes.
-//! * erase:   die busy for tBERS.
+//!   tPROG; the page lands in the store when tPROG completes.
+//! * erase: die busy for tBERS.
 //!
 //! Multi-plane operations address one block per plane at the same page offset: one tR or
 //! tPROG for all planes, one bus transfer carrying every plane's page. Waiting times and
@@ -64,7 +64,9 @@ impl FlashOp {
 pub enum OpStatus {
     Ok,
     /// Bit `p` set ⇒ the operation failed on plane `p`, whose block is now bad.
-    Failed { plane_mask: u8 },
+    Failed {
+        plane_mask: u8,
+    },
 }
 
 #[derive(Debug)]
@@ -90,6 +92,9 @@ enum Phase {
 struct Slot {
     op: FlashOp,
     phase: Phase,
+    /// Program planes whose block was already bad when the program reached the die: the
+    /// chip reports a program failure for them and their pages are left untouched.
+    refused: u8,
 }
 
 #[derive(Default)]
@@ -254,6 +259,7 @@ impl Backbone {
         let slot = Slot {
             op,
             phase: Phase::Queued,
+            refused: 0,
         };
         let id = match self.free_slots.pop() {
             Some(id) => {
@@ -305,19 +311,27 @@ impl Backbone {
         }
     }
 
-    /// The NAND in-order rule, checked when the program reaches the die.
+    /// The NAND in-order rule, checked when the program reaches the die. A block that turned
+    /// bad after the program was queued (an earlier program to it failed) cannot take it: like
+    /// a real chip, the program then ends with a failure status for that plane. Firmware
+    /// cannot avoid this race — the op was already on the die's queue when the block failed.
     fn apply_program_order(&mut self, id: u32) {
         let (die, page, mask, blocks) = {
             let op = &self.slot(id).op;
             (op.die, op.page, op.plane_mask, op.plane_blocks)
         };
+        let mut refused = 0u8;
         for p in 0..PLANES_MAX as u32 {
             if mask & (1 << p) != 0 {
                 let b = self.geo.block_id(die, p, blocks[p as usize]);
-                assert!(!self.nand.is_bad(b), "program to bad block {}", b.0);
-                self.nand.on_program(b, page);
+                if self.nand.is_bad(b) {
+                    refused |= 1 << p;
+                } else {
+                    self.nand.on_program(b, page);
+                }
             }
         }
+        self.slot(id).refused = refused;
     }
 
     fn request_bus<E: From<FlashEvent>>(&mut self, id: u32, q: &mut EventQueue<E>) {
@@ -341,7 +355,10 @@ impl Backbone {
         server.busy_since = now;
         let planes = self.slot(id).op.planes();
         self.slot(id).phase = Phase::Transfer;
-        q.schedule_in(self.transfer_time(planes), FlashEvent::ChannelDone(ch).into());
+        q.schedule_in(
+            self.transfer_time(planes),
+            FlashEvent::ChannelDone(ch).into(),
+        );
     }
 
     /// Handles one backbone event; finished operations are appended to `done`.
@@ -365,7 +382,9 @@ impl Backbone {
         rng: &mut SimRng,
         done: &mut Vec<FlashCompletion>,
     ) {
-        let id = self.dies[die as usize].current.expect("die done while idle");
+        let id = self.dies[die as usize]
+            .current
+            .expect("die done while idle");
         debug_assert_eq!(self.slot(id).phase, Phase::DieWork);
         match self.slot(id).op.kind {
             OpKind::Read => {
@@ -440,13 +459,17 @@ impl Backbone {
             self.geo.oob_size_bytes as usize,
         );
         let fail_p = self.cfg.program_fail_probability;
+        let refused = self.slot(id).refused;
         let op = std::mem::replace(&mut self.slot(id).op, placeholder_op());
         let mut failed = 0u8;
         for (i, p) in op.plane_iter().enumerate() {
             let b = self.geo.block_id(op.die, p, op.plane_blocks[p as usize]);
             let page = self.geo.page_id(b, op.page);
             self.stats.page_programs += 1;
-            if rng.chance(fail_p) {
+            if refused & (1 << p) != 0 {
+                failed |= 1 << p;
+                self.stats.program_failures += 1;
+            } else if rng.chance(fail_p) {
                 failed |= 1 << p;
                 self.stats.program_failures += 1;
                 self.nand.mark_bad(b);
@@ -549,7 +572,12 @@ impl Backbone {
             match (op.kind, slot.phase) {
                 (OpKind::Program, Phase::DieWork) => {
                     let page = op.page;
-                    for b in blocks {
+                    let refused: Vec<BlockId> = op
+                        .plane_iter()
+                        .filter(|p| slot.refused & (1 << p) != 0)
+                        .map(|p| self.geo.block_id(op.die, p, op.plane_blocks[p as usize]))
+                        .collect();
+                    for b in blocks.into_iter().filter(|b| !refused.contains(b)) {
                         rng.fill_bytes(&mut junk);
                         let pid = self.geo.page_id(b, page);
                         self.store.program(pid, &junk[..ps], &junk[ps..]);

@@ -94,7 +94,10 @@ fn reads_on_one_die_serialize_and_dies_on_one_channel_share_the_bus() {
     );
     let busy = bb.die_busy_ns(SimTime(102_000));
     assert_eq!(busy[0], 102_000);
-    assert_eq!(busy[1], 52_000, "die 1 holds its register until the bus drains it");
+    assert_eq!(
+        busy[1], 52_000,
+        "die 1 holds its register until the bus drains it"
+    );
     assert_eq!(bb.channel_busy_ns(SimTime(102_000))[0], 3_000);
 }
 
@@ -173,7 +176,9 @@ fn power_cut_during_tprog_leaves_garbage_not_data() {
     let report = bb.power_cut(&mut rng);
     assert_eq!(report.torn_program_pages, 1);
     let (mut d, mut oob) = (vec![0u8; 64], vec![0u8; 64]);
-    let page = bb.geometry().page_id(bb.geometry().block_id(DieId(0), 0, 1), 0);
+    let page = bb
+        .geometry()
+        .page_id(bb.geometry().block_id(DieId(0), 0, 1), 0);
     bb.store_mut().read(page, &mut d, &mut oob);
     assert_ne!(d, vec![0xAB; 64]);
     assert_eq!(bb.in_flight(), 0);
@@ -195,4 +200,24 @@ fn saturated_channel_delivers_its_rate_and_never_more() {
     let die_limit_ns = u64::from(n / 2) * 51_000;
     assert!(end >= die_limit_ns, "faster than the die limit: {end}");
     assert!(end <= die_limit_ns + 1_000, "slower than expected: {end}");
+}
+
+#[test]
+fn program_queued_behind_a_failing_program_to_the_same_block_fails_too() {
+    let mut c = cfg();
+    c.program_fail_probability = 1.0;
+    let mut bb = Backbone::new(&c, Box::new(NoStore));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    // Both are queued before the first fails; the second reaches a block that is now bad.
+    bb.submit(op(OpKind::Program, 0, 0, 0b01, 1), &mut q);
+    bb.submit(op(OpKind::Program, 0, 1, 0b01, 2), &mut q);
+    let got = run(&mut bb, &mut q);
+    assert_eq!(got[0].2, OpStatus::Failed { plane_mask: 1 });
+    assert_eq!(got[1].2, OpStatus::Failed { plane_mask: 1 });
+    assert_eq!(bb.stats().program_failures, 2);
+    // The refused program never reached the array: the block's write pointer did not move.
+    assert_eq!(
+        bb.nand().write_ptr(bb.geometry().block_id(DieId(0), 0, 1)),
+        1
+    );
 }
