@@ -92,6 +92,13 @@ impl Reference {
         }
     }
 
+    /// The part of [lsn, lsn + count) inside the device: a request reaching past the end is
+    /// rejected by the device, so the sectors beyond it have no state to track.
+    fn clip(&self, lsn: u64, count: u64) -> std::ops::Range<u64> {
+        let end = self.sectors.len() as u64;
+        lsn.min(end)..lsn.saturating_add(count).min(end)
+    }
+
     fn stamp(&mut self) -> u32 {
         let s = self.next_stamp;
         self.next_stamp = self.next_stamp.checked_add(1).expect("stamp overflow");
@@ -103,15 +110,21 @@ impl Reference {
         let stamp = self.stamp();
         let mut data = vec![0u8; count as usize * SECTOR];
         for i in 0..count {
-            fill_sector(lsn + i, stamp, &mut data[i as usize * SECTOR..(i as usize + 1) * SECTOR]);
-            let s = &mut self.sectors[(lsn + i) as usize];
+            fill_sector(
+                lsn + i,
+                stamp,
+                &mut data[i as usize * SECTOR..(i as usize + 1) * SECTOR],
+            );
+        }
+        for i in self.clip(lsn, count) {
+            let s = &mut self.sectors[i as usize];
             s.issued_write_max = s.issued_write_max.max(stamp);
         }
         (data, stamp)
     }
 
     pub fn ack_write(&mut self, lsn: u64, count: u64, stamp: u32) {
-        for i in lsn..lsn + count {
+        for i in self.clip(lsn, count) {
             let s = &mut self.sectors[i as usize];
             if stamp > s.acked {
                 s.acked = stamp;
@@ -123,8 +136,9 @@ impl Reference {
     /// The sectors a trim really affects: only whole page groups (trims are advisory).
     fn trimmed_range(&self, lsn: u64, count: u64) -> std::ops::Range<u64> {
         let g = self.group_sectors;
-        let first = lsn.div_ceil(g) * g;
-        let end = (lsn + count) / g * g;
+        let r = self.clip(lsn, count);
+        let first = r.start.div_ceil(g) * g;
+        let end = r.end / g * g;
         first..end.max(first)
     }
 
@@ -149,7 +163,7 @@ impl Reference {
 
     /// Snapshot of the acked state of sectors [lsn, lsn + count), taken when a read is issued.
     pub fn acked_at(&self, lsn: u64, count: u64) -> Vec<AckedAt> {
-        (lsn..lsn + count)
+        self.clip(lsn, count)
             .map(|i| {
                 let s = self.sectors[i as usize];
                 AckedAt {
@@ -209,7 +223,11 @@ impl Reference {
                 lsn: s,
                 expected: format!(
                     "acked {} {} (issued writes up to {})",
-                    if st.acked_is_write { "write" } else { "trim/none" },
+                    if st.acked_is_write {
+                        "write"
+                    } else {
+                        "trim/none"
+                    },
                     st.acked,
                     st.issued_write_max
                 ),
@@ -236,7 +254,10 @@ mod tests {
     fn sectors_describe_themselves() {
         let mut buf = vec![0u8; SECTOR];
         fill_sector(42, 7, &mut buf);
-        assert_eq!(decode_sector(&buf), SectorContent::Version { lsn: 42, stamp: 7 });
+        assert_eq!(
+            decode_sector(&buf),
+            SectorContent::Version { lsn: 42, stamp: 7 }
+        );
         buf[300] ^= 1;
         assert_eq!(decode_sector(&buf), SectorContent::Garbage);
         assert_eq!(decode_sector(&[0u8; SECTOR]), SectorContent::Zeros);
@@ -254,11 +275,33 @@ mod tests {
         assert!(r.check_read(0, &before, &d1).is_err(), "stale version");
         let mut other = vec![0u8; 4 * SECTOR];
         for i in 0..4 {
-            fill_sector(8 + i, s2, &mut other[i as usize * SECTOR..(i as usize + 1) * SECTOR]);
+            fill_sector(
+                8 + i,
+                s2,
+                &mut other[i as usize * SECTOR..(i as usize + 1) * SECTOR],
+            );
         }
-        assert!(r.check_read(0, &before, &other).is_err(), "another sector's data");
+        assert!(
+            r.check_read(0, &before, &other).is_err(),
+            "another sector's data"
+        );
         assert!(r.check_after_crash(0, &d1[..SECTOR]).is_err());
-        assert!(r.check_after_crash(0, &[0u8; SECTOR]).is_err(), "acked write lost");
+        assert!(
+            r.check_after_crash(0, &[0u8; SECTOR]).is_err(),
+            "acked write lost"
+        );
+    }
+
+    #[test]
+    fn requests_reaching_past_the_end_track_only_sectors_inside() {
+        let mut r = Reference::new(8, 4);
+        let (d, s) = r.issue_write(6, 4);
+        assert_eq!(d.len(), 4 * SECTOR);
+        r.ack_write(6, 4, s);
+        let t = r.issue_trim(4, 8);
+        r.ack_trim(4, 8, t);
+        assert_eq!(r.acked_at(7, 3).len(), 1);
+        assert!(r.acked_at(9, 2).is_empty());
     }
 
     #[test]
@@ -272,7 +315,9 @@ mod tests {
         assert!(!r.is_acked_write(4));
         let before = r.acked_at(4, 1);
         assert!(r.check_read(4, &before, &[0u8; SECTOR]).is_ok());
-        assert!(r.check_read(4, &before, &d[4 * SECTOR..5 * SECTOR]).is_err());
+        assert!(r
+            .check_read(4, &before, &d[4 * SECTOR..5 * SECTOR])
+            .is_err());
         assert!(r.check_after_crash(4, &d[4 * SECTOR..5 * SECTOR]).is_ok());
     }
 }

@@ -66,6 +66,16 @@ impl Device {
         info.programs_inflight -= 1;
     }
 
+    /// Page groups left in GC's open write points.
+    pub(super) fn gc_points_room(&self) -> u32 {
+        let pages = self.layout.groups_per_superblock();
+        self.gc_points
+            .iter()
+            .flatten()
+            .map(|wp| pages - wp.next_page)
+            .sum()
+    }
+
     fn can_open(&self, stream: Stream) -> bool {
         match stream {
             Stream::Host => self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks,

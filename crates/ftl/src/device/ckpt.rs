@@ -83,8 +83,7 @@ impl Device {
         let gp = u64::from(self.layout.group_pages());
         let rows_total = len.div_ceil(ps).div_ceil(gp) as u32;
         assert!(
-            rows_total
-                <= self.layout.ckpt_sbs_per_slot() * self.layout.groups_per_superblock(),
+            rows_total <= self.layout.ckpt_sbs_per_slot() * self.layout.groups_per_superblock(),
             "checkpoint slot too small"
         );
         self.ckpt.active = Some(ActiveCkpt {
@@ -109,6 +108,14 @@ impl Device {
         for sb in to_erase {
             self.start_erase(sb, ErasePurpose::Checkpoint, q);
         }
+    }
+
+    /// Whether the checkpoint being written will release held superblocks when it is done.
+    pub(super) fn ckpt_releases_held(&self) -> bool {
+        self.ckpt
+            .active
+            .as_ref()
+            .is_some_and(|a| !a.held.is_empty())
     }
 
     /// The state a checkpoint records.
@@ -138,8 +145,11 @@ impl Device {
 
     pub(super) fn on_ckpt_erase_done(&mut self, sb: SbId, q: &mut EventQueue<Event>) {
         let bad = (0..self.layout.geo.channels).any(|c| {
-            (0..self.layout.geo.planes_per_die)
-                .any(|l| self.bb.nand().is_bad(self.remap.block_id(&self.layout, sb, c, l)))
+            (0..self.layout.geo.planes_per_die).any(|l| {
+                self.bb
+                    .nand()
+                    .is_bad(self.remap.block_id(&self.layout, sb, c, l))
+            })
         });
         let active = self.ckpt.active.as_mut().expect("checkpoint in progress");
         if bad {
@@ -187,7 +197,8 @@ impl Device {
             for l in 0..planes {
                 plane_blocks[l as usize] = self.remap.block(sb, c, l);
                 if self.functional {
-                    let index = u64::from(row) * u64::from(gp) + u64::from(self.layout.page_index(c, l));
+                    let index =
+                        u64::from(row) * u64::from(gp) + u64::from(self.layout.page_index(c, l));
                     let bytes = &self.ckpt.active.as_ref().expect("active").bytes;
                     let mut page = vec![0u8; ps];
                     let from = (index as usize * ps).min(bytes.len());

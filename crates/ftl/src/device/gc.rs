@@ -14,7 +14,7 @@
 //! the configured policy.
 
 use super::alloc::Stream;
-use super::jobs::{CopyJob, CopyPhase, ErasePurpose, EraseJob, Job};
+use super::jobs::{CopyJob, CopyPhase, EraseJob, ErasePurpose, Job};
 use super::{Device, Event};
 use crate::config::GcPolicy;
 use crate::layout::{Lgn, Pgn, SbId};
@@ -38,8 +38,7 @@ enum Reason {
 
 impl Device {
     fn foreground_needed(&self) -> bool {
-        self.has_alloc_waiters()
-            || self.sbs.free_count() <= self.cfg.gc_foreground_free_superblocks
+        self.has_alloc_waiters() || self.sbs.free_count() <= self.cfg.gc_foreground_free_superblocks
     }
 
     /// Starts or advances garbage collection as far as it can go now.
@@ -50,7 +49,9 @@ impl Device {
             let background = self.background_allowed
                 && self.sbs.free_count() < self.cfg.gc_background_free_superblocks;
             let Some((victim, reason)) = self.select_victim(now, foreground || background) else {
-                if self.has_alloc_waiters() && self.gc_copies_idle() {
+                // Nothing can be reclaimed (every candidate is full of valid data, or holds
+                // more than GC has room to copy): the device is out of space.
+                if self.has_alloc_waiters() {
                     self.fail_alloc_waiters(q);
                 }
                 return;
@@ -100,8 +101,17 @@ impl Device {
         }
     }
 
-    fn gc_copies_idle(&self) -> bool {
-        self.gc.is_none()
+    /// Page groups GC can be sure to find for its copies: what is left in its open write
+    /// points plus the free superblocks host writes may not take (they stop opening
+    /// superblocks at `gc_foreground_free_superblocks`).
+    fn gc_room(&self) -> u32 {
+        let pages = self.layout.groups_per_superblock();
+        let in_points = self.gc_points_room();
+        let free = self
+            .sbs
+            .free_count()
+            .min(self.cfg.gc_foreground_free_superblocks);
+        in_points + free * pages
     }
 
     /// Picks the next victim, or `None` if nothing is worth collecting (`wanted` false means
@@ -109,9 +119,14 @@ impl Device {
     fn select_victim(&mut self, now: SimTime, wanted: bool) -> Option<(SbId, Reason)> {
         let n = self.layout.data_superblocks();
         let full = self.layout.groups_per_superblock();
+        let room = self.gc_room();
+        // A victim whose valid groups do not fit in GC's room could never be erased: its
+        // copies would wait for space forever.
         let candidate = |d: &Device, s: u32| {
             let info = d.sbs.get(SbId(s));
-            info.state == SbState::Closed && info.programs_inflight == 0
+            info.state == SbState::Closed
+                && info.programs_inflight == 0
+                && d.map.valid_count(SbId(s)) <= room
         };
         if let Some(s) = (0..n).find(|&s| candidate(self, s) && self.sbs.get(SbId(s)).retiring) {
             return Some((SbId(s), Reason::Retiring));
@@ -141,7 +156,9 @@ impl Device {
                 // beginning of flash address space to the end"). A superblock whose groups
                 // are all valid is passed over: collecting it would free nothing.
                 let start = self.gc_rr_cursor;
-                let found = (0..n).map(|i| (start + i) % n).find(|&s| reclaimable(self, s));
+                let found = (0..n)
+                    .map(|i| (start + i) % n)
+                    .find(|&s| reclaimable(self, s));
                 if let Some(s) = found {
                     self.gc_rr_cursor = (s + 1) % n;
                 }
@@ -280,15 +297,22 @@ impl Device {
 
     fn copy_alloc(&mut self, id: u32, q: &mut EventQueue<Event>) {
         let now = q.now();
-        let Some(dest) = self.alloc_group(Stream::Gc, now) else {
-            // The GC reserve is exhausted: impossible with a validated config unless blocks
-            // kept failing; the copy waits for an erase elsewhere.
-            if let Job::Copy(cp) = self.jobs.get_mut(id) {
-                cp.phase = CopyPhase::WaitAlloc;
+        if self.gc_alloc_waiters.is_empty() {
+            if let Some(dest) = self.alloc_group(Stream::Gc, now) {
+                self.copy_program(id, dest, q);
+                return;
             }
-            self.gc_alloc_waiters.push_back(id);
-            return;
-        };
+        }
+        // GC's room ran out under it (a destination failed a program and was closed early):
+        // the copy waits for a superblock to come free.
+        if let Job::Copy(cp) = self.jobs.get_mut(id) {
+            cp.phase = CopyPhase::WaitAlloc;
+        }
+        self.gc_alloc_waiters.push_back(id);
+        self.abort_gc_if_stuck(q);
+    }
+
+    fn copy_program(&mut self, id: u32, dest: Pgn, q: &mut EventQueue<Event>) {
         let Job::Copy(cp) = self.jobs.get_mut(id) else {
             unreachable!()
         };
@@ -303,8 +327,33 @@ impl Device {
         cp.pending = n;
     }
 
+    /// If every copy of the GC run waits for a destination and nothing else can free a
+    /// superblock (only the run's own erase or a checkpoint releasing held superblocks
+    /// could), the run can never finish: give it up. The victim keeps its data (no copy
+    /// switched the mapping), and host writes waiting for space fail with `NoSpace`.
+    fn abort_gc_if_stuck(&mut self, q: &mut EventQueue<Event>) {
+        let Some(run) = self.gc.as_ref() else { return };
+        let waiting = self.gc_alloc_waiters.len() as u32;
+        if waiting == 0 || run.copies != waiting || self.ckpt_releases_held() {
+            return;
+        }
+        let victim = run.victim;
+        self.gc = None;
+        while let Some(id) = self.gc_alloc_waiters.pop_front() {
+            self.jobs.remove(id);
+        }
+        self.sbs.get_mut(victim).state = SbState::Closed;
+        self.stats.gc_runs_abandoned += 1;
+        self.fail_alloc_waiters(q);
+    }
+
     /// Erases every good member block of `sb` (one multi-plane erase per die).
-    pub(super) fn start_erase(&mut self, sb: SbId, purpose: ErasePurpose, q: &mut EventQueue<Event>) {
+    pub(super) fn start_erase(
+        &mut self,
+        sb: SbId,
+        purpose: ErasePurpose,
+        q: &mut EventQueue<Event>,
+    ) {
         let job = self.jobs.insert(Job::Erase(EraseJob {
             sb,
             pending: 0,
@@ -425,16 +474,16 @@ impl Device {
         }
     }
 
-    /// GC copies that were waiting for a destination.
+    /// GC copies that were waiting for a destination, in arrival order.
     pub(super) fn wake_gc_waiters(&mut self, q: &mut EventQueue<Event>) {
-        while let Some(id) = self.gc_alloc_waiters.pop_front() {
-            self.copy_alloc(id, q);
-            if matches!(self.jobs.get(id), Job::Copy(cp) if cp.phase == CopyPhase::WaitAlloc) {
-                // copy_alloc queued it again at the back; restore FIFO order and stop.
-                let back = self.gc_alloc_waiters.pop_back().expect("requeued");
-                self.gc_alloc_waiters.push_front(back);
+        let now = q.now();
+        while let Some(&id) = self.gc_alloc_waiters.front() {
+            let Some(dest) = self.alloc_group(Stream::Gc, now) else {
                 break;
-            }
+            };
+            self.gc_alloc_waiters.pop_front();
+            self.copy_program(id, dest, q);
         }
+        self.abort_gc_if_stuck(q);
     }
 }

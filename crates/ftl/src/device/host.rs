@@ -21,8 +21,8 @@ impl Device {
             return Ok(());
         }
         if req.len_bytes == 0
-            || req.offset_bytes % SECTOR_BYTES != 0
-            || req.len_bytes % SECTOR_BYTES != 0
+            || !req.offset_bytes.is_multiple_of(SECTOR_BYTES)
+            || !req.len_bytes.is_multiple_of(SECTOR_BYTES)
         {
             return Err(IoError::Misaligned {
                 offset_bytes: req.offset_bytes,
@@ -279,7 +279,10 @@ impl Device {
             let data = &c.op.data[i * ps..(i + 1) * ps];
             let rec = OobRecord::decode(data, &c.op.oob[i * os..(i + 1) * os]);
             match rec {
-                Some(r) if r.kind == PageKind::Data && r.lpn == u64::from(lgn.0) * gp + u64::from(k) => {
+                Some(r)
+                    if r.kind == PageKind::Data
+                        && r.lpn == u64::from(lgn.0) * gp + u64::from(k) =>
+                {
                     sink(k, data)
                 }
                 _ => ok = false,
@@ -591,7 +594,11 @@ impl Device {
             submitted: r.submitted,
             completed: q.now(),
             result: r.result,
-            data: if r.op == HostOp::Read { r.data } else { Vec::new() },
+            data: if r.op == HostOp::Read {
+                r.data
+            } else {
+                Vec::new()
+            },
         });
         self.host_request_finished(q);
         if r.op == HostOp::Write {
@@ -613,7 +620,11 @@ impl Device {
 
 fn mask_range(a: u32, b: u32) -> u64 {
     debug_assert!(a <= b && b < 64);
-    let hi = if b == 63 { u64::MAX } else { (1u64 << (b + 1)) - 1 };
+    let hi = if b == 63 {
+        u64::MAX
+    } else {
+        (1u64 << (b + 1)) - 1
+    };
     hi & !((1u64 << a) - 1)
 }
 

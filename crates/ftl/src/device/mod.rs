@@ -309,27 +309,27 @@ impl Device {
         self.bb.channel_busy_ns(now)
     }
 
-    /// Erase counts of every data superblock's blocks (min, mean, max over blocks).
+    /// Erase counts of the member blocks of every data superblock (min, mean, max over
+    /// blocks); spares not yet in use and the checkpoint slots are left out.
     pub fn erase_count_summary(&self) -> (u32, f64, u32) {
         let nand = self.bb.nand();
-        let n = nand.block_count();
         let geo = &self.layout.geo;
         let mut min = u32::MAX;
         let mut max = 0;
         let mut sum = 0u64;
-        for b in 0..n as u64 {
-            let pe = nand.pe_cycles(nearflash_flash::BlockId(b));
-            let (_, _, row) = geo.block_parts(nearflash_flash::BlockId(b));
-            if row >= self.layout.spare_rows().start {
-                continue;
+        let mut count = 0u64;
+        for s in 0..self.layout.data_superblocks() {
+            for c in 0..geo.channels {
+                for l in 0..geo.planes_per_die {
+                    let pe = nand.pe_cycles(self.remap.block_id(&self.layout, SbId(s), c, l));
+                    min = min.min(pe);
+                    max = max.max(pe);
+                    sum += u64::from(pe);
+                    count += 1;
+                }
             }
-            min = min.min(pe);
-            max = max.max(pe);
-            sum += u64::from(pe);
         }
-        let counted = (geo.die_count() * geo.planes_per_die) as u64
-            * u64::from(self.layout.spare_rows().start);
-        (min, sum as f64 / counted as f64, max)
+        (min, sum as f64 / count as f64, max)
     }
 
     /// Submits a host command at the current time.
@@ -359,7 +359,11 @@ impl Device {
             let sb = SbId(s);
             let info = self.sbs.get(sb);
             if matches!(info.state, SbState::Free | SbState::Held | SbState::Retired) {
-                assert_eq!(self.map.valid_count(sb), 0, "free superblock {s} holds data");
+                assert_eq!(
+                    self.map.valid_count(sb),
+                    0,
+                    "free superblock {s} holds data"
+                );
             }
         }
     }
