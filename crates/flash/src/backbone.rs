@@ -116,9 +116,11 @@ pub struct FlashStats {
 }
 
 /// What a power cut interrupted.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PowerCutReport {
     pub torn_program_pages: u64,
+    /// Programs cut before tPROG began (data still on the bus): their pages stay erased.
+    pub dropped_programs: u64,
     pub torn_erase_blocks: u64,
     pub lost_reads: u64,
 }
@@ -548,9 +550,10 @@ impl Backbone {
         self.start_die(die as u32, q);
     }
 
-    /// Power is lost now: programs in their tPROG phase leave garbage in their pages, erases in
-    /// progress leave garbage in every page of their blocks (which are closed: the firmware must
-    /// erase them again), and every queued operation is dropped. The caller drops the events.
+    /// Power is lost now: programs in their tPROG phase leave garbage in their pages, programs
+    /// still transferring their data leave their pages erased, erases in progress leave
+    /// garbage in every page of their blocks (which are closed: the firmware must erase them
+    /// again), and every queued operation is dropped. The caller drops the events.
     pub fn power_cut(&mut self, rng: &mut SimRng) -> PowerCutReport {
         let mut report = PowerCutReport::default();
         let (ps, os) = (
@@ -595,6 +598,16 @@ impl Backbone {
                         report.torn_erase_blocks += 1;
                     }
                 }
+                (OpKind::Program, Phase::WaitBus | Phase::Transfer) => {
+                    // The data was still on its way to the page register: the array was never
+                    // touched and the pages stay erased.
+                    let page = op.page;
+                    for p in op.plane_iter().filter(|p| slot.refused & (1 << p) == 0) {
+                        let b = self.geo.block_id(op.die, p, op.plane_blocks[p as usize]);
+                        self.nand.unprogram(b, page);
+                    }
+                    report.dropped_programs += 1;
+                }
                 (OpKind::Read, _) => report.lost_reads += 1,
                 _ => {}
             }
@@ -607,6 +620,16 @@ impl Backbone {
         self.free_slots.clear();
         self.in_flight = 0;
         report
+    }
+
+    /// The operations the dies are executing now, as (kind, caller's tag): what a power cut
+    /// would interrupt.
+    pub fn executing_ops(&self) -> impl Iterator<Item = (OpKind, u64)> + '_ {
+        self.dies.iter().filter_map(|d| {
+            d.current
+                .and_then(|id| self.slots[id as usize].as_ref())
+                .map(|s| (s.op.kind, s.op.tag))
+        })
     }
 
     /// Whether an erase or a program is executing on some die right now (for crash tests
