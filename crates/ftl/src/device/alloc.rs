@@ -79,7 +79,10 @@ impl Device {
     fn can_open(&self, stream: Stream) -> bool {
         match stream {
             Stream::Host => self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks,
-            Stream::Gc => self.sbs.free_count() > 0,
+            // The last free superblock is the crash reserve (see `gc_room`).
+            Stream::Gc => {
+                self.sbs.free_count() > 1 || (self.sbs.free_count() > 0 && self.gc_rescuing())
+            }
         }
     }
 

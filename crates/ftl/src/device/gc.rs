@@ -27,6 +27,8 @@ pub struct GcRun {
     cursor: u32,
     copies: u32,
     erasing: bool,
+    /// The run may open the last free superblock (see `gc_room`).
+    rescue: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +50,15 @@ impl Device {
         if self.gc.is_none() {
             let background = self.background_allowed
                 && self.sbs.free_count() < self.cfg.gc_background_free_superblocks;
-            let Some((victim, reason)) = self.select_victim(now, foreground || background) else {
+            let wanted = foreground || background;
+            let normal = self.select_victim(now, wanted, self.gc_room(false));
+            let rescue = normal.is_none() && foreground && self.sbs.free_count() > 0;
+            let pick = if rescue {
+                self.select_victim(now, wanted, self.gc_room(true))
+            } else {
+                normal
+            };
+            let Some((victim, reason)) = pick else {
                 // Nothing can be reclaimed (every candidate is full of valid data, or holds
                 // more than GC has room to copy): the device is out of space.
                 if self.has_alloc_waiters() {
@@ -63,11 +73,15 @@ impl Device {
                 _ if foreground => self.stats.gc_foreground_runs += 1,
                 _ => self.stats.gc_background_runs += 1,
             }
+            if rescue {
+                self.stats.gc_rescue_runs += 1;
+            }
             self.gc = Some(GcRun {
                 victim,
                 cursor: 0,
                 copies: 0,
                 erasing: false,
+                rescue,
             });
         }
         let Some(run) = self.gc.as_mut() else { return };
@@ -102,24 +116,41 @@ impl Device {
     }
 
     /// Page groups GC can be sure to find for its copies: what is left in its open write
-    /// points plus the free superblocks host writes may not take (they stop opening
-    /// superblocks at `gc_foreground_free_superblocks`).
-    fn gc_room(&self) -> u32 {
+    /// points, plus free superblocks host writes may not take (they stop opening superblocks
+    /// at `gc_foreground_free_superblocks`) — but never the last free superblock, unless
+    /// `rescue`.
+    ///
+    /// The last free superblock is the crash reserve. A power cut loses the unwritten rest of
+    /// every open superblock (recovery closes them), so a device cut with no free superblock
+    /// would have nowhere to copy a victim to and could never write again. Only a *rescue*
+    /// run, started when nothing fits otherwise, may open it, and only for its one victim:
+    /// if power is cut before that victim is erased, recovery keeps the victim's copies of
+    /// the data (the source wins ties, see `recovery`), the rescue destination holds nothing
+    /// valid and is erased first, and the reserve comes back.
+    fn gc_room(&self, rescue: bool) -> u32 {
         let pages = self.layout.groups_per_superblock();
-        let in_points = self.gc_points_room();
-        let free = self
+        let usable = self
             .sbs
             .free_count()
             .min(self.cfg.gc_foreground_free_superblocks);
-        in_points + free * pages
+        let free = if rescue {
+            usable.min(1)
+        } else {
+            usable.saturating_sub(1)
+        };
+        self.gc_points_room() + free * pages
+    }
+
+    /// Whether GC may open the last free superblock now.
+    pub(super) fn gc_rescuing(&self) -> bool {
+        self.gc.as_ref().is_some_and(|r| r.rescue)
     }
 
     /// Picks the next victim, or `None` if nothing is worth collecting (`wanted` false means
     /// only forced victims — failed programs, wear-leveling — are considered).
-    fn select_victim(&mut self, now: SimTime, wanted: bool) -> Option<(SbId, Reason)> {
+    fn select_victim(&mut self, now: SimTime, wanted: bool, room: u32) -> Option<(SbId, Reason)> {
         let n = self.layout.data_superblocks();
         let full = self.layout.groups_per_superblock();
-        let room = self.gc_room();
         // A victim whose valid groups do not fit in GC's room could never be erased: its
         // copies would wait for space forever.
         let candidate = |d: &Device, s: u32| {
