@@ -236,8 +236,31 @@ impl Reference {
         }
     }
 
+    /// After a power cut has been checked, what sector `s` reads back (`data`) becomes its
+    /// known state: an in-flight write that survived counts as acknowledged, one that did not
+    /// can never appear later, and a trimmed sector holds what it was found to hold.
+    pub fn settle_after_crash(&mut self, s: u64, data: &[u8]) {
+        let st = &mut self.sectors[s as usize];
+        *st = match decode_sector(data) {
+            SectorContent::Version { lsn, stamp } if lsn == s => SectorState {
+                acked: stamp,
+                acked_is_write: true,
+                issued_write_max: stamp,
+                issued_trim_max: 0,
+            },
+            // Zeros; or a violation already counted, after which anything but a new write
+            // of this sector is reported again.
+            _ => SectorState::default(),
+        };
+    }
+
     pub fn sectors(&self) -> u64 {
         self.sectors.len() as u64
+    }
+
+    /// Stamp of the last acknowledged write or trim of sector `s` (0 if none).
+    pub fn acked_stamp(&self, s: u64) -> u32 {
+        self.sectors[s as usize].acked
     }
 
     /// Whether sector `s` holds acknowledged data (a flushed write that must survive).
@@ -289,6 +312,22 @@ mod tests {
         assert!(
             r.check_after_crash(0, &[0u8; SECTOR]).is_err(),
             "acked write lost"
+        );
+    }
+
+    #[test]
+    fn settled_state_after_a_crash_is_what_was_read_back() {
+        let mut r = Reference::new(4, 4);
+        let (d1, s1) = r.issue_write(0, 1);
+        r.ack_write(0, 1, s1);
+        let (d2, _) = r.issue_write(0, 1); // in flight at the cut, lost
+        assert!(r.check_after_crash(0, &d1).is_ok());
+        r.settle_after_crash(0, &d1);
+        let before = r.acked_at(0, 1);
+        assert!(r.check_read(0, &before, &d1).is_ok());
+        assert!(
+            r.check_read(0, &before, &d2).is_err(),
+            "a lost write must not reappear"
         );
     }
 

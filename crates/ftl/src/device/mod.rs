@@ -23,7 +23,7 @@ use alloc::WritePoint;
 use gc::GcRun;
 use jobs::{Job, ReqState, Slab};
 use nearflash_flash::{
-    Backbone, ConfigError, FlashCompletion, FlashConfig, FlashEvent, Geometry, PageStore,
+    Backbone, ConfigError, FlashCompletion, FlashConfig, FlashEvent, Geometry, OpKind, PageStore,
 };
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -56,6 +56,19 @@ impl Event {
             Event::Host(t) => 5 << 56 ^ t,
         }
     }
+}
+
+/// Kinds of flash work, by the firmware job a flash operation belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FlashWork {
+    /// A host read, or the read half of a partial-group write.
+    HostRead,
+    HostProgram,
+    GcRead,
+    GcProgram,
+    /// A GC or checkpoint-slot erase.
+    Erase,
+    CheckpointProgram,
 }
 
 pub struct Device {
@@ -238,6 +251,29 @@ impl Device {
 
     pub fn checkpoint_active(&self) -> bool {
         self.ckpt.active.is_some()
+    }
+
+    /// What the flash operations executing on the dies are doing, by the job that issued
+    /// them (crash tests label where a power cut landed with it).
+    pub fn flash_work(&self) -> BTreeSet<FlashWork> {
+        self.bb
+            .executing_ops()
+            .map(|(kind, tag)| match (self.jobs.get(tag as u32), kind) {
+                (Job::Write(_), OpKind::Program) => FlashWork::HostProgram,
+                (Job::Read(_) | Job::Write(_), _) => FlashWork::HostRead,
+                (Job::Copy(_), OpKind::Program) => FlashWork::GcProgram,
+                (Job::Copy(_), _) => FlashWork::GcRead,
+                (Job::Erase(_), _) => FlashWork::Erase,
+                (Job::CkptProgram(_), _) => FlashWork::CheckpointProgram,
+                (Job::Trim(_), _) => unreachable!("trims do not touch flash"),
+            })
+            .collect()
+    }
+
+    /// Gives up the device for a power cut: the firmware's state (its RAM) is dropped and
+    /// only the flash remains, for `Backbone::power_cut` and `recovery::recover`.
+    pub fn into_backbone(self) -> Backbone {
+        self.bb
     }
 
     /// Host completions produced since the last call.
