@@ -92,6 +92,9 @@ enum Phase {
 struct Slot {
     op: FlashOp,
     phase: Phase,
+    /// Program planes whose block was already bad when the program reached the die: the
+    /// chip reports a program failure for them and their pages are left untouched.
+    refused: u8,
 }
 
 #[derive(Default)]
@@ -113,9 +116,11 @@ pub struct FlashStats {
 }
 
 /// What a power cut interrupted.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PowerCutReport {
     pub torn_program_pages: u64,
+    /// Programs cut before tPROG began (data still on the bus): their pages stay erased.
+    pub dropped_programs: u64,
     pub torn_erase_blocks: u64,
     pub lost_reads: u64,
 }
@@ -256,6 +261,7 @@ impl Backbone {
         let slot = Slot {
             op,
             phase: Phase::Queued,
+            refused: 0,
         };
         let id = match self.free_slots.pop() {
             Some(id) => {
@@ -307,19 +313,27 @@ impl Backbone {
         }
     }
 
-    /// The NAND in-order rule, checked when the program reaches the die.
+    /// The NAND in-order rule, checked when the program reaches the die. A block that turned
+    /// bad after the program was queued (an earlier program to it failed) cannot take it: like
+    /// a real chip, the program then ends with a failure status for that plane. Firmware
+    /// cannot avoid this race — the op was already on the die's queue when the block failed.
     fn apply_program_order(&mut self, id: u32) {
         let (die, page, mask, blocks) = {
             let op = &self.slot(id).op;
             (op.die, op.page, op.plane_mask, op.plane_blocks)
         };
+        let mut refused = 0u8;
         for p in 0..PLANES_MAX as u32 {
             if mask & (1 << p) != 0 {
                 let b = self.geo.block_id(die, p, blocks[p as usize]);
-                assert!(!self.nand.is_bad(b), "program to bad block {}", b.0);
-                self.nand.on_program(b, page);
+                if self.nand.is_bad(b) {
+                    refused |= 1 << p;
+                } else {
+                    self.nand.on_program(b, page);
+                }
             }
         }
+        self.slot(id).refused = refused;
     }
 
     fn request_bus<E: From<FlashEvent>>(&mut self, id: u32, q: &mut EventQueue<E>) {
@@ -447,13 +461,17 @@ impl Backbone {
             self.geo.oob_size_bytes as usize,
         );
         let fail_p = self.cfg.program_fail_probability;
+        let refused = self.slot(id).refused;
         let op = std::mem::replace(&mut self.slot(id).op, placeholder_op());
         let mut failed = 0u8;
         for (i, p) in op.plane_iter().enumerate() {
             let b = self.geo.block_id(op.die, p, op.plane_blocks[p as usize]);
             let page = self.geo.page_id(b, op.page);
             self.stats.page_programs += 1;
-            if rng.chance(fail_p) {
+            if refused & (1 << p) != 0 {
+                failed |= 1 << p;
+                self.stats.program_failures += 1;
+            } else if rng.chance(fail_p) {
                 failed |= 1 << p;
                 self.stats.program_failures += 1;
                 self.nand.mark_bad(b);
@@ -532,9 +550,10 @@ impl Backbone {
         self.start_die(die as u32, q);
     }
 
-    /// Power is lost now: programs in their tPROG phase leave garbage in their pages, erases in
-    /// progress leave garbage in every page of their blocks (which are closed: the firmware must
-    /// erase them again), and every queued operation is dropped. The caller drops the events.
+    /// Power is lost now: programs in their tPROG phase leave garbage in their pages, programs
+    /// still transferring their data leave their pages erased, erases in progress leave
+    /// garbage in every page of their blocks (which are closed: the firmware must erase them
+    /// again), and every queued operation is dropped. The caller drops the events.
     pub fn power_cut(&mut self, rng: &mut SimRng) -> PowerCutReport {
         let mut report = PowerCutReport::default();
         let (ps, os) = (
@@ -556,7 +575,12 @@ impl Backbone {
             match (op.kind, slot.phase) {
                 (OpKind::Program, Phase::DieWork) => {
                     let page = op.page;
-                    for b in blocks {
+                    let refused: Vec<BlockId> = op
+                        .plane_iter()
+                        .filter(|p| slot.refused & (1 << p) != 0)
+                        .map(|p| self.geo.block_id(op.die, p, op.plane_blocks[p as usize]))
+                        .collect();
+                    for b in blocks.into_iter().filter(|b| !refused.contains(b)) {
                         rng.fill_bytes(&mut junk);
                         let pid = self.geo.page_id(b, page);
                         self.store.program(pid, &junk[..ps], &junk[ps..]);
@@ -574,6 +598,16 @@ impl Backbone {
                         report.torn_erase_blocks += 1;
                     }
                 }
+                (OpKind::Program, Phase::WaitBus | Phase::Transfer) => {
+                    // The data was still on its way to the page register: the array was never
+                    // touched and the pages stay erased.
+                    let page = op.page;
+                    for p in op.plane_iter().filter(|p| slot.refused & (1 << p) == 0) {
+                        let b = self.geo.block_id(op.die, p, op.plane_blocks[p as usize]);
+                        self.nand.unprogram(b, page);
+                    }
+                    report.dropped_programs += 1;
+                }
                 (OpKind::Read, _) => report.lost_reads += 1,
                 _ => {}
             }
@@ -586,6 +620,16 @@ impl Backbone {
         self.free_slots.clear();
         self.in_flight = 0;
         report
+    }
+
+    /// The operations the dies are executing now, as (kind, caller's tag): what a power cut
+    /// would interrupt.
+    pub fn executing_ops(&self) -> impl Iterator<Item = (OpKind, u64)> + '_ {
+        self.dies.iter().filter_map(|d| {
+            d.current
+                .and_then(|id| self.slots[id as usize].as_ref())
+                .map(|s| (s.op.kind, s.op.tag))
+        })
     }
 
     /// Whether an erase or a program is executing on some die right now (for crash tests

@@ -44,6 +44,19 @@ impl NandState {
         b.write_ptr += 1;
     }
 
+    /// Undoes `on_program` of `page` for a program that power loss interrupted before tPROG
+    /// began: the data never reached the array, so the page is still erased and programmable.
+    pub fn unprogram(&mut self, block: BlockId, page: u32) {
+        let b = &mut self.blocks[block.0 as usize];
+        assert_eq!(
+            b.write_ptr,
+            page + 1,
+            "only the last program of block {} can be undone",
+            block.0
+        );
+        b.write_ptr = page;
+    }
+
     /// Records an erase of `block`: its pages become programmable again.
     pub fn on_erase(&mut self, block: BlockId) {
         let b = &mut self.blocks[block.0 as usize];

@@ -6,6 +6,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod crashtest;
 pub mod device;
 pub mod layout;
 pub mod mapping;
@@ -13,9 +14,11 @@ pub mod oob;
 pub mod recovery;
 pub mod request;
 pub mod superblock;
+pub mod testing;
 pub mod verify;
 
 pub use config::{FtlConfig, GcPolicy};
-pub use device::{Device, Event, FtlStats};
+pub use crashtest::{run_seed, summarize, CrashOutcome, CrashSummary, CrashTestConfig, CutPhase};
+pub use device::{Device, Event, FlashWork, FtlStats};
 pub use layout::{Layout, Lgn, Pgn, SbId};
 pub use request::{HostCompletion, HostOp, HostRequest, IoError, SECTOR_BYTES};

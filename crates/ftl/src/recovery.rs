@@ -73,14 +73,26 @@ impl Reader<'_> {
 #[derive(Clone, Copy)]
 struct Candidate {
     seq: u64,
+    /// Open epoch of the superblock holding it.
+    epoch: u64,
     pgn: Pgn,
     scanned: bool,
 }
 
+/// Whether `new` should replace `old` as a logical group's location. The highest write
+/// sequence number wins. Equal numbers are copies of one version (GC keeps the number):
+/// the copy in the older superblock — the GC source — wins, so an interrupted GC leaves
+/// its destination holding nothing valid. That is what lets a rescue GC run (which opened
+/// the last free superblock, see `device::gc`) be cut safely: the destination is simply
+/// erased again. The source is still intact whenever both exist, since GC erases a victim
+/// only after all its copies completed.
 fn better(new: Candidate, old: Option<Candidate>) -> bool {
     match old {
         None => true,
-        Some(o) => (new.seq, new.scanned, new.pgn) > (o.seq, o.scanned, o.pgn),
+        Some(o) => {
+            (new.seq, std::cmp::Reverse(new.epoch), new.pgn)
+                > (o.seq, std::cmp::Reverse(o.epoch), o.pgn)
+        }
     }
 }
 
@@ -171,9 +183,9 @@ pub fn recover(
         }
         if !trusted || open_at_ckpt {
             report.superblocks_scanned += 1;
-            scan_superblock(&mut r, &layout, &remap, sb, &mut report, |lgn, c, epoch| {
+            scan_superblock(&mut r, &layout, &remap, sb, &mut report, |lgn, c| {
                 max_seq = max_seq.max(c.seq);
-                max_epoch = max_epoch.max(epoch);
+                max_epoch = max_epoch.max(c.epoch);
                 if better(c, best.get(&lgn).copied()) {
                     best.insert(lgn, c);
                 }
@@ -192,6 +204,7 @@ pub fn recover(
             }
             let c = Candidate {
                 seq,
+                epoch: sn.sb_epochs[sb.0 as usize],
                 pgn: Pgn(p),
                 scanned: false,
             };
@@ -287,7 +300,7 @@ fn scan_superblock(
     remap: &RemapTable,
     sb: SbId,
     report: &mut RecoveryReport,
-    mut found: impl FnMut(u32, Candidate, u64),
+    mut found: impl FnMut(u32, Candidate),
 ) {
     let gp = layout.group_pages();
     for page in 0..layout.groups_per_superblock() {
@@ -320,10 +333,10 @@ fn scan_superblock(
                 lgn as u32,
                 Candidate {
                     seq,
+                    epoch,
                     pgn,
                     scanned: true,
                 },
-                epoch,
             ),
             _ => report.torn_groups += 1,
         }

@@ -92,6 +92,13 @@ impl Reference {
         }
     }
 
+    /// The part of [lsn, lsn + count) inside the device: a request reaching past the end is
+    /// rejected by the device, so the sectors beyond it have no state to track.
+    fn clip(&self, lsn: u64, count: u64) -> std::ops::Range<u64> {
+        let end = self.sectors.len() as u64;
+        lsn.min(end)..lsn.saturating_add(count).min(end)
+    }
+
     fn stamp(&mut self) -> u32 {
         let s = self.next_stamp;
         self.next_stamp = self.next_stamp.checked_add(1).expect("stamp overflow");
@@ -108,14 +115,16 @@ impl Reference {
                 stamp,
                 &mut data[i as usize * SECTOR..(i as usize + 1) * SECTOR],
             );
-            let s = &mut self.sectors[(lsn + i) as usize];
+        }
+        for i in self.clip(lsn, count) {
+            let s = &mut self.sectors[i as usize];
             s.issued_write_max = s.issued_write_max.max(stamp);
         }
         (data, stamp)
     }
 
     pub fn ack_write(&mut self, lsn: u64, count: u64, stamp: u32) {
-        for i in lsn..lsn + count {
+        for i in self.clip(lsn, count) {
             let s = &mut self.sectors[i as usize];
             if stamp > s.acked {
                 s.acked = stamp;
@@ -127,8 +136,9 @@ impl Reference {
     /// The sectors a trim really affects: only whole page groups (trims are advisory).
     fn trimmed_range(&self, lsn: u64, count: u64) -> std::ops::Range<u64> {
         let g = self.group_sectors;
-        let first = lsn.div_ceil(g) * g;
-        let end = (lsn + count) / g * g;
+        let r = self.clip(lsn, count);
+        let first = r.start.div_ceil(g) * g;
+        let end = r.end / g * g;
         first..end.max(first)
     }
 
@@ -153,7 +163,7 @@ impl Reference {
 
     /// Snapshot of the acked state of sectors [lsn, lsn + count), taken when a read is issued.
     pub fn acked_at(&self, lsn: u64, count: u64) -> Vec<AckedAt> {
-        (lsn..lsn + count)
+        self.clip(lsn, count)
             .map(|i| {
                 let s = self.sectors[i as usize];
                 AckedAt {
@@ -226,8 +236,31 @@ impl Reference {
         }
     }
 
+    /// After a power cut has been checked, what sector `s` reads back (`data`) becomes its
+    /// known state: an in-flight write that survived counts as acknowledged, one that did not
+    /// can never appear later, and a trimmed sector holds what it was found to hold.
+    pub fn settle_after_crash(&mut self, s: u64, data: &[u8]) {
+        let st = &mut self.sectors[s as usize];
+        *st = match decode_sector(data) {
+            SectorContent::Version { lsn, stamp } if lsn == s => SectorState {
+                acked: stamp,
+                acked_is_write: true,
+                issued_write_max: stamp,
+                issued_trim_max: 0,
+            },
+            // Zeros; or a violation already counted, after which anything but a new write
+            // of this sector is reported again.
+            _ => SectorState::default(),
+        };
+    }
+
     pub fn sectors(&self) -> u64 {
         self.sectors.len() as u64
+    }
+
+    /// Stamp of the last acknowledged write or trim of sector `s` (0 if none).
+    pub fn acked_stamp(&self, s: u64) -> u32 {
+        self.sectors[s as usize].acked
     }
 
     /// Whether sector `s` holds acknowledged data (a flushed write that must survive).
@@ -280,6 +313,34 @@ mod tests {
             r.check_after_crash(0, &[0u8; SECTOR]).is_err(),
             "acked write lost"
         );
+    }
+
+    #[test]
+    fn settled_state_after_a_crash_is_what_was_read_back() {
+        let mut r = Reference::new(4, 4);
+        let (d1, s1) = r.issue_write(0, 1);
+        r.ack_write(0, 1, s1);
+        let (d2, _) = r.issue_write(0, 1); // in flight at the cut, lost
+        assert!(r.check_after_crash(0, &d1).is_ok());
+        r.settle_after_crash(0, &d1);
+        let before = r.acked_at(0, 1);
+        assert!(r.check_read(0, &before, &d1).is_ok());
+        assert!(
+            r.check_read(0, &before, &d2).is_err(),
+            "a lost write must not reappear"
+        );
+    }
+
+    #[test]
+    fn requests_reaching_past_the_end_track_only_sectors_inside() {
+        let mut r = Reference::new(8, 4);
+        let (d, s) = r.issue_write(6, 4);
+        assert_eq!(d.len(), 4 * SECTOR);
+        r.ack_write(6, 4, s);
+        let t = r.issue_trim(4, 8);
+        r.ack_trim(4, 8, t);
+        assert_eq!(r.acked_at(7, 3).len(), 1);
+        assert!(r.acked_at(9, 2).is_empty());
     }
 
     #[test]

@@ -201,3 +201,44 @@ fn saturated_channel_delivers_its_rate_and_never_more() {
     assert!(end >= die_limit_ns, "faster than the die limit: {end}");
     assert!(end <= die_limit_ns + 1_000, "slower than expected: {end}");
 }
+
+#[test]
+fn program_queued_behind_a_failing_program_to_the_same_block_fails_too() {
+    let mut c = cfg();
+    c.program_fail_probability = 1.0;
+    let mut bb = Backbone::new(&c, Box::new(NoStore));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    // Both are queued before the first fails; the second reaches a block that is now bad.
+    bb.submit(op(OpKind::Program, 0, 0, 0b01, 1), &mut q);
+    bb.submit(op(OpKind::Program, 0, 1, 0b01, 2), &mut q);
+    let got = run(&mut bb, &mut q);
+    assert_eq!(got[0].2, OpStatus::Failed { plane_mask: 1 });
+    assert_eq!(got[1].2, OpStatus::Failed { plane_mask: 1 });
+    assert_eq!(bb.stats().program_failures, 2);
+    // The refused program never reached the array: the block's write pointer did not move.
+    assert_eq!(
+        bb.nand().write_ptr(bb.geometry().block_id(DieId(0), 0, 1)),
+        1
+    );
+}
+
+#[test]
+fn power_cut_during_data_transfer_leaves_the_page_erased_and_programmable() {
+    let mut bb = Backbone::new(&cfg(), Box::new(MemoryStore::new(512, 64)));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let mut o = op(OpKind::Program, 0, 0, 0b01, 9);
+    o.data = vec![0xAB; 64];
+    o.oob = vec![0xCD; 64];
+    bb.submit(o.clone(), &mut q);
+    assert!(bb.executing(OpKind::Program));
+    let report = bb.power_cut(&mut SimRng::seed_from_u64(3));
+    assert_eq!(report.dropped_programs, 1);
+    assert_eq!(report.torn_program_pages, 0);
+    let b = bb.geometry().block_id(DieId(0), 0, 1);
+    assert_eq!(bb.nand().write_ptr(b), 0);
+    // The same page can be programmed again without an erase.
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    bb.submit(o, &mut q);
+    let got = run(&mut bb, &mut q);
+    assert_eq!(got[0].2, OpStatus::Ok);
+}

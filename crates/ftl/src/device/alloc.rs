@@ -66,10 +66,23 @@ impl Device {
         info.programs_inflight -= 1;
     }
 
+    /// Page groups left in GC's open write points.
+    pub(super) fn gc_points_room(&self) -> u32 {
+        let pages = self.layout.groups_per_superblock();
+        self.gc_points
+            .iter()
+            .flatten()
+            .map(|wp| pages - wp.next_page)
+            .sum()
+    }
+
     fn can_open(&self, stream: Stream) -> bool {
         match stream {
             Stream::Host => self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks,
-            Stream::Gc => self.sbs.free_count() > 0,
+            // The last free superblock is the crash reserve (see `gc_room`).
+            Stream::Gc => {
+                self.sbs.free_count() > 1 || (self.sbs.free_count() > 0 && self.gc_rescuing())
+            }
         }
     }
 

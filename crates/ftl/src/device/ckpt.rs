@@ -110,6 +110,14 @@ impl Device {
         }
     }
 
+    /// Whether the checkpoint being written will release held superblocks when it is done.
+    pub(super) fn ckpt_releases_held(&self) -> bool {
+        self.ckpt
+            .active
+            .as_ref()
+            .is_some_and(|a| !a.held.is_empty())
+    }
+
     /// The state a checkpoint records.
     pub(crate) fn snapshot(&self, ckpt_seq: u64) -> Snapshot {
         let n = self.layout.superblocks();
@@ -120,8 +128,20 @@ impl Device {
             l2p: self.map.l2p_raw().to_vec(),
             seqs: self.map.seq_raw().to_vec(),
             sb_epochs: (0..n).map(|s| self.sbs.get(SbId(s)).epoch).collect(),
-            sb_states: (0..n).map(|s| self.sbs.get(SbId(s)).state).collect(),
+            sb_states: (0..n).map(|s| self.recorded_state(SbId(s))).collect(),
             remap: self.remap.raw().to_vec(),
+        }
+    }
+
+    /// The state a checkpoint records for `sb`. A superblock whose write point has moved on
+    /// (closed) may still have programs in flight; they land after the snapshot, so it is
+    /// recorded as open and recovery scans it instead of trusting the snapshot's view of it.
+    fn recorded_state(&self, sb: SbId) -> SbState {
+        let info = self.sbs.get(sb);
+        if info.state == SbState::Closed && info.programs_inflight > 0 {
+            SbState::Open
+        } else {
+            info.state
         }
     }
 

@@ -27,6 +27,8 @@ pub struct GcRun {
     cursor: u32,
     copies: u32,
     erasing: bool,
+    /// The run may open the last free superblock (see `gc_room`).
+    rescue: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,8 +50,18 @@ impl Device {
         if self.gc.is_none() {
             let background = self.background_allowed
                 && self.sbs.free_count() < self.cfg.gc_background_free_superblocks;
-            let Some((victim, reason)) = self.select_victim(now, foreground || background) else {
-                if self.has_alloc_waiters() && self.gc_copies_idle() {
+            let wanted = foreground || background;
+            let normal = self.select_victim(now, wanted, self.gc_room(false));
+            let rescue = normal.is_none() && foreground && self.sbs.free_count() > 0;
+            let pick = if rescue {
+                self.select_victim(now, wanted, self.gc_room(true))
+            } else {
+                normal
+            };
+            let Some((victim, reason)) = pick else {
+                // Nothing can be reclaimed (every candidate is full of valid data, or holds
+                // more than GC has room to copy): the device is out of space.
+                if self.has_alloc_waiters() {
                     self.fail_alloc_waiters(q);
                 }
                 return;
@@ -61,11 +73,15 @@ impl Device {
                 _ if foreground => self.stats.gc_foreground_runs += 1,
                 _ => self.stats.gc_background_runs += 1,
             }
+            if rescue {
+                self.stats.gc_rescue_runs += 1;
+            }
             self.gc = Some(GcRun {
                 victim,
                 cursor: 0,
                 copies: 0,
                 erasing: false,
+                rescue,
             });
         }
         let Some(run) = self.gc.as_mut() else { return };
@@ -99,18 +115,49 @@ impl Device {
         }
     }
 
-    fn gc_copies_idle(&self) -> bool {
-        self.gc.is_none()
+    /// Page groups GC can be sure to find for its copies: what is left in its open write
+    /// points, plus free superblocks host writes may not take (they stop opening superblocks
+    /// at `gc_foreground_free_superblocks`) — but never the last free superblock, unless
+    /// `rescue`.
+    ///
+    /// The last free superblock is the crash reserve. A power cut loses the unwritten rest of
+    /// every open superblock (recovery closes them), so a device cut with no free superblock
+    /// would have nowhere to copy a victim to and could never write again. Only a *rescue*
+    /// run, started when nothing fits otherwise, may open it, and only for its one victim:
+    /// if power is cut before that victim is erased, recovery keeps the victim's copies of
+    /// the data (the source wins ties, see `recovery`), the rescue destination holds nothing
+    /// valid and is erased first, and the reserve comes back.
+    fn gc_room(&self, rescue: bool) -> u32 {
+        let pages = self.layout.groups_per_superblock();
+        let usable = self
+            .sbs
+            .free_count()
+            .min(self.cfg.gc_foreground_free_superblocks);
+        let free = if rescue {
+            usable.min(1)
+        } else {
+            usable.saturating_sub(1)
+        };
+        self.gc_points_room() + free * pages
+    }
+
+    /// Whether GC may open the last free superblock now.
+    pub(super) fn gc_rescuing(&self) -> bool {
+        self.gc.as_ref().is_some_and(|r| r.rescue)
     }
 
     /// Picks the next victim, or `None` if nothing is worth collecting (`wanted` false means
     /// only forced victims — failed programs, wear-leveling — are considered).
-    fn select_victim(&mut self, now: SimTime, wanted: bool) -> Option<(SbId, Reason)> {
+    fn select_victim(&mut self, now: SimTime, wanted: bool, room: u32) -> Option<(SbId, Reason)> {
         let n = self.layout.data_superblocks();
         let full = self.layout.groups_per_superblock();
+        // A victim whose valid groups do not fit in GC's room could never be erased: its
+        // copies would wait for space forever.
         let candidate = |d: &Device, s: u32| {
             let info = d.sbs.get(SbId(s));
-            info.state == SbState::Closed && info.programs_inflight == 0
+            info.state == SbState::Closed
+                && info.programs_inflight == 0
+                && d.map.valid_count(SbId(s)) <= room
         };
         if let Some(s) = (0..n).find(|&s| candidate(self, s) && self.sbs.get(SbId(s)).retiring) {
             return Some((SbId(s), Reason::Retiring));
@@ -281,15 +328,22 @@ impl Device {
 
     fn copy_alloc(&mut self, id: u32, q: &mut EventQueue<Event>) {
         let now = q.now();
-        let Some(dest) = self.alloc_group(Stream::Gc, now) else {
-            // The GC reserve is exhausted: impossible with a validated config unless blocks
-            // kept failing; the copy waits for an erase elsewhere.
-            if let Job::Copy(cp) = self.jobs.get_mut(id) {
-                cp.phase = CopyPhase::WaitAlloc;
+        if self.gc_alloc_waiters.is_empty() {
+            if let Some(dest) = self.alloc_group(Stream::Gc, now) {
+                self.copy_program(id, dest, q);
+                return;
             }
-            self.gc_alloc_waiters.push_back(id);
-            return;
-        };
+        }
+        // GC's room ran out under it (a destination failed a program and was closed early):
+        // the copy waits for a superblock to come free.
+        if let Job::Copy(cp) = self.jobs.get_mut(id) {
+            cp.phase = CopyPhase::WaitAlloc;
+        }
+        self.gc_alloc_waiters.push_back(id);
+        self.abort_gc_if_stuck(q);
+    }
+
+    fn copy_program(&mut self, id: u32, dest: Pgn, q: &mut EventQueue<Event>) {
         let Job::Copy(cp) = self.jobs.get_mut(id) else {
             unreachable!()
         };
@@ -302,6 +356,26 @@ impl Device {
             unreachable!()
         };
         cp.pending = n;
+    }
+
+    /// If every copy of the GC run waits for a destination and nothing else can free a
+    /// superblock (only the run's own erase or a checkpoint releasing held superblocks
+    /// could), the run can never finish: give it up. The victim keeps its data (no copy
+    /// switched the mapping), and host writes waiting for space fail with `NoSpace`.
+    fn abort_gc_if_stuck(&mut self, q: &mut EventQueue<Event>) {
+        let Some(run) = self.gc.as_ref() else { return };
+        let waiting = self.gc_alloc_waiters.len() as u32;
+        if waiting == 0 || run.copies != waiting || self.ckpt_releases_held() {
+            return;
+        }
+        let victim = run.victim;
+        self.gc = None;
+        while let Some(id) = self.gc_alloc_waiters.pop_front() {
+            self.jobs.remove(id);
+        }
+        self.sbs.get_mut(victim).state = SbState::Closed;
+        self.stats.gc_runs_abandoned += 1;
+        self.fail_alloc_waiters(q);
     }
 
     /// Erases every good member block of `sb` (one multi-plane erase per die).
@@ -431,16 +505,16 @@ impl Device {
         }
     }
 
-    /// GC copies that were waiting for a destination.
+    /// GC copies that were waiting for a destination, in arrival order.
     pub(super) fn wake_gc_waiters(&mut self, q: &mut EventQueue<Event>) {
-        while let Some(id) = self.gc_alloc_waiters.pop_front() {
-            self.copy_alloc(id, q);
-            if matches!(self.jobs.get(id), Job::Copy(cp) if cp.phase == CopyPhase::WaitAlloc) {
-                // copy_alloc queued it again at the back; restore FIFO order and stop.
-                let back = self.gc_alloc_waiters.pop_back().expect("requeued");
-                self.gc_alloc_waiters.push_front(back);
+        let now = q.now();
+        while let Some(&id) = self.gc_alloc_waiters.front() {
+            let Some(dest) = self.alloc_group(Stream::Gc, now) else {
                 break;
-            }
+            };
+            self.gc_alloc_waiters.pop_front();
+            self.copy_program(id, dest, q);
         }
+        self.abort_gc_if_stuck(q);
     }
 }

@@ -21,8 +21,8 @@ impl Device {
             return Ok(());
         }
         if req.len_bytes == 0
-            || req.offset_bytes % SECTOR_BYTES != 0
-            || req.len_bytes % SECTOR_BYTES != 0
+            || !req.offset_bytes.is_multiple_of(SECTOR_BYTES)
+            || !req.len_bytes.is_multiple_of(SECTOR_BYTES)
         {
             return Err(IoError::Misaligned {
                 offset_bytes: req.offset_bytes,

@@ -23,7 +23,7 @@ use alloc::WritePoint;
 use gc::GcRun;
 use jobs::{Job, ReqState, Slab};
 use nearflash_flash::{
-    Backbone, ConfigError, FlashCompletion, FlashConfig, FlashEvent, Geometry, PageStore,
+    Backbone, ConfigError, FlashCompletion, FlashConfig, FlashEvent, Geometry, OpKind, PageStore,
 };
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -56,6 +56,19 @@ impl Event {
             Event::Host(t) => 5 << 56 ^ t,
         }
     }
+}
+
+/// Kinds of flash work, by the firmware job a flash operation belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FlashWork {
+    /// A host read, or the read half of a partial-group write.
+    HostRead,
+    HostProgram,
+    GcRead,
+    GcProgram,
+    /// A GC or checkpoint-slot erase.
+    Erase,
+    CheckpointProgram,
 }
 
 pub struct Device {
@@ -240,6 +253,29 @@ impl Device {
         self.ckpt.active.is_some()
     }
 
+    /// What the flash operations executing on the dies are doing, by the job that issued
+    /// them (crash tests label where a power cut landed with it).
+    pub fn flash_work(&self) -> BTreeSet<FlashWork> {
+        self.bb
+            .executing_ops()
+            .map(|(kind, tag)| match (self.jobs.get(tag as u32), kind) {
+                (Job::Write(_), OpKind::Program) => FlashWork::HostProgram,
+                (Job::Read(_) | Job::Write(_), _) => FlashWork::HostRead,
+                (Job::Copy(_), OpKind::Program) => FlashWork::GcProgram,
+                (Job::Copy(_), _) => FlashWork::GcRead,
+                (Job::Erase(_), _) => FlashWork::Erase,
+                (Job::CkptProgram(_), _) => FlashWork::CheckpointProgram,
+                (Job::Trim(_), _) => unreachable!("trims do not touch flash"),
+            })
+            .collect()
+    }
+
+    /// Gives up the device for a power cut: the firmware's state (its RAM) is dropped and
+    /// only the flash remains, for `Backbone::power_cut` and `recovery::recover`.
+    pub fn into_backbone(self) -> Backbone {
+        self.bb
+    }
+
     /// Host completions produced since the last call.
     pub fn take_completions(&mut self, out: &mut Vec<HostCompletion>) {
         out.append(&mut self.completions);
@@ -309,27 +345,27 @@ impl Device {
         self.bb.channel_busy_ns(now)
     }
 
-    /// Erase counts of every data superblock's blocks (min, mean, max over blocks).
+    /// Erase counts of the member blocks of every data superblock (min, mean, max over
+    /// blocks); spares not yet in use and the checkpoint slots are left out.
     pub fn erase_count_summary(&self) -> (u32, f64, u32) {
         let nand = self.bb.nand();
-        let n = nand.block_count();
         let geo = &self.layout.geo;
         let mut min = u32::MAX;
         let mut max = 0;
         let mut sum = 0u64;
-        for b in 0..n as u64 {
-            let pe = nand.pe_cycles(nearflash_flash::BlockId(b));
-            let (_, _, row) = geo.block_parts(nearflash_flash::BlockId(b));
-            if row >= self.layout.spare_rows().start {
-                continue;
+        let mut count = 0u64;
+        for s in 0..self.layout.data_superblocks() {
+            for c in 0..geo.channels {
+                for l in 0..geo.planes_per_die {
+                    let pe = nand.pe_cycles(self.remap.block_id(&self.layout, SbId(s), c, l));
+                    min = min.min(pe);
+                    max = max.max(pe);
+                    sum += u64::from(pe);
+                    count += 1;
+                }
             }
-            min = min.min(pe);
-            max = max.max(pe);
-            sum += u64::from(pe);
         }
-        let counted = (geo.die_count() * geo.planes_per_die) as u64
-            * u64::from(self.layout.spare_rows().start);
-        (min, sum as f64 / counted as f64, max)
+        (min, sum as f64 / count as f64, max)
     }
 
     /// Submits a host command at the current time.

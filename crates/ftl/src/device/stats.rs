@@ -22,6 +22,10 @@ pub struct FtlStats {
     pub gc_pages_copied: u64,
     /// GC copies dropped because the host overwrote the group meanwhile.
     pub gc_copies_discarded: u64,
+    /// GC runs that had to open the last free superblock (the crash reserve).
+    pub gc_rescue_runs: u64,
+    /// GC runs given up because their copies found no room (the device is out of space).
+    pub gc_runs_abandoned: u64,
     pub checkpoints_written: u64,
     pub checkpoints_failed: u64,
     pub checkpoint_pages: u64,

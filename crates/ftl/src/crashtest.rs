@@ -1,0 +1,564 @@
+//! Power-cut crash testing. For one seed: format a device over a `MemoryStore`, drive a
+//! random mixed workload of self-describing sectors (`verify::Reference`) that fills the
+//! device and overwrites it until GC, checkpoints and erases run, cut power at an event
+//! chosen from the seed, recover, and read every sector back. An acknowledged write that
+//! does not read back (or reads back older) is a *lost* write; any read that returns another
+//! sector's data, garbage, or a version that was never written is a *wrong* read. The
+//! recovered device then runs more of the workload (checked the same way), optionally with
+//! a second cut.
+//!
+//! Cuts are aimed: seed `s` targets phase `s % 4` (host write, GC copy, checkpoint write,
+//! erase) and cuts at the first event after a random point of the workload at which the
+//! dies are executing that kind of work, so that over many seeds every kind of torn state
+//! is exercised. Everything is driven by one `SimRng` seeded from the seed, so the same seed
+//! gives the same outcome. Violations are counted, not panicked on; a panic inside the
+//! firmware is caught and reported as the seed's error.
+
+use crate::config::FtlConfig;
+use crate::device::{Device, Event, FlashWork};
+use crate::recovery::{recover, RecoveryReport};
+use crate::request::{HostOp, HostRequest, IoError, SECTOR_BYTES};
+use crate::verify::{AckedAt, Reference, SectorContent};
+use nearflash_flash::backbone::PowerCutReport;
+use nearflash_flash::{FlashConfig, Geometry, MemoryStore};
+use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CrashTestConfig {
+    /// Random operations after the prefill; the first cut lands somewhere in the run.
+    pub ops_per_seed: usize,
+    /// Host commands kept in flight.
+    pub queue_depth: usize,
+    /// Largest request, in 512-byte sectors.
+    pub max_request_sectors: u64,
+    /// Write the whole logical space once before the random operations, so the device is
+    /// full and GC starts early.
+    pub prefill: bool,
+    /// Random operations run (and checked) on the recovered device.
+    pub ops_after_recovery: usize,
+    /// Cut power a second time during the operations after recovery, and check again.
+    pub second_cut: bool,
+}
+
+impl Default for CrashTestConfig {
+    fn default() -> Self {
+        CrashTestConfig {
+            ops_per_seed: 600,
+            queue_depth: 8,
+            max_request_sectors: 64,
+            prefill: true,
+            ops_after_recovery: 200,
+            second_cut: true,
+        }
+    }
+}
+
+/// What the dies were doing when power was cut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CutPhase {
+    /// A page-group program of a host write.
+    HostWrite,
+    /// A GC copy's program.
+    GcCopy,
+    /// A checkpoint page program.
+    Checkpoint,
+    /// A GC or checkpoint-slot erase.
+    Erase,
+    /// No program or erase (reads only, or nothing).
+    #[default]
+    Idle,
+}
+
+/// The phases a cut is aimed at, in the order seeds rotate through them.
+pub const TARGETED_PHASES: [CutPhase; 4] = [
+    CutPhase::HostWrite,
+    CutPhase::GcCopy,
+    CutPhase::Checkpoint,
+    CutPhase::Erase,
+];
+
+impl CutPhase {
+    fn active(self, work: &BTreeSet<FlashWork>) -> bool {
+        match self {
+            CutPhase::HostWrite => work.contains(&FlashWork::HostProgram),
+            CutPhase::GcCopy => work.contains(&FlashWork::GcProgram),
+            CutPhase::Checkpoint => work.contains(&FlashWork::CheckpointProgram),
+            CutPhase::Erase => work.contains(&FlashWork::Erase),
+            CutPhase::Idle => false,
+        }
+    }
+
+    /// Labels a cut: the targeted phase if it is executing, else the most destructive kind
+    /// of work in progress.
+    fn classify(work: &BTreeSet<FlashWork>, target: Option<CutPhase>) -> CutPhase {
+        if let Some(t) = target.filter(|t| t.active(work)) {
+            return t;
+        }
+        [
+            CutPhase::Erase,
+            CutPhase::Checkpoint,
+            CutPhase::GcCopy,
+            CutPhase::HostWrite,
+        ]
+        .into_iter()
+        .find(|p| p.active(work))
+        .unwrap_or(CutPhase::Idle)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CrashOutcome {
+    pub seed: u64,
+    /// Where the first cut landed.
+    pub cut_phase: CutPhase,
+    /// Events processed before the first cut.
+    pub cut_at_event: u64,
+    pub power_cut: PowerCutReport,
+    /// Where the second cut landed, if there was one.
+    pub second_cut_phase: Option<CutPhase>,
+    /// Sectors holding an acknowledged write, checked after each cut.
+    pub flushed_writes_checked: u64,
+    /// Acknowledged sectors that read back as zeros or an older version after a cut.
+    pub lost_flushed_writes: u64,
+    /// Sectors read (during a run or after a cut) with another sector's data, garbage, or a
+    /// version that is not legal at that point.
+    pub wrong_data_reads: u64,
+    /// Host commands that failed (none should, on a healthy device).
+    pub io_errors: u64,
+    /// Host commands acknowledged, over the whole seed.
+    pub ops_completed: u64,
+    pub recovery: RecoveryReport,
+    pub second_recovery: Option<RecoveryReport>,
+    /// The first violation seen, for diagnosis.
+    pub first_violation: Option<String>,
+    /// A configuration error, a recovery failure or a firmware panic.
+    pub error: Option<String>,
+}
+
+impl CrashOutcome {
+    pub fn passed(&self) -> bool {
+        self.lost_flushed_writes == 0
+            && self.wrong_data_reads == 0
+            && self.io_errors == 0
+            && self.error.is_none()
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CrashSummary {
+    pub seeds: u64,
+    pub passed: u64,
+    pub failed: u64,
+    /// First cuts per phase.
+    pub cuts_by_phase: BTreeMap<CutPhase, u64>,
+    pub second_cuts_by_phase: BTreeMap<CutPhase, u64>,
+    pub flushed_writes_checked: u64,
+    pub lost_flushed_writes: u64,
+    pub wrong_data_reads: u64,
+    pub io_errors: u64,
+    /// Seeds that ended in an error (recovery failure, panic).
+    pub errors: u64,
+    pub failed_seeds: Vec<u64>,
+}
+
+pub fn summarize(outcomes: &[CrashOutcome]) -> CrashSummary {
+    let mut s = CrashSummary::default();
+    for o in outcomes {
+        s.seeds += 1;
+        if o.passed() {
+            s.passed += 1;
+        } else {
+            s.failed += 1;
+            s.failed_seeds.push(o.seed);
+        }
+        *s.cuts_by_phase.entry(o.cut_phase).or_default() += 1;
+        if let Some(p) = o.second_cut_phase {
+            *s.second_cuts_by_phase.entry(p).or_default() += 1;
+        }
+        s.flushed_writes_checked += o.flushed_writes_checked;
+        s.lost_flushed_writes += o.lost_flushed_writes;
+        s.wrong_data_reads += o.wrong_data_reads;
+        s.io_errors += o.io_errors;
+        s.errors += u64::from(o.error.is_some());
+    }
+    s
+}
+
+/// Runs one seed; never panics (a firmware panic becomes the outcome's `error`).
+pub fn run_seed(
+    flash: &FlashConfig,
+    ftl: &FtlConfig,
+    cfg: &CrashTestConfig,
+    seed: u64,
+) -> CrashOutcome {
+    let mut outcome = CrashOutcome {
+        seed,
+        ..CrashOutcome::default()
+    };
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        run_seed_inner(flash, ftl, cfg, seed, &mut outcome)
+    }));
+    match run {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => outcome.error = Some(e),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "non-string panic".into());
+            outcome.error = Some(format!("panic: {msg}"));
+        }
+    }
+    outcome
+}
+
+/// How long (ms) the workload's tail may run (background GC, checkpoints) before a cut
+/// that never found its target phase is taken anyway.
+const TAIL_MS: u64 = 20;
+
+fn run_seed_inner(
+    flash: &FlashConfig,
+    ftl: &FtlConfig,
+    cfg: &CrashTestConfig,
+    seed: u64,
+    out: &mut CrashOutcome,
+) -> Result<(), String> {
+    let mut rng = SimRng::seed_from_u64(seed);
+    let mut q = EventQueue::new();
+    let pages = Geometry::from_config(flash).page_count();
+    let store = Box::new(MemoryStore::new(pages, flash.page_size_bytes));
+    let dev = Device::format(flash, ftl, store, &mut q).map_err(|e| e.to_string())?;
+    let sectors = dev.logical_bytes() / SECTOR_BYTES;
+    let group_sectors = dev.layout().group_bytes() / SECTOR_BYTES;
+    let mut d = Driver {
+        cfg,
+        dev,
+        q,
+        reference: Reference::new(sectors, group_sectors),
+        inflight: BTreeMap::new(),
+        next_id: 0,
+        prefill_next: 0,
+    };
+
+    let prefill_ops = if cfg.prefill {
+        sectors.div_ceil(cfg.max_request_sectors) as usize
+    } else {
+        0
+    };
+    let total = prefill_ops + cfg.ops_per_seed;
+    let target = TARGETED_PHASES[(seed % TARGETED_PHASES.len() as u64) as usize];
+    let cut_after = rng.below(total.max(1) as u64) as usize;
+    let (phase, event) = d.run(&mut rng, out, prefill_ops, total, Some((cut_after, target)));
+    out.cut_phase = phase;
+    out.cut_at_event = event;
+    let (mut d, report, cut) = d.crash(&mut rng, ftl)?;
+    out.recovery = report;
+    out.power_cut = cut;
+    d.verify_after_crash(&mut rng, out);
+
+    let ops = cfg.ops_after_recovery;
+    let second = (cfg.second_cut && ops > 0).then(|| {
+        let at = rng.below(ops as u64) as usize;
+        let target = TARGETED_PHASES[rng.below(TARGETED_PHASES.len() as u64) as usize];
+        (at, target)
+    });
+    let (phase, _) = d.run(&mut rng, out, 0, ops, second);
+    if second.is_some() {
+        out.second_cut_phase = Some(phase);
+        let (mut d, report, _) = d.crash(&mut rng, ftl)?;
+        out.second_recovery = Some(report);
+        d.verify_after_crash(&mut rng, out);
+    }
+    Ok(())
+}
+
+enum Pending {
+    Read {
+        lsn: u64,
+        before: Vec<AckedAt>,
+    },
+    Write {
+        lsn: u64,
+        count: u64,
+        stamp: u32,
+    },
+    Trim {
+        lsn: u64,
+        count: u64,
+        stamp: u32,
+    },
+    Flush,
+    /// A read of the whole-device check after a cut.
+    CrashRead {
+        lsn: u64,
+        count: u64,
+    },
+}
+
+struct Driver<'a> {
+    cfg: &'a CrashTestConfig,
+    dev: Device,
+    q: EventQueue<Event>,
+    reference: Reference,
+    inflight: BTreeMap<u64, Pending>,
+    next_id: u64,
+    prefill_next: u64,
+}
+
+impl Driver<'_> {
+    /// Issues `total` operations (the first `prefill` of them sequential writes). With
+    /// `cut = Some((after, target))`, returns at the first moment after operation `after`
+    /// was issued at which `target` work is executing — or at the end of the workload's tail
+    /// if that never happens — with the phase and the event count; the device is left
+    /// mid-flight for the cut. Without a cut, returns once every operation completed.
+    fn run(
+        &mut self,
+        rng: &mut SimRng,
+        out: &mut CrashOutcome,
+        prefill: usize,
+        total: usize,
+        cut: Option<(usize, CutPhase)>,
+    ) -> (CutPhase, u64) {
+        let mut issued = 0;
+        let mut idle_since: Option<SimTime> = None;
+        loop {
+            if let Some((after, target)) = cut {
+                if issued >= after {
+                    let work = self.dev.flash_work();
+                    if target.active(&work) {
+                        return (target, self.q.events_processed());
+                    }
+                }
+            }
+            if issued < total && self.inflight.len() < self.cfg.queue_depth {
+                if issued < prefill {
+                    self.prefill_write();
+                } else {
+                    self.random_op(rng);
+                }
+                issued += 1;
+                self.drain(out);
+                continue;
+            }
+            if issued == total && self.inflight.is_empty() {
+                let Some((_, target)) = cut else {
+                    return (CutPhase::Idle, self.q.events_processed());
+                };
+                let since = *idle_since.get_or_insert(self.q.now());
+                if self.q.now() > since + SimDuration::from_ms(TAIL_MS) {
+                    let phase = CutPhase::classify(&self.dev.flash_work(), Some(target));
+                    return (phase, self.q.events_processed());
+                }
+            }
+            let Some((_, ev)) = self.q.pop() else {
+                return (CutPhase::Idle, self.q.events_processed());
+            };
+            self.dev.handle(ev, &mut self.q, rng);
+            self.drain(out);
+        }
+    }
+
+    fn prefill_write(&mut self) {
+        let sectors = self.reference.sectors();
+        let lsn = self.prefill_next;
+        let count = self.cfg.max_request_sectors.min(sectors - lsn);
+        self.prefill_next += count;
+        self.submit(HostOp::Write, lsn, count);
+    }
+
+    fn random_op(&mut self, rng: &mut SimRng) {
+        let sectors = self.reference.sectors();
+        let count = 1 + rng.below(self.cfg.max_request_sectors.min(sectors));
+        let lsn = rng.below(sectors - count + 1);
+        let op = match rng.below(100) {
+            0..=59 => HostOp::Write,
+            60..=89 => HostOp::Read,
+            90..=94 => HostOp::Trim,
+            _ => HostOp::Flush,
+        };
+        self.submit(op, lsn, count);
+    }
+
+    fn submit(&mut self, op: HostOp, lsn: u64, count: u64) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut data = Vec::new();
+        let pending = match op {
+            HostOp::Read => Pending::Read {
+                lsn,
+                before: self.reference.acked_at(lsn, count),
+            },
+            HostOp::Write => {
+                let (d, stamp) = self.reference.issue_write(lsn, count);
+                data = d;
+                Pending::Write { lsn, count, stamp }
+            }
+            HostOp::Trim => Pending::Trim {
+                lsn,
+                count,
+                stamp: self.reference.issue_trim(lsn, count),
+            },
+            HostOp::Flush => Pending::Flush,
+        };
+        self.inflight.insert(id, pending);
+        self.dev.submit(
+            HostRequest {
+                id,
+                op,
+                offset_bytes: lsn * SECTOR_BYTES,
+                len_bytes: if op == HostOp::Flush {
+                    0
+                } else {
+                    count * SECTOR_BYTES
+                },
+                data,
+            },
+            &mut self.q,
+        );
+    }
+
+    fn drain(&mut self, out: &mut CrashOutcome) {
+        let mut done = Vec::new();
+        self.dev.take_completions(&mut done);
+        let sector = SECTOR_BYTES as usize;
+        for c in done {
+            let p = self
+                .inflight
+                .remove(&c.id)
+                .expect("completion of a known request");
+            if let Err(e) = &c.result {
+                out.io_errors += 1;
+                note(out, || format!("{:?} {}: {e}", c.op, c.id));
+                if let Pending::CrashRead { count, .. } = p {
+                    // Sectors a post-cut read could not return count as wrong reads too.
+                    if *e == IoError::Integrity {
+                        out.wrong_data_reads += count;
+                    }
+                }
+                continue;
+            }
+            out.ops_completed += 1;
+            match p {
+                Pending::Read { lsn, before } => {
+                    for (i, at) in before.iter().enumerate() {
+                        let s = lsn + i as u64;
+                        let data = &c.data[i * sector..(i + 1) * sector];
+                        if let Err(v) = self.reference.check_read(s, std::slice::from_ref(at), data)
+                        {
+                            out.wrong_data_reads += 1;
+                            note(out, || format!("read {}: {v:?}", c.id));
+                        }
+                    }
+                }
+                Pending::Write { lsn, count, stamp } => self.reference.ack_write(lsn, count, stamp),
+                Pending::Trim { lsn, count, stamp } => self.reference.ack_trim(lsn, count, stamp),
+                Pending::Flush => {}
+                Pending::CrashRead { lsn, count } => {
+                    for i in 0..count {
+                        let s = lsn + i;
+                        let data = &c.data[i as usize * sector..(i as usize + 1) * sector];
+                        let acked = self.reference.is_acked_write(s);
+                        out.flushed_writes_checked += u64::from(acked);
+                        if let Err(v) = self.reference.check_after_crash(s, data) {
+                            // Zeros or an older version of the sector: the write was lost.
+                            // Anything else is data that should never be read.
+                            let lost = acked
+                                && match v.got {
+                                    SectorContent::Zeros => true,
+                                    SectorContent::Version { lsn, stamp } => {
+                                        lsn == s && stamp < self.reference.acked_stamp(s)
+                                    }
+                                    SectorContent::Garbage => false,
+                                };
+                            if lost {
+                                out.lost_flushed_writes += 1;
+                            } else {
+                                out.wrong_data_reads += 1;
+                            }
+                            note(out, || format!("after cut: {v:?}"));
+                        }
+                        self.reference.settle_after_crash(s, data);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Power is cut now: the firmware and every event are dropped, the flash tears what it
+    /// was doing, and the device is recovered from what the flash holds.
+    fn crash(
+        self,
+        rng: &mut SimRng,
+        ftl: &FtlConfig,
+    ) -> Result<(Self, RecoveryReport, PowerCutReport), String> {
+        let Driver {
+            cfg,
+            dev,
+            reference,
+            next_id,
+            ..
+        } = self;
+        let mut bb = dev.into_backbone();
+        let cut = bb.power_cut(rng);
+        let mut q = EventQueue::new();
+        let (dev, report) = recover(bb, ftl, &mut q).map_err(|e| e.to_string())?;
+        let d = Driver {
+            cfg,
+            dev,
+            q,
+            reference,
+            // Requests in flight at the cut were never acknowledged: forgotten.
+            inflight: BTreeMap::new(),
+            next_id,
+            prefill_next: 0,
+        };
+        Ok((d, report, cut))
+    }
+
+    /// Reads every sector of the recovered device and checks it against what was
+    /// acknowledged before the cut.
+    fn verify_after_crash(&mut self, rng: &mut SimRng, out: &mut CrashOutcome) {
+        let sectors = self.reference.sectors();
+        let chunk = self.cfg.max_request_sectors.max(1);
+        let mut lsn = 0;
+        while lsn < sectors || !self.inflight.is_empty() {
+            if lsn < sectors && self.inflight.len() < self.cfg.queue_depth {
+                let count = chunk.min(sectors - lsn);
+                let id = self.next_id;
+                self.next_id += 1;
+                self.inflight.insert(id, Pending::CrashRead { lsn, count });
+                self.dev.submit(
+                    HostRequest {
+                        id,
+                        op: HostOp::Read,
+                        offset_bytes: lsn * SECTOR_BYTES,
+                        len_bytes: count * SECTOR_BYTES,
+                        data: Vec::new(),
+                    },
+                    &mut self.q,
+                );
+                lsn += count;
+                self.drain(out);
+                continue;
+            }
+            let Some((_, ev)) = self.q.pop() else { break };
+            self.dev.handle(ev, &mut self.q, rng);
+            self.drain(out);
+        }
+    }
+}
+
+fn note(out: &mut CrashOutcome, msg: impl FnOnce() -> String) {
+    if out.first_violation.is_none() {
+        out.first_violation = Some(msg());
+    }
+}
+
+#[cfg(test)]
+mod tests;
