@@ -1,5 +1,6 @@
 //! `nearflash`: the command-line front end of the simulator.
 
+mod cmd_crashtest;
 mod cmd_io;
 mod driver;
 mod error;
@@ -29,6 +30,8 @@ struct Cli {
 enum Command {
     /// Drive the simulated device with a block I/O workload (synthetic or an MSR trace).
     Io(cmd_io::IoArgs),
+    /// Cut power at random events, recover, and check that no acknowledged write is lost.
+    Crashtest(cmd_crashtest::CrashArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -39,11 +42,14 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Io(args) => cmd_io::run(&args),
-        Command::Presets { name } => list_presets(name.as_deref()),
+        Command::Io(args) => cmd_io::run(&args).map(|()| true),
+        Command::Crashtest(args) => cmd_crashtest::run(&args),
+        Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        // The command ran and found failures (e.g. a crash test that lost data).
+        Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
