@@ -95,6 +95,9 @@ pub struct IoArgs {
 const FILL_REQUEST_BYTES: u64 = 1 << 20;
 /// Preconditioning queue depth.
 const FILL_QUEUE_DEPTH: u32 = 16;
+/// Most logical bytes a functional run may keep in RAM (the page store plus the reference
+/// model); beyond it, `--store-file` keeps pages in a sparse file.
+const FUNCTIONAL_MEMORY_BYTES_MAX: u64 = 8 << 30;
 const GIB: f64 = (1u64 << 30) as f64;
 
 fn gib_to_bytes(flag: &str, gib: f64) -> Result<u64, CliError> {
@@ -132,6 +135,14 @@ pub fn run(args: &IoArgs) -> Result<(), CliError> {
         Plan::Synthetic(s) => s.span_bytes,
         Plan::Trace(_) => capacity,
     };
+    if store == StoreSpec::Memory && checked > FUNCTIONAL_MEMORY_BYTES_MAX {
+        return Err(CliError::Workload(format!(
+            "functional fidelity in RAM would hold up to {:.1} GiB of pages (more than {} GiB); \
+             lower --span-gib or keep pages on disk with --store-file PATH",
+            checked as f64 / GIB,
+            FUNCTIONAL_MEMORY_BYTES_MAX >> 30
+        )));
+    }
     let mut driver = Driver::new(&preset, &store, args.seed, checked)?;
     let progress_on = !args.quiet;
 

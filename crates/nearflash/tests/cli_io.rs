@@ -393,6 +393,18 @@ fn bad_workloads_are_named() {
         &with(&["--requests", "10", "--store-file", "/tmp/x"]),
         "--fidelity functional",
     );
+    let big = [
+        "io",
+        "--preset",
+        "flashabacus",
+        "--pattern",
+        "rand-read",
+        "--requests",
+        "10",
+        "--fidelity",
+        "functional",
+    ];
+    fails_naming(&big, "--store-file");
 }
 
 #[test]
