@@ -1,0 +1,31 @@
+//! Independent sequential references: straightforward loops transcribed from PolyBench/C
+//! 4.2.1's `kernel_*` functions, Rodinia's and Mars's serial formulations (as WORKLOADS.md
+//! states them). They share no compute code with the screen implementations; they read the
+//! same generated input and return the live-out arrays.
+
+pub mod atax;
+pub mod bicg;
+pub mod gemm;
+
+use crate::state::{Data, State};
+
+/// A copy of a double array of the input state.
+pub(crate) fn f64v(s: &State, name: &str) -> Vec<f64> {
+    match &s
+        .get(name)
+        .unwrap_or_else(|| panic!("input array {name}"))
+        .data
+    {
+        Data::F64(v) => v.clone(),
+        _ => panic!("{name} is not f64"),
+    }
+}
+
+/// Build a result state from (name, dims, data).
+pub(crate) fn result(arrays: Vec<(&str, Vec<usize>, Data)>) -> State {
+    let mut s = State::new();
+    for (n, d, v) in arrays {
+        s.push(n, &d, v);
+    }
+    s
+}
