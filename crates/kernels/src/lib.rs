@@ -13,7 +13,7 @@
 //! [`table2::compare`] reports our B/KI and LD/ST ratio beside Table 2's.
 
 // Index loops mirror the PolyBench/Rodinia loop nests they transcribe.
-#![allow(clippy::needless_range_loop)]
+#![allow(clippy::needless_range_loop, clippy::assign_op_pattern)]
 
 pub mod cost;
 pub mod dataset;

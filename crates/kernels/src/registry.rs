@@ -8,7 +8,22 @@ use crate::partition::ScreenPlan;
 use crate::polybench::*;
 
 /// Canonical kernel names, Table 2 order first, then the §5.6 workloads.
-pub const KERNELS: &[&str] = &["atax", "bicg", "gemm"];
+pub const KERNELS: &[&str] = &[
+    "atax",
+    "bicg",
+    "2dconv",
+    "mvt",
+    "adi",
+    "fdtd-2d",
+    "gesummv",
+    "syrk",
+    "3mm",
+    "covariance",
+    "gemm",
+    "2mm",
+    "syr2k",
+    "correlation",
+];
 
 /// Table 2 abbreviation → canonical name.
 const ALIASES: &[(&str, &str)] = &[
@@ -47,6 +62,17 @@ pub fn build(
         "atax" => Box::new(atax::Atax::new(dataset, plan)?),
         "bicg" => Box::new(bicg::Bicg::new(dataset, plan)?),
         "gemm" => Box::new(gemm::Gemm::new(dataset, plan)?),
+        "2dconv" => Box::new(conv2d::Conv2d::new(dataset, plan)?),
+        "mvt" => Box::new(mvt::Mvt::new(dataset, plan)?),
+        "adi" => Box::new(adi::Adi::new(dataset, plan)?),
+        "fdtd-2d" => Box::new(fdtd2d::Fdtd2d::new(dataset, plan)?),
+        "gesummv" => Box::new(gesummv::Gesummv::new(dataset, plan)?),
+        "syrk" => Box::new(syrk::Syrk::new(dataset, plan)?),
+        "3mm" => Box::new(mm3::Mm3::new(dataset, plan)?),
+        "covariance" => Box::new(covariance::Covariance::new(dataset, plan)?),
+        "2mm" => Box::new(mm2::Mm2::new(dataset, plan)?),
+        "syr2k" => Box::new(syr2k::Syr2k::new(dataset, plan)?),
+        "correlation" => Box::new(correlation::Correlation::new(dataset, plan)?),
         _ => return Err(unknown()),
     };
     Ok(k)

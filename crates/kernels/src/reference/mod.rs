@@ -3,9 +3,20 @@
 //! states them). They share no compute code with the screen implementations; they read the
 //! same generated input and return the live-out arrays.
 
+pub mod adi;
 pub mod atax;
 pub mod bicg;
+pub mod conv2d;
+pub mod correlation;
+pub mod covariance;
+pub mod fdtd2d;
 pub mod gemm;
+pub mod gesummv;
+pub mod mm2;
+pub mod mm3;
+pub mod mvt;
+pub mod syr2k;
+pub mod syrk;
 
 use crate::state::{Data, State};
 
