@@ -4,8 +4,10 @@
 use crate::dataset::Dataset;
 use crate::error::KernelError;
 use crate::kernel::Kernel;
+use crate::mars::*;
 use crate::partition::ScreenPlan;
 use crate::polybench::*;
+use crate::rodinia::*;
 
 /// Canonical kernel names, Table 2 order first, then the §5.6 workloads.
 pub const KERNELS: &[&str] = &[
@@ -23,6 +25,11 @@ pub const KERNELS: &[&str] = &[
     "2mm",
     "syr2k",
     "correlation",
+    "nn",
+    "bfs",
+    "nw",
+    "pathfinder",
+    "wordcount",
 ];
 
 /// Table 2 abbreviation → canonical name.
@@ -73,6 +80,11 @@ pub fn build(
         "2mm" => Box::new(mm2::Mm2::new(dataset, plan)?),
         "syr2k" => Box::new(syr2k::Syr2k::new(dataset, plan)?),
         "correlation" => Box::new(correlation::Correlation::new(dataset, plan)?),
+        "nn" => Box::new(nn::Nn::new(dataset, plan)?),
+        "bfs" => Box::new(bfs::Bfs::new(dataset, plan)?),
+        "nw" => Box::new(nw::Nw::new(dataset, plan)?),
+        "pathfinder" => Box::new(pathfinder::Pathfinder::new(dataset, plan)?),
+        "wordcount" => Box::new(wordcount::Wordcount::new(dataset, plan)?),
         _ => return Err(unknown()),
     };
     Ok(k)

@@ -84,8 +84,12 @@ macro_rules! typed_access {
             }
         }
 
-        /// Put back an array moved out with the matching `take`.
+        /// Put back an array moved out with the matching `take` (a 1-D array may change
+        /// length: variable-size outputs such as word lists).
         pub fn $put(&mut self, i: usize, v: Vec<$t>) {
+            if self.arrays[i].dims.len() == 1 {
+                self.arrays[i].dims[0] = v.len();
+            }
             self.arrays[i].data = Data::$variant(v);
         }
     };

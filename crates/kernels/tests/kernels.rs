@@ -168,27 +168,38 @@ fn table2_comparison_builds_at_paper_size_without_data() {
 }
 
 #[test]
-fn skipping_the_last_microblock_is_caught() {
+fn skipping_the_first_or_last_microblock_is_caught() {
     for name in KERNELS {
         let k = build(name, Dataset::Mini, plan()).unwrap();
         let input = k.init();
-        let mut st = input.clone();
         let last = k.desc().microblocks.len() - 1;
-        for mb in 0..last {
-            match k.desc().microblocks[mb].kind {
-                MicroblockKind::Serial => run_serial(k.as_ref(), mb, &mut st).unwrap(),
-                MicroblockKind::Screens(n) => {
-                    for s in 0..n {
-                        run_screen(k.as_ref(), mb, s, &mut st).unwrap();
+        // fdtd-2d's first serial microblock writes fict[0] = 0 over ey[0][:] = 0; its
+        // second step's (fict[1] = 1) is the one that shows. bfs computes cost from the
+        // parent's cost, so a skipped level only delays the search, which its last
+        // level (a spare that finds nothing) absorbs: skip the first and last expand.
+        let skips: Vec<Vec<usize>> = match *name {
+            "fdtd-2d" => vec![vec![3], vec![last]],
+            "bfs" => vec![vec![0, last - 1]],
+            _ => vec![vec![0], vec![last]],
+        };
+        for skip in skips {
+            let mut st = input.clone();
+            for mb in (0..=last).filter(|mb| !skip.contains(mb)) {
+                match k.desc().microblocks[mb].kind {
+                    MicroblockKind::Serial => run_serial(k.as_ref(), mb, &mut st).unwrap(),
+                    MicroblockKind::Screens(n) => {
+                        for s in 0..n {
+                            run_screen(k.as_ref(), mb, s, &mut st).unwrap();
+                        }
                     }
                 }
             }
+            let r = k.reference(&input);
+            assert!(
+                verify(k.desc(), &st, &r).is_err(),
+                "{name}: skipping microblocks {skip:?} went unnoticed"
+            );
         }
-        let r = k.reference(&input);
-        assert!(
-            verify(k.desc(), &st, &r).is_err(),
-            "{name}: verification is vacuous"
-        );
     }
 }
 

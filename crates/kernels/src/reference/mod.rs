@@ -5,6 +5,7 @@
 
 pub mod adi;
 pub mod atax;
+pub mod bfs;
 pub mod bicg;
 pub mod conv2d;
 pub mod correlation;
@@ -15,8 +16,12 @@ pub mod gesummv;
 pub mod mm2;
 pub mod mm3;
 pub mod mvt;
+pub mod nn;
+pub mod nw;
+pub mod pathfinder;
 pub mod syr2k;
 pub mod syrk;
+pub mod wordcount;
 
 use crate::state::{Data, State};
 
