@@ -1,0 +1,140 @@
+//! Structure, determinism and reporting checks beyond the per-kernel reference match:
+//! the §5.6 workloads' microblock shapes, bit-identical reruns, random screen orders and
+//! counts (proptest), the functional-run report, and (ignored) heavier sizes.
+
+use nearflash_kernels::*;
+use proptest::prelude::*;
+
+#[test]
+fn section_5_6_structures() {
+    let p = ScreenPlan::default();
+    // nw: 2·(L/16) − 1 diagonal steps, no serial microblock (§5.6).
+    let nw = build("nw", Dataset::Mini, p).unwrap();
+    assert_eq!(nw.desc().microblocks.len(), 2 * (64 / 16) - 1);
+    assert_eq!(nw.desc().serial_mblk_count(), 0);
+    // pathfinder: rows − 1 steps, no serial microblock (§5.6).
+    let pf = build("path", Dataset::Mini, p).unwrap();
+    assert_eq!(pf.desc().microblocks.len(), 20 - 1);
+    assert_eq!(pf.desc().serial_mblk_count(), 0);
+    // nn and wordcount end in one serial microblock; bfs has two screened per level.
+    assert_eq!(
+        build("nn", Dataset::Mini, p)
+            .unwrap()
+            .desc()
+            .serial_mblk_count(),
+        1
+    );
+    assert_eq!(
+        build("wc", Dataset::Mini, p)
+            .unwrap()
+            .desc()
+            .serial_mblk_count(),
+        1
+    );
+    let bfs = build("bfs", Dataset::Mini, p).unwrap();
+    assert_eq!(bfs.desc().mblk_count(), 2);
+    assert_eq!(bfs.desc().microblocks.len() % 2, 0);
+    assert!(bfs.desc().microblocks.len() >= 4);
+}
+
+#[test]
+fn time_steps_are_unrolled_in_order() {
+    let k = build("adi", Dataset::Mini, ScreenPlan::default()).unwrap();
+    let d = k.desc();
+    assert_eq!(d.microblocks.len(), 3 * 20);
+    for (i, m) in d.microblocks.iter().enumerate() {
+        assert_eq!(m.step as usize, i / 3);
+        assert_eq!(m.phase, i % 3);
+    }
+}
+
+#[test]
+fn reruns_are_bit_identical() {
+    for name in KERNELS {
+        let a = run_and_verify(
+            build(name, Dataset::Mini, ScreenPlan::new(3))
+                .unwrap()
+                .as_ref(),
+            Some(5),
+        )
+        .unwrap();
+        let b = run_and_verify(
+            build(name, Dataset::Mini, ScreenPlan::new(3))
+                .unwrap()
+                .as_ref(),
+            Some(5),
+        )
+        .unwrap();
+        assert_eq!(a, b, "{name}");
+    }
+}
+
+#[test]
+fn execute_reports_and_dumps() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = execute(
+        "correlation",
+        Dataset::Mini,
+        ScreenPlan::default(),
+        1,
+        Some(dir.path()),
+    )
+    .unwrap();
+    assert_eq!(r.kernel, "correlation");
+    assert_eq!(
+        r.arrays.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+        ["corr", "mean", "stddev"]
+    );
+    assert!(r.arrays.iter().all(|a| a.max_rel_err <= 1e-8));
+    assert_eq!(r.dumped.len(), 3);
+    let corr = read_f64_file(&dir.path().join("corr.f64")).unwrap();
+    assert_eq!(corr.len(), 28 * 28);
+    assert_eq!(corr[0], 1.0);
+    assert!(r.cost.instructions > 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    #[test]
+    fn any_screen_count_and_order_matches_the_reference(
+        which in 0usize..19,
+        screens in 1u32..40,
+        seed in any::<u64>(),
+    ) {
+        let name = KERNELS[which % KERNELS.len()];
+        let k = build(name, Dataset::Mini, ScreenPlan::new(screens)).unwrap();
+        prop_assert!(run_and_verify(k.as_ref(), Some(seed)).is_ok(), "{} {} {}", name, screens, seed);
+    }
+}
+
+#[test]
+#[ignore = "heavy: every kernel at medium, verified (release: a few minutes)"]
+fn every_kernel_at_medium() {
+    for name in KERNELS {
+        let r = execute(name, Dataset::Medium, ScreenPlan::default(), 3, None)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        println!(
+            "{name:<12} {:<40} instr {:>14}",
+            r.dims, r.cost.instructions
+        );
+    }
+}
+
+#[test]
+#[ignore = "heavy: builds the §5.6 workloads at paper size (generates their data for costs)"]
+fn section_5_6_at_paper_size() {
+    for name in ["nn", "bfs", "nw", "pathfinder", "wordcount"] {
+        let k = build(name, Dataset::Paper, ScreenPlan::default()).unwrap();
+        let c = total_cost(k.as_ref());
+        let d = k.desc();
+        println!(
+            "{name:<11} {:<52} MBs {:>4} in {:>10.1} MiB  LD/ST {:>5.2}%  B/KI {:>8.2}",
+            d.dims,
+            d.microblocks.len(),
+            d.input_bytes() as f64 / (1u64 << 20) as f64,
+            c.ldst_ratio_pct(),
+            c.bytes_per_kilo_instruction(d.input_bytes())
+        );
+    }
+}
