@@ -5,6 +5,7 @@
 use crate::cost::Cost;
 use crate::desc::{KernelDesc, MicroblockKind};
 use crate::error::KernelError;
+use crate::io::Extent;
 use crate::state::State;
 
 pub trait Kernel {
@@ -22,6 +23,10 @@ pub trait Kernel {
     /// Instructions, loads and stores of one screen (or of the serial microblock when
     /// `screen` is 0 and `mb` is serial). Needs no data.
     fn screen_cost(&self, mb: usize, screen: u32) -> Cost;
+
+    /// The bytes of each data section the screen (or serial microblock, screen 0) reads
+    /// and writes. Needs no data.
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent>;
 
     /// The independent sequential reference: from the initial state, the live-out arrays.
     fn reference(&self, input: &State) -> State;
@@ -106,4 +111,24 @@ pub fn total_cost(k: &dyn Kernel) -> Cost {
     (0..k.desc().microblocks.len())
         .map(|mb| microblock_cost(k, mb).expect("valid index"))
         .sum()
+}
+
+/// Data footprint of one unit of work: screen `screen` of `mb`, or the serial `mb`
+/// (pass screen 0).
+pub fn footprint(k: &dyn Kernel, mb: usize, screen: u32) -> Result<Vec<Extent>, KernelError> {
+    let mut v = match check_mb(k, mb)? {
+        MicroblockKind::Serial => k.screen_io(mb, 0),
+        MicroblockKind::Screens(n) if screen >= n => {
+            return Err(KernelError::NoSuchScreen {
+                kernel: k.desc().name.into(),
+                microblock: mb,
+                screen,
+                screens: n,
+            })
+        }
+        MicroblockKind::Screens(_) => k.screen_io(mb, screen),
+    };
+    // empty extents (an edge screen's empty halo, say) carry no bytes.
+    v.retain(|e| e.total_bytes() > 0);
+    Ok(v)
 }

@@ -26,8 +26,10 @@
 
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{InOut, Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -325,6 +327,30 @@ impl Kernel for Wordcount {
                     (ld(1) + ops(1)).times(heads) + ld(1) + ops(2) + ld(1) + ops(1) + st(1),
                 ) + looped(b, ld(1) + st(1))
             }
+        }
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        // screen s's emitted words occupy its slice of the `emit` section.
+        let emit_at = |s: u32| -> std::ops::Range<u64> {
+            let start: u64 = self.emitted[..s as usize].iter().map(|e| e.1).sum();
+            start..start + self.emitted[s as usize].1
+        };
+        match self.desc.microblocks[mb].phase {
+            0 => {
+                let t = self.record_range(screen);
+                vec![
+                    io::span(0, t.start as u64..t.end as u64, Input),
+                    io::elems(1, even(self.records, self.screens, screen), 8, Input),
+                    io::span(2, emit_at(screen), Output),
+                ]
+            }
+            1 => vec![io::span(2, emit_at(screen), InOut)],
+            _ => vec![
+                io::all(&self.desc, 2, Input),
+                io::all(&self.desc, 3, Output),
+                io::all(&self.desc, 4, Output),
+            ],
         }
     }
 

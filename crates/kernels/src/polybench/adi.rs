@@ -18,8 +18,10 @@
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{InOut, Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -232,6 +234,43 @@ impl Kernel for Adi {
                 + looped(n - 2, ld(3) + ops(6) + st(2))
                 + looped(n - 2, ld(2) + ops(1) + st(1)),
         )
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let n = self.n;
+        let row = 8 * n as u64;
+        match self.desc.microblocks[mb].phase {
+            // v rows 0 and N−1 (columns 1..N−1), p and q column 0 of rows 1..N−1.
+            0 => vec![
+                io::cols(1, 1..n - 1, 0..1, n, 8, Output),
+                io::cols(1, 1..n - 1, n - 1..n, n, 8, Output),
+                io::cols(2, 0..1, 1..n - 1, n, 8, Output),
+                io::cols(3, 0..1, 1..n - 1, n, 8, Output),
+            ],
+            // columns i = r+1 of v (rows 1..N−1, read at j+1 = N−1 too), columns i−1..i+2
+            // of u, rows i of p and q.
+            1 => {
+                let r = even(n - 2, self.desc.screens(mb), screen);
+                let i = r.start + 1..r.end + 1;
+                vec![
+                    io::cols(0, i.start - 1..i.end + 1, 1..n - 1, n, 8, Input),
+                    io::cols(1, i.clone(), 1..n - 1, n, 8, Output),
+                    io::cols(1, i.clone(), n - 1..n, n, 8, Input),
+                    io::rows(2, i.clone(), row, InOut),
+                    io::rows(3, i, row, InOut),
+                ]
+            }
+            _ => {
+                let r = even(n - 2, self.desc.screens(mb), screen);
+                let i = r.start + 1..r.end + 1;
+                vec![
+                    io::rows(1, i.start - 1..i.end + 1, row, Input),
+                    io::rows(0, i.clone(), row, InOut),
+                    io::rows(2, i.clone(), row, InOut),
+                    io::rows(3, i, row, InOut),
+                ]
+            }
+        }
     }
 
     fn reference(&self, input: &State) -> State {

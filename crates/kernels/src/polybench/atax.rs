@@ -12,8 +12,10 @@
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -130,6 +132,24 @@ impl Kernel for Atax {
             // zero y (1 store per element); per row: load tmp[i], then per element load A
             // and y, fma, store y.
             looped(n, st(1)) + looped(m, ld(1) + looped(n, ld(2) + ops(1) + st(1)))
+        }
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let (m, n) = (self.m, self.n);
+        if self.desc.microblocks[mb].phase == 0 {
+            let r = even(m, self.desc.screens(mb), screen);
+            vec![
+                io::rows(0, r.clone(), 8 * n as u64, Input),
+                io::all(&self.desc, 1, Input),
+                io::elems(3, r, 8, Output),
+            ]
+        } else {
+            vec![
+                io::all(&self.desc, 0, Input),
+                io::all(&self.desc, 3, Input),
+                io::all(&self.desc, 2, Output),
+            ]
         }
     }
 

@@ -11,8 +11,10 @@
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -129,6 +131,23 @@ impl Kernel for Bicg {
         } else {
             // zero s; per row: load r[i]; per element load A and s, fma, store s.
             looped(m, st(1)) + looped(n, ld(1) + looped(m, ld(2) + ops(1) + st(1)))
+        }
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        if self.desc.microblocks[mb].phase == 0 {
+            let r = even(self.n, self.desc.screens(mb), screen);
+            vec![
+                io::rows(0, r.clone(), 8 * self.m as u64, Input),
+                io::all(&self.desc, 1, Input),
+                io::elems(4, r, 8, Output),
+            ]
+        } else {
+            vec![
+                io::all(&self.desc, 0, Input),
+                io::all(&self.desc, 2, Input),
+                io::all(&self.desc, 3, Output),
+            ]
         }
     }
 

@@ -14,8 +14,10 @@
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -107,6 +109,16 @@ impl Kernel for Conv2d {
         let rows = even(self.n - 2, self.desc.screens(mb), screen).len() as u64;
         // per output: 9 loads, 1 mul + 8 fma, 1 store (coefficients in registers).
         looped(rows, looped(self.n as u64 - 2, ld(9) + ops(9) + st(1)))
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let r = even(self.n - 2, self.desc.screens(mb), screen);
+        let row_bytes = 4 * self.n as u64;
+        // output rows r.start+1 .. r.end+1 read input rows r.start .. r.end+2.
+        vec![
+            io::rows(0, r.start..r.end + 2, row_bytes, Input),
+            io::rows(1, r.start + 1..r.end + 1, row_bytes, Output),
+        ]
     }
 
     fn reference(&self, input: &State) -> State {

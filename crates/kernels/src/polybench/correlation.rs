@@ -16,8 +16,10 @@
 use super::covariance::upper_rows;
 use crate::cost::{ld, looped, ops, st, Cost, LOOP_OVERHEAD, LOOP_SETUP};
 use crate::dataset::Dataset;
+use crate::desc::Access::{InOut, Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -185,6 +187,38 @@ impl Kernel for Correlation {
                     })
                     .sum::<Cost>()
                     + ops(LOOP_SETUP)
+            }
+        }
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let (m, n) = (self.m, self.n);
+        let screens = self.desc.screens(mb);
+        match self.desc.microblocks[mb].phase {
+            0 => vec![
+                io::all(&self.desc, 0, Input),
+                io::all(&self.desc, 1, Output),
+            ],
+            1 => {
+                let c = even(m, screens, screen);
+                vec![
+                    io::cols(0, c.clone(), 0..n, m, 8, Input),
+                    io::elems(1, c.clone(), 8, Input),
+                    io::elems(2, c, 8, Output),
+                ]
+            }
+            2 => vec![
+                io::rows(0, even(n, screens, screen), 8 * m as u64, InOut),
+                io::all(&self.desc, 1, Input),
+                io::all(&self.desc, 2, Input),
+            ],
+            _ => {
+                let r = upper_rows(m, screens, screen);
+                vec![
+                    io::cols(0, r.start..m, 0..n, m, 8, Input),
+                    io::cols(3, r.start..m, r.clone(), m, 8, Output),
+                    io::cols(3, r.clone(), r.end..m, m, 8, Output),
+                ]
             }
         }
     }

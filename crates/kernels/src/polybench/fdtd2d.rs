@@ -13,8 +13,10 @@
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{InOut, Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -172,6 +174,34 @@ impl Kernel for Fdtd2d {
             _ => {
                 let rows = even(nx - 1, screens, screen).len() as u64;
                 looped(rows, looped(ny - 1, ld(5) + ops(4) + st(1)))
+            }
+        }
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let (nx, ny) = (self.nx, self.ny);
+        let row = 8 * ny as u64;
+        let m = self.desc.microblocks[mb];
+        match m.phase {
+            0 => vec![
+                io::elems(0, m.step as usize..m.step as usize + 1, 8, Input),
+                io::rows(2, 0..1, row, Output),
+            ],
+            1 => {
+                let r = even(nx, self.desc.screens(mb), screen);
+                vec![
+                    io::rows(3, r.start.saturating_sub(1)..r.end, row, Input),
+                    io::rows(2, r.start.max(1)..r.end.max(1), row, InOut),
+                    io::rows(1, r, row, InOut),
+                ]
+            }
+            _ => {
+                let r = even(nx - 1, self.desc.screens(mb), screen);
+                vec![
+                    io::rows(1, r.clone(), row, Input),
+                    io::rows(2, r.start..r.end + 1, row, Input),
+                    io::rows(3, r, row, InOut),
+                ]
             }
         }
     }

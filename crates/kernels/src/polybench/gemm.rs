@@ -8,8 +8,10 @@
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{InOut, Input};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -128,6 +130,15 @@ impl Kernel for Gemm {
             looped(nj, ld(1) + ops(1) + st(1))
                 + looped(nk, ld(1) + ops(1) + looped(nj, ld(2) + ops(1) + st(1))),
         )
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let r = even(self.ni, self.desc.screens(mb), screen);
+        vec![
+            io::rows(0, r.clone(), 8 * self.nj as u64, InOut),
+            io::rows(1, r, 8 * self.nk as u64, Input),
+            io::all(&self.desc, 2, Input),
+        ]
     }
 
     fn reference(&self, input: &State) -> State {

@@ -8,8 +8,10 @@
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -111,6 +113,18 @@ impl Kernel for Gesummv {
         let rows = even(self.n, self.desc.screens(mb), screen).len() as u64;
         // per row: per j load A, B, x and two fma; then mul + fma and stores of tmp and y.
         looped(rows, looped(self.n as u64, ld(3) + ops(2)) + ops(2) + st(2))
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let r = even(self.n, self.desc.screens(mb), screen);
+        let row_bytes = 8 * self.n as u64;
+        vec![
+            io::rows(0, r.clone(), row_bytes, Input),
+            io::rows(1, r.clone(), row_bytes, Input),
+            io::all(&self.desc, 2, Input),
+            io::elems(3, r.clone(), 8, Output),
+            io::elems(4, r, 8, Output),
+        ]
     }
 
     fn reference(&self, input: &State) -> State {

@@ -13,8 +13,10 @@
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{InOut, Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -170,6 +172,20 @@ impl Kernel for Mm2 {
             looped(nj, looped(nk, ld(2) + ops(2)) + st(1))
                 + looped(nl, ld(1) + looped(nj, ld(2) + ops(1)) + st(1)),
         )
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        if self.desc.microblocks[mb].phase == 0 {
+            return vec![io::all(&self.desc, 3, InOut)];
+        }
+        let r = even(self.ni, self.desc.screens(mb), screen);
+        vec![
+            io::rows(0, r.clone(), 8 * self.nk as u64, Input),
+            io::all(&self.desc, 1, Input),
+            io::all(&self.desc, 2, Input),
+            io::rows(3, r.clone(), 8 * self.nl as u64, InOut),
+            io::rows(4, r, 8 * self.nj as u64, Output),
+        ]
     }
 
     fn reference(&self, input: &State) -> State {

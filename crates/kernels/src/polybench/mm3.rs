@@ -14,8 +14,10 @@
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{InOut, Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -223,6 +225,38 @@ impl Kernel for Mm3 {
             _ => {
                 let rows = even(ni, self.desc.screens(mb), screen).len() as u64;
                 Self::product_cost(rows, u(nj), u(nl))
+            }
+        }
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let (ni, nj, nk, nl, nm) = (self.ni, self.nj, self.nk, self.nl, self.nm);
+        let b = |x: usize| 8 * x as u64;
+        match self.desc.microblocks[mb].phase {
+            0 => (4..7).map(|s| io::all(&self.desc, s, Output)).collect(),
+            1 if screen < self.family_e => {
+                let r = even(ni, self.family_e, screen);
+                vec![
+                    io::rows(0, r.clone(), b(nk), Input),
+                    io::all(&self.desc, 1, Input),
+                    io::rows(4, r, b(nj), InOut),
+                ]
+            }
+            1 => {
+                let r = even(nj, self.family_f, screen - self.family_e);
+                vec![
+                    io::rows(2, r.clone(), b(nm), Input),
+                    io::all(&self.desc, 3, Input),
+                    io::rows(5, r, b(nl), InOut),
+                ]
+            }
+            _ => {
+                let r = even(ni, self.desc.screens(mb), screen);
+                vec![
+                    io::rows(4, r.clone(), b(nj), Input),
+                    io::all(&self.desc, 5, Input),
+                    io::rows(6, r, b(nl), InOut),
+                ]
             }
         }
     }

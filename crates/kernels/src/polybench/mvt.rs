@@ -9,8 +9,10 @@
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{InOut, Input};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -128,6 +130,25 @@ impl Kernel for Mvt {
         let rows = even(self.n, self.family, screen % self.family).len() as u64;
         // per output: load x[i], dot product of length N (load A, load y, fma), store x[i].
         looped(rows, ld(1) + looped(self.n as u64, ld(2) + ops(1)) + st(1))
+    }
+
+    fn screen_io(&self, _mb: usize, screen: u32) -> Vec<Extent> {
+        let n = self.n;
+        if screen < self.family {
+            let r = even(n, self.family, screen);
+            vec![
+                io::rows(0, r.clone(), 8 * n as u64, Input),
+                io::all(&self.desc, 3, Input),
+                io::elems(1, r, 8, InOut),
+            ]
+        } else {
+            let r = even(n, self.family, screen - self.family);
+            vec![
+                io::cols(0, r.clone(), 0..n, n, 8, Input),
+                io::all(&self.desc, 4, Input),
+                io::elems(2, r, 8, InOut),
+            ]
+        }
     }
 
     fn reference(&self, input: &State) -> State {

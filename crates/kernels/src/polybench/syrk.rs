@@ -9,8 +9,10 @@
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost, LOOP_OVERHEAD, LOOP_SETUP};
 use crate::dataset::Dataset;
+use crate::desc::Access::{InOut, Input};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{triangular, ScreenPlan};
 use crate::reference;
@@ -120,6 +122,15 @@ impl Kernel for Syrk {
             })
             .sum::<Cost>()
             + ops(LOOP_SETUP)
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let r = triangular(self.n, self.desc.screens(mb), screen);
+        // row i of C (its lower part, declared as the whole row) needs rows 0..=i of A.
+        vec![
+            io::rows(0, r.clone(), 8 * self.n as u64, InOut),
+            io::rows(1, 0..r.end, 8 * self.m as u64, Input),
+        ]
     }
 
     fn reference(&self, input: &State) -> State {

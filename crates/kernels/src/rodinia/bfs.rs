@@ -28,8 +28,10 @@
 
 use crate::cost::{ld, looped, ops, st, Cost, LOOP_OVERHEAD, LOOP_SETUP};
 use crate::dataset::Dataset;
+use crate::desc::Access::{InOut, Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -287,6 +289,33 @@ impl Kernel for Bfs {
             &self.update_cost
         };
         table[m.step as usize][screen as usize]
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let g = &self.graph;
+        let n = g.starts.len();
+        let r = even(n, self.desc.screens(mb), screen);
+        if self.desc.microblocks[mb].phase == 0 {
+            // the screen's nodes and their CSR edge range; neighbours are anywhere, so
+            // visited (read), cost (read parent, write child) and updating (written)
+            // are declared whole — the benign race of Rodinia's formulation.
+            let first = g.starts.get(r.start).map_or(g.edges.len(), |&s| s as usize);
+            let last = g.starts.get(r.end).map_or(g.edges.len(), |&s| s as usize);
+            vec![
+                io::rows(0, r.clone(), 8, Input),
+                io::elems(1, first..last, 8, Input),
+                io::elems(2, r, 1, InOut),
+                io::all(&self.desc, 4, Input),
+                io::all(&self.desc, 5, InOut),
+                io::all(&self.desc, 3, Output),
+            ]
+        } else {
+            vec![
+                io::elems(3, r.clone(), 1, InOut),
+                io::elems(2, r.clone(), 1, Output),
+                io::elems(4, r, 1, Output),
+            ]
+        }
     }
 
     fn reference(&self, input: &State) -> State {

@@ -21,8 +21,10 @@
 
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -200,6 +202,22 @@ impl Kernel for Nn {
         looped(n, ld(1) + ops(2))
             + looped(inserts, looped(k, ld(1) + ops(1) + st(1)) + st(2))
             + looped(k, st(2))
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        if self.desc.microblocks[mb].phase == 0 {
+            let r = even(self.records, self.desc.screens(mb), screen);
+            vec![
+                io::rows(0, r.clone(), RECORD_BYTES as u64, Input),
+                io::elems(1, r, 4, Output),
+            ]
+        } else {
+            vec![
+                io::all(&self.desc, 1, Input),
+                io::all(&self.desc, 2, Output),
+                io::all(&self.desc, 3, Output),
+            ]
+        }
     }
 
     fn reference(&self, input: &State) -> State {

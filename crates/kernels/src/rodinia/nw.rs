@@ -21,8 +21,10 @@
 use super::blosum62::BLOSUM62;
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{InOut, Input};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -147,6 +149,35 @@ impl Kernel for Nw {
         // the previous cell, in a register); add, two subtracts, two max (compare +
         // select each) = 7 ops; store.
         looped(blocks, looped(b, looped(b, ld(3) + ops(7) + st(1))))
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let w = self.len + 1;
+        let d = self.desc.microblocks[mb].step as usize;
+        let mut v = Vec::new();
+        for bx in self.screen_blocks(mb, screen) {
+            let (r0, c0) = ((d - bx) * BLOCK, bx * BLOCK);
+            // halo: the row above (17 cells from the corner) and the column to the left.
+            v.push(io::cols(3, c0..c0 + BLOCK + 1, r0..r0 + 1, w, 4, Input));
+            v.push(io::cols(3, c0..c0 + 1, r0 + 1..r0 + BLOCK + 1, w, 4, Input));
+            v.push(io::cols(
+                3,
+                c0 + 1..c0 + BLOCK + 1,
+                r0 + 1..r0 + BLOCK + 1,
+                w,
+                4,
+                InOut,
+            ));
+            v.push(io::cols(
+                2,
+                c0 + 1..c0 + BLOCK + 1,
+                r0 + 1..r0 + BLOCK + 1,
+                w,
+                4,
+                Input,
+            ));
+        }
+        v
     }
 
     fn reference(&self, input: &State) -> State {

@@ -17,8 +17,10 @@
 
 use crate::cost::{ld, looped, ops, st, Cost};
 use crate::dataset::Dataset;
+use crate::desc::Access::{Input, Output};
 use crate::desc::{section, Access, DescBuilder, KernelDesc};
 use crate::error::KernelError;
+use crate::io::{self, Extent};
 use crate::kernel::Kernel;
 use crate::partition::{even, ScreenPlan};
 use crate::reference;
@@ -135,6 +137,30 @@ impl Kernel for Pathfinder {
         // per column: load three previous-row values and the wall cell; two min
         // (compare + select each) and two edge tests = 6 ops; add; store.
         looped(n, ld(4) + ops(7) + st(1))
+    }
+
+    fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
+        let cols = self.cols;
+        let t = self.desc.microblocks[mb].step as usize;
+        let r = even(cols, self.desc.screens(mb), screen);
+        let src = (t - 1) % 2;
+        let mut v = vec![
+            io::cols(0, r.clone(), t..t + 1, cols, 4, Input),
+            io::cols(
+                1,
+                r.start.saturating_sub(1)..(r.end + 1).min(cols),
+                src..src + 1,
+                cols,
+                4,
+                Input,
+            ),
+        ];
+        if t == self.rows - 1 {
+            v.push(io::elems(2, r, 4, Output));
+        } else {
+            v.push(io::cols(1, r, t % 2..t % 2 + 1, cols, 4, Output));
+        }
+        v
     }
 
     fn reference(&self, input: &State) -> State {
