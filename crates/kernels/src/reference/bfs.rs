@@ -12,18 +12,17 @@ fn i32v<'a>(s: &'a State, name: &str) -> &'a [i32] {
 }
 
 pub fn run(input: &State) -> State {
-    let starts = i32v(input, "starts");
-    let degrees = i32v(input, "degrees");
+    let nodes = i32v(input, "nodes");
     let edges = i32v(input, "edges");
     let source = i32v(input, "source")[0] as usize;
-    let n = starts.len();
+    let n = nodes.len() / 2;
     let mut cost = vec![-1i32; n];
     cost[source] = 0;
     let mut queue = VecDeque::new();
     queue.push_back(source);
     while let Some(u) = queue.pop_front() {
-        let first = starts[u] as usize;
-        let last = first + degrees[u] as usize;
+        let first = nodes[2 * u] as usize;
+        let last = first + nodes[2 * u + 1] as usize;
         for e in first..last {
             let v = edges[e] as usize;
             if cost[v] < 0 {

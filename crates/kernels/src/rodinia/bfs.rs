@@ -5,8 +5,8 @@
 //! and duplicates allowed, the graph need not be connected); then a random source node.
 //! Our generator draws the same quantities from one `SimRng` seeded with `INIT_SEED` (in
 //! graphgen's order: edge count, then per edge destination and weight). The CSR form is
-//! graphgen's output: per node (start, degree), and the edge destinations (the weights
-//! are stored but BFS ignores them).
+//! what Rodinia's bfs loads from graphgen's file: `nodes` = per node (start, degree),
+//! `edges` = destinations (Rodinia reads each weight and drops it).
 //!
 //! Computation (Rodinia's two-kernel formulation): cost[v] = hop distance from the
 //! source, −1 if unreachable. Each level is two microblocks, both screened over blocks
@@ -41,13 +41,12 @@ use std::collections::VecDeque;
 
 pub const NAME: &str = "bfs";
 pub const INIT_SEED: u64 = 0xbf5;
-const STARTS: usize = 0;
-const DEGREES: usize = 1;
-const EDGES: usize = 2;
-const MASK: usize = 4;
-const UPDATING: usize = 5;
-const VISITED: usize = 6;
-const COST: usize = 7;
+const NODES: usize = 0;
+const EDGES: usize = 1;
+const MASK: usize = 2;
+const UPDATING: usize = 3;
+const VISITED: usize = 4;
+const COST: usize = 5;
 
 /// A generated graph in Rodinia's CSR layout.
 #[derive(Debug, Clone)]
@@ -124,7 +123,7 @@ impl Bfs {
             ),
             vec![
                 section("nodes", n, 8, Access::Input),
-                section("edges", m, 8, Access::Input),
+                section("edges", m, 4, Access::Input),
                 section("mask", n, 1, Access::InOut),
                 section("updating", n, 1, Access::InOut),
                 section("visited", n, 1, Access::InOut),
@@ -218,10 +217,16 @@ impl Kernel for Bfs {
         visited[g.source] = 1;
         cost[g.source] = 0;
         let mut s = State::new();
-        s.push("starts", &[n], Data::I32(g.starts.clone()));
-        s.push("degrees", &[n], Data::I32(g.degrees.clone()));
+        // Rodinia's Node {starting, no_of_edges}, interleaved; edges hold destinations
+        // only (Rodinia reads the weights and drops them).
+        let nodes: Vec<i32> = g
+            .starts
+            .iter()
+            .zip(&g.degrees)
+            .flat_map(|(&s, &d)| [s, d])
+            .collect();
+        s.push("nodes", &[n, 2], Data::I32(nodes));
         s.push("edges", &[g.edges.len()], Data::I32(g.edges.clone()));
-        s.push("weights", &[g.weights.len()], Data::I32(g.weights.clone()));
         s.push("mask", &[n], Data::U8(mask));
         s.push("updating", &[n], Data::U8(vec![0; n]));
         s.push("visited", &[n], Data::U8(visited));
@@ -237,19 +242,14 @@ impl Kernel for Bfs {
             let mut mask = st.take_u8(MASK);
             let mut updating = st.take_u8(UPDATING);
             let mut cost = st.take_i32(COST);
-            let (starts, degrees, edges, visited) = (
-                st.i32s(STARTS),
-                st.i32s(DEGREES),
-                st.i32s(EDGES),
-                st.u8s(VISITED),
-            );
+            let (nodes, edges, visited) = (st.i32s(NODES), st.i32s(EDGES), st.u8s(VISITED));
             for u in range {
                 if mask[u] == 0 {
                     continue;
                 }
                 mask[u] = 0;
-                let s = starts[u] as usize;
-                for &v in &edges[s..s + degrees[u] as usize] {
+                let s = nodes[2 * u] as usize;
+                for &v in &edges[s..s + nodes[2 * u + 1] as usize] {
                     let v = v as usize;
                     if visited[v] == 0 {
                         cost[v] = cost[u] + 1;
@@ -303,7 +303,7 @@ impl Kernel for Bfs {
             let last = g.starts.get(r.end).map_or(g.edges.len(), |&s| s as usize);
             vec![
                 io::rows(0, r.clone(), 8, Input),
-                io::elems(1, first..last, 8, Input),
+                io::elems(1, first..last, 4, Input),
                 io::elems(2, r, 1, InOut),
                 io::all(&self.desc, 4, Input),
                 io::all(&self.desc, 5, InOut),
