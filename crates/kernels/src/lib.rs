@@ -25,6 +25,7 @@ pub mod kernel;
 pub mod mars;
 pub mod partition;
 pub mod polybench;
+pub mod polybench_dump;
 pub mod reference;
 pub mod registry;
 pub mod report;

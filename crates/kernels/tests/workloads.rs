@@ -138,3 +138,45 @@ fn section_5_6_at_paper_size() {
         );
     }
 }
+
+#[test]
+fn polybench_dump_format_round_trips_and_catches_errors() {
+    let k = build("mvt", Dataset::Mini, ScreenPlan::default()).unwrap();
+    let st = run_and_verify(k.as_ref(), None).unwrap();
+    let text = polybench_dump::format(k.desc(), &st);
+    assert!(text.starts_with("==BEGIN DUMP_ARRAYS==\nbegin dump: x1\n"));
+    let arrays = polybench_dump::parse(&format!("timing 0.1\n{text}")).unwrap();
+    assert_eq!(
+        arrays.iter().map(|a| a.0.as_str()).collect::<Vec<_>>(),
+        ["x1", "x2"]
+    );
+    assert_eq!(arrays[0].1.len(), 40);
+    polybench_dump::compare(k.desc(), &st, &text).unwrap();
+    // a value off by more than the print's rounding is a mismatch
+    let first = text
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let v: f64 = first.parse().unwrap();
+    let broken = text.replacen(&format!("{first} "), &format!("{:.2} ", v + 0.02), 1);
+    assert!(matches!(
+        polybench_dump::compare(k.desc(), &st, &broken),
+        Err(KernelError::Mismatch { index: 0, .. })
+    ));
+    assert!(polybench_dump::parse("==BEGIN DUMP_ARRAYS==\nbegin dump: y\n1.00\n").is_err());
+}
+
+#[test]
+fn zero_screens_is_an_error_for_every_kernel() {
+    for name in KERNELS {
+        let e = build(name, Dataset::Mini, ScreenPlan::new(0))
+            .err()
+            .unwrap();
+        assert!(matches!(e, KernelError::ZeroScreens { .. }), "{name}: {e}");
+        assert!(e.to_string().contains("zero screens"), "{e}");
+    }
+}

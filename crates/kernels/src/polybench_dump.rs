@@ -1,0 +1,117 @@
+//! PolyBench/C's `-DPOLYBENCH_DUMP_ARRAYS` text format (WORKLOADS.md §1): live-out arrays
+//! between `==BEGIN DUMP_ARRAYS==` and `==END   DUMP_ARRAYS==`, one `begin dump: <name>`
+//! … `end   dump: <name>` block per array, values printed `%0.2lf ` with a newline before
+//! every 20th value. `format` writes our live-out arrays that way (so `diff` against
+//! PolyBench's stderr works), `parse` reads such text, and `compare` checks a state
+//! against a PolyBench dump with the print's rounding allowed (|x − r| ≤ 0.005 +
+//! 1e-8·|r|). Arrays our kernels add beyond PolyBench's (correlation's mean and stddev)
+//! are simply absent from a real PolyBench dump and skipped.
+
+use crate::desc::KernelDesc;
+use crate::error::KernelError;
+use crate::state::State;
+use std::fmt::Write;
+
+/// Our live-out arrays in PolyBench's dump format.
+pub fn format(desc: &KernelDesc, state: &State) -> String {
+    let mut out = String::from("==BEGIN DUMP_ARRAYS==\n");
+    for name in &desc.live_out {
+        let Some(a) = state.get(name) else { continue };
+        write!(out, "begin dump: {name}").expect("string");
+        for i in 0..a.data.len() {
+            if i % 20 == 0 {
+                out.push('\n');
+            }
+            write!(out, "{:.2} ", a.data.get_f64(i)).expect("string");
+        }
+        writeln!(out, "\nend   dump: {name}").expect("string");
+    }
+    out.push_str("==END   DUMP_ARRAYS==\n");
+    out
+}
+
+/// Parse a dump: (array name, values) in order of appearance. Text outside the
+/// BEGIN/END markers (timing lines, other output) is ignored.
+pub fn parse(text: &str) -> Result<Vec<(String, Vec<f64>)>, KernelError> {
+    let bad = |message: String| KernelError::Io {
+        path: "<polybench dump>".into(),
+        message,
+    };
+    let mut arrays = Vec::new();
+    let mut current: Option<(String, Vec<f64>)> = None;
+    let mut inside = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t == "==BEGIN DUMP_ARRAYS==" {
+            inside = true;
+            continue;
+        }
+        if t == "==END   DUMP_ARRAYS==" {
+            inside = false;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        if let Some(name) = t.strip_prefix("begin dump:") {
+            if current.is_some() {
+                return Err(bad(format!("`{t}` inside another array")));
+            }
+            current = Some((name.trim().to_string(), Vec::new()));
+            continue;
+        }
+        if let Some(name) = t.strip_prefix("end   dump:") {
+            match current.take() {
+                Some((n, v)) if n == name.trim() => arrays.push((n, v)),
+                _ => return Err(bad(format!("unmatched `{t}`"))),
+            }
+            continue;
+        }
+        if let Some((_, values)) = current.as_mut() {
+            for tok in t.split_whitespace() {
+                values.push(
+                    tok.parse::<f64>()
+                        .map_err(|e| bad(format!("`{tok}`: {e}")))?,
+                );
+            }
+        }
+    }
+    if let Some((n, _)) = current {
+        return Err(bad(format!("array {n} has no end marker")));
+    }
+    Ok(arrays)
+}
+
+/// Compare our state with a PolyBench dump, allowing for the dump's 2-decimal rounding.
+pub fn compare(desc: &KernelDesc, state: &State, dump: &str) -> Result<(), KernelError> {
+    for (name, expected) in parse(dump)? {
+        let a = state.get(&name).ok_or_else(|| KernelError::MissingArray {
+            kernel: desc.name.into(),
+            array: name.clone(),
+            side: "run",
+        })?;
+        if a.data.len() != expected.len() {
+            return Err(KernelError::ShapeMismatch {
+                kernel: desc.name.into(),
+                array: name,
+                got: a.data.len(),
+                expected: expected.len(),
+            });
+        }
+        for (i, &e) in expected.iter().enumerate() {
+            let x = a.data.get_f64(i);
+            let allowed = 0.005 + 1e-8 * e.abs();
+            if (x - e).abs() > allowed + 1e-12 {
+                return Err(KernelError::Mismatch {
+                    kernel: desc.name.into(),
+                    array: name,
+                    index: i,
+                    got: x,
+                    expected: e,
+                    allowed,
+                });
+            }
+        }
+    }
+    Ok(())
+}
