@@ -115,72 +115,64 @@ impl Wordcount {
         let starts = record_starts(&text);
         let records = starts.len();
         let screens = plan.screens(NAME, "map", records)?;
-        let mut k = Wordcount {
-            bytes,
-            records,
-            screens,
-            emitted: Vec::new(),
-            text,
-            starts,
-            desc: DescBuilder::new(&[]).finish(NAME, dataset, String::new(), vec![], vec![]),
-        };
-        // Emission sizes per screen, for the sort and merge costs.
-        k.emitted = (0..screens)
+        // Emission sizes per map screen (words, bytes with terminators), for the sort and
+        // merge costs and the `emit` footprints.
+        let emitted: Vec<(u64, u64)> = (0..screens)
             .map(|s| {
-                let words = k.map_range(s);
+                let words = map_bytes(&text[record_bytes(&starts, bytes, screens, s)]);
                 (
                     words.len() as u64,
                     words.iter().map(|w| w.len() as u64 + 1).sum(),
                 )
             })
             .collect();
-        let total_words: u64 = k.emitted.iter().map(|e| e.0).sum();
+        let total_words: u64 = emitted.iter().map(|e| e.0).sum();
+        let emit_bytes: u64 = emitted.iter().map(|e| e.1).sum();
         let mut b = DescBuilder::new(&[("map", false), ("sort", false), ("group", true)]);
         b.push(0, 0, screens).push(1, 0, screens).push(2, 0, 0);
-        k.desc = b.finish(
+        let desc = b.finish(
             NAME,
             dataset,
             format!("bytes={bytes} records={records} emitted={total_words}"),
             vec![
                 section("text", bytes as u64, 1, Access::Input),
                 section("records", records as u64, 8, Access::Input),
-                section(
-                    "emit",
-                    k.emitted.iter().map(|e| e.1).sum(),
-                    1,
-                    Access::Output,
-                ),
+                section("emit", emit_bytes, 1, Access::Output),
                 // upper bounds: at most every emitted word is distinct.
-                section(
-                    "words",
-                    k.emitted.iter().map(|e| e.1).sum(),
-                    1,
-                    Access::Output,
-                ),
+                section("words", emit_bytes, 1, Access::Output),
                 section("counts", total_words, 8, Access::Output),
             ],
             vec!["words", "counts"],
         );
-        Ok(k)
+        Ok(Wordcount {
+            bytes,
+            records,
+            screens,
+            emitted,
+            text,
+            starts,
+            desc,
+        })
     }
 
     fn record_range(&self, screen: u32) -> std::ops::Range<usize> {
-        let r = even(self.records, self.screens, screen);
-        let from = self.starts[r.start] as usize;
-        let to = if r.end < self.records {
-            self.starts[r.end] as usize
-        } else {
-            self.bytes
-        };
-        from..to
-    }
-
-    /// The map over this screen's records: upper-case, split, keep words ≥ 6 letters.
-    fn map_range(&self, screen: u32) -> Vec<Vec<u8>> {
-        map_bytes(&self.text[self.record_range(screen)])
+        record_bytes(&self.starts, self.bytes, self.screens, screen)
     }
 }
 
+/// Byte range of the records of map screen `screen`.
+fn record_bytes(starts: &[i64], bytes: usize, screens: u32, screen: u32) -> std::ops::Range<usize> {
+    let r = even(starts.len(), screens, screen);
+    let from = starts[r.start] as usize;
+    let to = if r.end < starts.len() {
+        starts[r.end] as usize
+    } else {
+        bytes
+    };
+    from..to
+}
+
+/// The map: upper-case, split into maximal runs of A–Z, keep words of ≥ 6 letters.
 fn map_bytes(bytes: &[u8]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let mut word = Vec::new();

@@ -52,13 +52,13 @@ impl Nw {
     pub fn new(dataset: Dataset, plan: ScreenPlan) -> Result<Self, KernelError> {
         let len = dims(dataset);
         let blocks = len / BLOCK;
-        let mut b = DescBuilder::new(&[("block diagonal", false)]);
-        for d in 0..(2 * blocks).saturating_sub(1) {
-            let n = Self::diag_blocks(blocks, d).len();
-            b.push(0, d as u32, plan.screens(NAME, "block diagonal", n)?);
-        }
         if blocks == 0 {
             plan.screens(NAME, "block diagonal", 0)?;
+        }
+        let mut b = DescBuilder::new(&[("block diagonal", false)]);
+        for d in 0..2 * blocks - 1 {
+            let n = Self::diag_blocks(blocks, d).len();
+            b.push(0, d as u32, plan.screens(NAME, "block diagonal", n)?);
         }
         let cells = ((len + 1) * (len + 1)) as u64;
         let desc = b.finish(
