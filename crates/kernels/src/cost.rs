@@ -19,6 +19,7 @@
 //! thousand instructions"), and LD/ST ratio = (loads + stores) ÷ instructions.
 //! Counts are never tuned towards Table 2; `table2` reports the gap.
 
+use serde::Serialize;
 use std::ops::{Add, AddAssign};
 
 /// Per-iteration loop overhead: increment the index, compare-and-branch.
@@ -26,7 +27,7 @@ pub const LOOP_OVERHEAD: u64 = 2;
 /// Once per loop: initialise the index, load the bound.
 pub const LOOP_SETUP: u64 = 2;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Cost {
     pub instructions: u64,
     pub loads: u64,

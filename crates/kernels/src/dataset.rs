@@ -2,10 +2,12 @@
 //! size). Each kernel maps a dataset to its own dimensions.
 
 use crate::error::KernelError;
+use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Dataset {
     Mini,
     Small,

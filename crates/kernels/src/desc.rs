@@ -9,9 +9,11 @@
 //! serial MBLKs. A device model only walks `microblocks`; a report counts `phases`.
 
 use crate::dataset::Dataset;
+use serde::Serialize;
 
 /// How a kernel uses a data section.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Access {
     /// Read only (mapped for reads).
     Input,
@@ -22,7 +24,7 @@ pub enum Access {
     InOut,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Section {
     pub name: &'static str,
     pub bytes: u64,
@@ -30,13 +32,14 @@ pub struct Section {
 }
 
 /// One distinct microblock of a step (Table 2's unit).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Phase {
     pub name: &'static str,
     pub serial: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum MicroblockKind {
     Serial,
     /// Independent screens `0..n`, n ≥ 1.
@@ -44,7 +47,7 @@ pub enum MicroblockKind {
 }
 
 /// One executed microblock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Microblock {
     /// Index into `KernelDesc::phases`.
     pub phase: usize,
@@ -53,7 +56,7 @@ pub struct Microblock {
     pub kind: MicroblockKind,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KernelDesc {
     pub name: &'static str,
     pub dataset: Dataset,

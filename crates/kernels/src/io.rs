@@ -7,9 +7,10 @@
 //! never omit bytes a screen touches.
 
 use crate::desc::{Access, KernelDesc};
+use serde::Serialize;
 use std::ops::Range;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Extent {
     /// Index into `KernelDesc::sections`.
     pub section: usize,

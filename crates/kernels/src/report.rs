@@ -12,9 +12,10 @@ use crate::partition::ScreenPlan;
 use crate::registry::build;
 use crate::run::run_shuffled;
 use crate::verify::verify;
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ArraySummary {
     pub name: String,
     pub len: usize,
@@ -24,7 +25,7 @@ pub struct ArraySummary {
     pub max_rel_err: f64,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KernelReport {
     pub kernel: String,
     pub dataset: Dataset,

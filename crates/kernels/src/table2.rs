@@ -10,8 +10,9 @@ use crate::error::KernelError;
 use crate::kernel::total_cost;
 use crate::partition::ScreenPlan;
 use crate::registry::build;
+use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PaperRow {
     /// Table 2 name.
     pub table_name: &'static str,
@@ -63,7 +64,7 @@ pub const PAPER: [PaperRow; 14] = [
 ];
 
 /// Ours beside the paper's, at the `paper` dataset.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
     pub paper: PaperRow,
     pub dims: String,

@@ -180,3 +180,22 @@ fn zero_screens_is_an_error_for_every_kernel() {
         assert!(e.to_string().contains("zero screens"), "{e}");
     }
 }
+
+#[test]
+fn descriptions_and_comparisons_serialize_to_json() {
+    let k = build("fdtd-2d", Dataset::Mini, ScreenPlan::new(2)).unwrap();
+    let v = serde_json::to_value(k.desc()).unwrap();
+    assert_eq!(v["dataset"], "mini");
+    assert_eq!(v["sections"][1]["access"], "inout");
+    assert_eq!(v["microblocks"][0]["kind"], "serial");
+    assert_eq!(v["microblocks"][1]["kind"]["screens"], 2);
+    let fp = footprint(k.as_ref(), 1, 0).unwrap();
+    assert!(serde_json::to_string(&fp).unwrap().contains("offset_bytes"));
+    let r = execute("gemm", Dataset::Mini, ScreenPlan::default(), 0, None).unwrap();
+    assert!(
+        serde_json::to_value(&r).unwrap()["cost"]["instructions"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
