@@ -199,3 +199,36 @@ fn descriptions_and_comparisons_serialize_to_json() {
             > 0
     );
 }
+
+#[test]
+fn total_cost_barely_depends_on_the_screen_count() {
+    // Splitting a loop into screens only adds per-screen loop setup: the screens' costs
+    // partition the work. (Not wordcount: sorting S runs of w/S words and merging them
+    // costs genuinely differently from one sort of w words.)
+    for name in KERNELS.iter().filter(|n| **n != "wordcount") {
+        let one = total_cost(
+            build(name, Dataset::Small, ScreenPlan::new(1))
+                .unwrap()
+                .as_ref(),
+        );
+        let many = total_cost(
+            build(name, Dataset::Small, ScreenPlan::new(8))
+                .unwrap()
+                .as_ref(),
+        );
+        let rel =
+            (many.instructions as f64 - one.instructions as f64).abs() / one.instructions as f64;
+        assert!(
+            rel < 0.02,
+            "{name}: {} vs {} instructions",
+            one.instructions,
+            many.instructions
+        );
+        assert!(
+            (many.loads as f64 - one.loads as f64).abs() / (one.loads as f64) < 0.02,
+            "{name}: loads {} vs {}",
+            one.loads,
+            many.loads
+        );
+    }
+}
