@@ -232,3 +232,38 @@ fn total_cost_barely_depends_on_the_screen_count() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs PolyBench dumps: POLYBENCH_DUMP_DIR=<dir of <kernel>.<dataset>.txt stderr files>"]
+fn compare_with_polybench_dumps() {
+    let Ok(dir) = std::env::var("POLYBENCH_DUMP_DIR") else {
+        eprintln!("POLYBENCH_DUMP_DIR not set; nothing compared");
+        return;
+    };
+    let mut compared = 0;
+    for name in KERNELS {
+        for d in [Dataset::Mini, Dataset::Small, Dataset::Medium] {
+            let path = std::path::Path::new(&dir).join(format!("{name}.{d}.txt"));
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let k = build(name, d, ScreenPlan::default()).unwrap();
+            let st = run_and_verify(k.as_ref(), Some(1)).unwrap();
+            polybench_dump::compare(k.desc(), &st, &text)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let ours = polybench_dump::format(k.desc(), &st);
+            let theirs: String = text
+                .lines()
+                .skip_while(|l| *l != "==BEGIN DUMP_ARRAYS==")
+                .map(|l| format!("{l}\n"))
+                .collect();
+            println!(
+                "{}: values match; text identical: {}",
+                path.display(),
+                ours == theirs
+            );
+            compared += 1;
+        }
+    }
+    println!("{compared} dumps compared");
+}
