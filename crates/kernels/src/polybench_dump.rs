@@ -30,8 +30,10 @@ pub fn format(desc: &KernelDesc, state: &State) -> String {
     out
 }
 
-/// Parse a dump: (array name, values) in order of appearance. Text outside the
-/// BEGIN/END markers (timing lines, other output) is ignored.
+/// Parse a dump: (array name, values) in order of appearance. `begin dump:` …
+/// `end   dump:` blocks are read wherever they appear — PolyBench 4.2.1's fdtd-2d prints
+/// its `==END   DUMP_ARRAYS==` marker after the first array and the other two after it —
+/// and any other text (timing lines, other output) is ignored.
 pub fn parse(text: &str) -> Result<Vec<(String, Vec<f64>)>, KernelError> {
     let bad = |message: String| KernelError::Io {
         path: "<polybench dump>".into(),
@@ -39,20 +41,8 @@ pub fn parse(text: &str) -> Result<Vec<(String, Vec<f64>)>, KernelError> {
     };
     let mut arrays = Vec::new();
     let mut current: Option<(String, Vec<f64>)> = None;
-    let mut inside = false;
     for line in text.lines() {
         let t = line.trim();
-        if t == "==BEGIN DUMP_ARRAYS==" {
-            inside = true;
-            continue;
-        }
-        if t == "==END   DUMP_ARRAYS==" {
-            inside = false;
-            continue;
-        }
-        if !inside {
-            continue;
-        }
         if let Some(name) = t.strip_prefix("begin dump:") {
             if current.is_some() {
                 return Err(bad(format!("`{t}` inside another array")));
