@@ -1,8 +1,8 @@
 //! PolyBench/C's `-DPOLYBENCH_DUMP_ARRAYS` text format (WORKLOADS.md §1): live-out arrays
 //! between `==BEGIN DUMP_ARRAYS==` and `==END   DUMP_ARRAYS==`, one `begin dump: <name>`
 //! … `end   dump: <name>` block per array, values printed `%0.2lf ` with a newline before
-//! every 20th value. `format` writes our live-out arrays that way (so `diff` against
-//! PolyBench's stderr works), `parse` reads such text, and `compare` checks a state
+//! every 20th value. `format` writes our live-out arrays that way, with each kernel's
+//! print quirks (so `diff` against PolyBench's stderr works), `parse` reads such text, and `compare` checks a state
 //! against a PolyBench dump with the print's rounding allowed (|x − r| ≤ 0.005 +
 //! 1e-8·|r|). Arrays our kernels add beyond PolyBench's (correlation's mean and stddev)
 //! are simply absent from a real PolyBench dump and skipped.
@@ -12,21 +12,80 @@ use crate::error::KernelError;
 use crate::state::State;
 use std::fmt::Write;
 
-/// Our live-out arrays in PolyBench's dump format.
+/// PolyBench 4.2.1's `print_array` quirks, per kernel: which arrays it prints, the
+/// multiplier K in its line-break test `(i·K + j) % 20 == 0` for 2-D arrays (the row
+/// length, except gemm, 2mm, 3mm and fdtd-2d, which use their first dimension), and
+/// whether the END marker comes right after the first array (fdtd-2d).
+struct Layout {
+    arrays: &'static [&'static str],
+    k_is_first_dim: bool,
+    end_after_first: bool,
+}
+
+fn layout(desc: &KernelDesc) -> Layout {
+    match desc.name {
+        "gemm" | "2mm" | "3mm" => Layout {
+            arrays: &[],
+            k_is_first_dim: true,
+            end_after_first: false,
+        },
+        "fdtd-2d" => Layout {
+            arrays: &[],
+            k_is_first_dim: true,
+            end_after_first: true,
+        },
+        // PolyBench prints only corr; we also keep mean and stddev live.
+        "correlation" => Layout {
+            arrays: &["corr"],
+            k_is_first_dim: false,
+            end_after_first: false,
+        },
+        _ => Layout {
+            arrays: &[],
+            k_is_first_dim: false,
+            end_after_first: false,
+        },
+    }
+}
+
+/// Our live-out arrays in PolyBench's dump format, with its per-kernel quirks, so the text
+/// can be `diff`ed against PolyBench's stderr.
 pub fn format(desc: &KernelDesc, state: &State) -> String {
+    let lay = layout(desc);
+    let names: Vec<&str> = if lay.arrays.is_empty() {
+        desc.live_out.clone()
+    } else {
+        lay.arrays.to_vec()
+    };
     let mut out = String::from("==BEGIN DUMP_ARRAYS==\n");
-    for name in &desc.live_out {
+    for (n, name) in names.iter().enumerate() {
         let Some(a) = state.get(name) else { continue };
         write!(out, "begin dump: {name}").expect("string");
-        for i in 0..a.data.len() {
-            if i % 20 == 0 {
-                out.push('\n');
+        let (rows, cols) = match a.dims.as_slice() {
+            [r, c] => (*r, *c),
+            _ => (1, a.data.len()),
+        };
+        let k = if a.dims.len() == 2 && lay.k_is_first_dim {
+            rows
+        } else {
+            cols
+        };
+        for i in 0..rows {
+            for j in 0..cols {
+                if (i * k + j) % 20 == 0 {
+                    out.push('\n');
+                }
+                write!(out, "{:.2} ", a.data.get_f64(i * cols + j)).expect("string");
             }
-            write!(out, "{:.2} ", a.data.get_f64(i)).expect("string");
         }
         writeln!(out, "\nend   dump: {name}").expect("string");
+        if n == 0 && lay.end_after_first {
+            out.push_str("==END   DUMP_ARRAYS==\n");
+        }
     }
-    out.push_str("==END   DUMP_ARRAYS==\n");
+    if !lay.end_after_first {
+        out.push_str("==END   DUMP_ARRAYS==\n");
+    }
     out
 }
 

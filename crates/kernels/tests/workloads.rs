@@ -257,11 +257,8 @@ fn compare_with_polybench_dumps() {
                 .skip_while(|l| *l != "==BEGIN DUMP_ARRAYS==")
                 .map(|l| format!("{l}\n"))
                 .collect();
-            println!(
-                "{}: values match; text identical: {}",
-                path.display(),
-                ours == theirs
-            );
+            assert_eq!(ours, theirs, "{}: dump text differs", path.display());
+            println!("{}: values match, text identical", path.display());
             compared += 1;
         }
     }
