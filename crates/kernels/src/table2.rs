@@ -74,6 +74,10 @@ pub struct Comparison {
     pub instructions: u64,
     pub ldst_ratio_pct: f64,
     pub bytes_per_ki: f64,
+    /// ours ÷ paper.
+    pub bytes_per_ki_ratio: f64,
+    /// ours − paper, in percentage points.
+    pub ldst_gap_pct_points: f64,
 }
 
 /// Build each Table 2 kernel at `paper` size (description and costs only, no data).
@@ -84,6 +88,8 @@ pub fn compare() -> Result<Vec<Comparison>, KernelError> {
             let k = build(p.kernel, Dataset::Paper, ScreenPlan::default())?;
             let d = k.desc();
             let c = total_cost(k.as_ref());
+            let ldst = c.ldst_ratio_pct();
+            let bki = c.bytes_per_kilo_instruction(d.input_bytes());
             Ok(Comparison {
                 paper: *p,
                 dims: d.dims.clone(),
@@ -91,8 +97,10 @@ pub fn compare() -> Result<Vec<Comparison>, KernelError> {
                 serial_mblks: d.serial_mblk_count(),
                 input_mib: d.input_bytes() as f64 / (1u64 << 20) as f64,
                 instructions: c.instructions,
-                ldst_ratio_pct: c.ldst_ratio_pct(),
-                bytes_per_ki: c.bytes_per_kilo_instruction(d.input_bytes()),
+                ldst_ratio_pct: ldst,
+                bytes_per_ki: bki,
+                bytes_per_ki_ratio: bki / p.bytes_per_ki,
+                ldst_gap_pct_points: ldst - p.ldst_ratio_pct,
             })
         })
         .collect()
@@ -101,12 +109,22 @@ pub fn compare() -> Result<Vec<Comparison>, KernelError> {
 /// A plain-text table of `compare()`.
 pub fn render(rows: &[Comparison]) -> String {
     let mut s = format!(
-        "{:<7} {:>5} {:>5} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9}  {}\n",
-        "kernel", "MBLK", "ser", "in MB", "in MiB", "LD/ST%", "ours", "B/KI", "ours", "dims"
+        "{:<7} {:>5} {:>5} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>8}  {}\n",
+        "kernel",
+        "MBLK",
+        "ser",
+        "in MB",
+        "in MiB",
+        "LD/ST%",
+        "ours",
+        "B/KI",
+        "ours",
+        "ratio",
+        "dims"
     );
     for r in rows {
         s += &format!(
-            "{:<7} {:>2}/{:<2} {:>2}/{:<2} {:>9} {:>9.1} {:>8.2} {:>8.2} {:>9.2} {:>9.2}  {}\n",
+            "{:<7} {:>2}/{:<2} {:>2}/{:<2} {:>9} {:>9.1} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>8.2}  {}\n",
             r.paper.table_name,
             r.paper.mblks,
             r.mblks,
@@ -118,6 +136,7 @@ pub fn render(rows: &[Comparison]) -> String {
             r.ldst_ratio_pct,
             r.paper.bytes_per_ki,
             r.bytes_per_ki,
+            r.bytes_per_ki_ratio,
             r.dims
         );
     }

@@ -6,7 +6,7 @@
 //!   i-loop (s[j] += r[i]·A[i][j]); that recurrence is kept as one serial microblock rather
 //!   than WORKLOADS.md's single microblock with two parallel families.
 //!
-//! Paper size: A is Table 2's 640 MB ⇒ M = N = 9158.
+//! Paper size: A, p and r in Table 2's 640 MB ⇒ M = N = 9157.
 
 use super::sizes::paper_n;
 use crate::cost::{ld, looped, ops, st, Cost};

@@ -6,7 +6,8 @@
 //! PolyBench's own sizes are near-square), and choose the largest n whose input bytes (sum
 //! of the input and in-out sections of the kernel description, elements × element size)
 //! do not exceed Table 2's figure. One 9158×9158 double matrix is 639.87 MiB, which is why
-//! most kernels land on n = 9158: ATAX, BICG, MVT, COVAR, CORR (one 640 MB matrix), SYRK
+//! most kernels land on n ≈ 9158: ATAX, BICG (9157 with its vectors), MVT (9156), COVAR,
+//! CORR (one 640 MB matrix), SYRK
 //! (A and C, 1280), 2MM and 3MM (four matrices, 2560), FDTD-2D (ex, ey, hz, 1920). GESUMMV
 //! (A and B in 640) gets 6476, GEMM (A, B, C in 192) 2896, SYR2K (A, B, C in 1280) 7478,
 //! ADI (only u is read, 1920) 15863, 2DCONV (one float matrix, 640) 12952.
