@@ -46,6 +46,9 @@ pub enum CliError {
     #[error("backing store: {0}")]
     Store(String),
 
+    #[error("kernel: {0}")]
+    Kernel(String),
+
     #[error("data verification failed: {0}")]
     Verification(String),
 }

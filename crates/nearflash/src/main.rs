@@ -2,6 +2,7 @@
 
 mod cmd_crashtest;
 mod cmd_io;
+mod cmd_kernel;
 mod driver;
 mod error;
 mod preset;
@@ -32,6 +33,8 @@ enum Command {
     Io(cmd_io::IoArgs),
     /// Cut power at random events, recover, and check that no acknowledged write is lost.
     Crashtest(cmd_crashtest::CrashArgs),
+    /// Run one workload functionally, verify it against its reference, dump its outputs.
+    Kernel(cmd_kernel::KernelArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Io(args) => cmd_io::run(&args).map(|()| true),
         Command::Crashtest(args) => cmd_crashtest::run(&args),
+        Command::Kernel(args) => cmd_kernel::run(&args).map(|()| true),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {
