@@ -3,16 +3,17 @@
 //!
 //! 1. Read both checkpoint slots and keep the newest one whose every page decodes.
 //! 2. Read the first page of every member block of every data superblock: all erased ⇒ the
-//!    superblock is free. Otherwise, if its epoch equals the checkpoint's, it is *unchanged*
-//!    and the checkpoint's entries pointing into it are trusted; if it was open at the
-//!    checkpoint, or its epoch differs (rewritten since), or it holds garbage, it is
-//!    *scanned*: every page group is read and kept if all its pages decode with one logical
-//!    group, one sequence number and one epoch. Checkpoint entries pointing into a changed
-//!    superblock are dropped (that data was moved or trimmed; a moved copy is found by the
-//!    scan).
+//!    superblock is free. Otherwise, if every one of those pages carries the epoch the
+//!    checkpoint recorded, it is *unchanged* (an erase, even one torn or finished on only
+//!    some dies, would have changed a first page) and the checkpoint's entries pointing into
+//!    it are trusted. If it was open (or had programs in flight) at the checkpoint, or its
+//!    epoch differs (rewritten since), or it holds garbage, it is *scanned*: every page group
+//!    is read and kept if all its pages decode with one logical group, one sequence number
+//!    and one epoch. Checkpoint entries pointing into a changed superblock are dropped (that
+//!    data was moved or trimmed; a moved copy is found by the scan).
 //! 3. Each logical group maps to its candidate with the highest write sequence number. GC
 //!    copies keep the sequence number of the data they copy, so a stale copy never outranks
-//!    a newer host write.
+//!    a newer host write; on a tie the copy in the older superblock (the GC source) wins.
 //!
 //! Partially written superblocks are closed (never programmed again before an erase), and a
 //! checkpoint is requested at once so the recovered state is durable.
@@ -144,6 +145,11 @@ pub fn recover(
         }
         let mut empty = true;
         let mut first: Option<OobRecord> = None;
+        // Every member block's first page decodes with one epoch: no member was erased (or
+        // had an erase torn) since the superblock was opened. A GC erase in flight at the
+        // cut may have finished on some dies and not begun on others, so the first page of
+        // one member says nothing about the rest.
+        let mut whole = true;
         for k in 0..layout.group_pages() {
             let rec = r.read(remap.page_id(&layout, layout.pgn(sb, 0), k));
             if !r.erased() {
@@ -152,13 +158,16 @@ pub fn recover(
             if k == 0 {
                 first = rec;
             }
+            whole &= rec.is_some_and(|rec| {
+                rec.kind == PageKind::Data && first.is_some_and(|f| f.epoch == rec.epoch)
+            });
         }
         if empty {
             continue;
         }
         let trusted = match (&snap, first) {
             (Some((_, sn)), Some(rec)) => {
-                rec.kind == PageKind::Data
+                whole
                     && rec.epoch == sn.sb_epochs[s as usize]
                     && matches!(
                         sn.sb_states[s as usize],
