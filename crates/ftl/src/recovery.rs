@@ -264,10 +264,14 @@ pub fn recover(
         }
         max_epoch = max_epoch.max(epochs[s as usize]);
     }
+    // How far the slot holding the newest checkpoint was written is unknown (a newer
+    // checkpoint may have been torn after it): the next checkpoint starts the other slot,
+    // erasing it first.
+    dev.ckpt.next_row = dev.layout.ckpt_sbs_per_slot() * dev.layout.groups_per_superblock();
     if let Some((slot, sn)) = &snap {
         report.checkpoint_seq = Some(sn.ckpt_seq);
         dev.ckpt.seq = sn.ckpt_seq;
-        dev.ckpt.next_slot = 1 - slot;
+        dev.ckpt.slot = *slot;
         max_seq = max_seq.max(sn.next_write_seq.saturating_sub(1));
         max_epoch = max_epoch.max(sn.next_epoch.saturating_sub(1));
     }
@@ -352,36 +356,65 @@ fn scan_superblock(
     }
 }
 
-/// Reads checkpoint slot `slot`; `None` unless every page it needs decodes.
+/// The newest checkpoint in slot `slot` whose every page decodes. Checkpoints are appended
+/// row after row, each starting at the first page of a row; the scan stops at the first
+/// row that was never written.
 fn read_checkpoint(r: &mut Reader, layout: &Layout, slot: u32) -> Option<Snapshot> {
     let geo = &layout.geo;
-    let gp = layout.group_pages();
+    let gp = u64::from(layout.group_pages());
     let per_sb = layout.groups_per_superblock();
     let sbs: Vec<SbId> = layout.ckpt_slot(slot).collect();
+    let rows = u64::from(layout.ckpt_sbs_per_slot()) * u64::from(per_sb);
+    // Page `index` of the slot, counting page groups row by row.
     let page_of = |index: u64| -> PageId {
-        let row = (index / u64::from(gp)) as u32;
-        let k = (index % u64::from(gp)) as u32;
+        let row = (index / gp) as u32;
+        let k = (index % gp) as u32;
         let sb = sbs[(row / per_sb) as usize];
         let (c, l) = layout.page_position(k);
         let die: DieId = layout.die_of(sb, c);
         geo.page_id(geo.block_id(die, l, layout.row_of(sb)), row % per_sb)
     };
-    let first = r.read(page_of(0))?;
-    if first.kind != PageKind::Checkpoint || first.lpn != 0 {
-        return None;
+    let mut newest: Option<Snapshot> = None;
+    for row in 0..rows {
+        let start = row * gp;
+        let first = r.read(page_of(start));
+        if r.erased() {
+            break;
+        }
+        let Some(first) = first else { continue };
+        if first.kind != PageKind::Checkpoint || first.lpn != 0 {
+            continue;
+        }
+        let Some(snap) = read_one_checkpoint(r, layout, first.seq, start, rows * gp, &page_of)
+        else {
+            continue;
+        };
+        if newest.as_ref().is_none_or(|n| snap.ckpt_seq > n.ckpt_seq) {
+            newest = Some(snap);
+        }
     }
-    let ckpt_seq = first.seq;
+    newest
+}
+
+/// Reads the checkpoint `ckpt_seq` whose first page is slot page `start` (already in `r`).
+fn read_one_checkpoint(
+    r: &mut Reader,
+    layout: &Layout,
+    ckpt_seq: u64,
+    start: u64,
+    slot_pages: u64,
+    page_of: &impl Fn(u64) -> PageId,
+) -> Option<Snapshot> {
     let total = Snapshot::announced_len(&r.data).ok()?;
-    let ps = u64::from(geo.page_size_bytes);
+    let ps = u64::from(layout.geo.page_size_bytes);
     let pages = total.div_ceil(ps);
-    let capacity = u64::from(layout.ckpt_sbs_per_slot()) * u64::from(per_sb) * u64::from(gp);
-    if pages > capacity {
+    if start + pages > slot_pages {
         return None;
     }
     let mut bytes = Vec::with_capacity((pages * ps) as usize);
     bytes.extend_from_slice(&r.data);
     for i in 1..pages {
-        let rec = r.read(page_of(i))?;
+        let rec = r.read(page_of(start + i))?;
         if rec.kind != PageKind::Checkpoint || rec.lpn != i || rec.seq != ckpt_seq {
             return None;
         }

@@ -1,10 +1,14 @@
 //! Storengine's mapping checkpoints (journaling). A checkpoint snapshots the mapping, each
-//! superblock's epoch and state and the remap table at one instant, erases the older of
-//! the two checkpoint slots and programs the encoded snapshot into it row by row (one page
-//! group at a time, so host commands interleave with it on the dies). Superblocks held back
-//! after a block remap are released only when a checkpoint that recorded the remap is
-//! complete. A checkpoint that hits a program failure is abandoned; the other slot still
-//! holds the previous one.
+//! superblock's epoch and state and the remap table at one instant and programs the encoded
+//! snapshot row by row (one page group at a time, so host commands interleave with it on
+//! the dies) into one of the two checkpoint slots. Checkpoints are appended to the current
+//! slot after the previous one; when the slot cannot take the next, writing moves to the
+//! other slot, which is erased first. The newest complete checkpoint therefore always
+//! survives the one being written, and a slot is erased once per slot-full of checkpoints
+//! rather than at every checkpoint (the slots would otherwise wear out long before the data
+//! superblocks). Superblocks held back after a block remap are released only when a
+//! checkpoint that recorded the remap is complete. A checkpoint that hits a program failure
+//! is abandoned and its slot is not used again; the other slot still holds the previous one.
 
 use super::jobs::{CkptProgramJob, ErasePurpose, Job};
 use super::{Device, Event};
@@ -22,7 +26,10 @@ pub struct CkptState {
     pub active: Option<ActiveCkpt>,
     /// Sequence number of the last checkpoint started.
     pub seq: u64,
-    pub next_slot: u32,
+    /// The slot checkpoints are appended to, and its first row not yet written. A row past
+    /// the slot's end makes the next checkpoint switch slots.
+    pub slot: u32,
+    pub next_row: u32,
     /// A slot whose blocks went bad is not used again.
     pub broken: [bool; 2],
     /// Another checkpoint was asked for while one was being written.
@@ -33,7 +40,10 @@ pub struct ActiveCkpt {
     slot: u32,
     ckpt_seq: u64,
     bytes: Vec<u8>,
+    /// Slot row of the checkpoint's first page group.
+    first_row: u32,
     rows_total: u32,
+    /// Rows programmed so far.
     next_row: u32,
     erases_pending: u32,
     held: Vec<SbId>,
@@ -52,12 +62,9 @@ impl Device {
             self.ckpt.requested = true;
             return;
         }
-        let slot = match self.ckpt.broken {
-            [true, true] => return,
-            [true, false] => 1,
-            [false, true] => 0,
-            _ => self.ckpt.next_slot,
-        };
+        if self.ckpt.broken == [true, true] {
+            return;
+        }
         self.ckpt.seq += 1;
         self.ckpt.dirty = false;
         self.ckpt.requested = false;
@@ -82,25 +89,29 @@ impl Device {
         let ps = u64::from(self.layout.geo.page_size_bytes);
         let gp = u64::from(self.layout.group_pages());
         let rows_total = len.div_ceil(ps).div_ceil(gp) as u32;
-        assert!(
-            rows_total <= self.layout.ckpt_sbs_per_slot() * self.layout.groups_per_superblock(),
-            "checkpoint slot too small"
-        );
+        let capacity = self.layout.ckpt_sbs_per_slot() * self.layout.groups_per_superblock();
+        assert!(rows_total <= capacity, "checkpoint slot too small");
+        let (slot, first_row) = self.ckpt_place(rows_total, capacity);
         self.ckpt.active = Some(ActiveCkpt {
             slot,
             ckpt_seq: self.ckpt.seq,
             bytes,
+            first_row,
             rows_total,
             next_row: 0,
             erases_pending: 0,
             held,
             failed: false,
         });
-        let to_erase: Vec<SbId> = self
-            .layout
-            .ckpt_slot(slot)
-            .filter(|&sb| self.sb_programmed(sb))
-            .collect();
+        // A slot is erased only when writing starts over at its first row.
+        let to_erase: Vec<SbId> = if first_row == 0 {
+            self.layout
+                .ckpt_slot(slot)
+                .filter(|&sb| self.sb_programmed(sb))
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.ckpt.active.as_mut().expect("active").erases_pending = to_erase.len() as u32;
         if to_erase.is_empty() {
             self.ckpt_program_next_row(q);
@@ -108,6 +119,25 @@ impl Device {
         for sb in to_erase {
             self.start_erase(sb, ErasePurpose::Checkpoint, q);
         }
+    }
+
+    /// Where the next checkpoint of `rows` rows goes: after the previous one in the current
+    /// slot if it fits, else at the start of the other slot (or, if that one is broken, of
+    /// this one again — the only checkpoint is then at risk while it is rewritten).
+    fn ckpt_place(&mut self, rows: u32, capacity: u32) -> (u32, u32) {
+        let cur = self.ckpt.slot;
+        if !self.ckpt.broken[cur as usize] && self.ckpt.next_row + rows <= capacity {
+            return (cur, self.ckpt.next_row);
+        }
+        let other = 1 - cur;
+        let slot = if self.ckpt.broken[other as usize] {
+            cur
+        } else {
+            other
+        };
+        self.ckpt.slot = slot;
+        self.ckpt.next_row = 0;
+        (slot, 0)
     }
 
     /// Whether the checkpoint being written will release held superblocks when it is done.
@@ -184,7 +214,8 @@ impl Device {
             self.finish_checkpoint(q);
             return;
         }
-        let row = active.next_row;
+        let index_row = active.next_row;
+        let row = active.first_row + active.next_row;
         let slot = active.slot;
         let ckpt_seq = active.ckpt_seq;
         let per_sb = self.layout.groups_per_superblock();
@@ -209,8 +240,9 @@ impl Device {
             for l in 0..planes {
                 plane_blocks[l as usize] = self.remap.block(sb, c, l);
                 if self.functional {
-                    let index =
-                        u64::from(row) * u64::from(gp) + u64::from(self.layout.page_index(c, l));
+                    // Pages are numbered from the checkpoint's first page, wherever it starts.
+                    let index = u64::from(index_row) * u64::from(gp)
+                        + u64::from(self.layout.page_index(c, l));
                     let bytes = &self.ckpt.active.as_ref().expect("active").bytes;
                     let mut page = vec![0u8; ps];
                     let from = (index as usize * ps).min(bytes.len());
@@ -281,7 +313,7 @@ impl Device {
             self.ckpt.dirty = true;
         } else {
             self.stats.checkpoints_written += 1;
-            self.ckpt.next_slot = 1 - active.slot;
+            self.ckpt.next_row = active.first_row + active.rows_total;
             for sb in active.held {
                 if self.sbs.get(sb).state == SbState::Held {
                     self.sbs.release(sb);
