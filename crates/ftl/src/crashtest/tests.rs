@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::testing::{tiny_flash, tiny_ftl};
+use crate::FtlConfig;
 
 fn cfg() -> CrashTestConfig {
     CrashTestConfig {
@@ -60,4 +61,96 @@ fn crash_1000_seeds() {
     let outcomes = run_seeds(0..1000, &CrashTestConfig::default());
     let summary = assert_clean(&outcomes);
     eprintln!("{summary:?}");
+}
+
+/// Other workloads and firmware settings, 300 seeds each:
+/// `cargo test -p nearflash-ftl --release -- --ignored crash_variants`.
+#[test]
+#[ignore]
+fn crash_variants() {
+    let base = CrashTestConfig::default();
+    let variants: Vec<(&str, FtlConfig, CrashTestConfig)> = vec![
+        (
+            "round-robin",
+            ftl_with(|f| f.gc_policy = crate::GcPolicy::RoundRobin),
+            base.clone(),
+        ),
+        (
+            "cost-benefit",
+            ftl_with(|f| f.gc_policy = crate::GcPolicy::CostBenefit),
+            base.clone(),
+        ),
+        (
+            "small-requests",
+            tiny_ftl(),
+            CrashTestConfig {
+                max_request_sectors: 8,
+                ops_per_seed: 1500,
+                ..base.clone()
+            },
+        ),
+        (
+            "no-prefill",
+            tiny_ftl(),
+            CrashTestConfig {
+                prefill: false,
+                ..base.clone()
+            },
+        ),
+        (
+            "qd1",
+            tiny_ftl(),
+            CrashTestConfig {
+                queue_depth: 1,
+                ..base.clone()
+            },
+        ),
+        (
+            "qd32",
+            tiny_ftl(),
+            CrashTestConfig {
+                queue_depth: 32,
+                ..base.clone()
+            },
+        ),
+        (
+            "frequent-checkpoints",
+            ftl_with(|f| f.checkpoint_interval_us = 400.0),
+            base.clone(),
+        ),
+        (
+            "no-checkpoints",
+            ftl_with(|f| f.checkpoint_interval_us = 0.0),
+            base.clone(),
+        ),
+        (
+            "no-background-gc",
+            ftl_with(|f| f.gc_background_free_superblocks = 0),
+            base.clone(),
+        ),
+    ];
+    let mut failed = Vec::new();
+    for (name, ftl, cfg) in &variants {
+        let outcomes: Vec<CrashOutcome> = (0..300)
+            .map(|s| run_seed(&tiny_flash(), ftl, cfg, s))
+            .collect();
+        let summary = summarize(&outcomes);
+        eprintln!("{name}: {summary:?}");
+        for o in outcomes.iter().filter(|o| !o.passed()).take(3) {
+            eprintln!(
+                "  seed {} {:?}: error {:?} first {:?}",
+                o.seed, o.cut_phase, o.error, o.first_violation
+            );
+        }
+        if summary.failed > 0 {
+            failed.push(*name);
+        }
+    }
+    assert!(failed.is_empty(), "failing variants: {failed:?}");
+}
+
+fn ftl_with(f: impl FnOnce(&mut FtlConfig)) -> FtlConfig {
+    let mut c = tiny_ftl();
+    f(&mut c);
+    c
 }
