@@ -13,8 +13,9 @@
 //! ```
 //!
 //! Each page of a checkpoint carries an OOB record of kind `Checkpoint` with
-//! `seq = ckpt_seq` and `lpn` = its index in the checkpoint (0 at the start of a page group); a checkpoint is valid only if every page it needs
-//! decodes with the same `ckpt_seq` and the payload CRC matches.
+//! `seq = ckpt_seq` and `lpn` = its index in the checkpoint (so 0 marks a checkpoint's
+//! start, always the first page of a page group); a checkpoint is valid only if every page
+//! it needs decodes with the same `ckpt_seq` and the payload CRC matches.
 
 use crate::superblock::SbState;
 use thiserror::Error;
