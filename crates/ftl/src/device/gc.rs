@@ -361,7 +361,9 @@ impl Device {
     /// If every copy of the GC run waits for a destination and nothing else can free a
     /// superblock (only the run's own erase or a checkpoint releasing held superblocks
     /// could), the run can never finish: give it up. The victim keeps its data (no copy
-    /// switched the mapping), and host writes waiting for space fail with `NoSpace`.
+    /// switched the mapping). This happens only when program failures shrank GC's room
+    /// below what the victim was chosen for, so choosing again cannot loop without more
+    /// failures.
     fn abort_gc_if_stuck(&mut self, q: &mut EventQueue<Event>) {
         let Some(run) = self.gc.as_ref() else { return };
         let waiting = self.gc_alloc_waiters.len() as u32;
@@ -375,7 +377,9 @@ impl Device {
         }
         self.sbs.get_mut(victim).state = SbState::Closed;
         self.stats.gc_runs_abandoned += 1;
-        self.fail_alloc_waiters(q);
+        // Choose again with the room as it is now: a smaller victim, or a rescue run, may
+        // still fit; if nothing does, waiting host writes fail with `NoSpace`.
+        self.pump_gc(q);
     }
 
     /// Erases every good member block of `sb` (one multi-plane erase per die).
