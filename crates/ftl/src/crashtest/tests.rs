@@ -3,6 +3,7 @@
 use super::*;
 use crate::testing::{tiny_flash, tiny_ftl};
 use crate::FtlConfig;
+use nearflash_flash::FlashConfig;
 
 fn cfg() -> CrashTestConfig {
     CrashTestConfig {
@@ -63,25 +64,34 @@ fn crash_1000_seeds() {
     eprintln!("{summary:?}");
 }
 
-/// Other workloads and firmware settings, 300 seeds each:
+/// Other workloads, firmware settings and faults, 300 seeds each:
 /// `cargo test -p nearflash-ftl --release -- --ignored crash_variants`.
 #[test]
 #[ignore]
 fn crash_variants() {
     let base = CrashTestConfig::default();
-    let variants: Vec<(&str, FtlConfig, CrashTestConfig)> = vec![
+    let flash = tiny_flash();
+    let faulty = FlashConfig {
+        program_fail_probability: 0.0001,
+        erase_fail_probability: 0.001,
+        ..tiny_flash()
+    };
+    let variants: Vec<(&str, &FlashConfig, FtlConfig, CrashTestConfig)> = vec![
         (
             "round-robin",
+            &flash,
             ftl_with(|f| f.gc_policy = crate::GcPolicy::RoundRobin),
             base.clone(),
         ),
         (
             "cost-benefit",
+            &flash,
             ftl_with(|f| f.gc_policy = crate::GcPolicy::CostBenefit),
             base.clone(),
         ),
         (
             "small-requests",
+            &flash,
             tiny_ftl(),
             CrashTestConfig {
                 max_request_sectors: 8,
@@ -91,6 +101,7 @@ fn crash_variants() {
         ),
         (
             "no-prefill",
+            &flash,
             tiny_ftl(),
             CrashTestConfig {
                 prefill: false,
@@ -99,6 +110,7 @@ fn crash_variants() {
         ),
         (
             "qd1",
+            &flash,
             tiny_ftl(),
             CrashTestConfig {
                 queue_depth: 1,
@@ -107,6 +119,7 @@ fn crash_variants() {
         ),
         (
             "qd32",
+            &flash,
             tiny_ftl(),
             CrashTestConfig {
                 queue_depth: 32,
@@ -115,25 +128,32 @@ fn crash_variants() {
         ),
         (
             "frequent-checkpoints",
+            &flash,
             ftl_with(|f| f.checkpoint_interval_us = 400.0),
             base.clone(),
         ),
         (
             "no-checkpoints",
+            &flash,
             ftl_with(|f| f.checkpoint_interval_us = 0.0),
             base.clone(),
         ),
         (
             "no-background-gc",
+            &flash,
             ftl_with(|f| f.gc_background_free_superblocks = 0),
+            base.clone(),
+        ),
+        (
+            "program-and-erase-failures",
+            &faulty,
+            ftl_with(|f| f.spare_blocks_per_plane = 4),
             base.clone(),
         ),
     ];
     let mut failed = Vec::new();
-    for (name, ftl, cfg) in &variants {
-        let outcomes: Vec<CrashOutcome> = (0..300)
-            .map(|s| run_seed(&tiny_flash(), ftl, cfg, s))
-            .collect();
+    for (name, flash, ftl, cfg) in &variants {
+        let outcomes: Vec<CrashOutcome> = (0..300).map(|s| run_seed(flash, ftl, cfg, s)).collect();
         let summary = summarize(&outcomes);
         eprintln!("{name}: {summary:?}");
         for o in outcomes.iter().filter(|o| !o.passed()).take(3) {
