@@ -264,14 +264,22 @@ pub fn recover(
         }
         max_epoch = max_epoch.max(epochs[s as usize]);
     }
-    // How far the slot holding the newest checkpoint was written is unknown (a newer
-    // checkpoint may have been torn after it): the next checkpoint starts the other slot,
-    // erasing it first.
-    dev.ckpt.next_row = dev.layout.ckpt_sbs_per_slot() * dev.layout.groups_per_superblock();
+    // How far each slot was written is unknown (a newer checkpoint may have been torn after
+    // the newest complete one), so neither is appended to: the next checkpoint starts over
+    // in the slot that does not hold the recovered one. A slot with a bad block is broken.
+    let capacity = dev.layout.ckpt_sbs_per_slot() * dev.layout.groups_per_superblock();
+    dev.ckpt.next_row = [capacity; 2];
+    for slot in 0..2 {
+        let bad = dev
+            .layout
+            .ckpt_slot(slot)
+            .any(|sb| member_blocks(&dev, sb).any(|b| dev.bb.nand().is_bad(b)));
+        dev.ckpt.broken[slot as usize] = bad;
+    }
     if let Some((slot, sn)) = &snap {
         report.checkpoint_seq = Some(sn.ckpt_seq);
         dev.ckpt.seq = sn.ckpt_seq;
-        dev.ckpt.slot = *slot;
+        dev.ckpt.newest = Some(*slot);
         max_seq = max_seq.max(sn.next_write_seq.saturating_sub(1));
         max_epoch = max_epoch.max(sn.next_epoch.saturating_sub(1));
     }

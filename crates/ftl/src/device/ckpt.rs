@@ -1,14 +1,17 @@
 //! Storengine's mapping checkpoints (journaling). A checkpoint snapshots the mapping, each
 //! superblock's epoch and state and the remap table at one instant and programs the encoded
 //! snapshot row by row (one page group at a time, so host commands interleave with it on
-//! the dies) into one of the two checkpoint slots. Checkpoints are appended to the current
-//! slot after the previous one; when the slot cannot take the next, writing moves to the
-//! other slot, which is erased first. The newest complete checkpoint therefore always
-//! survives the one being written, and a slot is erased once per slot-full of checkpoints
-//! rather than at every checkpoint (the slots would otherwise wear out long before the data
-//! superblocks). Superblocks held back after a block remap are released only when a
-//! checkpoint that recorded the remap is complete. A checkpoint that hits a program failure
-//! is abandoned and its slot is not used again; the other slot still holds the previous one.
+//! the dies) into one of the two checkpoint slots. Checkpoints are appended after the
+//! previous one; a slot is erased and started over only when neither slot has room, and
+//! never while it holds the newest complete checkpoint — so that checkpoint survives
+//! whatever happens to the one being written, and a slot is erased once per slot-full of
+//! checkpoints rather than at every checkpoint (the slots would otherwise wear out long
+//! before the data superblocks). Superblocks held back after a block remap are released
+//! only when a checkpoint that recorded the remap is complete. A checkpoint that hits a
+//! program or erase failure is abandoned and its slot is not used again; with one slot
+//! left, checkpoints stop once it is full rather than erase the only valid checkpoint
+//! (recovery from an old checkpoint is slower, never wrong: everything that changed since
+//! is scanned).
 
 use super::jobs::{CkptProgramJob, ErasePurpose, Job};
 use super::{Device, Event};
@@ -26,10 +29,10 @@ pub struct CkptState {
     pub active: Option<ActiveCkpt>,
     /// Sequence number of the last checkpoint started.
     pub seq: u64,
-    /// The slot checkpoints are appended to, and its first row not yet written. A row past
-    /// the slot's end makes the next checkpoint switch slots.
-    pub slot: u32,
-    pub next_row: u32,
+    /// First row not yet written in each slot (the slot's capacity if unknown).
+    pub next_row: [u32; 2],
+    /// The slot holding the newest complete checkpoint.
+    pub newest: Option<u32>,
     /// A slot whose blocks went bad is not used again.
     pub broken: [bool; 2],
     /// Another checkpoint was asked for while one was being written.
@@ -62,36 +65,36 @@ impl Device {
             self.ckpt.requested = true;
             return;
         }
-        if self.ckpt.broken == [true, true] {
+        let gp = u64::from(self.layout.group_pages());
+        let ps = u64::from(self.layout.geo.page_size_bytes);
+        let superblocks = self.layout.superblocks();
+        // The encoding has a fixed length for a given geometry.
+        let len = encoded_bytes_max(
+            self.layout.logical_groups(),
+            superblocks,
+            self.layout.group_pages(),
+        );
+        let rows_total = len.div_ceil(ps).div_ceil(gp) as u32;
+        let capacity = self.layout.ckpt_sbs_per_slot() * self.layout.groups_per_superblock();
+        assert!(rows_total <= capacity, "checkpoint slot too small");
+        let Some((slot, first_row)) = self.ckpt_place(rows_total, capacity) else {
+            self.stats.checkpoints_skipped += 1;
             return;
-        }
+        };
         self.ckpt.seq += 1;
         self.ckpt.dirty = false;
         self.ckpt.requested = false;
-        let superblocks = self.layout.superblocks();
         let held: Vec<SbId> = (0..superblocks)
             .map(SbId)
             .filter(|&sb| self.sbs.get(sb).state == SbState::Held)
             .collect();
-        let (bytes, len) = if self.functional {
-            let snap = self.snapshot(self.ckpt.seq);
-            let b = snap.encode();
-            let n = b.len() as u64;
-            (b, n)
+        let bytes = if self.functional {
+            let b = self.snapshot(self.ckpt.seq).encode();
+            debug_assert_eq!(b.len() as u64, len);
+            b
         } else {
-            let n = encoded_bytes_max(
-                self.layout.logical_groups(),
-                superblocks,
-                self.layout.group_pages(),
-            );
-            (Vec::new(), n)
+            Vec::new()
         };
-        let ps = u64::from(self.layout.geo.page_size_bytes);
-        let gp = u64::from(self.layout.group_pages());
-        let rows_total = len.div_ceil(ps).div_ceil(gp) as u32;
-        let capacity = self.layout.ckpt_sbs_per_slot() * self.layout.groups_per_superblock();
-        assert!(rows_total <= capacity, "checkpoint slot too small");
-        let (slot, first_row) = self.ckpt_place(rows_total, capacity);
         self.ckpt.active = Some(ActiveCkpt {
             slot,
             ckpt_seq: self.ckpt.seq,
@@ -121,23 +124,26 @@ impl Device {
         }
     }
 
-    /// Where the next checkpoint of `rows` rows goes: after the previous one in the current
-    /// slot if it fits, else at the start of the other slot (or, if that one is broken, of
-    /// this one again — the only checkpoint is then at risk while it is rewritten).
-    fn ckpt_place(&mut self, rows: u32, capacity: u32) -> (u32, u32) {
-        let cur = self.ckpt.slot;
-        if !self.ckpt.broken[cur as usize] && self.ckpt.next_row + rows <= capacity {
-            return (cur, self.ckpt.next_row);
+    /// Where the next checkpoint of `rows` rows goes: appended in a slot with room (the one
+    /// holding the newest checkpoint first), else at the start of a slot that does not hold
+    /// the newest checkpoint (erased first); `None` if there is no such place.
+    fn ckpt_place(&mut self, rows: u32, capacity: u32) -> Option<(u32, u32)> {
+        let first = self.ckpt.newest.unwrap_or(0);
+        let order = [first, 1 - first];
+        let usable = |d: &Device, s: u32| !d.ckpt.broken[s as usize];
+        if let Some(&s) = order
+            .iter()
+            .find(|&&s| usable(self, s) && self.ckpt.next_row[s as usize] + rows <= capacity)
+        {
+            let first_row = self.ckpt.next_row[s as usize];
+            self.ckpt.next_row[s as usize] = first_row + rows;
+            return Some((s, first_row));
         }
-        let other = 1 - cur;
-        let slot = if self.ckpt.broken[other as usize] {
-            cur
-        } else {
-            other
-        };
-        self.ckpt.slot = slot;
-        self.ckpt.next_row = 0;
-        (slot, 0)
+        let s = *order
+            .iter()
+            .find(|&&s| usable(self, s) && self.ckpt.newest != Some(s))?;
+        self.ckpt.next_row[s as usize] = rows;
+        Some((s, 0))
     }
 
     /// Whether the checkpoint being written will release held superblocks when it is done.
@@ -313,16 +319,18 @@ impl Device {
             self.ckpt.dirty = true;
         } else {
             self.stats.checkpoints_written += 1;
-            self.ckpt.next_row = active.first_row + active.rows_total;
+            self.ckpt.newest = Some(active.slot);
             for sb in active.held {
                 if self.sbs.get(sb).state == SbState::Held {
                     self.sbs.release(sb);
                 }
             }
-            self.wake_gc_waiters(q);
-            self.wake_alloc_waiters(q);
-            self.pump_gc(q);
         }
+        // Whether or not superblocks came free, GC copies that waited for this checkpoint
+        // must learn its outcome: with none released, a run they stall may be abandoned.
+        self.wake_gc_waiters(q);
+        self.wake_alloc_waiters(q);
+        self.pump_gc(q);
         if self.ckpt.requested && !self.ckpt.broken.iter().all(|&b| b) {
             self.start_checkpoint(q);
         }
