@@ -493,6 +493,9 @@ impl Driver<'_> {
     fn drain(&mut self, out: &mut CrashOutcome) {
         let mut done = Vec::new();
         self.dev.take_completions(&mut done);
+        if !done.is_empty() {
+            self.last_progress = self.q.now();
+        }
         let sector = SECTOR_BYTES as usize;
         for c in done {
             let p = self
