@@ -106,7 +106,33 @@ fn crash_variants() {
         erase_fail_probability: 0.001,
         ..tiny_flash()
     };
+    // Other shapes: one plane and four channels; one channel, four ways, short blocks;
+    // four planes.
+    let wide = FlashConfig {
+        channels: 4,
+        dies_per_package: 1,
+        planes_per_die: 1,
+        blocks_per_plane: 32,
+        ..tiny_flash()
+    };
+    let deep = FlashConfig {
+        channels: 1,
+        dies_per_package: 4,
+        blocks_per_plane: 20,
+        pages_per_block: 8,
+        ..tiny_flash()
+    };
+    let planes4 = FlashConfig {
+        packages_per_channel: 2,
+        dies_per_package: 1,
+        planes_per_die: 4,
+        blocks_per_plane: 16,
+        ..tiny_flash()
+    };
     let variants: Vec<(&str, &FlashConfig, FtlConfig, CrashTestConfig)> = vec![
+        ("4-channels-1-plane", &wide, tiny_ftl(), base.clone()),
+        ("1-channel-4-ways", &deep, tiny_ftl(), base.clone()),
+        ("4-planes", &planes4, tiny_ftl(), base.clone()),
         (
             "round-robin",
             &flash,
