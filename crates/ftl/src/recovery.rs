@@ -159,7 +159,8 @@ pub fn recover(
                 first = rec;
             }
             whole &= rec.is_some_and(|rec| {
-                rec.kind == PageKind::Data && first.is_some_and(|f| f.epoch == rec.epoch)
+                matches!(rec.kind, PageKind::Data | PageKind::Lost)
+                    && first.is_some_and(|f| f.epoch == rec.epoch)
             });
         }
         if empty {
@@ -334,7 +335,8 @@ fn scan_superblock(
             all_erased &= r.erased();
             match rec {
                 Some(rec)
-                    if rec.kind == PageKind::Data && rec.lpn % u64::from(gp) == u64::from(k) =>
+                    if matches!(rec.kind, PageKind::Data | PageKind::Lost)
+                        && rec.lpn % u64::from(gp) == u64::from(k) =>
                 {
                     let key = (rec.lpn / u64::from(gp), rec.seq, rec.epoch);
                     match group {

@@ -233,6 +233,7 @@ impl Device {
             phase: CopyPhase::Read,
             pending: 0,
             failed: false,
+            lost: 0,
             dest: None,
             buf: if self.functional {
                 vec![0u8; group_bytes]
@@ -267,16 +268,17 @@ impl Device {
                         unreachable!()
                     };
                     let mut buf = std::mem::take(&mut cp.buf);
-                    let ok = self.for_each_read_page(&c, lgn, |k, page| {
+                    let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    if !ok {
+                    if failed != 0 {
                         self.stats.integrity_errors += 1;
                     }
                     let Job::Copy(cp) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };
                     cp.buf = buf;
+                    cp.lost |= failed;
                 }
                 let Job::Copy(cp) = self.jobs.get_mut(id) else {
                     unreachable!()
