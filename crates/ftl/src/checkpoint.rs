@@ -1,6 +1,7 @@
 //! The mapping checkpoint Storengine writes periodically ("dumps the scratchpad to flash").
-//! A checkpoint is a byte string spread over the pages of one of two checkpoint slots (A/B,
-//! alternating, so the previous checkpoint survives while the next is written):
+//! A checkpoint is a byte string spread over consecutive page groups of one of two
+//! checkpoint slots (appended after the previous checkpoint; a full slot hands over to the
+//! other, so the newest complete checkpoint survives while the next is written):
 //!
 //! ```text
 //! header  (64 B): magic "NFCK", version u32, ckpt_seq u64, next_write_seq u64,
@@ -11,9 +12,10 @@
 //!                 superblocks × group_pages × remapped block u32
 //! ```
 //!
-//! Each page of a slot carries an OOB record of kind `Checkpoint` with `seq = ckpt_seq` and
-//! `lpn` = its index in the checkpoint; a checkpoint is valid only if every page it needs
-//! decodes with the same `ckpt_seq` and the payload CRC matches.
+//! Each page of a checkpoint carries an OOB record of kind `Checkpoint` with
+//! `seq = ckpt_seq` and `lpn` = its index in the checkpoint (so 0 marks a checkpoint's
+//! start, always the first page of a page group); a checkpoint is valid only if every page
+//! it needs decodes with the same `ckpt_seq` and the payload CRC matches.
 
 use crate::superblock::SbState;
 use thiserror::Error;

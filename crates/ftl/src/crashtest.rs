@@ -20,11 +20,12 @@ use crate::recovery::{recover, RecoveryReport};
 use crate::request::{HostOp, HostRequest, IoError, SECTOR_BYTES};
 use crate::verify::{AckedAt, Reference, SectorContent};
 use nearflash_flash::backbone::PowerCutReport;
-use nearflash_flash::{FlashConfig, Geometry, MemoryStore};
+use nearflash_flash::{ConfigError, FlashConfig, Geometry, MemoryStore};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use thiserror::Error;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -55,6 +56,37 @@ impl Default for CrashTestConfig {
             second_cut: true,
         }
     }
+}
+
+impl CrashTestConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |field: &str| {
+            Err(ConfigError::Invalid {
+                field: field.to_string(),
+                reason: "must be greater than zero".into(),
+            })
+        };
+        if self.queue_depth == 0 {
+            return bad("crashtest.queue_depth");
+        }
+        if self.max_request_sectors == 0 {
+            return bad("crashtest.max_request_sectors");
+        }
+        Ok(())
+    }
+}
+
+/// Why a seed could not be run to the end (its outcome's `error`).
+#[derive(Debug, Error)]
+enum CrashError {
+    #[error("configuration: {0}")]
+    Config(#[from] ConfigError),
+    #[error("recovery failed: {0}")]
+    Recovery(#[from] crate::recovery::RecoveryError),
+    #[error("{requests} requests made no progress for {STALL_MS} ms of simulated time (at {at})")]
+    Stalled { requests: usize, at: SimTime },
+    #[error("the event queue ran dry with {0} requests in flight")]
+    RanDry(usize),
 }
 
 /// What the dies were doing when power was cut.
@@ -128,8 +160,11 @@ pub struct CrashOutcome {
     /// Sectors read (during a run or after a cut) with another sector's data, garbage, or a
     /// version that is not legal at that point.
     pub wrong_data_reads: u64,
-    /// Host commands that failed (none should, on a healthy device).
+    /// Host commands that failed, other than for lack of space (none should).
     pub io_errors: u64,
+    /// Writes that failed with `NoSpace` (none should unless blocks fail: a device whose
+    /// spares and checkpoint slots are used up can legitimately run out of space).
+    pub no_space_errors: u64,
     /// Host commands acknowledged, over the whole seed.
     pub ops_completed: u64,
     pub recovery: RecoveryReport,
@@ -141,6 +176,9 @@ pub struct CrashOutcome {
 }
 
 impl CrashOutcome {
+    /// No acknowledged write lost, no wrong data, no error. Running out of space is not a
+    /// failure here (see `no_space_errors`); callers that run without failing blocks should
+    /// check it too.
     pub fn passed(&self) -> bool {
         self.lost_flushed_writes == 0
             && self.wrong_data_reads == 0
@@ -161,6 +199,7 @@ pub struct CrashSummary {
     pub lost_flushed_writes: u64,
     pub wrong_data_reads: u64,
     pub io_errors: u64,
+    pub no_space_errors: u64,
     /// Seeds that ended in an error (recovery failure, panic).
     pub errors: u64,
     pub failed_seeds: Vec<u64>,
@@ -184,6 +223,7 @@ pub fn summarize(outcomes: &[CrashOutcome]) -> CrashSummary {
         s.lost_flushed_writes += o.lost_flushed_writes;
         s.wrong_data_reads += o.wrong_data_reads;
         s.io_errors += o.io_errors;
+        s.no_space_errors += o.no_space_errors;
         s.errors += u64::from(o.error.is_some());
     }
     s
@@ -205,7 +245,7 @@ pub fn run_seed(
     }));
     match run {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => outcome.error = Some(e),
+        Ok(Err(e)) => outcome.error = Some(e.to_string()),
         Err(panic) => {
             let msg = panic
                 .downcast_ref::<String>()
@@ -222,18 +262,23 @@ pub fn run_seed(
 /// that never found its target phase is taken anyway.
 const TAIL_MS: u64 = 20;
 
+/// Simulated time without any request completing, with requests in flight, after which the
+/// firmware is declared stuck (an erase takes about a millisecond).
+const STALL_MS: u64 = 1000;
+
 fn run_seed_inner(
     flash: &FlashConfig,
     ftl: &FtlConfig,
     cfg: &CrashTestConfig,
     seed: u64,
     out: &mut CrashOutcome,
-) -> Result<(), String> {
+) -> Result<(), CrashError> {
+    cfg.validate()?;
     let mut rng = SimRng::seed_from_u64(seed);
     let mut q = EventQueue::new();
     let pages = Geometry::from_config(flash).page_count();
     let store = Box::new(MemoryStore::new(pages, flash.page_size_bytes));
-    let dev = Device::format(flash, ftl, store, &mut q).map_err(|e| e.to_string())?;
+    let dev = Device::format(flash, ftl, store, &mut q)?;
     let sectors = dev.logical_bytes() / SECTOR_BYTES;
     let group_sectors = dev.layout().group_bytes() / SECTOR_BYTES;
     let mut d = Driver {
@@ -244,6 +289,7 @@ fn run_seed_inner(
         inflight: BTreeMap::new(),
         next_id: 0,
         prefill_next: 0,
+        last_progress: SimTime::ZERO,
     };
 
     let prefill_ops = if cfg.prefill {
@@ -254,13 +300,13 @@ fn run_seed_inner(
     let total = prefill_ops + cfg.ops_per_seed;
     let target = TARGETED_PHASES[(seed % TARGETED_PHASES.len() as u64) as usize];
     let cut_after = rng.below(total.max(1) as u64) as usize;
-    let (phase, event) = d.run(&mut rng, out, prefill_ops, total, Some((cut_after, target)));
+    let (phase, event) = d.run(&mut rng, out, prefill_ops, total, Some((cut_after, target)))?;
     out.cut_phase = phase;
     out.cut_at_event = event;
     let (mut d, report, cut) = d.crash(&mut rng, ftl)?;
     out.recovery = report;
     out.power_cut = cut;
-    d.verify_after_crash(&mut rng, out);
+    d.verify_after_crash(&mut rng, out)?;
 
     let ops = cfg.ops_after_recovery;
     let second = (cfg.second_cut && ops > 0).then(|| {
@@ -268,12 +314,12 @@ fn run_seed_inner(
         let target = TARGETED_PHASES[rng.below(TARGETED_PHASES.len() as u64) as usize];
         (at, target)
     });
-    let (phase, _) = d.run(&mut rng, out, 0, ops, second);
+    let (phase, _) = d.run(&mut rng, out, 0, ops, second)?;
     if second.is_some() {
         out.second_cut_phase = Some(phase);
         let (mut d, report, _) = d.crash(&mut rng, ftl)?;
         out.second_recovery = Some(report);
-        d.verify_after_crash(&mut rng, out);
+        d.verify_after_crash(&mut rng, out)?;
     }
     Ok(())
 }
@@ -309,6 +355,8 @@ struct Driver<'a> {
     inflight: BTreeMap<u64, Pending>,
     next_id: u64,
     prefill_next: u64,
+    /// When a request last completed (or the device last became idle).
+    last_progress: SimTime,
 }
 
 impl Driver<'_> {
@@ -324,7 +372,7 @@ impl Driver<'_> {
         prefill: usize,
         total: usize,
         cut: Option<(usize, CutPhase)>,
-    ) -> (CutPhase, u64) {
+    ) -> Result<(CutPhase, u64), CrashError> {
         let mut issued = 0;
         let mut idle_since: Option<SimTime> = None;
         loop {
@@ -332,7 +380,7 @@ impl Driver<'_> {
                 if issued >= after {
                     let work = self.dev.flash_work();
                     if target.active(&work) {
-                        return (target, self.q.events_processed());
+                        return Ok((target, self.q.events_processed()));
                     }
                 }
             }
@@ -348,20 +396,39 @@ impl Driver<'_> {
             }
             if issued == total && self.inflight.is_empty() {
                 let Some((_, target)) = cut else {
-                    return (CutPhase::Idle, self.q.events_processed());
+                    return Ok((CutPhase::Idle, self.q.events_processed()));
                 };
                 let since = *idle_since.get_or_insert(self.q.now());
                 if self.q.now() > since + SimDuration::from_ms(TAIL_MS) {
                     let phase = CutPhase::classify(&self.dev.flash_work(), Some(target));
-                    return (phase, self.q.events_processed());
+                    return Ok((phase, self.q.events_processed()));
                 }
             }
-            let Some((_, ev)) = self.q.pop() else {
-                return (CutPhase::Idle, self.q.events_processed());
-            };
-            self.dev.handle(ev, &mut self.q, rng);
-            self.drain(out);
+            if !self.step(rng, out)? {
+                return Ok((CutPhase::Idle, self.q.events_processed()));
+            }
         }
+    }
+
+    /// Handles the next event; false if there is none (and nothing is in flight).
+    fn step(&mut self, rng: &mut SimRng, out: &mut CrashOutcome) -> Result<bool, CrashError> {
+        if self.inflight.is_empty() {
+            self.last_progress = self.q.now();
+        } else if self.q.now() > self.last_progress + SimDuration::from_ms(STALL_MS) {
+            return Err(CrashError::Stalled {
+                requests: self.inflight.len(),
+                at: self.q.now(),
+            });
+        }
+        let Some((_, ev)) = self.q.pop() else {
+            return match self.inflight.len() {
+                0 => Ok(false),
+                n => Err(CrashError::RanDry(n)),
+            };
+        };
+        self.dev.handle(ev, &mut self.q, rng);
+        self.drain(out);
+        Ok(true)
     }
 
     fn prefill_write(&mut self) {
@@ -426,6 +493,9 @@ impl Driver<'_> {
     fn drain(&mut self, out: &mut CrashOutcome) {
         let mut done = Vec::new();
         self.dev.take_completions(&mut done);
+        if !done.is_empty() {
+            self.last_progress = self.q.now();
+        }
         let sector = SECTOR_BYTES as usize;
         for c in done {
             let p = self
@@ -433,6 +503,12 @@ impl Driver<'_> {
                 .remove(&c.id)
                 .expect("completion of a known request");
             if let Err(e) = &c.result {
+                if *e == IoError::NoSpace {
+                    // Not a durability violation, but on a device without failing blocks it
+                    // means GC could not reclaim space that exists.
+                    out.no_space_errors += 1;
+                    continue;
+                }
                 out.io_errors += 1;
                 note(out, || format!("{:?} {}: {e}", c.op, c.id));
                 if let Pending::CrashRead { count, .. } = p {
@@ -496,7 +572,7 @@ impl Driver<'_> {
         self,
         rng: &mut SimRng,
         ftl: &FtlConfig,
-    ) -> Result<(Self, RecoveryReport, PowerCutReport), String> {
+    ) -> Result<(Self, RecoveryReport, PowerCutReport), CrashError> {
         let Driver {
             cfg,
             dev,
@@ -507,7 +583,7 @@ impl Driver<'_> {
         let mut bb = dev.into_backbone();
         let cut = bb.power_cut(rng);
         let mut q = EventQueue::new();
-        let (dev, report) = recover(bb, ftl, &mut q).map_err(|e| e.to_string())?;
+        let (dev, report) = recover(bb, ftl, &mut q)?;
         let d = Driver {
             cfg,
             dev,
@@ -517,13 +593,18 @@ impl Driver<'_> {
             inflight: BTreeMap::new(),
             next_id,
             prefill_next: 0,
+            last_progress: SimTime::ZERO,
         };
         Ok((d, report, cut))
     }
 
     /// Reads every sector of the recovered device and checks it against what was
     /// acknowledged before the cut.
-    fn verify_after_crash(&mut self, rng: &mut SimRng, out: &mut CrashOutcome) {
+    fn verify_after_crash(
+        &mut self,
+        rng: &mut SimRng,
+        out: &mut CrashOutcome,
+    ) -> Result<(), CrashError> {
         let sectors = self.reference.sectors();
         let chunk = self.cfg.max_request_sectors.max(1);
         let mut lsn = 0;
@@ -547,10 +628,9 @@ impl Driver<'_> {
                 self.drain(out);
                 continue;
             }
-            let Some((_, ev)) = self.q.pop() else { break };
-            self.dev.handle(ev, &mut self.q, rng);
-            self.drain(out);
+            self.step(rng, out)?;
         }
+        Ok(())
     }
 }
 

@@ -8,7 +8,7 @@
 //! | 4..12 | lpn   | logical page (data) or page index within the checkpoint |
 //! | 12..20| seq   | write sequence number of the group version (kept by GC copies) |
 //! | 20..28| epoch | the superblock's open epoch when the page was programmed |
-//! | 28..32| kind  | 1 = data, 2 = checkpoint |
+//! | 28..32| kind  | 1 = data, 2 = checkpoint, 3 = lost data |
 //! | 32..36| crc   | CRC-32 over the page data and bytes 0..32 |
 //! | 36..40| zero  | reserved |
 //!
@@ -21,6 +21,10 @@ const MAGIC: &[u8; 4] = b"NFOB";
 pub enum PageKind {
     Data,
     Checkpoint,
+    /// A data page whose content could not be read when it was moved (GC copy or
+    /// read-modify-write): the new copy keeps the page's place in its group but reads of it
+    /// fail, rather than returning zeros that would pass for data.
+    Lost,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +48,7 @@ impl OobRecord {
         let kind: u32 = match self.kind {
             PageKind::Data => 1,
             PageKind::Checkpoint => 2,
+            PageKind::Lost => 3,
         };
         oob[28..32].copy_from_slice(&kind.to_le_bytes());
         let crc = checksum(data, &oob[0..32]);
@@ -63,6 +68,7 @@ impl OobRecord {
         let kind = match u32_at(28) {
             1 => PageKind::Data,
             2 => PageKind::Checkpoint,
+            3 => PageKind::Lost,
             _ => return None,
         };
         Some(OobRecord {

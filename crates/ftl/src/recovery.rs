@@ -3,16 +3,17 @@
 //!
 //! 1. Read both checkpoint slots and keep the newest one whose every page decodes.
 //! 2. Read the first page of every member block of every data superblock: all erased ⇒ the
-//!    superblock is free. Otherwise, if its epoch equals the checkpoint's, it is *unchanged*
-//!    and the checkpoint's entries pointing into it are trusted; if it was open at the
-//!    checkpoint, or its epoch differs (rewritten since), or it holds garbage, it is
-//!    *scanned*: every page group is read and kept if all its pages decode with one logical
-//!    group, one sequence number and one epoch. Checkpoint entries pointing into a changed
-//!    superblock are dropped (that data was moved or trimmed; a moved copy is found by the
-//!    scan).
+//!    superblock is free. Otherwise, if every one of those pages carries the epoch the
+//!    checkpoint recorded, it is *unchanged* (an erase, even one torn or finished on only
+//!    some dies, would have changed a first page) and the checkpoint's entries pointing into
+//!    it are trusted. If it was open (or had programs in flight) at the checkpoint, or its
+//!    epoch differs (rewritten since), or it holds garbage, it is *scanned*: every page group
+//!    is read and kept if all its pages decode with one logical group, one sequence number
+//!    and one epoch. Checkpoint entries pointing into a changed superblock are dropped (that
+//!    data was moved or trimmed; a moved copy is found by the scan).
 //! 3. Each logical group maps to its candidate with the highest write sequence number. GC
 //!    copies keep the sequence number of the data they copy, so a stale copy never outranks
-//!    a newer host write.
+//!    a newer host write; on a tie the copy in the older superblock (the GC source) wins.
 //!
 //! Partially written superblocks are closed (never programmed again before an erase), and a
 //! checkpoint is requested at once so the recovered state is durable.
@@ -144,6 +145,11 @@ pub fn recover(
         }
         let mut empty = true;
         let mut first: Option<OobRecord> = None;
+        // Every member block's first page decodes with one epoch: no member was erased (or
+        // had an erase torn) since the superblock was opened. A GC erase in flight at the
+        // cut may have finished on some dies and not begun on others, so the first page of
+        // one member says nothing about the rest.
+        let mut whole = true;
         for k in 0..layout.group_pages() {
             let rec = r.read(remap.page_id(&layout, layout.pgn(sb, 0), k));
             if !r.erased() {
@@ -152,13 +158,17 @@ pub fn recover(
             if k == 0 {
                 first = rec;
             }
+            whole &= rec.is_some_and(|rec| {
+                matches!(rec.kind, PageKind::Data | PageKind::Lost)
+                    && first.is_some_and(|f| f.epoch == rec.epoch)
+            });
         }
         if empty {
             continue;
         }
         let trusted = match (&snap, first) {
             (Some((_, sn)), Some(rec)) => {
-                rec.kind == PageKind::Data
+                whole
                     && rec.epoch == sn.sb_epochs[s as usize]
                     && matches!(
                         sn.sb_states[s as usize],
@@ -255,10 +265,22 @@ pub fn recover(
         }
         max_epoch = max_epoch.max(epochs[s as usize]);
     }
+    // How far each slot was written is unknown (a newer checkpoint may have been torn after
+    // the newest complete one), so neither is appended to: the next checkpoint starts over
+    // in the slot that does not hold the recovered one. A slot with a bad block is broken.
+    let capacity = dev.layout.ckpt_sbs_per_slot() * dev.layout.groups_per_superblock();
+    dev.ckpt.next_row = [capacity; 2];
+    for slot in 0..2 {
+        let bad = dev
+            .layout
+            .ckpt_slot(slot)
+            .any(|sb| member_blocks(&dev, sb).any(|b| dev.bb.nand().is_bad(b)));
+        dev.ckpt.broken[slot as usize] = bad;
+    }
     if let Some((slot, sn)) = &snap {
         report.checkpoint_seq = Some(sn.ckpt_seq);
         dev.ckpt.seq = sn.ckpt_seq;
-        dev.ckpt.next_slot = 1 - slot;
+        dev.ckpt.newest = Some(*slot);
         max_seq = max_seq.max(sn.next_write_seq.saturating_sub(1));
         max_epoch = max_epoch.max(sn.next_epoch.saturating_sub(1));
     }
@@ -313,7 +335,8 @@ fn scan_superblock(
             all_erased &= r.erased();
             match rec {
                 Some(rec)
-                    if rec.kind == PageKind::Data && rec.lpn % u64::from(gp) == u64::from(k) =>
+                    if matches!(rec.kind, PageKind::Data | PageKind::Lost)
+                        && rec.lpn % u64::from(gp) == u64::from(k) =>
                 {
                     let key = (rec.lpn / u64::from(gp), rec.seq, rec.epoch);
                     match group {
@@ -343,36 +366,65 @@ fn scan_superblock(
     }
 }
 
-/// Reads checkpoint slot `slot`; `None` unless every page it needs decodes.
+/// The newest checkpoint in slot `slot` whose every page decodes. Checkpoints are appended
+/// row after row, each starting at the first page of a row; the scan stops at the first
+/// row that was never written.
 fn read_checkpoint(r: &mut Reader, layout: &Layout, slot: u32) -> Option<Snapshot> {
     let geo = &layout.geo;
-    let gp = layout.group_pages();
+    let gp = u64::from(layout.group_pages());
     let per_sb = layout.groups_per_superblock();
     let sbs: Vec<SbId> = layout.ckpt_slot(slot).collect();
+    let rows = u64::from(layout.ckpt_sbs_per_slot()) * u64::from(per_sb);
+    // Page `index` of the slot, counting page groups row by row.
     let page_of = |index: u64| -> PageId {
-        let row = (index / u64::from(gp)) as u32;
-        let k = (index % u64::from(gp)) as u32;
+        let row = (index / gp) as u32;
+        let k = (index % gp) as u32;
         let sb = sbs[(row / per_sb) as usize];
         let (c, l) = layout.page_position(k);
         let die: DieId = layout.die_of(sb, c);
         geo.page_id(geo.block_id(die, l, layout.row_of(sb)), row % per_sb)
     };
-    let first = r.read(page_of(0))?;
-    if first.kind != PageKind::Checkpoint || first.lpn != 0 {
-        return None;
+    let mut newest: Option<Snapshot> = None;
+    for row in 0..rows {
+        let start = row * gp;
+        let first = r.read(page_of(start));
+        if r.erased() {
+            break;
+        }
+        let Some(first) = first else { continue };
+        if first.kind != PageKind::Checkpoint || first.lpn != 0 {
+            continue;
+        }
+        let Some(snap) = read_one_checkpoint(r, layout, first.seq, start, rows * gp, &page_of)
+        else {
+            continue;
+        };
+        if newest.as_ref().is_none_or(|n| snap.ckpt_seq > n.ckpt_seq) {
+            newest = Some(snap);
+        }
     }
-    let ckpt_seq = first.seq;
+    newest
+}
+
+/// Reads the checkpoint `ckpt_seq` whose first page is slot page `start` (already in `r`).
+fn read_one_checkpoint(
+    r: &mut Reader,
+    layout: &Layout,
+    ckpt_seq: u64,
+    start: u64,
+    slot_pages: u64,
+    page_of: &impl Fn(u64) -> PageId,
+) -> Option<Snapshot> {
     let total = Snapshot::announced_len(&r.data).ok()?;
-    let ps = u64::from(geo.page_size_bytes);
+    let ps = u64::from(layout.geo.page_size_bytes);
     let pages = total.div_ceil(ps);
-    let capacity = u64::from(layout.ckpt_sbs_per_slot()) * u64::from(per_sb) * u64::from(gp);
-    if pages > capacity {
+    if start + pages > slot_pages {
         return None;
     }
     let mut bytes = Vec::with_capacity((pages * ps) as usize);
     bytes.extend_from_slice(&r.data);
     for i in 1..pages {
-        let rec = r.read(page_of(i))?;
+        let rec = r.read(page_of(start + i))?;
         if rec.kind != PageKind::Checkpoint || rec.lpn != i || rec.seq != ckpt_seq {
             return None;
         }

@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::testing::{tiny_flash, tiny_ftl};
+use crate::FtlConfig;
+use nearflash_flash::FlashConfig;
 
 fn cfg() -> CrashTestConfig {
     CrashTestConfig {
@@ -35,6 +37,13 @@ fn assert_clean(outcomes: &[CrashOutcome]) -> CrashSummary {
     summary
 }
 
+/// On flash without failing blocks the device never runs out of space.
+fn assert_clean_and_spacious(outcomes: &[CrashOutcome]) -> CrashSummary {
+    let summary = assert_clean(outcomes);
+    assert_eq!(summary.no_space_errors, 0, "{summary:?}");
+    summary
+}
+
 #[test]
 fn same_seed_same_outcome() {
     let a = run_seed(&tiny_flash(), &tiny_ftl(), &cfg(), 5);
@@ -45,7 +54,7 @@ fn same_seed_same_outcome() {
 #[test]
 fn cuts_in_every_phase_lose_no_acknowledged_write() {
     let outcomes = run_seeds(0..200, &cfg());
-    let summary = assert_clean(&outcomes);
+    let summary = assert_clean_and_spacious(&outcomes);
     for phase in TARGETED_PHASES {
         let n = summary.cuts_by_phase.get(&phase).copied().unwrap_or(0);
         assert!(n >= 10, "only {n} cuts during {phase:?}: {summary:?}");
@@ -53,11 +62,176 @@ fn cuts_in_every_phase_lose_no_acknowledged_write() {
     assert!(summary.flushed_writes_checked > 0);
 }
 
+#[test]
+fn invalid_config_is_an_error_not_a_hang() {
+    let cfg = CrashTestConfig {
+        queue_depth: 0,
+        ..cfg()
+    };
+    let o = run_seed(&tiny_flash(), &tiny_ftl(), &cfg, 1);
+    assert!(
+        o.error
+            .as_deref()
+            .is_some_and(|e| e.contains("queue_depth")),
+        "{o:?}"
+    );
+    assert!(!o.passed());
+}
+
+#[test]
+fn summary_serializes_phases_in_kebab_case() {
+    let outcomes = run_seeds(0..2, &cfg());
+    let json = serde_json::to_string(&summarize(&outcomes)).unwrap();
+    assert!(json.contains("\"host-write\""), "{json}");
+}
+
 /// The long run: `cargo test -p nearflash-ftl --release -- --ignored crash_1000`.
 #[test]
 #[ignore]
 fn crash_1000_seeds() {
     let outcomes = run_seeds(0..1000, &CrashTestConfig::default());
-    let summary = assert_clean(&outcomes);
+    let summary = assert_clean_and_spacious(&outcomes);
     eprintln!("{summary:?}");
+}
+
+/// Other workloads, firmware settings and faults, 300 seeds each:
+/// `cargo test -p nearflash-ftl --release -- --ignored crash_variants`.
+#[test]
+#[ignore]
+fn crash_variants() {
+    let base = CrashTestConfig::default();
+    let flash = tiny_flash();
+    let faulty = FlashConfig {
+        program_fail_probability: 0.0001,
+        erase_fail_probability: 0.001,
+        ..tiny_flash()
+    };
+    // Other shapes: one plane and four channels; one channel, four ways, short blocks;
+    // four planes.
+    let wide = FlashConfig {
+        channels: 4,
+        dies_per_package: 1,
+        planes_per_die: 1,
+        blocks_per_plane: 32,
+        ..tiny_flash()
+    };
+    let deep = FlashConfig {
+        channels: 1,
+        dies_per_package: 4,
+        blocks_per_plane: 20,
+        pages_per_block: 8,
+        ..tiny_flash()
+    };
+    let planes4 = FlashConfig {
+        packages_per_channel: 2,
+        dies_per_package: 1,
+        planes_per_die: 4,
+        blocks_per_plane: 16,
+        ..tiny_flash()
+    };
+    let variants: Vec<(&str, &FlashConfig, FtlConfig, CrashTestConfig)> = vec![
+        ("4-channels-1-plane", &wide, tiny_ftl(), base.clone()),
+        ("1-channel-4-ways", &deep, tiny_ftl(), base.clone()),
+        ("4-planes", &planes4, tiny_ftl(), base.clone()),
+        (
+            "round-robin",
+            &flash,
+            ftl_with(|f| f.gc_policy = crate::GcPolicy::RoundRobin),
+            base.clone(),
+        ),
+        (
+            "cost-benefit",
+            &flash,
+            ftl_with(|f| f.gc_policy = crate::GcPolicy::CostBenefit),
+            base.clone(),
+        ),
+        (
+            "small-requests",
+            &flash,
+            tiny_ftl(),
+            CrashTestConfig {
+                max_request_sectors: 8,
+                ops_per_seed: 1500,
+                ..base.clone()
+            },
+        ),
+        (
+            "no-prefill",
+            &flash,
+            tiny_ftl(),
+            CrashTestConfig {
+                prefill: false,
+                ..base.clone()
+            },
+        ),
+        (
+            "qd1",
+            &flash,
+            tiny_ftl(),
+            CrashTestConfig {
+                queue_depth: 1,
+                ..base.clone()
+            },
+        ),
+        (
+            "qd32",
+            &flash,
+            tiny_ftl(),
+            CrashTestConfig {
+                queue_depth: 32,
+                ..base.clone()
+            },
+        ),
+        (
+            "frequent-checkpoints",
+            &flash,
+            ftl_with(|f| f.checkpoint_interval_us = 400.0),
+            base.clone(),
+        ),
+        (
+            "no-checkpoints",
+            &flash,
+            ftl_with(|f| f.checkpoint_interval_us = 0.0),
+            base.clone(),
+        ),
+        (
+            "no-background-gc",
+            &flash,
+            ftl_with(|f| f.gc_background_free_superblocks = 0),
+            base.clone(),
+        ),
+        (
+            "program-and-erase-failures",
+            &faulty,
+            ftl_with(|f| f.spare_blocks_per_plane = 4),
+            base.clone(),
+        ),
+    ];
+    let mut failed = Vec::new();
+    for (name, flash, ftl, cfg) in &variants {
+        let outcomes: Vec<CrashOutcome> = (0..300).map(|s| run_seed(flash, ftl, cfg, s)).collect();
+        let summary = summarize(&outcomes);
+        eprintln!("{name}: {summary:?}");
+        for o in outcomes
+            .iter()
+            .filter(|o| !o.passed() || o.no_space_errors > 0)
+            .take(3)
+        {
+            eprintln!(
+                "  seed {} {:?}: error {:?} first {:?}",
+                o.seed, o.cut_phase, o.error, o.first_violation
+            );
+        }
+        let faults = flash.program_fail_probability > 0.0 || flash.erase_fail_probability > 0.0;
+        if summary.failed > 0 || (!faults && summary.no_space_errors > 0) {
+            failed.push(*name);
+        }
+    }
+    assert!(failed.is_empty(), "failing variants: {failed:?}");
+}
+
+fn ftl_with(f: impl FnOnce(&mut FtlConfig)) -> FtlConfig {
+    let mut c = tiny_ftl();
+    f(&mut c);
+    c
 }

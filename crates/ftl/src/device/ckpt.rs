@@ -1,10 +1,17 @@
 //! Storengine's mapping checkpoints (journaling). A checkpoint snapshots the mapping, each
-//! superblock's epoch and state and the remap table at one instant, erases the older of
-//! the two checkpoint slots and programs the encoded snapshot into it row by row (one page
-//! group at a time, so host commands interleave with it on the dies). Superblocks held back
-//! after a block remap are released only when a checkpoint that recorded the remap is
-//! complete. A checkpoint that hits a program failure is abandoned; the other slot still
-//! holds the previous one.
+//! superblock's epoch and state and the remap table at one instant and programs the encoded
+//! snapshot row by row (one page group at a time, so host commands interleave with it on
+//! the dies) into one of the two checkpoint slots. Checkpoints are appended after the
+//! previous one; a slot is erased and started over only when neither slot has room, and
+//! never while it holds the newest complete checkpoint — so that checkpoint survives
+//! whatever happens to the one being written, and a slot is erased once per slot-full of
+//! checkpoints rather than at every checkpoint (the slots would otherwise wear out long
+//! before the data superblocks). Superblocks held back after a block remap are released
+//! only when a checkpoint that recorded the remap is complete. A checkpoint that hits a
+//! program or erase failure is abandoned and its slot is not used again; with one slot
+//! left, checkpoints stop once it is full rather than erase the only valid checkpoint
+//! (recovery from an old checkpoint is slower, never wrong: everything that changed since
+//! is scanned).
 
 use super::jobs::{CkptProgramJob, ErasePurpose, Job};
 use super::{Device, Event};
@@ -22,7 +29,10 @@ pub struct CkptState {
     pub active: Option<ActiveCkpt>,
     /// Sequence number of the last checkpoint started.
     pub seq: u64,
-    pub next_slot: u32,
+    /// First row not yet written in each slot (the slot's capacity if unknown).
+    pub next_row: [u32; 2],
+    /// The slot holding the newest complete checkpoint.
+    pub newest: Option<u32>,
     /// A slot whose blocks went bad is not used again.
     pub broken: [bool; 2],
     /// Another checkpoint was asked for while one was being written.
@@ -33,7 +43,10 @@ pub struct ActiveCkpt {
     slot: u32,
     ckpt_seq: u64,
     bytes: Vec<u8>,
+    /// Slot row of the checkpoint's first page group.
+    first_row: u32,
     rows_total: u32,
+    /// Rows programmed so far.
     next_row: u32,
     erases_pending: u32,
     held: Vec<SbId>,
@@ -52,55 +65,56 @@ impl Device {
             self.ckpt.requested = true;
             return;
         }
-        let slot = match self.ckpt.broken {
-            [true, true] => return,
-            [true, false] => 1,
-            [false, true] => 0,
-            _ => self.ckpt.next_slot,
+        let gp = u64::from(self.layout.group_pages());
+        let ps = u64::from(self.layout.geo.page_size_bytes);
+        let superblocks = self.layout.superblocks();
+        // The encoding has a fixed length for a given geometry.
+        let len = encoded_bytes_max(
+            self.layout.logical_groups(),
+            superblocks,
+            self.layout.group_pages(),
+        );
+        let rows_total = len.div_ceil(ps).div_ceil(gp) as u32;
+        let capacity = self.layout.ckpt_sbs_per_slot() * self.layout.groups_per_superblock();
+        assert!(rows_total <= capacity, "checkpoint slot too small");
+        let Some((slot, first_row)) = self.ckpt_place(rows_total, capacity) else {
+            self.stats.checkpoints_skipped += 1;
+            return;
         };
         self.ckpt.seq += 1;
         self.ckpt.dirty = false;
         self.ckpt.requested = false;
-        let superblocks = self.layout.superblocks();
         let held: Vec<SbId> = (0..superblocks)
             .map(SbId)
             .filter(|&sb| self.sbs.get(sb).state == SbState::Held)
             .collect();
-        let (bytes, len) = if self.functional {
-            let snap = self.snapshot(self.ckpt.seq);
-            let b = snap.encode();
-            let n = b.len() as u64;
-            (b, n)
+        let bytes = if self.functional {
+            let b = self.snapshot(self.ckpt.seq).encode();
+            debug_assert_eq!(b.len() as u64, len);
+            b
         } else {
-            let n = encoded_bytes_max(
-                self.layout.logical_groups(),
-                superblocks,
-                self.layout.group_pages(),
-            );
-            (Vec::new(), n)
+            Vec::new()
         };
-        let ps = u64::from(self.layout.geo.page_size_bytes);
-        let gp = u64::from(self.layout.group_pages());
-        let rows_total = len.div_ceil(ps).div_ceil(gp) as u32;
-        assert!(
-            rows_total <= self.layout.ckpt_sbs_per_slot() * self.layout.groups_per_superblock(),
-            "checkpoint slot too small"
-        );
         self.ckpt.active = Some(ActiveCkpt {
             slot,
             ckpt_seq: self.ckpt.seq,
             bytes,
+            first_row,
             rows_total,
             next_row: 0,
             erases_pending: 0,
             held,
             failed: false,
         });
-        let to_erase: Vec<SbId> = self
-            .layout
-            .ckpt_slot(slot)
-            .filter(|&sb| self.sb_programmed(sb))
-            .collect();
+        // A slot is erased only when writing starts over at its first row.
+        let to_erase: Vec<SbId> = if first_row == 0 {
+            self.layout
+                .ckpt_slot(slot)
+                .filter(|&sb| self.sb_programmed(sb))
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.ckpt.active.as_mut().expect("active").erases_pending = to_erase.len() as u32;
         if to_erase.is_empty() {
             self.ckpt_program_next_row(q);
@@ -108,6 +122,28 @@ impl Device {
         for sb in to_erase {
             self.start_erase(sb, ErasePurpose::Checkpoint, q);
         }
+    }
+
+    /// Where the next checkpoint of `rows` rows goes: appended in a slot with room (the one
+    /// holding the newest checkpoint first), else at the start of a slot that does not hold
+    /// the newest checkpoint (erased first); `None` if there is no such place.
+    fn ckpt_place(&mut self, rows: u32, capacity: u32) -> Option<(u32, u32)> {
+        let first = self.ckpt.newest.unwrap_or(0);
+        let order = [first, 1 - first];
+        let usable = |d: &Device, s: u32| !d.ckpt.broken[s as usize];
+        if let Some(&s) = order
+            .iter()
+            .find(|&&s| usable(self, s) && self.ckpt.next_row[s as usize] + rows <= capacity)
+        {
+            let first_row = self.ckpt.next_row[s as usize];
+            self.ckpt.next_row[s as usize] = first_row + rows;
+            return Some((s, first_row));
+        }
+        let s = *order
+            .iter()
+            .find(|&&s| usable(self, s) && self.ckpt.newest != Some(s))?;
+        self.ckpt.next_row[s as usize] = rows;
+        Some((s, 0))
     }
 
     /// Whether the checkpoint being written will release held superblocks when it is done.
@@ -184,7 +220,8 @@ impl Device {
             self.finish_checkpoint(q);
             return;
         }
-        let row = active.next_row;
+        let index_row = active.next_row;
+        let row = active.first_row + active.next_row;
         let slot = active.slot;
         let ckpt_seq = active.ckpt_seq;
         let per_sb = self.layout.groups_per_superblock();
@@ -209,8 +246,9 @@ impl Device {
             for l in 0..planes {
                 plane_blocks[l as usize] = self.remap.block(sb, c, l);
                 if self.functional {
-                    let index =
-                        u64::from(row) * u64::from(gp) + u64::from(self.layout.page_index(c, l));
+                    // Pages are numbered from the checkpoint's first page, wherever it starts.
+                    let index = u64::from(index_row) * u64::from(gp)
+                        + u64::from(self.layout.page_index(c, l));
                     let bytes = &self.ckpt.active.as_ref().expect("active").bytes;
                     let mut page = vec![0u8; ps];
                     let from = (index as usize * ps).min(bytes.len());
@@ -281,16 +319,18 @@ impl Device {
             self.ckpt.dirty = true;
         } else {
             self.stats.checkpoints_written += 1;
-            self.ckpt.next_slot = 1 - active.slot;
+            self.ckpt.newest = Some(active.slot);
             for sb in active.held {
                 if self.sbs.get(sb).state == SbState::Held {
                     self.sbs.release(sb);
                 }
             }
-            self.wake_gc_waiters(q);
-            self.wake_alloc_waiters(q);
-            self.pump_gc(q);
         }
+        // Whether or not superblocks came free, GC copies that waited for this checkpoint
+        // must learn its outcome: with none released, a run they stall may be abandoned.
+        self.wake_gc_waiters(q);
+        self.wake_alloc_waiters(q);
+        self.pump_gc(q);
         if self.ckpt.requested && !self.ckpt.broken.iter().all(|&b| b) {
             self.start_checkpoint(q);
         }

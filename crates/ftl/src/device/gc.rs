@@ -46,6 +46,11 @@ impl Device {
     /// Starts or advances garbage collection as far as it can go now.
     pub(super) fn pump_gc(&mut self, q: &mut EventQueue<Event>) {
         let now = q.now();
+        // The run's last copies may have finished while the others wait for room that
+        // nothing will free.
+        if self.gc_stuck() {
+            self.abandon_gc();
+        }
         let foreground = self.foreground_needed();
         if self.gc.is_none() {
             let background = self.background_allowed
@@ -228,6 +233,7 @@ impl Device {
             phase: CopyPhase::Read,
             pending: 0,
             failed: false,
+            lost: 0,
             dest: None,
             buf: if self.functional {
                 vec![0u8; group_bytes]
@@ -262,16 +268,17 @@ impl Device {
                         unreachable!()
                     };
                     let mut buf = std::mem::take(&mut cp.buf);
-                    let ok = self.for_each_read_page(&c, lgn, |k, page| {
+                    let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    if !ok {
+                    if failed != 0 {
                         self.stats.integrity_errors += 1;
                     }
                     let Job::Copy(cp) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };
                     cp.buf = buf;
+                    cp.lost |= failed;
                 }
                 let Job::Copy(cp) = self.jobs.get_mut(id) else {
                     unreachable!()
@@ -360,22 +367,34 @@ impl Device {
 
     /// If every copy of the GC run waits for a destination and nothing else can free a
     /// superblock (only the run's own erase or a checkpoint releasing held superblocks
-    /// could), the run can never finish: give it up. The victim keeps its data (no copy
-    /// switched the mapping), and host writes waiting for space fail with `NoSpace`.
+    /// could), the run can never finish: give it up. Groups not yet copied stay valid in the
+    /// victim, which can be chosen again later. This happens only when program failures
+    /// shrank GC's room below what the victim was chosen for, so choosing again cannot loop
+    /// without more failures.
     fn abort_gc_if_stuck(&mut self, q: &mut EventQueue<Event>) {
-        let Some(run) = self.gc.as_ref() else { return };
-        let waiting = self.gc_alloc_waiters.len() as u32;
-        if waiting == 0 || run.copies != waiting || self.ckpt_releases_held() {
-            return;
+        if self.gc_stuck() {
+            self.abandon_gc();
+            // Choose again with the room as it is now: a smaller victim, or a rescue run, may
+            // still fit; if nothing does, waiting host writes fail with `NoSpace`.
+            self.pump_gc(q);
         }
-        let victim = run.victim;
-        self.gc = None;
+    }
+
+    fn gc_stuck(&self) -> bool {
+        let Some(run) = self.gc.as_ref() else {
+            return false;
+        };
+        let waiting = self.gc_alloc_waiters.len() as u32;
+        waiting > 0 && run.copies == waiting && !self.ckpt_releases_held()
+    }
+
+    fn abandon_gc(&mut self) {
+        let run = self.gc.take().expect("gc run");
         while let Some(id) = self.gc_alloc_waiters.pop_front() {
             self.jobs.remove(id);
         }
-        self.sbs.get_mut(victim).state = SbState::Closed;
+        self.sbs.get_mut(run.victim).state = SbState::Closed;
         self.stats.gc_runs_abandoned += 1;
-        self.fail_alloc_waiters(q);
     }
 
     /// Erases every good member block of `sb` (one multi-plane erase per die).

@@ -130,6 +130,7 @@ impl Device {
                         phase: WritePhase::WaitLock,
                         pending: 0,
                         failed: false,
+                        lost: 0,
                         old: None,
                         dest: None,
                         seq: 0,
@@ -238,9 +239,9 @@ impl Device {
         let os = self.layout.geo.oob_size_bytes as usize;
         let gp = u64::from(self.layout.group_pages());
         let epoch = self.sbs.get(self.layout.sb_of(pgn)).epoch;
-        let (buf, lgn, seq) = match self.jobs.get(job) {
-            Job::Write(w) => (&w.buf, w.seg.lgn, w.seq),
-            Job::Copy(cp) => (&cp.buf, cp.lgn, cp.seq),
+        let (buf, lgn, seq, lost) = match self.jobs.get(job) {
+            Job::Write(w) => (&w.buf, w.seg.lgn, w.seq, w.lost),
+            Job::Copy(cp) => (&cp.buf, cp.lgn, cp.seq, cp.lost),
             _ => unreachable!("only writes and copies program data groups"),
         };
         let planes = plane_mask.count_ones() as usize;
@@ -254,7 +255,11 @@ impl Device {
                 lpn: u64::from(lgn.0) * gp + k as u64,
                 seq,
                 epoch,
-                kind: PageKind::Data,
+                kind: if lost & (1 << k) != 0 {
+                    PageKind::Lost
+                } else {
+                    PageKind::Data
+                },
             }
             .encode(page, &mut oob[i * os..(i + 1) * os]);
         }
@@ -262,18 +267,19 @@ impl Device {
     }
 
     /// Functional fidelity: checks each page of a read completion belongs to `lgn` and hands
-    /// (page index, page data) to `sink`. Returns false on an integrity failure.
+    /// (page index, page data) to `sink`. Returns the pages (bit k) that failed: garbage, a
+    /// page of another group, or one recorded as lost.
     pub(super) fn for_each_read_page(
         &self,
         c: &FlashCompletion,
         lgn: Lgn,
         mut sink: impl FnMut(u32, &[u8]),
-    ) -> bool {
+    ) -> u64 {
         let ps = self.layout.geo.page_size_bytes as usize;
         let os = self.layout.geo.oob_size_bytes as usize;
         let channel = self.layout.geo.channel_of(c.op.die);
         let gp = u64::from(self.layout.group_pages());
-        let mut ok = true;
+        let mut failed = 0u64;
         for (i, l) in c.op.plane_iter().enumerate() {
             let k = self.layout.page_index(channel, l);
             let data = &c.op.data[i * ps..(i + 1) * ps];
@@ -285,10 +291,10 @@ impl Device {
                 {
                     sink(k, data)
                 }
-                _ => ok = false,
+                _ => failed |= 1 << k,
             }
         }
-        ok
+        failed
     }
 
     fn start_read(&mut self, seg: Segment, q: &mut EventQueue<Event>) {
@@ -320,11 +326,11 @@ impl Device {
         if self.functional {
             let spp = self.sectors_per_page();
             let mut out = std::mem::take(&mut self.reqs.get_mut(seg.req).data);
-            let ok = self.for_each_read_page(&c, seg.lgn, |k, page| {
+            let failed = self.for_each_read_page(&c, seg.lgn, |k, page| {
                 copy_overlap(k, spp, page, seg, &mut out);
             });
             self.reqs.get_mut(seg.req).data = out;
-            if !ok {
+            if failed != 0 {
                 self.stats.integrity_errors += 1;
                 self.reqs.get_mut(seg.req).result = Err(IoError::Integrity);
             }
@@ -481,16 +487,23 @@ impl Device {
                         unreachable!()
                     };
                     let mut buf = std::mem::take(&mut w.buf);
-                    let ok = self.for_each_read_page(&c, lgn, |k, page| {
+                    let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    if !ok {
+                    if failed != 0 {
                         self.stats.integrity_errors += 1;
                     }
+                    let Job::Write(w) = self.jobs.get(id) else {
+                        unreachable!()
+                    };
+                    // A page the write touches gets its new sectors around zeros where the
+                    // old ones were unreadable; a page it leaves alone stays lost.
+                    let untouched = !self.touched_pages(w.seg.first_sector, w.seg.sectors);
                     let Job::Write(w) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };
                     w.buf = buf;
+                    w.lost |= failed & untouched;
                 }
                 let Job::Write(w) = self.jobs.get_mut(id) else {
                     unreachable!()

@@ -101,6 +101,9 @@ pub struct WriteJob {
     pub phase: WritePhase,
     pub pending: u32,
     pub failed: bool,
+    /// Pages of the group (bit k) whose old content failed its read and that the write does
+    /// not touch: programmed as `PageKind::Lost`.
+    pub lost: u64,
     pub old: Option<Pgn>,
     pub dest: Option<Pgn>,
     pub seq: u64,
@@ -122,6 +125,8 @@ pub struct CopyJob {
     pub phase: CopyPhase,
     pub pending: u32,
     pub failed: bool,
+    /// Pages whose read failed: programmed as `PageKind::Lost`.
+    pub lost: u64,
     pub dest: Option<Pgn>,
     pub buf: Vec<u8>,
 }

@@ -28,6 +28,8 @@ pub struct FtlStats {
     pub gc_runs_abandoned: u64,
     pub checkpoints_written: u64,
     pub checkpoints_failed: u64,
+    /// Checkpoints not written: the only usable slot is full and holds the newest one.
+    pub checkpoints_skipped: u64,
     pub checkpoint_pages: u64,
     pub program_failures: u64,
     pub erase_failures: u64,

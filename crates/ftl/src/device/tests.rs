@@ -383,3 +383,29 @@ fn mapping_table_larger_than_scratchpad_is_a_config_error() {
         .unwrap();
     assert!(e.to_string().contains("ftl.scratchpad_bytes"), "{e}");
 }
+
+#[test]
+fn a_page_that_fails_its_read_when_moved_stays_unreadable_not_zeros() {
+    let mut h = Harness::new(tiny_flash(), tiny_ftl(), 1);
+    h.submit(HostOp::Write, 0, 32); // group 0: four pages of 8 sectors
+    h.run_until_done();
+    // Flip a bit of page 1 (sectors 8..16) in the store.
+    let pgn = h.dev.map.lookup(crate::layout::Lgn(0)).expect("mapped");
+    let page = h.dev.remap.page_id(&h.dev.layout, pgn, 1);
+    let (mut d, mut o) = (vec![0u8; 4096], vec![0u8; 64]);
+    h.dev.bb.store_mut().read(page, &mut d, &mut o);
+    d[100] ^= 1;
+    h.dev.bb.store_mut().program(page, &d, &o);
+    // A one-sector write to page 0 merges pages 1..3 of the old group into the new one.
+    h.submit(HostOp::Write, 0, 1);
+    h.run_until_done();
+    assert_eq!(h.dev.stats().integrity_errors, 1);
+    h.submit(HostOp::Read, 0, 1);
+    h.submit(HostOp::Read, 16, 16);
+    h.run_until_done();
+    assert!(h.errors.is_empty(), "{:?}", h.errors);
+    // The moved copy of page 1 is marked lost: reading it fails instead of returning zeros.
+    h.submit(HostOp::Read, 8, 8);
+    h.run_until_done();
+    assert_eq!(h.errors, vec![(HostOp::Read, IoError::Integrity)]);
+}
