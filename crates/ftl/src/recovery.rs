@@ -260,7 +260,7 @@ pub fn recover(
                 let info = dev.sbs.get_mut(sb);
                 info.state = SbState::Closed;
                 info.epoch = epochs[s as usize];
-                info.retiring = any_bad;
+                dev.sbs.set_retiring(sb, any_bad);
             }
         }
         max_epoch = max_epoch.max(epochs[s as usize]);

@@ -65,8 +65,6 @@ pub struct SbInfo {
     pub pins: u32,
     /// Page groups allocated in it whose programs have not completed; GC may not pick it.
     pub programs_inflight: u32,
-    /// A member failed a program: collect it soon and remap the bad block.
-    pub retiring: bool,
 }
 
 pub struct SbTable {
@@ -75,6 +73,9 @@ pub struct SbTable {
     free: Vec<BTreeSet<(u32, u32)>>,
     free_count: u32,
     ways: u32,
+    /// Superblocks a member of which failed a program: GC collects them first and remaps
+    /// the bad block. A set, so the common case (none) costs GC nothing to check.
+    retiring: BTreeSet<u32>,
 }
 
 impl SbTable {
@@ -88,13 +89,13 @@ impl SbTable {
                     pe: 0,
                     pins: 0,
                     programs_inflight: 0,
-                    retiring: false,
                 };
                 superblocks as usize
             ],
             free: vec![BTreeSet::new(); ways as usize],
             free_count: 0,
             ways,
+            retiring: BTreeSet::new(),
         }
     }
 
@@ -104,6 +105,19 @@ impl SbTable {
 
     pub fn get_mut(&mut self, sb: SbId) -> &mut SbInfo {
         &mut self.info[sb.0 as usize]
+    }
+
+    pub fn set_retiring(&mut self, sb: SbId, retiring: bool) {
+        if retiring {
+            self.retiring.insert(sb.0);
+        } else {
+            self.retiring.remove(&sb.0);
+        }
+    }
+
+    /// Retiring superblocks in address order.
+    pub fn retiring(&self) -> impl Iterator<Item = SbId> + '_ {
+        self.retiring.iter().map(|&s| SbId(s))
     }
 
     pub fn free_count(&self) -> u32 {

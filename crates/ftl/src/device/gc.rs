@@ -164,8 +164,8 @@ impl Device {
                 && info.programs_inflight == 0
                 && d.map.valid_count(SbId(s)) <= room
         };
-        if let Some(s) = (0..n).find(|&s| candidate(self, s) && self.sbs.get(SbId(s)).retiring) {
-            return Some((SbId(s), Reason::Retiring));
+        if let Some(sb) = self.sbs.retiring().find(|sb| candidate(self, sb.0)) {
+            return Some((sb, Reason::Retiring));
         }
         if !wanted {
             return None;
@@ -503,10 +503,10 @@ impl Device {
             ErasePurpose::Checkpoint => self.on_ckpt_erase_done(sb, q),
             ErasePurpose::Gc => {
                 let (remapped, exhausted) = self.remap_bad_members(sb);
+                self.sbs.set_retiring(sb, false);
                 let pe = self.sb_pe(sb);
                 let info = self.sbs.get_mut(sb);
                 info.pe = pe;
-                info.retiring = false;
                 if exhausted {
                     info.state = SbState::Retired;
                     self.stats.superblocks_retired += 1;

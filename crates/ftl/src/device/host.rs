@@ -551,7 +551,7 @@ impl Device {
     pub(super) fn on_program_failure(&mut self, pgn: Pgn) {
         let sb = self.layout.sb_of(pgn);
         self.stats.program_failures += 1;
-        self.sbs.get_mut(sb).retiring = true;
+        self.sbs.set_retiring(sb, true);
         self.close_superblock(sb);
     }
 
