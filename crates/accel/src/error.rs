@@ -27,6 +27,12 @@ pub enum AccelError {
         capacity_bytes: u64,
     },
 
+    #[error("kernel {kernel}: microblock {microblock} has zero screens")]
+    ZeroScreens { kernel: String, microblock: usize },
+
+    #[error("kernel {kernel} has no microblocks")]
+    NoMicroblocks { kernel: String },
+
     #[error("flash device: {0}")]
     Device(String),
 }

@@ -8,17 +8,26 @@
 //!
 //! Layers: `config` (Table 1) → `server` (FIFO resources) → `chain` (multi-app execution
 //! chain, the dependency rule) → `sched` (the four policies) → `timeline` (abstract
-//! unit-time executor for the paper's examples) / `machine` (the event-driven device over the
-//! FTL) → `workload` (homogeneous and MX1–MX14 sets) → `report`.
+//! unit-time executor for the paper's examples) / `plan` (per-unit cost and page-group
+//! footprint) → `layout` (sections in logical space) → `machine` (the event-driven device
+//! over the FTL) → `workload` (homogeneous and MX1–MX14 sets) → `run` → `report`.
 
 pub mod chain;
 pub mod config;
 pub mod error;
+pub mod layout;
+pub mod machine;
+pub mod plan;
+pub mod report;
+pub mod run;
 pub mod sched;
 pub mod server;
 pub mod timeline;
+pub mod workload;
 
 pub use chain::{Chain, Shape, Unit};
 pub use config::AccelConfig;
 pub use error::AccelError;
+pub use report::RunReport;
+pub use run::{run_workload, RunSpec};
 pub use sched::{Scheduler, SchedulerKind};
