@@ -1,7 +1,8 @@
 //! Where each instance's data sections live in the device's logical space (what Flashvisor
 //! maps them onto, §4.3), and which ranges must hold data before the run.
 //!
-//! Every section starts on a page-group boundary. Read-only (`Input`) sections are shared by
+//! Every section starts on a page-group boundary (see `Layout::place` for what happens when
+//! the instances outgrow the device). Read-only (`Input`) sections are shared by
 //! all instances of the same kernel — they process the same input file, and readers share a
 //! range lock — which keeps 24-instance mixes of 2.5 GiB kernels within the 32 GB backbone;
 //! `Output` and `InOut` sections are private to each instance. The inputs (`Input` and
@@ -23,10 +24,18 @@ pub struct Layout {
     pub preload: Vec<Range<u64>>,
     /// One past the last byte used.
     pub end_bytes: u64,
+    /// Instances placed on flash already mapped by an earlier instance (space ran out).
+    pub reused_instances: usize,
 }
 
 impl Layout {
-    /// Places instances (`instance_plans[i]` = index into `plans`) one after another.
+    /// Places instances (`instance_plans[i]` = index into `plans`): the shared inputs of
+    /// every kernel first, then each instance's private sections in one block after another.
+    /// When the private blocks outgrow the device, placement wraps around to the start of the
+    /// private area, so a later instance maps the same flash as an earlier one and its write
+    /// locks wait until the earlier instance has finished (§4.3: a mapping for writes is
+    /// blocked while the range is mapped by another kernel). Only an instance that cannot fit
+    /// at all (with the shared inputs) is an error.
     pub fn place(
         plans: &[KernelPlan],
         instance_plans: &[usize],
@@ -34,44 +43,65 @@ impl Layout {
         capacity_bytes: u64,
     ) -> Result<Layout, AccelError> {
         assert!(group_bytes > 0 && group_bytes % 512 == 0);
+        let aligned = |bytes: u64| bytes.div_ceil(group_bytes) * group_bytes;
         let mut next = 0u64;
         let mut shared: BTreeMap<(usize, usize), u64> = BTreeMap::new();
         let mut preload = Vec::new();
-        let mut offsets = Vec::with_capacity(instance_plans.len());
         for &p in instance_plans {
-            let mut v = Vec::new();
             for (s, sec) in plans[p].desc.sections.iter().enumerate() {
-                let len = sec.bytes.div_ceil(group_bytes) * group_bytes;
-                let mut alloc = |preload: &mut Vec<Range<u64>>, load: bool| {
-                    let at = next;
-                    next += len;
-                    if load && len > 0 {
-                        preload.push(at..at + len);
+                if sec.access == Access::Input && !shared.contains_key(&(p, s)) {
+                    shared.insert((p, s), next);
+                    if sec.bytes > 0 {
+                        preload.push(next..next + aligned(sec.bytes));
                     }
-                    at
-                };
-                let at = match sec.access {
-                    Access::Input => *shared
-                        .entry((p, s))
-                        .or_insert_with(|| alloc(&mut preload, true)),
-                    Access::InOut => alloc(&mut preload, true),
-                    Access::Output => alloc(&mut preload, false),
-                };
-                v.push(at);
+                    next += aligned(sec.bytes);
+                }
             }
-            offsets.push(v);
         }
-        if next > capacity_bytes {
-            return Err(AccelError::DoesNotFit {
-                needed_bytes: next,
-                capacity_bytes,
-            });
+        let private_start = next;
+        let mut offsets = Vec::with_capacity(instance_plans.len());
+        let mut end_bytes = next;
+        let mut reused_instances = 0;
+        let mut wrapped = false;
+        for &p in instance_plans {
+            let sections = &plans[p].desc.sections;
+            let block: u64 = sections
+                .iter()
+                .filter(|s| s.access != Access::Input)
+                .map(|s| aligned(s.bytes))
+                .sum();
+            if private_start + block > capacity_bytes {
+                return Err(AccelError::DoesNotFit {
+                    needed_bytes: private_start + block,
+                    capacity_bytes,
+                });
+            }
+            if next + block > capacity_bytes {
+                next = private_start;
+                wrapped = true;
+            }
+            reused_instances += usize::from(wrapped);
+            let mut v = Vec::with_capacity(sections.len());
+            for (s, sec) in sections.iter().enumerate() {
+                if sec.access == Access::Input {
+                    v.push(shared[&(p, s)]);
+                    continue;
+                }
+                v.push(next);
+                if sec.access == Access::InOut && sec.bytes > 0 {
+                    preload.push(next..next + aligned(sec.bytes));
+                }
+                next += aligned(sec.bytes);
+            }
+            end_bytes = end_bytes.max(next);
+            offsets.push(v);
         }
         Ok(Layout {
             group_bytes,
             offsets,
             preload,
-            end_bytes: next,
+            end_bytes,
+            reused_instances,
         })
     }
 

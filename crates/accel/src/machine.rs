@@ -113,6 +113,7 @@ pub struct Machine {
     locks_waiting: Vec<u32>,
     start: SimTime,
     done_at: Vec<Option<SimTime>>,
+    started_at: Vec<Option<SimTime>>,
     completions: Vec<HostCompletion>,
     flash_read_bytes: u64,
     flash_write_bytes: u64,
@@ -140,6 +141,7 @@ impl Machine {
         assert_eq!(layout.group_bytes, dev.layout().group_bytes());
         assert_eq!(layout.offsets.len(), instances.len());
         if layout.end_bytes > dev.logical_bytes() {
+            // `Layout::place` was given another capacity than this device's.
             return Err(AccelError::DoesNotFit {
                 needed_bytes: layout.end_bytes,
                 capacity_bytes: dev.logical_bytes(),
@@ -180,6 +182,7 @@ impl Machine {
             locks_waiting: vec![0; n],
             start: SimTime::ZERO,
             done_at: vec![None; n],
+            started_at: vec![None; n],
             completions: Vec::new(),
             flash_read_bytes: 0,
             flash_write_bytes: 0,
@@ -196,7 +199,10 @@ impl Machine {
         for i in 0..self.instances.len() {
             let at = self.pcie.serve(
                 self.start,
-                transfer(self.cfg.kernel_description_bytes, self.cfg.pcie_bandwidth_mb_s),
+                transfer(
+                    self.cfg.kernel_description_bytes,
+                    self.cfg.pcie_bandwidth_mb_s,
+                ),
             );
             self.schedule(at, Ev::Downloaded(i));
         }
@@ -395,6 +401,7 @@ impl Machine {
         let free: Vec<bool> = self.workers.iter().map(|w| w.unit.is_none()).collect();
         let at = self.q.now() + SimDuration::from_ns(self.cfg.queue_message_ns);
         for (w, u) in self.sched.pick(&mut self.chain, &free) {
+            self.started_at[u.kernel].get_or_insert(at);
             self.workers[w].unit = Some(u);
             self.schedule(at, Ev::Start(w));
         }
@@ -500,6 +507,10 @@ impl Machine {
                     kernel: desc.name,
                     app: inst.app,
                     latency_ns: self.done_at[i].expect("finished").since(self.start).as_ns(),
+                    started_ns: self.started_at[i]
+                        .expect("started")
+                        .since(self.start)
+                        .as_ns(),
                     input_bytes: desc.input_bytes(),
                 }
             })
@@ -527,6 +538,7 @@ impl Machine {
             flash_read_bytes: self.flash_read_bytes,
             flash_write_bytes: self.flash_write_bytes,
             flashvisor_messages: self.flashvisor.served(),
+            reused_instances: self.layout.reused_instances,
             events: self.q.events_processed() - self.events_start,
             trace_hash: self.hash.hex(),
         }

@@ -27,10 +27,12 @@ impl GroupRuns {
                     e.offset_bytes / group_bytes..(e.end_bytes() - 1) / group_bytes + 1,
                 ));
             } else {
-                all.extend(
-                    e.intervals()
-                        .map(|r| (e.section, r.start / group_bytes..(r.end - 1) / group_bytes + 1)),
-                );
+                all.extend(e.intervals().map(|r| {
+                    (
+                        e.section,
+                        r.start / group_bytes..(r.end - 1) / group_bytes + 1,
+                    )
+                }));
             }
         }
         all.sort_by_key(|(s, r)| (*s, r.start));

@@ -10,6 +10,8 @@ pub struct InstanceReport {
     pub app: usize,
     /// From the start of the offload (the first PCIe download) to the kernel's completion.
     pub latency_ns: u64,
+    /// When its first unit was dispatched (after its range locks were granted).
+    pub started_ns: u64,
     pub input_bytes: u64,
 }
 
@@ -39,6 +41,9 @@ pub struct RunReport {
     pub flash_read_bytes: u64,
     pub flash_write_bytes: u64,
     pub flashvisor_messages: u64,
+    /// Instances whose private sections had to reuse flash of earlier instances (the device
+    /// is too small for all at once); their write locks wait for the earlier ones.
+    pub reused_instances: usize,
     pub events: u64,
     pub trace_hash: String,
 }

@@ -56,7 +56,10 @@ mod tests {
         let b = s.serve(t0, SimDuration::from_ns(50));
         assert_eq!(a.as_ns(), 100);
         assert_eq!(b.as_ns(), 150);
-        let c = s.serve(SimTime::ZERO + SimDuration::from_ns(1000), SimDuration::from_ns(10));
+        let c = s.serve(
+            SimTime::ZERO + SimDuration::from_ns(1000),
+            SimDuration::from_ns(10),
+        );
         assert_eq!(c.as_ns(), 1010);
         assert_eq!(s.busy_ns(), 160);
     }

@@ -25,20 +25,44 @@ use crate::error::AccelError;
 use nearflash_kernels::{canonical_name, KERNELS};
 
 pub const MIXES: [(&str, [&str; 6]); 14] = [
-    ("mx1", ["2dconv", "adi", "fdtd-2d", "gesummv", "syrk", "correlation"]),
+    (
+        "mx1",
+        ["2dconv", "adi", "fdtd-2d", "gesummv", "syrk", "correlation"],
+    ),
     ("mx2", ["2dconv", "mvt", "gesummv", "syrk", "gemm", "syr2k"]),
-    ("mx3", ["mvt", "adi", "syrk", "covariance", "gemm", "correlation"]),
-    ("mx4", ["bicg", "adi", "fdtd-2d", "covariance", "gemm", "2mm"]),
+    (
+        "mx3",
+        ["mvt", "adi", "syrk", "covariance", "gemm", "correlation"],
+    ),
+    (
+        "mx4",
+        ["bicg", "adi", "fdtd-2d", "covariance", "gemm", "2mm"],
+    ),
     ("mx5", ["bicg", "adi", "fdtd-2d", "gesummv", "2mm", "syr2k"]),
     ("mx6", ["bicg", "2dconv", "mvt", "adi", "3mm", "gemm"]),
     ("mx7", ["atax", "mvt", "adi", "gesummv", "syrk", "3mm"]),
-    ("mx8", ["mvt", "fdtd-2d", "gesummv", "3mm", "covariance", "2mm"]),
-    ("mx9", ["mvt", "adi", "gesummv", "covariance", "2mm", "syr2k"]),
+    (
+        "mx8",
+        ["mvt", "fdtd-2d", "gesummv", "3mm", "covariance", "2mm"],
+    ),
+    (
+        "mx9",
+        ["mvt", "adi", "gesummv", "covariance", "2mm", "syr2k"],
+    ),
     ("mx10", ["mvt", "fdtd-2d", "gesummv", "syrk", "3mm", "2mm"]),
-    ("mx11", ["mvt", "fdtd-2d", "covariance", "gemm", "2mm", "syr2k"]),
-    ("mx12", ["atax", "mvt", "gesummv", "gemm", "2mm", "correlation"]),
+    (
+        "mx11",
+        ["mvt", "fdtd-2d", "covariance", "gemm", "2mm", "syr2k"],
+    ),
+    (
+        "mx12",
+        ["atax", "mvt", "gesummv", "gemm", "2mm", "correlation"],
+    ),
     ("mx13", ["atax", "bicg", "2dconv", "adi", "fdtd-2d", "gemm"]),
-    ("mx14", ["atax", "2dconv", "adi", "fdtd-2d", "gemm", "correlation"]),
+    (
+        "mx14",
+        ["atax", "2dconv", "adi", "fdtd-2d", "gemm", "correlation"],
+    ),
 ];
 
 /// Instances in a homogeneous workload (§5.1).

@@ -84,7 +84,9 @@ fn fig7_in_order_spreads_k0_m0_over_lwp0_lwp1_and_halves_its_latency() {
 fn fig7_out_of_order_saves_2_4_4_units_for_k0_k1_k2() {
     let st = run(&fig7(), InterSt, 4);
     let o3 = run(&fig7(), IntraO3, 4);
-    let saved: Vec<u64> = (0..3).map(|i| st.kernel_end[i] - o3.kernel_end[i]).collect();
+    let saved: Vec<u64> = (0..3)
+        .map(|i| st.kernel_end[i] - o3.kernel_end[i])
+        .collect();
     assert_eq!(saved, [2, 4, 4]);
     // k1's m0 borrowed into T0 (in-order runs it at T2), its last microblock at T1.
     assert_eq!(o3.mb_start(1, 0), 0);

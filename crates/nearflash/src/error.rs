@@ -55,6 +55,8 @@ pub enum CliError {
     #[error("accelerator: {0}")]
     Accel(#[from] nearflash_accel::AccelError),
 
-    #[error("preset {preset} has no [accel] table: `run` needs the accelerator's LWPs, DDR3L and PCIe")]
+    #[error(
+        "preset {preset} has no [accel] table: `run` needs the accelerator's LWPs, DDR3L and PCIe"
+    )]
     NoAccel { preset: String },
 }

@@ -5,8 +5,8 @@
 //! document before it is checked, so an override is validated exactly like the file.
 
 use crate::error::CliError;
-use nearflash_flash::FlashConfig;
 use nearflash_accel::AccelConfig;
+use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
