@@ -140,7 +140,7 @@ impl AccelConfig {
         non_negative("pcie_power_w", self.pcie_power_w)?;
         nonzero("kernel_description_bytes", self.kernel_description_bytes)?;
         nonzero("flash_request_bytes_max", self.flash_request_bytes_max)?;
-        if self.flash_request_bytes_max % 512 != 0 {
+        if !self.flash_request_bytes_max.is_multiple_of(512) {
             return Err(AccelError::Config {
                 field: "flash_request_bytes_max",
                 reason: "must be a multiple of the 512-byte sector".into(),

@@ -42,7 +42,7 @@ impl Layout {
         group_bytes: u64,
         capacity_bytes: u64,
     ) -> Result<Layout, AccelError> {
-        assert!(group_bytes > 0 && group_bytes % 512 == 0);
+        assert!(group_bytes > 0 && group_bytes.is_multiple_of(512));
         let aligned = |bytes: u64| bytes.div_ceil(group_bytes) * group_bytes;
         let mut next = 0u64;
         let mut shared: BTreeMap<(usize, usize), u64> = BTreeMap::new();

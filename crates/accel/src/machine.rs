@@ -292,7 +292,7 @@ impl Machine {
     }
 
     /// A message through a hardware queue to Flashvisor, handled in arrival order on LWP0.
-    fn to_flashvisor(&mut self, msg: FvMsg) {
+    fn send_flashvisor(&mut self, msg: FvMsg) {
         let arrival = self.q.now() + SimDuration::from_ns(self.cfg.queue_message_ns);
         let done = self.flashvisor.serve(
             arrival,
@@ -304,13 +304,13 @@ impl Machine {
     fn on_event(&mut self, ev: Ev) {
         let now = self.q.now();
         match ev {
-            Ev::Downloaded(i) => self.to_flashvisor(FvMsg::Arrive(i)),
+            Ev::Downloaded(i) => self.send_flashvisor(FvMsg::Arrive(i)),
             Ev::Fv(msg) => self.on_flashvisor(msg),
             Ev::Start(w) => {
                 if self.unit_plan(w).reads.runs.is_empty() {
                     self.on_event(Ev::DdrIn(w));
                 } else {
-                    self.to_flashvisor(FvMsg::Read(w));
+                    self.send_flashvisor(FvMsg::Read(w));
                 }
             }
             Ev::DdrIn(w) => {
@@ -330,7 +330,7 @@ impl Machine {
                     self.schedule(at, Ev::DdrOut(w));
                 }
             }
-            Ev::DdrOut(w) => self.to_flashvisor(FvMsg::Write(w)),
+            Ev::DdrOut(w) => self.send_flashvisor(FvMsg::Write(w)),
         }
     }
 
@@ -473,7 +473,7 @@ impl Machine {
             }
             self.workers[w].completed_locally = true;
         }
-        self.to_flashvisor(FvMsg::Done(w));
+        self.send_flashvisor(FvMsg::Done(w));
     }
 
     fn kernel_finished(&mut self, i: usize) {
