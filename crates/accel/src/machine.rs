@@ -118,6 +118,8 @@ pub struct Machine {
     flash_read_bytes: u64,
     flash_write_bytes: u64,
     events_start: u64,
+    /// Summed die / channel busy time when the timed run started.
+    flash_busy_start_ns: (u64, u64),
 }
 
 impl Machine {
@@ -187,6 +189,7 @@ impl Machine {
             flash_read_bytes: 0,
             flash_write_bytes: 0,
             events_start: 0,
+            flash_busy_start_ns: (0, 0),
         })
     }
 
@@ -196,6 +199,7 @@ impl Machine {
         self.start = self.q.now();
         self.last_event = self.start;
         self.events_start = self.q.events_processed();
+        self.flash_busy_start_ns = self.flash_busy_ns(self.start);
         for i in 0..self.instances.len() {
             let at = self.pcie.serve(
                 self.start,
@@ -494,8 +498,16 @@ impl Machine {
         }
     }
 
+    fn flash_busy_ns(&self, now: SimTime) -> (u64, u64) {
+        (
+            self.dev.die_busy_ns(now).iter().sum(),
+            self.dev.channel_busy_ns(now).iter().sum(),
+        )
+    }
+
     fn report(&self, workload: &str) -> RunReport {
         let end = self.q.now();
+        let flash_busy = self.flash_busy_ns(end);
         let makespan = end.since(self.start).as_ns().max(1);
         let instances: Vec<InstanceReport> = self
             .instances
@@ -535,6 +547,8 @@ impl Machine {
             lwp_busy_ns,
             ddr_busy_ns: self.ddr.busy_ns(),
             pcie_busy_ns: self.pcie.busy_ns(),
+            flash_die_busy_ns: flash_busy.0 - self.flash_busy_start_ns.0,
+            flash_channel_busy_ns: flash_busy.1 - self.flash_busy_start_ns.1,
             flash_read_bytes: self.flash_read_bytes,
             flash_write_bytes: self.flash_write_bytes,
             flashvisor_messages: self.flashvisor.served(),

@@ -38,6 +38,9 @@ pub struct RunReport {
     pub lwp_busy_ns: Vec<u64>,
     pub ddr_busy_ns: u64,
     pub pcie_busy_ns: u64,
+    /// Busy time of the backbone's dies / channels during the timed run, summed over them.
+    pub flash_die_busy_ns: u64,
+    pub flash_channel_busy_ns: u64,
     pub flash_read_bytes: u64,
     pub flash_write_bytes: u64,
     pub flashvisor_messages: u64,
