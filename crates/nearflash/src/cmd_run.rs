@@ -125,7 +125,7 @@ fn print_report(r: &RunReport, preset: &str, dataset: Dataset, wall_s: f64) {
     for (i, x) in r.lwp_utilization.iter().enumerate() {
         let role = match i {
             0 => "Flashvisor",
-            1 => "Storengine",
+            1 => "Storengine (GC/checkpoint in progress)",
             _ => "worker",
         };
         u.add_row(vec![

@@ -105,3 +105,23 @@ fn a_dataset_that_does_not_fit_the_device_is_an_error() {
         "logical bytes",
     );
 }
+
+#[test]
+fn zero_screens_per_microblock_is_named() {
+    fails_naming(
+        &[
+            "run",
+            "--preset",
+            "test-min",
+            "--system",
+            "intra-o3",
+            "--workload",
+            "gemm",
+            "--dataset",
+            "mini",
+            "--set",
+            "accel.screens_per_microblock=0",
+        ],
+        "accel.screens_per_microblock",
+    );
+}
