@@ -2,22 +2,16 @@
 //! whose output sections overlap are serialized by the range lock; a dataset larger than the
 //! device and a kernel with a zero-screen microblock are clear errors.
 
+mod common;
+
+use common::test_min;
 use nearflash_accel::machine::{Instance, Machine};
 use nearflash_accel::plan::KernelPlan;
-use nearflash_accel::{layout::Layout, run_workload, AccelConfig, AccelError, RunSpec};
+use nearflash_accel::{layout::Layout, run_workload, AccelError, RunSpec};
 use nearflash_accel::{RunReport, SchedulerKind};
-use nearflash_flash::{FlashConfig, Geometry};
-use nearflash_ftl::{layout::Layout as FtlLayout, FtlConfig};
+use nearflash_flash::Geometry;
+use nearflash_ftl::layout::Layout as FtlLayout;
 use nearflash_kernels::{build, Dataset, ScreenPlan};
-
-fn test_min() -> (FlashConfig, FtlConfig, AccelConfig) {
-    let text = include_str!("../../../configs/test-min.toml");
-    let mut doc: toml::Table = text.parse().unwrap();
-    let flash: FlashConfig = doc.remove("flash").unwrap().try_into().unwrap();
-    let ftl: FtlConfig = doc.remove("ftl").unwrap().try_into().unwrap();
-    let accel: AccelConfig = doc.remove("accel").unwrap().try_into().unwrap();
-    (flash, ftl, accel)
-}
 
 fn run(kind: SchedulerKind, workload: &str, dataset: Dataset) -> Result<RunReport, AccelError> {
     let (flash, ftl, accel) = test_min();
