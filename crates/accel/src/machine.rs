@@ -1,7 +1,8 @@
 //! The FlashAbacus device as an event-driven machine over the simulated flash device.
 //!
 //! Offload (§4): the host downloads each kernel description over PCIe (a FIFO bandwidth
-//! server) and raises an interrupt that reaches Flashvisor through a hardware queue. From
+//! server) into DDR3L (through the PCIe BAR; another FIFO bandwidth server) and raises an
+//! interrupt that reaches Flashvisor through a hardware queue. From
 //! then on the host is not involved. Flashvisor (LWP0, a FIFO server charging
 //! `flashvisor_message_cycles` per message) maps the kernel's data sections under range locks
 //! (§4.3: inputs for reads, outputs and in-outs for writes, in page groups), admits it into
@@ -67,7 +68,10 @@ enum FvMsg {
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
+    /// A kernel description crossed PCIe; it is now written into DDR3L.
     Downloaded(usize),
+    /// The description is in DDR3L: the host's interrupt goes to Flashvisor.
+    Interrupt(usize),
     Fv(FvMsg),
     Start(usize),
     DdrIn(usize),
@@ -308,7 +312,14 @@ impl Machine {
     fn on_event(&mut self, ev: Ev) {
         let now = self.q.now();
         match ev {
-            Ev::Downloaded(i) => self.send_flashvisor(FvMsg::Arrive(i)),
+            Ev::Downloaded(i) => {
+                let bytes = self.cfg.kernel_description_bytes;
+                let at = self
+                    .ddr
+                    .serve(now, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
+                self.schedule(at, Ev::Interrupt(i));
+            }
+            Ev::Interrupt(i) => self.send_flashvisor(FvMsg::Arrive(i)),
             Ev::Fv(msg) => self.on_flashvisor(msg),
             Ev::Start(w) => {
                 if self.unit_plan(w).reads.runs.is_empty() {
