@@ -51,4 +51,12 @@ pub enum CliError {
 
     #[error("data verification failed: {0}")]
     Verification(String),
+
+    #[error("accelerator: {0}")]
+    Accel(#[from] nearflash_accel::AccelError),
+
+    #[error(
+        "preset {preset} has no [accel] table: `run` needs the accelerator's LWPs, DDR3L and PCIe"
+    )]
+    NoAccel { preset: String },
 }

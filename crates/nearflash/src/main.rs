@@ -3,6 +3,7 @@
 mod cmd_crashtest;
 mod cmd_io;
 mod cmd_kernel;
+mod cmd_run;
 mod driver;
 mod error;
 mod preset;
@@ -35,6 +36,8 @@ enum Command {
     Crashtest(cmd_crashtest::CrashArgs),
     /// Run one workload functionally, verify it against its reference, dump its outputs.
     Kernel(cmd_kernel::KernelArgs),
+    /// Run a workload on the FlashAbacus accelerator under one of its four schedulers.
+    Run(cmd_run::RunArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Io(args) => cmd_io::run(&args).map(|()| true),
         Command::Crashtest(args) => cmd_crashtest::run(&args),
         Command::Kernel(args) => cmd_kernel::run(&args).map(|()| true),
+        Command::Run(args) => cmd_run::run(&args).map(|()| true),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {

@@ -1,9 +1,11 @@
 //! Presets: a device's hardware and firmware parameters as one TOML document with a
-//! `[flash]` and an `[ftl]` table. Built-in presets are compiled in from `configs/`; any other
+//! `[flash]` and an `[ftl]` table, and optionally an `[accel]` table (the FlashAbacus
+//! compute side: LWPs, DDR3L, PCIe, hardware queues). Built-in presets are compiled in from `configs/`; any other
 //! TOML file can be named by path. `--set table.field=value` overrides apply to the parsed
 //! document before it is checked, so an override is validated exactly like the file.
 
 use crate::error::CliError;
+use nearflash_accel::AccelConfig;
 use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
 use serde::{Deserialize, Serialize};
@@ -26,6 +28,8 @@ pub struct Preset {
     pub description: String,
     pub flash: FlashConfig,
     pub ftl: FtlConfig,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accel: Option<AccelConfig>,
 }
 
 impl Preset {
@@ -61,6 +65,12 @@ impl Preset {
                 source_name: source.to_string(),
                 reason: e.to_string(),
             })?;
+        if let Some(a) = &preset.accel {
+            a.validate().map_err(|e| CliError::Config {
+                source_name: source.to_string(),
+                reason: e.to_string(),
+            })?;
+        }
         Ok(preset)
     }
 }
@@ -166,6 +176,15 @@ mod tests {
             * u64::from(f.page_size_bytes);
         assert_eq!(raw, 32 << 30);
         assert_eq!(f.planes_per_die * f.channels * f.page_size_bytes, 64 << 10);
+    }
+
+    #[test]
+    fn flashabacus_accel_table_matches_table_1() {
+        let p = Preset::load("flashabacus", &[]).unwrap();
+        let a = p.accel.expect("flashabacus has an [accel] table");
+        assert_eq!(a, AccelConfig::default());
+        let e = Preset::load("flashabacus", &["accel.lwp_cpi=0".into()]).unwrap_err();
+        assert!(e.to_string().contains("accel.lwp_cpi"), "{e}");
     }
 
     #[test]

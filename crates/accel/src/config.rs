@@ -1,0 +1,231 @@
+//! `AccelConfig`: the compute side of the FlashAbacus prototype (seed 000, §2.2 and Table 1)
+//! — light-weight processors, DDR3L, scratchpad, the PCIe link to the host and the hardware
+//! queues between workers and Flashvisor. Every field carries its unit; each default cites
+//! Table 1 / §2.2 or is marked as an assumption with its reasoning. `validate` rejects
+//! impossible values with an error naming the field.
+
+use crate::error::AccelError;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AccelConfig {
+    /// Table 1: "LWP 8 processors". LWP0 runs Flashvisor, LWP1 Storengine, the rest are
+    /// workers (§3.3, §4.3).
+    pub lwp_count: u32,
+    /// Table 1: LWP "1GHz".
+    pub lwp_clock_mhz: f64,
+    /// Assumption: 1.0. The LWPs are TI C66x-class VLIW DSP cores (up to 8 instructions per
+    /// cycle) but the kernels' cost model counts scalar instructions of compiled loops, and
+    /// their loads stall on L2 misses to DDR3L; with no measured figure in the paper we take
+    /// one instruction per cycle as the neutral value.
+    pub lwp_cpi: f64,
+    /// Table 1: "0.8W/core".
+    pub lwp_active_power_w: f64,
+    /// Assumption: 0.08 W, 10% of active: the power/sleep controller (§4) clock-gates an idle
+    /// LWP, leaving mostly leakage.
+    pub lwp_idle_power_w: f64,
+    /// Table 1: "DDR3L, 1GB".
+    pub ddr_bytes: u64,
+    /// Table 1: DDR3L "6.4GB/s".
+    pub ddr_bandwidth_mb_s: f64,
+    /// Table 1: DDR3L "0.7W".
+    pub ddr_power_w: f64,
+    /// Table 1: "Scratchpad 4MB" (holds Flashvisor's mapping table, §4.3).
+    pub scratchpad_bytes: u64,
+    /// Table 1: PCIe "v2.0, 2 lanes ... 1GB/s".
+    pub pcie_bandwidth_mb_s: f64,
+    /// Table 1: PCIe "0.17W".
+    pub pcie_power_w: f64,
+    /// Assumption: 200 ns to pass one message through a hardware queue (§3.3, Fig. 2): the
+    /// KeyStone-class queue manager pushes and pops a descriptor in ~100 cycles each at 1 GHz.
+    pub queue_message_ns: u64,
+    /// Assumption: 1000 cycles of Flashvisor's LWP per message it handles (page-group
+    /// address arithmetic, a range-lock tree operation, a scheduling decision — §4.3 keeps
+    /// the map in scratchpad precisely so that this stays small).
+    pub flashvisor_message_cycles: u64,
+    /// Assumption: 64 KiB per kernel description table (§4 "Offload": code .text, section
+    /// table, heap and stack sizes; PolyBench kernels compile to a few tens of KiB).
+    pub kernel_description_bytes: u64,
+    /// Assumption: Flashvisor issues flash requests of at most 1 MiB (16 page groups of
+    /// 64 KiB, one per die of the 16-package backbone) so a large section streams across
+    /// all dies without one request hogging the FTL queue.
+    pub flash_request_bytes_max: u64,
+    /// Screens per screened microblock: one per worker LWP (8 − Flashvisor − Storengine),
+    /// the kernels crate's `ScreenPlan::default()`.
+    pub screens_per_microblock: u32,
+}
+
+impl Default for AccelConfig {
+    fn default() -> Self {
+        AccelConfig {
+            lwp_count: 8,
+            lwp_clock_mhz: 1000.0,
+            lwp_cpi: 1.0,
+            lwp_active_power_w: 0.8,
+            lwp_idle_power_w: 0.08,
+            ddr_bytes: 1 << 30,
+            ddr_bandwidth_mb_s: 6400.0,
+            ddr_power_w: 0.7,
+            scratchpad_bytes: 4 << 20,
+            pcie_bandwidth_mb_s: 1000.0,
+            pcie_power_w: 0.17,
+            queue_message_ns: 200,
+            flashvisor_message_cycles: 1000,
+            kernel_description_bytes: 64 << 10,
+            flash_request_bytes_max: 1 << 20,
+            screens_per_microblock: 6,
+        }
+    }
+}
+
+fn positive(field: &'static str, v: f64) -> Result<(), AccelError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(AccelError::Config {
+            field,
+            reason: format!("must be a positive finite number, got {v}"),
+        })
+    }
+}
+
+fn non_negative(field: &'static str, v: f64) -> Result<(), AccelError> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(AccelError::Config {
+            field,
+            reason: format!("must be a non-negative finite number, got {v}"),
+        })
+    }
+}
+
+fn nonzero(field: &'static str, v: u64) -> Result<(), AccelError> {
+    if v > 0 {
+        Ok(())
+    } else {
+        Err(AccelError::Config {
+            field,
+            reason: "must be greater than 0".into(),
+        })
+    }
+}
+
+impl AccelConfig {
+    /// Worker LWPs: all but Flashvisor's and Storengine's.
+    pub fn worker_count(&self) -> usize {
+        self.lwp_count as usize - 2
+    }
+
+    pub fn validate(&self) -> Result<(), AccelError> {
+        if self.lwp_count < 3 {
+            return Err(AccelError::Config {
+                field: "lwp_count",
+                reason: format!(
+                    "needs at least 3 LWPs (Flashvisor, Storengine and one worker), got {}",
+                    self.lwp_count
+                ),
+            });
+        }
+        positive("lwp_clock_mhz", self.lwp_clock_mhz)?;
+        positive("lwp_cpi", self.lwp_cpi)?;
+        non_negative("lwp_active_power_w", self.lwp_active_power_w)?;
+        non_negative("lwp_idle_power_w", self.lwp_idle_power_w)?;
+        nonzero("ddr_bytes", self.ddr_bytes)?;
+        positive("ddr_bandwidth_mb_s", self.ddr_bandwidth_mb_s)?;
+        non_negative("ddr_power_w", self.ddr_power_w)?;
+        nonzero("scratchpad_bytes", self.scratchpad_bytes)?;
+        positive("pcie_bandwidth_mb_s", self.pcie_bandwidth_mb_s)?;
+        non_negative("pcie_power_w", self.pcie_power_w)?;
+        nonzero("kernel_description_bytes", self.kernel_description_bytes)?;
+        nonzero("flash_request_bytes_max", self.flash_request_bytes_max)?;
+        if !self.flash_request_bytes_max.is_multiple_of(512) {
+            return Err(AccelError::Config {
+                field: "flash_request_bytes_max",
+                reason: "must be a multiple of the 512-byte sector".into(),
+            });
+        }
+        nonzero(
+            "screens_per_microblock",
+            u64::from(self.screens_per_microblock),
+        )?;
+        Ok(())
+    }
+
+    /// Nanoseconds to execute `instructions` on one LWP.
+    pub fn compute_ns(&self, instructions: u64) -> u64 {
+        (instructions as f64 * self.lwp_cpi * 1000.0 / self.lwp_clock_mhz).ceil() as u64
+    }
+
+    /// Nanoseconds Flashvisor's LWP spends on one message.
+    pub fn flashvisor_message_ns(&self) -> u64 {
+        self.compute_ns(self.flashvisor_message_cycles)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_table_1_and_valid() {
+        let c = AccelConfig::default();
+        c.validate().unwrap();
+        assert_eq!(c.lwp_count, 8);
+        assert_eq!(c.worker_count(), 6);
+        assert_eq!(c.compute_ns(1000), 1000);
+        assert_eq!(c.ddr_bytes, 1 << 30);
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let cases: Vec<(AccelConfig, &str)> = vec![
+            (
+                AccelConfig {
+                    lwp_count: 2,
+                    ..Default::default()
+                },
+                "lwp_count",
+            ),
+            (
+                AccelConfig {
+                    lwp_cpi: 0.0,
+                    ..Default::default()
+                },
+                "lwp_cpi",
+            ),
+            (
+                AccelConfig {
+                    ddr_bandwidth_mb_s: f64::NAN,
+                    ..Default::default()
+                },
+                "ddr_bandwidth_mb_s",
+            ),
+            (
+                AccelConfig {
+                    screens_per_microblock: 0,
+                    ..Default::default()
+                },
+                "screens_per_microblock",
+            ),
+            (
+                AccelConfig {
+                    flash_request_bytes_max: 1000,
+                    ..Default::default()
+                },
+                "flash_request_bytes_max",
+            ),
+        ];
+        for (c, field) in cases {
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(field), "{e}");
+        }
+    }
+
+    #[test]
+    fn unknown_toml_field_is_rejected() {
+        let e = toml::from_str::<AccelConfig>("lwp_cont = 8").unwrap_err();
+        assert!(e.to_string().contains("lwp_cont"), "{e}");
+    }
+}

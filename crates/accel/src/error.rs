@@ -1,0 +1,38 @@
+//! The crate's one error type: everything a caller can get wrong (a bad config field, an
+//! unknown kernel, workload or scheduler, a dataset that does not fit the device) is a typed
+//! value whose message names the field or value involved.
+
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum AccelError {
+    #[error("accel.{field}: {reason}")]
+    Config { field: &'static str, reason: String },
+
+    #[error("unknown scheduler `{name}`; expected one of: inter-st, inter-dy, intra-io, intra-o3")]
+    UnknownScheduler { name: String },
+
+    #[error("unknown workload `{name}`; expected a kernel name ({kernels}) or mx1..mx14")]
+    UnknownWorkload { name: String, kernels: String },
+
+    #[error("kernel: {0}")]
+    Kernel(#[from] nearflash_kernels::KernelError),
+
+    #[error(
+        "the workload's data sections need {needed_bytes} bytes of flash but the device has \
+         {capacity_bytes} logical bytes"
+    )]
+    DoesNotFit {
+        needed_bytes: u64,
+        capacity_bytes: u64,
+    },
+
+    #[error("kernel {kernel}: microblock {microblock} has zero screens")]
+    ZeroScreens { kernel: String, microblock: usize },
+
+    #[error("kernel {kernel} has no microblocks")]
+    NoMicroblocks { kernel: String },
+
+    #[error("flash device: {0}")]
+    Device(String),
+}

@@ -1,0 +1,33 @@
+//! nearflash-accel: the FlashAbacus accelerator (seed 000, EuroSys'18) as a deterministic,
+//! sans-IO model. Eight light-weight processors (LWPs) sit next to the flash backbone: LWP0
+//! runs Flashvisor (address translation, range locks, kernel scheduling), LWP1 Storengine
+//! (GC, journaling — done by the `nearflash-ftl` device in the background), LWP2..7 are
+//! workers. The host downloads kernel descriptions over PCIe and raises an interrupt; from
+//! then on Flashvisor maps each kernel's data sections under range locks and schedules its
+//! microblocks and screens on the workers with one of the four schedulers of §4.1–4.2.
+//!
+//! Layers: `config` (Table 1) → `server` (FIFO resources) → `chain` (multi-app execution
+//! chain, the dependency rule) → `sched` (the four policies) → `timeline` (abstract
+//! unit-time executor for the paper's examples) / `plan` (per-unit cost and page-group
+//! footprint) → `layout` (sections in logical space) → `machine` (the event-driven device
+//! over the FTL) → `workload` (homogeneous and MX1–MX14 sets) → `run` → `report`.
+
+pub mod chain;
+pub mod config;
+pub mod error;
+pub mod layout;
+pub mod machine;
+pub mod plan;
+pub mod report;
+pub mod run;
+pub mod sched;
+pub mod server;
+pub mod timeline;
+pub mod workload;
+
+pub use chain::{Chain, Shape, Unit};
+pub use config::AccelConfig;
+pub use error::AccelError;
+pub use report::RunReport;
+pub use run::{run_workload, RunSpec};
+pub use sched::{Scheduler, SchedulerKind};

@@ -1,0 +1,571 @@
+//! The FlashAbacus device as an event-driven machine over the simulated flash device.
+//!
+//! Offload (§4): the host downloads each kernel description over PCIe (a FIFO bandwidth
+//! server) into DDR3L (through the PCIe BAR; another FIFO bandwidth server) and raises an
+//! interrupt that reaches Flashvisor through a hardware queue. From
+//! then on the host is not involved. Flashvisor (LWP0, a FIFO server charging
+//! `flashvisor_message_cycles` per message) maps the kernel's data sections under range locks
+//! (§4.3: inputs for reads, outputs and in-outs for writes, in page groups), admits it into
+//! the multi-app execution chain and schedules units on the workers (LWP2..) with the chosen
+//! policy. A unit (a screen, or a serial microblock) on worker w:
+//!
+//! 1. w asks Flashvisor (queue message) to bring its input footprint: Flashvisor submits
+//!    flash reads of the page-group runs to the FTL device (`nearflash-ftl`, which occupies
+//!    dies and channels);
+//! 2. the data cross DDR3L (a FIFO bandwidth server);
+//! 3. w computes for instructions × CPI ÷ clock;
+//! 4. the outputs cross DDR3L and w asks Flashvisor to write them back (flash writes);
+//! 5. w reports completion to Flashvisor (queue message), which updates the chain and
+//!    schedules again. Under the inter-kernel schedulers a worker owns its whole kernel and
+//!    goes on to the kernel's next unit without asking; it reports only the kernel's end.
+//!
+//! Storengine (LWP1) is the FTL device's background work: its LWP is counted busy while the
+//! device runs GC or writes a checkpoint (measured between events). Not modelled yet: DDR3L
+//! capacity (footprints are not checked against 1 GiB) and the scratchpad.
+//!
+//! Deterministic: one event queue, one seeded RNG, ordered maps; the trace hash covers every
+//! event of the timed run.
+
+use crate::chain::{Chain, Unit};
+use crate::config::AccelConfig;
+use crate::error::AccelError;
+use crate::layout::Layout;
+use crate::plan::{GroupRuns, KernelPlan};
+use crate::report::{InstanceReport, LatencySummaryMs, RunReport};
+use crate::sched::{Scheduler, SchedulerKind};
+use crate::server::{transfer, FifoServer};
+use nearflash_flash::{FlashConfig, NoStore};
+use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
+use nearflash_kernels::Access;
+use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
+use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
+use std::collections::BTreeMap;
+
+/// Requests in flight while preconditioning (writes of the inputs, untimed).
+const PRELOAD_QUEUE_DEPTH: u32 = 64;
+/// Range locks the table holds at most (sections × instances is far below).
+const RANGE_LOCKS_MAX: usize = 1 << 16;
+
+/// One kernel instance of a run.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    /// Index into the run's plans.
+    pub plan: usize,
+    pub app: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum FvMsg {
+    /// The host's interrupt for a downloaded kernel: map its sections.
+    Arrive(usize),
+    /// Worker asks for its unit's inputs.
+    Read(usize),
+    /// Worker asks to write its unit's outputs.
+    Write(usize),
+    /// Worker reports its unit (inter-kernel: its kernel) done.
+    Done(usize),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// A kernel description crossed PCIe; it is now written into DDR3L.
+    Downloaded(usize),
+    /// The description is in DDR3L: the host's interrupt goes to Flashvisor.
+    Interrupt(usize),
+    Fv(FvMsg),
+    Start(usize),
+    DdrIn(usize),
+    Computed(usize),
+    DdrOut(usize),
+}
+
+#[derive(Clone, Debug, Default)]
+struct Worker {
+    unit: Option<Unit>,
+    io_pending: u32,
+    writing: bool,
+    /// Inter-kernel: the unit was already completed in the chain by the worker itself.
+    completed_locally: bool,
+    busy: FifoServer,
+}
+
+pub struct Machine {
+    cfg: AccelConfig,
+    q: EventQueue<Event>,
+    dev: Device,
+    rng: SimRng,
+    seed: u64,
+    hash: TraceHasher,
+    plans: Vec<KernelPlan>,
+    instances: Vec<Instance>,
+    layout: Layout,
+    chain: Chain,
+    sched: Scheduler,
+    flashvisor: FifoServer,
+    ddr: FifoServer,
+    pcie: FifoServer,
+    storengine_busy_ns: u64,
+    last_event: SimTime,
+    workers: Vec<Worker>,
+    pending: BTreeMap<u64, Ev>,
+    next_token: u64,
+    io_owner: BTreeMap<u64, usize>,
+    next_request: u64,
+    locks: RangeLockTable,
+    lock_owner: BTreeMap<LockId, usize>,
+    held: Vec<Vec<LockId>>,
+    locks_waiting: Vec<u32>,
+    start: SimTime,
+    done_at: Vec<Option<SimTime>>,
+    started_at: Vec<Option<SimTime>>,
+    completions: Vec<HostCompletion>,
+    flash_read_bytes: u64,
+    flash_write_bytes: u64,
+    events_start: u64,
+    /// Summed die / channel busy time when the timed run started.
+    flash_busy_start_ns: (u64, u64),
+}
+
+impl Machine {
+    /// Formats a timing-fidelity device, places nothing yet: `layout` says where each
+    /// instance's sections live; their inputs are written (untimed) before `run`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        cfg: &AccelConfig,
+        flash: &FlashConfig,
+        ftl: &FtlConfig,
+        kind: SchedulerKind,
+        plans: Vec<KernelPlan>,
+        instances: Vec<Instance>,
+        layout: Layout,
+        seed: u64,
+    ) -> Result<Machine, AccelError> {
+        cfg.validate()?;
+        let mut q = EventQueue::new();
+        let dev = Device::format(flash, ftl, Box::new(NoStore), &mut q)
+            .map_err(|e| AccelError::Device(e.to_string()))?;
+        assert_eq!(layout.group_bytes, dev.layout().group_bytes());
+        assert_eq!(layout.offsets.len(), instances.len());
+        if layout.end_bytes > dev.logical_bytes() {
+            // `Layout::place` was given another capacity than this device's.
+            return Err(AccelError::DoesNotFit {
+                needed_bytes: layout.end_bytes,
+                capacity_bytes: dev.logical_bytes(),
+            });
+        }
+        let chain = Chain::new(
+            instances
+                .iter()
+                .map(|i| plans[i.plan].shape(i.app))
+                .collect(),
+        );
+        let n = instances.len();
+        Ok(Machine {
+            cfg: cfg.clone(),
+            q,
+            dev,
+            rng: SimRng::seed_from_u64(seed),
+            seed,
+            hash: TraceHasher::default(),
+            plans,
+            instances,
+            layout,
+            chain,
+            sched: Scheduler::new(kind, cfg.worker_count()),
+            flashvisor: FifoServer::default(),
+            ddr: FifoServer::default(),
+            pcie: FifoServer::default(),
+            storengine_busy_ns: 0,
+            last_event: SimTime::ZERO,
+            workers: vec![Worker::default(); cfg.worker_count()],
+            pending: BTreeMap::new(),
+            next_token: 0,
+            io_owner: BTreeMap::new(),
+            next_request: 0,
+            locks: RangeLockTable::new(RANGE_LOCKS_MAX),
+            lock_owner: BTreeMap::new(),
+            held: vec![Vec::new(); n],
+            locks_waiting: vec![0; n],
+            start: SimTime::ZERO,
+            done_at: vec![None; n],
+            started_at: vec![None; n],
+            completions: Vec::new(),
+            flash_read_bytes: 0,
+            flash_write_bytes: 0,
+            events_start: 0,
+            flash_busy_start_ns: (0, 0),
+        })
+    }
+
+    /// Preconditions the inputs, then runs every instance to completion.
+    pub fn run(mut self, workload: &str) -> Result<RunReport, AccelError> {
+        self.preload()?;
+        self.start = self.q.now();
+        self.last_event = self.start;
+        self.events_start = self.q.events_processed();
+        self.flash_busy_start_ns = self.flash_busy_ns(self.start);
+        for i in 0..self.instances.len() {
+            let at = self.pcie.serve(
+                self.start,
+                transfer(
+                    self.cfg.kernel_description_bytes,
+                    self.cfg.pcie_bandwidth_mb_s,
+                ),
+            );
+            self.schedule(at, Ev::Downloaded(i));
+        }
+        while self.done_at.iter().any(Option::is_none) {
+            let (at, ev) = self
+                .q
+                .pop()
+                .expect("unfinished kernels always have events pending");
+            self.hash.word(at.as_ns());
+            self.hash.word(ev.hash_word());
+            if self.dev.gc_active() || self.dev.checkpoint_active() {
+                self.storengine_busy_ns += at.since(self.last_event).as_ns();
+            }
+            self.last_event = at;
+            match ev {
+                Event::Host(token) => {
+                    let e = self.pending.remove(&token).expect("a scheduled token");
+                    self.on_event(e);
+                }
+                other => self.dev.handle(other, &mut self.q, &mut self.rng),
+            }
+            self.drain_completions()?;
+        }
+        Ok(self.report(workload))
+    }
+
+    /// Writes every input range (untimed preconditioning) and waits for the writes.
+    fn preload(&mut self) -> Result<(), AccelError> {
+        let chunk = self.cfg.flash_request_bytes_max;
+        let mut todo: Vec<(u64, u64)> = Vec::new();
+        for r in &self.layout.preload {
+            let mut at = r.start;
+            while at < r.end {
+                let len = chunk.min(r.end - at);
+                todo.push((at, len));
+                at += len;
+            }
+        }
+        let mut next = todo.into_iter();
+        let mut inflight = 0u32;
+        let mut exhausted = false;
+        loop {
+            while inflight < PRELOAD_QUEUE_DEPTH && !exhausted {
+                match next.next() {
+                    Some((offset_bytes, len_bytes)) => {
+                        self.submit(HostOp::Write, offset_bytes, len_bytes);
+                        inflight += 1;
+                    }
+                    None => exhausted = true,
+                }
+            }
+            self.dev.take_completions(&mut self.completions);
+            for c in self.completions.drain(..) {
+                c.result
+                    .map_err(|e| AccelError::Device(format!("preconditioning write: {e}")))?;
+                inflight -= 1;
+            }
+            if inflight == 0 && exhausted {
+                return Ok(());
+            }
+            let (_, ev) = self.q.pop().expect("writes in flight have events");
+            self.dev.handle(ev, &mut self.q, &mut self.rng);
+        }
+    }
+
+    fn submit(&mut self, op: HostOp, offset_bytes: u64, len_bytes: u64) -> u64 {
+        let id = self.next_request;
+        self.next_request += 1;
+        self.dev.submit(
+            HostRequest {
+                id,
+                op,
+                offset_bytes,
+                len_bytes,
+                data: Vec::new(),
+            },
+            &mut self.q,
+        );
+        id
+    }
+
+    fn schedule(&mut self, at: SimTime, ev: Ev) {
+        let token = self.next_token;
+        self.next_token += 1;
+        self.pending.insert(token, ev);
+        self.q.schedule_at(at, Event::Host(token));
+    }
+
+    /// A message through a hardware queue to Flashvisor, handled in arrival order on LWP0.
+    fn send_flashvisor(&mut self, msg: FvMsg) {
+        let arrival = self.q.now() + SimDuration::from_ns(self.cfg.queue_message_ns);
+        let done = self.flashvisor.serve(
+            arrival,
+            SimDuration::from_ns(self.cfg.flashvisor_message_ns()),
+        );
+        self.schedule(done, Ev::Fv(msg));
+    }
+
+    fn on_event(&mut self, ev: Ev) {
+        let now = self.q.now();
+        match ev {
+            Ev::Downloaded(i) => {
+                let bytes = self.cfg.kernel_description_bytes;
+                let at = self
+                    .ddr
+                    .serve(now, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
+                self.schedule(at, Ev::Interrupt(i));
+            }
+            Ev::Interrupt(i) => self.send_flashvisor(FvMsg::Arrive(i)),
+            Ev::Fv(msg) => self.on_flashvisor(msg),
+            Ev::Start(w) => {
+                if self.unit_plan(w).reads.runs.is_empty() {
+                    self.on_event(Ev::DdrIn(w));
+                } else {
+                    self.send_flashvisor(FvMsg::Read(w));
+                }
+            }
+            Ev::DdrIn(w) => {
+                let ns = self.unit_plan(w).compute_ns;
+                self.workers[w].busy.account(ns);
+                self.schedule(now + SimDuration::from_ns(ns), Ev::Computed(w));
+            }
+            Ev::Computed(w) => {
+                let groups = self.unit_plan(w).writes.groups();
+                if groups == 0 {
+                    self.unit_finished(w);
+                } else {
+                    let bytes = groups * self.layout.group_bytes;
+                    let at = self
+                        .ddr
+                        .serve(now, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
+                    self.schedule(at, Ev::DdrOut(w));
+                }
+            }
+            Ev::DdrOut(w) => self.send_flashvisor(FvMsg::Write(w)),
+        }
+    }
+
+    fn on_flashvisor(&mut self, msg: FvMsg) {
+        match msg {
+            FvMsg::Arrive(i) => self.map_sections(i),
+            FvMsg::Read(w) => {
+                let runs = self.unit_plan(w).reads.clone();
+                self.workers[w].writing = false;
+                self.submit_runs(w, &runs, HostOp::Read);
+            }
+            FvMsg::Write(w) => {
+                let runs = self.unit_plan(w).writes.clone();
+                self.workers[w].writing = true;
+                self.submit_runs(w, &runs, HostOp::Write);
+            }
+            FvMsg::Done(w) => {
+                let worker = &mut self.workers[w];
+                let u = worker.unit.take().expect("a worker reports its unit");
+                let finished = if std::mem::take(&mut worker.completed_locally) {
+                    true
+                } else {
+                    self.chain.complete(u)
+                };
+                if finished {
+                    self.kernel_finished(u.kernel);
+                }
+                self.dispatch();
+            }
+        }
+    }
+
+    /// §4.3: range locks on every data section; the kernel is admitted once all are held.
+    fn map_sections(&mut self, i: usize) {
+        let sections = self.plans[self.instances[i].plan].desc.sections.clone();
+        for (s, sec) in sections.iter().enumerate() {
+            let g = self.layout.section_groups(i, s, sec.bytes);
+            if g.is_empty() {
+                continue;
+            }
+            let access = match sec.access {
+                Access::Input => nearflash_rangelock::Access::Read,
+                Access::Output | Access::InOut => nearflash_rangelock::Access::Write,
+            };
+            let range = PageRange::new(g.start, g.end - 1).expect("non-empty range");
+            let a = self
+                .locks
+                .acquire(range, access)
+                .expect("ranges are valid and the table is sized for every section");
+            if let Acquire::Queued(_) = a {
+                self.locks_waiting[i] += 1;
+            }
+            self.lock_owner.insert(a.id(), i);
+            self.held[i].push(a.id());
+        }
+        if self.locks_waiting[i] == 0 {
+            self.admit(i);
+        }
+    }
+
+    fn admit(&mut self, i: usize) {
+        self.chain.admit(i);
+        self.sched.admitted(&self.chain, i);
+        self.dispatch();
+    }
+
+    fn dispatch(&mut self) {
+        let free: Vec<bool> = self.workers.iter().map(|w| w.unit.is_none()).collect();
+        let at = self.q.now() + SimDuration::from_ns(self.cfg.queue_message_ns);
+        for (w, u) in self.sched.pick(&mut self.chain, &free) {
+            self.started_at[u.kernel].get_or_insert(at);
+            self.workers[w].unit = Some(u);
+            self.schedule(at, Ev::Start(w));
+        }
+    }
+
+    fn unit_plan(&self, w: usize) -> &crate::plan::UnitPlan {
+        let u = self.workers[w].unit.expect("the worker runs a unit");
+        self.plans[self.instances[u.kernel].plan].unit(u.mb, u.screen)
+    }
+
+    fn submit_runs(&mut self, w: usize, runs: &GroupRuns, op: HostOp) {
+        let kernel = self.workers[w].unit.expect("running").kernel;
+        let g = self.layout.group_bytes;
+        let max_groups = (self.cfg.flash_request_bytes_max / g).max(1);
+        let mut n = 0;
+        for (section, run) in &runs.runs {
+            let abs = self.layout.groups(kernel, *section, run);
+            let mut at = abs.start;
+            while at < abs.end {
+                let len = max_groups.min(abs.end - at);
+                let id = self.submit(op, at * g, len * g);
+                self.io_owner.insert(id, w);
+                match op {
+                    HostOp::Read => self.flash_read_bytes += len * g,
+                    _ => self.flash_write_bytes += len * g,
+                }
+                n += 1;
+                at += len;
+            }
+        }
+        assert!(n > 0, "only units with a footprint ask Flashvisor for I/O");
+        self.workers[w].io_pending += n;
+    }
+
+    fn drain_completions(&mut self) -> Result<(), AccelError> {
+        self.dev.take_completions(&mut self.completions);
+        let done: Vec<HostCompletion> = self.completions.drain(..).collect();
+        for c in done {
+            c.result
+                .map_err(|e| AccelError::Device(format!("{:?} {}: {e}", c.op, c.offset_bytes)))?;
+            let w = self.io_owner.remove(&c.id).expect("a request of a worker");
+            let worker = &mut self.workers[w];
+            worker.io_pending -= 1;
+            if worker.io_pending > 0 {
+                continue;
+            }
+            if worker.writing {
+                self.unit_finished(w);
+            } else {
+                let bytes = self.unit_plan(w).reads.groups() * self.layout.group_bytes;
+                let at = self
+                    .ddr
+                    .serve(self.q.now(), transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
+                self.schedule(at, Ev::DdrIn(w));
+            }
+        }
+        Ok(())
+    }
+
+    fn unit_finished(&mut self, w: usize) {
+        let u = self.workers[w].unit.expect("running");
+        if self.sched.kind().is_inter() {
+            // The worker owns the whole kernel: it goes on by itself and reports the end.
+            if !self.chain.complete(u) {
+                let next = self.chain.issue(u.kernel);
+                self.workers[w].unit = Some(next);
+                self.schedule(self.q.now(), Ev::Start(w));
+                return;
+            }
+            self.workers[w].completed_locally = true;
+        }
+        self.send_flashvisor(FvMsg::Done(w));
+    }
+
+    fn kernel_finished(&mut self, i: usize) {
+        self.done_at[i] = Some(self.q.now());
+        for id in std::mem::take(&mut self.held[i]) {
+            self.lock_owner.remove(&id);
+            let granted = self
+                .locks
+                .release(id)
+                .expect("a finished kernel holds its locks");
+            for g in granted {
+                let j = self.lock_owner[&g];
+                self.locks_waiting[j] -= 1;
+                if self.locks_waiting[j] == 0 {
+                    self.admit(j);
+                }
+            }
+        }
+    }
+
+    fn flash_busy_ns(&self, now: SimTime) -> (u64, u64) {
+        (
+            self.dev.die_busy_ns(now).iter().sum(),
+            self.dev.channel_busy_ns(now).iter().sum(),
+        )
+    }
+
+    fn report(&self, workload: &str) -> RunReport {
+        let end = self.q.now();
+        let flash_busy = self.flash_busy_ns(end);
+        let makespan = end.since(self.start).as_ns().max(1);
+        let instances: Vec<InstanceReport> = self
+            .instances
+            .iter()
+            .enumerate()
+            .map(|(i, inst)| {
+                let desc = &self.plans[inst.plan].desc;
+                InstanceReport {
+                    kernel: desc.name,
+                    app: inst.app,
+                    latency_ns: self.done_at[i].expect("finished").since(self.start).as_ns(),
+                    started_ns: self.started_at[i]
+                        .expect("started")
+                        .since(self.start)
+                        .as_ns(),
+                    input_bytes: desc.input_bytes(),
+                }
+            })
+            .collect();
+        let input_bytes: u64 = instances.iter().map(|i| i.input_bytes).sum();
+        let latencies: Vec<u64> = instances.iter().map(|i| i.latency_ns).collect();
+        let mut lwp_busy_ns = vec![self.flashvisor.busy_ns(), self.storengine_busy_ns];
+        lwp_busy_ns.extend(self.workers.iter().map(|w| w.busy.busy_ns()));
+        RunReport {
+            scheduler: self.sched.kind().name(),
+            workload: workload.to_string(),
+            seed: self.seed,
+            sim_time_ns: makespan,
+            input_bytes,
+            throughput_mb_s: input_bytes as f64 / (makespan as f64 / 1e9) / 1e6,
+            latency_ms: LatencySummaryMs::of(&latencies),
+            instances,
+            lwp_utilization: lwp_busy_ns
+                .iter()
+                .map(|&b| b as f64 / makespan as f64)
+                .collect(),
+            lwp_busy_ns,
+            ddr_busy_ns: self.ddr.busy_ns(),
+            pcie_busy_ns: self.pcie.busy_ns(),
+            flash_die_busy_ns: flash_busy.0 - self.flash_busy_start_ns.0,
+            flash_channel_busy_ns: flash_busy.1 - self.flash_busy_start_ns.1,
+            flash_read_bytes: self.flash_read_bytes,
+            flash_write_bytes: self.flash_write_bytes,
+            flashvisor_messages: self.flashvisor.served(),
+            reused_instances: self.layout.reused_instances,
+            events: self.q.events_processed() - self.events_start,
+            trace_hash: self.hash.hex(),
+        }
+    }
+}

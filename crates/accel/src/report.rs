@@ -1,0 +1,71 @@
+//! What a run measured: throughput, per-instance latency, per-LWP utilization and the busy
+//! time of every component (the hook a later energy model multiplies by active and idle
+//! power), plus what makes the run reproducible (seed, trace hash, event count).
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct InstanceReport {
+    pub kernel: &'static str,
+    pub app: usize,
+    /// From the start of the offload (the first PCIe download) to the kernel's completion.
+    pub latency_ns: u64,
+    /// When its first unit was dispatched (after its range locks were granted).
+    pub started_ns: u64,
+    pub input_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LatencySummaryMs {
+    pub min: f64,
+    pub avg: f64,
+    pub max: f64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunReport {
+    pub scheduler: &'static str,
+    pub workload: String,
+    pub seed: u64,
+    pub sim_time_ns: u64,
+    pub input_bytes: u64,
+    /// Input bytes of all instances (Table 2's "Input") over the makespan, 10^6 B/s.
+    pub throughput_mb_s: f64,
+    pub latency_ms: LatencySummaryMs,
+    pub instances: Vec<InstanceReport>,
+    /// LWP0 Flashvisor, LWP1 Storengine, LWP2.. workers: busy time / makespan.
+    pub lwp_utilization: Vec<f64>,
+    pub lwp_busy_ns: Vec<u64>,
+    pub ddr_busy_ns: u64,
+    pub pcie_busy_ns: u64,
+    /// Busy time of the backbone's dies / channels during the timed run, summed over them.
+    pub flash_die_busy_ns: u64,
+    pub flash_channel_busy_ns: u64,
+    pub flash_read_bytes: u64,
+    pub flash_write_bytes: u64,
+    pub flashvisor_messages: u64,
+    /// Instances whose private sections had to reuse flash of earlier instances (the device
+    /// is too small for all at once); their write locks wait for the earlier ones.
+    pub reused_instances: usize,
+    pub events: u64,
+    pub trace_hash: String,
+}
+
+impl LatencySummaryMs {
+    pub fn of(latencies_ns: &[u64]) -> Self {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        if latencies_ns.is_empty() {
+            return LatencySummaryMs {
+                min: 0.0,
+                avg: 0.0,
+                max: 0.0,
+            };
+        }
+        let sum: u128 = latencies_ns.iter().map(|&l| u128::from(l)).sum();
+        LatencySummaryMs {
+            min: ms(*latencies_ns.iter().min().expect("non-empty")),
+            avg: sum as f64 / latencies_ns.len() as f64 / 1e6,
+            max: ms(*latencies_ns.iter().max().expect("non-empty")),
+        }
+    }
+}
