@@ -4,6 +4,7 @@
 //! Table 1 / §2.2 or is marked as an assumption with its reasoning. `validate` rejects
 //! impossible values with an error naming the field.
 
+use crate::energy::power_pair;
 use crate::error::AccelError;
 use serde::{Deserialize, Serialize};
 
@@ -29,14 +30,24 @@ pub struct AccelConfig {
     pub ddr_bytes: u64,
     /// Table 1: DDR3L "6.4GB/s".
     pub ddr_bandwidth_mb_s: f64,
-    /// Table 1: DDR3L "0.7W".
+    /// Table 1: DDR3L "0.7W", drawn while the port transfers.
     pub ddr_power_w: f64,
+    /// Assumption: 0.07 W, 10% of active: DDR3L in self refresh / power-down between
+    /// transfers (the low-voltage part's standby currents are a small fraction of IDD4).
+    pub ddr_idle_power_w: f64,
     /// Table 1: "Scratchpad 4MB" (holds Flashvisor's mapping table, §4.3).
     pub scratchpad_bytes: u64,
     /// Table 1: PCIe "v2.0, 2 lanes ... 1GB/s".
     pub pcie_bandwidth_mb_s: f64,
-    /// Table 1: PCIe "0.17W".
+    /// Table 1: PCIe "0.17W", drawn while the link transfers.
     pub pcie_power_w: f64,
+    /// Assumption: 0.017 W, 10% of active: the link idles in L0s/L1 between transfers.
+    pub pcie_idle_power_w: f64,
+    /// Table 1: flash backbone "11W", taken as the power with every die busy.
+    pub backbone_active_power_w: f64,
+    /// Assumption: 1.1 W (10%): the FPGA flash controllers and idle NAND draw standby power;
+    /// in between, the backbone draws idle + (active − idle) × the fraction of dies busy.
+    pub backbone_idle_power_w: f64,
     /// Assumption: 200 ns to pass one message through a hardware queue (§3.3, Fig. 2): the
     /// KeyStone-class queue manager pushes and pops a descriptor in ~100 cycles each at 1 GHz.
     pub queue_message_ns: u64,
@@ -67,9 +78,13 @@ impl Default for AccelConfig {
             ddr_bytes: 1 << 30,
             ddr_bandwidth_mb_s: 6400.0,
             ddr_power_w: 0.7,
+            ddr_idle_power_w: 0.07,
             scratchpad_bytes: 4 << 20,
             pcie_bandwidth_mb_s: 1000.0,
             pcie_power_w: 0.17,
+            pcie_idle_power_w: 0.017,
+            backbone_active_power_w: 11.0,
+            backbone_idle_power_w: 1.1,
             queue_message_ns: 200,
             flashvisor_message_cycles: 1000,
             kernel_description_bytes: 64 << 10,
@@ -90,15 +105,12 @@ fn positive(field: &'static str, v: f64) -> Result<(), AccelError> {
     }
 }
 
-fn non_negative(field: &'static str, v: f64) -> Result<(), AccelError> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(())
-    } else {
-        Err(AccelError::Config {
-            field,
-            reason: format!("must be a non-negative finite number, got {v}"),
-        })
-    }
+/// An active/idle power pair (see `energy::power_pair`), naming the field at fault.
+fn powers(active: &'static str, idle: &'static str, a: f64, i: f64) -> Result<(), AccelError> {
+    power_pair(a, i).map_err(|(is_active, reason)| AccelError::Config {
+        field: if is_active { active } else { idle },
+        reason,
+    })
 }
 
 fn nonzero(field: &'static str, v: u64) -> Result<(), AccelError> {
@@ -130,14 +142,19 @@ impl AccelConfig {
         }
         positive("lwp_clock_mhz", self.lwp_clock_mhz)?;
         positive("lwp_cpi", self.lwp_cpi)?;
-        non_negative("lwp_active_power_w", self.lwp_active_power_w)?;
-        non_negative("lwp_idle_power_w", self.lwp_idle_power_w)?;
+        powers("lwp_active_power_w", "lwp_idle_power_w", self.lwp_active_power_w, self.lwp_idle_power_w)?;
         nonzero("ddr_bytes", self.ddr_bytes)?;
         positive("ddr_bandwidth_mb_s", self.ddr_bandwidth_mb_s)?;
-        non_negative("ddr_power_w", self.ddr_power_w)?;
+        powers("ddr_power_w", "ddr_idle_power_w", self.ddr_power_w, self.ddr_idle_power_w)?;
         nonzero("scratchpad_bytes", self.scratchpad_bytes)?;
         positive("pcie_bandwidth_mb_s", self.pcie_bandwidth_mb_s)?;
-        non_negative("pcie_power_w", self.pcie_power_w)?;
+        powers("pcie_power_w", "pcie_idle_power_w", self.pcie_power_w, self.pcie_idle_power_w)?;
+        powers(
+            "backbone_active_power_w",
+            "backbone_idle_power_w",
+            self.backbone_active_power_w,
+            self.backbone_idle_power_w,
+        )?;
         nonzero("kernel_description_bytes", self.kernel_description_bytes)?;
         nonzero("flash_request_bytes_max", self.flash_request_bytes_max)?;
         if !self.flash_request_bytes_max.is_multiple_of(512) {
@@ -215,6 +232,20 @@ mod tests {
                     ..Default::default()
                 },
                 "flash_request_bytes_max",
+            ),
+            (
+                AccelConfig {
+                    lwp_active_power_w: 0.0,
+                    ..Default::default()
+                },
+                "lwp_active_power_w",
+            ),
+            (
+                AccelConfig {
+                    backbone_idle_power_w: 20.0,
+                    ..Default::default()
+                },
+                "backbone_idle_power_w",
             ),
         ];
         for (c, field) in cases {

@@ -9,7 +9,12 @@ pub enum AccelError {
     #[error("accel.{field}: {reason}")]
     Config { field: &'static str, reason: String },
 
-    #[error("unknown scheduler `{name}`; expected one of: inter-st, inter-dy, intra-io, intra-o3")]
+    #[error("host.{field}: {reason}")]
+    Host { field: &'static str, reason: String },
+
+    #[error(
+        "unknown system `{name}`; expected one of: simd, inter-st, inter-dy, intra-io, intra-o3"
+    )]
     UnknownScheduler { name: String },
 
     #[error("unknown workload `{name}`; expected a kernel name ({kernels}) or mx1..mx14")]

@@ -11,10 +11,14 @@
 //! unit-time executor for the paper's examples) / `plan` (per-unit cost and page-group
 //! footprint) → `layout` (sections in logical space) → `machine` (the event-driven device
 //! over the FTL) → `workload` (homogeneous and MX1–MX14 sets) → `run` → `report`.
+//! The conventional baseline: `host` (host, storage stack, SSD powers) → `simd` (host + NVMe
+//! SSD + PCIe + the LWPs under OpenMP). `energy`: power × busy/idle time, Fig. 13 groups.
 
 pub mod chain;
 pub mod config;
+pub mod energy;
 pub mod error;
+pub mod host;
 pub mod layout;
 pub mod machine;
 pub mod plan;
@@ -22,12 +26,15 @@ pub mod report;
 pub mod run;
 pub mod sched;
 pub mod server;
+pub mod simd;
 pub mod timeline;
 pub mod workload;
 
 pub use chain::{Chain, Shape, Unit};
 pub use config::AccelConfig;
 pub use error::AccelError;
+pub use host::HostConfig;
 pub use report::RunReport;
 pub use run::{run_workload, RunSpec};
+pub use simd::{run_simd, SimdSpec};
 pub use sched::{Scheduler, SchedulerKind};

@@ -1,7 +1,8 @@
-//! What a run measured: throughput, per-instance latency, per-LWP utilization and the busy
-//! time of every component (the hook a later energy model multiplies by active and idle
-//! power), plus what makes the run reproducible (seed, trace hash, event count).
+//! What a run measured: throughput, per-instance latency, per-LWP utilization, the busy
+//! time of every component and the energy it implies (`energy`), plus what makes the run
+//! reproducible (seed, trace hash, event count).
 
+use crate::energy::EnergyReport;
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -13,6 +14,20 @@ pub struct InstanceReport {
     /// When its first unit was dispatched (after its range locks were granted).
     pub started_ns: u64,
     pub input_bytes: u64,
+    /// Pieces the instance's data were split into to fit the accelerator's DDR3L (SIMD;
+    /// FlashAbacus streams from its own flash and always reports 1).
+    pub chunks: u32,
+}
+
+/// One phase of a SIMD instance's chunk on the simulated clock (relative to the run start).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PhaseInterval {
+    pub instance: usize,
+    pub chunk: u32,
+    /// ssd_read | copy_in | pcie_in | compute | pcie_out | copy_out | ssd_write
+    pub phase: &'static str,
+    pub start_ns: u64,
+    pub end_ns: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -47,6 +62,14 @@ pub struct RunReport {
     /// Instances whose private sections had to reuse flash of earlier instances (the device
     /// is too small for all at once); their write locks wait for the earlier ones.
     pub reused_instances: usize,
+    /// SIMD's host: CPU (storage stack and copies), DDR4 (copies and DMA), the NVMe SSD
+    /// (requests outstanding). Zero for FlashAbacus, whose host is not involved after offload.
+    pub host_cpu_busy_ns: u64,
+    pub host_dram_busy_ns: u64,
+    pub ssd_busy_ns: u64,
+    /// SIMD's per-chunk phases (empty for FlashAbacus).
+    pub phases: Vec<PhaseInterval>,
+    pub energy_j: EnergyReport,
     pub events: u64,
     pub trace_hash: String,
 }

@@ -1,12 +1,13 @@
 //! `nearflash run`: a workload (6 instances of one kernel, or a heterogeneous mix MX1–MX14)
-//! on the FlashAbacus accelerator of a preset under one of its four schedulers, in timing
-//! fidelity. Prints throughput, per-instance latency, per-LWP utilization, simulated time and
-//! the trace hash; `--json` writes the whole report.
+//! on the FlashAbacus accelerator of a preset under one of its four schedulers, or on the
+//! conventional SIMD baseline (host + NVMe SSD + the same accelerator without flash), in
+//! timing fidelity. Prints throughput, per-instance latency, per-LWP utilization, energy by
+//! Fig. 13 category, simulated time and the trace hash; `--json` writes the whole report.
 
 use crate::error::CliError;
 use crate::preset::Preset;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
-use nearflash_accel::{run_workload, RunReport, RunSpec, SchedulerKind};
+use nearflash_accel::{run_simd, run_workload, RunReport, RunSpec, SchedulerKind, SimdSpec};
 use nearflash_kernels::Dataset;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -19,7 +20,7 @@ pub struct RunArgs {
     /// Override a preset field, e.g. --set accel.lwp_cpi=1.5 (repeatable).
     #[arg(long = "set", value_name = "TABLE.FIELD=VALUE")]
     pub overrides: Vec<String>,
-    /// inter-st | inter-dy | intra-io | intra-o3.
+    /// simd | inter-st | inter-dy | intra-io | intra-o3.
     #[arg(long)]
     pub system: String,
     /// A kernel name (6 instances) or mx1..mx14 (24 instances).
@@ -40,21 +41,36 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let accel = preset.accel.as_ref().ok_or_else(|| CliError::NoAccel {
         preset: preset.name.clone(),
     })?;
-    let scheduler: SchedulerKind = args.system.parse()?;
     let dataset: Dataset = args
         .dataset
         .parse()
         .map_err(|e: nearflash_kernels::KernelError| CliError::Kernel(e.to_string()))?;
-    let spec = RunSpec {
-        accel,
-        flash: &preset.flash,
-        ftl: &preset.ftl,
-        scheduler,
-        dataset,
-        seed: args.seed,
-    };
     let wall = Instant::now();
-    let report = run_workload(&spec, &args.workload)?;
+    let report = if args.system.eq_ignore_ascii_case("simd") {
+        let missing = |table| CliError::NoHost {
+            preset: preset.name.clone(),
+            table,
+        };
+        let spec = SimdSpec {
+            accel,
+            host: preset.host.as_ref().ok_or_else(|| missing("host"))?,
+            ssd_flash: preset.ssd_flash.as_ref().ok_or_else(|| missing("ssd_flash"))?,
+            ssd_ftl: preset.ssd_ftl.as_ref().ok_or_else(|| missing("ssd_ftl"))?,
+            dataset,
+            seed: args.seed,
+        };
+        run_simd(&spec, &args.workload)?
+    } else {
+        let spec = RunSpec {
+            accel,
+            flash: &preset.flash,
+            ftl: &preset.ftl,
+            scheduler: args.system.parse::<SchedulerKind>()?,
+            dataset,
+            seed: args.seed,
+        };
+        run_workload(&spec, &args.workload)?
+    };
     let wall_s = wall.elapsed().as_secs_f64();
     if let Some(path) = &args.json {
         let doc = serde_json::json!({
@@ -117,15 +133,36 @@ fn print_report(r: &RunReport, preset: &str, dataset: Dataset, wall_s: f64) {
         "events (wall)".to_string(),
         format!("{} ({wall_s:.2} s)", r.events),
     ]);
+    let e = &r.energy_j;
+    t.add_row(vec![
+        "energy total".to_string(),
+        format!(
+            "{:.3} J (data movement {:.3}, computation {:.3}, storage access {:.3})",
+            e.total, e.data_movement, e.computation, e.storage_access
+        ),
+    ]);
+    if r.scheduler == "simd" {
+        let chunks: u32 = r.instances.iter().map(|i| i.chunks).sum();
+        t.add_row(vec![
+            "host CPU / DRAM / SSD busy".to_string(),
+            format!(
+                "{:.3} / {:.3} / {:.3} s ({chunks} chunks)",
+                r.host_cpu_busy_ns as f64 / 1e9,
+                r.host_dram_busy_ns as f64 / 1e9,
+                r.ssd_busy_ns as f64 / 1e9
+            ),
+        ]);
+    }
     t.add_row(vec!["trace hash".to_string(), r.trace_hash.clone()]);
     println!("{t}");
     let mut u = Table::new();
     u.load_preset(UTF8_BORDERS_ONLY);
     u.set_header(vec!["LWP", "role", "utilization"]);
     for (i, x) in r.lwp_utilization.iter().enumerate() {
-        let role = match i {
-            0 => "Flashvisor",
-            1 => "Storengine (GC/checkpoint in progress)",
+        let role = match (i, r.scheduler) {
+            (0 | 1, "simd") => "idle (no Flashvisor/Storengine in SIMD)",
+            (0, _) => "Flashvisor",
+            (1, _) => "Storengine (GC/checkpoint in progress)",
             _ => "worker",
         };
         u.add_row(vec![
@@ -135,4 +172,16 @@ fn print_report(r: &RunReport, preset: &str, dataset: Dataset, wall_s: f64) {
         ]);
     }
     println!("{u}");
+    let mut p = Table::new();
+    p.load_preset(UTF8_BORDERS_ONLY);
+    p.set_header(vec!["component", "category", "busy", "energy"]);
+    for (name, c) in &e.per_component {
+        p.add_row(vec![
+            name.clone(),
+            format!("{:?}", c.category),
+            format!("{:.6} s", c.busy_ns as f64 / 1e9),
+            format!("{:.4} J", c.energy_j),
+        ]);
+    }
+    println!("{p}");
 }

@@ -59,4 +59,10 @@ pub enum CliError {
         "preset {preset} has no [accel] table: `run` needs the accelerator's LWPs, DDR3L and PCIe"
     )]
     NoAccel { preset: String },
+
+    #[error(
+        "preset {preset} has no [{table}] table: `run --system simd` needs the host \
+         ([host]) and its SSD ([ssd_flash], [ssd_ftl])"
+    )]
+    NoHost { preset: String, table: &'static str },
 }

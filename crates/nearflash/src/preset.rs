@@ -5,7 +5,7 @@
 //! document before it is checked, so an override is validated exactly like the file.
 
 use crate::error::CliError;
-use nearflash_accel::AccelConfig;
+use nearflash_accel::{AccelConfig, HostConfig};
 use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
 use serde::{Deserialize, Serialize};
@@ -30,6 +30,13 @@ pub struct Preset {
     pub ftl: FtlConfig,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accel: Option<AccelConfig>,
+    /// The SIMD baseline's host (storage stack, host and SSD powers) and its discrete SSD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssd_flash: Option<FlashConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssd_ftl: Option<FtlConfig>,
 }
 
 impl Preset {
@@ -65,6 +72,21 @@ impl Preset {
                 source_name: source.to_string(),
                 reason: e.to_string(),
             })?;
+        let bad = |reason: String| CliError::Config {
+            source_name: source.to_string(),
+            reason,
+        };
+        if let Some(h) = &preset.host {
+            h.validate().map_err(|e| bad(e.to_string()))?;
+        }
+        match (&preset.ssd_flash, &preset.ssd_ftl) {
+            (Some(f), Some(t)) => f
+                .validate()
+                .and_then(|()| t.validate(f))
+                .map_err(|e| bad(format!("ssd: {e}")))?,
+            (None, None) => {}
+            _ => return Err(bad("[ssd_flash] and [ssd_ftl] come together".into())),
+        }
         if let Some(a) = &preset.accel {
             a.validate().map_err(|e| CliError::Config {
                 source_name: source.to_string(),

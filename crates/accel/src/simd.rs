@@ -1,0 +1,479 @@
+//! The conventional baseline "SIMD" (seed 000 §3.1 Fig. 3a, §5 "Accelerators"): the same
+//! low-power accelerator (LWPs, DDR3L, PCIe) without its flash, fed by a host that reads files
+//! from a discrete NVMe SSD (Intel 750 class, the project's own `nearflash-ftl` device)
+//! through its storage stack. Each kernel runs OpenMP-style over all worker LWPs: the screens
+//! of a parallel microblock are split across the workers, a serial microblock runs on one
+//! worker while the others wait at the barrier.
+//!
+//! Instances run one after another (SIMD executes one data-processing instance at a time
+//! across all LWPs; §5.2: it "cannot process data before the data are brought by the host").
+//! An instance whose input and output exceed DDR3L is cut into chunks that fit; each chunk:
+//!
+//! `ssd_read` (file system requests to the SSD, host CPU per request) → `copy_in` (host CPU
+//! copies page cache → user → driver buffer) → `pcie_in` (DMA over PCIe into DDR3L; the first
+//! chunk also carries the kernel description) → `compute` (every microblock, its units'
+//! data crossing DDR3L) → `pcie_out` → `copy_out` → `ssd_write`.
+//!
+//! No phase overlaps another. Every cost is a request served by a resource: the host CPU,
+//! PCIe, DDR3L and each worker are FIFO servers, the SSD is the FTL device on the event
+//! queue; the clock only advances through the queue. Deterministic: one queue, one seeded
+//! RNG, the trace hash covers every event.
+
+use crate::config::AccelConfig;
+use crate::energy::{Category, EnergyMeter, EnergyReport};
+use crate::error::AccelError;
+use crate::host::HostConfig;
+use crate::plan::KernelPlan;
+use crate::report::{InstanceReport, LatencySummaryMs, PhaseInterval, RunReport};
+use crate::server::{transfer, FifoServer};
+use crate::workload::instances;
+use nearflash_flash::{FlashConfig, NoStore};
+use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
+use nearflash_kernels::{build, Access, Dataset, KernelDesc, ScreenPlan};
+use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
+use std::collections::BTreeMap;
+
+/// Footprint granularity of a unit's DDR3L traffic: one 64-byte cache line.
+const DDR_LINE_BYTES: u64 = 64;
+/// Requests in flight while writing the input files before the timed run.
+const PRELOAD_QUEUE_DEPTH: u32 = 64;
+
+/// Everything a SIMD run needs besides the workload.
+pub struct SimdSpec<'a> {
+    pub accel: &'a AccelConfig,
+    pub host: &'a HostConfig,
+    pub ssd_flash: &'a FlashConfig,
+    pub ssd_ftl: &'a FtlConfig,
+    pub dataset: Dataset,
+    pub seed: u64,
+}
+
+/// Bytes an instance reads from its input file and writes to its output file.
+fn file_bytes(d: &KernelDesc) -> (u64, u64) {
+    let sum = |f: fn(Access) -> bool| -> u64 {
+        d.sections.iter().filter(|s| f(s.access)).map(|s| s.bytes).sum()
+    };
+    (
+        sum(|a| matches!(a, Access::Input | Access::InOut)),
+        sum(|a| matches!(a, Access::Output | Access::InOut)),
+    )
+}
+
+/// Part `c` of `x` split into `n` near-equal parts (the parts sum to `x`).
+fn part(x: u64, n: u64, c: u64) -> u64 {
+    let at = |k: u64| (u128::from(x) * u128::from(k) / u128::from(n)) as u64;
+    at(c + 1) - at(c)
+}
+
+fn round_up(x: u64, to: u64) -> u64 {
+    x.div_ceil(to) * to
+}
+
+pub fn run_simd(spec: &SimdSpec, workload: &str) -> Result<RunReport, AccelError> {
+    spec.accel.validate()?;
+    spec.host.validate()?;
+    let specs = instances(workload)?;
+    let mut plans: BTreeMap<&'static str, KernelPlan> = BTreeMap::new();
+    for s in &specs {
+        if !plans.contains_key(s.kernel) {
+            let k = build(
+                s.kernel,
+                spec.dataset,
+                ScreenPlan::new(spec.accel.screens_per_microblock),
+            )?;
+            plans.insert(s.kernel, KernelPlan::new(k.as_ref(), spec.accel, DDR_LINE_BYTES)?);
+        }
+    }
+    let sim = Simd::new(spec)?;
+    let order: Vec<(&KernelPlan, usize)> = specs.iter().map(|s| (&plans[s.kernel], s.app)).collect();
+    sim.run(&order, workload)
+}
+
+struct Simd<'a> {
+    cfg: &'a AccelConfig,
+    host: &'a HostConfig,
+    q: EventQueue<Event>,
+    dev: Device,
+    rng: SimRng,
+    seed: u64,
+    hash: TraceHasher,
+    host_cpu: FifoServer,
+    pcie: FifoServer,
+    ddr: FifoServer,
+    workers: Vec<FifoServer>,
+    dram_busy_ns: u64,
+    ssd_busy_ns: u64,
+    phases: Vec<PhaseInterval>,
+    next_request: u64,
+    next_token: u64,
+    /// Host tokens that submit a request when they fire (the host CPU finished its stack work).
+    submits: BTreeMap<u64, (HostOp, u64, u64)>,
+    completions: Vec<HostCompletion>,
+    start: SimTime,
+    ssd_bytes: (u64, u64),
+}
+
+impl<'a> Simd<'a> {
+    fn new(spec: &SimdSpec<'a>) -> Result<Self, AccelError> {
+        let mut q = EventQueue::new();
+        let dev = Device::format(spec.ssd_flash, spec.ssd_ftl, Box::new(NoStore), &mut q)
+            .map_err(|e| AccelError::Device(format!("SSD: {e}")))?;
+        Ok(Simd {
+            cfg: spec.accel,
+            host: spec.host,
+            q,
+            dev,
+            rng: SimRng::seed_from_u64(spec.seed),
+            seed: spec.seed,
+            hash: TraceHasher::default(),
+            host_cpu: FifoServer::default(),
+            pcie: FifoServer::default(),
+            ddr: FifoServer::default(),
+            workers: vec![FifoServer::default(); spec.accel.worker_count()],
+            dram_busy_ns: 0,
+            ssd_busy_ns: 0,
+            phases: Vec::new(),
+            next_request: 0,
+            next_token: 0,
+            submits: BTreeMap::new(),
+            completions: Vec::new(),
+            start: SimTime::ZERO,
+            ssd_bytes: (0, 0),
+        })
+    }
+
+    fn run(mut self, order: &[(&KernelPlan, usize)], workload: &str) -> Result<RunReport, AccelError> {
+        // Each instance's files: input then output, in a slot of the largest instance's size.
+        // Instances run one after another, so when the SSD cannot hold every slot later
+        // instances reuse earlier slots.
+        let group = self.dev.layout().group_bytes();
+        let slot = order
+            .iter()
+            .map(|(p, _)| {
+                let (i, o) = file_bytes(&p.desc);
+                round_up(i, group) + round_up(o, group)
+            })
+            .max()
+            .unwrap_or(group)
+            .max(group);
+        let capacity = self.dev.logical_bytes();
+        let slots = capacity / slot;
+        if slots == 0 {
+            return Err(AccelError::DoesNotFit {
+                needed_bytes: slot,
+                capacity_bytes: capacity,
+            });
+        }
+        let preload: Vec<(u64, u64)> = order
+            .iter()
+            .enumerate()
+            .take(slots as usize)
+            .map(|(i, (p, _))| (i as u64 * slot, round_up(file_bytes(&p.desc).0, 512)))
+            .collect();
+        self.preload(&preload)?;
+        self.start = self.q.now();
+        let events_start = self.q.events_processed();
+        let ssd_busy_start = self.ssd_device_busy();
+        let mut reports = Vec::with_capacity(order.len());
+        for (i, (plan, app)) in order.iter().enumerate() {
+            let base = (i as u64 % slots) * slot;
+            let started = self.q.now().since(self.start).as_ns();
+            let chunks = self.instance(i, plan, base)?;
+            reports.push(InstanceReport {
+                kernel: plan.desc.name,
+                app: *app,
+                latency_ns: self.q.now().since(self.start).as_ns(),
+                started_ns: started,
+                input_bytes: plan.desc.input_bytes(),
+                chunks,
+            });
+        }
+        let ssd_busy_end = self.ssd_device_busy();
+        let makespan = self.q.now().since(self.start).as_ns().max(1);
+        let input_bytes: u64 = reports.iter().map(|r| r.input_bytes).sum();
+        let latencies: Vec<u64> = reports.iter().map(|r| r.latency_ns).collect();
+        let mut lwp_busy_ns = vec![0, 0];
+        lwp_busy_ns.extend(self.workers.iter().map(FifoServer::busy_ns));
+        let energy_j = self.energy(&lwp_busy_ns, makespan);
+        Ok(RunReport {
+            scheduler: "simd",
+            workload: workload.to_string(),
+            seed: self.seed,
+            sim_time_ns: makespan,
+            input_bytes,
+            throughput_mb_s: input_bytes as f64 / (makespan as f64 / 1e9) / 1e6,
+            latency_ms: LatencySummaryMs::of(&latencies),
+            instances: reports,
+            lwp_utilization: lwp_busy_ns.iter().map(|&b| b as f64 / makespan as f64).collect(),
+            lwp_busy_ns,
+            ddr_busy_ns: self.ddr.busy_ns(),
+            pcie_busy_ns: self.pcie.busy_ns(),
+            flash_die_busy_ns: ssd_busy_end.0 - ssd_busy_start.0,
+            flash_channel_busy_ns: ssd_busy_end.1 - ssd_busy_start.1,
+            flash_read_bytes: self.ssd_bytes.0,
+            flash_write_bytes: self.ssd_bytes.1,
+            flashvisor_messages: 0,
+            reused_instances: order.len().saturating_sub(slots as usize),
+            host_cpu_busy_ns: self.host_cpu.busy_ns(),
+            host_dram_busy_ns: self.dram_busy_ns,
+            ssd_busy_ns: self.ssd_busy_ns,
+            phases: self.phases,
+            energy_j,
+            events: self.q.events_processed() - events_start,
+            trace_hash: self.hash.hex(),
+        })
+    }
+
+    /// Fig. 13 for SIMD: the host CPU and DRAM and PCIe move data, the LWPs (no Flashvisor
+    /// or Storengine: all eight are the OpenMP machine, LWP0/1 idle) and DDR3L compute, the
+    /// SSD serves storage.
+    fn energy(&self, lwp_busy_ns: &[u64], makespan: u64) -> EnergyReport {
+        let (c, h) = (self.cfg, self.host);
+        let mut m = EnergyMeter::default();
+        for (i, &b) in lwp_busy_ns.iter().enumerate() {
+            m.add(format!("lwp{i}"), Category::Computation, c.lwp_active_power_w, c.lwp_idle_power_w, b);
+        }
+        m.add("ddr3l", Category::Computation, c.ddr_power_w, c.ddr_idle_power_w, self.ddr.busy_ns());
+        m.add("pcie", Category::DataMovement, c.pcie_power_w, c.pcie_idle_power_w, self.pcie.busy_ns());
+        m.add("host_cpu", Category::DataMovement, h.cpu_active_power_w, h.cpu_idle_power_w, self.host_cpu.busy_ns());
+        m.add("host_dram", Category::DataMovement, h.dram_active_power_w, h.dram_idle_power_w, self.dram_busy_ns);
+        m.add("ssd", Category::StorageAccess, h.ssd_active_power_w, h.ssd_idle_power_w, self.ssd_busy_ns);
+        m.report(makespan)
+    }
+
+    fn ssd_device_busy(&self) -> (u64, u64) {
+        let now = self.q.now();
+        (
+            self.dev.die_busy_ns(now).iter().sum(),
+            self.dev.channel_busy_ns(now).iter().sum(),
+        )
+    }
+
+    /// One instance, chunk by chunk; returns the chunk count.
+    fn instance(&mut self, i: usize, plan: &KernelPlan, base: u64) -> Result<u32, AccelError> {
+        let (in_bytes, out_bytes) = file_bytes(&plan.desc);
+        let n = (in_bytes + out_bytes).div_ceil(self.cfg.ddr_bytes).max(1);
+        let out_base = base + round_up(in_bytes, self.dev.layout().group_bytes());
+        for c in 0..n {
+            let chunk = c as u32;
+            let (in_off, in_c) = (in_bytes * c / n, part(in_bytes, n, c));
+            let (out_off, out_c) = (out_bytes * c / n, part(out_bytes, n, c));
+            self.ssd_phase(i, chunk, "ssd_read", HostOp::Read, base + in_off, in_c)?;
+            self.copy_phase(i, chunk, "copy_in", in_c);
+            let desc = if c == 0 { self.cfg.kernel_description_bytes } else { 0 };
+            self.dma_phase(i, chunk, "pcie_in", in_c + desc);
+            self.compute_phase(i, chunk, plan, n, c);
+            self.dma_phase(i, chunk, "pcie_out", out_c);
+            self.copy_phase(i, chunk, "copy_out", out_c);
+            self.ssd_phase(i, chunk, "ssd_write", HostOp::Write, out_base + out_off, out_c)?;
+        }
+        Ok(n as u32)
+    }
+
+    fn record(&mut self, instance: usize, chunk: u32, phase: &'static str, from: SimTime) {
+        let rel = |t: SimTime| t.since(self.start).as_ns();
+        let iv = PhaseInterval {
+            instance,
+            chunk,
+            phase,
+            start_ns: rel(from),
+            end_ns: rel(self.q.now()),
+        };
+        self.phases.push(iv);
+    }
+
+    /// Host CPU: one system call, then `copies_per_direction` copies of every byte.
+    fn copy_phase(&mut self, i: usize, chunk: u32, phase: &'static str, bytes: u64) {
+        let from = self.q.now();
+        let ns = self.host.syscall_ns
+            + u64::from(self.host.copies_per_direction) * self.host.copy_ns(bytes);
+        let end = self.host_cpu.serve(from, SimDuration::from_ns(ns));
+        self.advance_to(end);
+        self.dram_busy_ns += end.since(from).as_ns();
+        self.record(i, chunk, phase, from);
+    }
+
+    /// A DMA between host DRAM and DDR3L over PCIe: the link and the DDR3L port each serve
+    /// the bytes; the phase ends when both have.
+    fn dma_phase(&mut self, i: usize, chunk: u32, phase: &'static str, bytes: u64) {
+        let from = self.q.now();
+        let from_cpu = self.host_cpu.serve(from, SimDuration::from_ns(self.host.syscall_ns));
+        let link = self.pcie.serve(from_cpu, transfer(bytes, self.cfg.pcie_bandwidth_mb_s));
+        let port = self.ddr.serve(from_cpu, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
+        let end = link.max(port);
+        self.advance_to(end);
+        self.dram_busy_ns += end.since(from_cpu).as_ns();
+        self.record(i, chunk, phase, from);
+    }
+
+    /// OpenMP over the workers: screen s of a parallel microblock on worker s mod workers,
+    /// a serial microblock on worker 0; a barrier ends every microblock. A unit's share of
+    /// this chunk (1/n of its compute and data) reads its inputs from DDR3L, computes, and
+    /// writes its outputs to DDR3L.
+    fn compute_phase(&mut self, i: usize, chunk: u32, plan: &KernelPlan, n: u64, c: u64) {
+        let from = self.q.now();
+        let mut barrier = from;
+        for units in &plan.units {
+            let mb_start = barrier;
+            let mut free = vec![mb_start; self.workers.len()];
+            for (s, u) in units.iter().enumerate() {
+                let w = s % self.workers.len();
+                let t = self.ddr.serve(
+                    free[w],
+                    transfer(part(u.reads.groups() * DDR_LINE_BYTES, n, c), self.cfg.ddr_bandwidth_mb_s),
+                );
+                let t = self.workers[w].serve(t, SimDuration::from_ns(part(u.compute_ns, n, c)));
+                free[w] = self.ddr.serve(
+                    t,
+                    transfer(part(u.writes.groups() * DDR_LINE_BYTES, n, c), self.cfg.ddr_bandwidth_mb_s),
+                );
+            }
+            barrier = free.into_iter().max().unwrap_or(mb_start);
+        }
+        self.advance_to(barrier);
+        self.record(i, chunk, "compute", from);
+    }
+
+    /// File system requests of at most `io_request_bytes`, `io_queue_depth` in flight: the
+    /// host CPU spends a system call on the phase and `io_stack_request_ns` on each request
+    /// before it reaches the SSD.
+    fn ssd_phase(
+        &mut self,
+        i: usize,
+        chunk: u32,
+        phase: &'static str,
+        op: HostOp,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<(), AccelError> {
+        let from = self.q.now();
+        let start = round_down(offset, 512);
+        let end = round_up(offset + bytes, 512);
+        let step = self.host.io_request_bytes;
+        let mut todo = (start..end).step_by(step as usize).map(|a| (a, step.min(end - a)));
+        let mut at = self.host_cpu.serve(from, SimDuration::from_ns(self.host.syscall_ns));
+        let mut inflight = 0u32;
+        let mut exhausted = false;
+        loop {
+            while inflight < self.host.io_queue_depth && !exhausted {
+                match todo.next() {
+                    Some((o, len)) => {
+                        at = self.host_cpu.serve(at, SimDuration::from_ns(self.host.io_stack_request_ns));
+                        let token = self.token();
+                        self.submits.insert(token, (op, o, len));
+                        self.q.schedule_at(at, Event::Host(token));
+                        inflight += 1;
+                    }
+                    None => exhausted = true,
+                }
+            }
+            if inflight == 0 {
+                break;
+            }
+            self.step()?;
+            self.dev.take_completions(&mut self.completions);
+            for c in self.completions.drain(..) {
+                c.result
+                    .map_err(|e| AccelError::Device(format!("SSD {phase}: {e}")))?;
+                match c.op {
+                    HostOp::Read => self.ssd_bytes.0 += c.len_bytes,
+                    _ => self.ssd_bytes.1 += c.len_bytes,
+                }
+                inflight -= 1;
+            }
+        }
+        let d = self.q.now().since(from).as_ns();
+        self.ssd_busy_ns += d;
+        self.dram_busy_ns += d;
+        self.record(i, chunk, phase, from);
+        Ok(())
+    }
+
+    fn token(&mut self) -> u64 {
+        self.next_token += 1;
+        self.next_token
+    }
+
+    /// Pops one event: a host token submits its request; the rest go to the device.
+    fn step(&mut self) -> Result<Option<u64>, AccelError> {
+        let (at, ev) = self.q.pop().ok_or_else(|| AccelError::Device("SSD: event queue ran dry".into()))?;
+        self.hash.word(at.as_ns());
+        self.hash.word(ev.hash_word());
+        match ev {
+            Event::Host(token) => match self.submits.remove(&token) {
+                Some((op, offset_bytes, len_bytes)) => {
+                    self.submit(op, offset_bytes, len_bytes);
+                    Ok(None)
+                }
+                None => Ok(Some(token)),
+            },
+            other => {
+                self.dev.handle(other, &mut self.q, &mut self.rng);
+                Ok(None)
+            }
+        }
+    }
+
+    fn submit(&mut self, op: HostOp, offset_bytes: u64, len_bytes: u64) {
+        let id = self.next_request;
+        self.next_request += 1;
+        self.dev.submit(
+            HostRequest {
+                id,
+                op,
+                offset_bytes,
+                len_bytes,
+                data: Vec::new(),
+            },
+            &mut self.q,
+        );
+    }
+
+    /// Runs the queue (the SSD's background work included) until `at`.
+    fn advance_to(&mut self, at: SimTime) {
+        let token = self.token();
+        self.q.schedule_at(at.max(self.q.now()), Event::Host(token));
+        loop {
+            match self.step().expect("the marker is queued") {
+                Some(t) if t == token => return,
+                _ => {}
+            }
+        }
+    }
+
+    /// Writes the input files (untimed preconditioning).
+    fn preload(&mut self, files: &[(u64, u64)]) -> Result<(), AccelError> {
+        let step = self.host.io_request_bytes.max(1 << 20);
+        let mut todo = files
+            .iter()
+            .flat_map(|&(base, len)| (base..base + len).step_by(step as usize).map(move |a| (a, step.min(base + len - a))));
+        let mut inflight = 0u32;
+        let mut exhausted = false;
+        loop {
+            while inflight < PRELOAD_QUEUE_DEPTH && !exhausted {
+                match todo.next() {
+                    Some((o, len)) => {
+                        self.submit(HostOp::Write, o, len);
+                        inflight += 1;
+                    }
+                    None => exhausted = true,
+                }
+            }
+            self.dev.take_completions(&mut self.completions);
+            for c in self.completions.drain(..) {
+                c.result
+                    .map_err(|e| AccelError::Device(format!("SSD preconditioning write: {e}")))?;
+                inflight -= 1;
+            }
+            if inflight == 0 && exhausted {
+                return Ok(());
+            }
+            let (_, ev) = self.q.pop().expect("writes in flight have events");
+            self.dev.handle(ev, &mut self.q, &mut self.rng);
+        }
+    }
+}
+
+fn round_down(x: u64, to: u64) -> u64 {
+    x / to * to
+}
