@@ -142,13 +142,28 @@ impl AccelConfig {
         }
         positive("lwp_clock_mhz", self.lwp_clock_mhz)?;
         positive("lwp_cpi", self.lwp_cpi)?;
-        powers("lwp_active_power_w", "lwp_idle_power_w", self.lwp_active_power_w, self.lwp_idle_power_w)?;
+        powers(
+            "lwp_active_power_w",
+            "lwp_idle_power_w",
+            self.lwp_active_power_w,
+            self.lwp_idle_power_w,
+        )?;
         nonzero("ddr_bytes", self.ddr_bytes)?;
         positive("ddr_bandwidth_mb_s", self.ddr_bandwidth_mb_s)?;
-        powers("ddr_power_w", "ddr_idle_power_w", self.ddr_power_w, self.ddr_idle_power_w)?;
+        powers(
+            "ddr_power_w",
+            "ddr_idle_power_w",
+            self.ddr_power_w,
+            self.ddr_idle_power_w,
+        )?;
         nonzero("scratchpad_bytes", self.scratchpad_bytes)?;
         positive("pcie_bandwidth_mb_s", self.pcie_bandwidth_mb_s)?;
-        powers("pcie_power_w", "pcie_idle_power_w", self.pcie_power_w, self.pcie_idle_power_w)?;
+        powers(
+            "pcie_power_w",
+            "pcie_idle_power_w",
+            self.pcie_power_w,
+            self.pcie_idle_power_w,
+        )?;
         powers(
             "backbone_active_power_w",
             "backbone_idle_power_w",

@@ -43,7 +43,14 @@ pub struct EnergyMeter {
 }
 
 impl EnergyMeter {
-    pub fn add(&mut self, name: impl Into<String>, c: Category, active_w: f64, idle_w: f64, busy_ns: u64) {
+    pub fn add(
+        &mut self,
+        name: impl Into<String>,
+        c: Category,
+        active_w: f64,
+        idle_w: f64,
+        busy_ns: u64,
+    ) {
         self.parts.push((name.into(), c, active_w, idle_w, busy_ns));
     }
 
@@ -56,7 +63,10 @@ impl EnergyMeter {
             per_component: BTreeMap::new(),
         };
         for (name, category, active_w, idle_w, busy_ns) in self.parts {
-            assert!(busy_ns <= makespan_ns, "{name} busy {busy_ns} ns > makespan {makespan_ns} ns");
+            assert!(
+                busy_ns <= makespan_ns,
+                "{name} busy {busy_ns} ns > makespan {makespan_ns} ns"
+            );
             let j = (active_w * busy_ns as f64 + idle_w * (makespan_ns - busy_ns) as f64) / 1e9;
             r.total += j;
             *match category {
@@ -83,12 +93,17 @@ impl EnergyMeter {
 /// most the active power. Err((true, _)) blames the active field, Err((false, _)) the idle.
 pub fn power_pair(active_w: f64, idle_w: f64) -> Result<(), (bool, String)> {
     if !(active_w.is_finite() && active_w > 0.0) {
-        return Err((true, format!("must be a positive finite power in W, got {active_w}")));
+        return Err((
+            true,
+            format!("must be a positive finite power in W, got {active_w}"),
+        ));
     }
     if !(idle_w.is_finite() && (0.0..=active_w).contains(&idle_w)) {
         return Err((
             false,
-            format!("must be a finite power in W between 0 and the active {active_w}, got {idle_w}"),
+            format!(
+                "must be a finite power in W between 0 and the active {active_w}, got {idle_w}"
+            ),
         ));
     }
     Ok(())

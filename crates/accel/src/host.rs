@@ -5,8 +5,8 @@
 //! firmware are the `[ssd_flash]` / `[ssd_ftl]` preset tables (the project's own device).
 //! Every field carries its unit; each value cites its source or is marked as an assumption.
 
-use crate::error::AccelError;
 use crate::energy::power_pair;
+use crate::error::AccelError;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -86,13 +86,27 @@ impl HostConfig {
             return Err(err("copy_ns_per_4kib", "must be greater than 0"));
         }
         for (active, idle, a_name, i_name) in [
-            (self.cpu_active_power_w, self.cpu_idle_power_w, "cpu_active_power_w", "cpu_idle_power_w"),
-            (self.dram_active_power_w, self.dram_idle_power_w, "dram_active_power_w", "dram_idle_power_w"),
-            (self.ssd_active_power_w, self.ssd_idle_power_w, "ssd_active_power_w", "ssd_idle_power_w"),
+            (
+                self.cpu_active_power_w,
+                self.cpu_idle_power_w,
+                "cpu_active_power_w",
+                "cpu_idle_power_w",
+            ),
+            (
+                self.dram_active_power_w,
+                self.dram_idle_power_w,
+                "dram_active_power_w",
+                "dram_idle_power_w",
+            ),
+            (
+                self.ssd_active_power_w,
+                self.ssd_idle_power_w,
+                "ssd_active_power_w",
+                "ssd_idle_power_w",
+            ),
         ] {
-            power_pair(active, idle).map_err(|(which, reason)| {
-                err(if which { a_name } else { i_name }, &reason)
-            })?;
+            power_pair(active, idle)
+                .map_err(|(which, reason)| err(if which { a_name } else { i_name }, &reason))?;
         }
         Ok(())
     }

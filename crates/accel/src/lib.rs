@@ -36,5 +36,5 @@ pub use error::AccelError;
 pub use host::HostConfig;
 pub use report::RunReport;
 pub use run::{run_workload, RunSpec};
-pub use simd::{run_simd, SimdSpec};
 pub use sched::{Scheduler, SchedulerKind};
+pub use simd::{run_simd, SimdSpec};

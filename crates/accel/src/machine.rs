@@ -530,10 +530,28 @@ impl Machine {
             } else {
                 Category::Computation
             };
-            m.add(format!("lwp{i}"), cat, c.lwp_active_power_w, c.lwp_idle_power_w, b.min(makespan));
+            m.add(
+                format!("lwp{i}"),
+                cat,
+                c.lwp_active_power_w,
+                c.lwp_idle_power_w,
+                b.min(makespan),
+            );
         }
-        m.add("ddr3l", Category::Computation, c.ddr_power_w, c.ddr_idle_power_w, self.ddr.busy_ns().min(makespan));
-        m.add("pcie", Category::DataMovement, c.pcie_power_w, c.pcie_idle_power_w, self.pcie.busy_ns().min(makespan));
+        m.add(
+            "ddr3l",
+            Category::Computation,
+            c.ddr_power_w,
+            c.ddr_idle_power_w,
+            self.ddr.busy_ns().min(makespan),
+        );
+        m.add(
+            "pcie",
+            Category::DataMovement,
+            c.pcie_power_w,
+            c.pcie_idle_power_w,
+            self.pcie.busy_ns().min(makespan),
+        );
         let dies = self.dev.die_busy_ns(self.q.now()).len().max(1) as u64;
         m.add(
             "flash_backbone",

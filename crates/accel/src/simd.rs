@@ -51,7 +51,11 @@ pub struct SimdSpec<'a> {
 /// Bytes an instance reads from its input file and writes to its output file.
 fn file_bytes(d: &KernelDesc) -> (u64, u64) {
     let sum = |f: fn(Access) -> bool| -> u64 {
-        d.sections.iter().filter(|s| f(s.access)).map(|s| s.bytes).sum()
+        d.sections
+            .iter()
+            .filter(|s| f(s.access))
+            .map(|s| s.bytes)
+            .sum()
     };
     (
         sum(|a| matches!(a, Access::Input | Access::InOut)),
@@ -81,11 +85,15 @@ pub fn run_simd(spec: &SimdSpec, workload: &str) -> Result<RunReport, AccelError
                 spec.dataset,
                 ScreenPlan::new(spec.accel.screens_per_microblock),
             )?;
-            plans.insert(s.kernel, KernelPlan::new(k.as_ref(), spec.accel, DDR_LINE_BYTES)?);
+            plans.insert(
+                s.kernel,
+                KernelPlan::new(k.as_ref(), spec.accel, DDR_LINE_BYTES)?,
+            );
         }
     }
     let sim = Simd::new(spec)?;
-    let order: Vec<(&KernelPlan, usize)> = specs.iter().map(|s| (&plans[s.kernel], s.app)).collect();
+    let order: Vec<(&KernelPlan, usize)> =
+        specs.iter().map(|s| (&plans[s.kernel], s.app)).collect();
     sim.run(&order, workload)
 }
 
@@ -142,7 +150,11 @@ impl<'a> Simd<'a> {
         })
     }
 
-    fn run(mut self, order: &[(&KernelPlan, usize)], workload: &str) -> Result<RunReport, AccelError> {
+    fn run(
+        mut self,
+        order: &[(&KernelPlan, usize)],
+        workload: &str,
+    ) -> Result<RunReport, AccelError> {
         // Each instance's files: input then output, in a slot of the largest instance's size.
         // Instances run one after another, so when the SSD cannot hold every slot later
         // instances reuse earlier slots.
@@ -204,7 +216,10 @@ impl<'a> Simd<'a> {
             throughput_mb_s: input_bytes as f64 / (makespan as f64 / 1e9) / 1e6,
             latency_ms: LatencySummaryMs::of(&latencies),
             instances: reports,
-            lwp_utilization: lwp_busy_ns.iter().map(|&b| b as f64 / makespan as f64).collect(),
+            lwp_utilization: lwp_busy_ns
+                .iter()
+                .map(|&b| b as f64 / makespan as f64)
+                .collect(),
             lwp_busy_ns,
             ddr_busy_ns: self.ddr.busy_ns(),
             pcie_busy_ns: self.pcie.busy_ns(),
@@ -231,13 +246,49 @@ impl<'a> Simd<'a> {
         let (c, h) = (self.cfg, self.host);
         let mut m = EnergyMeter::default();
         for (i, &b) in lwp_busy_ns.iter().enumerate() {
-            m.add(format!("lwp{i}"), Category::Computation, c.lwp_active_power_w, c.lwp_idle_power_w, b);
+            m.add(
+                format!("lwp{i}"),
+                Category::Computation,
+                c.lwp_active_power_w,
+                c.lwp_idle_power_w,
+                b,
+            );
         }
-        m.add("ddr3l", Category::Computation, c.ddr_power_w, c.ddr_idle_power_w, self.ddr.busy_ns());
-        m.add("pcie", Category::DataMovement, c.pcie_power_w, c.pcie_idle_power_w, self.pcie.busy_ns());
-        m.add("host_cpu", Category::DataMovement, h.cpu_active_power_w, h.cpu_idle_power_w, self.host_cpu.busy_ns());
-        m.add("host_dram", Category::DataMovement, h.dram_active_power_w, h.dram_idle_power_w, self.dram_busy_ns);
-        m.add("ssd", Category::StorageAccess, h.ssd_active_power_w, h.ssd_idle_power_w, self.ssd_busy_ns);
+        m.add(
+            "ddr3l",
+            Category::Computation,
+            c.ddr_power_w,
+            c.ddr_idle_power_w,
+            self.ddr.busy_ns(),
+        );
+        m.add(
+            "pcie",
+            Category::DataMovement,
+            c.pcie_power_w,
+            c.pcie_idle_power_w,
+            self.pcie.busy_ns(),
+        );
+        m.add(
+            "host_cpu",
+            Category::DataMovement,
+            h.cpu_active_power_w,
+            h.cpu_idle_power_w,
+            self.host_cpu.busy_ns(),
+        );
+        m.add(
+            "host_dram",
+            Category::DataMovement,
+            h.dram_active_power_w,
+            h.dram_idle_power_w,
+            self.dram_busy_ns,
+        );
+        m.add(
+            "ssd",
+            Category::StorageAccess,
+            h.ssd_active_power_w,
+            h.ssd_idle_power_w,
+            self.ssd_busy_ns,
+        );
         m.report(makespan)
     }
 
@@ -260,12 +311,23 @@ impl<'a> Simd<'a> {
             let (out_off, out_c) = (out_bytes * c / n, part(out_bytes, n, c));
             self.ssd_phase(i, chunk, "ssd_read", HostOp::Read, base + in_off, in_c)?;
             self.copy_phase(i, chunk, "copy_in", in_c);
-            let desc = if c == 0 { self.cfg.kernel_description_bytes } else { 0 };
+            let desc = if c == 0 {
+                self.cfg.kernel_description_bytes
+            } else {
+                0
+            };
             self.dma_phase(i, chunk, "pcie_in", in_c + desc);
             self.compute_phase(i, chunk, plan, n, c);
             self.dma_phase(i, chunk, "pcie_out", out_c);
             self.copy_phase(i, chunk, "copy_out", out_c);
-            self.ssd_phase(i, chunk, "ssd_write", HostOp::Write, out_base + out_off, out_c)?;
+            self.ssd_phase(
+                i,
+                chunk,
+                "ssd_write",
+                HostOp::Write,
+                out_base + out_off,
+                out_c,
+            )?;
         }
         Ok(n as u32)
     }
@@ -297,9 +359,15 @@ impl<'a> Simd<'a> {
     /// the bytes; the phase ends when both have.
     fn dma_phase(&mut self, i: usize, chunk: u32, phase: &'static str, bytes: u64) {
         let from = self.q.now();
-        let from_cpu = self.host_cpu.serve(from, SimDuration::from_ns(self.host.syscall_ns));
-        let link = self.pcie.serve(from_cpu, transfer(bytes, self.cfg.pcie_bandwidth_mb_s));
-        let port = self.ddr.serve(from_cpu, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
+        let from_cpu = self
+            .host_cpu
+            .serve(from, SimDuration::from_ns(self.host.syscall_ns));
+        let link = self
+            .pcie
+            .serve(from_cpu, transfer(bytes, self.cfg.pcie_bandwidth_mb_s));
+        let port = self
+            .ddr
+            .serve(from_cpu, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
         let end = link.max(port);
         self.advance_to(end);
         self.dram_busy_ns += end.since(from_cpu).as_ns();
@@ -320,12 +388,18 @@ impl<'a> Simd<'a> {
                 let w = s % self.workers.len();
                 let t = self.ddr.serve(
                     free[w],
-                    transfer(part(u.reads.groups() * DDR_LINE_BYTES, n, c), self.cfg.ddr_bandwidth_mb_s),
+                    transfer(
+                        part(u.reads.groups() * DDR_LINE_BYTES, n, c),
+                        self.cfg.ddr_bandwidth_mb_s,
+                    ),
                 );
                 let t = self.workers[w].serve(t, SimDuration::from_ns(part(u.compute_ns, n, c)));
                 free[w] = self.ddr.serve(
                     t,
-                    transfer(part(u.writes.groups() * DDR_LINE_BYTES, n, c), self.cfg.ddr_bandwidth_mb_s),
+                    transfer(
+                        part(u.writes.groups() * DDR_LINE_BYTES, n, c),
+                        self.cfg.ddr_bandwidth_mb_s,
+                    ),
                 );
             }
             barrier = free.into_iter().max().unwrap_or(mb_start);
@@ -350,15 +424,21 @@ impl<'a> Simd<'a> {
         let start = round_down(offset, 512);
         let end = round_up(offset + bytes, 512);
         let step = self.host.io_request_bytes;
-        let mut todo = (start..end).step_by(step as usize).map(|a| (a, step.min(end - a)));
-        let mut at = self.host_cpu.serve(from, SimDuration::from_ns(self.host.syscall_ns));
+        let mut todo = (start..end)
+            .step_by(step as usize)
+            .map(|a| (a, step.min(end - a)));
+        self.host_cpu
+            .serve(from, SimDuration::from_ns(self.host.syscall_ns));
         let mut inflight = 0u32;
         let mut exhausted = false;
         loop {
             while inflight < self.host.io_queue_depth && !exhausted {
                 match todo.next() {
                     Some((o, len)) => {
-                        at = self.host_cpu.serve(at, SimDuration::from_ns(self.host.io_stack_request_ns));
+                        let at = self.host_cpu.serve(
+                            self.q.now(),
+                            SimDuration::from_ns(self.host.io_stack_request_ns),
+                        );
                         let token = self.token();
                         self.submits.insert(token, (op, o, len));
                         self.q.schedule_at(at, Event::Host(token));
@@ -396,7 +476,10 @@ impl<'a> Simd<'a> {
 
     /// Pops one event: a host token submits its request; the rest go to the device.
     fn step(&mut self) -> Result<Option<u64>, AccelError> {
-        let (at, ev) = self.q.pop().ok_or_else(|| AccelError::Device("SSD: event queue ran dry".into()))?;
+        let (at, ev) = self
+            .q
+            .pop()
+            .ok_or_else(|| AccelError::Device("SSD: event queue ran dry".into()))?;
         self.hash.word(at.as_ns());
         self.hash.word(ev.hash_word());
         match ev {
@@ -444,9 +527,11 @@ impl<'a> Simd<'a> {
     /// Writes the input files (untimed preconditioning).
     fn preload(&mut self, files: &[(u64, u64)]) -> Result<(), AccelError> {
         let step = self.host.io_request_bytes.max(1 << 20);
-        let mut todo = files
-            .iter()
-            .flat_map(|&(base, len)| (base..base + len).step_by(step as usize).map(move |a| (a, step.min(base + len - a))));
+        let mut todo = files.iter().flat_map(|&(base, len)| {
+            (base..base + len)
+                .step_by(step as usize)
+                .map(move |a| (a, step.min(base + len - a)))
+        });
         let mut inflight = 0u32;
         let mut exhausted = false;
         loop {

@@ -54,7 +54,10 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         let spec = SimdSpec {
             accel,
             host: preset.host.as_ref().ok_or_else(|| missing("host"))?,
-            ssd_flash: preset.ssd_flash.as_ref().ok_or_else(|| missing("ssd_flash"))?,
+            ssd_flash: preset
+                .ssd_flash
+                .as_ref()
+                .ok_or_else(|| missing("ssd_flash"))?,
             ssd_ftl: preset.ssd_ftl.as_ref().ok_or_else(|| missing("ssd_ftl"))?,
             dataset,
             seed: args.seed,
