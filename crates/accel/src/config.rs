@@ -4,7 +4,7 @@
 //! Table 1 / §2.2 or is marked as an assumption with its reasoning. `validate` rejects
 //! impossible values with an error naming the field.
 
-use crate::energy::power_pair;
+use crate::energy::{power_pair, Blame};
 use crate::error::AccelError;
 use serde::{Deserialize, Serialize};
 
@@ -107,8 +107,11 @@ fn positive(field: &'static str, v: f64) -> Result<(), AccelError> {
 
 /// An active/idle power pair (see `energy::power_pair`), naming the field at fault.
 fn powers(active: &'static str, idle: &'static str, a: f64, i: f64) -> Result<(), AccelError> {
-    power_pair(a, i).map_err(|(is_active, reason)| AccelError::Config {
-        field: if is_active { active } else { idle },
+    power_pair(a, i).map_err(|(blame, reason)| AccelError::Config {
+        field: match blame {
+            Blame::Active => active,
+            Blame::Idle => idle,
+        },
         reason,
     })
 }

@@ -89,18 +89,25 @@ impl EnergyMeter {
     }
 }
 
+/// Which field of an active/idle power pair is wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blame {
+    Active,
+    Idle,
+}
+
 /// An active power must be positive and finite, an idle power finite, non-negative and at
-/// most the active power. Err((true, _)) blames the active field, Err((false, _)) the idle.
-pub fn power_pair(active_w: f64, idle_w: f64) -> Result<(), (bool, String)> {
+/// most the active power.
+pub fn power_pair(active_w: f64, idle_w: f64) -> Result<(), (Blame, String)> {
     if !(active_w.is_finite() && active_w > 0.0) {
         return Err((
-            true,
+            Blame::Active,
             format!("must be a positive finite power in W, got {active_w}"),
         ));
     }
     if !(idle_w.is_finite() && (0.0..=active_w).contains(&idle_w)) {
         return Err((
-            false,
+            Blame::Idle,
             format!(
                 "must be a finite power in W between 0 and the active {active_w}, got {idle_w}"
             ),
@@ -126,8 +133,8 @@ mod tests {
 
     #[test]
     fn bad_powers_blame_the_right_field() {
-        assert_eq!(power_pair(0.0, 0.0).unwrap_err().0, true);
-        assert_eq!(power_pair(1.0, 2.0).unwrap_err().0, false);
+        assert_eq!(power_pair(0.0, 0.0).unwrap_err().0, Blame::Active);
+        assert_eq!(power_pair(1.0, 2.0).unwrap_err().0, Blame::Idle);
         assert!(power_pair(1.0, 1.0).is_ok());
     }
 }

@@ -5,7 +5,7 @@
 //! firmware are the `[ssd_flash]` / `[ssd_ftl]` preset tables (the project's own device).
 //! Every field carries its unit; each value cites its source or is marked as an assumption.
 
-use crate::energy::power_pair;
+use crate::energy::{power_pair, Blame};
 use crate::error::AccelError;
 use serde::{Deserialize, Serialize};
 
@@ -105,8 +105,15 @@ impl HostConfig {
                 "ssd_idle_power_w",
             ),
         ] {
-            power_pair(active, idle)
-                .map_err(|(which, reason)| err(if which { a_name } else { i_name }, &reason))?;
+            power_pair(active, idle).map_err(|(which, reason)| {
+                err(
+                    match which {
+                        Blame::Active => a_name,
+                        Blame::Idle => i_name,
+                    },
+                    &reason,
+                )
+            })?;
         }
         Ok(())
     }

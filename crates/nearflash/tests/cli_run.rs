@@ -125,3 +125,94 @@ fn zero_screens_per_microblock_is_named() {
         "accel.screens_per_microblock",
     );
 }
+
+#[test]
+fn simd_runs_with_energy_and_chunks_under_a_small_ddr3l() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("s.json");
+    let out = nearflash(&[
+        "run",
+        "--preset",
+        "flashabacus",
+        "--set",
+        "accel.ddr_bytes=4096",
+        "--system",
+        "simd",
+        "--workload",
+        "atax",
+        "--dataset",
+        "mini",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("energy total") && stdout.contains("host_cpu"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    let r = &v["report"];
+    assert_eq!(r["scheduler"], "simd");
+    assert!(r["instances"][0]["chunks"].as_u64().unwrap() > 1);
+    let e = &r["energy_j"];
+    let parts = ["data_movement", "computation", "storage_access"]
+        .iter()
+        .map(|k| e[k].as_f64().unwrap())
+        .sum::<f64>();
+    assert!((parts - e["total"].as_f64().unwrap()).abs() < 1e-9);
+    assert!(e["per_component"]["ssd"]["energy_j"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn zero_power_and_unknown_system_are_named() {
+    fails_naming(
+        &[
+            "run",
+            "--preset",
+            "flashabacus",
+            "--set",
+            "host.ssd_active_power_w=0",
+            "--system",
+            "simd",
+            "--workload",
+            "atax",
+        ],
+        "host.ssd_active_power_w",
+    );
+    fails_naming(
+        &[
+            "run",
+            "--preset",
+            "flashabacus",
+            "--set",
+            "accel.backbone_active_power_w=0",
+            "--system",
+            "intra-o3",
+            "--workload",
+            "atax",
+        ],
+        "accel.backbone_active_power_w",
+    );
+    fails_naming(
+        &[
+            "run",
+            "--preset",
+            "test-min",
+            "--system",
+            "simd3",
+            "--workload",
+            "atax",
+        ],
+        "simd, inter-st",
+    );
+    fails_naming(
+        &[
+            "run",
+            "--preset",
+            "test-min",
+            "--system",
+            "simd",
+            "--workload",
+            "atax",
+        ],
+        "[host]",
+    );
+}
