@@ -12,7 +12,7 @@
 //! footprint) → `layout` (sections in logical space) → `machine` (the event-driven device
 //! over the FTL) → `workload` (homogeneous and MX1–MX14 sets) → `run` → `report`.
 //! The conventional baseline: `host` (host, storage stack, SSD powers) → `simd` (host + NVMe
-//! SSD + PCIe + the LWPs under OpenMP). `energy`: power × busy/idle time, Fig. 13 groups.
+//! SSD + PCIe + the LWPs under `openmp`). `energy`: power × busy/idle time, Fig. 13 groups.
 
 pub mod chain;
 pub mod config;
@@ -21,6 +21,7 @@ pub mod error;
 pub mod host;
 pub mod layout;
 pub mod machine;
+pub mod openmp;
 pub mod plan;
 pub mod report;
 pub mod run;

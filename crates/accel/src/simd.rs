@@ -23,6 +23,7 @@ use crate::config::AccelConfig;
 use crate::energy::{Category, EnergyMeter, EnergyReport};
 use crate::error::AccelError;
 use crate::host::HostConfig;
+use crate::openmp::{self, Share};
 use crate::plan::KernelPlan;
 use crate::report::{InstanceReport, LatencySummaryMs, PhaseInterval, RunReport};
 use crate::server::{transfer, FifoServer};
@@ -374,37 +375,23 @@ impl<'a> Simd<'a> {
         self.record(i, chunk, phase, from);
     }
 
-    /// OpenMP over the workers: screen s of a parallel microblock on worker s mod workers,
-    /// a serial microblock on worker 0; a barrier ends every microblock. A unit's share of
-    /// this chunk (1/n of its compute and data) reads its inputs from DDR3L, computes, and
-    /// writes its outputs to DDR3L.
+    /// The kernel over the workers, OpenMP-style (`openmp`), on this chunk's share (1/n of
+    /// every unit's data and compute).
     fn compute_phase(&mut self, i: usize, chunk: u32, plan: &KernelPlan, n: u64, c: u64) {
         let from = self.q.now();
-        let mut barrier = from;
-        for units in &plan.units {
-            let mb_start = barrier;
-            let mut free = vec![mb_start; self.workers.len()];
-            for (s, u) in units.iter().enumerate() {
-                let w = s % self.workers.len();
-                let t = self.ddr.serve(
-                    free[w],
-                    transfer(
-                        part(u.reads.groups() * DDR_LINE_BYTES, n, c),
-                        self.cfg.ddr_bandwidth_mb_s,
-                    ),
-                );
-                let t = self.workers[w].serve(t, SimDuration::from_ns(part(u.compute_ns, n, c)));
-                free[w] = self.ddr.serve(
-                    t,
-                    transfer(
-                        part(u.writes.groups() * DDR_LINE_BYTES, n, c),
-                        self.cfg.ddr_bandwidth_mb_s,
-                    ),
-                );
-            }
-            barrier = free.into_iter().max().unwrap_or(mb_start);
-        }
-        self.advance_to(barrier);
+        let end = openmp::run(
+            &plan.units,
+            |u| Share {
+                read_bytes: part(u.reads.groups() * DDR_LINE_BYTES, n, c),
+                compute_ns: part(u.compute_ns, n, c),
+                write_bytes: part(u.writes.groups() * DDR_LINE_BYTES, n, c),
+            },
+            &mut self.workers,
+            &mut self.ddr,
+            self.cfg.ddr_bandwidth_mb_s,
+            from,
+        );
+        self.advance_to(end);
         self.record(i, chunk, "compute", from);
     }
 

@@ -1,0 +1,118 @@
+//! The SIMD baseline's compute phase: a kernel run OpenMP-style over the worker LWPs (seed
+//! 000 §5 "Accelerators"). Screen s of a parallel microblock runs on worker s mod workers, a
+//! serial microblock on worker 0 while the others wait; an implicit barrier ends every
+//! microblock. A unit reads its inputs from DDR3L, computes, writes its outputs to DDR3L;
+//! the shared DDR3L port and each worker are FIFO servers, so their requests are issued in
+//! time order from a local agenda (a FIFO server must see arrivals in order).
+
+use crate::plan::UnitPlan;
+use crate::server::{transfer, FifoServer};
+use nearflash_sim::{SimDuration, SimTime};
+use std::collections::{BTreeMap, VecDeque};
+
+/// One chunk's share of a unit: 1/n of its data and compute (see `simd::part`).
+pub struct Share {
+    pub read_bytes: u64,
+    pub compute_ns: u64,
+    pub write_bytes: u64,
+}
+
+#[derive(Clone, Copy)]
+enum Step {
+    Read,
+    Compute,
+    Write,
+    Done,
+}
+
+/// Runs every microblock (`units[mb]`) from `from`; returns when the last barrier passes.
+pub fn run(
+    units: &[Vec<UnitPlan>],
+    share: impl Fn(&UnitPlan) -> Share,
+    workers: &mut [FifoServer],
+    ddr: &mut FifoServer,
+    ddr_mb_s: f64,
+    from: SimTime,
+) -> SimTime {
+    let mut barrier = from;
+    for mb in units {
+        let mut queues: Vec<VecDeque<Share>> =
+            (0..workers.len()).map(|_| VecDeque::new()).collect();
+        for (s, u) in mb.iter().enumerate() {
+            queues[s % workers.len()].push_back(share(u));
+        }
+        let mut agenda: BTreeMap<(SimTime, u64), (usize, Step)> = BTreeMap::new();
+        let mut seq = 0u64;
+        let mut push = |agenda: &mut BTreeMap<_, _>, at: SimTime, w: usize, step: Step| {
+            agenda.insert((at, seq), (w, step));
+            seq += 1;
+        };
+        for (w, q) in queues.iter().enumerate() {
+            if !q.is_empty() {
+                push(&mut agenda, barrier, w, Step::Read);
+            }
+        }
+        let start = barrier;
+        while let Some(((at, _), (w, step))) = agenda.pop_first() {
+            let u = queues[w].front().expect("a worker with a step has a unit");
+            match step {
+                Step::Read => {
+                    let t = ddr.serve(at, transfer(u.read_bytes, ddr_mb_s));
+                    push(&mut agenda, t, w, Step::Compute);
+                }
+                Step::Compute => {
+                    let t = workers[w].serve(at, SimDuration::from_ns(u.compute_ns));
+                    push(&mut agenda, t, w, Step::Write);
+                }
+                Step::Write => {
+                    let t = ddr.serve(at, transfer(u.write_bytes, ddr_mb_s));
+                    push(&mut agenda, t, w, Step::Done);
+                }
+                Step::Done => {
+                    queues[w].pop_front();
+                    if !queues[w].is_empty() {
+                        push(&mut agenda, at, w, Step::Read);
+                    }
+                    barrier = barrier.max(at);
+                }
+            }
+        }
+        debug_assert!(barrier >= start);
+    }
+    barrier
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::GroupRuns;
+
+    fn unit(compute_ns: u64) -> UnitPlan {
+        UnitPlan {
+            compute_ns,
+            reads: GroupRuns::default(),
+            writes: GroupRuns::default(),
+        }
+    }
+
+    #[test]
+    fn screens_run_in_parallel_and_serial_microblocks_alone() {
+        let mut workers = vec![FifoServer::default(); 2];
+        let mut ddr = FifoServer::default();
+        // m0: 3 screens of 10 on 2 workers (20 on worker 0), m1: serial 5 after the barrier.
+        let units = vec![vec![unit(10), unit(10), unit(10)], vec![unit(5)]];
+        let share = |u: &UnitPlan| Share {
+            read_bytes: 1000,
+            compute_ns: u.compute_ns,
+            write_bytes: 0,
+        };
+        let end = run(&units, share, &mut workers, &mut ddr, 1000.0, SimTime::ZERO);
+        // DDR3L at 1000 MB/s: 1000 B = 1000 ns per read, shared FIFO.
+        // w0: read 0-1000, compute -1010; w1: read 1000-2000, compute -2010;
+        // w0 second: read 2000-3000 (port busy until 2000), compute -3010. m1: 3010 + 1000 + 5.
+        assert_eq!(end.as_ns(), 4015);
+        assert_eq!(workers[0].busy_ns(), 25);
+        assert_eq!(workers[1].busy_ns(), 10);
+        assert_eq!(ddr.busy_ns(), 4000);
+    }
+}
