@@ -233,3 +233,40 @@ fn zero_powers_are_named() {
         assert!(e.contains(field), "{e}");
     }
 }
+
+#[test]
+fn ssd_preset_limits_match_the_intel_750_datasheet() {
+    let (_, _, f, _) = common::simd();
+    let dies = f64::from(f.channels * f.packages_per_channel * f.dies_per_package);
+    let page = f64::from(f.page_size_bytes);
+    let read_mb_s =
+        f64::from(f.channels) * f.channel_rate_mb_s * page / (page + f64::from(f.oob_size_bytes));
+    let write_mb_s = dies * f64::from(f.planes_per_die) * page / f.program_latency_us;
+    // Datasheet (400 GB): 2200 MB/s sequential read, 900 MB/s sequential write.
+    assert!((read_mb_s / 2200.0 - 1.0).abs() < 0.02, "{read_mb_s}");
+    assert!((write_mb_s / 900.0 - 1.0).abs() < 0.02, "{write_mb_s}");
+}
+
+/// Paper size (cheap: SIMD's events are few): the timed SSD reads of atax run near the
+/// drive's sequential read rate.
+#[test]
+fn paper_atax_reads_at_the_ssd_rate() {
+    let (accel, host, flash, ftl) = common::simd();
+    let spec = SimdSpec {
+        accel: &accel,
+        host: &host,
+        ssd_flash: &flash,
+        ssd_ftl: &ftl,
+        dataset: Dataset::Paper,
+        seed: 1,
+    };
+    let r = run_simd(&spec, "atax").unwrap();
+    let read_ns: u64 = r
+        .phases
+        .iter()
+        .filter(|p| p.phase == "ssd_read")
+        .map(|p| p.end_ns - p.start_ns)
+        .sum();
+    let mb_s = r.flash_read_bytes as f64 / (read_ns as f64 / 1e9) / 1e6;
+    assert!((1900.0..2250.0).contains(&mb_s), "{mb_s}");
+}
