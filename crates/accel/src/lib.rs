@@ -11,8 +11,8 @@
 //! unit-time executor for the paper's examples) / `plan` (per-unit cost and page-group
 //! footprint) → `layout` (sections in logical space) → `machine` (the event-driven device
 //! over the FTL) → `workload` (homogeneous and MX1–MX14 sets) → `run` → `report`.
-//! The conventional baseline: `host` (host, storage stack, SSD powers) → `simd` (host + NVMe
-//! SSD + PCIe + the LWPs under `openmp`). `energy`: power × busy/idle time, Fig. 13 groups.
+//! The conventional baseline: `host` (host, storage stack, SSD powers) → `simd` (host + `ssd` +
+//! PCIe + the LWPs under `openmp`). `energy`: power × busy/idle time, Fig. 13 groups.
 
 pub mod chain;
 pub mod config;
@@ -28,6 +28,7 @@ pub mod run;
 pub mod sched;
 pub mod server;
 pub mod simd;
+pub mod ssd;
 pub mod timeline;
 pub mod workload;
 

@@ -27,17 +27,16 @@ use crate::openmp::{self, Share};
 use crate::plan::KernelPlan;
 use crate::report::{InstanceReport, LatencySummaryMs, PhaseInterval, RunReport};
 use crate::server::{transfer, FifoServer};
+use crate::ssd::Ssd;
 use crate::workload::instances;
-use nearflash_flash::{FlashConfig, NoStore};
-use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
+use nearflash_flash::FlashConfig;
+use nearflash_ftl::{FtlConfig, HostOp};
 use nearflash_kernels::{build, Access, Dataset, KernelDesc, ScreenPlan};
-use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
+use nearflash_sim::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 
 /// Footprint granularity of a unit's DDR3L traffic: one 64-byte cache line.
 const DDR_LINE_BYTES: u64 = 64;
-/// Requests in flight while writing the input files before the timed run.
-const PRELOAD_QUEUE_DEPTH: u32 = 64;
 
 /// Everything a SIMD run needs besides the workload.
 pub struct SimdSpec<'a> {
@@ -101,11 +100,8 @@ pub fn run_simd(spec: &SimdSpec, workload: &str) -> Result<RunReport, AccelError
 struct Simd<'a> {
     cfg: &'a AccelConfig,
     host: &'a HostConfig,
-    q: EventQueue<Event>,
-    dev: Device,
-    rng: SimRng,
+    ssd: Ssd,
     seed: u64,
-    hash: TraceHasher,
     host_cpu: FifoServer,
     pcie: FifoServer,
     ddr: FifoServer,
@@ -113,28 +109,16 @@ struct Simd<'a> {
     dram_busy_ns: u64,
     ssd_busy_ns: u64,
     phases: Vec<PhaseInterval>,
-    next_request: u64,
-    next_token: u64,
-    /// Host tokens that submit a request when they fire (the host CPU finished its stack work).
-    submits: BTreeMap<u64, (HostOp, u64, u64)>,
-    completions: Vec<HostCompletion>,
     start: SimTime,
-    ssd_bytes: (u64, u64),
 }
 
 impl<'a> Simd<'a> {
     fn new(spec: &SimdSpec<'a>) -> Result<Self, AccelError> {
-        let mut q = EventQueue::new();
-        let dev = Device::format(spec.ssd_flash, spec.ssd_ftl, Box::new(NoStore), &mut q)
-            .map_err(|e| AccelError::Device(format!("SSD: {e}")))?;
         Ok(Simd {
             cfg: spec.accel,
             host: spec.host,
-            q,
-            dev,
-            rng: SimRng::seed_from_u64(spec.seed),
+            ssd: Ssd::format(spec.ssd_flash, spec.ssd_ftl, spec.seed)?,
             seed: spec.seed,
-            hash: TraceHasher::default(),
             host_cpu: FifoServer::default(),
             pcie: FifoServer::default(),
             ddr: FifoServer::default(),
@@ -142,12 +126,7 @@ impl<'a> Simd<'a> {
             dram_busy_ns: 0,
             ssd_busy_ns: 0,
             phases: Vec::new(),
-            next_request: 0,
-            next_token: 0,
-            submits: BTreeMap::new(),
-            completions: Vec::new(),
             start: SimTime::ZERO,
-            ssd_bytes: (0, 0),
         })
     }
 
@@ -159,7 +138,7 @@ impl<'a> Simd<'a> {
         // Each instance's files: input then output, in a slot of the largest instance's size.
         // Instances run one after another, so when the SSD cannot hold every slot later
         // instances reuse earlier slots.
-        let group = self.dev.layout().group_bytes();
+        let group = self.ssd.dev.layout().group_bytes();
         let slot = order
             .iter()
             .map(|(p, _)| {
@@ -169,7 +148,7 @@ impl<'a> Simd<'a> {
             .max()
             .unwrap_or(group)
             .max(group);
-        let capacity = self.dev.logical_bytes();
+        let capacity = self.ssd.dev.logical_bytes();
         let slots = capacity / slot;
         if slots == 0 {
             return Err(AccelError::DoesNotFit {
@@ -183,26 +162,26 @@ impl<'a> Simd<'a> {
             .take(slots as usize)
             .map(|(i, (p, _))| (i as u64 * slot, round_up(file_bytes(&p.desc).0, 512)))
             .collect();
-        self.preload(&preload)?;
-        self.start = self.q.now();
-        let events_start = self.q.events_processed();
-        let ssd_busy_start = self.ssd_device_busy();
+        self.ssd.preload(&preload, self.host.io_request_bytes)?;
+        self.start = self.ssd.q.now();
+        let events_start = self.ssd.q.events_processed();
+        let ssd_busy_start = self.ssd.device_busy();
         let mut reports = Vec::with_capacity(order.len());
         for (i, (plan, app)) in order.iter().enumerate() {
             let base = (i as u64 % slots) * slot;
-            let started = self.q.now().since(self.start).as_ns();
+            let started = self.ssd.q.now().since(self.start).as_ns();
             let chunks = self.instance(i, plan, base)?;
             reports.push(InstanceReport {
                 kernel: plan.desc.name,
                 app: *app,
-                latency_ns: self.q.now().since(self.start).as_ns(),
+                latency_ns: self.ssd.q.now().since(self.start).as_ns(),
                 started_ns: started,
                 input_bytes: plan.desc.input_bytes(),
                 chunks,
             });
         }
-        let ssd_busy_end = self.ssd_device_busy();
-        let makespan = self.q.now().since(self.start).as_ns().max(1);
+        let ssd_busy_end = self.ssd.device_busy();
+        let makespan = self.ssd.q.now().since(self.start).as_ns().max(1);
         let input_bytes: u64 = reports.iter().map(|r| r.input_bytes).sum();
         let latencies: Vec<u64> = reports.iter().map(|r| r.latency_ns).collect();
         let mut lwp_busy_ns = vec![0, 0];
@@ -226,8 +205,8 @@ impl<'a> Simd<'a> {
             pcie_busy_ns: self.pcie.busy_ns(),
             flash_die_busy_ns: ssd_busy_end.0 - ssd_busy_start.0,
             flash_channel_busy_ns: ssd_busy_end.1 - ssd_busy_start.1,
-            flash_read_bytes: self.ssd_bytes.0,
-            flash_write_bytes: self.ssd_bytes.1,
+            flash_read_bytes: self.ssd.read_bytes,
+            flash_write_bytes: self.ssd.write_bytes,
             flashvisor_messages: 0,
             reused_instances: order.len().saturating_sub(slots as usize),
             host_cpu_busy_ns: self.host_cpu.busy_ns(),
@@ -235,8 +214,8 @@ impl<'a> Simd<'a> {
             ssd_busy_ns: self.ssd_busy_ns,
             phases: self.phases,
             energy_j,
-            events: self.q.events_processed() - events_start,
-            trace_hash: self.hash.hex(),
+            events: self.ssd.q.events_processed() - events_start,
+            trace_hash: self.ssd.hash.hex(),
         })
     }
 
@@ -293,19 +272,11 @@ impl<'a> Simd<'a> {
         m.report(makespan)
     }
 
-    fn ssd_device_busy(&self) -> (u64, u64) {
-        let now = self.q.now();
-        (
-            self.dev.die_busy_ns(now).iter().sum(),
-            self.dev.channel_busy_ns(now).iter().sum(),
-        )
-    }
-
     /// One instance, chunk by chunk; returns the chunk count.
     fn instance(&mut self, i: usize, plan: &KernelPlan, base: u64) -> Result<u32, AccelError> {
         let (in_bytes, out_bytes) = file_bytes(&plan.desc);
         let n = (in_bytes + out_bytes).div_ceil(self.cfg.ddr_bytes).max(1);
-        let out_base = base + round_up(in_bytes, self.dev.layout().group_bytes());
+        let out_base = base + round_up(in_bytes, self.ssd.dev.layout().group_bytes());
         for c in 0..n {
             let chunk = c as u32;
             let (in_off, in_c) = (in_bytes * c / n, part(in_bytes, n, c));
@@ -340,18 +311,18 @@ impl<'a> Simd<'a> {
             chunk,
             phase,
             start_ns: rel(from),
-            end_ns: rel(self.q.now()),
+            end_ns: rel(self.ssd.q.now()),
         };
         self.phases.push(iv);
     }
 
     /// Host CPU: one system call, then `copies_per_direction` copies of every byte.
     fn copy_phase(&mut self, i: usize, chunk: u32, phase: &'static str, bytes: u64) {
-        let from = self.q.now();
+        let from = self.ssd.q.now();
         let ns = self.host.syscall_ns
             + u64::from(self.host.copies_per_direction) * self.host.copy_ns(bytes);
         let end = self.host_cpu.serve(from, SimDuration::from_ns(ns));
-        self.advance_to(end);
+        self.ssd.advance_to(end);
         self.dram_busy_ns += end.since(from).as_ns();
         self.record(i, chunk, phase, from);
     }
@@ -359,7 +330,7 @@ impl<'a> Simd<'a> {
     /// A DMA between host DRAM and DDR3L over PCIe: the link and the DDR3L port each serve
     /// the bytes; the phase ends when both have.
     fn dma_phase(&mut self, i: usize, chunk: u32, phase: &'static str, bytes: u64) {
-        let from = self.q.now();
+        let from = self.ssd.q.now();
         let from_cpu = self
             .host_cpu
             .serve(from, SimDuration::from_ns(self.host.syscall_ns));
@@ -370,7 +341,7 @@ impl<'a> Simd<'a> {
             .ddr
             .serve(from_cpu, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
         let end = link.max(port);
-        self.advance_to(end);
+        self.ssd.advance_to(end);
         self.dram_busy_ns += end.since(from_cpu).as_ns();
         self.record(i, chunk, phase, from);
     }
@@ -378,7 +349,7 @@ impl<'a> Simd<'a> {
     /// The kernel over the workers, OpenMP-style (`openmp`), on this chunk's share (1/n of
     /// every unit's data and compute).
     fn compute_phase(&mut self, i: usize, chunk: u32, plan: &KernelPlan, n: u64, c: u64) {
-        let from = self.q.now();
+        let from = self.ssd.q.now();
         let end = openmp::run(
             &plan.units,
             |u| Share {
@@ -391,7 +362,7 @@ impl<'a> Simd<'a> {
             self.cfg.ddr_bandwidth_mb_s,
             from,
         );
-        self.advance_to(end);
+        self.ssd.advance_to(end);
         self.record(i, chunk, "compute", from);
     }
 
@@ -407,145 +378,13 @@ impl<'a> Simd<'a> {
         offset: u64,
         bytes: u64,
     ) -> Result<(), AccelError> {
-        let from = self.q.now();
-        let start = round_down(offset, 512);
-        let end = round_up(offset + bytes, 512);
-        let step = self.host.io_request_bytes;
-        let mut todo = (start..end)
-            .step_by(step as usize)
-            .map(|a| (a, step.min(end - a)));
-        self.host_cpu
-            .serve(from, SimDuration::from_ns(self.host.syscall_ns));
-        let mut inflight = 0u32;
-        let mut exhausted = false;
-        loop {
-            while inflight < self.host.io_queue_depth && !exhausted {
-                match todo.next() {
-                    Some((o, len)) => {
-                        let at = self.host_cpu.serve(
-                            self.q.now(),
-                            SimDuration::from_ns(self.host.io_stack_request_ns),
-                        );
-                        let token = self.token();
-                        self.submits.insert(token, (op, o, len));
-                        self.q.schedule_at(at, Event::Host(token));
-                        inflight += 1;
-                    }
-                    None => exhausted = true,
-                }
-            }
-            if inflight == 0 {
-                break;
-            }
-            self.step()?;
-            self.dev.take_completions(&mut self.completions);
-            for c in self.completions.drain(..) {
-                c.result
-                    .map_err(|e| AccelError::Device(format!("SSD {phase}: {e}")))?;
-                match c.op {
-                    HostOp::Read => self.ssd_bytes.0 += c.len_bytes,
-                    _ => self.ssd_bytes.1 += c.len_bytes,
-                }
-                inflight -= 1;
-            }
-        }
-        let d = self.q.now().since(from).as_ns();
+        let from = self.ssd.q.now();
+        self.ssd
+            .io(self.host, &mut self.host_cpu, op, offset, bytes)?;
+        let d = self.ssd.q.now().since(from).as_ns();
         self.ssd_busy_ns += d;
         self.dram_busy_ns += d;
         self.record(i, chunk, phase, from);
         Ok(())
     }
-
-    fn token(&mut self) -> u64 {
-        self.next_token += 1;
-        self.next_token
-    }
-
-    /// Pops one event: a host token submits its request; the rest go to the device.
-    fn step(&mut self) -> Result<Option<u64>, AccelError> {
-        let (at, ev) = self
-            .q
-            .pop()
-            .ok_or_else(|| AccelError::Device("SSD: event queue ran dry".into()))?;
-        self.hash.word(at.as_ns());
-        self.hash.word(ev.hash_word());
-        match ev {
-            Event::Host(token) => match self.submits.remove(&token) {
-                Some((op, offset_bytes, len_bytes)) => {
-                    self.submit(op, offset_bytes, len_bytes);
-                    Ok(None)
-                }
-                None => Ok(Some(token)),
-            },
-            other => {
-                self.dev.handle(other, &mut self.q, &mut self.rng);
-                Ok(None)
-            }
-        }
-    }
-
-    fn submit(&mut self, op: HostOp, offset_bytes: u64, len_bytes: u64) {
-        let id = self.next_request;
-        self.next_request += 1;
-        self.dev.submit(
-            HostRequest {
-                id,
-                op,
-                offset_bytes,
-                len_bytes,
-                data: Vec::new(),
-            },
-            &mut self.q,
-        );
-    }
-
-    /// Runs the queue (the SSD's background work included) until `at`.
-    fn advance_to(&mut self, at: SimTime) {
-        let token = self.token();
-        self.q.schedule_at(at.max(self.q.now()), Event::Host(token));
-        loop {
-            match self.step().expect("the marker is queued") {
-                Some(t) if t == token => return,
-                _ => {}
-            }
-        }
-    }
-
-    /// Writes the input files (untimed preconditioning).
-    fn preload(&mut self, files: &[(u64, u64)]) -> Result<(), AccelError> {
-        let step = self.host.io_request_bytes.max(1 << 20);
-        let mut todo = files.iter().flat_map(|&(base, len)| {
-            (base..base + len)
-                .step_by(step as usize)
-                .map(move |a| (a, step.min(base + len - a)))
-        });
-        let mut inflight = 0u32;
-        let mut exhausted = false;
-        loop {
-            while inflight < PRELOAD_QUEUE_DEPTH && !exhausted {
-                match todo.next() {
-                    Some((o, len)) => {
-                        self.submit(HostOp::Write, o, len);
-                        inflight += 1;
-                    }
-                    None => exhausted = true,
-                }
-            }
-            self.dev.take_completions(&mut self.completions);
-            for c in self.completions.drain(..) {
-                c.result
-                    .map_err(|e| AccelError::Device(format!("SSD preconditioning write: {e}")))?;
-                inflight -= 1;
-            }
-            if inflight == 0 && exhausted {
-                return Ok(());
-            }
-            let (_, ev) = self.q.pop().expect("writes in flight have events");
-            self.dev.handle(ev, &mut self.q, &mut self.rng);
-        }
-    }
-}
-
-fn round_down(x: u64, to: u64) -> u64 {
-    x / to * to
 }

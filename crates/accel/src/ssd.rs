@@ -1,0 +1,209 @@
+//! SIMD's NVMe SSD as the host sees it: the project's flash device (`nearflash-ftl`) on its
+//! own event queue, which is also the run's clock. The host's file system turns a byte range
+//! into requests of at most `io_request_bytes`, keeps `io_queue_depth` in flight, and spends
+//! `io_stack_request_ns` of host CPU on each before it reaches the drive. Every popped event
+//! goes into the trace hash.
+
+use crate::error::AccelError;
+use crate::host::HostConfig;
+use crate::server::FifoServer;
+use nearflash_flash::{FlashConfig, NoStore};
+use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
+use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
+use std::collections::BTreeMap;
+
+/// Requests in flight while writing the input files before the timed run.
+const PRELOAD_QUEUE_DEPTH: u32 = 64;
+
+pub struct Ssd {
+    pub q: EventQueue<Event>,
+    pub dev: Device,
+    rng: SimRng,
+    pub hash: TraceHasher,
+    next_request: u64,
+    next_token: u64,
+    /// Host tokens that submit a request when they fire (the host CPU finished its stack work).
+    submits: BTreeMap<u64, (HostOp, u64, u64)>,
+    completions: Vec<HostCompletion>,
+    /// Bytes the timed run read from / wrote to the drive.
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+impl Ssd {
+    pub fn format(flash: &FlashConfig, ftl: &FtlConfig, seed: u64) -> Result<Ssd, AccelError> {
+        let mut q = EventQueue::new();
+        let dev = Device::format(flash, ftl, Box::new(NoStore), &mut q)
+            .map_err(|e| AccelError::Device(format!("SSD: {e}")))?;
+        Ok(Ssd {
+            q,
+            dev,
+            rng: SimRng::seed_from_u64(seed),
+            hash: TraceHasher::default(),
+            next_request: 0,
+            next_token: 0,
+            submits: BTreeMap::new(),
+            completions: Vec::new(),
+            read_bytes: 0,
+            write_bytes: 0,
+        })
+    }
+
+    /// Summed die and channel busy time so far.
+    pub fn device_busy(&self) -> (u64, u64) {
+        let now = self.q.now();
+        (
+            self.dev.die_busy_ns(now).iter().sum(),
+            self.dev.channel_busy_ns(now).iter().sum(),
+        )
+    }
+
+    /// Reads or writes `bytes` at `offset` (rounded out to sectors) through the host's
+    /// storage stack on `cpu`; returns when every request has completed.
+    pub fn io(
+        &mut self,
+        host: &HostConfig,
+        cpu: &mut FifoServer,
+        op: HostOp,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<(), AccelError> {
+        let from = self.q.now();
+        let start = round_down(offset, 512);
+        let end = round_up(offset + bytes, 512);
+        let step = host.io_request_bytes;
+        let mut todo = (start..end)
+            .step_by(step as usize)
+            .map(|a| (a, step.min(end - a)));
+        cpu.serve(from, SimDuration::from_ns(host.syscall_ns));
+        let mut inflight = 0u32;
+        let mut exhausted = false;
+        loop {
+            while inflight < host.io_queue_depth && !exhausted {
+                match todo.next() {
+                    Some((o, len)) => {
+                        let at =
+                            cpu.serve(self.q.now(), SimDuration::from_ns(host.io_stack_request_ns));
+                        let token = self.token();
+                        self.submits.insert(token, (op, o, len));
+                        self.q.schedule_at(at, Event::Host(token));
+                        inflight += 1;
+                    }
+                    None => exhausted = true,
+                }
+            }
+            if inflight == 0 {
+                break;
+            }
+            self.step()?;
+            self.dev.take_completions(&mut self.completions);
+            for c in self.completions.drain(..) {
+                c.result
+                    .map_err(|e| AccelError::Device(format!("SSD {op:?}: {e}")))?;
+                match c.op {
+                    HostOp::Read => self.read_bytes += c.len_bytes,
+                    _ => self.write_bytes += c.len_bytes,
+                }
+                inflight -= 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn token(&mut self) -> u64 {
+        self.next_token += 1;
+        self.next_token
+    }
+
+    /// Pops one event: a host token submits its request; the rest go to the device.
+    fn step(&mut self) -> Result<Option<u64>, AccelError> {
+        let (at, ev) = self
+            .q
+            .pop()
+            .ok_or_else(|| AccelError::Device("SSD: event queue ran dry".into()))?;
+        self.hash.word(at.as_ns());
+        self.hash.word(ev.hash_word());
+        match ev {
+            Event::Host(token) => match self.submits.remove(&token) {
+                Some((op, offset_bytes, len_bytes)) => {
+                    self.submit(op, offset_bytes, len_bytes);
+                    Ok(None)
+                }
+                None => Ok(Some(token)),
+            },
+            other => {
+                self.dev.handle(other, &mut self.q, &mut self.rng);
+                Ok(None)
+            }
+        }
+    }
+
+    fn submit(&mut self, op: HostOp, offset_bytes: u64, len_bytes: u64) {
+        let id = self.next_request;
+        self.next_request += 1;
+        self.dev.submit(
+            HostRequest {
+                id,
+                op,
+                offset_bytes,
+                len_bytes,
+                data: Vec::new(),
+            },
+            &mut self.q,
+        );
+    }
+
+    /// Runs the queue (the SSD's background work included) until `at`.
+    pub fn advance_to(&mut self, at: SimTime) {
+        let token = self.token();
+        self.q.schedule_at(at.max(self.q.now()), Event::Host(token));
+        loop {
+            match self.step().expect("the marker is queued") {
+                Some(t) if t == token => return,
+                _ => {}
+            }
+        }
+    }
+
+    /// Writes the input files (untimed preconditioning).
+    pub fn preload(&mut self, files: &[(u64, u64)], request_bytes: u64) -> Result<(), AccelError> {
+        let step = request_bytes.max(1 << 20);
+        let mut todo = files.iter().flat_map(|&(base, len)| {
+            (base..base + len)
+                .step_by(step as usize)
+                .map(move |a| (a, step.min(base + len - a)))
+        });
+        let mut inflight = 0u32;
+        let mut exhausted = false;
+        loop {
+            while inflight < PRELOAD_QUEUE_DEPTH && !exhausted {
+                match todo.next() {
+                    Some((o, len)) => {
+                        self.submit(HostOp::Write, o, len);
+                        inflight += 1;
+                    }
+                    None => exhausted = true,
+                }
+            }
+            self.dev.take_completions(&mut self.completions);
+            for c in self.completions.drain(..) {
+                c.result
+                    .map_err(|e| AccelError::Device(format!("SSD preconditioning write: {e}")))?;
+                inflight -= 1;
+            }
+            if inflight == 0 && exhausted {
+                return Ok(());
+            }
+            let (_, ev) = self.q.pop().expect("writes in flight have events");
+            self.dev.handle(ev, &mut self.q, &mut self.rng);
+        }
+    }
+}
+
+fn round_up(x: u64, to: u64) -> u64 {
+    x.div_ceil(to) * to
+}
+
+fn round_down(x: u64, to: u64) -> u64 {
+    x / to * to
+}
