@@ -39,6 +39,12 @@ enum Reason {
 }
 
 impl Device {
+    /// The superblock GC is collecting, if any.
+    #[cfg(test)]
+    pub(super) fn gc_victim(&self) -> Option<SbId> {
+        self.gc.as_ref().map(|r| r.victim)
+    }
+
     fn foreground_needed(&self) -> bool {
         self.has_alloc_waiters() || self.sbs.free_count() <= self.cfg.gc_foreground_free_superblocks
     }
