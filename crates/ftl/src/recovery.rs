@@ -368,7 +368,10 @@ fn scan_superblock(
 
 /// The newest checkpoint in slot `slot` whose every page decodes. Checkpoints are appended
 /// row after row, each starting at the first page of a row; the scan stops at the first
-/// row that was never written.
+/// row that was never written. Rows are programmed several at a time, so rows after that
+/// one may hold pages of the checkpoint that was cut; it is incomplete anyway, and every
+/// complete checkpoint lies before it (a row is issued only once every row `ways` before
+/// it is done, and a checkpoint starts only after the previous one is complete).
 fn read_checkpoint(r: &mut Reader, layout: &Layout, slot: u32) -> Option<Snapshot> {
     let geo = &layout.geo;
     let gp = u64::from(layout.group_pages());
