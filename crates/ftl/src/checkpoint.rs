@@ -1,7 +1,11 @@
 //! The mapping checkpoint Storengine writes periodically ("dumps the scratchpad to flash").
-//! A checkpoint is a byte string spread over consecutive page groups of one of two
+//! A checkpoint is a byte string spread over consecutive rows (page groups) of one of two
 //! checkpoint slots (appended after the previous checkpoint; a full slot hands over to the
-//! other, so the newest complete checkpoint survives while the next is written):
+//! other, so the newest complete checkpoint survives while the next is written). A slot is
+//! a whole number of superblocks per way and its rows rotate over them: slot row `r` is page
+//! `r / n` of the slot's `r % n`-th superblock (`n` superblocks per slot, see
+//! `Layout::ckpt_row`), so consecutive rows lie on different ways and are programmed in
+//! parallel, one row per way in flight, each block still in page order:
 //!
 //! ```text
 //! header  (64 B): magic "NFCK", version u32, ckpt_seq u64, next_write_seq u64,
@@ -14,8 +18,11 @@
 //!
 //! Each page of a checkpoint carries an OOB record of kind `Checkpoint` with
 //! `seq = ckpt_seq` and `lpn` = its index in the checkpoint (so 0 marks a checkpoint's
-//! start, always the first page of a page group); a checkpoint is valid only if every page
-//! it needs decodes with the same `ckpt_seq` and the payload CRC matches.
+//! start, always the first page of a row); a checkpoint is valid only if every page it
+//! needs decodes with the same `ckpt_seq` and the payload CRC matches. Rows in flight
+//! together can be cut in any order, so a torn checkpoint may leave a later row programmed
+//! after an erased one; only the checkpoint being written can have such a hole, and it fails
+//! validation (the pages of the missing row do not decode).
 
 use crate::superblock::SbState;
 use thiserror::Error;

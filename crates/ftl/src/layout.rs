@@ -8,7 +8,12 @@
 //! fall on different dies. Each (superblock, channel, plane) member names its physical block
 //! through a remap table, initially the block row itself; a member that turns bad is remapped
 //! to a spare block of the same plane (the spares are the top `spare_blocks_per_plane` rows).
-//! Two checkpoint slots take the last superblocks below the spares; the rest hold data.
+//! Two checkpoint slots take the last superblocks below the spares; the rest hold data. A
+//! slot holds a whole number of superblocks per way (consecutive superblocks, so every way
+//! is covered) and its rows rotate over them: slot row `r` is page `r / n` of the slot's
+//! superblock `r % n` (`n` superblocks per slot). Consecutive checkpoint rows therefore land
+//! on different dies and can be programmed in parallel, while each block is still programmed
+//! in page order as rows are appended.
 
 use crate::config::FtlConfig;
 use nearflash_flash::{BlockId, DieId, Geometry, PageId};
@@ -51,11 +56,13 @@ impl Layout {
         // A checkpoint holds one 12-byte entry per logical group plus per-superblock records;
         // size the slots for the worst case (all data superblocks logical) and round up.
         let group_bytes = u64::from(l.group_pages()) * u64::from(geo.page_size_bytes);
-        let mut slot = 1u32;
+        // A slot spans every way (a multiple of `ways` superblocks) so its rows can be striped.
+        let ways = geo.ways_per_channel;
+        let mut slot = ways;
         loop {
             let data = u64::from(superblocks.saturating_sub(2 * slot)) * n;
             let bytes = crate::checkpoint::encoded_bytes_max(data, superblocks, l.group_pages());
-            let need = bytes.div_ceil(group_bytes).div_ceil(n) as u32;
+            let need = (bytes.div_ceil(group_bytes).div_ceil(n) as u32).next_multiple_of(ways);
             if need <= slot || 2 * slot >= superblocks {
                 break;
             }
@@ -103,6 +110,19 @@ impl Layout {
 
     pub fn ckpt_sbs_per_slot(&self) -> u32 {
         self.ckpt_sbs_per_slot
+    }
+
+    /// Page groups a checkpoint slot holds.
+    pub fn ckpt_slot_rows(&self) -> u32 {
+        self.ckpt_sbs_per_slot * self.geo.pages_per_block
+    }
+
+    /// Where row `row` of checkpoint slot `slot` lives: rows rotate over the slot's
+    /// superblocks (hence over the ways), each superblock filled in page order.
+    pub fn ckpt_row(&self, slot: u32, row: u32) -> (SbId, u32) {
+        let n = self.ckpt_sbs_per_slot;
+        let first = self.data_superblocks() + slot * n;
+        (SbId(first + row % n), row / n)
     }
 
     pub fn is_data_sb(&self, sb: SbId) -> bool {

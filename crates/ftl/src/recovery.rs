@@ -268,7 +268,7 @@ pub fn recover(
     // How far each slot was written is unknown (a newer checkpoint may have been torn after
     // the newest complete one), so neither is appended to: the next checkpoint starts over
     // in the slot that does not hold the recovered one. A slot with a bad block is broken.
-    let capacity = dev.layout.ckpt_sbs_per_slot() * dev.layout.groups_per_superblock();
+    let capacity = dev.layout.ckpt_slot_rows();
     dev.ckpt.next_row = [capacity; 2];
     for slot in 0..2 {
         let bad = dev
@@ -368,21 +368,21 @@ fn scan_superblock(
 
 /// The newest checkpoint in slot `slot` whose every page decodes. Checkpoints are appended
 /// row after row, each starting at the first page of a row; the scan stops at the first
-/// row that was never written.
+/// row that was never written. Rows are programmed several at a time, so rows after that
+/// one may hold pages of the checkpoint that was cut; it is incomplete anyway, and every
+/// complete checkpoint lies before it (a row is issued only once every row `ways` before
+/// it is done, and a checkpoint starts only after the previous one is complete).
 fn read_checkpoint(r: &mut Reader, layout: &Layout, slot: u32) -> Option<Snapshot> {
     let geo = &layout.geo;
     let gp = u64::from(layout.group_pages());
-    let per_sb = layout.groups_per_superblock();
-    let sbs: Vec<SbId> = layout.ckpt_slot(slot).collect();
-    let rows = u64::from(layout.ckpt_sbs_per_slot()) * u64::from(per_sb);
-    // Page `index` of the slot, counting page groups row by row.
+    let rows = u64::from(layout.ckpt_slot_rows());
+    // Page `index` of the slot, counting page groups row by row (rows rotate over the slot's
+    // superblocks, see `Layout::ckpt_row`).
     let page_of = |index: u64| -> PageId {
-        let row = (index / gp) as u32;
-        let k = (index % gp) as u32;
-        let sb = sbs[(row / per_sb) as usize];
-        let (c, l) = layout.page_position(k);
+        let (sb, page) = layout.ckpt_row(slot, (index / gp) as u32);
+        let (c, l) = layout.page_position((index % gp) as u32);
         let die: DieId = layout.die_of(sb, c);
-        geo.page_id(geo.block_id(die, l, layout.row_of(sb)), row % per_sb)
+        geo.page_id(geo.block_id(die, l, layout.row_of(sb)), page)
     };
     let mut newest: Option<Snapshot> = None;
     for row in 0..rows {

@@ -4,12 +4,20 @@
 //! rotate over the points, so consecutive group writes land on different dies. A point that
 //! fills up takes the least-worn free superblock of its way. Host writes may open a
 //! superblock only while more than `gc_foreground_free_superblocks` are free; the rest are
-//! GC's reserve, so collection can always make progress.
+//! GC's reserve, so collection can always make progress. A host write point takes at most
+//! `HOST_PROGRAMS_PER_POINT` programs at a time; further host writes wait for one to finish.
 
 use super::Device;
 use crate::layout::{Pgn, SbId};
 use crate::superblock::SbState;
 use nearflash_sim::SimTime;
+
+/// Host programs a write point may have in flight: one programming on the way's dies and one
+/// queued behind it keeps those dies busy. Beyond that, host writes wait in the FTL (for any
+/// point to drain) instead of in the dies' FIFO queues: when free superblocks are scarce only
+/// one or two host points are open, and a whole queue depth of host programs stacked on their
+/// way would hold every GC copy sent there (and so the GC that frees space) for tens of ms.
+const HOST_PROGRAMS_PER_POINT: u32 = 2;
 
 #[derive(Clone, Copy, Debug)]
 pub struct WritePoint {
@@ -44,6 +52,11 @@ impl Device {
                     }
                 }
             };
+            if stream == Stream::Host
+                && self.sbs.get(wp.sb).programs_inflight >= HOST_PROGRAMS_PER_POINT
+            {
+                continue;
+            }
             let pgn = self.layout.pgn(wp.sb, wp.next_page);
             self.points_mut(stream)[i] = Some(WritePoint {
                 sb: wp.sb,
@@ -64,6 +77,15 @@ impl Device {
         let info = self.sbs.get_mut(sb);
         assert!(info.programs_inflight > 0);
         info.programs_inflight -= 1;
+    }
+
+    /// Whether some host write point has a free page group left.
+    pub(super) fn host_points_have_room(&self) -> bool {
+        let pages = self.layout.groups_per_superblock();
+        self.host_points
+            .iter()
+            .flatten()
+            .any(|wp| wp.next_page < pages)
     }
 
     /// Page groups left in GC's open write points.

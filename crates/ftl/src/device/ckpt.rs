@@ -1,7 +1,11 @@
 //! Storengine's mapping checkpoints (journaling). A checkpoint snapshots the mapping, each
 //! superblock's epoch and state and the remap table at one instant and programs the encoded
-//! snapshot row by row (one page group at a time, so host commands interleave with it on
-//! the dies) into one of the two checkpoint slots. Checkpoints are appended after the
+//! snapshot row by row into one of the two checkpoint slots. A slot's rows rotate over its
+//! superblocks, one or more per way (`Layout::ckpt_row`), and up to one row per way is in
+//! flight: the checkpoint is striped over every die instead of queueing on one way's dies,
+//! and a row is issued only once the row `ways` before it is done, so each block is still
+//! programmed in page order and a power cut leaves the rows before the oldest unfinished
+//! one complete. Checkpoints are appended after the
 //! previous one; a slot is erased and started over only when neither slot has room, and
 //! never while it holds the newest complete checkpoint — so that checkpoint survives
 //! whatever happens to the one being written, and a slot is erased once per slot-full of
@@ -20,7 +24,8 @@ use crate::layout::SbId;
 use crate::oob::{OobRecord, PageKind};
 use crate::superblock::SbState;
 use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
-use nearflash_sim::EventQueue;
+use nearflash_sim::{EventQueue, SimTime};
+use std::collections::BTreeSet;
 
 #[derive(Default)]
 pub struct CkptState {
@@ -46,8 +51,14 @@ pub struct ActiveCkpt {
     /// Slot row of the checkpoint's first page group.
     first_row: u32,
     rows_total: u32,
-    /// Rows programmed so far.
+    /// Rows issued so far.
     next_row: u32,
+    /// Every row below this one is programmed.
+    done_below: u32,
+    /// Rows at or above `done_below` already programmed (finished out of order).
+    done_above: BTreeSet<u32>,
+    /// When the checkpoint started (for its duration statistics).
+    started: SimTime,
     erases_pending: u32,
     held: Vec<SbId>,
     failed: bool,
@@ -75,7 +86,7 @@ impl Device {
             self.layout.group_pages(),
         );
         let rows_total = len.div_ceil(ps).div_ceil(gp) as u32;
-        let capacity = self.layout.ckpt_sbs_per_slot() * self.layout.groups_per_superblock();
+        let capacity = self.layout.ckpt_slot_rows();
         assert!(rows_total <= capacity, "checkpoint slot too small");
         let Some((slot, first_row)) = self.ckpt_place(rows_total, capacity) else {
             self.stats.checkpoints_skipped += 1;
@@ -102,6 +113,9 @@ impl Device {
             first_row,
             rows_total,
             next_row: 0,
+            done_below: 0,
+            done_above: BTreeSet::new(),
+            started: q.now(),
             erases_pending: 0,
             held,
             failed: false,
@@ -117,7 +131,7 @@ impl Device {
         };
         self.ckpt.active.as_mut().expect("active").erases_pending = to_erase.len() as u32;
         if to_erase.is_empty() {
-            self.ckpt_program_next_row(q);
+            self.ckpt_program_rows(q);
         }
         for sb in to_erase {
             self.start_erase(sb, ErasePurpose::Checkpoint, q);
@@ -209,29 +223,38 @@ impl Device {
             if active.failed {
                 self.finish_checkpoint(q);
             } else {
-                self.ckpt_program_next_row(q);
+                self.ckpt_program_rows(q);
             }
         }
     }
 
-    fn ckpt_program_next_row(&mut self, q: &mut EventQueue<Event>) {
-        let active = self.ckpt.active.as_ref().expect("checkpoint in progress");
-        if active.next_row == active.rows_total || active.failed {
-            self.finish_checkpoint(q);
-            return;
+    /// Issues rows while fewer than one per way are in flight (and the row `ways` before the
+    /// next one, on the same superblock's previous page, is done); finishes the checkpoint
+    /// once every row is programmed, or once a failed one has nothing left in flight.
+    fn ckpt_program_rows(&mut self, q: &mut EventQueue<Event>) {
+        let window = self.layout.geo.ways_per_channel;
+        loop {
+            let a = self.ckpt.active.as_ref().expect("checkpoint in progress");
+            let in_flight = a.next_row - a.done_below - a.done_above.len() as u32;
+            if (a.failed || a.next_row == a.rows_total) && in_flight == 0 {
+                self.finish_checkpoint(q);
+                return;
+            }
+            if a.failed || a.next_row == a.rows_total || a.next_row >= a.done_below + window {
+                return;
+            }
+            self.ckpt_program_row(q);
         }
+    }
+
+    fn ckpt_program_row(&mut self, q: &mut EventQueue<Event>) {
+        let active = self.ckpt.active.as_ref().expect("checkpoint in progress");
         let index_row = active.next_row;
         let row = active.first_row + active.next_row;
-        let slot = active.slot;
         let ckpt_seq = active.ckpt_seq;
-        let per_sb = self.layout.groups_per_superblock();
-        let sb = self
-            .layout
-            .ckpt_slot(slot)
-            .nth((row / per_sb) as usize)
-            .expect("row within slot");
-        let page = row % per_sb;
+        let (sb, page) = self.layout.ckpt_row(active.slot, row);
         let job = self.jobs.insert(Job::CkptProgram(CkptProgramJob {
+            row: index_row,
             pending: 0,
             failed: false,
         }));
@@ -302,18 +325,25 @@ impl Device {
         if j.pending > 0 {
             return;
         }
-        let failed = j.failed;
+        let (failed, row) = (j.failed, j.row);
         self.jobs.remove(id);
         let active = self.ckpt.active.as_mut().expect("checkpoint in progress");
         if failed {
             active.failed = true;
             self.ckpt.broken[active.slot as usize] = true;
         }
-        self.ckpt_program_next_row(q);
+        active.done_above.insert(row);
+        while active.done_above.remove(&active.done_below) {
+            active.done_below += 1;
+        }
+        self.ckpt_program_rows(q);
     }
 
     fn finish_checkpoint(&mut self, q: &mut EventQueue<Event>) {
         let active = self.ckpt.active.take().expect("checkpoint in progress");
+        let took = q.now().0 - active.started.0;
+        self.stats.checkpoint_ns_total += took;
+        self.stats.checkpoint_ns_max = self.stats.checkpoint_ns_max.max(took);
         if active.failed {
             self.stats.checkpoints_failed += 1;
             self.ckpt.dirty = true;

@@ -1,10 +1,10 @@
-//! Storengine's garbage collection. One victim superblock at a time: its valid page groups
-//! are read and programmed to the GC write points (keeping each group's write sequence
-//! number, so a copy never outranks a newer host write), the mapping switches only if the
-//! group was not overwritten meanwhile, and once nothing valid remains and no read pins it,
-//! the victim's blocks are erased. Blocks found bad are replaced by spares (the superblock
-//! waits for a checkpoint to record the remap) or, with no spare left, the superblock
-//! retires.
+//! Storengine's garbage collection. One victim superblock is copied at a time: its valid
+//! page groups are read and programmed to the GC write points (keeping each group's write
+//! sequence number, so a copy never outranks a newer host write), the mapping switches only
+//! if the group was not overwritten meanwhile, and once nothing valid remains and no read
+//! pins it, the victim's blocks are erased while the next victim's copies already run.
+//! Blocks found bad are replaced by spares (the superblock waits for a checkpoint to record
+//! the remap) or, with no spare left, the superblock retires.
 //!
 //! Triggers: *foreground* when free superblocks fall to `gc_foreground_free_superblocks` or
 //! a host write waits for space; *background* after the device has been idle for
@@ -26,7 +26,6 @@ pub struct GcRun {
     victim: SbId,
     cursor: u32,
     copies: u32,
-    erasing: bool,
     /// The run may open the last free superblock (see `gc_room`).
     rescue: bool,
 }
@@ -39,12 +38,25 @@ enum Reason {
 }
 
 impl Device {
+    /// The superblock GC is collecting, if any.
+    #[cfg(test)]
+    pub(super) fn gc_victim(&self) -> Option<SbId> {
+        self.gc.as_ref().map(|r| r.victim)
+    }
+
     fn foreground_needed(&self) -> bool {
         self.has_alloc_waiters() || self.sbs.free_count() <= self.cfg.gc_foreground_free_superblocks
     }
 
-    /// Starts or advances garbage collection as far as it can go now.
+    /// Starts or advances garbage collection as far as it can go now. A victim whose last
+    /// copy is done is handed to its erase and the next victim starts at once, so the dies
+    /// keep copying while the erase runs instead of idling for tBERS between victims.
     pub(super) fn pump_gc(&mut self, q: &mut EventQueue<Event>) {
+        while self.pump_gc_once(q) {}
+    }
+
+    /// One step of `pump_gc`; true if it handed a victim to its erase (another may start).
+    fn pump_gc_once(&mut self, q: &mut EventQueue<Event>) -> bool {
         let now = q.now();
         // The run's last copies may have finished while the others wait for room that
         // nothing will free.
@@ -69,7 +81,7 @@ impl Device {
                 if self.has_alloc_waiters() {
                     self.fail_alloc_waiters(q);
                 }
-                return;
+                return false;
             };
             self.sbs.get_mut(victim).state = SbState::Victim;
             self.stats.gc_runs += 1;
@@ -85,14 +97,12 @@ impl Device {
                 victim,
                 cursor: 0,
                 copies: 0,
-                erasing: false,
                 rescue,
             });
         }
-        let Some(run) = self.gc.as_mut() else { return };
-        if run.erasing {
-            return;
-        }
+        let Some(run) = self.gc.as_mut() else {
+            return false;
+        };
         let victim = run.victim;
         let pages = self.layout.groups_per_superblock();
         let yield_to_host = !foreground && self.host_inflight > 0;
@@ -115,9 +125,12 @@ impl Device {
                 0,
                 "victim still holds valid groups"
             );
-            run.erasing = true;
+            // The victim stays in state `Victim` until its erase is done.
+            self.gc = None;
             self.start_erase(victim, ErasePurpose::Gc, q);
+            return true;
         }
+        false
     }
 
     /// Page groups GC can be sure to find for its copies: what is left in its open write
@@ -516,7 +529,6 @@ impl Device {
                 } else {
                     self.sbs.release(sb);
                 }
-                self.gc = None;
                 self.wake_gc_waiters(q);
                 self.wake_alloc_waiters(q);
                 self.pump_gc(q);

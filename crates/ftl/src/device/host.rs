@@ -541,6 +541,7 @@ impl Device {
                 self.jobs.remove(id);
                 self.release_lock(seg.lgn, q);
                 self.finish_segment(seg.req, q);
+                self.wake_alloc_waiters(q);
             }
             WritePhase::WaitLock | WritePhase::WaitAlloc => unreachable!("no flash op in flight"),
         }
@@ -581,8 +582,9 @@ impl Device {
         }
     }
 
+    /// Whether host writes wait for space (not merely for a busy write point to drain).
     pub(super) fn has_alloc_waiters(&self) -> bool {
-        !self.alloc_waiters.is_empty()
+        !self.alloc_waiters.is_empty() && !self.host_points_have_room()
     }
 
     /// One segment (or the submission itself) of request `slot` is done.

@@ -148,6 +148,8 @@ pub struct TrimJob {
 }
 
 pub struct CkptProgramJob {
+    /// Row of the checkpoint (counted from its first row) this program writes.
+    pub row: u32,
     pub pending: u32,
     pub failed: bool,
 }

@@ -31,6 +31,10 @@ pub struct FtlStats {
     /// Checkpoints not written: the only usable slot is full and holds the newest one.
     pub checkpoints_skipped: u64,
     pub checkpoint_pages: u64,
+    /// Simulated time from a checkpoint's start to its end (erase included), summed and
+    /// the longest one.
+    pub checkpoint_ns_total: u64,
+    pub checkpoint_ns_max: u64,
     pub program_failures: u64,
     pub erase_failures: u64,
     pub blocks_remapped: u64,
