@@ -112,6 +112,8 @@ pub struct IoReport {
     pub gc_pages_copied: u64,
     pub wear_leveling_runs: u64,
     pub checkpoints_written: u64,
+    /// Longest time one mapping checkpoint of the phase took (first program to last).
+    pub checkpoint_ms_max: f64,
     pub erase_count: EraseCounts,
     pub utilization: Utilization,
     /// Page reads + page programs + block erases of the phase, GC and checkpoints included.
@@ -209,6 +211,9 @@ impl IoReport {
             gc_pages_copied: e.ftl.gc_pages_copied - s.ftl.gc_pages_copied,
             wear_leveling_runs: e.ftl.wear_leveling_runs - s.ftl.wear_leveling_runs,
             checkpoints_written: e.ftl.checkpoints_written - s.ftl.checkpoints_written,
+            // The maximum is over the whole run: checkpoints of the phase can only raise it,
+            // and a phase without one reports the run's (preconditioning's) worst.
+            checkpoint_ms_max: e.ftl.checkpoint_ns_max as f64 / 1e6,
             erase_count: EraseCounts {
                 min: ec_min,
                 mean: ec_mean,
@@ -290,6 +295,13 @@ impl IoReport {
             (
                 "GC runs / pages copied".into(),
                 format!("{} / {}", self.gc_runs, self.gc_pages_copied),
+            ),
+            (
+                "checkpoints written (longest)".into(),
+                format!(
+                    "{} ({:.1} ms)",
+                    self.checkpoints_written, self.checkpoint_ms_max
+                ),
             ),
             (
                 "erase count min / mean / max".into(),
