@@ -1,14 +1,8 @@
 //! `nearflash crashtest` through the real binary: a short sweep passes with the documented
 //! last line and JSON summary; bad arguments are named.
 
-use std::process::Command;
-
-fn nearflash(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_nearflash"))
-        .args(args)
-        .output()
-        .expect("runs the binary")
-}
+mod common;
+use common::{fails_naming, nearflash};
 
 #[test]
 fn short_sweep_loses_nothing_and_ends_with_the_pass_line() {
@@ -81,9 +75,6 @@ fn bad_arguments_are_named() {
             "flash.page_size_bytes",
         ),
     ] {
-        let out = nearflash(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?}");
-        assert!(err.contains(needle), "{args:?}: {err}");
+        fails_naming(&args, needle);
     }
 }

@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::{fails_naming, nearflash};
 
 const WALL_CLOCK_FIELDS: &[&str] = &[
     "wall_s",
@@ -12,13 +13,6 @@ const WALL_CLOCK_FIELDS: &[&str] = &[
     "flash_ops_per_wall_s",
     "peak_rss_mb",
 ];
-
-fn nearflash(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nearflash"))
-        .args(args)
-        .output()
-        .expect("runs the binary")
-}
 
 fn run_json(dir: &Path, name: &str, args: &[&str]) -> Value {
     let path = dir.join(name);
@@ -53,18 +47,6 @@ fn f(v: &Value, key: &str) -> f64 {
     v[key]
         .as_f64()
         .unwrap_or_else(|| panic!("{key} missing in {v}"))
-}
-
-/// Asserts the command fails with a non-zero exit and an error naming `needle`.
-fn fails_naming(args: &[&str], needle: &str) {
-    let out = nearflash(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} should fail");
-    assert!(
-        err.contains(needle),
-        "{args:?}: stderr {err:?} lacks {needle:?}"
-    );
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
 }
 
 const RAND_MIXED: &[&str] = &[

@@ -1,14 +1,8 @@
 //! `nearflash kernel` through the real binary: a run verifies and dumps its live-out arrays
 //! in the documented format; bad names and sizes are named.
 
-use std::process::Command;
-
-fn nearflash(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_nearflash"))
-        .args(args)
-        .output()
-        .expect("runs the binary")
-}
+mod common;
+use common::{fails_naming, nearflash};
 
 #[test]
 fn gemm_runs_verifies_and_dumps_row_major_f64() {
@@ -74,9 +68,6 @@ fn bad_kernel_inputs_are_named() {
         ),
         (vec!["kernel", "gemm", "--screens", "0"], "--screens"),
     ] {
-        let out = nearflash(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?}");
-        assert!(err.contains(needle), "{args:?}: {err}");
+        fails_naming(&args, needle);
     }
 }

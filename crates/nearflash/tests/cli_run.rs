@@ -2,21 +2,8 @@
 //! system, workload or kernel, and a dataset that does not fit the device, exit non-zero with
 //! an error naming the culprit.
 
-use std::process::Command;
-
-fn nearflash(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_nearflash"))
-        .args(args)
-        .output()
-        .expect("runs the binary")
-}
-
-fn fails_naming(args: &[&str], name: &str) {
-    let out = nearflash(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} succeeded");
-    assert!(stderr.contains(name), "{stderr}");
-}
+mod common;
+use common::{fails_naming, nearflash};
 
 #[test]
 fn a_small_run_reports_throughput_and_writes_json() {
