@@ -23,6 +23,7 @@ pub mod layout;
 pub mod machine;
 pub mod openmp;
 pub mod plan;
+pub mod preload;
 pub mod report;
 pub mod run;
 pub mod sched;

@@ -42,8 +42,6 @@ use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
 use std::collections::BTreeMap;
 
-/// Requests in flight while preconditioning (writes of the inputs, untimed).
-const PRELOAD_QUEUE_DEPTH: u32 = 64;
 /// Range locks the table holds at most (sections × instances is far below).
 const RANGE_LOCKS_MAX: usize = 1 << 16;
 
@@ -250,31 +248,14 @@ impl Machine {
                 at += len;
             }
         }
-        let mut next = todo.into_iter();
-        let mut inflight = 0u32;
-        let mut exhausted = false;
-        loop {
-            while inflight < PRELOAD_QUEUE_DEPTH && !exhausted {
-                match next.next() {
-                    Some((offset_bytes, len_bytes)) => {
-                        self.submit(HostOp::Write, offset_bytes, len_bytes);
-                        inflight += 1;
-                    }
-                    None => exhausted = true,
-                }
-            }
-            self.dev.take_completions(&mut self.completions);
-            for c in self.completions.drain(..) {
-                c.result
-                    .map_err(|e| AccelError::Device(format!("preconditioning write: {e}")))?;
-                inflight -= 1;
-            }
-            if inflight == 0 && exhausted {
-                return Ok(());
-            }
-            let (_, ev) = self.q.pop().expect("writes in flight have events");
-            self.dev.handle(ev, &mut self.q, &mut self.rng);
-        }
+        crate::preload::write_extents(
+            &mut self.dev,
+            &mut self.q,
+            &mut self.rng,
+            &mut self.next_request,
+            todo.into_iter(),
+            "preconditioning",
+        )
     }
 
     fn submit(&mut self, op: HostOp, offset_bytes: u64, len_bytes: u64) -> u64 {

@@ -12,9 +12,6 @@ use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostReques
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
 use std::collections::BTreeMap;
 
-/// Requests in flight while writing the input files before the timed run.
-const PRELOAD_QUEUE_DEPTH: u32 = 64;
-
 pub struct Ssd {
     pub q: EventQueue<Event>,
     pub dev: Device,
@@ -168,35 +165,19 @@ impl Ssd {
     /// Writes the input files (untimed preconditioning).
     pub fn preload(&mut self, files: &[(u64, u64)], request_bytes: u64) -> Result<(), AccelError> {
         let step = request_bytes.max(1 << 20);
-        let mut todo = files.iter().flat_map(|&(base, len)| {
+        let todo = files.iter().flat_map(|&(base, len)| {
             (base..base + len)
                 .step_by(step as usize)
                 .map(move |a| (a, step.min(base + len - a)))
         });
-        let mut inflight = 0u32;
-        let mut exhausted = false;
-        loop {
-            while inflight < PRELOAD_QUEUE_DEPTH && !exhausted {
-                match todo.next() {
-                    Some((o, len)) => {
-                        self.submit(HostOp::Write, o, len);
-                        inflight += 1;
-                    }
-                    None => exhausted = true,
-                }
-            }
-            self.dev.take_completions(&mut self.completions);
-            for c in self.completions.drain(..) {
-                c.result
-                    .map_err(|e| AccelError::Device(format!("SSD preconditioning write: {e}")))?;
-                inflight -= 1;
-            }
-            if inflight == 0 && exhausted {
-                return Ok(());
-            }
-            let (_, ev) = self.q.pop().expect("writes in flight have events");
-            self.dev.handle(ev, &mut self.q, &mut self.rng);
-        }
+        crate::preload::write_extents(
+            &mut self.dev,
+            &mut self.q,
+            &mut self.rng,
+            &mut self.next_request,
+            todo,
+            "SSD preconditioning",
+        )
     }
 }
 

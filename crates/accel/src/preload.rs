@@ -1,0 +1,58 @@
+//! Untimed preconditioning shared by the accelerator's flash backbone and the SIMD host's SSD:
+//! write a list of extents closed-loop at a fixed queue depth and run the device until every
+//! write has completed, so the timed run reads data the FTL really maps.
+
+use crate::error::AccelError;
+use nearflash_ftl::{Device, Event, HostOp, HostRequest};
+use nearflash_sim::{EventQueue, SimRng};
+
+/// Writes kept in flight while preconditioning.
+const PRELOAD_QUEUE_DEPTH: u32 = 64;
+
+/// Writes every `(offset_bytes, len_bytes)` extent (timing fidelity: no payload). Request ids
+/// continue from `next_id`; a failed write is an error naming `what`.
+pub fn write_extents(
+    dev: &mut Device,
+    q: &mut EventQueue<Event>,
+    rng: &mut SimRng,
+    next_id: &mut u64,
+    extents: impl Iterator<Item = (u64, u64)>,
+    what: &str,
+) -> Result<(), AccelError> {
+    let mut extents = extents;
+    let mut completions = Vec::new();
+    let mut inflight = 0u32;
+    let mut exhausted = false;
+    loop {
+        while inflight < PRELOAD_QUEUE_DEPTH && !exhausted {
+            match extents.next() {
+                Some((offset_bytes, len_bytes)) => {
+                    dev.submit(
+                        HostRequest {
+                            id: *next_id,
+                            op: HostOp::Write,
+                            offset_bytes,
+                            len_bytes,
+                            data: Vec::new(),
+                        },
+                        q,
+                    );
+                    *next_id += 1;
+                    inflight += 1;
+                }
+                None => exhausted = true,
+            }
+        }
+        dev.take_completions(&mut completions);
+        for c in completions.drain(..) {
+            c.result
+                .map_err(|e| AccelError::Device(format!("{what} write: {e}")))?;
+            inflight -= 1;
+        }
+        if inflight == 0 && exhausted {
+            return Ok(());
+        }
+        let (_, ev) = q.pop().expect("writes in flight have events");
+        dev.handle(ev, q, rng);
+    }
+}
