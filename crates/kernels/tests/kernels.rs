@@ -202,10 +202,3 @@ fn skipping_the_first_or_last_microblock_is_caught() {
         }
     }
 }
-
-#[test]
-#[ignore = "prints the Table 2 comparison; run with --ignored --nocapture"]
-fn print_table2_comparison() {
-    let rows = table2::compare().unwrap();
-    println!("{}", table2::render(&rows));
-}
