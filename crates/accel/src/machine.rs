@@ -28,12 +28,13 @@
 
 use crate::chain::{Chain, Unit};
 use crate::config::AccelConfig;
-use crate::energy::{Category, EnergyMeter, EnergyReport};
+use crate::energy::{Category, EnergyMeter};
 use crate::error::AccelError;
 use crate::layout::Layout;
 use crate::plan::{GroupRuns, KernelPlan};
 use crate::report::{InstanceReport, LatencySummaryMs, RunReport};
 use crate::sched::{Scheduler, SchedulerKind};
+use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
 use nearflash_flash::{FlashConfig, NoStore};
 use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
@@ -103,7 +104,10 @@ pub struct Machine {
     flashvisor: FifoServer,
     ddr: FifoServer,
     pcie: FifoServer,
-    storengine_busy_ns: u64,
+    storengine: Busy,
+    /// The backbone's summed die busy time over the run, sampled between events.
+    die_bins: TimeBins,
+    die_sample: (SimTime, u64),
     last_event: SimTime,
     workers: Vec<Worker>,
     pending: BTreeMap<u64, Ev>,
@@ -174,7 +178,9 @@ impl Machine {
             flashvisor: FifoServer::default(),
             ddr: FifoServer::default(),
             pcie: FifoServer::default(),
-            storengine_busy_ns: 0,
+            storengine: Busy::default(),
+            die_bins: TimeBins::default(),
+            die_sample: (SimTime::ZERO, 0),
             last_event: SimTime::ZERO,
             workers: vec![Worker::default(); cfg.worker_count()],
             pending: BTreeMap::new(),
@@ -203,6 +209,7 @@ impl Machine {
         self.last_event = self.start;
         self.events_start = self.q.events_processed();
         self.flash_busy_start_ns = self.flash_busy_ns(self.start);
+        self.start_series();
         for i in 0..self.instances.len() {
             let at = self.pcie.serve(
                 self.start,
@@ -221,9 +228,10 @@ impl Machine {
             self.hash.word(at.as_ns());
             self.hash.word(ev.hash_word());
             if self.dev.gc_active() || self.dev.checkpoint_active() {
-                self.storengine_busy_ns += at.since(self.last_event).as_ns();
+                self.storengine.add(self.last_event, at);
             }
             self.last_event = at;
+            self.sample_dies(at, false);
             match ev {
                 Event::Host(token) => {
                     let e = self.pending.remove(&token).expect("a scheduled token");
@@ -233,7 +241,33 @@ impl Machine {
             }
             self.drain_completions()?;
         }
+        self.sample_dies(self.q.now(), true);
         Ok(self.report(workload))
+    }
+
+    fn start_series(&mut self) {
+        let t = self.start;
+        self.flashvisor.start_series(t);
+        self.ddr.start_series(t);
+        self.pcie.start_series(t);
+        for w in &mut self.workers {
+            w.busy.start_series(t);
+        }
+        self.storengine.start_series(t);
+        self.die_bins.reset(t);
+        self.die_sample = (t, self.flash_busy_start_ns.0);
+    }
+
+    /// Spreads the dies' busy time since the last sample over the time since then; sampled
+    /// at least twice per bin (`force`: now, at the end of the run).
+    fn sample_dies(&mut self, now: SimTime, force: bool) {
+        let (t0, busy0) = self.die_sample;
+        if !force && now.since(t0).as_ns() < self.die_bins.bin_ns() / 2 {
+            return;
+        }
+        let busy = self.flash_busy_ns(now).0;
+        self.die_bins.add_spread(t0, now, busy - busy0);
+        self.die_sample = (now, busy);
     }
 
     /// Writes every input range (untimed preconditioning) and waits for the writes.
@@ -312,7 +346,7 @@ impl Machine {
             }
             Ev::DdrIn(w) => {
                 let ns = self.unit_plan(w).compute_ns;
-                self.workers[w].busy.account(ns);
+                self.workers[w].busy.account(now, ns);
                 self.schedule(now + SimDuration::from_ns(ns), Ev::Computed(w));
             }
             Ev::Computed(w) => {
@@ -502,10 +536,12 @@ impl Machine {
     /// backbone serve storage, PCIe moves data. The backbone's busy time is its dies' summed
     /// busy time over the die count (the mean fraction of dies busy). The host is not
     /// counted: after the offload it takes no part in the run (§4).
-    fn energy(&self, lwp_busy_ns: &[u64], die_busy_ns: u64, makespan: u64) -> EnergyReport {
+    fn energy_meter(&self, lwp_busy_ns: &[u64], die_busy_ns: u64, makespan: u64) -> EnergyMeter {
         let c = &self.cfg;
         let mut m = EnergyMeter::default();
-        for (i, &b) in lwp_busy_ns.iter().enumerate() {
+        let mut lwp_bins = vec![self.flashvisor.bins(), self.storengine.bins()];
+        lwp_bins.extend(self.workers.iter().map(|w| w.busy.bins()));
+        for (i, (&b, bins)) in lwp_busy_ns.iter().zip(lwp_bins).enumerate() {
             let cat = if i < 2 {
                 Category::StorageAccess
             } else {
@@ -517,6 +553,7 @@ impl Machine {
                 c.lwp_active_power_w,
                 c.lwp_idle_power_w,
                 b.min(makespan),
+                (bins, 1),
             );
         }
         m.add(
@@ -525,6 +562,7 @@ impl Machine {
             c.ddr_power_w,
             c.ddr_idle_power_w,
             self.ddr.busy_ns().min(makespan),
+            (self.ddr.bins(), 1),
         );
         m.add(
             "pcie",
@@ -532,6 +570,7 @@ impl Machine {
             c.pcie_power_w,
             c.pcie_idle_power_w,
             self.pcie.busy_ns().min(makespan),
+            (self.pcie.bins(), 1),
         );
         let dies = self.dev.die_busy_ns(self.q.now()).len().max(1) as u64;
         m.add(
@@ -540,8 +579,9 @@ impl Machine {
             c.backbone_active_power_w,
             c.backbone_idle_power_w,
             (die_busy_ns / dies).min(makespan),
+            (&self.die_bins, dies),
         );
-        m.report(makespan)
+        m
     }
 
     fn report(&self, workload: &str) -> RunReport {
@@ -569,10 +609,13 @@ impl Machine {
             .collect();
         let input_bytes: u64 = instances.iter().map(|i| i.input_bytes).sum();
         let latencies: Vec<u64> = instances.iter().map(|i| i.latency_ns).collect();
-        let mut lwp_busy_ns = vec![self.flashvisor.busy_ns(), self.storengine_busy_ns];
+        let mut lwp_busy_ns = vec![self.flashvisor.busy_ns(), self.storengine.ns()];
         lwp_busy_ns.extend(self.workers.iter().map(|w| w.busy.busy_ns()));
         let die_busy_ns = flash_busy.0 - self.flash_busy_start_ns.0;
-        let energy_j = self.energy(&lwp_busy_ns, die_busy_ns, makespan);
+        let meter = self.energy_meter(&lwp_busy_ns, die_busy_ns, makespan);
+        let workers: Vec<&TimeBins> = self.workers.iter().map(|w| w.busy.bins()).collect();
+        let series = series_points(&workers, meter.power_series(makespan), makespan);
+        let energy_j = meter.report(makespan);
         RunReport {
             scheduler: self.sched.kind().name(),
             workload: workload.to_string(),
@@ -600,6 +643,7 @@ impl Machine {
             ssd_busy_ns: 0,
             phases: Vec::new(),
             energy_j,
+            series,
             events: self.q.events_processed() - self.events_start,
             trace_hash: self.hash.hex(),
         }
