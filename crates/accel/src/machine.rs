@@ -41,7 +41,7 @@ use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostReques
 use nearflash_kernels::Access;
 use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Range locks the table holds at most (sections × instances is far below).
 const RANGE_LOCKS_MAX: usize = 1 << 16;
@@ -113,6 +113,12 @@ pub struct Machine {
     pending: BTreeMap<u64, Ev>,
     next_token: u64,
     io_owner: BTreeMap<u64, usize>,
+    /// Flash requests waiting for a free slot at the FTL, per worker: (op, offset, length).
+    io_waiting: Vec<VecDeque<(HostOp, u64, u64)>>,
+    /// Flash requests outstanding at the FTL (at most `flash_queue_depth`).
+    io_outstanding: u32,
+    /// The worker whose waiting request goes next (round robin).
+    io_turn: usize,
     next_request: u64,
     locks: RangeLockTable,
     lock_owner: BTreeMap<LockId, usize>,
@@ -186,6 +192,9 @@ impl Machine {
             pending: BTreeMap::new(),
             next_token: 0,
             io_owner: BTreeMap::new(),
+            io_waiting: vec![VecDeque::new(); cfg.worker_count()],
+            io_outstanding: 0,
+            io_turn: 0,
             next_request: 0,
             locks: RangeLockTable::new(RANGE_LOCKS_MAX),
             lock_owner: BTreeMap::new(),
@@ -453,8 +462,7 @@ impl Machine {
             let mut at = abs.start;
             while at < abs.end {
                 let len = max_groups.min(abs.end - at);
-                let id = self.submit(op, at * g, len * g);
-                self.io_owner.insert(id, w);
+                self.io_waiting[w].push_back((op, at * g, len * g));
                 match op {
                     HostOp::Read => self.flash_read_bytes += len * g,
                     _ => self.flash_write_bytes += len * g,
@@ -465,6 +473,25 @@ impl Machine {
         }
         assert!(n > 0, "only units with a footprint ask Flashvisor for I/O");
         self.workers[w].io_pending += n;
+        self.issue_io();
+    }
+
+    /// Submits waiting requests, round robin over workers, while the FTL has room.
+    fn issue_io(&mut self) {
+        let n = self.io_waiting.len();
+        while self.io_outstanding < self.cfg.flash_queue_depth {
+            let Some(w) = (0..n)
+                .map(|k| (self.io_turn + k) % n)
+                .find(|&w| !self.io_waiting[w].is_empty())
+            else {
+                return;
+            };
+            let (op, offset, len) = self.io_waiting[w].pop_front().expect("non-empty");
+            let id = self.submit(op, offset, len);
+            self.io_owner.insert(id, w);
+            self.io_outstanding += 1;
+            self.io_turn = (w + 1) % n;
+        }
     }
 
     fn drain_completions(&mut self) -> Result<(), AccelError> {
@@ -474,6 +501,8 @@ impl Machine {
             c.result
                 .map_err(|e| AccelError::Device(format!("{:?} {}: {e}", c.op, c.offset_bytes)))?;
             let w = self.io_owner.remove(&c.id).expect("a request of a worker");
+            self.io_outstanding -= 1;
+            self.issue_io();
             let worker = &mut self.workers[w];
             worker.io_pending -= 1;
             if worker.io_pending > 0 {
