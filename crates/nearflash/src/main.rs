@@ -48,7 +48,20 @@ enum Command {
     },
 }
 
+/// Restores the default SIGPIPE action, so `nearflash ... | head` ends quietly when the
+/// reader goes away instead of panicking on a failed print (Rust ignores SIGPIPE by default).
+#[cfg(unix)]
+fn default_sigpipe() {
+    // SAFETY: called first thing in main, before any other thread exists; setting a signal
+    // disposition to SIG_DFL has no other precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Io(args) => cmd_io::run(&args).map(|()| true),

@@ -30,6 +30,10 @@ pub struct ReproduceArgs {
     pub overrides: Vec<String>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Run only these workloads (comma-separated, e.g. atax,mx1,nn); claims whose runs are
+    /// missing are left out.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
     /// Simulations run side by side (default: the machine's cores). Each simulation is
     /// single-threaded and deterministic; this only changes the wall time.
     #[arg(long)]

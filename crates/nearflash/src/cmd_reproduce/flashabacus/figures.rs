@@ -66,13 +66,16 @@ fn per_system_bars(
     .to_svg()
 }
 
+/// A number read off a run.
+type Metric<'a> = &'a dyn Fn(&Measured) -> f64;
+
 /// Energy by Fig. 13 category, summed over the workloads of `g`, one stacked bar per system.
 fn energy_stack(ms: &[Measured], g: Group, title: &str) -> String {
     let wl = workloads_of(ms, g);
-    let sum = |s: &str, f: &dyn Fn(&Measured) -> f64| -> f64 {
+    let sum = |s: &str, f: Metric| -> f64 {
         wl.iter().filter_map(|w| get(ms, s, w)).map(f).sum::<f64>() / 1e3
     };
-    let cats: [(&str, &dyn Fn(&Measured) -> f64); 3] = [
+    let cats: [(&str, Metric); 3] = [
         ("data movement", &|m| m.report.energy_j.data_movement),
         ("computation", &|m| m.report.energy_j.computation),
         ("storage access", &|m| m.report.energy_j.storage_access),

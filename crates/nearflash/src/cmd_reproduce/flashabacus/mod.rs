@@ -87,10 +87,28 @@ pub fn run(
         args.preset.as_deref().unwrap_or("flashabacus"),
         &args.overrides,
     )?;
-    let tasks: Vec<(Group, &'static str, String)> = workloads()
+    let all = workloads();
+    if let Some(bad) = args
+        .only
+        .iter()
+        .find(|w| !all.iter().any(|(_, known)| known == *w))
+    {
+        return Err(CliError::Workload(format!(
+            "--only: '{bad}' is not a workload of this reproduction (known: {})",
+            all.iter()
+                .map(|(_, w)| w.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let mut tasks: Vec<(Group, &'static str, String)> = all
         .into_iter()
+        .filter(|(_, w)| args.only.is_empty() || args.only.contains(w))
         .flat_map(|(g, w)| SYSTEMS.iter().map(move |s| (g, *s, w.clone())))
         .collect();
+    // The 24-instance mixes are the longest runs: start them first so the jobs finish
+    // together (the summary's run order is this order, the same for every job count).
+    tasks.sort_by_key(|(g, _, _)| *g != Group::Heterogeneous);
     let bar = crate::progress::Progress::new("reproduce", true);
     let results = parallel_map(
         tasks.len(),
