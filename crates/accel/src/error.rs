@@ -40,4 +40,35 @@ pub enum AccelError {
 
     #[error("flash device: {0}")]
     Device(String),
+
+    #[error(
+        "functional fidelity: {instances} instances share flash with earlier ones for lack of \
+         space (their inputs would be overwritten); use a smaller dataset"
+    )]
+    FunctionalReuse { instances: usize },
+
+    #[error(
+        "functional fidelity: the run would hold about {needed_mib} MiB of data in memory, \
+         above the limit of {max_mib} MiB; use a smaller dataset or raise the limit"
+    )]
+    FunctionalTooLarge { needed_mib: u64, max_mib: u64 },
+
+    #[error("kernel {kernel}: data section `{section}`: {reason}")]
+    SectionImage {
+        kernel: &'static str,
+        section: &'static str,
+        reason: String,
+    },
+
+    #[error(
+        "functional verification failed for {failed} of {} instances; first: instance \
+         {instance}: {first}", checks.len()
+    )]
+    Verification {
+        failed: usize,
+        instance: usize,
+        first: nearflash_kernels::KernelError,
+        /// Every instance's verdict, for a table.
+        checks: Vec<crate::functional::InstanceCheck>,
+    },
 }

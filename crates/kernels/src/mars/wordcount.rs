@@ -367,9 +367,12 @@ impl Kernel for Wordcount {
         match self.desc.microblocks[mb].phase {
             0 => {
                 let t = self.record_range(screen);
+                // the screen's record starts, and the next screen's first (where its
+                // text ends).
+                let r = even(self.records, self.screens, screen);
                 vec![
                     io::span(0, t.start as u64..t.end as u64, Input),
-                    io::elems(1, even(self.records, self.screens, screen), 8, Input),
+                    io::elems(1, r.start..(r.end + 1).min(self.records), 8, Input),
                     io::span(2, emit_at(screen), Output),
                 ]
             }
