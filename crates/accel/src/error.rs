@@ -17,6 +17,12 @@ pub enum AccelError {
     )]
     UnknownScheduler { name: String },
 
+    #[error("unknown fidelity `{name}`; expected timing or functional")]
+    UnknownFidelity { name: String },
+
+    #[error("the SIMD baseline runs in timing fidelity only; functional fidelity covers the FlashAbacus systems")]
+    SimdFunctional,
+
     #[error("unknown workload `{name}`; expected a kernel name ({kernels}) or mx1..mx14")]
     UnknownWorkload { name: String, kernels: String },
 

@@ -43,7 +43,7 @@ pub use functional::{Fault, InstanceCheck};
 pub use host::HostConfig;
 pub use report::RunReport;
 pub use run::{
-    run_workload, run_workload_functional, verified, FunctionalRun, RunSpec,
+    run_workload, run_workload_functional, verified, Fidelity, FunctionalRun, RunSpec,
     FUNCTIONAL_MAX_BYTES_DEFAULT,
 };
 pub use sched::{Scheduler, SchedulerKind};

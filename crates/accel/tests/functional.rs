@@ -58,7 +58,14 @@ fn machine(kernels: &[&str], kind: SchedulerKind, place: impl FnOnce(&mut Layout
     let group = ftl_layout.group_bytes();
     let ks: Vec<Box<dyn Kernel>> = kernels
         .iter()
-        .map(|k| build(k, Dataset::Mini, ScreenPlan::new(accel.screens_per_microblock)).unwrap())
+        .map(|k| {
+            build(
+                k,
+                Dataset::Mini,
+                ScreenPlan::new(accel.screens_per_microblock),
+            )
+            .unwrap()
+        })
         .collect();
     let plans: Vec<KernelPlan> = ks
         .iter()
@@ -67,7 +74,10 @@ fn machine(kernels: &[&str], kind: SchedulerKind, place: impl FnOnce(&mut Layout
     let which: Vec<usize> = (0..kernels.len()).collect();
     let mut layout = Layout::place(&plans, &which, group, ftl_layout.logical_bytes()).unwrap();
     place(&mut layout);
-    let instances = which.iter().map(|&p| Instance { plan: p, app: p }).collect();
+    let instances = which
+        .iter()
+        .map(|&p| Instance { plan: p, app: p })
+        .collect();
     Machine::new_functional(&accel, &flash, &ftl, kind, plans, ks, instances, layout, 3).unwrap()
 }
 
@@ -119,7 +129,10 @@ fn functional_and_timing_runs_have_the_same_trace() {
         let t = run_workload(&spec(&dev, kind, dataset), workload).unwrap();
         let f = functional(&dev, kind, workload, dataset).unwrap();
         assert_eq!(f.report.trace_hash, t.trace_hash, "{workload} under {kind}");
-        assert_eq!(f.report.sim_time_ns, t.sim_time_ns, "{workload} under {kind}");
+        assert_eq!(
+            f.report.sim_time_ns, t.sim_time_ns,
+            "{workload} under {kind}"
+        );
         assert_eq!(f.report, t, "{workload} under {kind}");
     }
 }
@@ -141,8 +154,13 @@ fn a_flipped_input_byte_fails_verification() {
         panic!("{e}");
     };
     assert_eq!(*failed, 1);
-    assert!(matches!(first, nearflash_kernels::KernelError::Mismatch { array, .. } if array == "y"));
-    assert!(e.to_string().contains("atax") && e.to_string().contains("y["), "{e}");
+    assert!(
+        matches!(first, nearflash_kernels::KernelError::Mismatch { array, .. } if array == "y")
+    );
+    assert!(
+        e.to_string().contains("atax") && e.to_string().contains("y["),
+        "{e}"
+    );
 }
 
 /// One screen's write-back is lost (its page groups keep their previous content): only that
@@ -160,7 +178,14 @@ fn a_lost_write_back_fails_verification() {
     assert!(checks[0].result.is_ok());
     let e = verified(report, checks).unwrap_err();
     assert!(
-        matches!(e, AccelError::Verification { failed: 1, instance: 1, .. }),
+        matches!(
+            e,
+            AccelError::Verification {
+                failed: 1,
+                instance: 1,
+                ..
+            }
+        ),
         "{e}"
     );
 }
@@ -199,7 +224,10 @@ fn functional_runs_that_do_not_fit_are_refused_before_running() {
         16 << 20,
     )
     .unwrap_err();
-    assert!(matches!(e, AccelError::FunctionalTooLarge { max_mib: 16, .. }), "{e}");
+    assert!(
+        matches!(e, AccelError::FunctionalTooLarge { max_mib: 16, .. }),
+        "{e}"
+    );
     // 2dconv's 4 MiB outputs × 6 instances outgrow the 12 MiB test device: later
     // instances would reuse earlier ones' flash.
     let tiny = test_min();
