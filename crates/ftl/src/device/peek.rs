@@ -25,7 +25,10 @@ impl Device {
             });
         }
         let cap = self.logical_bytes();
-        if offset_bytes.checked_add(len_bytes).is_none_or(|end| end > cap) {
+        if offset_bytes
+            .checked_add(len_bytes)
+            .is_none_or(|end| end > cap)
+        {
             return Err(IoError::OutOfRange {
                 offset_bytes,
                 len_bytes,
@@ -56,10 +59,7 @@ impl Device {
             return Ok(None);
         };
         let geo = self.layout.geo.clone();
-        let (ps, os) = (
-            geo.page_size_bytes as usize,
-            geo.oob_size_bytes as usize,
-        );
+        let (ps, os) = (geo.page_size_bytes as usize, geo.oob_size_bytes as usize);
         let sb = self.layout.sb_of(pgn);
         let page = self.layout.page_of(pgn);
         let pages = self.layout.group_pages();

@@ -514,9 +514,18 @@ fn in_flight_writes_to_one_group_apply_in_issue_order_and_peek_sees_them() {
     let got = dev.peek(0, 2 * gb).unwrap();
     let s = 2 * SECTOR_BYTES as usize;
     assert!(got[..s].iter().all(|&b| b == 0xB2), "the later write wins");
-    assert!(got[s..gb as usize].iter().all(|&b| b == 0xA1), "the earlier one survives");
-    assert!(got[gb as usize..].iter().all(|&b| b == 0), "unwritten reads as zeros");
+    assert!(
+        got[s..gb as usize].iter().all(|&b| b == 0xA1),
+        "the earlier one survives"
+    );
+    assert!(
+        got[gb as usize..].iter().all(|&b| b == 0),
+        "unwritten reads as zeros"
+    );
     assert!(matches!(dev.peek(1, 512), Err(IoError::Misaligned { .. })));
     let cap = dev.logical_bytes();
-    assert!(matches!(dev.peek(cap, 512), Err(IoError::OutOfRange { .. })));
+    assert!(matches!(
+        dev.peek(cap, 512),
+        Err(IoError::OutOfRange { .. })
+    ));
 }
