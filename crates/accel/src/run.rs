@@ -126,8 +126,13 @@ pub fn run_workload(spec: &RunSpec, workload: &str) -> Result<RunReport, AccelEr
 }
 
 /// Bytes a functional run holds in memory, roughly: each kernel's generated input and
-/// reference, each instance's DDR3L image and write-back copies, and the flash pages.
-fn functional_bytes(p: &Prepared) -> u64 {
+/// reference, each instance's DDR3L image and write-back copies, and the flash pages the
+/// run programs (the page store keeps every programmed page until GC erases it: preloaded
+/// inputs plus every unit's page-group writes, at most the device's raw capacity) and the
+/// store's page table.
+fn functional_bytes(p: &Prepared, geometry: &Geometry) -> u64 {
+    let raw_bytes = geometry.capacity_bytes();
+    let page_table = geometry.page_count() * std::mem::size_of::<Option<Box<[u8]>>>() as u64;
     let section_bytes =
         |plan: &KernelPlan| -> u64 { plan.desc.sections.iter().map(|s| s.bytes).sum() };
     let per_kernel: u64 = p.plans.iter().map(|plan| 2 * section_bytes(plan)).sum();
@@ -136,7 +141,14 @@ fn functional_bytes(p: &Prepared) -> u64 {
         .iter()
         .map(|i| 2 * section_bytes(&p.plans[i.plan]))
         .sum();
-    per_kernel + per_instance + p.layout.end_bytes
+    let preload: u64 = p.layout.preload.iter().map(|r| r.end - r.start).sum();
+    let written: u64 = p
+        .instances
+        .iter()
+        .flat_map(|i| p.plans[i.plan].units.iter().flatten())
+        .map(|u| u.writes.groups() * p.layout.group_bytes)
+        .sum();
+    per_kernel + per_instance + (preload + written).min(raw_bytes) + page_table
 }
 
 /// The workload in functional fidelity: kernels compute real data that travel through the
@@ -150,7 +162,7 @@ pub fn run_workload_functional(
     max_bytes: u64,
 ) -> Result<FunctionalRun, AccelError> {
     let p = prepare(spec, workload)?;
-    let needed = functional_bytes(&p);
+    let needed = functional_bytes(&p, &Geometry::from_config(spec.flash));
     if needed > max_bytes {
         return Err(AccelError::FunctionalTooLarge {
             needed_mib: needed.div_ceil(1 << 20),
