@@ -1,7 +1,9 @@
 //! Functional fidelity end to end: kernels compute real data through the simulated flash and
 //! every instance is verified against its reference; timing is identical to a timing run;
 //! injected faults (a flipped input byte, a lost write-back) fail verification; two kernels
-//! whose output sections overlap are serialized by the range lock and both verify.
+//! whose output sections overlap are serialized by the range lock and both verify; runs too
+//! big for memory, layouts that reuse flash and sections that are not their arrays' byte
+//! images are refused with a typed error.
 
 mod common;
 
@@ -15,7 +17,10 @@ use nearflash_accel::{
 use nearflash_flash::{FlashConfig, Geometry};
 use nearflash_ftl::layout::Layout as FtlLayout;
 use nearflash_ftl::FtlConfig;
-use nearflash_kernels::{build, Dataset, Kernel, ScreenPlan};
+use nearflash_kernels::{
+    build, Access, Cost, Data, Dataset, Extent, Kernel, KernelDesc, Microblock, MicroblockKind,
+    Phase, ScreenPlan, Section, State,
+};
 
 type Device = (FlashConfig, FtlConfig, nearflash_accel::AccelConfig);
 
@@ -241,4 +246,77 @@ fn functional_runs_that_do_not_fit_are_refused_before_running() {
     let e = functional(&tiny, SchedulerKind::IntraO3, "2dconv", Dataset::Mini).unwrap_err();
     assert!(matches!(e, AccelError::FunctionalReuse { .. }), "{e}");
     assert!(e.to_string().contains("smaller dataset"), "{e}");
+}
+
+/// A kernel whose section `v` claims 16 bytes while its array `v` holds one f64.
+struct Misdeclared(KernelDesc);
+
+impl Kernel for Misdeclared {
+    fn desc(&self) -> &KernelDesc {
+        &self.0
+    }
+    fn init(&self) -> State {
+        let mut s = State::new();
+        s.push("v", &[1], Data::F64(vec![1.0]));
+        s
+    }
+    fn compute_screen(&self, _: usize, _: u32, _: &mut State) {}
+    fn compute_serial(&self, _: usize, _: &mut State) {}
+    fn screen_cost(&self, _: usize, _: u32) -> Cost {
+        Cost::default()
+    }
+    fn screen_io(&self, _: usize, _: u32) -> Vec<Extent> {
+        vec![nearflash_kernels::io::span(0, 0..16, Access::InOut)]
+    }
+    fn reference(&self, input: &State) -> State {
+        input.clone()
+    }
+}
+
+#[test]
+fn a_section_that_is_not_its_arrays_image_is_named() {
+    let (flash, ftl, accel) = flashabacus();
+    let k = Misdeclared(KernelDesc {
+        name: "misdeclared",
+        dataset: Dataset::Mini,
+        dims: String::new(),
+        sections: vec![Section {
+            name: "v",
+            bytes: 16,
+            access: Access::InOut,
+        }],
+        phases: vec![Phase {
+            name: "all",
+            serial: true,
+        }],
+        microblocks: vec![Microblock {
+            phase: 0,
+            step: 0,
+            kind: MicroblockKind::Serial,
+        }],
+        live_out: vec!["v"],
+    });
+    let group = FtlLayout::new(&Geometry::from_config(&flash), &ftl).group_bytes();
+    let plans = vec![KernelPlan::new(&k, &accel, group).unwrap()];
+    let layout = Layout::place(&plans, &[0], group, 1 << 30).unwrap();
+    let instances = vec![Instance { plan: 0, app: 0 }];
+    let kernels: Vec<Box<dyn Kernel>> = vec![Box::new(k)];
+    let e = Machine::new_functional(
+        &accel,
+        &flash,
+        &ftl,
+        SchedulerKind::IntraO3,
+        plans,
+        kernels,
+        instances,
+        layout,
+        1,
+    )
+    .err()
+    .expect("refused");
+    assert!(
+        matches!(e, AccelError::SectionImage { section: "v", .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("8 bytes, the section 16"), "{e}");
 }
