@@ -21,10 +21,11 @@
 //!   so their footprints overlap).
 //! - **Computed**: `run_screen` / `run_serial` on the image.
 //! - **Write submission**: the unit's write-extent bytes are merged from the image into the
-//!   shadow, and each page-group run's payload is the shadow's bytes (read-modify-write, as
-//!   Flashvisor's write-back buffer would do), so screens writing different bytes of one
-//!   page group keep each other's results. The FTL applies writes to one group in issue
-//!   order (its group lock), so the last issued payload — the most merged — wins.
+//!   shadow, and each page-group run's payload is the shadow's bytes as they are when
+//!   Flashvisor issues the request to the FTL (read-modify-write, as Flashvisor's write-back
+//!   buffer would do), so screens writing different bytes of one page group keep each
+//!   other's results. The FTL applies writes to one group in issue order (its group lock),
+//!   so the last issued payload — which holds every merge before it — wins.
 //! - **Kernel end** (its writes acknowledged): its live-out sections are read back from
 //!   flash (untimed `peek`: the bytes a read submitted now returns), deserialised and
 //!   verified. Verifying at the end of each kernel rather than of the run keeps the check
@@ -421,7 +422,8 @@ impl Functional {
         }
     }
 
-    /// The payload of a write of `len` bytes at byte `rel` of `section` of instance `i`.
+    /// The payload of a write of `len` bytes at byte `rel` of `section` of instance `i`, as
+    /// Flashvisor issues it to the FTL.
     pub(crate) fn payload(&self, i: usize, section: usize, rel: u64, len: u64) -> Vec<u8> {
         self.shadows[i][section][rel as usize..(rel + len) as usize].to_vec()
     }
