@@ -104,6 +104,19 @@ fn every_kernel_verifies_in_functional_fidelity_at_mini() {
     assert_verifies(&dev, SchedulerKind::IntraO3, "mx4");
 }
 
+/// With one request at a time at the FTL, writes wait in Flashvisor's per-worker queues and
+/// leave them round robin, not in the order they were queued: payloads are taken at issue,
+/// so the last write of a page group still carries every screen's bytes.
+#[test]
+fn every_kernel_verifies_with_a_one_deep_ftl_queue() {
+    let mut dev = flashabacus();
+    dev.2.flash_queue_depth = 1;
+    for name in nearflash_kernels::KERNELS {
+        assert_verifies(&dev, SchedulerKind::IntraO3, name);
+    }
+    assert_verifies(&dev, SchedulerKind::InterDy, "mx8");
+}
+
 /// The whole matrix: every kernel and mix under every scheduler (`cargo test -- --ignored`).
 #[test]
 #[ignore]
