@@ -86,6 +86,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
                 .map(|c| serde_json::json!({
                     "instance": c.instance,
                     "kernel": c.kernel,
+                    "app": c.app,
                     "live_out": c.live_out,
                     "ok": c.result.is_ok(),
                 }))
