@@ -23,6 +23,11 @@
 //! device runs GC or writes a checkpoint (measured between events). Not modelled yet: DDR3L
 //! capacity (footprints are not checked against 1 GiB) and the scratchpad.
 //!
+//! Two fidelities, same events: `new` formats a timing device (`NoStore`, no data);
+//! `new_functional` formats one over a `MemoryStore` and lets `functional` move real data
+//! at the events above (preload payloads, read completions, `Computed`, write submission,
+//! kernel end) and verify every instance's live-out arrays from flash.
+//!
 //! Deterministic: one event queue, one seeded RNG, ordered maps; the trace hash covers every
 //! event of the timed run.
 
@@ -30,15 +35,16 @@ use crate::chain::{Chain, Unit};
 use crate::config::AccelConfig;
 use crate::energy::{Category, EnergyMeter};
 use crate::error::AccelError;
+use crate::functional::{Fault, Functional, InstanceCheck};
 use crate::layout::Layout;
 use crate::plan::{GroupRuns, KernelPlan};
 use crate::report::{InstanceReport, LatencySummaryMs, RunReport};
 use crate::sched::{Scheduler, SchedulerKind};
 use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
-use nearflash_flash::{FlashConfig, NoStore};
+use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
-use nearflash_kernels::Access;
+use nearflash_kernels::{Access, Kernel};
 use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
 use std::collections::{BTreeMap, VecDeque};
@@ -113,8 +119,9 @@ pub struct Machine {
     pending: BTreeMap<u64, Ev>,
     next_token: u64,
     io_owner: BTreeMap<u64, usize>,
-    /// Flash requests waiting for a free slot at the FTL, per worker: (op, offset, length).
-    io_waiting: Vec<VecDeque<(HostOp, u64, u64)>>,
+    /// Flash requests waiting for a free slot at the FTL, per worker: (op, offset, length,
+    /// section of the worker's kernel).
+    io_waiting: Vec<VecDeque<(HostOp, u64, u64, usize)>>,
     /// Flash requests outstanding at the FTL (at most `flash_queue_depth`).
     io_outstanding: u32,
     /// The worker whose waiting request goes next (round robin).
@@ -133,6 +140,8 @@ pub struct Machine {
     events_start: u64,
     /// Summed die / channel busy time when the timed run started.
     flash_busy_start_ns: (u64, u64),
+    /// Functional fidelity's data path (`None` in timing fidelity).
+    func: Option<Functional>,
 }
 
 impl Machine {
@@ -149,9 +158,65 @@ impl Machine {
         layout: Layout,
         seed: u64,
     ) -> Result<Machine, AccelError> {
+        Machine::build(cfg, flash, ftl, kind, plans, instances, layout, seed, None)
+    }
+
+    /// As `new`, in functional fidelity: `kernels[p]` is the kernel `plans[p]` was built
+    /// from; run with `run_functional`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_functional(
+        cfg: &AccelConfig,
+        flash: &FlashConfig,
+        ftl: &FtlConfig,
+        kind: SchedulerKind,
+        plans: Vec<KernelPlan>,
+        kernels: Vec<Box<dyn Kernel>>,
+        instances: Vec<Instance>,
+        layout: Layout,
+        seed: u64,
+    ) -> Result<Machine, AccelError> {
+        let func = Functional::new(
+            kernels,
+            &plans,
+            instances.iter().map(|i| i.plan).collect(),
+            instances.iter().map(|i| i.app).collect(),
+            &layout,
+        )?;
+        Machine::build(
+            cfg,
+            flash,
+            ftl,
+            kind,
+            plans,
+            instances,
+            layout,
+            seed,
+            Some(func),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        cfg: &AccelConfig,
+        flash: &FlashConfig,
+        ftl: &FtlConfig,
+        kind: SchedulerKind,
+        plans: Vec<KernelPlan>,
+        instances: Vec<Instance>,
+        layout: Layout,
+        seed: u64,
+        func: Option<Functional>,
+    ) -> Result<Machine, AccelError> {
         cfg.validate()?;
         let mut q = EventQueue::new();
-        let dev = Device::format(flash, ftl, Box::new(NoStore), &mut q)
+        let store: Box<dyn PageStore> = match func {
+            Some(_) => Box::new(MemoryStore::new(
+                Geometry::from_config(flash).page_count(),
+                flash.page_size_bytes,
+            )),
+            None => Box::new(NoStore),
+        };
+        let dev = Device::format(flash, ftl, store, &mut q)
             .map_err(|e| AccelError::Device(e.to_string()))?;
         assert_eq!(layout.group_bytes, dev.layout().group_bytes());
         assert_eq!(layout.offsets.len(), instances.len());
@@ -208,11 +273,36 @@ impl Machine {
             flash_write_bytes: 0,
             events_start: 0,
             flash_busy_start_ns: (0, 0),
+            func,
         })
+    }
+
+    /// Functional fidelity: injects `fault` (tests show verification catches it).
+    pub fn inject(&mut self, fault: Fault) {
+        self.func
+            .as_mut()
+            .expect("faults need functional fidelity")
+            .inject(fault, &self.layout);
     }
 
     /// Preconditions the inputs, then runs every instance to completion.
     pub fn run(mut self, workload: &str) -> Result<RunReport, AccelError> {
+        self.execute(workload)
+    }
+
+    /// Functional fidelity: `run`, and every instance's verdict (live-out arrays read back
+    /// from flash when it finished, against the kernel's reference).
+    pub fn run_functional(
+        mut self,
+        workload: &str,
+    ) -> Result<(RunReport, Vec<InstanceCheck>), AccelError> {
+        assert!(self.func.is_some(), "built with new_functional");
+        let report = self.execute(workload)?;
+        let checks = self.func.take().expect("functional").into_checks();
+        Ok((report, checks))
+    }
+
+    fn execute(&mut self, workload: &str) -> Result<RunReport, AccelError> {
         self.preload()?;
         self.start = self.q.now();
         self.last_event = self.start;
@@ -249,6 +339,9 @@ impl Machine {
                 other => self.dev.handle(other, &mut self.q, &mut self.rng),
             }
             self.drain_completions()?;
+            if let Some(e) = self.func.as_mut().and_then(Functional::take_failure) {
+                return Err(e);
+            }
         }
         self.sample_dies(self.q.now(), true);
         Ok(self.report(workload))
@@ -291,17 +384,19 @@ impl Machine {
                 at += len;
             }
         }
+        let func = self.func.as_ref();
         crate::preload::write_extents(
             &mut self.dev,
             &mut self.q,
             &mut self.rng,
             &mut self.next_request,
             todo.into_iter(),
+            |offset, len| func.map_or_else(Vec::new, |f| f.preload_payload(offset, len)),
             "preconditioning",
         )
     }
 
-    fn submit(&mut self, op: HostOp, offset_bytes: u64, len_bytes: u64) -> u64 {
+    fn submit(&mut self, op: HostOp, offset_bytes: u64, len_bytes: u64, data: Vec<u8>) -> u64 {
         let id = self.next_request;
         self.next_request += 1;
         self.dev.submit(
@@ -310,7 +405,7 @@ impl Machine {
                 op,
                 offset_bytes,
                 len_bytes,
-                data: Vec::new(),
+                data,
             },
             &mut self.q,
         );
@@ -359,6 +454,10 @@ impl Machine {
                 self.schedule(now + SimDuration::from_ns(ns), Ev::Computed(w));
             }
             Ev::Computed(w) => {
+                if let Some(f) = self.func.as_mut() {
+                    let u = self.workers[w].unit.expect("running");
+                    f.compute(w, u.kernel, u.mb, u.screen);
+                }
                 let groups = self.unit_plan(w).writes.groups();
                 if groups == 0 {
                     self.unit_finished(w);
@@ -380,11 +479,18 @@ impl Machine {
             FvMsg::Read(w) => {
                 let runs = self.unit_plan(w).reads.clone();
                 self.workers[w].writing = false;
+                if let Some(f) = self.func.as_mut() {
+                    f.begin_read(w, self.workers[w].unit.expect("running").kernel);
+                }
                 self.submit_runs(w, &runs, HostOp::Read);
             }
             FvMsg::Write(w) => {
                 let runs = self.unit_plan(w).writes.clone();
                 self.workers[w].writing = true;
+                if let Some(f) = self.func.as_mut() {
+                    let u = self.workers[w].unit.expect("running");
+                    f.begin_write(w, u.mb, u.screen);
+                }
                 self.submit_runs(w, &runs, HostOp::Write);
             }
             FvMsg::Done(w) => {
@@ -432,6 +538,9 @@ impl Machine {
     }
 
     fn admit(&mut self, i: usize) {
+        if let Some(f) = self.func.as_mut() {
+            f.admit(i, &mut self.dev, &self.layout, &self.plans);
+        }
         self.chain.admit(i);
         self.sched.admitted(&self.chain, i);
         self.dispatch();
@@ -462,7 +571,7 @@ impl Machine {
             let mut at = abs.start;
             while at < abs.end {
                 let len = max_groups.min(abs.end - at);
-                self.io_waiting[w].push_back((op, at * g, len * g));
+                self.io_waiting[w].push_back((op, at * g, len * g, *section));
                 match op {
                     HostOp::Read => self.flash_read_bytes += len * g,
                     _ => self.flash_write_bytes += len * g,
@@ -486,8 +595,18 @@ impl Machine {
             else {
                 return;
             };
-            let (op, offset, len) = self.io_waiting[w].pop_front().expect("non-empty");
-            let id = self.submit(op, offset, len);
+            let (op, offset, len, section) = self.io_waiting[w].pop_front().expect("non-empty");
+            // Functional: the write-back copy as of now, so that of two writes to one page
+            // group the later issued (applied last by the FTL) carries both units' bytes.
+            let data = match (&self.func, op) {
+                (Some(f), HostOp::Write) => {
+                    let kernel = self.workers[w].unit.expect("running").kernel;
+                    let rel = offset - self.layout.offsets[kernel][section];
+                    f.payload(kernel, section, rel, len)
+                }
+                _ => Vec::new(),
+            };
+            let id = self.submit(op, offset, len, data);
             self.io_owner.insert(id, w);
             self.io_outstanding += 1;
             self.io_turn = (w + 1) % n;
@@ -503,14 +622,25 @@ impl Machine {
             let w = self.io_owner.remove(&c.id).expect("a request of a worker");
             self.io_outstanding -= 1;
             self.issue_io();
+            let writing = self.workers[w].writing;
+            if let (Some(f), false) = (self.func.as_mut(), writing) {
+                f.read_data(w, c.offset_bytes, c.data);
+            }
             let worker = &mut self.workers[w];
             worker.io_pending -= 1;
             if worker.io_pending > 0 {
                 continue;
             }
-            if worker.writing {
+            if writing {
+                if let Some(f) = self.func.as_mut() {
+                    f.writes_done(w);
+                }
                 self.unit_finished(w);
             } else {
+                if let Some(f) = self.func.as_mut() {
+                    let u = self.workers[w].unit.expect("running");
+                    f.finish_read(w, u.mb, u.screen, &self.layout);
+                }
                 let bytes = self.unit_plan(w).reads.groups() * self.layout.group_bytes;
                 let at = self
                     .ddr
@@ -538,6 +668,9 @@ impl Machine {
 
     fn kernel_finished(&mut self, i: usize) {
         self.done_at[i] = Some(self.q.now());
+        if let Some(f) = self.func.as_mut() {
+            f.verify(i, &mut self.dev, &self.layout);
+        }
         for id in std::mem::take(&mut self.held[i]) {
             self.lock_owner.remove(&id);
             let granted = self
