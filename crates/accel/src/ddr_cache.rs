@@ -104,7 +104,10 @@ impl DdrCache {
                 break; // everything resident is pinned: run over capacity rather than deadlock
             };
             self.lru.remove(&(s, victim));
-            let e = self.entries.remove(&victim).expect("lru lists resident groups");
+            let e = self
+                .entries
+                .remove(&victim)
+                .expect("lru lists resident groups");
             out.push(Evicted {
                 group: victim,
                 dirty: e.dirty,
@@ -125,7 +128,10 @@ impl DdrCache {
 
     /// Releases a pin; `wrote` marks the group dirty for `owner`.
     pub fn unpin(&mut self, group: u64, owner: usize, wrote: bool) {
-        let e = self.entries.get_mut(&group).expect("unpin of a pinned group");
+        let e = self
+            .entries
+            .get_mut(&group)
+            .expect("unpin of a pinned group");
         assert!(e.pins > 0, "unpin of an unpinned group");
         e.pins -= 1;
         if wrote {
