@@ -1,9 +1,13 @@
 //! A compute engine — the SSD controller's core or the host CPU — as a server with two
-//! queues. FTL work (one `ftl_ns` item per host command: parse, translate, queue) has
-//! priority; offloaded work (compression) runs only when no FTL work waits, in
-//! non-preemptive slices of one page each, so a command that arrives mid-slice waits at most
-//! one slice. Busy time is accumulated per kind of work (energy is Δpower × busy time, the
-//! paper's accounting).
+//! queues. FTL work (one `command_ns` item per host command: parse, translate, queue) has
+//! priority and preempts offloaded work (compression), as an interrupt-driven firmware's
+//! command path preempts its background task; the preempted job resumes where it stopped
+//! once no command waits (the context switch itself is not charged). Busy time is
+//! accumulated per kind of work (energy is Δpower × busy time, the paper's accounting).
+//!
+//! Each start hands out a generation number; the driver's completion event carries it, and a
+//! completion whose generation is not the engine's current one belongs to a preempted item
+//! and is ignored.
 
 use crate::config::EngineSpec;
 use nearflash_sim::{SimDuration, SimTime};
@@ -21,14 +25,13 @@ pub enum Owner {
 #[derive(Debug)]
 struct Offload {
     extent: u64,
-    slices_left: u32,
-    slice_ns: u64,
+    remaining_ns: u64,
 }
 
 #[derive(Debug)]
 enum Running {
     Command(u64),
-    Slice,
+    Offload { since: SimTime },
 }
 
 #[derive(Debug)]
@@ -38,6 +41,7 @@ pub struct Engine {
     commands: VecDeque<u64>,
     offload: VecDeque<Offload>,
     running: Option<Running>,
+    generation: u64,
     pub busy_ftl_ns: u64,
     pub busy_offload_ns: u64,
 }
@@ -51,6 +55,7 @@ impl Engine {
             commands: VecDeque::new(),
             offload: VecDeque::new(),
             running: None,
+            generation: 0,
             busy_ftl_ns: 0,
             busy_offload_ns: 0,
         }
@@ -61,55 +66,57 @@ impl Engine {
         self.command_ns
     }
 
-    pub fn push_command(&mut self, id: u64) {
+    /// Queues a command; it preempts running offloaded work at `now`.
+    pub fn push_command(&mut self, id: u64, now: SimTime) {
         self.commands.push_back(id);
+        if let Some(Running::Offload { since }) = self.running {
+            let ran = now.since(since).as_ns();
+            let job = self.offload.front_mut().expect("running offload has a job");
+            job.remaining_ns -= ran.min(job.remaining_ns);
+            self.busy_offload_ns += ran;
+            self.running = None;
+        }
     }
 
-    /// Queues `instructions` of offloaded work for `extent`, run as `slices` equal slices.
-    pub fn push_offload(&mut self, extent: u64, instructions: f64, slices: u32) {
-        assert!(slices > 0);
-        let total_ns = self.spec.time_ns(instructions);
+    /// Queues `instructions` of offloaded work for `extent`.
+    pub fn push_offload(&mut self, extent: u64, instructions: f64) {
         self.offload.push_back(Offload {
             extent,
-            slices_left: slices,
-            slice_ns: (total_ns / f64::from(slices)).round() as u64,
+            remaining_ns: self.spec.time_ns(instructions).round() as u64,
         });
     }
 
-    /// Starts the next item if the engine is free and work waits; returns when it ends.
-    pub fn start(&mut self, now: SimTime) -> Option<SimTime> {
+    /// Starts the next item if the engine is free and work waits; returns when it ends and
+    /// the generation its completion must carry.
+    pub fn start(&mut self, now: SimTime) -> Option<(SimTime, u64)> {
         if self.running.is_some() {
             return None;
         }
-        if let Some(id) = self.commands.pop_front() {
+        let ns = if let Some(id) = self.commands.pop_front() {
             self.running = Some(Running::Command(id));
             self.busy_ftl_ns += self.command_ns;
-            return Some(now + SimDuration::from_ns(self.command_ns));
-        }
-        let slice_ns = self.offload.front()?.slice_ns;
-        self.running = Some(Running::Slice);
-        self.busy_offload_ns += slice_ns;
-        Some(now + SimDuration::from_ns(slice_ns))
+            self.command_ns
+        } else {
+            let ns = self.offload.front()?.remaining_ns;
+            self.running = Some(Running::Offload { since: now });
+            ns
+        };
+        self.generation += 1;
+        Some((now + SimDuration::from_ns(ns), self.generation))
     }
 
-    /// The running item has ended: what it completed, if anything (a slice that is not the
-    /// last of its job completes nothing).
-    pub fn finish(&mut self) -> Option<Owner> {
-        match self
-            .running
-            .take()
-            .expect("an engine event for a running item")
-        {
+    /// The item of `generation` has ended at `now`: what it completed (nothing if it was
+    /// preempted meanwhile).
+    pub fn finish(&mut self, generation: u64, now: SimTime) -> Option<Owner> {
+        if generation != self.generation {
+            return None;
+        }
+        match self.running.take()? {
             Running::Command(id) => Some(Owner::Command(id)),
-            Running::Slice => {
-                let front = self.offload.front_mut().expect("a slice belongs to a job");
-                front.slices_left -= 1;
-                if front.slices_left > 0 {
-                    return None;
-                }
-                let extent = front.extent;
-                self.offload.pop_front();
-                Some(Owner::Compress { extent })
+            Running::Offload { since } => {
+                self.busy_offload_ns += now.since(since).as_ns();
+                let job = self.offload.pop_front().expect("running offload has a job");
+                Some(Owner::Compress { extent: job.extent })
             }
         }
     }
@@ -129,20 +136,25 @@ mod tests {
     }
 
     #[test]
-    fn commands_overtake_queued_offload_slices_but_never_preempt_one() {
+    fn a_command_preempts_compression_which_resumes_where_it_stopped() {
         let mut e = Engine::new(spec(), 4000.0); // 4000 × 0.5 / 800 MHz = 2.5 us
-        e.push_offload(9, 3200.0, 2); // 2 us in two 1 us slices
+        e.push_offload(9, 3200.0); // 2 us
         let t0 = SimTime::ZERO;
-        let t1 = e.start(t0).unwrap();
-        assert_eq!(t1.as_ns(), 1000);
-        e.push_command(5);
-        assert_eq!(e.start(t1), None, "busy");
-        assert_eq!(e.finish(), None, "first slice of two");
-        let t2 = e.start(t1).unwrap();
+        let (end, g1) = e.start(t0).unwrap();
+        assert_eq!(end.as_ns(), 2000);
+        let t1 = t0 + SimDuration::from_ns(500);
+        e.push_command(5, t1);
+        let (t2, g2) = e.start(t1).unwrap();
         assert_eq!(t2.since(t1).as_ns(), 2500);
-        assert_eq!(e.finish(), Some(Owner::Command(5)));
-        let t3 = e.start(t2).unwrap();
-        assert_eq!(e.finish(), Some(Owner::Compress { extent: 9 }));
+        assert_eq!(
+            e.finish(g1, end),
+            None,
+            "the preempted slice's completion is stale"
+        );
+        assert_eq!(e.finish(g2, t2), Some(Owner::Command(5)));
+        let (t3, g3) = e.start(t2).unwrap();
+        assert_eq!(t3.since(t2).as_ns(), 1500, "the remaining 1.5 us");
+        assert_eq!(e.finish(g3, t3), Some(Owner::Compress { extent: 9 }));
         assert_eq!(e.start(t3), None);
         assert_eq!((e.busy_ftl_ns, e.busy_offload_ns), (2500, 2000));
     }

@@ -27,10 +27,12 @@ pub enum Fidelity {
     Functional,
 }
 
-/// Events of the rig, carried in the FTL's `Event::Host` slot.
+/// Events of the rig, carried in the FTL's `Event::Host` slot: the kind in the low two bits,
+/// an engine's generation above them.
 const ARRIVAL: u64 = 0;
 const CONTROLLER_DONE: u64 = 1;
 const HOST_DONE: u64 = 2;
+const KIND_BITS: u32 = 2;
 
 /// Extents sampled for the compressed-size table of timing fidelity.
 const RATIO_TABLE_EXTENTS: u32 = 64;
@@ -213,7 +215,7 @@ impl Rig {
             data,
         };
         self.pending.insert(id, (req, origin));
-        self.controller.push_command(id);
+        self.controller.push_command(id, self.q.now());
         self.kick(Side::Controller);
     }
 
@@ -224,8 +226,9 @@ impl Rig {
             Side::Controller => (&mut self.controller, CONTROLLER_DONE),
             Side::Host => (&mut self.host, HOST_DONE),
         };
-        if let Some(at) = engine.start(now) {
-            self.q.schedule_at(at, Event::Host(code));
+        if let Some((at, generation)) = engine.start(now) {
+            self.q
+                .schedule_at(at, Event::Host(generation << KIND_BITS | code));
         }
     }
 
@@ -301,9 +304,15 @@ impl Rig {
             self.hash.word(at.as_ns());
             self.hash.word(ev.hash_word());
             match ev {
-                Event::Host(ARRIVAL) => self.on_arrival(),
-                Event::Host(CONTROLLER_DONE) => self.on_engine_done(Side::Controller),
-                Event::Host(HOST_DONE) => self.on_engine_done(Side::Host),
+                Event::Host(code) => {
+                    let generation = code >> KIND_BITS;
+                    match code & ((1 << KIND_BITS) - 1) {
+                        ARRIVAL => self.on_arrival(),
+                        CONTROLLER_DONE => self.on_engine_done(Side::Controller, generation),
+                        HOST_DONE => self.on_engine_done(Side::Host, generation),
+                        other => unreachable!("rig event kind {other}"),
+                    }
+                }
                 other => self.dev.handle(other, &mut self.q, &mut self.rng),
             }
             self.collect()?;
@@ -329,12 +338,13 @@ impl Rig {
         }
     }
 
-    fn on_engine_done(&mut self, side: Side) {
+    fn on_engine_done(&mut self, side: Side, generation: u64) {
+        let now = self.q.now();
         let engine = match side {
             Side::Controller => &mut self.controller,
             Side::Host => &mut self.host,
         };
-        match engine.finish() {
+        match engine.finish(generation, now) {
             Some(Owner::Command(id)) => {
                 let (req, origin) = self.pending.remove(&id).expect("a queued command");
                 self.inflight.insert(id, origin);

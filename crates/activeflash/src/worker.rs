@@ -3,8 +3,8 @@
 //! pages taken in the order they were written:
 //!
 //! 1. **read** its pages (at most `io_depth` page operations of the task in flight);
-//! 2. **compress** them on the task's engine (DEFLATE; the controller's slices yield to FTL
-//!    work) — in functional fidelity the bytes read back from flash, in timing fidelity a
+//! 2. **compress** them on the task's engine (DEFLATE; on the controller, FTL work preempts
+//!    it) — in functional fidelity the bytes read back from flash, in timing fidelity a
 //!    compressed size from the table of real compressions;
 //! 3. **write** the stream, padded to whole pages, at the head of the compressed log;
 //! 4. **trim** every original that has not been overwritten since it was read, and record
@@ -268,7 +268,7 @@ impl Rig {
                 Side::Controller => &mut self.controller,
                 Side::Host => &mut self.host,
             };
-            engine.push_offload(extent, instructions, pages);
+            engine.push_offload(extent, instructions);
             self.kick(side);
         } else {
             self.compressed(extent);

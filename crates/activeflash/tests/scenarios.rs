@@ -91,7 +91,7 @@ fn io_only_compression_keeps_up_with_a_faster_foreground_than_computing_compress
             &flash,
             &ftl,
             &af,
-            bg(16.0, 2 << 20, charge),
+            bg(24.0, 2 << 20, charge),
             Fidelity::Timing,
             1,
         )
@@ -99,7 +99,12 @@ fn io_only_compression_keeps_up_with_a_faster_foreground_than_computing_compress
         .0
     };
     let (compute, io_only) = (run(true), run(false));
-    assert!(io_only.fraction_compressed > compute.fraction_compressed + 0.2);
+    // The controller compresses at most 15 MB/s (DEFLATE at 53 cycles/B on 800 MHz).
+    assert!(compute.fraction_compressed < 0.7, "{compute:?}");
+    assert!(
+        io_only.fraction_compressed > compute.fraction_compressed + 0.15,
+        "{io_only:?}"
+    );
 }
 
 #[test]

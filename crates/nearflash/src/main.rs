@@ -3,6 +3,8 @@
 mod cmd_crashtest;
 mod cmd_io;
 mod cmd_kernel;
+mod cmd_model;
+mod cmd_reproduce;
 mod cmd_run;
 mod driver;
 mod error;
@@ -38,6 +40,11 @@ enum Command {
     Kernel(cmd_kernel::KernelArgs),
     /// Run a workload on the FlashAbacus accelerator under one of its four schedulers.
     Run(cmd_run::RunArgs),
+    /// Evaluate a paper's analytic model (prints a table; --out DIR writes the figure).
+    Model(cmd_model::ModelArgs),
+    /// Reproduce a paper's evaluation: summary.json and report.html in --out DIR.
+    #[command(subcommand)]
+    Reproduce(cmd_reproduce::ReproduceCommand),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -52,6 +59,8 @@ fn main() -> ExitCode {
         Command::Crashtest(args) => cmd_crashtest::run(&args),
         Command::Kernel(args) => cmd_kernel::run(&args).map(|()| true),
         Command::Run(args) => cmd_run::run(&args).map(|()| true),
+        Command::Model(args) => cmd_model::run(&args).map(|()| true),
+        Command::Reproduce(cmd) => cmd_reproduce::run(&cmd).map(|()| true),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {
