@@ -44,8 +44,10 @@ pub struct BackgroundPoint {
     pub model_host_utilization: f64,
     pub model_fraction: f64,
     pub model_energy_saving: f64,
+    pub latency_us_min: f64,
     pub latency_us_mean: f64,
     pub latency_us_p99: f64,
+    pub latency_us_max: f64,
     pub controller_ftl_utilization: f64,
     pub controller_offload_utilization: f64,
     /// Input bytes over compressed bytes of the extents written.
@@ -114,6 +116,8 @@ pub fn run_background(
     let elapsed_ns = rig.now().since(start).as_ns().max(1) as f64;
     let achieved_mb_s =
         (fg.total * PAGE_BYTES as u64) as f64 / fg.end.since(fg.start).as_ns().max(1) as f64 * 1e3;
+    let latency_us_min = fg.latency.min_ns() as f64 / 1e3;
+    let latency_us_max = fg.latency.max_ns() as f64 / 1e3;
     let latency_us_mean = fg.latency.mean_ns() / 1e3;
     let latency_us_p99 = fg.latency.quantile_ns(0.99) as f64 / 1e3;
     let fg_commands = fg.total;
@@ -154,8 +158,10 @@ pub fn run_background(
         model_host_utilization: x,
         model_fraction: model.offloaded_fraction(x)?,
         model_energy_saving: model.energy_saving(x)?,
+        latency_us_min,
         latency_us_mean,
         latency_us_p99,
+        latency_us_max,
         controller_ftl_utilization: ftl_ns as f64 / elapsed_ns,
         controller_offload_utilization: (rig.controller.busy_offload_ns - ctrl0.1) as f64
             / elapsed_ns,

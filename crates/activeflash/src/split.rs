@@ -31,6 +31,8 @@ pub struct SplitPoint {
     pub makespan_s: f64,
     /// Δpower × busy time of host compression and of all controller work during the job.
     pub energy_j: f64,
+    /// The same for the host compressing every page alone (computation only).
+    pub host_only_energy_j: f64,
     pub host_busy_s: f64,
     pub controller_busy_s: f64,
     /// Pages each side compressed.
@@ -92,6 +94,11 @@ pub fn run_split(
     let host_ns = (rig.host.busy_offload_ns - host0) as f64;
     let energy_j = ctrl_ns * 1e-9 * cfg.controller().delta_power_w()
         + host_ns * 1e-9 * cfg.host().delta_power_w();
+    let ipb = cfg.compress_instructions_per_byte();
+    let host_only_energy_j = (live * PAGE_BYTES as u64) as f64
+        * cfg.host().time_ns(ipb)
+        * 1e-9
+        * cfg.host().delta_power_w();
     let model = Model::from_config(cfg)?;
     let (c, h) = (
         &rig.workers[Side::Controller.index()],
@@ -103,6 +110,7 @@ pub fn run_split(
         throughput_mb_s: (live * PAGE_BYTES as u64) as f64 / makespan_ns * 1e3,
         makespan_s: makespan_ns * 1e-9,
         energy_j,
+        host_only_energy_j,
         host_busy_s: host_ns * 1e-9,
         controller_busy_s: ctrl_ns * 1e-9,
         host_pages: h.pages_in,
