@@ -190,6 +190,11 @@ impl Rig {
         self.user_pages
     }
 
+    /// Logical pages of the compressed log written so far.
+    pub fn log_written(&self) -> std::ops::Range<u64> {
+        self.user_pages..self.log_next
+    }
+
     /// The device's 4 KiB random-write ceiling from its bus and die timing (closed form, for
     /// rejecting a foreground it could never sustain).
     pub fn write_ceiling_mb_s(&self) -> f64 {

@@ -51,9 +51,7 @@ pub(crate) struct Worker {
     pub stopped: bool,
     pub io_inflight: u32,
     pub active: VecDeque<u64>,
-    pub extents_done: u64,
     pub pages_in: u64,
-    pub pages_out: u64,
     /// Input and compressed bytes of the committed extents.
     pub bytes_in: u64,
     pub bytes_out: u64,
@@ -76,9 +74,7 @@ impl Worker {
             stopped: true,
             io_inflight: 0,
             active: VecDeque::new(),
-            extents_done: 0,
             pages_in: 0,
-            pages_out: 0,
             bytes_in: 0,
             bytes_out: 0,
             instructions: 0.0,
@@ -299,8 +295,6 @@ impl Rig {
         let job = self.jobs.remove(&extent).expect("an active extent");
         let worker = &mut self.workers[w];
         worker.active.retain(|&e| e != extent);
-        worker.extents_done += 1;
-        worker.pages_out += job.log_pages;
         worker.bytes_in += (job.pages.len() * PAGE_BYTES) as u64;
         worker.bytes_out += job.compressed_len;
         let tag = u32::try_from(self.extents.len() + 1).expect("fewer than 2^32 extents");

@@ -47,11 +47,25 @@ fn gc_moves_compressed_extents_and_they_still_decompress() {
     )
     .unwrap();
     let copied_before = rig.device().stats().gc_pages_copied;
+    let where_log = |rig: &Rig| {
+        rig.log_written()
+            .map(|p| rig.device().mapping().lookup(nearflash_ftl::Lgn(p as u32)))
+            .collect::<Vec<_>>()
+    };
+    let log_before = where_log(&rig);
+    assert!(log_before.len() > 100 && log_before.iter().all(Option::is_some));
     // Overwrite the user area several times over: GC must reclaim superblocks that hold
     // compressed extents (the log is never overwritten, so its pages are always copied).
     rig.rewrite(3 * rig.user_pages()).unwrap();
     let copied = rig.device().stats().gc_pages_copied - copied_before;
     assert!(copied > 500, "GC copied only {copied} pages");
+    let log_after = where_log(&rig);
+    let moved = log_before
+        .iter()
+        .zip(&log_after)
+        .filter(|(a, b)| a != b)
+        .count();
+    assert!(moved > 50, "GC moved only {moved} compressed-log pages");
     let (extents, _) = rig.verify().unwrap();
     assert!(extents > 10);
 }

@@ -63,6 +63,33 @@ fn small_reproduction_writes_summary_with_the_issue_claims() {
 }
 
 #[test]
+fn same_seed_same_summary_apart_from_wall_time() {
+    let run = || {
+        let dir = tempfile::tempdir().unwrap();
+        let out = nearflash(&[
+            "reproduce",
+            "active-flash",
+            "--volume-mib",
+            "4",
+            "--foreground-mb-s",
+            "20",
+            "--splits",
+            "0.2",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{out:?}");
+        let mut json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        json["wall_s"] = serde_json::Value::Null;
+        json
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
 fn split_outside_unit_range_is_named() {
     fails_naming(
         &["reproduce", "active-flash", "--splits", "0.2,1.5"],

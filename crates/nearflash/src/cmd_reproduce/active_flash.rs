@@ -401,6 +401,13 @@ fn background_run(system: &str, p: &BackgroundPoint) -> Run {
     ] {
         extra.insert(k.to_string(), serde_json::json!(v));
     }
+    for (k, v) in [
+        ("flash_page_reads", p.flash_page_reads),
+        ("flash_page_programs", p.flash_page_programs),
+        ("gc_pages_copied", p.gc_pages_copied),
+    ] {
+        extra.insert(k.to_string(), serde_json::json!(v));
+    }
     extra.insert("trace_hash".into(), serde_json::json!(p.trace_hash));
     Run {
         system: system.into(),
