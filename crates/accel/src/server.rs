@@ -4,6 +4,7 @@
 //! utilization — and later energy (active power × busy + idle power × the rest) — is
 //! measured from the served requests, never from a formula over the workload.
 
+use crate::series::TimeBins;
 use nearflash_sim::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, Default)]
@@ -11,6 +12,7 @@ pub struct FifoServer {
     busy_until: SimTime,
     busy_ns: u64,
     served: u64,
+    bins: TimeBins,
 }
 
 impl FifoServer {
@@ -20,13 +22,26 @@ impl FifoServer {
         self.busy_until = start + service;
         self.busy_ns += service.as_ns();
         self.served += 1;
+        self.bins.add(start, self.busy_until);
         self.busy_until
     }
 
-    /// Record `ns` of busy time that another component timed (an LWP computing a screen).
-    pub fn account(&mut self, ns: u64) {
+    /// Record busy time from `start` for `ns` that another component timed (an LWP
+    /// computing a screen).
+    pub fn account(&mut self, start: SimTime, ns: u64) {
         self.busy_ns += ns;
         self.served += 1;
+        self.bins.add(start, start + SimDuration::from_ns(ns));
+    }
+
+    /// Starts the time series at `origin` (the start of the timed run).
+    pub fn start_series(&mut self, origin: SimTime) {
+        self.bins.reset(origin);
+    }
+
+    /// Busy time per bin since `start_series`.
+    pub fn bins(&self) -> &TimeBins {
+        &self.bins
     }
 
     pub fn busy_ns(&self) -> u64 {

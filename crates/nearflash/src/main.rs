@@ -42,9 +42,8 @@ enum Command {
     Run(cmd_run::RunArgs),
     /// Evaluate a paper's analytic model (prints a table; --out DIR writes the figure).
     Model(cmd_model::ModelArgs),
-    /// Reproduce a paper's evaluation: summary.json and report.html in --out DIR.
-    #[command(subcommand)]
-    Reproduce(cmd_reproduce::ReproduceCommand),
+    /// Re-run a paper's evaluation; write summary.json and report.html (paper vs ours).
+    Reproduce(cmd_reproduce::ReproduceArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -52,7 +51,20 @@ enum Command {
     },
 }
 
+/// Restores the default SIGPIPE action, so `nearflash ... | head` ends quietly when the
+/// reader goes away instead of panicking on a failed print (Rust ignores SIGPIPE by default).
+#[cfg(unix)]
+fn default_sigpipe() {
+    // SAFETY: called first thing in main, before any other thread exists; setting a signal
+    // disposition to SIG_DFL has no other precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Io(args) => cmd_io::run(&args).map(|()| true),
@@ -60,7 +72,7 @@ fn main() -> ExitCode {
         Command::Kernel(args) => cmd_kernel::run(&args).map(|()| true),
         Command::Run(args) => cmd_run::run(&args).map(|()| true),
         Command::Model(args) => cmd_model::run(&args).map(|()| true),
-        Command::Reproduce(cmd) => cmd_reproduce::run(&cmd).map(|()| true),
+        Command::Reproduce(args) => cmd_reproduce::run(&args),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {

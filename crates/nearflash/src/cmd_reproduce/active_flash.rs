@@ -7,24 +7,28 @@
 //! - Fig. 3: compression after the foreground, split between host and controller, swept over
 //!   the controller's share.
 //!
-//! Every run is timing fidelity on the full 64 GB device; the compressed sizes come from real
-//! DEFLATE of generated data (the scenario tests run the same paths in functional fidelity
-//! and decompress every extent). The foreground volume defaults to 256 MiB instead of the
-//! paper's 6 GB: the fraction compressed is a rate balance that settles within the first
-//! extents (`--volume-mib 6144` runs the paper's volume).
+//! Every run is on the full 64 GB device, each an independent deterministic simulation (run
+//! `--jobs` at a time). In timing fidelity (default) no data is kept and each extent's
+//! compressed size comes from real DEFLATE of generated data, plus one background and one
+//! split run in functional fidelity whose every extent is read back and decompressed; with
+//! `--fidelity functional` every run stores real bytes and is verified. The foreground volume
+//! defaults to 256 MiB (16 MiB functional) instead of the paper's 6 GB: the fraction
+//! compressed is a rate balance that settles within the first extents (`--volume-mib 6144`
+//! runs the paper's volume; the figures agree to 0.3 points).
 
+use super::{parallel_map, Fidelity as RunFidelity, ReproduceArgs};
 use crate::cmd_model::{active_flash_config, fig1};
 use crate::error::CliError;
 use crate::preset::Preset;
 use nearflash_activeflash::{
-    run_background, run_split, ActiveFlashConfig, BackgroundParams, BackgroundPoint, Fidelity,
-    Model, SplitPoint,
+    run_background, run_split, ActiveFlashConfig, ActiveFlashError, BackgroundParams,
+    BackgroundPoint, Fidelity, Model, SplitPoint,
 };
 use nearflash_report::html::{Page, Section};
 use nearflash_report::svg::{LineChart, Series};
 use nearflash_report::{Claim, LatencyMs, Run, Summary};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::Path;
 
 /// Foreground throughputs of the Fig. 2 sweep (MB/s): dense around the paper's 24 MB/s.
 const FOREGROUND_MB_S: &[f64] = &[
@@ -39,36 +43,17 @@ const SPLITS: &[f64] = &[0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1
 /// still filling when the foreground stops).
 const FULLY_COMPRESSED: f64 = 0.99;
 
-#[derive(clap::Args, Debug)]
-pub struct ActiveFlashArgs {
-    /// Preset (name or path) with an [active_flash] table.
-    #[arg(long, default_value = "active-flash")]
-    pub preset: String,
-    /// Override a preset field, e.g. active_flash.controller_io_depth=4.
-    #[arg(long = "set", value_name = "TABLE.FIELD=VALUE")]
-    pub set: Vec<String>,
-    /// Foreground volume of 4 KiB random writes (the paper: 6 GB = 6144 MiB).
-    #[arg(long, default_value_t = 256)]
-    pub volume_mib: u64,
-    /// Fig. 2 foreground throughputs in MB/s (comma-separated); default: the built-in sweep.
-    #[arg(long, value_delimiter = ',')]
-    pub foreground_mb_s: Vec<f64>,
-    /// Fig. 3 controller shares in [0, 1] (comma-separated); default: the built-in sweep.
-    #[arg(long, value_delimiter = ',')]
-    pub splits: Vec<f64>,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Write DIR/summary.json and DIR/report.html.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-}
+/// Default foreground volumes: timing fidelity keeps no data, functional stores every page.
+const VOLUME_MIB_TIMING: u64 = 256;
+const VOLUME_MIB_FUNCTIONAL: u64 = 16;
 
-/// Functional-fidelity check on the same device: foreground volume, rate and split share.
+/// Timing fidelity's functional check on the same device: volume, rate and split share.
 const CHECK_VOLUME_BYTES: u64 = 16 << 20;
 const CHECK_FOREGROUND_MB_S: f64 = 8.0;
 const CHECK_SPLIT: f64 = 0.2;
 
-/// What the functional check read back and decompressed.
+/// What was read back through the FTL and decompressed.
+#[derive(Default)]
 struct Verified {
     extents: u64,
     pages: u64,
@@ -77,6 +62,7 @@ struct Verified {
 /// Everything one reproduction measured.
 struct Measured {
     cfg: ActiveFlashConfig,
+    fidelity: Fidelity,
     verified: Verified,
     model: Model,
     io_only: Vec<BackgroundPoint>,
@@ -84,9 +70,44 @@ struct Measured {
     split: Vec<SplitPoint>,
 }
 
-pub fn run(args: &ActiveFlashArgs) -> Result<(), CliError> {
+/// One independent simulation of the reproduction.
+#[derive(Clone, Copy, Debug)]
+enum Task {
+    Background {
+        mb_s: f64,
+        charge_compute: bool,
+    },
+    Split {
+        share: f64,
+    },
+    /// Timing fidelity's round-trip check: one background and one split run, functional.
+    Check,
+}
+
+enum Outcome {
+    Background(BackgroundPoint, Verified),
+    Split(SplitPoint, Verified),
+    Check(Verified),
+}
+
+pub fn run(
+    args: &ReproduceArgs,
+    fidelity: RunFidelity,
+    jobs: usize,
+    out: &Path,
+) -> Result<bool, CliError> {
     let wall = std::time::Instant::now();
-    let preset = Preset::load(&args.preset, &args.set)?;
+    if !args.only.is_empty() {
+        return Err(CliError::Workload(
+            "reproduce active-flash has no workloads to pick with --only: choose the sweeps \
+             with --foreground-mb-s and --splits"
+                .into(),
+        ));
+    }
+    let preset = Preset::load(
+        args.preset.as_deref().unwrap_or("active-flash"),
+        &args.overrides,
+    )?;
     let cfg = active_flash_config(&preset)?;
     let model = Model::from_config(&cfg)?;
     let fgs = if args.foreground_mb_s.is_empty() {
@@ -103,57 +124,80 @@ pub fn run(args: &ActiveFlashArgs) -> Result<(), CliError> {
     for &s in &splits {
         model.split_speedup(s)?;
     }
-    if args.volume_mib == 0 {
+    let sim_fidelity = match fidelity {
+        RunFidelity::Timing => Fidelity::Timing,
+        RunFidelity::Functional => Fidelity::Functional,
+    };
+    let volume_mib = args.volume_mib.unwrap_or(match sim_fidelity {
+        Fidelity::Timing => VOLUME_MIB_TIMING,
+        Fidelity::Functional => VOLUME_MIB_FUNCTIONAL,
+    });
+    if volume_mib == 0 {
         return Err(CliError::Workload("--volume-mib must be positive".into()));
     }
-    let volume_bytes = args.volume_mib << 20;
-    let bg = |f: f64, charge_compute: bool| {
-        run_background(
-            &preset.flash,
-            &preset.ftl,
-            &cfg,
-            BackgroundParams {
-                foreground_mb_s: f,
-                volume_bytes,
-                compress: true,
+    let volume_bytes = volume_mib << 20;
+
+    let mut tasks: Vec<Task> = Vec::new();
+    for &mb_s in &fgs {
+        for charge_compute in [false, true] {
+            tasks.push(Task::Background {
+                mb_s,
                 charge_compute,
-            },
-            Fidelity::Timing,
-            args.seed,
-        )
-        .map(|(p, _)| p)
-    };
-    let mut io_only = Vec::new();
-    let mut compute = Vec::new();
-    for &f in &fgs {
-        io_only.push(bg(f, false)?);
-        compute.push(bg(f, true)?);
-        eprint!(".");
+            });
+        }
     }
-    let mut split = Vec::new();
-    for &s in &splits {
-        let (p, _) = run_split(
-            &preset.flash,
-            &preset.ftl,
-            &cfg,
-            s,
-            volume_bytes,
-            Fidelity::Timing,
-            args.seed,
-        )?;
-        split.push(p);
-        eprint!(".");
+    tasks.extend(splits.iter().map(|&share| Task::Split { share }));
+    if sim_fidelity == Fidelity::Timing {
+        tasks.push(Task::Check);
     }
-    eprintln!();
-    let verified = functional_check(&preset, &cfg, args.seed)?;
-    let m = Measured {
+    let bar = crate::progress::Progress::new("reproduce", true);
+    let results = parallel_map(
+        tasks.len(),
+        jobs,
+        |i| {
+            run_task(
+                &preset,
+                &cfg,
+                tasks[i],
+                volume_bytes,
+                sim_fidelity,
+                args.seed,
+            )
+        },
+        |done| bar.update(done as u64, tasks.len() as u64),
+    );
+    bar.finish();
+    let mut m = Measured {
         cfg,
-        verified,
+        fidelity: sim_fidelity,
+        verified: Verified::default(),
         model,
-        io_only,
-        compute,
-        split,
+        io_only: Vec::new(),
+        compute: Vec::new(),
+        split: Vec::new(),
     };
+    for (task, r) in tasks.iter().zip(results) {
+        let v = match (task, r?) {
+            (Task::Background { charge_compute, .. }, Outcome::Background(p, v)) => {
+                if *charge_compute {
+                    m.compute.push(p);
+                } else {
+                    m.io_only.push(p);
+                }
+                v
+            }
+            (_, Outcome::Split(p, v)) => {
+                m.split.push(p);
+                v
+            }
+            (_, Outcome::Check(v)) => v,
+            (_, Outcome::Background(..)) => {
+                unreachable!("background outcomes come from background tasks")
+            }
+        };
+        m.verified.extents += v.extents;
+        m.verified.pages += v.pages;
+    }
     let wall_s = wall.elapsed().as_secs_f64();
     let summary = summarize(&m, args.seed, wall_s)?;
     print_tables(&m, &summary);
@@ -163,48 +207,87 @@ pub fn run(args: &ActiveFlashArgs) -> Result<(), CliError> {
         m.verified.extents, m.verified.pages
     );
     println!("wall time {wall_s:.1} s");
-    if let Some(dir) = &args.out {
-        nearflash_report::write_dir(dir, &summary, &page(&m)?)?;
-        println!("wrote {}/summary.json and report.html", dir.display());
-    }
-    Ok(())
+    nearflash_report::write_dir(out, &summary, &page(&m)?)?;
+    println!("wrote {}/summary.json and report.html", out.display());
+    Ok(true)
 }
 
-/// Runs one background point and one split point in functional fidelity (real bytes on the
-/// simulated flash) and reads every extent back through the FTL and decompresses it.
-fn functional_check(
+/// Runs one simulation; functional runs are verified before they return.
+fn run_task(
     preset: &Preset,
     cfg: &ActiveFlashConfig,
+    task: Task,
+    volume_bytes: u64,
+    fidelity: Fidelity,
     seed: u64,
-) -> Result<Verified, CliError> {
-    let (_, mut rig) = run_background(
-        &preset.flash,
-        &preset.ftl,
-        cfg,
-        BackgroundParams {
-            foreground_mb_s: CHECK_FOREGROUND_MB_S,
-            volume_bytes: CHECK_VOLUME_BYTES,
-            compress: true,
-            charge_compute: true,
-        },
-        Fidelity::Functional,
-        seed,
-    )?;
-    let (e1, p1) = rig.verify()?;
-    let (_, mut rig) = run_split(
-        &preset.flash,
-        &preset.ftl,
-        cfg,
-        CHECK_SPLIT,
-        CHECK_VOLUME_BYTES,
-        Fidelity::Functional,
-        seed,
-    )?;
-    let (e2, p2) = rig.verify()?;
-    Ok(Verified {
-        extents: e1 + e2,
-        pages: p1 + p2,
-    })
+) -> Result<Outcome, ActiveFlashError> {
+    let verify = |rig: &mut nearflash_activeflash::Rig| -> Result<Verified, ActiveFlashError> {
+        if fidelity == Fidelity::Functional {
+            let (extents, pages) = rig.verify()?;
+            Ok(Verified { extents, pages })
+        } else {
+            Ok(Verified::default())
+        }
+    };
+    let background = |mb_s, charge_compute, volume_bytes, fidelity| {
+        run_background(
+            &preset.flash,
+            &preset.ftl,
+            cfg,
+            BackgroundParams {
+                foreground_mb_s: mb_s,
+                volume_bytes,
+                compress: true,
+                charge_compute,
+            },
+            fidelity,
+            seed,
+        )
+    };
+    match task {
+        Task::Background {
+            mb_s,
+            charge_compute,
+        } => {
+            let (p, mut rig) = background(mb_s, charge_compute, volume_bytes, fidelity)?;
+            Ok(Outcome::Background(p, verify(&mut rig)?))
+        }
+        Task::Split { share } => {
+            let (p, mut rig) = run_split(
+                &preset.flash,
+                &preset.ftl,
+                cfg,
+                share,
+                volume_bytes,
+                fidelity,
+                seed,
+            )?;
+            Ok(Outcome::Split(p, verify(&mut rig)?))
+        }
+        Task::Check => {
+            let (_, mut rig) = background(
+                CHECK_FOREGROUND_MB_S,
+                true,
+                CHECK_VOLUME_BYTES,
+                Fidelity::Functional,
+            )?;
+            let (e1, p1) = rig.verify()?;
+            let (_, mut rig) = run_split(
+                &preset.flash,
+                &preset.ftl,
+                cfg,
+                CHECK_SPLIT,
+                CHECK_VOLUME_BYTES,
+                Fidelity::Functional,
+                seed,
+            )?;
+            let (e2, p2) = rig.verify()?;
+            Ok(Outcome::Check(Verified {
+                extents: e1 + e2,
+                pages: p1 + p2,
+            }))
+        }
+    }
 }
 
 /// The largest swept foreground throughput at which (and below which) the foreground was
@@ -375,7 +458,11 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
     }
     Ok(Summary {
         paper: "Active Flash (seed 004)".into(),
-        fidelity: "timing".into(),
+        fidelity: match m.fidelity {
+            Fidelity::Timing => "timing",
+            Fidelity::Functional => "functional",
+        }
+        .into(),
         seed,
         claims,
         runs,
@@ -575,18 +662,26 @@ fn page(m: &Measured) -> Result<Page, CliError> {
             "Energy is Δpower × busy time, as in the paper: flash and interface energy are \
              not counted."
                 .into(),
-            format!(
-                "Functional check: a {} MiB foreground at {} MB/s with background \
-                 compression, and a split job at {:.0}% on the controller, ran with real bytes \
-                 on the simulated flash; all {} extents were read back through the FTL and \
-                 decompressed, and all {} live pages (compressed or not) matched the bytes \
-                 written.",
-                CHECK_VOLUME_BYTES >> 20,
-                CHECK_FOREGROUND_MB_S,
-                CHECK_SPLIT * 100.0,
-                m.verified.extents,
-                m.verified.pages
-            ),
+            match m.fidelity {
+                Fidelity::Timing => format!(
+                    "Functional check: a {} MiB foreground at {} MB/s with background \
+                     compression, and a split job at {:.0}% on the controller, ran with real \
+                     bytes on the simulated flash; all {} extents were read back through the \
+                     FTL and decompressed, and all {} live pages (compressed or not) matched \
+                     the bytes written.",
+                    CHECK_VOLUME_BYTES >> 20,
+                    CHECK_FOREGROUND_MB_S,
+                    CHECK_SPLIT * 100.0,
+                    m.verified.extents,
+                    m.verified.pages
+                ),
+                Fidelity::Functional => format!(
+                    "Functional fidelity: every run stored real bytes on the simulated flash; \
+                     all {} extents were read back through the FTL and decompressed, and all \
+                     {} live pages (compressed or not) matched the bytes written.",
+                    m.verified.extents, m.verified.pages
+                ),
+            },
         ],
         sections: vec![
             Section {
