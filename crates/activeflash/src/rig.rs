@@ -440,7 +440,16 @@ impl Rig {
                 && r.pending.is_empty()
                 && r.inflight.is_empty()
                 && r.workers.iter().all(|w| w.source.is_empty() || w.stopped)
-        })
+        })?;
+        // Every page recorded as compressed is counted, and lives in a committed extent.
+        let located = self.location.iter().filter(|&&l| l != 0).count() as u64;
+        assert_eq!(located, self.pages_compressed_live);
+        assert!(self
+            .location
+            .iter()
+            .all(|&l| (l as usize) <= self.extents.len()));
+        assert!(self.workers.iter().all(|w| w.io_inflight == 0));
+        Ok(())
     }
 
     /// Hands the live pages in the user area, in the order they were last written, to the

@@ -207,3 +207,49 @@ fn preset_random_write_ceiling_is_within_five_percent_of_the_papers_123_mb_s() {
     let c = rig.write_ceiling_mb_s();
     assert!((c / 123.0 - 1.0).abs() < 0.05, "{c}");
 }
+
+#[test]
+fn device_whose_mapping_unit_is_not_one_4_kib_page_is_refused() {
+    let (mut flash, ftl, af) = common::tiny();
+    flash.channels = 2;
+    let e = Rig::new(&flash, &ftl, &af, Fidelity::Timing, 64, 1)
+        .err()
+        .expect("an error");
+    assert!(e.to_string().contains("4 KiB mapping units"), "{e}");
+}
+
+/// The headline shapes on the shipped preset (32 MiB foregrounds; `reproduce` sweeps them).
+#[test]
+fn preset_keeps_up_with_24_mb_s_io_only_and_peaks_below_the_models_split() {
+    let (flash, ftl, af) = common::preset();
+    let volume = 32 << 20;
+    let frac = |f, charge| {
+        run_background(
+            &flash,
+            &ftl,
+            &af,
+            bg(f, volume, charge),
+            Fidelity::Timing,
+            1,
+        )
+        .unwrap()
+        .0
+        .fraction_compressed
+    };
+    // I/O only (the paper's assumption): the paper's 24 MB/s is fully compressed, 40 is not.
+    assert!(frac(24.0, false) > 0.99);
+    assert!(frac(40.0, false) < 0.8);
+    // With compute: the controller's 15 MB/s of DEFLATE bounds the fraction near c(x).
+    assert!(frac(12.0, true) > 0.99);
+    let at_20 = frac(20.0, true);
+    assert!((0.6..0.8).contains(&at_20), "{at_20}");
+    let thr = |share| {
+        run_split(&flash, &ftl, &af, share, volume, Fidelity::Timing, 1)
+            .unwrap()
+            .0
+            .throughput_mb_s
+    };
+    let (alone, tenth, half) = (thr(0.0), thr(0.1), thr(0.5));
+    assert!((alone - 74.5).abs() < 1.0, "host alone {alone}");
+    assert!(tenth > alone && half < alone, "{alone} {tenth} {half}");
+}
