@@ -42,27 +42,23 @@ pub fn active_flash_config(preset: &Preset) -> Result<ActiveFlashConfig, CliErro
         })
 }
 
-/// Fig. 1: energy saving and slowdown against host utilization.
+/// Fig. 1: energy saving and slowdown against host utilization, both in % of the baseline
+/// (energy saved, and the hybrid's time), so they share one axis.
 pub fn fig1(curve: &[ModelPoint]) -> LineChart {
+    let series = |name: &str, f: fn(&ModelPoint) -> f64| Series {
+        name: name.into(),
+        points: curve
+            .iter()
+            .map(|p| (p.host_utilization, 100.0 * f(p)))
+            .collect(),
+    };
     LineChart {
         title: "Fig. 1 — analytic model: energy saving and slowdown".into(),
         x_label: "host CPU utilization in the baseline, x".into(),
-        y_label: "energy saving ΔE(x) (fraction) / slowdown S(x) (×)".into(),
+        y_label: "% of the baseline".into(),
         series: vec![
-            Series {
-                name: "energy saving ΔE(x)".into(),
-                points: curve
-                    .iter()
-                    .map(|p| (p.host_utilization, p.energy_saving))
-                    .collect(),
-            },
-            Series {
-                name: "slowdown S(x)".into(),
-                points: curve
-                    .iter()
-                    .map(|p| (p.host_utilization, p.slowdown))
-                    .collect(),
-            },
+            series("energy saved ΔE(x)", |p| p.energy_saving),
+            series("time S(x) (slowdown × 100)", |p| p.slowdown),
         ],
         step: false,
     }
