@@ -149,7 +149,7 @@ mod tests {
         assert_eq!(
             e.finish(g1, end),
             None,
-            "the preempted slice's completion is stale"
+            "the preempted job's completion is stale"
         );
         assert_eq!(e.finish(g2, t2), Some(Owner::Command(5)));
         let (t3, g3) = e.start(t2).unwrap();

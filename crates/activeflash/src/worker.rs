@@ -277,6 +277,7 @@ impl Rig {
             let job = &self.jobs[&extent];
             job.compressed_len.div_ceil(PAGE_BYTES as u64)
         };
+        assert!(log_pages > 0, "a DEFLATE stream is never empty");
         let log_page = self.log_alloc(log_pages);
         let job = self.jobs.get_mut(&extent).expect("an active extent");
         job.log_page = log_page;
