@@ -253,3 +253,21 @@ fn preset_keeps_up_with_24_mb_s_io_only_and_peaks_below_the_models_split() {
     assert!((alone - 74.5).abs() < 1.0, "host alone {alone}");
     assert!(tenth > alone && half < alone, "{alone} {tenth} {half}");
 }
+
+/// The paper's own volume: 6 GB of 4 KiB random writes at its 24 MB/s limit, I/O only.
+#[test]
+#[ignore = "paper scale: 1.5 M foreground writes, ~5 s"]
+fn paper_volume_at_24_mb_s_io_only_is_compressed_in_full() {
+    let (flash, ftl, af) = common::preset();
+    let (p, _) = run_background(
+        &flash,
+        &ftl,
+        &af,
+        bg(24.0, 6 << 30, false),
+        Fidelity::Timing,
+        1,
+    )
+    .unwrap();
+    assert!(p.fraction_compressed > 0.999, "{p:?}");
+    assert!((p.achieved_mb_s - 24.0).abs() < 0.1, "{p:?}");
+}
