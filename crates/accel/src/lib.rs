@@ -16,6 +16,7 @@
 
 pub mod chain;
 pub mod config;
+pub mod ddr_cache;
 pub mod energy;
 pub mod error;
 pub mod host;
