@@ -40,11 +40,23 @@ const RATIO_TABLE_EXTENTS: u32 = 64;
 /// Why a command was issued, to route its completion.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Origin {
-    Foreground { page: u64, version: u32 },
-    Read { extent: u64, index: usize },
-    Write { extent: u64 },
+    /// A foreground write; its latency runs from `arrived`, before the controller's FTL work.
+    Foreground {
+        page: u64,
+        version: u32,
+        arrived: SimTime,
+    },
+    Read {
+        extent: u64,
+        index: usize,
+    },
+    Write {
+        extent: u64,
+    },
     Trim,
-    Oracle { index: usize },
+    Oracle {
+        index: usize,
+    },
 }
 
 /// The open-loop (fixed rate) or closed-loop (queue depth) foreground writer.
@@ -258,7 +270,11 @@ impl Rig {
             HostOp::Write,
             page,
             data,
-            Origin::Foreground { page, version },
+            Origin::Foreground {
+                page,
+                version,
+                arrived: self.q.now(),
+            },
         );
     }
 
@@ -371,12 +387,16 @@ impl Rig {
                 source: e.clone(),
             })?;
             match origin {
-                Origin::Foreground { page, version } => {
+                Origin::Foreground {
+                    page,
+                    version,
+                    arrived,
+                } => {
                     let fg = self.fg.as_mut().expect("a foreground is running");
                     fg.completed += 1;
                     fg.inflight -= 1;
                     fg.end = c.completed;
-                    fg.latency.record(c.completed.since(c.submitted).as_ns());
+                    fg.latency.record(c.completed.since(arrived).as_ns());
                     if self.versions[page as usize] == version {
                         self.workers[Side::Controller.index()]
                             .source
