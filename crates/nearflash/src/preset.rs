@@ -6,6 +6,7 @@
 
 use crate::error::CliError;
 use nearflash_accel::{AccelConfig, HostConfig};
+use nearflash_activeflash::ActiveFlashConfig;
 use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../configs/flashabacus.toml"),
     ),
     ("test-min", include_str!("../../../configs/test-min.toml")),
+    (
+        "active-flash",
+        include_str!("../../../configs/active-flash.toml"),
+    ),
 ];
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -37,6 +42,10 @@ pub struct Preset {
     pub ssd_flash: Option<FlashConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssd_ftl: Option<FtlConfig>,
+    /// Active Flash (seed 004): the SSD controller and host CPU as compute engines and the
+    /// cost of the offloaded compression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_flash: Option<ActiveFlashConfig>,
 }
 
 impl Preset {
@@ -86,6 +95,9 @@ impl Preset {
                 .map_err(|e| bad(format!("ssd: {e}")))?,
             (None, None) => {}
             _ => return Err(bad("[ssd_flash] and [ssd_ftl] come together".into())),
+        }
+        if let Some(a) = &preset.active_flash {
+            a.validate().map_err(|e| bad(e.to_string()))?;
         }
         if let Some(a) = &preset.accel {
             a.validate().map_err(|e| CliError::Config {
@@ -207,6 +219,22 @@ mod tests {
         assert_eq!(a, AccelConfig::default());
         let e = Preset::load("flashabacus", &["accel.lwp_cpi=0".into()]).unwrap_err();
         assert!(e.to_string().contains("accel.lwp_cpi"), "{e}");
+    }
+
+    #[test]
+    fn active_flash_preset_has_its_engines_and_names_a_zero_clock() {
+        let p = Preset::load("active-flash", &[]).unwrap();
+        let a = p
+            .active_flash
+            .expect("active-flash has an [active_flash] table");
+        assert_eq!(a.controller_clock_mhz, 800.0);
+        assert_eq!(p.flash.channels * p.flash.planes_per_die, 1);
+        let e = Preset::load(
+            "active-flash",
+            &["active_flash.controller_clock_mhz=0".into()],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("controller_clock_mhz"), "{e}");
     }
 
     #[test]

@@ -3,17 +3,18 @@
 //! (schema in `nearflash-report`) and `DIR/report.html` (the paper's figures as SVG).
 //! One module per paper.
 
+mod active_flash;
 mod flashabacus;
 
 use crate::error::CliError;
 use std::path::PathBuf;
 
 /// The reproducible papers.
-pub const PAPERS: &[&str] = &["flashabacus"];
+pub const PAPERS: &[&str] = &["flashabacus", "active-flash"];
 
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
-    /// Which paper: flashabacus.
+    /// Which paper: flashabacus, active-flash.
     pub paper: String,
     /// timing (paper sizes, modelled time only) or functional (reduced sizes, real data
     /// through the device, every output verified).
@@ -38,6 +39,16 @@ pub struct ReproduceArgs {
     /// single-threaded and deterministic; this only changes the wall time.
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// active-flash: foreground volume of 4 KiB random writes in MiB (default 256 in timing
+    /// fidelity, 16 in functional; the paper's 6 GB is 6144).
+    #[arg(long)]
+    pub volume_mib: Option<u64>,
+    /// active-flash: Fig. 2 foreground throughputs in MB/s (default: the built-in sweep).
+    #[arg(long, value_delimiter = ',')]
+    pub foreground_mb_s: Vec<f64>,
+    /// active-flash: Fig. 3 controller shares in [0, 1] (default: the built-in sweep).
+    #[arg(long, value_delimiter = ',')]
+    pub splits: Vec<f64>,
 }
 
 /// Fidelity of a reproduction.
@@ -80,6 +91,7 @@ pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
         .unwrap_or_else(|| PathBuf::from(format!("reproduce-{}", args.paper)));
     match args.paper.as_str() {
         "flashabacus" => flashabacus::run(args, fidelity, jobs, &out),
+        "active-flash" => active_flash::run(args, fidelity, jobs, &out),
         other => Err(CliError::Workload(format!(
             "unknown paper '{other}' (known: {})",
             PAPERS.join(", ")
