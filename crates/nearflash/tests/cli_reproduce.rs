@@ -124,3 +124,29 @@ fn a_closed_pipe_ends_the_output_quietly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn a_functional_reproduction_verifies_every_flashabacus_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = nearflash(&[
+        "reproduce",
+        "flashabacus",
+        "--fidelity",
+        "functional",
+        "--only",
+        "atax,mx4,bfs",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    // 4 FlashAbacus systems × (6 + 24 + 6) instances.
+    assert!(
+        stdout.contains("144 kernel instances computed real data"),
+        "{stdout}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
+    assert_eq!(v["fidelity"], "functional");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 15);
+}

@@ -31,6 +31,10 @@ pub struct ReproduceArgs {
     pub overrides: Vec<String>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// FlashAbacus: kernel sizes (mini | small | medium | large | extralarge | paper);
+    /// default paper in timing fidelity, mini in functional fidelity.
+    #[arg(long)]
+    pub dataset: Option<String>,
     /// Run only these workloads (comma-separated, e.g. atax,mx1,nn); claims whose runs are
     /// missing are left out.
     #[arg(long, value_delimiter = ',')]
