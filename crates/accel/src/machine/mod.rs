@@ -33,20 +33,24 @@
 
 use crate::chain::{Chain, Unit};
 use crate::config::AccelConfig;
+use crate::ddr_cache::DdrCache;
 use crate::energy::{Category, EnergyMeter};
 use crate::error::AccelError;
 use crate::functional::{Fault, Functional, InstanceCheck};
 use crate::layout::Layout;
-use crate::plan::{GroupRuns, KernelPlan};
+use crate::plan::KernelPlan;
 use crate::report::{InstanceReport, LatencySummaryMs, RunReport};
 use crate::sched::{Scheduler, SchedulerKind};
 use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
+use dataflow::{ddr_capacity_groups, IoReq};
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
 use nearflash_kernels::{Access, Kernel};
 use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
+
+mod dataflow;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Range locks the table holds at most (sections × instances is far below).
@@ -66,8 +70,6 @@ enum FvMsg {
     Arrive(usize),
     /// Worker asks for its unit's inputs.
     Read(usize),
-    /// Worker asks to write its unit's outputs.
-    Write(usize),
     /// Worker reports its unit (inter-kernel: its kernel) done.
     Done(usize),
 }
@@ -89,7 +91,6 @@ enum Ev {
 struct Worker {
     unit: Option<Unit>,
     io_pending: u32,
-    writing: bool,
     /// Inter-kernel: the unit was already completed in the chain by the worker itself.
     completed_locally: bool,
     busy: FifoServer,
@@ -118,12 +119,22 @@ pub struct Machine {
     workers: Vec<Worker>,
     pending: BTreeMap<u64, Ev>,
     next_token: u64,
-    io_owner: BTreeMap<u64, usize>,
+    io_owner: BTreeMap<u64, IoReq>,
     /// Flash requests waiting for a free slot at the FTL, per worker: (op, offset, length,
     /// section of the worker's kernel).
-    io_waiting: Vec<VecDeque<(HostOp, u64, u64, usize)>>,
+    io_waiting: Vec<VecDeque<IoReq>>,
     /// Flash requests outstanding at the FTL (at most `flash_queue_depth`).
     io_outstanding: u32,
+    /// Flashvisor's DDR3L page-group cache, keyed by (instance, group) (`dataflow::key`).
+    cache: DdrCache,
+    /// Groups being read from flash → workers waiting for them besides the reader.
+    inflight: BTreeMap<u64, Vec<usize>>,
+    /// Groups whose write-back is in flight (a read of them is served from DDR3L).
+    writebacks: BTreeMap<u64, u32>,
+    /// Per instance: write-back requests in flight, and whether its last unit is done
+    /// (it completes once its dirty groups are on flash).
+    flush_pending: Vec<u32>,
+    finishing: Vec<bool>,
     /// The worker whose waiting request goes next (round robin).
     io_turn: usize,
     next_request: u64,
@@ -234,6 +245,7 @@ impl Machine {
                 .collect(),
         );
         let n = instances.len();
+        let layout_group_bytes = layout.group_bytes;
         Ok(Machine {
             cfg: cfg.clone(),
             q,
@@ -257,7 +269,13 @@ impl Machine {
             pending: BTreeMap::new(),
             next_token: 0,
             io_owner: BTreeMap::new(),
-            io_waiting: vec![VecDeque::new(); cfg.worker_count()],
+            // One queue per worker, and Flashvisor's own for write-backs.
+            io_waiting: vec![VecDeque::new(); cfg.worker_count() + 1],
+            cache: DdrCache::new(ddr_capacity_groups(cfg, n, layout_group_bytes)),
+            inflight: BTreeMap::new(),
+            writebacks: BTreeMap::new(),
+            flush_pending: vec![0; n],
+            finishing: vec![false; n],
             io_outstanding: 0,
             io_turn: 0,
             next_request: 0,
@@ -456,7 +474,7 @@ impl Machine {
             Ev::Computed(w) => {
                 if let Some(f) = self.func.as_mut() {
                     let u = self.workers[w].unit.expect("running");
-                    f.compute(w, u.kernel, u.mb, u.screen);
+                    f.compute(u.kernel, u.mb, u.screen);
                 }
                 let groups = self.unit_plan(w).writes.groups();
                 if groups == 0 {
@@ -469,30 +487,17 @@ impl Machine {
                     self.schedule(at, Ev::DdrOut(w));
                 }
             }
-            Ev::DdrOut(w) => self.send_flashvisor(FvMsg::Write(w)),
+            Ev::DdrOut(w) => {
+                self.write_to_cache(w);
+                self.unit_finished(w);
+            }
         }
     }
 
     fn on_flashvisor(&mut self, msg: FvMsg) {
         match msg {
             FvMsg::Arrive(i) => self.map_sections(i),
-            FvMsg::Read(w) => {
-                let runs = self.unit_plan(w).reads.clone();
-                self.workers[w].writing = false;
-                if let Some(f) = self.func.as_mut() {
-                    f.begin_read(w, self.workers[w].unit.expect("running").kernel);
-                }
-                self.submit_runs(w, &runs, HostOp::Read);
-            }
-            FvMsg::Write(w) => {
-                let runs = self.unit_plan(w).writes.clone();
-                self.workers[w].writing = true;
-                if let Some(f) = self.func.as_mut() {
-                    let u = self.workers[w].unit.expect("running");
-                    f.begin_write(w, u.mb, u.screen);
-                }
-                self.submit_runs(w, &runs, HostOp::Write);
-            }
+            FvMsg::Read(w) => self.read_through_cache(w),
             FvMsg::Done(w) => {
                 let worker = &mut self.workers[w];
                 let u = worker.unit.take().expect("a worker reports its unit");
@@ -502,7 +507,7 @@ impl Machine {
                     self.chain.complete(u)
                 };
                 if finished {
-                    self.kernel_finished(u.kernel);
+                    self.flush(u.kernel);
                 }
                 self.dispatch();
             }
@@ -559,96 +564,6 @@ impl Machine {
     fn unit_plan(&self, w: usize) -> &crate::plan::UnitPlan {
         let u = self.workers[w].unit.expect("the worker runs a unit");
         self.plans[self.instances[u.kernel].plan].unit(u.mb, u.screen)
-    }
-
-    fn submit_runs(&mut self, w: usize, runs: &GroupRuns, op: HostOp) {
-        let kernel = self.workers[w].unit.expect("running").kernel;
-        let g = self.layout.group_bytes;
-        let max_groups = (self.cfg.flash_request_bytes_max / g).max(1);
-        let mut n = 0;
-        for (section, run) in &runs.runs {
-            let abs = self.layout.groups(kernel, *section, run);
-            let mut at = abs.start;
-            while at < abs.end {
-                let len = max_groups.min(abs.end - at);
-                self.io_waiting[w].push_back((op, at * g, len * g, *section));
-                match op {
-                    HostOp::Read => self.flash_read_bytes += len * g,
-                    _ => self.flash_write_bytes += len * g,
-                }
-                n += 1;
-                at += len;
-            }
-        }
-        assert!(n > 0, "only units with a footprint ask Flashvisor for I/O");
-        self.workers[w].io_pending += n;
-        self.issue_io();
-    }
-
-    /// Submits waiting requests, round robin over workers, while the FTL has room.
-    fn issue_io(&mut self) {
-        let n = self.io_waiting.len();
-        while self.io_outstanding < self.cfg.flash_queue_depth {
-            let Some(w) = (0..n)
-                .map(|k| (self.io_turn + k) % n)
-                .find(|&w| !self.io_waiting[w].is_empty())
-            else {
-                return;
-            };
-            let (op, offset, len, section) = self.io_waiting[w].pop_front().expect("non-empty");
-            // Functional: the write-back copy as of now, so that of two writes to one page
-            // group the later issued (applied last by the FTL) carries both units' bytes.
-            let data = match (&self.func, op) {
-                (Some(f), HostOp::Write) => {
-                    let kernel = self.workers[w].unit.expect("running").kernel;
-                    let rel = offset - self.layout.offsets[kernel][section];
-                    f.payload(kernel, section, rel, len)
-                }
-                _ => Vec::new(),
-            };
-            let id = self.submit(op, offset, len, data);
-            self.io_owner.insert(id, w);
-            self.io_outstanding += 1;
-            self.io_turn = (w + 1) % n;
-        }
-    }
-
-    fn drain_completions(&mut self) -> Result<(), AccelError> {
-        self.dev.take_completions(&mut self.completions);
-        let done: Vec<HostCompletion> = self.completions.drain(..).collect();
-        for c in done {
-            c.result
-                .map_err(|e| AccelError::Device(format!("{:?} {}: {e}", c.op, c.offset_bytes)))?;
-            let w = self.io_owner.remove(&c.id).expect("a request of a worker");
-            self.io_outstanding -= 1;
-            self.issue_io();
-            let writing = self.workers[w].writing;
-            if let (Some(f), false) = (self.func.as_mut(), writing) {
-                f.read_data(w, c.offset_bytes, c.data);
-            }
-            let worker = &mut self.workers[w];
-            worker.io_pending -= 1;
-            if worker.io_pending > 0 {
-                continue;
-            }
-            if writing {
-                if let Some(f) = self.func.as_mut() {
-                    f.writes_done(w);
-                }
-                self.unit_finished(w);
-            } else {
-                if let Some(f) = self.func.as_mut() {
-                    let u = self.workers[w].unit.expect("running");
-                    f.finish_read(w, u.mb, u.screen, &self.layout);
-                }
-                let bytes = self.unit_plan(w).reads.groups() * self.layout.group_bytes;
-                let at = self
-                    .ddr
-                    .serve(self.q.now(), transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
-                self.schedule(at, Ev::DdrIn(w));
-            }
-        }
-        Ok(())
     }
 
     fn unit_finished(&mut self, w: usize) {
@@ -798,6 +713,8 @@ impl Machine {
             flash_channel_busy_ns: flash_busy.1 - self.flash_busy_start_ns.1,
             flash_read_bytes: self.flash_read_bytes,
             flash_write_bytes: self.flash_write_bytes,
+            ddr_hit_groups: self.cache.hit_counts().0,
+            ddr_miss_groups: self.cache.hit_counts().1,
             flashvisor_messages: self.flashvisor.served(),
             reused_instances: self.layout.reused_instances,
             host_cpu_busy_ns: 0,
