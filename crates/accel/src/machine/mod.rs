@@ -9,23 +9,27 @@
 //! the multi-app execution chain and schedules units on the workers (LWP2..) with the chosen
 //! policy. A unit (a screen, or a serial microblock) on worker w:
 //!
-//! 1. w asks Flashvisor (queue message) to bring its input footprint: Flashvisor submits
-//!    flash reads of the page-group runs to the FTL device (`nearflash-ftl`, which occupies
-//!    dies and channels);
-//! 2. the data cross DDR3L (a FIFO bandwidth server);
+//! 1. w asks Flashvisor (queue message) to bring its input footprint into DDR3L: groups
+//!    already there cost nothing, the others are read from flash through the FTL device
+//!    (`nearflash-ftl`, which occupies dies and channels) — see `dataflow`;
+//! 2. the data cross the DDR3L port (a FIFO bandwidth server);
 //! 3. w computes for instructions × CPI ÷ clock;
-//! 4. the outputs cross DDR3L and w asks Flashvisor to write them back (flash writes);
+//! 4. the outputs cross the DDR3L port and stay there, dirty, until evicted or until the
+//!    kernel ends, when Flashvisor writes them back (the kernel completes once they are on
+//!    flash);
 //! 5. w reports completion to Flashvisor (queue message), which updates the chain and
 //!    schedules again. Under the inter-kernel schedulers a worker owns its whole kernel and
 //!    goes on to the kernel's next unit without asking; it reports only the kernel's end.
 //!
 //! Storengine (LWP1) is the FTL device's background work: its LWP is counted busy while the
-//! device runs GC or writes a checkpoint (measured between events). Not modelled yet: DDR3L
-//! capacity (footprints are not checked against 1 GiB) and the scratchpad.
+//! device runs GC or writes a checkpoint (measured between events). DDR3L holds 1 GiB less
+//! the kernel descriptions, as a least-recently-used page-group cache; a unit whose
+//! footprint exceeds it streams through it (its groups are not pinned). Not modelled: the
+//! scratchpad's capacity.
 //!
 //! Two fidelities, same events: `new` formats a timing device (`NoStore`, no data);
 //! `new_functional` formats one over a `MemoryStore` and lets `functional` move real data
-//! at the events above (preload payloads, read completions, `Computed`, write submission,
+//! at the events above (preload payloads, groups entering DDR3L, `Computed`, write-backs,
 //! kernel end) and verify every instance's live-out arrays from flash.
 //!
 //! Deterministic: one event queue, one seeded RNG, ordered maps; the trace hash covers every
