@@ -6,18 +6,27 @@
 //! only once its results are on flash.
 //!
 //! Capacity is DDR3L's size in page groups less what the kernel descriptions occupy;
-//! eviction is least-recently-used among groups not pinned by a unit that is reading or
-//! computing on them. Ordered maps only: deterministic.
+//! eviction is least-recently-used. Groups are not pinned while a unit uses them: a unit
+//! whose footprint exceeds DDR3L streams through it.
+//!
+//! O(1) per access: a hash index (std's SipHash with its fixed default keys, so the same
+//! accesses give the same state on every run; the index is never iterated) into a slab of
+//! nodes threaded on a doubly linked recency list.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, DefaultHasher};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Entry {
-    stamp: u64,
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    key: u64,
     dirty: bool,
     /// The kernel instance whose writes made the group dirty.
     owner: usize,
-    pins: u32,
+    /// Towards the least / most recently used end.
+    older: u32,
+    newer: u32,
 }
 
 /// A group pushed out of DDR3L; `dirty` groups must be written back to flash.
@@ -31,49 +40,44 @@ pub struct Evicted {
 #[derive(Clone, Debug)]
 pub struct DdrCache {
     capacity_groups: u64,
-    entries: BTreeMap<u64, Entry>,
-    /// (stamp, group) of every unpinned entry: the eviction order.
-    lru: BTreeSet<(u64, u64)>,
-    clock: u64,
+    index: HashMap<u64, u32, BuildHasherDefault<DefaultHasher>>,
+    nodes: Vec<Node>,
+    free: Vec<u32>,
+    /// Least and most recently used nodes.
+    oldest: u32,
+    newest: u32,
     hits: u64,
     misses: u64,
 }
 
 impl DdrCache {
     pub fn new(capacity_groups: u64) -> DdrCache {
+        assert!(capacity_groups > 0, "DDR3L holds at least one group");
         DdrCache {
             capacity_groups,
-            entries: BTreeMap::new(),
-            lru: BTreeSet::new(),
-            clock: 0,
+            index: HashMap::default(),
+            nodes: Vec::new(),
+            free: Vec::new(),
+            oldest: NIL,
+            newest: NIL,
             hits: 0,
             misses: 0,
         }
     }
 
-    pub fn capacity_groups(&self) -> u64 {
-        self.capacity_groups
-    }
-
     pub fn resident_groups(&self) -> u64 {
-        self.entries.len() as u64
+        self.index.len() as u64
     }
 
-    /// (hits, misses) of `pin_for_read` so far.
+    /// (hits, misses) of reads so far.
     pub fn hit_counts(&self) -> (u64, u64) {
         (self.hits, self.misses)
     }
 
-    fn tick(&mut self) -> u64 {
-        self.clock += 1;
-        self.clock
-    }
-
-    /// Pins `group` for a unit that will read it; returns true when it is already resident
-    /// (no flash read needed). A miss makes room (evicting as needed, returned in `out`)
-    /// and installs the group clean and pinned; the caller reads it from flash.
-    pub fn pin_for_read(&mut self, group: u64, owner: usize, out: &mut Vec<Evicted>) -> bool {
-        let hit = self.pin(group, owner, false, out);
+    /// A unit reads `group`: true when it is resident (no flash read needed). A miss makes
+    /// room (evictions go to `out`) and installs the group clean; the caller reads it.
+    pub fn read(&mut self, group: u64, owner: usize, out: &mut Vec<Evicted>) -> bool {
+        let hit = self.access(group, owner, false, out);
         if hit {
             self.hits += 1;
         } else {
@@ -82,101 +86,115 @@ impl DdrCache {
         hit
     }
 
-    /// Pins `group` for a unit that will write it (resident or not: a write needs no read
-    /// of the old contents when the unit writes whole groups; partial writes of a
-    /// non-resident group were read by `pin_for_read` first).
-    pub fn pin_for_write(&mut self, group: u64, owner: usize, out: &mut Vec<Evicted>) {
-        self.pin(group, owner, false, out);
+    /// A unit writes `group` for `owner`: it becomes resident and dirty. Returns whether it
+    /// was resident before.
+    pub fn write(&mut self, group: u64, owner: usize, out: &mut Vec<Evicted>) -> bool {
+        self.access(group, owner, true, out)
     }
 
-    fn pin(&mut self, group: u64, owner: usize, dirty: bool, out: &mut Vec<Evicted>) -> bool {
-        let stamp = self.tick();
-        if let Some(e) = self.entries.get_mut(&group) {
-            if e.pins == 0 {
-                self.lru.remove(&(e.stamp, group));
+    fn access(&mut self, group: u64, owner: usize, wrote: bool, out: &mut Vec<Evicted>) -> bool {
+        if let Some(&n) = self.index.get(&group) {
+            self.unlink(n);
+            self.push_newest(n);
+            let node = &mut self.nodes[n as usize];
+            if wrote {
+                node.dirty = true;
+                node.owner = owner;
             }
-            e.pins += 1;
-            e.stamp = stamp;
             return true;
         }
-        while self.entries.len() as u64 >= self.capacity_groups {
-            let Some(&(s, victim)) = self.lru.iter().next() else {
-                break; // everything resident is pinned: run over capacity rather than deadlock
-            };
-            self.lru.remove(&(s, victim));
-            let e = self
-                .entries
-                .remove(&victim)
-                .expect("lru lists resident groups");
+        while self.index.len() as u64 >= self.capacity_groups {
+            let victim = self.oldest;
+            self.unlink(victim);
+            let v = self.nodes[victim as usize];
+            self.index.remove(&v.key);
+            self.free.push(victim);
             out.push(Evicted {
-                group: victim,
-                dirty: e.dirty,
-                owner: e.owner,
+                group: v.key,
+                dirty: v.dirty,
+                owner: v.owner,
             });
         }
-        self.entries.insert(
-            group,
-            Entry {
-                stamp,
-                dirty,
-                owner,
-                pins: 1,
-            },
-        );
+        let node = Node {
+            key: group,
+            dirty: wrote,
+            owner,
+            older: NIL,
+            newer: NIL,
+        };
+        let n = match self.free.pop() {
+            Some(n) => {
+                self.nodes[n as usize] = node;
+                n
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        self.index.insert(group, n);
+        self.push_newest(n);
         false
     }
 
-    /// Releases a pin; `wrote` marks the group dirty for `owner`.
-    pub fn unpin(&mut self, group: u64, owner: usize, wrote: bool) {
-        let e = self
-            .entries
-            .get_mut(&group)
-            .expect("unpin of a pinned group");
-        assert!(e.pins > 0, "unpin of an unpinned group");
-        e.pins -= 1;
-        if wrote {
-            e.dirty = true;
-            e.owner = owner;
+    fn unlink(&mut self, n: u32) {
+        let Node { older, newer, .. } = self.nodes[n as usize];
+        match older {
+            NIL => self.oldest = newer,
+            o => self.nodes[o as usize].newer = newer,
         }
-        if e.pins == 0 {
-            self.lru.insert((e.stamp, group));
+        match newer {
+            NIL => self.newest = older,
+            w => self.nodes[w as usize].older = older,
         }
     }
 
-    /// The dirty groups `owner` left in DDR3L, now marked clean (the caller writes them back).
+    fn push_newest(&mut self, n: u32) {
+        let prev = self.newest;
+        {
+            let node = &mut self.nodes[n as usize];
+            node.older = prev;
+            node.newer = NIL;
+        }
+        match prev {
+            NIL => self.oldest = n,
+            p => self.nodes[p as usize].newer = n,
+        }
+        self.newest = n;
+    }
+
+    /// The dirty groups `owner` left in DDR3L, ascending, now marked clean (the caller writes
+    /// them back).
     pub fn take_dirty(&mut self, owner: usize) -> Vec<u64> {
         let mut v = Vec::new();
-        for (&g, e) in self.entries.iter_mut() {
-            if e.dirty && e.owner == owner {
-                e.dirty = false;
-                v.push(g);
+        let mut n = self.oldest;
+        while n != NIL {
+            let node = &mut self.nodes[n as usize];
+            if node.dirty && node.owner == owner {
+                node.dirty = false;
+                v.push(node.key);
             }
+            n = node.newer;
         }
+        v.sort_unstable();
         v
-    }
-
-    /// True when `group` is resident.
-    pub fn contains(&self, group: u64) -> bool {
-        self.entries.contains_key(&group)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     #[test]
-    fn a_second_read_hits_and_the_least_recent_unpinned_group_is_evicted() {
+    fn a_second_read_hits_and_the_least_recent_group_is_evicted() {
         let mut c = DdrCache::new(2);
         let mut ev = Vec::new();
-        assert!(!c.pin_for_read(1, 0, &mut ev));
-        c.unpin(1, 0, false);
-        assert!(!c.pin_for_read(2, 0, &mut ev));
-        c.unpin(2, 0, true);
-        assert!(c.pin_for_read(1, 0, &mut ev), "resident");
-        c.unpin(1, 0, false);
+        assert!(!c.read(1, 0, &mut ev));
+        assert!(!c.write(2, 0, &mut ev));
+        assert!(c.read(1, 0, &mut ev), "resident");
         // 2 is now least recent; it is dirty, so its eviction asks for a write-back.
-        assert!(!c.pin_for_read(3, 0, &mut ev));
+        assert!(!c.read(3, 0, &mut ev));
         assert_eq!(
             ev,
             [Evicted {
@@ -185,33 +203,55 @@ mod tests {
                 owner: 0
             }]
         );
-        assert_eq!(c.hit_counts(), (1, 3));
-    }
-
-    #[test]
-    fn pinned_groups_are_never_evicted() {
-        let mut c = DdrCache::new(1);
-        let mut ev = Vec::new();
-        c.pin_for_read(1, 0, &mut ev);
-        c.pin_for_read(2, 0, &mut ev);
-        assert!(ev.is_empty(), "1 is pinned: the cache runs over instead");
+        assert_eq!(c.hit_counts(), (1, 2));
         assert_eq!(c.resident_groups(), 2);
-        c.unpin(1, 0, false);
-        c.unpin(2, 0, false);
-        c.pin_for_read(3, 0, &mut ev);
-        assert_eq!(ev.len(), 2, "back under capacity once unpinned");
     }
 
     #[test]
-    fn take_dirty_returns_each_owners_groups_once() {
+    fn take_dirty_returns_each_owners_groups_once_in_order() {
         let mut c = DdrCache::new(8);
         let mut ev = Vec::new();
-        for g in 0..4 {
-            c.pin_for_write(g, (g % 2) as usize, &mut ev);
-            c.unpin(g, (g % 2) as usize, true);
+        for g in [3u64, 0, 2, 1] {
+            c.write(g, (g % 2) as usize, &mut ev);
         }
         assert_eq!(c.take_dirty(1), [1, 3]);
         assert!(c.take_dirty(1).is_empty());
         assert_eq!(c.take_dirty(0), [0, 2]);
+    }
+
+    /// Against a reference LRU (a map of last-use stamps): same hits, same evictions.
+    #[test]
+    fn matches_a_reference_lru_on_a_pseudo_random_sequence() {
+        let mut c = DdrCache::new(16);
+        let mut stamps: BTreeMap<u64, (u64, bool)> = BTreeMap::new();
+        let mut x = 12345u64;
+        for t in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let g = (x >> 33) % 40;
+            let wrote = (x >> 20) % 3 == 0;
+            let mut ev = Vec::new();
+            let hit = if wrote {
+                c.write(g, 0, &mut ev)
+            } else {
+                c.read(g, 0, &mut ev)
+            };
+            let ref_hit = stamps.contains_key(&g);
+            let mut ref_ev = Vec::new();
+            if !ref_hit && stamps.len() == 16 {
+                let (&old, &(_, d)) = stamps.iter().min_by_key(|(_, (s, _))| *s).unwrap();
+                stamps.remove(&old);
+                ref_ev.push(Evicted {
+                    group: old,
+                    dirty: d,
+                    owner: 0,
+                });
+            }
+            let dirty = stamps.get(&g).is_some_and(|e| e.1) || wrote;
+            stamps.insert(g, (t, dirty));
+            assert_eq!(hit, ref_hit, "step {t}");
+            assert_eq!(ev, ref_ev, "step {t}");
+        }
     }
 }

@@ -74,8 +74,7 @@ impl Machine {
         for (section, run) in &runs.runs {
             for g in self.layout.groups(i, *section, run) {
                 let k = key(i, g);
-                let resident = self.cache.pin_for_read(k, i, &mut evicted);
-                self.cache.unpin(k, i, false);
+                let resident = self.cache.read(k, i, &mut evicted);
                 if let Some(waiters) = self.inflight.get_mut(&k) {
                     waiters.push(w);
                     self.workers[w].io_pending += 1;
@@ -110,9 +109,7 @@ impl Machine {
             let abs = self.layout.groups(i, *section, run);
             for g in abs {
                 let k = key(i, g);
-                let resident = self.cache.contains(k);
-                self.cache.pin_for_write(k, i, &mut evicted);
-                self.cache.unpin(k, i, true);
+                let resident = self.cache.write(k, i, &mut evicted);
                 if !resident && !self.inflight.contains_key(&k) {
                     if let Some(f) = self.func.as_mut() {
                         let rel = g * self.layout.group_bytes - self.layout.offsets[i][*section];

@@ -139,6 +139,8 @@ pub struct Machine {
     /// (it completes once its dirty groups are on flash).
     flush_pending: Vec<u32>,
     finishing: Vec<bool>,
+    /// Instances not yet complete.
+    unfinished: usize,
     /// The worker whose waiting request goes next (round robin).
     io_turn: usize,
     next_request: u64,
@@ -280,6 +282,7 @@ impl Machine {
             writebacks: BTreeMap::new(),
             flush_pending: vec![0; n],
             finishing: vec![false; n],
+            unfinished: n,
             io_outstanding: 0,
             io_turn: 0,
             next_request: 0,
@@ -341,7 +344,7 @@ impl Machine {
             );
             self.schedule(at, Ev::Downloaded(i));
         }
-        while self.done_at.iter().any(Option::is_none) {
+        while self.unfinished > 0 {
             let (at, ev) = self
                 .q
                 .pop()
@@ -587,6 +590,7 @@ impl Machine {
 
     fn kernel_finished(&mut self, i: usize) {
         self.done_at[i] = Some(self.q.now());
+        self.unfinished -= 1;
         if let Some(f) = self.func.as_mut() {
             f.verify(i, &mut self.dev, &self.layout);
         }
