@@ -230,7 +230,7 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let g = (x >> 33) % 40;
-            let wrote = (x >> 20) % 3 == 0;
+            let wrote = (x >> 20).is_multiple_of(3);
             let mut ev = Vec::new();
             let hit = if wrote {
                 c.write(g, 0, &mut ev)
