@@ -92,6 +92,8 @@ mod tests {
             compute_ns,
             reads: GroupRuns::default(),
             writes: GroupRuns::default(),
+            read_line_bytes: 0,
+            write_line_bytes: 0,
         }
     }
 

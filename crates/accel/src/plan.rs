@@ -51,11 +51,18 @@ impl GroupRuns {
     }
 }
 
+/// Granularity of an LWP's DDR3L traffic: one 64-byte cache line.
+pub const DDR_LINE_BYTES: u64 = 64;
+
 #[derive(Clone, Debug)]
 pub struct UnitPlan {
     pub compute_ns: u64,
+    /// The page groups the unit reads / writes (what moves between flash and DDR3L).
     pub reads: GroupRuns,
     pub writes: GroupRuns,
+    /// The bytes the LWP itself reads / writes in DDR3L: its footprint in 64-byte lines.
+    pub read_line_bytes: u64,
+    pub write_line_bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -89,10 +96,16 @@ impl KernelPlan {
             for s in 0..n {
                 let c = cost(k, mb, s)?;
                 let io = footprint(k, mb, s)?;
+                let lines = |f: fn(&&Extent) -> bool| {
+                    GroupRuns::from_extents(io.iter().filter(f), DDR_LINE_BYTES).groups()
+                        * DDR_LINE_BYTES
+                };
                 v.push(UnitPlan {
                     compute_ns: cfg.compute_ns(c.instructions),
                     reads: GroupRuns::from_extents(io.iter().filter(|e| e.reads()), group_bytes),
                     writes: GroupRuns::from_extents(io.iter().filter(|e| e.writes()), group_bytes),
+                    read_line_bytes: lines(|e| e.reads()),
+                    write_line_bytes: lines(|e| e.writes()),
                 });
             }
             units.push(v);

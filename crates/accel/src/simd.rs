@@ -24,7 +24,7 @@ use crate::energy::{Category, EnergyMeter};
 use crate::error::AccelError;
 use crate::host::HostConfig;
 use crate::openmp::{self, Share};
-use crate::plan::KernelPlan;
+use crate::plan::{KernelPlan, DDR_LINE_BYTES};
 use crate::report::{InstanceReport, LatencySummaryMs, PhaseInterval, RunReport};
 use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
@@ -35,9 +35,6 @@ use nearflash_ftl::{FtlConfig, HostOp};
 use nearflash_kernels::{build, Access, Dataset, KernelDesc, ScreenPlan};
 use nearflash_sim::{SimDuration, SimTime};
 use std::collections::BTreeMap;
-
-/// Footprint granularity of a unit's DDR3L traffic: one 64-byte cache line.
-const DDR_LINE_BYTES: u64 = 64;
 
 /// Everything a SIMD run needs besides the workload.
 pub struct SimdSpec<'a> {
@@ -382,9 +379,9 @@ impl<'a> Simd<'a> {
         let end = openmp::run(
             &plan.units,
             |u| Share {
-                read_bytes: part(u.reads.groups() * DDR_LINE_BYTES, n, c),
+                read_bytes: part(u.read_line_bytes, n, c),
                 compute_ns: part(u.compute_ns, n, c),
-                write_bytes: part(u.writes.groups() * DDR_LINE_BYTES, n, c),
+                write_bytes: part(u.write_line_bytes, n, c),
             },
             &mut self.workers,
             &mut self.ddr,

@@ -225,6 +225,12 @@ impl Machine {
                 }
                 _ => Vec::new(),
             };
+            if req.op == HostOp::Write {
+                // The write-back's bytes leave DDR3L through its port (DMA to the flash
+                // controllers); nothing waits for it but the port's later users.
+                self.ddr
+                    .serve(self.q.now(), transfer(len, self.cfg.ddr_bandwidth_mb_s));
+            }
             let id = self.submit(req.op, offset, len, data);
             self.io_owner.insert(id, req);
             self.io_outstanding += 1;
@@ -232,9 +238,10 @@ impl Machine {
         }
     }
 
-    /// Every group worker `w`'s unit reads is in DDR3L: the data cross the DDR3L port.
+    /// Every group worker `w`'s unit reads is in DDR3L: the LWP reads its footprint's
+    /// cache lines through the DDR3L port.
     fn reads_done(&mut self, w: usize) {
-        let bytes = self.unit_plan(w).reads.groups() * self.layout.group_bytes;
+        let bytes = self.unit_plan(w).read_line_bytes;
         let at = self
             .ddr
             .serve(self.q.now(), transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
@@ -264,6 +271,12 @@ impl Machine {
             let i = req.instance;
             match req.owner {
                 Owner::Unit(w) => {
+                    // The groups read land in DDR3L through its port (DMA from the flash
+                    // controllers).
+                    self.ddr.serve(
+                        self.q.now(),
+                        transfer(c.len_bytes, self.cfg.ddr_bandwidth_mb_s),
+                    );
                     if let Some(f) = self.func.as_mut() {
                         let rel = c.offset_bytes - self.layout.offsets[i][req.section];
                         f.fill(i, req.section, rel, c.len_bytes, Some(&c.data));

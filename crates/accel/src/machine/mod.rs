@@ -483,11 +483,10 @@ impl Machine {
                     let u = self.workers[w].unit.expect("running");
                     f.compute(u.kernel, u.mb, u.screen);
                 }
-                let groups = self.unit_plan(w).writes.groups();
-                if groups == 0 {
+                let bytes = self.unit_plan(w).write_line_bytes;
+                if bytes == 0 {
                     self.unit_finished(w);
                 } else {
-                    let bytes = groups * self.layout.group_bytes;
                     let at = self
                         .ddr
                         .serve(now, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
