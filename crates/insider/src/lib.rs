@@ -8,13 +8,16 @@
 //! `backing` (the flash device through the FTL, or DRAM-emulated storage). `fs` is the file
 //! system's metadata; `config` the `[insider]` preset table.
 
+pub mod app;
 pub mod backing;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod experiment;
 pub mod fs;
 pub mod isc;
 pub mod machine;
+pub mod passthrough;
 pub mod runtime;
 pub mod stream;
 

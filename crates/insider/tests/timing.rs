@@ -1,0 +1,68 @@
+//! Timing fidelity: the systems of §5.2 on a synthetic filter, and the limits that must emerge
+//! from the mechanism (never above the drive, the link or the engine).
+
+mod common;
+use common::*;
+use nearflash_accel::HostConfig;
+use nearflash_insider::app::{AppProfile, Pass};
+use nearflash_insider::experiment::{run_app, System};
+use nearflash_insider::stream::Direction;
+use nearflash_insider::InsiderConfig;
+
+fn filter(gib: u64, ratio: f64, host_ipb: f64) -> AppProfile {
+    AppProfile {
+        name: "filter".into(),
+        passes: vec![Pass {
+            input_bytes: gib << 30,
+            direction: Direction::Read,
+            program: Box::new(|| Box::new(Echo)),
+            output_per_input: ratio,
+            host_instructions_per_input_byte: host_ipb,
+            host_instructions_per_output_byte: 4.0,
+        }],
+    }
+}
+
+#[test]
+fn offload_is_bounded_by_the_drive_and_beats_the_baselines() {
+    let cfg = InsiderConfig::default();
+    let host = HostConfig::default();
+    let app = filter(4, 0.01, 8.0);
+    let r: Vec<_> = System::ALL
+        .iter()
+        .map(|&s| run_app(s, &app, &cfg, &host, 1).unwrap())
+        .collect();
+    for x in &r {
+        eprintln!(
+            "{:>22} {:>9.0} MB/s  events {:>8}  pcie {:.2}",
+            x.system.name(),
+            x.throughput_mb_s,
+            x.events,
+            x.pcie_d2h_utilization
+        );
+        assert!(x.throughput_mb_s <= cfg.emulated_bandwidth_mb_s * 1.001);
+    }
+    let t = |s: System| r.iter().find(|x| x.system == s).unwrap().throughput_mb_s;
+    assert!(t(System::Insider) > 0.9 * cfg.emulated_bandwidth_mb_s);
+    assert!(t(System::HostBypass) <= cfg.pcie_mb_s());
+    assert!(t(System::HostOnly) < t(System::HostBypass));
+    assert!(t(System::HostBypass) < t(System::HostBypassPipeline));
+    assert!(t(System::InsiderNoReduction) <= cfg.pcie_mb_s() * 1.001);
+}
+
+#[test]
+fn paper_size_run_is_fast() {
+    let cfg = InsiderConfig::default();
+    let host = HostConfig::default();
+    let t0 = std::time::Instant::now();
+    let r = run_app(System::Insider, &filter(60, 0.01, 8.0), &cfg, &host, 1).unwrap();
+    let h = run_app(System::HostOnly, &filter(60, 0.01, 8.0), &cfg, &host, 1).unwrap();
+    eprintln!(
+        "60 GiB: insider {:.0} MB/s ({} events), host-only {:.0} MB/s ({} events), {:?}",
+        r.throughput_mb_s,
+        r.events,
+        h.throughput_mb_s,
+        h.events,
+        t0.elapsed()
+    );
+}
