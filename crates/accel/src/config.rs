@@ -62,6 +62,12 @@ pub struct AccelConfig {
     /// 64 KiB, one per die of the 16-package backbone) so a large section streams across
     /// all dies without one request hogging the FTL queue.
     pub flash_request_bytes_max: u64,
+    /// Assumption: Flashvisor keeps at most 32 flash requests outstanding at the FTL (the
+    /// flash controllers' command queues; the paper gives no depth). 32 requests of up to
+    /// 1 MiB are 512 page groups, 16 per die of the 32-die backbone — deep enough to keep
+    /// every die busy. Further requests wait in Flashvisor's per-worker queues, issued round
+    /// robin across workers so that one screen's large footprint cannot starve the others.
+    pub flash_queue_depth: u32,
     /// Screens per screened microblock: one per worker LWP (8 − Flashvisor − Storengine),
     /// the kernels crate's `ScreenPlan::default()`.
     pub screens_per_microblock: u32,
@@ -89,6 +95,7 @@ impl Default for AccelConfig {
             flashvisor_message_cycles: 1000,
             kernel_description_bytes: 64 << 10,
             flash_request_bytes_max: 1 << 20,
+            flash_queue_depth: 32,
             screens_per_microblock: 6,
         }
     }
@@ -175,6 +182,7 @@ impl AccelConfig {
         )?;
         nonzero("kernel_description_bytes", self.kernel_description_bytes)?;
         nonzero("flash_request_bytes_max", self.flash_request_bytes_max)?;
+        nonzero("flash_queue_depth", u64::from(self.flash_queue_depth))?;
         if !self.flash_request_bytes_max.is_multiple_of(512) {
             return Err(AccelError::Config {
                 field: "flash_request_bytes_max",

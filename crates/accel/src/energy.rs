@@ -6,6 +6,7 @@
 //! LWP workers and DDR3L) and storage access (serving I/O: the SSD, the flash backbone and
 //! the LWPs running Flashvisor and Storengine).
 
+use crate::series::TimeBins;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -36,22 +37,61 @@ pub struct EnergyReport {
     pub per_component: BTreeMap<String, ComponentEnergy>,
 }
 
+struct Part {
+    name: String,
+    category: Category,
+    active_w: f64,
+    idle_w: f64,
+    busy_ns: u64,
+    /// Busy time over the run and how many identical units it sums (the backbone's dies).
+    bins: TimeBins,
+    units: u64,
+}
+
 /// Accumulates components, then sums them over a makespan.
 #[derive(Default)]
 pub struct EnergyMeter {
-    parts: Vec<(String, Category, f64, f64, u64)>,
+    parts: Vec<Part>,
 }
 
 impl EnergyMeter {
+    /// A component busy `busy_ns` over the run (already averaged over its units), with its
+    /// busy time over time in `bins` summed over `units` identical units.
     pub fn add(
         &mut self,
         name: impl Into<String>,
-        c: Category,
+        category: Category,
         active_w: f64,
         idle_w: f64,
         busy_ns: u64,
+        (bins, units): (&TimeBins, u64),
     ) {
-        self.parts.push((name.into(), c, active_w, idle_w, busy_ns));
+        assert!(units > 0, "a component has at least one unit");
+        self.parts.push(Part {
+            name: name.into(),
+            category,
+            active_w,
+            idle_w,
+            busy_ns,
+            bins: bins.clone(),
+            units,
+        });
+    }
+
+    /// Power drawn by all components in each bin of the common width over `[0, span_ns)`:
+    /// returns the width and one value per bin, watts.
+    pub fn power_series(&self, span_ns: u64) -> (u64, Vec<f64>) {
+        let bin_ns = TimeBins::common_bin_ns(self.parts.iter().map(|p| &p.bins), span_ns);
+        let n = span_ns.div_ceil(bin_ns).max(1) as usize;
+        let mut power = vec![0.0; n];
+        for p in &self.parts {
+            let busy = p.bins.rebinned(bin_ns, span_ns);
+            for (b, w) in power.iter_mut().enumerate() {
+                let frac = (busy[b] as f64 / (bin_ns * p.units) as f64).min(1.0);
+                *w += p.idle_w + (p.active_w - p.idle_w) * frac;
+            }
+        }
+        (bin_ns, power)
     }
 
     pub fn report(self, makespan_ns: u64) -> EnergyReport {
@@ -62,7 +102,15 @@ impl EnergyMeter {
             storage_access: 0.0,
             per_component: BTreeMap::new(),
         };
-        for (name, category, active_w, idle_w, busy_ns) in self.parts {
+        for Part {
+            name,
+            category,
+            active_w,
+            idle_w,
+            busy_ns,
+            ..
+        } in self.parts
+        {
             assert!(
                 busy_ns <= makespan_ns,
                 "{name} busy {busy_ns} ns > makespan {makespan_ns} ns"
@@ -123,8 +171,31 @@ mod tests {
     #[test]
     fn busy_at_active_rest_at_idle() {
         let mut m = EnergyMeter::default();
-        m.add("a", Category::Computation, 2.0, 0.5, 1_000_000_000);
-        m.add("b", Category::StorageAccess, 1.0, 0.0, 0);
+        let mut bins = TimeBins::default();
+        bins.add(
+            nearflash_sim::SimTime::ZERO,
+            nearflash_sim::SimTime::ZERO + nearflash_sim::SimDuration::from_ns(1_000_000_000),
+        );
+        m.add(
+            "a",
+            Category::Computation,
+            2.0,
+            0.5,
+            1_000_000_000,
+            (&bins, 1),
+        );
+        m.add(
+            "b",
+            Category::StorageAccess,
+            1.0,
+            0.0,
+            0,
+            (&TimeBins::default(), 1),
+        );
+        let (bin_ns, p) = m.power_series(3_000_000_000);
+        assert!(bin_ns * p.len() as u64 >= 3_000_000_000);
+        assert_eq!(p[0], 2.0, "busy bin draws the active power");
+        assert_eq!(*p.last().unwrap(), 0.5, "idle bin draws idle power only");
         let r = m.report(3_000_000_000);
         assert!((r.computation - 3.0).abs() < 1e-12);
         assert_eq!(r.storage_access, 0.0);

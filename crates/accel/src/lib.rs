@@ -27,6 +27,7 @@ pub mod preload;
 pub mod report;
 pub mod run;
 pub mod sched;
+pub mod series;
 pub mod server;
 pub mod simd;
 pub mod ssd;

@@ -28,19 +28,20 @@
 
 use crate::chain::{Chain, Unit};
 use crate::config::AccelConfig;
-use crate::energy::{Category, EnergyMeter, EnergyReport};
+use crate::energy::{Category, EnergyMeter};
 use crate::error::AccelError;
 use crate::layout::Layout;
 use crate::plan::{GroupRuns, KernelPlan};
 use crate::report::{InstanceReport, LatencySummaryMs, RunReport};
 use crate::sched::{Scheduler, SchedulerKind};
+use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
 use nearflash_flash::{FlashConfig, NoStore};
 use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
 use nearflash_kernels::Access;
 use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Range locks the table holds at most (sections × instances is far below).
 const RANGE_LOCKS_MAX: usize = 1 << 16;
@@ -103,12 +104,21 @@ pub struct Machine {
     flashvisor: FifoServer,
     ddr: FifoServer,
     pcie: FifoServer,
-    storengine_busy_ns: u64,
+    storengine: Busy,
+    /// The backbone's summed die busy time over the run, sampled between events.
+    die_bins: TimeBins,
+    die_sample: (SimTime, u64),
     last_event: SimTime,
     workers: Vec<Worker>,
     pending: BTreeMap<u64, Ev>,
     next_token: u64,
     io_owner: BTreeMap<u64, usize>,
+    /// Flash requests waiting for a free slot at the FTL, per worker: (op, offset, length).
+    io_waiting: Vec<VecDeque<(HostOp, u64, u64)>>,
+    /// Flash requests outstanding at the FTL (at most `flash_queue_depth`).
+    io_outstanding: u32,
+    /// The worker whose waiting request goes next (round robin).
+    io_turn: usize,
     next_request: u64,
     locks: RangeLockTable,
     lock_owner: BTreeMap<LockId, usize>,
@@ -174,12 +184,17 @@ impl Machine {
             flashvisor: FifoServer::default(),
             ddr: FifoServer::default(),
             pcie: FifoServer::default(),
-            storengine_busy_ns: 0,
+            storengine: Busy::default(),
+            die_bins: TimeBins::default(),
+            die_sample: (SimTime::ZERO, 0),
             last_event: SimTime::ZERO,
             workers: vec![Worker::default(); cfg.worker_count()],
             pending: BTreeMap::new(),
             next_token: 0,
             io_owner: BTreeMap::new(),
+            io_waiting: vec![VecDeque::new(); cfg.worker_count()],
+            io_outstanding: 0,
+            io_turn: 0,
             next_request: 0,
             locks: RangeLockTable::new(RANGE_LOCKS_MAX),
             lock_owner: BTreeMap::new(),
@@ -203,6 +218,7 @@ impl Machine {
         self.last_event = self.start;
         self.events_start = self.q.events_processed();
         self.flash_busy_start_ns = self.flash_busy_ns(self.start);
+        self.start_series();
         for i in 0..self.instances.len() {
             let at = self.pcie.serve(
                 self.start,
@@ -221,9 +237,10 @@ impl Machine {
             self.hash.word(at.as_ns());
             self.hash.word(ev.hash_word());
             if self.dev.gc_active() || self.dev.checkpoint_active() {
-                self.storengine_busy_ns += at.since(self.last_event).as_ns();
+                self.storengine.add(self.last_event, at);
             }
             self.last_event = at;
+            self.sample_dies(at, false);
             match ev {
                 Event::Host(token) => {
                     let e = self.pending.remove(&token).expect("a scheduled token");
@@ -233,7 +250,33 @@ impl Machine {
             }
             self.drain_completions()?;
         }
+        self.sample_dies(self.q.now(), true);
         Ok(self.report(workload))
+    }
+
+    fn start_series(&mut self) {
+        let t = self.start;
+        self.flashvisor.start_series(t);
+        self.ddr.start_series(t);
+        self.pcie.start_series(t);
+        for w in &mut self.workers {
+            w.busy.start_series(t);
+        }
+        self.storengine.start_series(t);
+        self.die_bins.reset(t);
+        self.die_sample = (t, self.flash_busy_start_ns.0);
+    }
+
+    /// Spreads the dies' busy time since the last sample over the time since then; sampled
+    /// at least twice per bin (`force`: now, at the end of the run).
+    fn sample_dies(&mut self, now: SimTime, force: bool) {
+        let (t0, busy0) = self.die_sample;
+        if !force && now.since(t0).as_ns() < self.die_bins.bin_ns() / 2 {
+            return;
+        }
+        let busy = self.flash_busy_ns(now).0;
+        self.die_bins.add_spread(t0, now, busy - busy0);
+        self.die_sample = (now, busy);
     }
 
     /// Writes every input range (untimed preconditioning) and waits for the writes.
@@ -312,7 +355,7 @@ impl Machine {
             }
             Ev::DdrIn(w) => {
                 let ns = self.unit_plan(w).compute_ns;
-                self.workers[w].busy.account(ns);
+                self.workers[w].busy.account(now, ns);
                 self.schedule(now + SimDuration::from_ns(ns), Ev::Computed(w));
             }
             Ev::Computed(w) => {
@@ -419,8 +462,7 @@ impl Machine {
             let mut at = abs.start;
             while at < abs.end {
                 let len = max_groups.min(abs.end - at);
-                let id = self.submit(op, at * g, len * g);
-                self.io_owner.insert(id, w);
+                self.io_waiting[w].push_back((op, at * g, len * g));
                 match op {
                     HostOp::Read => self.flash_read_bytes += len * g,
                     _ => self.flash_write_bytes += len * g,
@@ -431,6 +473,25 @@ impl Machine {
         }
         assert!(n > 0, "only units with a footprint ask Flashvisor for I/O");
         self.workers[w].io_pending += n;
+        self.issue_io();
+    }
+
+    /// Submits waiting requests, round robin over workers, while the FTL has room.
+    fn issue_io(&mut self) {
+        let n = self.io_waiting.len();
+        while self.io_outstanding < self.cfg.flash_queue_depth {
+            let Some(w) = (0..n)
+                .map(|k| (self.io_turn + k) % n)
+                .find(|&w| !self.io_waiting[w].is_empty())
+            else {
+                return;
+            };
+            let (op, offset, len) = self.io_waiting[w].pop_front().expect("non-empty");
+            let id = self.submit(op, offset, len);
+            self.io_owner.insert(id, w);
+            self.io_outstanding += 1;
+            self.io_turn = (w + 1) % n;
+        }
     }
 
     fn drain_completions(&mut self) -> Result<(), AccelError> {
@@ -440,6 +501,8 @@ impl Machine {
             c.result
                 .map_err(|e| AccelError::Device(format!("{:?} {}: {e}", c.op, c.offset_bytes)))?;
             let w = self.io_owner.remove(&c.id).expect("a request of a worker");
+            self.io_outstanding -= 1;
+            self.issue_io();
             let worker = &mut self.workers[w];
             worker.io_pending -= 1;
             if worker.io_pending > 0 {
@@ -502,10 +565,12 @@ impl Machine {
     /// backbone serve storage, PCIe moves data. The backbone's busy time is its dies' summed
     /// busy time over the die count (the mean fraction of dies busy). The host is not
     /// counted: after the offload it takes no part in the run (§4).
-    fn energy(&self, lwp_busy_ns: &[u64], die_busy_ns: u64, makespan: u64) -> EnergyReport {
+    fn energy_meter(&self, lwp_busy_ns: &[u64], die_busy_ns: u64, makespan: u64) -> EnergyMeter {
         let c = &self.cfg;
         let mut m = EnergyMeter::default();
-        for (i, &b) in lwp_busy_ns.iter().enumerate() {
+        let mut lwp_bins = vec![self.flashvisor.bins(), self.storengine.bins()];
+        lwp_bins.extend(self.workers.iter().map(|w| w.busy.bins()));
+        for (i, (&b, bins)) in lwp_busy_ns.iter().zip(lwp_bins).enumerate() {
             let cat = if i < 2 {
                 Category::StorageAccess
             } else {
@@ -517,6 +582,7 @@ impl Machine {
                 c.lwp_active_power_w,
                 c.lwp_idle_power_w,
                 b.min(makespan),
+                (bins, 1),
             );
         }
         m.add(
@@ -525,6 +591,7 @@ impl Machine {
             c.ddr_power_w,
             c.ddr_idle_power_w,
             self.ddr.busy_ns().min(makespan),
+            (self.ddr.bins(), 1),
         );
         m.add(
             "pcie",
@@ -532,6 +599,7 @@ impl Machine {
             c.pcie_power_w,
             c.pcie_idle_power_w,
             self.pcie.busy_ns().min(makespan),
+            (self.pcie.bins(), 1),
         );
         let dies = self.dev.die_busy_ns(self.q.now()).len().max(1) as u64;
         m.add(
@@ -540,8 +608,9 @@ impl Machine {
             c.backbone_active_power_w,
             c.backbone_idle_power_w,
             (die_busy_ns / dies).min(makespan),
+            (&self.die_bins, dies),
         );
-        m.report(makespan)
+        m
     }
 
     fn report(&self, workload: &str) -> RunReport {
@@ -569,10 +638,13 @@ impl Machine {
             .collect();
         let input_bytes: u64 = instances.iter().map(|i| i.input_bytes).sum();
         let latencies: Vec<u64> = instances.iter().map(|i| i.latency_ns).collect();
-        let mut lwp_busy_ns = vec![self.flashvisor.busy_ns(), self.storengine_busy_ns];
+        let mut lwp_busy_ns = vec![self.flashvisor.busy_ns(), self.storengine.ns()];
         lwp_busy_ns.extend(self.workers.iter().map(|w| w.busy.busy_ns()));
         let die_busy_ns = flash_busy.0 - self.flash_busy_start_ns.0;
-        let energy_j = self.energy(&lwp_busy_ns, die_busy_ns, makespan);
+        let meter = self.energy_meter(&lwp_busy_ns, die_busy_ns, makespan);
+        let workers: Vec<&TimeBins> = self.workers.iter().map(|w| w.busy.bins()).collect();
+        let series = series_points(&workers, meter.power_series(makespan), makespan);
+        let energy_j = meter.report(makespan);
         RunReport {
             scheduler: self.sched.kind().name(),
             workload: workload.to_string(),
@@ -600,6 +672,7 @@ impl Machine {
             ssd_busy_ns: 0,
             phases: Vec::new(),
             energy_j,
+            series,
             events: self.q.events_processed() - self.events_start,
             trace_hash: self.hash.hex(),
         }

@@ -3,6 +3,7 @@
 //! reproducible (seed, trace hash, event count).
 
 use crate::energy::EnergyReport;
+use crate::series::SeriesPoint;
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -70,6 +71,8 @@ pub struct RunReport {
     /// SIMD's per-chunk phases (empty for FlashAbacus).
     pub phases: Vec<PhaseInterval>,
     pub energy_j: EnergyReport,
+    /// Worker utilization and power over time (Fig. 15), at most `SERIES_BINS_MAX` points.
+    pub series: Vec<SeriesPoint>,
     pub events: u64,
     pub trace_hash: String,
 }

@@ -20,12 +20,13 @@
 //! RNG, the trace hash covers every event.
 
 use crate::config::AccelConfig;
-use crate::energy::{Category, EnergyMeter, EnergyReport};
+use crate::energy::{Category, EnergyMeter};
 use crate::error::AccelError;
 use crate::host::HostConfig;
 use crate::openmp::{self, Share};
 use crate::plan::KernelPlan;
 use crate::report::{InstanceReport, LatencySummaryMs, PhaseInterval, RunReport};
+use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
 use crate::ssd::Ssd;
 use crate::workload::instances;
@@ -106,8 +107,8 @@ struct Simd<'a> {
     pcie: FifoServer,
     ddr: FifoServer,
     workers: Vec<FifoServer>,
-    dram_busy_ns: u64,
-    ssd_busy_ns: u64,
+    dram: Busy,
+    ssd_busy: Busy,
     phases: Vec<PhaseInterval>,
     start: SimTime,
 }
@@ -123,8 +124,8 @@ impl<'a> Simd<'a> {
             pcie: FifoServer::default(),
             ddr: FifoServer::default(),
             workers: vec![FifoServer::default(); spec.accel.worker_count()],
-            dram_busy_ns: 0,
-            ssd_busy_ns: 0,
+            dram: Busy::default(),
+            ssd_busy: Busy::default(),
             phases: Vec::new(),
             start: SimTime::ZERO,
         })
@@ -164,6 +165,7 @@ impl<'a> Simd<'a> {
             .collect();
         self.ssd.preload(&preload, self.host.io_request_bytes)?;
         self.start = self.ssd.q.now();
+        self.start_series();
         let events_start = self.ssd.q.events_processed();
         let ssd_busy_start = self.ssd.device_busy();
         let mut reports = Vec::with_capacity(order.len());
@@ -186,7 +188,10 @@ impl<'a> Simd<'a> {
         let latencies: Vec<u64> = reports.iter().map(|r| r.latency_ns).collect();
         let mut lwp_busy_ns = vec![0, 0];
         lwp_busy_ns.extend(self.workers.iter().map(FifoServer::busy_ns));
-        let energy_j = self.energy(&lwp_busy_ns, makespan);
+        let meter = self.energy_meter(&lwp_busy_ns);
+        let workers: Vec<&TimeBins> = self.workers.iter().map(FifoServer::bins).collect();
+        let series = series_points(&workers, meter.power_series(makespan), makespan);
+        let energy_j = meter.report(makespan);
         Ok(RunReport {
             scheduler: "simd",
             workload: workload.to_string(),
@@ -210,10 +215,11 @@ impl<'a> Simd<'a> {
             flashvisor_messages: 0,
             reused_instances: order.len().saturating_sub(slots as usize),
             host_cpu_busy_ns: self.host_cpu.busy_ns(),
-            host_dram_busy_ns: self.dram_busy_ns,
-            ssd_busy_ns: self.ssd_busy_ns,
+            host_dram_busy_ns: self.dram.ns(),
+            ssd_busy_ns: self.ssd_busy.ns(),
             phases: self.phases,
             energy_j,
+            series,
             events: self.ssd.q.events_processed() - events_start,
             trace_hash: self.ssd.hash.hex(),
         })
@@ -222,16 +228,20 @@ impl<'a> Simd<'a> {
     /// Fig. 13 for SIMD: the host CPU and DRAM and PCIe move data, the LWPs (no Flashvisor
     /// or Storengine: all eight are the OpenMP machine, LWP0/1 idle) and DDR3L compute, the
     /// SSD serves storage.
-    fn energy(&self, lwp_busy_ns: &[u64], makespan: u64) -> EnergyReport {
+    fn energy_meter(&self, lwp_busy_ns: &[u64]) -> EnergyMeter {
         let (c, h) = (self.cfg, self.host);
         let mut m = EnergyMeter::default();
-        for (i, &b) in lwp_busy_ns.iter().enumerate() {
+        let idle = TimeBins::default();
+        let mut lwp_bins = vec![&idle, &idle];
+        lwp_bins.extend(self.workers.iter().map(FifoServer::bins));
+        for (i, (&b, bins)) in lwp_busy_ns.iter().zip(lwp_bins).enumerate() {
             m.add(
                 format!("lwp{i}"),
                 Category::Computation,
                 c.lwp_active_power_w,
                 c.lwp_idle_power_w,
                 b,
+                (bins, 1),
             );
         }
         m.add(
@@ -240,6 +250,7 @@ impl<'a> Simd<'a> {
             c.ddr_power_w,
             c.ddr_idle_power_w,
             self.ddr.busy_ns(),
+            (self.ddr.bins(), 1),
         );
         m.add(
             "pcie",
@@ -247,6 +258,7 @@ impl<'a> Simd<'a> {
             c.pcie_power_w,
             c.pcie_idle_power_w,
             self.pcie.busy_ns(),
+            (self.pcie.bins(), 1),
         );
         m.add(
             "host_cpu",
@@ -254,22 +266,37 @@ impl<'a> Simd<'a> {
             h.cpu_active_power_w,
             h.cpu_idle_power_w,
             self.host_cpu.busy_ns(),
+            (self.host_cpu.bins(), 1),
         );
         m.add(
             "host_dram",
             Category::DataMovement,
             h.dram_active_power_w,
             h.dram_idle_power_w,
-            self.dram_busy_ns,
+            self.dram.ns(),
+            (self.dram.bins(), 1),
         );
         m.add(
             "ssd",
             Category::StorageAccess,
             h.ssd_active_power_w,
             h.ssd_idle_power_w,
-            self.ssd_busy_ns,
+            self.ssd_busy.ns(),
+            (self.ssd_busy.bins(), 1),
         );
-        m.report(makespan)
+        m
+    }
+
+    fn start_series(&mut self) {
+        let t = self.start;
+        for s in [&mut self.host_cpu, &mut self.pcie, &mut self.ddr] {
+            s.start_series(t);
+        }
+        for w in &mut self.workers {
+            w.start_series(t);
+        }
+        self.dram.start_series(t);
+        self.ssd_busy.start_series(t);
     }
 
     /// One instance, chunk by chunk; returns the chunk count.
@@ -323,7 +350,7 @@ impl<'a> Simd<'a> {
             + u64::from(self.host.copies_per_direction) * self.host.copy_ns(bytes);
         let end = self.host_cpu.serve(from, SimDuration::from_ns(ns));
         self.ssd.advance_to(end);
-        self.dram_busy_ns += end.since(from).as_ns();
+        self.dram.add(from, end);
         self.record(i, chunk, phase, from);
     }
 
@@ -342,7 +369,7 @@ impl<'a> Simd<'a> {
             .serve(from_cpu, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
         let end = link.max(port);
         self.ssd.advance_to(end);
-        self.dram_busy_ns += end.since(from_cpu).as_ns();
+        self.dram.add(from_cpu, end);
         self.record(i, chunk, phase, from);
     }
 
@@ -381,9 +408,9 @@ impl<'a> Simd<'a> {
         let from = self.ssd.q.now();
         self.ssd
             .io(self.host, &mut self.host_cpu, op, offset, bytes)?;
-        let d = self.ssd.q.now().since(from).as_ns();
-        self.ssd_busy_ns += d;
-        self.dram_busy_ns += d;
+        let end = self.ssd.q.now();
+        self.ssd_busy.add(from, end);
+        self.dram.add(from, end);
         self.record(i, chunk, phase, from);
         Ok(())
     }

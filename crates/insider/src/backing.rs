@@ -10,7 +10,8 @@
 
 use crate::config::InsiderConfig;
 use nearflash_ftl::{Device, Event, HostCompletion, HostOp, HostRequest};
-use nearflash_sim::{transfer, EventQueue, FifoServer, SimDuration, SimRng, SimTime};
+use nearflash_accel::server::{transfer, FifoServer};
+use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
 use std::collections::BTreeMap;
 
 /// Page size of the emulated store's sparse map.

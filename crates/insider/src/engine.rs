@@ -6,7 +6,8 @@
 //! Slot 0 is the hardware pass-through of ordinary firmware reads in both cases.
 
 use crate::config::{EngineKind, InsiderConfig};
-use nearflash_sim::{transfer, FifoServer, SimTime};
+use nearflash_accel::server::{transfer, FifoServer};
+use nearflash_sim::SimTime;
 use nearflash_stream::WorkCost;
 
 /// The pass-through slot accepts one 64-byte flit per cycle.

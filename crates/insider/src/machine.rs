@@ -22,7 +22,8 @@ use crate::error::InsiderError;
 use crate::isc::{IscUnit, Origin, SifEntry};
 use crate::stream::{Chunk, Direction, Stream};
 use nearflash_ftl::{Event, HostCompletion, HostOp, HostRequest, SECTOR_BYTES};
-use nearflash_sim::{transfer, EventQueue, FifoServer, SimDuration, SimRng, SimTime, TraceHasher};
+use nearflash_accel::server::{transfer, FifoServer};
+use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
 use nearflash_stream::{flits_of, Flit, FlitWriter, FLIT_BYTES};
 use std::collections::BTreeMap;
 

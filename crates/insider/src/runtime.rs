@@ -24,7 +24,8 @@ use crate::stream::{Direction, ProgramRun, Stream};
 use nearflash_accel::HostConfig;
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{Device, FtlConfig, HostOp};
-use nearflash_sim::{EventQueue, FifoServer, SimDuration, SimTime};
+use nearflash_accel::server::FifoServer;
+use nearflash_sim::{EventQueue, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -38,42 +38,12 @@ pub struct RunArgs {
 
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let preset = Preset::load(&args.preset, &args.overrides)?;
-    let accel = preset.accel.as_ref().ok_or_else(|| CliError::NoAccel {
-        preset: preset.name.clone(),
-    })?;
     let dataset: Dataset = args
         .dataset
         .parse()
         .map_err(|e: nearflash_kernels::KernelError| CliError::Kernel(e.to_string()))?;
     let wall = Instant::now();
-    let report = if args.system.eq_ignore_ascii_case("simd") {
-        let missing = |table| CliError::NoHost {
-            preset: preset.name.clone(),
-            table,
-        };
-        let spec = SimdSpec {
-            accel,
-            host: preset.host.as_ref().ok_or_else(|| missing("host"))?,
-            ssd_flash: preset
-                .ssd_flash
-                .as_ref()
-                .ok_or_else(|| missing("ssd_flash"))?,
-            ssd_ftl: preset.ssd_ftl.as_ref().ok_or_else(|| missing("ssd_ftl"))?,
-            dataset,
-            seed: args.seed,
-        };
-        run_simd(&spec, &args.workload)?
-    } else {
-        let spec = RunSpec {
-            accel,
-            flash: &preset.flash,
-            ftl: &preset.ftl,
-            scheduler: args.system.parse::<SchedulerKind>()?,
-            dataset,
-            seed: args.seed,
-        };
-        run_workload(&spec, &args.workload)?
-    };
+    let report = run_system(&preset, &args.system, &args.workload, dataset, args.seed)?;
     let wall_s = wall.elapsed().as_secs_f64();
     if let Some(path) = &args.json {
         let doc = serde_json::json!({
@@ -91,6 +61,47 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     }
     print_report(&report, &preset.name, dataset, wall_s);
     Ok(())
+}
+
+/// Runs `workload` on `system` (simd or one of the four schedulers) of `preset`.
+pub fn run_system(
+    preset: &Preset,
+    system: &str,
+    workload: &str,
+    dataset: Dataset,
+    seed: u64,
+) -> Result<RunReport, CliError> {
+    let accel = preset.accel.as_ref().ok_or_else(|| CliError::NoAccel {
+        preset: preset.name.clone(),
+    })?;
+    if system.eq_ignore_ascii_case("simd") {
+        let missing = |table| CliError::NoHost {
+            preset: preset.name.clone(),
+            table,
+        };
+        let spec = SimdSpec {
+            accel,
+            host: preset.host.as_ref().ok_or_else(|| missing("host"))?,
+            ssd_flash: preset
+                .ssd_flash
+                .as_ref()
+                .ok_or_else(|| missing("ssd_flash"))?,
+            ssd_ftl: preset.ssd_ftl.as_ref().ok_or_else(|| missing("ssd_ftl"))?,
+            dataset,
+            seed,
+        };
+        Ok(run_simd(&spec, workload)?)
+    } else {
+        let spec = RunSpec {
+            accel,
+            flash: &preset.flash,
+            ftl: &preset.ftl,
+            scheduler: system.parse::<SchedulerKind>()?,
+            dataset,
+            seed,
+        };
+        Ok(run_workload(&spec, workload)?)
+    }
 }
 
 fn print_report(r: &RunReport, preset: &str, dataset: Dataset, wall_s: f64) {

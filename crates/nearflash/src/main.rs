@@ -3,6 +3,7 @@
 mod cmd_crashtest;
 mod cmd_io;
 mod cmd_kernel;
+mod cmd_reproduce;
 mod cmd_run;
 mod driver;
 mod error;
@@ -38,6 +39,8 @@ enum Command {
     Kernel(cmd_kernel::KernelArgs),
     /// Run a workload on the FlashAbacus accelerator under one of its four schedulers.
     Run(cmd_run::RunArgs),
+    /// Re-run a paper's evaluation; write summary.json and report.html (paper vs ours).
+    Reproduce(cmd_reproduce::ReproduceArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Crashtest(args) => cmd_crashtest::run(&args),
         Command::Kernel(args) => cmd_kernel::run(&args).map(|()| true),
         Command::Run(args) => cmd_run::run(&args).map(|()| true),
+        Command::Reproduce(args) => cmd_reproduce::run(&args),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {

@@ -8,12 +8,10 @@ pub mod hash;
 pub mod histogram;
 pub mod queue;
 pub mod rng;
-pub mod server;
 pub mod time;
 
 pub use hash::TraceHasher;
 pub use histogram::LatencyHistogram;
 pub use queue::EventQueue;
 pub use rng::SimRng;
-pub use server::{transfer, FifoServer};
 pub use time::{SimDuration, SimTime};

@@ -1,0 +1,246 @@
+//! The paper's headline claims (seed 000 abstract, §5.2–§5.6) computed from our runs.
+//!
+//! Every "X outperforms Y by p%" of the paper is read as the mean over the named workloads
+//! of the per-workload ratio minus one (the paper averages per-workload bars); energy
+//! savings likewise as the mean of per-workload (1 − E_X / E_Y). The workload sets follow
+//! the text: "data-intensive" are the Table 2 kernels whose bytes per kilo-instruction is
+//! above 10 (ATAX, BICG, 2DCONV, MVT, ADI, FDTD-2D, GESUMMV — the paper splits Fig. 10a by
+//! B/KI); "all workloads" are the homogeneous and heterogeneous sets of Figs. 10 and 13.
+
+use super::{Group, Measured};
+use nearflash_kernels::table2::PAPER;
+use nearflash_report::Claim;
+
+/// B/KI above which Table 2 calls a kernel data-intensive.
+const DATA_INTENSIVE_BYTES_PER_KI: f64 = 10.0;
+
+fn data_intensive() -> Vec<&'static str> {
+    PAPER
+        .iter()
+        .filter(|r| r.bytes_per_ki > DATA_INTENSIVE_BYTES_PER_KI)
+        .map(|r| r.kernel)
+        .collect()
+}
+
+fn find<'a>(ms: &'a [Measured], system: &str, workload: &str) -> Option<&'a Measured> {
+    ms.iter()
+        .find(|m| m.system == system && m.workload == workload)
+}
+
+/// Mean over `workloads` of f(x, y) for systems x, y (workloads missing either are skipped).
+fn mean_pair(
+    ms: &[Measured],
+    x: &str,
+    y: &str,
+    workloads: &[String],
+    f: impl Fn(&Measured, &Measured) -> f64,
+) -> f64 {
+    let v: Vec<f64> = workloads
+        .iter()
+        .filter_map(|w| Some(f(find(ms, x, w)?, find(ms, y, w)?)))
+        .collect();
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+fn gain_pct(x: &Measured, y: &Measured) -> f64 {
+    (x.report.throughput_mb_s / y.report.throughput_mb_s - 1.0) * 100.0
+}
+
+fn energy_change_pct(x: &Measured, y: &Measured) -> f64 {
+    (x.report.energy_j.total / y.report.energy_j.total - 1.0) * 100.0
+}
+
+fn of_group(ms: &[Measured], g: Group) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for m in ms.iter().filter(|m| m.group == g) {
+        if !v.contains(&m.workload) {
+            v.push(m.workload.clone());
+        }
+    }
+    v
+}
+
+fn mean_util(ms: &[Measured], system: &str, workloads: &[String]) -> f64 {
+    let v: Vec<f64> = workloads
+        .iter()
+        .filter_map(|w| find(ms, system, w))
+        .map(Measured::worker_utilization)
+        .collect();
+    v.iter().sum::<f64>() / v.len().max(1) as f64 * 100.0
+}
+
+fn dm_share_pct(ms: &[Measured], system: &str, workloads: &[String]) -> f64 {
+    let v: Vec<f64> = workloads
+        .iter()
+        .filter_map(|w| find(ms, system, w))
+        .map(|m| m.report.energy_j.data_movement / m.report.energy_j.total * 100.0)
+        .collect();
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+fn claim(id: &str, description: &str, paper: f64, ours: f64, unit: &str, note: &str) -> Claim {
+    Claim {
+        id: id.into(),
+        description: description.into(),
+        paper,
+        ours,
+        unit: unit.into(),
+        note: note.into(),
+    }
+}
+
+/// Every claim, paper value beside ours.
+pub fn claims(ms: &[Measured]) -> Vec<Claim> {
+    let homo = of_group(ms, Group::Homogeneous);
+    let hetero = of_group(ms, Group::Heterogeneous);
+    let s56 = of_group(ms, Group::Section56);
+    let all: Vec<String> = homo.iter().chain(&hetero).cloned().collect();
+    let di: Vec<String> = data_intensive().into_iter().map(String::from).collect();
+    let fa = ["inter-st", "inter-dy", "intra-io", "intra-o3"];
+    let mut v = vec![
+        claim(
+            "intra_o3_vs_simd_throughput",
+            "IntraO3 vs SIMD, throughput, mean over all homogeneous and heterogeneous workloads (abstract, §5.2)",
+            127.0,
+            mean_pair(ms, "intra-o3", "simd", &all, gain_pct),
+            "%",
+            "Data-intensive kernels gain several-fold (no host storage stack, no PCIe copies); on compute-bound kernels and mixes SIMD runs each kernel OpenMP-style over all six workers and matches or beats IntraO3, which shares the workers among many instances whose serial microblocks and flash I/O interleave. Our mixes are dominated by the long compute-bound kernels, which pulls the mean down.",
+        ),
+        claim(
+            "intra_o3_vs_simd_energy",
+            "IntraO3 vs SIMD, energy, mean over all homogeneous and heterogeneous workloads (abstract, §5.3)",
+            -78.4,
+            mean_pair(ms, "intra-o3", "simd", &all, energy_change_pct),
+            "%",
+            "SIMD keeps a host CPU, DRAM and an NVMe SSD powered for the whole run (cited powers in [host]); FlashAbacus replaces them by 8 × 0.8 W LWPs and the 11 W backbone. Where SIMD is faster (compute-bound mixes) its energy gap narrows.",
+        ),
+        claim(
+            "flashabacus_vs_simd_data_intensive",
+            "The four FlashAbacus schedulers vs SIMD on data-intensive homogeneous workloads (B/KI > 10), throughput (§5.2)",
+            144.0,
+            fa.iter()
+                .map(|s| mean_pair(ms, s, "simd", &di, gain_pct))
+                .sum::<f64>()
+                / fa.len() as f64,
+            "%",
+            "Mean over InterSt, InterDy, IntraIo, IntraO3 and the seven kernels with B/KI > 10 in Table 2. SIMD pays the host file system, two user/kernel copies and PCIe for every byte (costs cited in [host]).",
+        ),
+        claim(
+            "inter_st_vs_inter_dy_homogeneous",
+            "InterSt vs InterDy on homogeneous workloads, throughput (§5.2: InterSt poorer by 53%)",
+            -53.0,
+            mean_pair(ms, "inter-st", "inter-dy", &homo, gain_pct),
+            "%",
+            "InterSt maps application i to worker i mod 6; with 6 instances of one kernel each on its own worker the two inter-kernel schedulers differ only where instances finish at different times.",
+        ),
+        claim(
+            "intra_o3_vs_intra_io_homogeneous",
+            "IntraO3 vs IntraIo on homogeneous workloads, throughput (§5.2)",
+            62.0,
+            mean_pair(ms, "intra-o3", "intra-io", &homo, gain_pct),
+            "%",
+            "Gains come from kernels with serial microblocks (ATAX, BICG, ADI, FDTD, 3MM, COVAR, 2MM, CORR), where IntraO3 borrows screens of other instances while one runs its serial part.",
+        ),
+        claim(
+            "inter_dy_vs_inter_st_heterogeneous",
+            "InterDy vs InterSt on heterogeneous mixes, throughput (§5.2)",
+            177.0,
+            mean_pair(ms, "inter-dy", "inter-st", &hetero, gain_pct),
+            "%",
+            "InterSt binds each of the 24 instances to a worker by application number, so the worker holding the long kernels finishes last; InterDy hands each kernel to whichever worker is free. Mix membership is our reconstruction (crates/accel/src/workload.rs), which changes how unbalanced InterSt gets.",
+        ),
+        claim(
+            "intra_o3_vs_inter_dy_heterogeneous",
+            "IntraO3 vs InterDy on heterogeneous mixes, throughput (§5.2)",
+            15.0,
+            mean_pair(ms, "intra-o3", "inter-dy", &hetero, gain_pct),
+            "%",
+            "IntraO3 splits the straggler kernel across workers; our cost model charges Flashvisor 1000 cycles per message and a queue hop per screen (assumptions in [accel]).",
+        ),
+        claim(
+            "simd_heterogeneous_throughput",
+            "SIMD throughput on heterogeneous mixes, mean (§5.2)",
+            3.5,
+            ms.iter()
+                .filter(|m| m.group == Group::Heterogeneous && m.system == "simd")
+                .map(|m| m.report.throughput_mb_s)
+                .sum::<f64>()
+                / hetero.len().max(1) as f64,
+            "MB/s",
+            "Absolute throughput depends on our instruction counts (kernels crate cost model) and CPI 1.0 (assumption).",
+        ),
+        claim(
+            "inter_dy_utilization_homogeneous",
+            "InterDy worker utilization on homogeneous workloads (§5.4)",
+            98.0,
+            mean_util(ms, "inter-dy", &homo),
+            "%",
+            "Utilization = a worker's compute time over the workload's makespan, averaged over the six workers. Our workers also wait for flash reads and writes of their own screens (no prefetch), which the paper's 98% suggests its prototype overlaps.",
+        ),
+        claim(
+            "intra_o3_utilization_heterogeneous",
+            "IntraO3 worker utilization on heterogeneous mixes (§5.4)",
+            94.0,
+            mean_util(ms, "intra-o3", &hetero),
+            "%",
+            "As above; serial microblocks of the mixes keep workers idle only when no other instance has ready screens.",
+        ),
+        claim(
+            "simd_data_movement_energy_share_data_intensive",
+            "Share of SIMD's energy spent moving data, data-intensive homogeneous workloads (§5.3)",
+            71.0,
+            dm_share_pct(ms, "simd", &di),
+            "%",
+            "Data movement = host CPU, host DRAM and PCIe (Fig. 13's grouping).",
+        ),
+    ];
+    for (sys, paper) in [("intra-io", 2.1), ("inter-dy", 3.4), ("intra-o3", 3.4)] {
+        v.push(claim(
+            &format!("s56_{}_vs_simd_throughput", sys.replace('-', "_")),
+            &format!("{sys} vs SIMD on the §5.6 graph/big-data workloads, throughput ratio"),
+            paper,
+            mean_pair(ms, sys, "simd", &s56, |x, y| {
+                x.report.throughput_mb_s / y.report.throughput_mb_s
+            }),
+            "x",
+            "Mean over nn, bfs, nw, pathfinder, wordcount of the per-workload ratio. Our §5.6 inputs follow WORKLOADS.md; their serial microblocks (bfs levels, nw diagonals) are where the schedulers differ.",
+        ));
+    }
+    for (sys, paper) in [
+        ("inter-st", 74.0),
+        ("intra-io", 83.0),
+        ("inter-dy", 88.0),
+        ("intra-o3", 88.0),
+    ] {
+        v.push(claim(
+            &format!("s56_{}_energy_saving", sys.replace('-', "_")),
+            &format!("{sys} energy saving vs SIMD on the §5.6 workloads"),
+            paper,
+            -mean_pair(ms, sys, "simd", &s56, energy_change_pct),
+            "%",
+            "Mean over the five workloads of 1 − E/E_SIMD.",
+        ));
+    }
+    v.push(claim(
+        "s56_simd_data_movement_energy_share",
+        "Share of SIMD's energy spent moving data on the §5.6 workloads (§5.6: 79%)",
+        79.0,
+        dm_share_pct(ms, "simd", &s56),
+        "%",
+        "Host CPU, DRAM and PCIe, as in Fig. 16b.",
+    ));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_intensive_set_is_the_seven_high_bki_kernels() {
+        assert_eq!(
+            data_intensive(),
+            ["atax", "bicg", "2dconv", "mvt", "adi", "fdtd-2d", "gesummv"]
+        );
+    }
+}

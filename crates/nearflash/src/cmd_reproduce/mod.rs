@@ -1,0 +1,134 @@
+//! `nearflash reproduce <paper>`: re-runs a paper's evaluation on its preset and reports
+//! paper-vs-ours for every headline claim — a table on the terminal, `DIR/summary.json`
+//! (schema in `nearflash-report`) and `DIR/report.html` (the paper's figures as SVG).
+//! One module per paper.
+
+mod flashabacus;
+
+use crate::error::CliError;
+use std::path::PathBuf;
+
+/// The reproducible papers.
+pub const PAPERS: &[&str] = &["flashabacus"];
+
+#[derive(clap::Args, Debug)]
+pub struct ReproduceArgs {
+    /// Which paper: flashabacus.
+    pub paper: String,
+    /// timing (paper sizes, modelled time only) or functional (reduced sizes, real data
+    /// through the device, every output verified).
+    #[arg(long, default_value = "timing")]
+    pub fidelity: String,
+    /// Output directory for summary.json and report.html (default: reproduce-<paper>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The preset (default: the paper's own).
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Override a preset field, e.g. --set accel.lwp_cpi=1.5 (repeatable).
+    #[arg(long = "set", value_name = "TABLE.FIELD=VALUE")]
+    pub overrides: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Simulations run side by side (default: the machine's cores). Each simulation is
+    /// single-threaded and deterministic; this only changes the wall time.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+/// Fidelity of a reproduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fidelity {
+    Timing,
+    Functional,
+}
+
+impl Fidelity {
+    fn parse(s: &str) -> Result<Fidelity, CliError> {
+        match s {
+            "timing" => Ok(Fidelity::Timing),
+            "functional" => Ok(Fidelity::Functional),
+            other => Err(CliError::Workload(format!(
+                "unknown fidelity '{other}' (timing | functional)"
+            ))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Fidelity::Timing => "timing",
+            Fidelity::Functional => "functional",
+        }
+    }
+}
+
+pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
+    let fidelity = Fidelity::parse(&args.fidelity)?;
+    if args.jobs == Some(0) {
+        return Err(CliError::Workload("--jobs must be at least 1".into()));
+    }
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("reproduce-{}", args.paper)));
+    match args.paper.as_str() {
+        "flashabacus" => flashabacus::run(args, fidelity, jobs, &out),
+        other => Err(CliError::Workload(format!(
+            "unknown paper '{other}' (known: {})",
+            PAPERS.join(", ")
+        ))),
+    }
+}
+
+/// Runs `jobs` closures side by side over `n` tasks and returns their results in task order
+/// (each task is an independent deterministic simulation, so the order of completion does
+/// not matter). `progress` is called after each task with the count done.
+pub fn parallel_map<T: Send>(
+    n: usize,
+    jobs: usize,
+    task: impl Fn(usize) -> T + Sync,
+    progress: impl Fn(usize) + Sync,
+) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..n).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, n.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let r = task(i);
+                results
+                    .lock()
+                    .expect("no task panics while holding the lock")[i] = Some(r);
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("threads joined")
+        .into_iter()
+        .map(|r| r.expect("every task ran"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_map_keeps_task_order_whatever_the_job_count() {
+        for jobs in [1, 2, 7] {
+            let v = parallel_map(20, jobs, |i| i * i, |_| {});
+            assert_eq!(v, (0..20).map(|i| i * i).collect::<Vec<_>>());
+        }
+    }
+}
