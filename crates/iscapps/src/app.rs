@@ -64,8 +64,8 @@ pub struct OutputRatio {
 pub struct HostCost {
     /// The host-side remainder, per byte of drive output (summed over passes' outputs).
     pub remainder_instructions_per_output_byte: f64,
-    /// The host-only ("pure_cpu") formulation, per input-file byte and per pass (the
-    /// host-only baseline reads the file `pass_count()` times).
+    /// The host-only ("pure_cpu") formulation, per input-file byte, summed over all passes
+    /// (the host-only baseline reads the file `pass_count()` times).
     pub pure_cpu_instructions_per_input_byte: f64,
 }
 

@@ -4,13 +4,27 @@ use crate::apps::*;
 use crate::{AppError, IscApp};
 
 /// Registry names, in WORKLOADS.md §4 order.
-pub const APPS: &[&str] = &["grep", "statistics", "passthrough"];
+pub const APPS: &[&str] = &[
+    "grep",
+    "knn",
+    "statistics",
+    "sql",
+    "integration",
+    "relief",
+    "rle",
+    "passthrough",
+];
 
 /// The app called `name` (paper record shapes; see each app's `with_*` for reduced ones).
 pub fn app(name: &str) -> Result<Box<dyn IscApp>, AppError> {
     let app: Box<dyn IscApp> = match name {
         "grep" => Box::new(GrepApp::default()),
+        "knn" => Box::new(KnnApp::default()),
         "statistics" => Box::new(StatisticsApp::default()),
+        "sql" => Box::new(SqlApp::default()),
+        "integration" => Box::new(IntegrationApp::default()),
+        "relief" => Box::new(ReliefApp::default()),
+        "rle" => Box::new(RleApp),
         "passthrough" | "pt" => Box::new(PassThroughApp),
         _ => {
             return Err(AppError::UnknownApp {

@@ -40,7 +40,7 @@ pub fn tuples<'a>(
     output: &'a [u8],
     tuple_bytes: usize,
 ) -> Result<std::slice::ChunksExact<'a, u8>, AppError> {
-    if output.len() % tuple_bytes != 0 {
+    if !output.len().is_multiple_of(tuple_bytes) {
         return Err(AppError::DriveOutput {
             app,
             reason: format!(

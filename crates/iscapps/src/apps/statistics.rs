@@ -62,7 +62,7 @@ impl StreamProgram for StatisticsProgram {
             )));
         }
         let row_bytes = u32_at(params);
-        if row_bytes == 0 || row_bytes % 4 != 0 {
+        if row_bytes == 0 || !row_bytes.is_multiple_of(4) {
             return Err(Self::params_error(format!(
                 "row size {row_bytes} is not a positive multiple of 4"
             )));
