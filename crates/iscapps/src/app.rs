@@ -30,6 +30,22 @@ pub enum Direction {
     Write,
 }
 
+/// Where one step of an app runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// In the drive program of this pass (a slot or the drive's cores).
+    Drive { pass: usize },
+    /// On the host, after the drive output of the passes before it arrived.
+    Host,
+}
+
+/// One step of an app, in execution order (e.g. KNN's MB1 on the drive, MB2 on the host).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stage {
+    pub name: &'static str,
+    pub side: Side,
+}
+
 /// One generated input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dataset {
@@ -91,6 +107,15 @@ pub trait IscApp {
     /// Passes over the input, separated by global barriers (Relief: 2).
     fn pass_count(&self) -> usize {
         1
+    }
+
+    /// The app's steps in order: what runs on the drive in each pass and what on the host.
+    fn stages(&self) -> &'static [Stage];
+
+    /// Virtual write only: the bytes to preallocate for the real file (the drive's output
+    /// size), known to the host from what it writes. `None` for read apps.
+    fn preallocate_bytes(&self, _dataset: &Dataset) -> Option<u64> {
+        None
     }
 
     /// The drive program of `pass`, fresh (reset) state.

@@ -18,7 +18,7 @@ mod run;
 pub mod testing;
 mod wire;
 
-pub use app::{Dataset, Direction, HostCost, IscApp, OutputRatio, RatioBasis};
+pub use app::{Dataset, Direction, HostCost, IscApp, OutputRatio, RatioBasis, Side, Stage};
 pub use error::{AppError, VerifyError};
 pub use output::{AppOutput, GroupAvg, RowStat};
 pub use registry::{app, registry, APPS};

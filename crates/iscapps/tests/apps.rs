@@ -3,7 +3,9 @@
 //! deterministic; the paper figures are sane.
 
 use nearflash_iscapps::apps::*;
-use nearflash_iscapps::{flits_with_lengths, pure_cpu, registry, run_app, AppError, IscApp};
+use nearflash_iscapps::{
+    flits_with_lengths, pure_cpu, registry, run_app, AppError, AppOutput, Direction, IscApp, Side,
+};
 use proptest::prelude::*;
 
 /// Each app with records small enough for KiB-sized inputs.
@@ -41,6 +43,15 @@ fn check(app: &dyn IscApp, seed: u64, input_bytes: u64, lengths: &[usize]) {
     app.verify(&got, &want)
         .unwrap_or_else(|e| panic!("{} seed {seed} size {input_bytes}: {e}", app.name()));
     app.verify(&pure_cpu(app, &data).unwrap(), &want).unwrap();
+    // A virtual write preallocates exactly what the drive writes.
+    match (app.direction(), app.preallocate_bytes(&data), &got) {
+        (Direction::Write, Some(n), AppOutput::Bytes(file)) => assert_eq!(n, file.len() as u64),
+        (Direction::Read, None, _) => {}
+        other => panic!(
+            "{}: direction and preallocation disagree: {other:?}",
+            app.name()
+        ),
+    }
 }
 
 #[test]
@@ -109,6 +120,21 @@ fn paper_figures_are_positive_and_costs_valid() {
             );
         }
         assert!(app.output_ratio(app.pass_count()).is_err());
+        let drive_passes: Vec<usize> = app
+            .stages()
+            .iter()
+            .filter_map(|s| match s.side {
+                Side::Drive { pass } => Some(pass),
+                Side::Host => None,
+            })
+            .collect();
+        let every_pass: Vec<usize> = (0..app.pass_count()).collect();
+        assert_eq!(
+            drive_passes,
+            every_pass,
+            "{}: one drive stage per pass",
+            app.name()
+        );
         assert!(app.program(app.pass_count()).is_err());
         let h = app.host_cost();
         assert!(h.pure_cpu_instructions_per_input_byte >= 0.0);

@@ -5,7 +5,7 @@ use nearflash_stream::{Flit, FlitWriter, ProgramError, StreamProgram, WorkCost};
 
 use crate::app::{expect_outputs, only_pass_zero, whole_records};
 use crate::records::EndGuard;
-use crate::{AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis};
+use crate::{AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis, Side, Stage};
 
 /// The pass-through program.
 #[derive(Debug, Default)]
@@ -66,6 +66,13 @@ impl IscApp for PassThroughApp {
             params: Vec::new(),
             record_count: n,
         })
+    }
+
+    fn stages(&self) -> &'static [Stage] {
+        &[Stage {
+            name: "copy",
+            side: Side::Drive { pass: 0 },
+        }]
     }
 
     fn program(&self, pass: usize) -> Result<Box<dyn StreamProgram>, AppError> {

@@ -11,7 +11,9 @@ use crate::app::{expect_outputs, only_pass_zero, whole_records};
 use crate::draw::Draw;
 use crate::records::{EndGuard, RecordFramer};
 use crate::wire::{put_u32, tuples, u32_at};
-use crate::{AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis, RowStat};
+use crate::{
+    AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis, RowStat, Side, Stage,
+};
 
 /// Paper: 65,536 rows of 786,432 bytes (196,608 u32).
 pub const PAPER_ROW_BYTES: u32 = 786_432;
@@ -181,6 +183,19 @@ impl IscApp for StatisticsApp {
             params: vec![self.row_bytes.to_le_bytes().to_vec()],
             record_count: rows,
         })
+    }
+
+    fn stages(&self) -> &'static [Stage] {
+        &[
+            Stage {
+                name: "per-row max, min and 64-bit sum",
+                side: Side::Drive { pass: 0 },
+            },
+            Stage {
+                name: "per-row average",
+                side: Side::Host,
+            },
+        ]
     }
 
     fn program(&self, pass: usize) -> Result<Box<dyn StreamProgram>, AppError> {

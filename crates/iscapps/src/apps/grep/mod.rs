@@ -12,7 +12,7 @@ use nearflash_stream::StreamProgram;
 use crate::app::{expect_outputs, only_pass_zero, whole_records};
 use crate::draw::{Draw, ABCD};
 use crate::wire::{tuples, u32_at};
-use crate::{AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis};
+use crate::{AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis, Side, Stage};
 
 /// Paper line: 65,535 chars plus `\n`; 983,040 lines.
 pub const PAPER_LINE_CHARS: u64 = 65_535;
@@ -74,6 +74,19 @@ impl IscApp for GrepApp {
             params: vec![pattern],
             record_count: lines,
         })
+    }
+
+    fn stages(&self) -> &'static [Stage] {
+        &[
+            Stage {
+                name: "first match per line as (row, col)",
+                side: Side::Drive { pass: 0 },
+            },
+            Stage {
+                name: "per-line first column, -1 when none",
+                side: Side::Host,
+            },
+        ]
     }
 
     fn program(&self, pass: usize) -> Result<Box<dyn StreamProgram>, AppError> {

@@ -14,7 +14,7 @@ use nearflash_stream::StreamProgram;
 use crate::app::{expect_outputs, only_pass_zero, whole_records};
 use crate::draw::{Draw, UPPER};
 use crate::wire::tuples;
-use crate::{AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis};
+use crate::{AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis, Side, Stage};
 use program::{QUERY_BYTES, RECORD_BYTES};
 
 /// Paper: 1,006,632,960 records.
@@ -64,6 +64,19 @@ impl IscApp for IntegrationApp {
             params: vec![self.query.to_vec()],
             record_count: n,
         })
+    }
+
+    fn stages(&self) -> &'static [Stage] {
+        &[
+            Stage {
+                name: "prefix filter and pair-count verification",
+                side: Side::Drive { pass: 0 },
+            },
+            Stage {
+                name: "collect the similar records",
+                side: Side::Host,
+            },
+        ]
     }
 
     fn program(&self, pass: usize) -> Result<Box<dyn StreamProgram>, AppError> {

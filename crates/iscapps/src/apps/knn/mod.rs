@@ -13,7 +13,7 @@ use nearflash_stream::StreamProgram;
 use crate::app::{expect_outputs, only_pass_zero, whole_records};
 use crate::draw::{Draw, DIGITS};
 use crate::wire::{tuples, u32_at};
-use crate::{AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis};
+use crate::{AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis, Side, Stage};
 use program::{FEATURES_MAX, LABEL_BYTES, QUERIES_MAX};
 use topk::TopK;
 
@@ -86,6 +86,19 @@ impl IscApp for KnnApp {
             params,
             record_count: n,
         })
+    }
+
+    fn stages(&self) -> &'static [Stage] {
+        &[
+            Stage {
+                name: "MB1: distances of each record to the 8 queries",
+                side: Side::Drive { pass: 0 },
+            },
+            Stage {
+                name: "MB2: top-10 merge per query and majority vote",
+                side: Side::Host,
+            },
+        ]
     }
 
     fn program(&self, pass: usize) -> Result<Box<dyn StreamProgram>, AppError> {

@@ -23,7 +23,7 @@ use nearflash_stream::StreamProgram;
 use crate::app::expect_outputs;
 use crate::draw::Draw;
 use crate::wire::{i32_at, put_i32, put_u64, u64_at};
-use crate::{AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis};
+use crate::{AppError, AppOutput, Dataset, HostCost, IscApp, OutputRatio, RatioBasis, Side, Stage};
 
 pub const FEATURES: usize = 256;
 pub const SAMPLE_BYTES: usize = FEATURES * 4;
@@ -114,6 +114,23 @@ impl IscApp for ReliefApp {
 
     fn pass_count(&self) -> usize {
         2
+    }
+
+    fn stages(&self) -> &'static [Stage] {
+        &[
+            Stage {
+                name: "pass 1: nearest hit and miss, feature weights",
+                side: Side::Drive { pass: 0 },
+            },
+            Stage {
+                name: "barrier: threshold and weights become pass 2 params",
+                side: Side::Host,
+            },
+            Stage {
+                name: "pass 2: keep features with w >= threshold",
+                side: Side::Drive { pass: 1 },
+            },
+        ]
     }
 
     fn program(&self, pass: usize) -> Result<Box<dyn StreamProgram>, AppError> {

@@ -12,7 +12,9 @@ use nearflash_stream::StreamProgram;
 use crate::app::{expect_outputs, only_pass_zero};
 use crate::draw::Draw;
 use crate::wire::put_u64;
-use crate::{AppError, AppOutput, Dataset, Direction, HostCost, IscApp, OutputRatio, RatioBasis};
+use crate::{
+    AppError, AppOutput, Dataset, Direction, HostCost, IscApp, OutputRatio, RatioBasis, Side, Stage,
+};
 use program::{HEADER_BYTES, MAGIC, MEAN_RUN_BYTES};
 
 /// Paper: a 187,544 × 129,000 bitmap at 8 bits per pixel, decoded.
@@ -69,6 +71,18 @@ impl IscApp for RleApp {
             params: Vec::new(),
             record_count: pairs,
         })
+    }
+
+    fn stages(&self) -> &'static [Stage] {
+        &[Stage {
+            name: "decode runs, write the decoded file",
+            side: Side::Drive { pass: 0 },
+        }]
+    }
+
+    /// The decoded size, from the header the host itself wrote.
+    fn preallocate_bytes(&self, dataset: &Dataset) -> Option<u64> {
+        dataset.input.get(8..HEADER_BYTES).map(crate::wire::u64_at)
     }
 
     fn program(&self, pass: usize) -> Result<Box<dyn StreamProgram>, AppError> {

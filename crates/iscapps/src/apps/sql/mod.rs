@@ -21,7 +21,8 @@ use crate::draw::{Draw, ABCD};
 use crate::output::same;
 use crate::wire::tuples;
 use crate::{
-    AppError, AppOutput, Dataset, GroupAvg, HostCost, IscApp, OutputRatio, RatioBasis, VerifyError,
+    AppError, AppOutput, Dataset, GroupAvg, HostCost, IscApp, OutputRatio, RatioBasis, Side, Stage,
+    VerifyError,
 };
 use record::{two_digits, RECORD_BYTES, ROUND_BYTES, SCORE_AT};
 
@@ -101,6 +102,19 @@ impl IscApp for SqlApp {
             params: vec![vec![YEAR_LOWER, YEAR_UPPER]],
             record_count: n,
         })
+    }
+
+    fn stages(&self) -> &'static [Stage] {
+        &[
+            Stage {
+                name: "WHERE 50 <= year <= 60",
+                side: Side::Drive { pass: 0 },
+            },
+            Stage {
+                name: "GROUP BY round, AVG(score)",
+                side: Side::Host,
+            },
+        ]
     }
 
     fn program(&self, pass: usize) -> Result<Box<dyn StreamProgram>, AppError> {
