@@ -47,3 +47,20 @@ impl TopK {
         best.map(|(label, _)| label)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_distances_keep_the_earlier_record_and_vote_ties_go_to_the_smaller_label() {
+        let mut t = TopK::new(2);
+        t.offer(5, 0, 7);
+        t.offer(3, 1, 9);
+        t.offer(5, 2, 1); // ties the kept (5, record 0): does not evict it
+        assert_eq!(t.vote(), Some(7));
+        t.offer(1, 3, 7); // evicts (5, 0): kept labels 9 and 7, one vote each
+        assert_eq!(t.vote(), Some(7));
+        assert_eq!(TopK::new(3).vote(), None);
+    }
+}

@@ -209,3 +209,26 @@ impl IscApp for SqlApp {
 
 /// See `SqlApp::host_cost`.
 const REMAINDER_INSTRUCTIONS_PER_OUTPUT_BYTE: f64 = 32.0 / RECORD_BYTES as f64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn groups(avg_score: f64, count: u64) -> AppOutput {
+        AppOutput::Groups(vec![GroupAvg {
+            round: b"ABCDABCDABCD".to_vec(),
+            count,
+            avg_score,
+        }])
+    }
+
+    #[test]
+    fn averages_within_tolerance_pass_and_counts_must_be_exact() {
+        let app = SqlApp::default();
+        assert!(app
+            .verify(&groups(49.5, 10), &groups(49.5 + 1e-12, 10))
+            .is_ok());
+        assert!(app.verify(&groups(49.5, 10), &groups(49.6, 10)).is_err());
+        assert!(app.verify(&groups(49.5, 10), &groups(49.5, 11)).is_err());
+    }
+}
