@@ -9,8 +9,8 @@
 //! live in a sparse page map; never-written bytes read as zeros.
 
 use crate::config::InsiderConfig;
-use nearflash_ftl::{Device, Event, HostCompletion, HostOp, HostRequest};
 use nearflash_accel::server::{transfer, FifoServer};
+use nearflash_ftl::{Device, Event, HostCompletion, HostOp, HostRequest};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
 use std::collections::BTreeMap;
 

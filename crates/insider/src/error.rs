@@ -55,6 +55,10 @@ pub enum InsiderError {
         program: String,
         reason: String,
     },
+    #[error("application: {0}")]
+    App(String),
+    #[error("{app}: output differs from the reference: {reason}")]
+    Verification { app: String, reason: String },
     #[error("device: {0}")]
     Device(String),
     #[error("malformed mapping file {path}: {reason}")]

@@ -142,8 +142,7 @@ pub fn run_app(
 
 fn install_pass_program(rt: &mut Runtime, system: System, pass: &Pass, k: usize) -> String {
     let name = format!("app{k}");
-    let make = (pass.program)();
-    let cost = make.cost();
+    let cost = pass.cost;
     let ratio = if system == System::InsiderNoReduction {
         1.0
     } else {

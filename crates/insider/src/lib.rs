@@ -15,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod experiment;
 pub mod fs;
+pub mod functional;
 pub mod isc;
 pub mod machine;
 pub mod passthrough;

@@ -21,10 +21,10 @@ use crate::error::InsiderError;
 use crate::fs::{Access, Extent, FileSystem, ROOT_UID};
 use crate::machine::Machine;
 use crate::stream::{Direction, ProgramRun, Stream};
+use nearflash_accel::server::FifoServer;
 use nearflash_accel::HostConfig;
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{Device, FtlConfig, HostOp};
-use nearflash_accel::server::FifoServer;
 use nearflash_sim::{EventQueue, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
 use std::collections::{BTreeMap, BTreeSet};
@@ -822,7 +822,8 @@ impl Runtime {
         }
     }
 
-    /// `send_params(fd, bytes)`: one message into the program's parameter FIFO.
+    /// `send_params(fd, bytes)`: one message into the program's parameter FIFO. The program
+    /// starts on the host's first `vread`/`vwrite`, after every message sent before it.
     pub fn send_params(&mut self, fd: u32, params: &[u8]) -> Result<(), InsiderError> {
         self.virt(fd)?;
         self.fault(fd)?;
@@ -834,7 +835,6 @@ impl Runtime {
                 s.fault = Some(e.to_string());
             }
         }
-        self.m.arm(fd);
         self.fault(fd)
     }
 
@@ -854,9 +854,15 @@ impl Runtime {
         if !pipelined {
             self.m.want(fd, len);
         }
+        // A vread larger than the host-side buffers returns what they hold when full.
+        let enough = if pipelined {
+            len.min(self.cfg.host_buffer_bytes)
+        } else {
+            len
+        };
         self.m.run_until(|m| {
             let s = m.stream(fd).expect("open");
-            s.host_buf_bytes >= len || s.output_complete()
+            s.host_buf_bytes >= enough || s.output_complete()
         })?;
         if !pipelined {
             self.m.want(fd, 0);

@@ -51,8 +51,9 @@ pub struct Stream {
     pub run: ProgramRun,
     /// §3.5 pre-issue and host buffering; when false the drive works only for a pending vread.
     pub pipelined: bool,
-    /// The program reads its parameter FIFO first: it starts on the first `send_params`,
-    /// `vread` or `vwrite` (the ISC unit may already fill its input FIFO).
+    /// The program reads its parameter FIFO first: it starts on the host's first `vread` or
+    /// `vwrite`, after every `send_params` before it (the ISC unit may already have filled
+    /// its input FIFO).
     pub armed: bool,
 
     /// Read: the real files' device ranges in stream order. Write: where output goes.

@@ -15,7 +15,7 @@ fn filter(gib: u64, ratio: f64, host_ipb: f64) -> AppProfile {
         passes: vec![Pass {
             input_bytes: gib << 30,
             direction: Direction::Read,
-            program: Box::new(|| Box::new(Echo)),
+            cost: nearflash_stream::StreamProgram::cost(&Echo),
             output_per_input: ratio,
             host_instructions_per_input_byte: host_ipb,
             host_instructions_per_output_byte: 4.0,
