@@ -159,9 +159,9 @@ fn install_pass_program(rt: &mut Runtime, system: System, pass: &Pass, k: usize)
 }
 
 /// Timing fidelity runs no program: only its cost matters.
-struct Costed {
-    cost: nearflash_stream::WorkCost,
-    name: &'static str,
+pub(crate) struct Costed {
+    pub(crate) cost: nearflash_stream::WorkCost,
+    pub(crate) name: &'static str,
 }
 
 impl nearflash_stream::StreamProgram for Costed {

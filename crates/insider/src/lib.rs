@@ -14,6 +14,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod experiment;
+pub mod fairness;
 pub mod fs;
 pub mod functional;
 pub mod isc;

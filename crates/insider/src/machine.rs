@@ -243,6 +243,19 @@ impl Machine {
         Ok(())
     }
 
+    /// Runs until `done` holds or `deadline` passes; true if `done` held.
+    pub fn run_until_deadline(
+        &mut self,
+        deadline: SimTime,
+        mut done: impl FnMut(&Machine) -> bool,
+    ) -> Result<bool, InsiderError> {
+        let id = self.next_wake;
+        self.next_wake += 1;
+        self.schedule(deadline.max(self.q.now()), Ev::Wake(id));
+        self.run_until(|m| m.woken > id || done(m))?;
+        Ok(done(self))
+    }
+
     /// Lets `d` of simulated time pass (the host computing) while the drive goes on.
     pub fn advance(&mut self, d: SimDuration) {
         let id = self.next_wake;

@@ -96,6 +96,8 @@ pub struct Runtime {
     cache: BTreeMap<(u64, u64), CachedPage>,
     /// The application thread's core: stack work and copies happen on it, in order.
     host_cpu: FifoServer,
+    /// Cores of the processes reading with `vread_detached`, by descriptor.
+    process_cpu: BTreeMap<u32, FifoServer>,
     /// §3.5 system-level pipelining for virtual files opened from now on.
     pub pipelined: bool,
     throttles: BTreeMap<String, f64>,
@@ -146,6 +148,7 @@ impl Runtime {
             next_fd: 3,
             cache: BTreeMap::new(),
             host_cpu: FifoServer::default(),
+            process_cpu: BTreeMap::new(),
             pipelined: true,
             throttles: BTreeMap::new(),
         })
@@ -872,6 +875,57 @@ impl Runtime {
         // The runtime copies from its DMA buffer into the caller's buffer.
         self.host_thread(self.host.copy_ns(n));
         Ok((n, data))
+    }
+
+    /// `poll` for several processes, each with its own descriptor and host core (§5.3 runs
+    /// one process per program): waits until a descriptor has `len` bytes (or its end) to
+    /// vread and its process is idle, or until `deadline`; returns the first such in `fds`
+    /// order. Read it with `vread_detached`.
+    pub fn poll(
+        &mut self,
+        fds: &[u32],
+        len: u64,
+        deadline: SimTime,
+    ) -> Result<Option<u32>, InsiderError> {
+        for &fd in fds {
+            self.virt(fd)?;
+            self.m.arm(fd);
+        }
+        let enough = len.min(self.cfg.host_buffer_bytes);
+        let free: BTreeMap<u32, SimTime> = fds
+            .iter()
+            .map(|&fd| {
+                (
+                    fd,
+                    self.process_cpu
+                        .get(&fd)
+                        .map_or(SimTime::ZERO, FifoServer::free_at),
+                )
+            })
+            .collect();
+        let ready = |m: &Machine, fd: u32| {
+            m.now() >= free[&fd]
+                && m.stream(fd)
+                    .is_some_and(|s| s.host_buf_bytes >= enough || s.output_complete())
+        };
+        self.m
+            .run_until_deadline(deadline, |m| fds.iter().any(|&fd| ready(m, fd)))?;
+        Ok(fds.iter().copied().find(|&fd| ready(&self.m, fd)))
+    }
+
+    /// `vread` by the process owning `fd` on its own core: takes what the host buffer holds
+    /// (up to `len`) without waiting; the copy occupies that process's core, not the caller.
+    pub fn vread_detached(&mut self, fd: u32, len: u64) -> Result<u64, InsiderError> {
+        self.virt(fd)?;
+        self.fault(fd)?;
+        let (n, _) = self.m.take(fd, len);
+        let now = self.m.now();
+        let ns = self.host.copy_ns(n);
+        self.process_cpu
+            .entry(fd)
+            .or_default()
+            .serve(now, SimDuration::from_ns(ns));
+        Ok(n)
     }
 
     /// `vwrite(fd, data)` (timing fidelity: `len` bytes of no particular content).

@@ -3,7 +3,6 @@
 
 mod common;
 use common::*;
-use nearflash_accel::HostConfig;
 use nearflash_insider::app::{AppProfile, Pass};
 use nearflash_insider::experiment::{run_app, System};
 use nearflash_insider::stream::Direction;
@@ -26,7 +25,7 @@ fn filter(gib: u64, ratio: f64, host_ipb: f64) -> AppProfile {
 #[test]
 fn offload_is_bounded_by_the_drive_and_beats_the_baselines() {
     let cfg = InsiderConfig::default();
-    let host = HostConfig::default();
+    let host = nearflash_insider::config::insider_host();
     let app = filter(4, 0.01, 8.0);
     let r: Vec<_> = System::ALL
         .iter()
@@ -53,7 +52,7 @@ fn offload_is_bounded_by_the_drive_and_beats_the_baselines() {
 #[test]
 fn paper_size_run_is_fast() {
     let cfg = InsiderConfig::default();
-    let host = HostConfig::default();
+    let host = nearflash_insider::config::insider_host();
     let t0 = std::time::Instant::now();
     let r = run_app(System::Insider, &filter(60, 0.01, 8.0), &cfg, &host, 1).unwrap();
     let h = run_app(System::HostOnly, &filter(60, 0.01, 8.0), &cfg, &host, 1).unwrap();

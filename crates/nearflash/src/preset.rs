@@ -221,6 +221,7 @@ mod tests {
     fn insider_preset_is_the_documented_drive() {
         let p = Preset::load("insider", &[]).unwrap();
         assert_eq!(p.insider, Some(InsiderConfig::default()));
+        assert_eq!(p.host, Some(nearflash_insider::config::insider_host()));
         let e = Preset::load("insider", &["insider.credits_initial=0".into()]).unwrap_err();
         assert!(e.to_string().contains("insider.credits_initial"), "{e}");
         let e = Preset::load("insider", &["insider.pcie_lanes=3".into()]).unwrap_err();

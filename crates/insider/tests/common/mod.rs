@@ -3,7 +3,6 @@
 
 #![allow(dead_code)]
 
-use nearflash_accel::HostConfig;
 use nearflash_insider::runtime::{MachineSpec, ProgramSpec, Runtime};
 use nearflash_insider::{BackingKind, InsiderConfig};
 use nearflash_stream::{Flit, FlitWriter, ProgramError, StreamProgram, WorkCost};
@@ -156,7 +155,7 @@ pub fn small(backing: BackingKind, functional: bool, seed: u64) -> Runtime {
         host_buffer_bytes: 64 << 10,
         ..InsiderConfig::default()
     };
-    let host = HostConfig::default();
+    let host = nearflash_insider::config::insider_host();
     let flash = nearflash_ftl::testing::tiny_flash();
     let ftl = nearflash_ftl::testing::tiny_ftl();
     let mut rt = Runtime::new(&MachineSpec {
