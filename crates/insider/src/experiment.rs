@@ -13,8 +13,8 @@
 //!   benefit of data reduction.
 //! * `arm`: as `insider`, on the drive's cores instead of slots (§5.5).
 //!
-//! Virtual writes (RLE) mirror these: the host decodes and writes (host-only: `pwrite` +
-//! `fsync` per chunk; host-bypass: `vwrite` through pass-through, with `vsync` per chunk
+//! Virtual writes (RLE) mirror these: the host decodes and writes (host-only: `O_DIRECT`
+//! `pwrite` per chunk; host-bypass: `vwrite` through pass-through, with `vsync` per chunk
 //! unless pipelined), or the host `vwrite`s the encoded bytes and the drive decodes.
 
 use crate::app::{AppProfile, Pass};
@@ -267,8 +267,11 @@ fn write_pass(rt: &mut Runtime, system: System, pass: &Pass, k: usize) -> Result
         match (out_fd, vfd) {
             (Some(fd), _) => {
                 rt.host_compute(n as f64 * pass.host_instructions_per_input_byte);
-                rt.pwrite_len(fd, written, produced, &[])?;
-                rt.fsync(fd)?;
+                rt.pwrite_direct(fd, written, produced)?;
+            }
+            // Without amplification the decoded volume itself would cross the bus.
+            (None, Some(fd)) if system == System::InsiderNoReduction => {
+                rt.vwrite(fd, produced, &[])?
             }
             (None, Some(fd)) if offload => rt.vwrite(fd, n, &[])?,
             (None, Some(fd)) => {

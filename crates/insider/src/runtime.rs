@@ -370,6 +370,72 @@ impl Runtime {
         Ok(())
     }
 
+    /// `pwrite` with `O_DIRECT` (timing fidelity: no data): straight to the drive in
+    /// `io_request_bytes` requests through the storage stack, at most `io_queue_depth` in
+    /// flight, bypassing the page cache; returns when every request is acknowledged.
+    pub fn pwrite_direct(&mut self, fd: u32, offset: u64, len: u64) -> Result<(), InsiderError> {
+        let r = self.real(fd)?;
+        let (ino, path, writable) = (r.ino, r.path.clone(), r.writable);
+        if !writable {
+            return Err(InsiderError::WrongMode {
+                fd,
+                mode: "read-only",
+                op: "write",
+            });
+        }
+        if self.fs.inode(ino).append_only && offset != self.fs.inode(ino).size_bytes {
+            return Err(InsiderError::AppendOnly { path });
+        }
+        self.fs.reserve(ino, offset + len)?;
+        let mut reqs = Vec::new();
+        for e in self.fs.map(ino, offset, len) {
+            let mut at = 0;
+            while at < e.len_bytes {
+                let n = self.host.io_request_bytes.min(e.len_bytes - at);
+                reqs.push((e.device_offset_bytes + at, n.div_ceil(512) * 512));
+                at += n;
+            }
+        }
+        self.host_thread(self.host.syscall_ns + self.host.copy_ns(len));
+        for wave in reqs.chunks(self.host.io_queue_depth as usize) {
+            let mut ids = Vec::new();
+            for &(off, n) in wave {
+                let at = self.host_cpu.serve(
+                    self.m.now(),
+                    SimDuration::from_ns(self.host.io_stack_request_ns),
+                );
+                ids.push(self.m.firmware(at, HostOp::Write, off, n, Vec::new()));
+            }
+            self.wait_firmware(&ids)?;
+        }
+        let n = self.fs.inode_mut(ino);
+        n.size_bytes = n.size_bytes.max(offset + len);
+        Ok(())
+    }
+
+    /// Waits for firmware requests `ids` (consecutive) and collects their data.
+    fn wait_firmware(&mut self, ids: &[u64]) -> Result<Vec<u8>, InsiderError> {
+        let mut waiting: Vec<u64> = ids.to_vec();
+        let mut out = Vec::new();
+        let mut done: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+        while !waiting.is_empty() {
+            let first = waiting[0];
+            self.m.run_until(|m| m.firmware_is_done(first))?;
+            waiting.retain(|&id| {
+                if let Some(r) = self.m.firmware_done(id) {
+                    done.insert(id, r.unwrap_or_default());
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+        for id in ids {
+            out.extend_from_slice(&done[id]);
+        }
+        Ok(out)
+    }
+
     /// A page of a file read through the drive before a partial write (zeros past the size).
     fn read_pages_from_drive(
         &mut self,

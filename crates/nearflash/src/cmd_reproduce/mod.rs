@@ -4,16 +4,17 @@
 //! One module per paper.
 
 mod flashabacus;
+mod insider;
 
 use crate::error::CliError;
 use std::path::PathBuf;
 
 /// The reproducible papers.
-pub const PAPERS: &[&str] = &["flashabacus"];
+pub const PAPERS: &[&str] = &["flashabacus", "insider"];
 
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
-    /// Which paper: flashabacus.
+    /// Which paper: flashabacus, insider.
     pub paper: String,
     /// timing (paper sizes, modelled time only) or functional (reduced sizes, real data
     /// through the device, every output verified).
@@ -76,6 +77,7 @@ pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
         .unwrap_or_else(|| PathBuf::from(format!("reproduce-{}", args.paper)));
     match args.paper.as_str() {
         "flashabacus" => flashabacus::run(args, fidelity, jobs, &out),
+        "insider" => insider::run(args, fidelity, jobs, &out),
         other => Err(CliError::Workload(format!(
             "unknown paper '{other}' (known: {})",
             PAPERS.join(", ")
