@@ -20,10 +20,10 @@
 use crate::app::{AppProfile, Pass};
 use crate::config::{EngineKind, InsiderConfig};
 use crate::error::InsiderError;
-use crate::passthrough::PassThrough;
 use crate::runtime::{MachineSpec, ProgramSpec, Runtime};
 use crate::stream::Direction;
 use nearflash_accel::HostConfig;
+use nearflash_iscapps::apps::PassThrough;
 
 /// The application's buffer per read or write call: INSIDER's runtime buffer size
 /// (`APP_BUF_SIZE`, 2 MiB, zainryan/INSIDER-System `insider_macros.h`), used for every system.
@@ -108,7 +108,7 @@ pub fn run_app(
     rt.install_program(
         "pt",
         ProgramSpec {
-            make: Box::new(|| Box::new(PassThrough)),
+            make: Box::new(|| Box::<PassThrough>::default()),
             output_per_input: 1.0,
         },
     );

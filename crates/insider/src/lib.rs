@@ -19,7 +19,6 @@ pub mod fs;
 pub mod functional;
 pub mod isc;
 pub mod machine;
-pub mod passthrough;
 pub mod runtime;
 pub mod stream;
 

@@ -417,13 +417,13 @@ impl Runtime {
     fn wait_firmware(&mut self, ids: &[u64]) -> Result<Vec<u8>, InsiderError> {
         let mut waiting: Vec<u64> = ids.to_vec();
         let mut out = Vec::new();
-        let mut done: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+        let mut done: BTreeMap<u64, Result<Vec<u8>, String>> = BTreeMap::new();
         while !waiting.is_empty() {
             let first = waiting[0];
             self.m.run_until(|m| m.firmware_is_done(first))?;
             waiting.retain(|&id| {
                 if let Some(r) = self.m.firmware_done(id) {
-                    done.insert(id, r.unwrap_or_default());
+                    done.insert(id, r);
                     false
                 } else {
                     true
@@ -431,7 +431,11 @@ impl Runtime {
             });
         }
         for id in ids {
-            out.extend_from_slice(&done[id]);
+            let data = done
+                .remove(id)
+                .expect("waited for")
+                .map_err(InsiderError::Device)?;
+            out.extend_from_slice(&data);
         }
         Ok(out)
     }
@@ -481,18 +485,7 @@ impl Runtime {
                 );
                 ids.push(self.m.firmware(at, HostOp::Read, off, n, Vec::new()));
             }
-            let last = *ids.last().expect("a wave has requests");
-            let first = ids[0];
-            self.m
-                .run_until(|m| (first..=last).all(|id| m.firmware_is_done(id)))?;
-            for id in ids {
-                let data = self
-                    .m
-                    .firmware_done(id)
-                    .expect("done")
-                    .map_err(InsiderError::Device)?;
-                out.extend_from_slice(&data);
-            }
+            out.extend_from_slice(&self.wait_firmware(&ids)?);
         }
         Ok(out)
     }
@@ -575,36 +568,39 @@ impl Runtime {
             .filter(|(_, p)| p.dirty)
             .map(|(&(_, p), _)| p)
             .collect();
-        let mut ids = Vec::new();
+        let functional = self.m.is_functional();
+        // Runs of dirty pages contiguous on the device, at most `io_request_bytes` each.
+        let mut runs: Vec<(u64, u64, Vec<u8>)> = Vec::new();
         for p in dirty {
-            let page = self.cache.get_mut(&(ino, p)).expect("listed");
-            page.dirty = false;
-            let data = if self.m.is_functional() {
-                page.data.clone()
+            let page = if functional {
+                let c = self.cache.get_mut(&(ino, p)).expect("listed");
+                c.dirty = false;
+                c.data.clone()
             } else {
+                self.cache.remove(&(ino, p));
                 Vec::new()
             };
-            let e = self.fs.map(ino, p * b, b)[0];
-            let at = self.host_cpu.serve(
-                self.m.now(),
-                SimDuration::from_ns(self.host.io_stack_request_ns),
-            );
-            ids.push(
-                self.m
-                    .firmware(at, HostOp::Write, e.device_offset_bytes, b, data),
-            );
+            let dev = self.fs.map(ino, p * b, b)[0].device_offset_bytes;
+            match runs.last_mut() {
+                Some((off, len, data))
+                    if *off + *len == dev && *len + b <= self.host.io_request_bytes =>
+                {
+                    *len += b;
+                    data.extend_from_slice(&page);
+                }
+                _ => runs.push((dev, b, page)),
+            }
         }
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let (first, last) = (ids[0], *ids.last().expect("non-empty"));
-        self.m
-            .run_until(|m| (first..=last).all(|id| m.firmware_is_done(id)))?;
-        for id in ids {
-            self.m
-                .firmware_done(id)
-                .expect("done")
-                .map_err(InsiderError::Device)?;
+        for wave in runs.chunks(self.host.io_queue_depth as usize) {
+            let mut ids = Vec::new();
+            for (off, len, data) in wave {
+                let at = self.host_cpu.serve(
+                    self.m.now(),
+                    SimDuration::from_ns(self.host.io_stack_request_ns),
+                );
+                ids.push(self.m.firmware(at, HostOp::Write, *off, *len, data.clone()));
+            }
+            self.wait_firmware(&ids)?;
         }
         Ok(())
     }
@@ -635,6 +631,13 @@ impl Runtime {
         self.fs.reserve(ino, len)?;
         let n = self.fs.inode_mut(ino);
         n.size_bytes = n.size_bytes.max(len);
+        Ok(())
+    }
+
+    /// `posix_fadvise(POSIX_FADV_DONTNEED)`: drops the file's clean pages from the page cache.
+    pub fn drop_cache(&mut self, path: &str) -> Result<(), InsiderError> {
+        let ino = self.fs.lookup(path)?;
+        self.cache.retain(|&(i, _), p| i != ino || p.dirty);
         Ok(())
     }
 
