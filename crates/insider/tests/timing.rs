@@ -93,26 +93,3 @@ fn paper_size_runs_of_every_app() {
         }
     }
 }
-
-#[test]
-#[ignore]
-fn scaled_rle() {
-    use nearflash_insider::app::AppProfile;
-    let cfg = InsiderConfig::default();
-    let host = nearflash_insider::config::insider_host();
-    let app = nearflash_iscapps::app("rle").unwrap();
-    let mut p = AppProfile::from_app(app.as_ref()).unwrap();
-    let mb: u64 = std::env::var("MB").unwrap().parse().unwrap();
-    p.passes[0].input_bytes = mb << 20;
-    for s in System::ALL {
-        let t0 = std::time::Instant::now();
-        let r = run_app(s, &p, &cfg, &host, 1).unwrap();
-        eprintln!(
-            "{:>22} {:>8.0} MB/s {:>9} events {:?}",
-            s.name(),
-            r.throughput_mb_s,
-            r.events,
-            t0.elapsed()
-        );
-    }
-}
