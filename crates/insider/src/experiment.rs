@@ -23,6 +23,8 @@ use crate::error::InsiderError;
 use crate::runtime::{MachineSpec, ProgramSpec, Runtime};
 use crate::stream::Direction;
 use nearflash_accel::HostConfig;
+use nearflash_flash::FlashConfig;
+use nearflash_ftl::FtlConfig;
 use nearflash_iscapps::apps::PassThrough;
 
 /// The application's buffer per read or write call: INSIDER's runtime buffer size
@@ -92,6 +94,19 @@ pub fn run_app(
     host: &HostConfig,
     seed: u64,
 ) -> Result<RunResult, InsiderError> {
+    run_app_on(system, app, cfg, host, None, seed)
+}
+
+/// `run_app` with the flash device for `insider.backing = "flash"` (the files are written
+/// through the FTL, untimed, before the run).
+pub fn run_app_on(
+    system: System,
+    app: &AppProfile,
+    cfg: &InsiderConfig,
+    host: &HostConfig,
+    flash: Option<(&FlashConfig, &FtlConfig)>,
+    seed: u64,
+) -> Result<RunResult, InsiderError> {
     let mut cfg = cfg.clone();
     if system == System::Arm {
         cfg.engine = EngineKind::Cores;
@@ -99,7 +114,7 @@ pub fn run_app(
     let mut rt = Runtime::new(&MachineSpec {
         insider: &cfg,
         host,
-        flash: None,
+        flash,
         functional: false,
         seed,
     })?;
@@ -112,6 +127,10 @@ pub fn run_app(
             output_per_input: 1.0,
         },
     );
+    // Every input is on the drive before the clock starts (on flash: written through the FTL).
+    for (k, pass) in app.passes.iter().enumerate() {
+        rt.install_file(UID, &format!("/data/in{k}"), 0o644, pass.input_bytes, None)?;
+    }
     let start = rt.now();
     for (k, pass) in app.passes.iter().enumerate() {
         match pass.direction {
@@ -182,7 +201,6 @@ impl nearflash_stream::StreamProgram for Costed {
 
 fn read_pass(rt: &mut Runtime, system: System, pass: &Pass, k: usize) -> Result<(), InsiderError> {
     let path = format!("/data/in{k}");
-    rt.install_file(UID, &path, 0o644, pass.input_bytes, None)?;
     if system == System::HostOnly {
         let fd = rt.open(UID, &path, false)?;
         let mut at = 0;
@@ -230,7 +248,6 @@ fn read_pass(rt: &mut Runtime, system: System, pass: &Pass, k: usize) -> Result<
 fn write_pass(rt: &mut Runtime, system: System, pass: &Pass, k: usize) -> Result<(), InsiderError> {
     let input = format!("/data/in{k}");
     let output = format!("/data/out{k}");
-    rt.install_file(UID, &input, 0o644, pass.input_bytes, None)?;
     let out_bytes = (pass.input_bytes as f64 * pass.output_per_input).ceil() as u64;
     rt.create(UID, &output, 0o644)?;
     rt.fallocate(UID, &output, out_bytes)?;

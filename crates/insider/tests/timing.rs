@@ -93,3 +93,38 @@ fn paper_size_runs_of_every_app() {
         }
     }
 }
+
+/// The `insider` preset's flash device (`configs/insider.toml`).
+fn insider_flash() -> (nearflash_flash::FlashConfig, nearflash_ftl::FtlConfig) {
+    let t: toml::Table = include_str!("../../../configs/insider.toml")
+        .parse()
+        .unwrap();
+    (
+        t["flash"].clone().try_into().unwrap(),
+        t["ftl"].clone().try_into().unwrap(),
+    )
+}
+
+#[test]
+fn on_the_flash_drive_offload_approaches_and_never_exceeds_the_channel_limit() {
+    use nearflash_insider::experiment::run_app_on;
+    let (flash, ftl) = insider_flash();
+    let cfg = InsiderConfig {
+        backing: nearflash_insider::BackingKind::Flash,
+        ..InsiderConfig::default()
+    };
+    let host = nearflash_insider::config::insider_host();
+    let mut app = filter(1, 0.01, 8.0);
+    app.passes[0].input_bytes = 512 << 20;
+    let r = run_app_on(System::Insider, &app, &cfg, &host, Some((&flash, &ftl)), 1).unwrap();
+    // Page data per channel: 1200 MB/s × 16384 / (16384 + 2048).
+    let limit = f64::from(flash.channels) * flash.channel_rate_mb_s * 16384.0 / 18432.0;
+    eprintln!("flash: {:.0} MB/s of {limit:.0}", r.throughput_mb_s);
+    assert!(r.throughput_mb_s <= limit);
+    assert!(
+        r.throughput_mb_s > 0.7 * limit,
+        "{} of {limit}",
+        r.throughput_mb_s
+    );
+    assert_eq!(r.storage_read_bytes, 512 << 20);
+}
