@@ -177,7 +177,7 @@ fn install_pass_program(rt: &mut Runtime, system: System, pass: &Pass, k: usize)
     name
 }
 
-/// Timing fidelity runs no program: only its cost matters.
+/// Timing fidelity runs no program: only its cost matters (functional runs use the real one).
 pub(crate) struct Costed {
     pub(crate) cost: nearflash_stream::WorkCost,
     pub(crate) name: &'static str,
@@ -192,7 +192,10 @@ impl nearflash_stream::StreamProgram for Costed {
         _: &nearflash_stream::Flit,
         _: &mut nearflash_stream::FlitWriter,
     ) -> Result<(), nearflash_stream::ProgramError> {
-        unreachable!("timing fidelity does not run programs")
+        Err(nearflash_stream::ProgramError::Fault {
+            program: self.name,
+            reason: "a timing-fidelity stand-in holds a cost, not a program".into(),
+        })
     }
     fn cost(&self) -> nearflash_stream::WorkCost {
         self.cost
