@@ -17,6 +17,12 @@ pub enum AccelError {
     )]
     UnknownScheduler { name: String },
 
+    #[error("unknown fidelity `{name}`; expected timing or functional")]
+    UnknownFidelity { name: String },
+
+    #[error("the SIMD baseline runs in timing fidelity only; functional fidelity covers the FlashAbacus systems")]
+    SimdFunctional,
+
     #[error("unknown workload `{name}`; expected a kernel name ({kernels}) or mx1..mx14")]
     UnknownWorkload { name: String, kernels: String },
 
@@ -40,4 +46,35 @@ pub enum AccelError {
 
     #[error("flash device: {0}")]
     Device(String),
+
+    #[error(
+        "functional fidelity: {instances} instances share flash with earlier ones for lack of \
+         space (their inputs would be overwritten); use a smaller dataset"
+    )]
+    FunctionalReuse { instances: usize },
+
+    #[error(
+        "functional fidelity: the run would hold about {needed_mib} MiB of data in memory, \
+         above the limit of {max_mib} MiB; use a smaller dataset or raise the limit"
+    )]
+    FunctionalTooLarge { needed_mib: u64, max_mib: u64 },
+
+    #[error("kernel {kernel}: data section `{section}`: {reason}")]
+    SectionImage {
+        kernel: &'static str,
+        section: &'static str,
+        reason: String,
+    },
+
+    #[error(
+        "functional verification failed for {failed} of {} instances; first: instance \
+         {instance}: {first}", checks.len()
+    )]
+    Verification {
+        failed: usize,
+        instance: usize,
+        first: nearflash_kernels::KernelError,
+        /// Every instance's verdict, for a table.
+        checks: Vec<crate::functional::InstanceCheck>,
+    },
 }

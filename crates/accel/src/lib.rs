@@ -10,14 +10,17 @@
 //! chain, the dependency rule) → `sched` (the four policies) → `timeline` (abstract
 //! unit-time executor for the paper's examples) / `plan` (per-unit cost and page-group
 //! footprint) → `layout` (sections in logical space) → `machine` (the event-driven device
-//! over the FTL) → `workload` (homogeneous and MX1–MX14 sets) → `run` → `report`.
+//! over the FTL; `functional` moves and verifies real data in functional fidelity) →
+//! `workload` (homogeneous and MX1–MX14 sets) → `run` → `report`.
 //! The conventional baseline: `host` (host, storage stack, SSD powers) → `simd` (host + `ssd` +
 //! PCIe + the LWPs under `openmp`). `energy`: power × busy/idle time, Fig. 13 groups.
 
 pub mod chain;
 pub mod config;
+pub mod ddr_cache;
 pub mod energy;
 pub mod error;
+pub mod functional;
 pub mod host;
 pub mod layout;
 pub mod machine;
@@ -37,8 +40,12 @@ pub mod workload;
 pub use chain::{Chain, Shape, Unit};
 pub use config::AccelConfig;
 pub use error::AccelError;
+pub use functional::{Fault, InstanceCheck};
 pub use host::HostConfig;
 pub use report::RunReport;
-pub use run::{run_workload, RunSpec};
+pub use run::{
+    run_workload, run_workload_functional, verified, Fidelity, FunctionalRun, RunSpec,
+    FUNCTIONAL_MAX_BYTES_DEFAULT,
+};
 pub use sched::{Scheduler, SchedulerKind};
 pub use simd::{run_simd, SimdSpec};

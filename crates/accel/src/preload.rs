@@ -9,14 +9,16 @@ use nearflash_sim::{EventQueue, SimRng};
 /// Writes kept in flight while preconditioning.
 const PRELOAD_QUEUE_DEPTH: u32 = 64;
 
-/// Writes every `(offset_bytes, len_bytes)` extent (timing fidelity: no payload). Request ids
-/// continue from `next_id`; a failed write is an error naming `what`.
+/// Writes every `(offset_bytes, len_bytes)` extent with the payload `payload(offset_bytes,
+/// len_bytes)` gives (empty in timing fidelity). Request ids continue from `next_id`; a
+/// failed write is an error naming `what`.
 pub fn write_extents(
     dev: &mut Device,
     q: &mut EventQueue<Event>,
     rng: &mut SimRng,
     next_id: &mut u64,
     extents: impl Iterator<Item = (u64, u64)>,
+    mut payload: impl FnMut(u64, u64) -> Vec<u8>,
     what: &str,
 ) -> Result<(), AccelError> {
     let mut extents = extents;
@@ -33,7 +35,7 @@ pub fn write_extents(
                             op: HostOp::Write,
                             offset_bytes,
                             len_bytes,
-                            data: Vec::new(),
+                            data: payload(offset_bytes, len_bytes),
                         },
                         q,
                     );

@@ -59,6 +59,9 @@ pub struct RunReport {
     pub flash_channel_busy_ns: u64,
     pub flash_read_bytes: u64,
     pub flash_write_bytes: u64,
+    /// FlashAbacus: page groups a unit found in DDR3L / had to read from flash (0 for SIMD).
+    pub ddr_hit_groups: u64,
+    pub ddr_miss_groups: u64,
     pub flashvisor_messages: u64,
     /// Instances whose private sections had to reuse flash of earlier instances (the device
     /// is too small for all at once); their write locks wait for the earlier ones.

@@ -212,6 +212,8 @@ impl<'a> Simd<'a> {
             flash_channel_busy_ns: ssd_busy_end.1 - ssd_busy_start.1,
             flash_read_bytes: self.ssd.read_bytes,
             flash_write_bytes: self.ssd.write_bytes,
+            ddr_hit_groups: 0,
+            ddr_miss_groups: 0,
             flashvisor_messages: 0,
             reused_instances: order.len().saturating_sub(slots as usize),
             host_cpu_busy_ns: self.host_cpu.busy_ns(),

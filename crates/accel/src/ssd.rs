@@ -176,6 +176,7 @@ impl Ssd {
             &mut self.rng,
             &mut self.next_request,
             todo,
+            |_, _| Vec::new(),
             "SSD preconditioning",
         )
     }

@@ -243,3 +243,24 @@ fn screens_read_nothing_outside_their_read_extents() {
         }
     }
 }
+
+/// An `Output` section is not written to flash before the run (only inputs are), so a
+/// kernel must not depend on its initial content: with every output array zeroed, the run
+/// still matches the reference. (pathfinder's `rows2` starts with wall row 0 and is
+/// therefore in-out.)
+#[test]
+fn output_sections_need_no_initial_content() {
+    for name in KERNELS {
+        let k = build(name, Dataset::Mini, plan()).unwrap();
+        let d = k.desc();
+        let input = k.init();
+        let zeroed = input.zeroed();
+        let mut st = input.clone();
+        for sec in d.sections.iter().filter(|s| s.access == Access::Output) {
+            let a = st.position(sec.name).unwrap();
+            *st.data_mut(a) = zeroed.array(a).data.clone();
+        }
+        run_all(k.as_ref(), &mut st).unwrap();
+        verify(d, &st, &k.reference(&input)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}

@@ -1,13 +1,19 @@
 //! `nearflash run`: a workload (6 instances of one kernel, or a heterogeneous mix MX1–MX14)
 //! on the FlashAbacus accelerator of a preset under one of its four schedulers, or on the
-//! conventional SIMD baseline (host + NVMe SSD + the same accelerator without flash), in
-//! timing fidelity. Prints throughput, per-instance latency, per-LWP utilization, energy by
-//! Fig. 13 category, simulated time and the trace hash; `--json` writes the whole report.
+//! conventional SIMD baseline (host + NVMe SSD + the same accelerator without flash). Prints
+//! throughput, per-instance latency, per-LWP utilization, energy by Fig. 13 category,
+//! simulated time and the trace hash; `--json` writes the whole report. `--fidelity
+//! functional` (FlashAbacus systems) also moves real data through the simulated flash,
+//! verifies every instance against its kernel's reference and prints the verdicts; a wrong
+//! output is an error (non-zero exit) naming kernel, array and index.
 
 use crate::error::CliError;
 use crate::preset::Preset;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
-use nearflash_accel::{run_simd, run_workload, RunReport, RunSpec, SchedulerKind, SimdSpec};
+use nearflash_accel::{
+    run_simd, run_workload, run_workload_functional, AccelError, Fidelity, InstanceCheck,
+    RunReport, RunSpec, SchedulerKind, SimdSpec,
+};
 use nearflash_kernels::Dataset;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -31,6 +37,12 @@ pub struct RunArgs {
     pub dataset: String,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// timing | functional (real data through flash, every instance verified).
+    #[arg(long, default_value = "timing")]
+    pub fidelity: String,
+    /// Functional fidelity: refuse a run whose data would take more memory than this.
+    #[arg(long, default_value_t = 2048)]
+    pub max_functional_mib: u64,
     /// Write the report as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -42,13 +54,43 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         .dataset
         .parse()
         .map_err(|e: nearflash_kernels::KernelError| CliError::Kernel(e.to_string()))?;
+    let fidelity: Fidelity = args.fidelity.parse()?;
     let wall = Instant::now();
-    let report = run_system(&preset, &args.system, &args.workload, dataset, args.seed)?;
+    let (report, checks) = match fidelity {
+        Fidelity::Timing => (
+            run_system(&preset, &args.system, &args.workload, dataset, args.seed)?,
+            None,
+        ),
+        Fidelity::Functional => {
+            let max_bytes = args.max_functional_mib.saturating_mul(1 << 20);
+            let spec = accel_spec(&preset, &args.system, dataset, args.seed)?;
+            match run_workload_functional(&spec, &args.workload, max_bytes) {
+                Ok(run) => (run.report, Some(run.checks)),
+                Err(e) => {
+                    if let AccelError::Verification { checks, .. } = &e {
+                        print_checks(checks);
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+    };
     let wall_s = wall.elapsed().as_secs_f64();
     if let Some(path) = &args.json {
         let doc = serde_json::json!({
             "preset": preset.name,
             "dataset": dataset.name(),
+            "fidelity": fidelity.name(),
+            "verification": checks.as_ref().map(|cs| cs
+                .iter()
+                .map(|c| serde_json::json!({
+                    "instance": c.instance,
+                    "kernel": c.kernel,
+                    "app": c.app,
+                    "live_out": c.live_out,
+                    "ok": c.result.is_ok(),
+                }))
+                .collect::<Vec<_>>()),
             "version": env!("CARGO_PKG_VERSION"),
             "wall_s": wall_s,
             "report": report,
@@ -60,6 +102,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         })?;
     }
     print_report(&report, &preset.name, dataset, wall_s);
+    if let Some(checks) = &checks {
+        print_checks(checks);
+    }
     Ok(())
 }
 
@@ -71,10 +116,10 @@ pub fn run_system(
     dataset: Dataset,
     seed: u64,
 ) -> Result<RunReport, CliError> {
-    let accel = preset.accel.as_ref().ok_or_else(|| CliError::NoAccel {
-        preset: preset.name.clone(),
-    })?;
     if system.eq_ignore_ascii_case("simd") {
+        let accel = preset.accel.as_ref().ok_or_else(|| CliError::NoAccel {
+            preset: preset.name.clone(),
+        })?;
         let missing = |table| CliError::NoHost {
             preset: preset.name.clone(),
             table,
@@ -92,16 +137,63 @@ pub fn run_system(
         };
         Ok(run_simd(&spec, workload)?)
     } else {
-        let spec = RunSpec {
-            accel,
-            flash: &preset.flash,
-            ftl: &preset.ftl,
-            scheduler: system.parse::<SchedulerKind>()?,
-            dataset,
-            seed,
-        };
+        let spec = accel_spec(preset, system, dataset, seed)?;
         Ok(run_workload(&spec, workload)?)
     }
+}
+
+/// The accelerator run of `system` (one of the four FlashAbacus schedulers) of `preset`,
+/// for `run_workload` or `run_workload_functional`; `simd` has no functional fidelity and
+/// is refused.
+pub fn accel_spec<'a>(
+    preset: &'a Preset,
+    system: &str,
+    dataset: Dataset,
+    seed: u64,
+) -> Result<RunSpec<'a>, CliError> {
+    let accel = preset.accel.as_ref().ok_or_else(|| CliError::NoAccel {
+        preset: preset.name.clone(),
+    })?;
+    if system.eq_ignore_ascii_case("simd") {
+        return Err(AccelError::SimdFunctional.into());
+    }
+    Ok(RunSpec {
+        accel,
+        flash: &preset.flash,
+        ftl: &preset.ftl,
+        scheduler: system.parse::<SchedulerKind>()?,
+        dataset,
+        seed,
+    })
+}
+
+/// The functional verdicts: one row per instance.
+fn print_checks(checks: &[InstanceCheck]) {
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY);
+    t.set_header(vec![
+        "instance",
+        "kernel",
+        "live-out arrays",
+        "verification",
+    ]);
+    for c in checks {
+        t.add_row(vec![
+            c.instance.to_string(),
+            c.kernel.to_string(),
+            c.live_out.join(", "),
+            match &c.result {
+                Ok(()) => "ok".to_string(),
+                Err(e) => format!("FAILED: {e}"),
+            },
+        ]);
+    }
+    let passed = checks.iter().filter(|c| c.result.is_ok()).count();
+    println!(
+        "functional verification: {passed} of {} instances match their reference",
+        checks.len()
+    );
+    println!("{t}");
 }
 
 fn print_report(r: &RunReport, preset: &str, dataset: Dataset, wall_s: f64) {

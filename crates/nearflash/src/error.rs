@@ -65,4 +65,13 @@ pub enum CliError {
          ([host]) and its SSD ([ssd_flash], [ssd_ftl])"
     )]
     NoHost { preset: String, table: &'static str },
+
+    #[error("active flash: {0}")]
+    ActiveFlash(#[from] nearflash_activeflash::ActiveFlashError),
+
+    #[error("preset {preset} has no [active_flash] table: Active Flash needs the controller and host engines")]
+    NoActiveFlash { preset: String },
+
+    #[error("report: {0}")]
+    Report(#[from] nearflash_report::ReportError),
 }

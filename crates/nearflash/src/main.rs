@@ -3,6 +3,7 @@
 mod cmd_crashtest;
 mod cmd_io;
 mod cmd_kernel;
+mod cmd_model;
 mod cmd_reproduce;
 mod cmd_run;
 mod cmd_vfile;
@@ -40,6 +41,8 @@ enum Command {
     Kernel(cmd_kernel::KernelArgs),
     /// Run a workload on the FlashAbacus accelerator under one of its four schedulers.
     Run(cmd_run::RunArgs),
+    /// Evaluate a paper's analytic model (prints a table; --out DIR writes the figure).
+    Model(cmd_model::ModelArgs),
     /// Re-run a paper's evaluation; write summary.json and report.html (paper vs ours).
     Reproduce(cmd_reproduce::ReproduceArgs),
     /// INSIDER's virtual files: `vfile demo` walks through one on real bytes.
@@ -51,13 +54,27 @@ enum Command {
     },
 }
 
+/// Restores the default SIGPIPE action, so `nearflash ... | head` ends quietly when the
+/// reader goes away instead of panicking on a failed print (Rust ignores SIGPIPE by default).
+#[cfg(unix)]
+fn default_sigpipe() {
+    // SAFETY: called first thing in main, before any other thread exists; setting a signal
+    // disposition to SIG_DFL has no other precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Io(args) => cmd_io::run(&args).map(|()| true),
         Command::Crashtest(args) => cmd_crashtest::run(&args),
         Command::Kernel(args) => cmd_kernel::run(&args).map(|()| true),
         Command::Run(args) => cmd_run::run(&args).map(|()| true),
+        Command::Model(args) => cmd_model::run(&args).map(|()| true),
         Command::Reproduce(args) => cmd_reproduce::run(&args),
         Command::Vfile(args) => cmd_vfile::run(&args).map(|()| true),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),

@@ -6,6 +6,7 @@
 
 use crate::error::CliError;
 use nearflash_accel::{AccelConfig, HostConfig};
+use nearflash_activeflash::ActiveFlashConfig;
 use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
 use nearflash_insider::InsiderConfig;
@@ -20,6 +21,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("test-min", include_str!("../../../configs/test-min.toml")),
     ("insider", include_str!("../../../configs/insider.toml")),
+    (
+        "active-flash",
+        include_str!("../../../configs/active-flash.toml"),
+    ),
 ];
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -42,6 +47,10 @@ pub struct Preset {
     /// INSIDER's drive around the flash: backing, PCIe, ISC unit, engines, host (seed 001).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insider: Option<InsiderConfig>,
+    /// Active Flash (seed 004): the SSD controller and host CPU as compute engines and the
+    /// cost of the offloaded compression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_flash: Option<ActiveFlashConfig>,
 }
 
 impl Preset {
@@ -94,6 +103,9 @@ impl Preset {
         }
         if let Some(i) = &preset.insider {
             i.validate().map_err(|e| bad(e.to_string()))?;
+        }
+        if let Some(a) = &preset.active_flash {
+            a.validate().map_err(|e| bad(e.to_string()))?;
         }
         if let Some(a) = &preset.accel {
             a.validate().map_err(|e| CliError::Config {
@@ -226,6 +238,22 @@ mod tests {
         assert!(e.to_string().contains("insider.credits_initial"), "{e}");
         let e = Preset::load("insider", &["insider.pcie_lanes=3".into()]).unwrap_err();
         assert!(e.to_string().contains("insider.pcie_lanes"), "{e}");
+    }
+
+    #[test]
+    fn active_flash_preset_has_its_engines_and_names_a_zero_clock() {
+        let p = Preset::load("active-flash", &[]).unwrap();
+        let a = p
+            .active_flash
+            .expect("active-flash has an [active_flash] table");
+        assert_eq!(a.controller_clock_mhz, 800.0);
+        assert_eq!(p.flash.channels * p.flash.planes_per_die, 1);
+        let e = Preset::load(
+            "active-flash",
+            &["active_flash.controller_clock_mhz=0".into()],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("controller_clock_mhz"), "{e}");
     }
 
     #[test]

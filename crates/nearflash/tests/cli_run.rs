@@ -1,6 +1,7 @@
-//! `nearflash run` through the real binary: a small run reports and writes JSON; an unknown
-//! system, workload or kernel, and a dataset that does not fit the device, exit non-zero with
-//! an error naming the culprit.
+//! `nearflash run` through the real binary: a small run reports and writes JSON; a
+//! functional run verifies every instance and prints the verdicts; an unknown system,
+//! workload, kernel or fidelity, and a dataset that does not fit the device, exit non-zero
+//! with an error naming the culprit.
 
 mod common;
 use common::{fails_naming, nearflash};
@@ -201,5 +202,77 @@ fn zero_power_and_unknown_system_are_named() {
             "atax",
         ],
         "[host]",
+    );
+}
+
+#[test]
+fn a_functional_run_verifies_every_instance_and_prints_the_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("f.json");
+    let out = nearflash(&[
+        "run",
+        "--system",
+        "intra-o3",
+        "--workload",
+        "bicg",
+        "--dataset",
+        "mini",
+        "--fidelity",
+        "functional",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("functional verification: 6 of 6 instances match"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("s, q") && stdout.contains("ok"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    assert_eq!(v["fidelity"], "functional");
+    let checks = v["verification"].as_array().unwrap();
+    assert_eq!(checks.len(), 6);
+    assert!(checks.iter().all(|c| c["ok"] == true));
+}
+
+#[test]
+fn unknown_fidelity_and_functional_simd_are_named() {
+    let base = [
+        "run",
+        "--system",
+        "intra-o3",
+        "--workload",
+        "atax",
+        "--dataset",
+        "mini",
+    ];
+    fails_naming(
+        &[&base[..], &["--fidelity", "exact"]].concat(),
+        "unknown fidelity `exact`",
+    );
+    let simd = [
+        "run",
+        "--system",
+        "simd",
+        "--workload",
+        "atax",
+        "--dataset",
+        "mini",
+        "--fidelity",
+        "functional",
+    ];
+    fails_naming(&simd, "timing fidelity only");
+    fails_naming(
+        &[
+            &base[..],
+            &["--fidelity", "functional", "--max-functional-mib", "0"],
+        ]
+        .concat(),
+        "above the limit of 0 MiB",
     );
 }

@@ -46,7 +46,7 @@ fn ticks(lo: f64, hi: f64) -> Vec<f64> {
 fn fmt_tick(v: f64) -> String {
     if v == 0.0 {
         "0".into()
-    } else if v.abs() >= 1e4 || v.abs() < 1e-2 {
+    } else if v.abs() >= 1e6 || v.abs() < 1e-2 {
         format!("{v:.1e}")
     } else if v.fract().abs() < 1e-9 {
         format!("{v:.0}")

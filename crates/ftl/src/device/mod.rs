@@ -10,6 +10,7 @@ mod ckpt;
 mod gc;
 mod host;
 mod jobs;
+mod peek;
 mod stats;
 
 pub use stats::FtlStats;

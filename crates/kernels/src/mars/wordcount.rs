@@ -13,11 +13,15 @@
 //! Computation: a word is a maximal run of letters A–Z after upper-casing; emit each word
 //! of at least 6 letters (Mars tests `wsize > 6` with the terminator counted); the count
 //! of a word is its group size. Output: the distinct words in sorted order (`words`, bytes,
-//! each followed by a 0) and their counts (`counts`).
+//! each followed by a 0) and their counts (`counts`). Every array has the fixed size of its
+//! data section, as a device buffer does: `words` and `counts` are sized for the worst case
+//! (every emitted word distinct) and zero-padded after the last group, in the run and in
+//! the reference alike.
 //!
 //! Structure (WORKLOADS.md's map → sort/group → count):
-//! - MB0 `map`: screens over blocks of records; screen s writes its words to `emit_<s>`.
-//! - MB1 `sort`: screen s sorts its own `emit_<s>` (the parallel part of the sort).
+//! - MB0 `map`: screens over blocks of records; screen s writes its words to its own slice
+//!   of `emit` (the slices lie back to back, sized from the emission counts).
+//! - MB1 `sort`: screen s sorts its own slice of `emit` (the parallel part of the sort).
 //! - MB2 `group`: serial k-way merge of the sorted runs, group boundaries and counts.
 //!
 //! Sizes (bytes of text): mini 16 KiB, small 256 KiB, medium 8 MiB, large 32 MiB,
@@ -43,9 +47,9 @@ pub const VOCABULARY: u64 = 4096;
 pub const INIT_SEED: u64 = 0x3a25;
 const TEXT: usize = 0;
 const RECORDS: usize = 1;
-const WORDS: usize = 2;
-const COUNTS: usize = 3;
-const EMIT0: usize = 4;
+const EMIT: usize = 2;
+const WORDS: usize = 3;
+const COUNTS: usize = 4;
 
 pub fn dims(d: Dataset) -> usize {
     d.pick([16 << 10, 256 << 10, 8 << 20, 32 << 20, 128 << 20, 8 << 20])
@@ -103,6 +107,8 @@ pub struct Wordcount {
     screens: u32,
     /// Per map screen: (words emitted, bytes emitted incl. terminators).
     emitted: Vec<(u64, u64)>,
+    /// Per map screen: where its slice of `emit` starts.
+    emit_starts: Vec<u64>,
     text: Vec<u8>,
     starts: Vec<i64>,
     desc: KernelDesc,
@@ -128,6 +134,14 @@ impl Wordcount {
             .collect();
         let total_words: u64 = emitted.iter().map(|e| e.0).sum();
         let emit_bytes: u64 = emitted.iter().map(|e| e.1).sum();
+        let emit_starts: Vec<u64> = emitted
+            .iter()
+            .scan(0u64, |at, e| {
+                let start = *at;
+                *at += e.1;
+                Some(start)
+            })
+            .collect();
         let mut b = DescBuilder::new(&[("map", false), ("sort", false), ("group", true)]);
         b.push(0, 0, screens).push(1, 0, screens).push(2, 0, 0);
         let desc = b.finish(
@@ -149,6 +163,7 @@ impl Wordcount {
             records,
             screens,
             emitted,
+            emit_starts,
             text,
             starts,
             desc,
@@ -157,6 +172,18 @@ impl Wordcount {
 
     fn record_range(&self, screen: u32) -> std::ops::Range<usize> {
         record_bytes(&self.starts, self.bytes, self.screens, screen)
+    }
+
+    /// Screen `s`'s slice of `emit`.
+    fn emit_at(&self, s: u32) -> std::ops::Range<usize> {
+        let start = self.emit_starts[s as usize] as usize;
+        start..start + self.emitted[s as usize].1 as usize
+    }
+
+    /// Element counts of the `words` and `counts` buffers (their sections' sizes).
+    fn output_capacity(&self) -> (usize, usize) {
+        let s = &self.desc.sections;
+        (s[WORDS].bytes as usize, s[COUNTS].bytes as usize / 8)
     }
 }
 
@@ -220,16 +247,16 @@ impl Kernel for Wordcount {
         let mut s = State::new();
         s.push("text", &[self.bytes], Data::U8(self.text.clone()));
         s.push("records", &[self.records], Data::I64(self.starts.clone()));
-        s.push("words", &[0], Data::U8(Vec::new()));
-        s.push("counts", &[0], Data::I64(Vec::new()));
-        for i in 0..self.screens {
-            s.push(&format!("emit_{i}"), &[0], Data::U8(Vec::new()));
-        }
+        let emit_bytes = self.desc.sections[EMIT].bytes as usize;
+        let (words, counts) = self.output_capacity();
+        s.push("emit", &[emit_bytes], Data::U8(vec![0; emit_bytes]));
+        s.push("words", &[words], Data::U8(vec![0; words]));
+        s.push("counts", &[counts], Data::I64(vec![0; counts]));
         s
     }
 
     fn compute_screen(&self, mb: usize, screen: u32, st: &mut State) {
-        let slot = EMIT0 + screen as usize;
+        let slot = self.emit_at(screen);
         let packed = if self.desc.microblocks[mb].phase == 0 {
             let text = st.u8s(TEXT);
             let starts = st.i64s(RECORDS);
@@ -242,7 +269,7 @@ impl Kernel for Wordcount {
             };
             pack(&map_bytes(&text[from..to]))
         } else {
-            let mut words: Vec<&[u8]> = unpack(st.u8s(slot));
+            let mut words: Vec<&[u8]> = unpack(&st.u8s(EMIT)[slot.clone()]);
             words.sort_unstable();
             let mut v = Vec::new();
             for w in words {
@@ -251,12 +278,18 @@ impl Kernel for Wordcount {
             }
             v
         };
-        st.put_u8(slot, packed);
+        // The slice is sized from the emission counted in `new`; data other than the
+        // generated text (a skipped microblock, corrupted flash) may emit another amount:
+        // cut or zero-pad (zeros are empty words) so the wrong result shows in verification.
+        let mut packed = packed;
+        packed.resize(slot.len(), 0);
+        st.u8s_mut(EMIT)[slot].copy_from_slice(&packed);
     }
 
     fn compute_serial(&self, _mb: usize, st: &mut State) {
-        let runs: Vec<Vec<&[u8]>> = (0..self.screens as usize)
-            .map(|s| unpack(st.u8s(EMIT0 + s)))
+        let emit = st.u8s(EMIT);
+        let runs: Vec<Vec<&[u8]>> = (0..self.screens)
+            .map(|s| unpack(&emit[self.emit_at(s)]))
             .collect();
         let mut pos = vec![0usize; runs.len()];
         let mut words = Vec::new();
@@ -283,6 +316,9 @@ impl Kernel for Wordcount {
                 last = Some(w);
             }
         }
+        let (wn, cn) = self.output_capacity();
+        words.resize(wn, 0);
+        counts.resize(cn, 0);
         st.put_u8(WORDS, words);
         st.put_i64(COUNTS, counts);
     }
@@ -325,15 +361,18 @@ impl Kernel for Wordcount {
     fn screen_io(&self, mb: usize, screen: u32) -> Vec<Extent> {
         // screen s's emitted words occupy its slice of the `emit` section.
         let emit_at = |s: u32| -> std::ops::Range<u64> {
-            let start: u64 = self.emitted[..s as usize].iter().map(|e| e.1).sum();
-            start..start + self.emitted[s as usize].1
+            let r = self.emit_at(s);
+            r.start as u64..r.end as u64
         };
         match self.desc.microblocks[mb].phase {
             0 => {
                 let t = self.record_range(screen);
+                // the screen's record starts, and the next screen's first (where its
+                // text ends).
+                let r = even(self.records, self.screens, screen);
                 vec![
                     io::span(0, t.start as u64..t.end as u64, Input),
-                    io::elems(1, even(self.records, self.screens, screen), 8, Input),
+                    io::elems(1, r.start..(r.end + 1).min(self.records), 8, Input),
                     io::span(2, emit_at(screen), Output),
                 ]
             }
@@ -347,6 +386,17 @@ impl Kernel for Wordcount {
     }
 
     fn reference(&self, input: &State) -> State {
-        reference::wordcount::run(input, MIN_WORD_LEN)
+        let r = reference::wordcount::run(input, MIN_WORD_LEN);
+        let (wn, cn) = self.output_capacity();
+        let mut words = r.get("words").expect("reference words").data.clone();
+        let mut counts = r.get("counts").expect("reference counts").data.clone();
+        if let (Data::U8(w), Data::I64(c)) = (&mut words, &mut counts) {
+            w.resize(wn, 0);
+            c.resize(cn, 0);
+        }
+        let mut out = State::new();
+        out.push("words", &[wn], words);
+        out.push("counts", &[cn], counts);
+        out
     }
 }

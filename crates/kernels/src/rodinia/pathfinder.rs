@@ -73,7 +73,8 @@ impl Pathfinder {
             format!("cols={cols} rows={rows}"),
             vec![
                 section("wall", c * rows as u64, 4, Access::Input),
-                section("rows2", 2 * c, 4, Access::Output),
+                // in-out: row 0 starts as wall row 0 (`init`) and step 1 reads it.
+                section("rows2", 2 * c, 4, Access::InOut),
                 section("result", c, 4, Access::Output),
             ],
             vec!["result"],

@@ -27,19 +27,24 @@ fn find<'a>(ms: &'a [Measured], system: &str, workload: &str) -> Option<&'a Meas
         .find(|m| m.system == system && m.workload == workload)
 }
 
-/// Mean over `workloads` of f(x, y) for systems x, y (workloads missing either are skipped).
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Mean over `workloads` of f(x, y) for systems x, y (workloads missing either are skipped;
+/// `None` when none has both — e.g. a run restricted with `--only`).
 fn mean_pair(
     ms: &[Measured],
     x: &str,
     y: &str,
     workloads: &[String],
     f: impl Fn(&Measured, &Measured) -> f64,
-) -> f64 {
+) -> Option<f64> {
     let v: Vec<f64> = workloads
         .iter()
         .filter_map(|w| Some(f(find(ms, x, w)?, find(ms, y, w)?)))
         .collect();
-    v.iter().sum::<f64>() / v.len().max(1) as f64
+    mean(&v)
 }
 
 fn gain_pct(x: &Measured, y: &Measured) -> f64 {
@@ -60,33 +65,47 @@ fn of_group(ms: &[Measured], g: Group) -> Vec<String> {
     v
 }
 
-fn mean_util(ms: &[Measured], system: &str, workloads: &[String]) -> f64 {
+fn mean_of(
+    ms: &[Measured],
+    system: &str,
+    workloads: &[String],
+    f: impl Fn(&Measured) -> f64,
+) -> Option<f64> {
     let v: Vec<f64> = workloads
         .iter()
         .filter_map(|w| find(ms, system, w))
-        .map(Measured::worker_utilization)
+        .map(f)
         .collect();
-    v.iter().sum::<f64>() / v.len().max(1) as f64 * 100.0
+    mean(&v)
 }
 
-fn dm_share_pct(ms: &[Measured], system: &str, workloads: &[String]) -> f64 {
-    let v: Vec<f64> = workloads
-        .iter()
-        .filter_map(|w| find(ms, system, w))
-        .map(|m| m.report.energy_j.data_movement / m.report.energy_j.total * 100.0)
-        .collect();
-    v.iter().sum::<f64>() / v.len().max(1) as f64
+fn mean_util(ms: &[Measured], system: &str, workloads: &[String]) -> Option<f64> {
+    mean_of(ms, system, workloads, |m| m.worker_utilization() * 100.0)
 }
 
-fn claim(id: &str, description: &str, paper: f64, ours: f64, unit: &str, note: &str) -> Claim {
-    Claim {
+fn dm_share_pct(ms: &[Measured], system: &str, workloads: &[String]) -> Option<f64> {
+    mean_of(ms, system, workloads, |m| {
+        m.report.energy_j.data_movement / m.report.energy_j.total * 100.0
+    })
+}
+
+/// A claim, or `None` when the runs it rests on were not made.
+fn claim(
+    id: &str,
+    description: &str,
+    paper: f64,
+    ours: Option<f64>,
+    unit: &str,
+    note: &str,
+) -> Option<Claim> {
+    Some(Claim {
         id: id.into(),
         description: description.into(),
         paper,
-        ours,
+        ours: ours?,
         unit: unit.into(),
         note: note.into(),
-    }
+    })
 }
 
 /// Every claim, paper value beside ours.
@@ -118,10 +137,11 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
             "flashabacus_vs_simd_data_intensive",
             "The four FlashAbacus schedulers vs SIMD on data-intensive homogeneous workloads (B/KI > 10), throughput (§5.2)",
             144.0,
-            fa.iter()
-                .map(|s| mean_pair(ms, s, "simd", &di, gain_pct))
-                .sum::<f64>()
-                / fa.len() as f64,
+            mean(
+                &fa.iter()
+                    .filter_map(|s| mean_pair(ms, s, "simd", &di, gain_pct))
+                    .collect::<Vec<_>>(),
+            ),
             "%",
             "Mean over InterSt, InterDy, IntraIo, IntraO3 and the seven kernels with B/KI > 10 in Table 2. SIMD pays the host file system, two user/kernel copies and PCIe for every byte (costs cited in [host]).",
         ),
@@ -161,11 +181,7 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
             "simd_heterogeneous_throughput",
             "SIMD throughput on heterogeneous mixes, mean (§5.2)",
             3.5,
-            ms.iter()
-                .filter(|m| m.group == Group::Heterogeneous && m.system == "simd")
-                .map(|m| m.report.throughput_mb_s)
-                .sum::<f64>()
-                / hetero.len().max(1) as f64,
+            mean_of(ms, "simd", &hetero, |m| m.report.throughput_mb_s),
             "MB/s",
             "Absolute throughput depends on our instruction counts (kernels crate cost model) and CPI 1.0 (assumption).",
         ),
@@ -216,7 +232,7 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
             &format!("s56_{}_energy_saving", sys.replace('-', "_")),
             &format!("{sys} energy saving vs SIMD on the §5.6 workloads"),
             paper,
-            -mean_pair(ms, sys, "simd", &s56, energy_change_pct),
+            mean_pair(ms, sys, "simd", &s56, energy_change_pct).map(|x| -x),
             "%",
             "Mean over the five workloads of 1 − E/E_SIMD.",
         ));
@@ -229,7 +245,7 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
         "%",
         "Host CPU, DRAM and PCIe, as in Fig. 16b.",
     ));
-    v
+    v.into_iter().flatten().collect()
 }
 
 #[cfg(test)]

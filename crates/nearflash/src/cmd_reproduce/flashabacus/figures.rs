@@ -66,13 +66,16 @@ fn per_system_bars(
     .to_svg()
 }
 
+/// A number read off a run.
+type Metric<'a> = &'a dyn Fn(&Measured) -> f64;
+
 /// Energy by Fig. 13 category, summed over the workloads of `g`, one stacked bar per system.
 fn energy_stack(ms: &[Measured], g: Group, title: &str) -> String {
     let wl = workloads_of(ms, g);
-    let sum = |s: &str, f: &dyn Fn(&Measured) -> f64| -> f64 {
+    let sum = |s: &str, f: Metric| -> f64 {
         wl.iter().filter_map(|w| get(ms, s, w)).map(f).sum::<f64>() / 1e3
     };
-    let cats: [(&str, &dyn Fn(&Measured) -> f64); 3] = [
+    let cats: [(&str, Metric); 3] = [
         ("data movement", &|m| m.report.energy_j.data_movement),
         ("computation", &|m| m.report.energy_j.computation),
         ("storage access", &|m| m.report.energy_j.storage_access),
@@ -170,7 +173,7 @@ fn section(heading: &str, paragraphs: &[&str], figures: Vec<String>) -> Section 
 }
 
 /// The whole page.
-pub fn page(ms: &[Measured], preset: &str) -> Page {
+pub fn page(ms: &[Measured], preset: &str, dataset: nearflash_kernels::Dataset) -> Page {
     let tput = |m: &Measured| m.report.throughput_mb_s;
     let avg_lat = |m: &Measured| m.report.latency_ms.avg;
     let util = |m: &Measured| m.worker_utilization() * 100.0;
@@ -179,11 +182,13 @@ pub fn page(ms: &[Measured], preset: &str) -> Page {
         title: "FlashAbacus (EuroSys'18) reproduced by nearflash".into(),
         intro: vec![
             format!(
-                "Every number below comes from simulated events on preset '{preset}' at the \
-                 paper's input sizes (Table 2): flash operations occupying dies and channels \
+                "Every number below comes from simulated events on preset '{preset}' at dataset \
+                 '{}' ('paper' is Table 2's input sizes; at other sizes the claims are not \
+                 comparable with the paper's): flash operations occupying dies and channels \
                  through the FTL, LWPs computing for instructions × CPI ÷ clock, FIFO-served \
                  DDR3L, PCIe and host resources. Systems: SIMD (host + NVMe SSD + the same LWPs, \
-                 OpenMP-style) and FlashAbacus under its four schedulers."
+                 OpenMP-style) and FlashAbacus under its four schedulers.",
+                dataset.name()
             ),
             "Bars relative to SIMD are per-workload ratios; 1.0 means as fast as SIMD.".into(),
         ],

@@ -9,38 +9,52 @@
 //! the multi-app execution chain and schedules units on the workers (LWP2..) with the chosen
 //! policy. A unit (a screen, or a serial microblock) on worker w:
 //!
-//! 1. w asks Flashvisor (queue message) to bring its input footprint: Flashvisor submits
-//!    flash reads of the page-group runs to the FTL device (`nearflash-ftl`, which occupies
-//!    dies and channels);
-//! 2. the data cross DDR3L (a FIFO bandwidth server);
+//! 1. w asks Flashvisor (queue message) to bring its input footprint into DDR3L: groups
+//!    already there cost nothing, the others are read from flash through the FTL device
+//!    (`nearflash-ftl`, which occupies dies and channels) — see `dataflow`;
+//! 2. the data cross the DDR3L port (a FIFO bandwidth server);
 //! 3. w computes for instructions × CPI ÷ clock;
-//! 4. the outputs cross DDR3L and w asks Flashvisor to write them back (flash writes);
+//! 4. the outputs cross the DDR3L port and stay there, dirty, until evicted or until the
+//!    kernel ends, when Flashvisor writes them back (the kernel completes once they are on
+//!    flash);
 //! 5. w reports completion to Flashvisor (queue message), which updates the chain and
 //!    schedules again. Under the inter-kernel schedulers a worker owns its whole kernel and
 //!    goes on to the kernel's next unit without asking; it reports only the kernel's end.
 //!
 //! Storengine (LWP1) is the FTL device's background work: its LWP is counted busy while the
-//! device runs GC or writes a checkpoint (measured between events). Not modelled yet: DDR3L
-//! capacity (footprints are not checked against 1 GiB) and the scratchpad.
+//! device runs GC or writes a checkpoint (measured between events). DDR3L holds 1 GiB less
+//! the kernel descriptions, as a least-recently-used page-group cache; a unit whose
+//! footprint exceeds it streams through it (its groups are not pinned). Not modelled: the
+//! scratchpad's capacity.
+//!
+//! Two fidelities, same events: `new` formats a timing device (`NoStore`, no data);
+//! `new_functional` formats one over a `MemoryStore` and lets `functional` move real data
+//! at the events above (preload payloads, groups entering DDR3L, `Computed`, write-backs,
+//! kernel end) and verify every instance's live-out arrays from flash.
 //!
 //! Deterministic: one event queue, one seeded RNG, ordered maps; the trace hash covers every
 //! event of the timed run.
 
 use crate::chain::{Chain, Unit};
 use crate::config::AccelConfig;
+use crate::ddr_cache::DdrCache;
 use crate::energy::{Category, EnergyMeter};
 use crate::error::AccelError;
+use crate::functional::{Fault, Functional, InstanceCheck};
 use crate::layout::Layout;
-use crate::plan::{GroupRuns, KernelPlan};
+use crate::plan::KernelPlan;
 use crate::report::{InstanceReport, LatencySummaryMs, RunReport};
 use crate::sched::{Scheduler, SchedulerKind};
 use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
-use nearflash_flash::{FlashConfig, NoStore};
+use dataflow::{ddr_capacity_groups, IoReq};
+use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
-use nearflash_kernels::Access;
+use nearflash_kernels::{Access, Kernel};
 use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
+
+mod dataflow;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Range locks the table holds at most (sections × instances is far below).
@@ -60,8 +74,6 @@ enum FvMsg {
     Arrive(usize),
     /// Worker asks for its unit's inputs.
     Read(usize),
-    /// Worker asks to write its unit's outputs.
-    Write(usize),
     /// Worker reports its unit (inter-kernel: its kernel) done.
     Done(usize),
 }
@@ -83,7 +95,6 @@ enum Ev {
 struct Worker {
     unit: Option<Unit>,
     io_pending: u32,
-    writing: bool,
     /// Inter-kernel: the unit was already completed in the chain by the worker itself.
     completed_locally: bool,
     busy: FifoServer,
@@ -112,11 +123,24 @@ pub struct Machine {
     workers: Vec<Worker>,
     pending: BTreeMap<u64, Ev>,
     next_token: u64,
-    io_owner: BTreeMap<u64, usize>,
-    /// Flash requests waiting for a free slot at the FTL, per worker: (op, offset, length).
-    io_waiting: Vec<VecDeque<(HostOp, u64, u64)>>,
+    io_owner: BTreeMap<u64, IoReq>,
+    /// Flash requests waiting for a free slot at the FTL, per worker: (op, offset, length,
+    /// section of the worker's kernel).
+    io_waiting: Vec<VecDeque<IoReq>>,
     /// Flash requests outstanding at the FTL (at most `flash_queue_depth`).
     io_outstanding: u32,
+    /// Flashvisor's DDR3L page-group cache, keyed by (instance, group) (`dataflow::key`).
+    cache: DdrCache,
+    /// Groups being read from flash → workers waiting for them besides the reader.
+    inflight: BTreeMap<u64, Vec<usize>>,
+    /// Groups whose write-back is in flight (a read of them is served from DDR3L).
+    writebacks: BTreeMap<u64, u32>,
+    /// Per instance: write-back requests in flight, and whether its last unit is done
+    /// (it completes once its dirty groups are on flash).
+    flush_pending: Vec<u32>,
+    finishing: Vec<bool>,
+    /// Instances not yet complete.
+    unfinished: usize,
     /// The worker whose waiting request goes next (round robin).
     io_turn: usize,
     next_request: u64,
@@ -133,6 +157,8 @@ pub struct Machine {
     events_start: u64,
     /// Summed die / channel busy time when the timed run started.
     flash_busy_start_ns: (u64, u64),
+    /// Functional fidelity's data path (`None` in timing fidelity).
+    func: Option<Functional>,
 }
 
 impl Machine {
@@ -149,9 +175,65 @@ impl Machine {
         layout: Layout,
         seed: u64,
     ) -> Result<Machine, AccelError> {
+        Machine::build(cfg, flash, ftl, kind, plans, instances, layout, seed, None)
+    }
+
+    /// As `new`, in functional fidelity: `kernels[p]` is the kernel `plans[p]` was built
+    /// from; run with `run_functional`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_functional(
+        cfg: &AccelConfig,
+        flash: &FlashConfig,
+        ftl: &FtlConfig,
+        kind: SchedulerKind,
+        plans: Vec<KernelPlan>,
+        kernels: Vec<Box<dyn Kernel>>,
+        instances: Vec<Instance>,
+        layout: Layout,
+        seed: u64,
+    ) -> Result<Machine, AccelError> {
+        let func = Functional::new(
+            kernels,
+            &plans,
+            instances.iter().map(|i| i.plan).collect(),
+            instances.iter().map(|i| i.app).collect(),
+            &layout,
+        )?;
+        Machine::build(
+            cfg,
+            flash,
+            ftl,
+            kind,
+            plans,
+            instances,
+            layout,
+            seed,
+            Some(func),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        cfg: &AccelConfig,
+        flash: &FlashConfig,
+        ftl: &FtlConfig,
+        kind: SchedulerKind,
+        plans: Vec<KernelPlan>,
+        instances: Vec<Instance>,
+        layout: Layout,
+        seed: u64,
+        func: Option<Functional>,
+    ) -> Result<Machine, AccelError> {
         cfg.validate()?;
         let mut q = EventQueue::new();
-        let dev = Device::format(flash, ftl, Box::new(NoStore), &mut q)
+        let store: Box<dyn PageStore> = match func {
+            Some(_) => Box::new(MemoryStore::new(
+                Geometry::from_config(flash).page_count(),
+                flash.page_size_bytes,
+            )),
+            None => Box::new(NoStore),
+        };
+        let dev = Device::format(flash, ftl, store, &mut q)
             .map_err(|e| AccelError::Device(e.to_string()))?;
         assert_eq!(layout.group_bytes, dev.layout().group_bytes());
         assert_eq!(layout.offsets.len(), instances.len());
@@ -169,6 +251,7 @@ impl Machine {
                 .collect(),
         );
         let n = instances.len();
+        let layout_group_bytes = layout.group_bytes;
         Ok(Machine {
             cfg: cfg.clone(),
             q,
@@ -192,7 +275,14 @@ impl Machine {
             pending: BTreeMap::new(),
             next_token: 0,
             io_owner: BTreeMap::new(),
-            io_waiting: vec![VecDeque::new(); cfg.worker_count()],
+            // One queue per worker, and Flashvisor's own for write-backs.
+            io_waiting: vec![VecDeque::new(); cfg.worker_count() + 1],
+            cache: DdrCache::new(ddr_capacity_groups(cfg, n, layout_group_bytes)),
+            inflight: BTreeMap::new(),
+            writebacks: BTreeMap::new(),
+            flush_pending: vec![0; n],
+            finishing: vec![false; n],
+            unfinished: n,
             io_outstanding: 0,
             io_turn: 0,
             next_request: 0,
@@ -208,11 +298,36 @@ impl Machine {
             flash_write_bytes: 0,
             events_start: 0,
             flash_busy_start_ns: (0, 0),
+            func,
         })
+    }
+
+    /// Functional fidelity: injects `fault` (tests show verification catches it).
+    pub fn inject(&mut self, fault: Fault) {
+        self.func
+            .as_mut()
+            .expect("faults need functional fidelity")
+            .inject(fault, &self.layout);
     }
 
     /// Preconditions the inputs, then runs every instance to completion.
     pub fn run(mut self, workload: &str) -> Result<RunReport, AccelError> {
+        self.execute(workload)
+    }
+
+    /// Functional fidelity: `run`, and every instance's verdict (live-out arrays read back
+    /// from flash when it finished, against the kernel's reference).
+    pub fn run_functional(
+        mut self,
+        workload: &str,
+    ) -> Result<(RunReport, Vec<InstanceCheck>), AccelError> {
+        assert!(self.func.is_some(), "built with new_functional");
+        let report = self.execute(workload)?;
+        let checks = self.func.take().expect("functional").into_checks();
+        Ok((report, checks))
+    }
+
+    fn execute(&mut self, workload: &str) -> Result<RunReport, AccelError> {
         self.preload()?;
         self.start = self.q.now();
         self.last_event = self.start;
@@ -229,7 +344,7 @@ impl Machine {
             );
             self.schedule(at, Ev::Downloaded(i));
         }
-        while self.done_at.iter().any(Option::is_none) {
+        while self.unfinished > 0 {
             let (at, ev) = self
                 .q
                 .pop()
@@ -249,6 +364,9 @@ impl Machine {
                 other => self.dev.handle(other, &mut self.q, &mut self.rng),
             }
             self.drain_completions()?;
+            if let Some(e) = self.func.as_mut().and_then(Functional::take_failure) {
+                return Err(e);
+            }
         }
         self.sample_dies(self.q.now(), true);
         Ok(self.report(workload))
@@ -291,17 +409,19 @@ impl Machine {
                 at += len;
             }
         }
+        let func = self.func.as_ref();
         crate::preload::write_extents(
             &mut self.dev,
             &mut self.q,
             &mut self.rng,
             &mut self.next_request,
             todo.into_iter(),
+            |offset, len| func.map_or_else(Vec::new, |f| f.preload_payload(offset, len)),
             "preconditioning",
         )
     }
 
-    fn submit(&mut self, op: HostOp, offset_bytes: u64, len_bytes: u64) -> u64 {
+    fn submit(&mut self, op: HostOp, offset_bytes: u64, len_bytes: u64, data: Vec<u8>) -> u64 {
         let id = self.next_request;
         self.next_request += 1;
         self.dev.submit(
@@ -310,7 +430,7 @@ impl Machine {
                 op,
                 offset_bytes,
                 len_bytes,
-                data: Vec::new(),
+                data,
             },
             &mut self.q,
         );
@@ -359,6 +479,10 @@ impl Machine {
                 self.schedule(now + SimDuration::from_ns(ns), Ev::Computed(w));
             }
             Ev::Computed(w) => {
+                if let Some(f) = self.func.as_mut() {
+                    let u = self.workers[w].unit.expect("running");
+                    f.compute(u.kernel, u.mb, u.screen);
+                }
                 let groups = self.unit_plan(w).writes.groups();
                 if groups == 0 {
                     self.unit_finished(w);
@@ -370,23 +494,17 @@ impl Machine {
                     self.schedule(at, Ev::DdrOut(w));
                 }
             }
-            Ev::DdrOut(w) => self.send_flashvisor(FvMsg::Write(w)),
+            Ev::DdrOut(w) => {
+                self.write_to_cache(w);
+                self.unit_finished(w);
+            }
         }
     }
 
     fn on_flashvisor(&mut self, msg: FvMsg) {
         match msg {
             FvMsg::Arrive(i) => self.map_sections(i),
-            FvMsg::Read(w) => {
-                let runs = self.unit_plan(w).reads.clone();
-                self.workers[w].writing = false;
-                self.submit_runs(w, &runs, HostOp::Read);
-            }
-            FvMsg::Write(w) => {
-                let runs = self.unit_plan(w).writes.clone();
-                self.workers[w].writing = true;
-                self.submit_runs(w, &runs, HostOp::Write);
-            }
+            FvMsg::Read(w) => self.read_through_cache(w),
             FvMsg::Done(w) => {
                 let worker = &mut self.workers[w];
                 let u = worker.unit.take().expect("a worker reports its unit");
@@ -396,7 +514,7 @@ impl Machine {
                     self.chain.complete(u)
                 };
                 if finished {
-                    self.kernel_finished(u.kernel);
+                    self.flush(u.kernel);
                 }
                 self.dispatch();
             }
@@ -432,6 +550,9 @@ impl Machine {
     }
 
     fn admit(&mut self, i: usize) {
+        if let Some(f) = self.func.as_mut() {
+            f.admit(i, &mut self.dev, &self.layout, &self.plans);
+        }
         self.chain.admit(i);
         self.sched.admitted(&self.chain, i);
         self.dispatch();
@@ -452,75 +573,6 @@ impl Machine {
         self.plans[self.instances[u.kernel].plan].unit(u.mb, u.screen)
     }
 
-    fn submit_runs(&mut self, w: usize, runs: &GroupRuns, op: HostOp) {
-        let kernel = self.workers[w].unit.expect("running").kernel;
-        let g = self.layout.group_bytes;
-        let max_groups = (self.cfg.flash_request_bytes_max / g).max(1);
-        let mut n = 0;
-        for (section, run) in &runs.runs {
-            let abs = self.layout.groups(kernel, *section, run);
-            let mut at = abs.start;
-            while at < abs.end {
-                let len = max_groups.min(abs.end - at);
-                self.io_waiting[w].push_back((op, at * g, len * g));
-                match op {
-                    HostOp::Read => self.flash_read_bytes += len * g,
-                    _ => self.flash_write_bytes += len * g,
-                }
-                n += 1;
-                at += len;
-            }
-        }
-        assert!(n > 0, "only units with a footprint ask Flashvisor for I/O");
-        self.workers[w].io_pending += n;
-        self.issue_io();
-    }
-
-    /// Submits waiting requests, round robin over workers, while the FTL has room.
-    fn issue_io(&mut self) {
-        let n = self.io_waiting.len();
-        while self.io_outstanding < self.cfg.flash_queue_depth {
-            let Some(w) = (0..n)
-                .map(|k| (self.io_turn + k) % n)
-                .find(|&w| !self.io_waiting[w].is_empty())
-            else {
-                return;
-            };
-            let (op, offset, len) = self.io_waiting[w].pop_front().expect("non-empty");
-            let id = self.submit(op, offset, len);
-            self.io_owner.insert(id, w);
-            self.io_outstanding += 1;
-            self.io_turn = (w + 1) % n;
-        }
-    }
-
-    fn drain_completions(&mut self) -> Result<(), AccelError> {
-        self.dev.take_completions(&mut self.completions);
-        let done: Vec<HostCompletion> = self.completions.drain(..).collect();
-        for c in done {
-            c.result
-                .map_err(|e| AccelError::Device(format!("{:?} {}: {e}", c.op, c.offset_bytes)))?;
-            let w = self.io_owner.remove(&c.id).expect("a request of a worker");
-            self.io_outstanding -= 1;
-            self.issue_io();
-            let worker = &mut self.workers[w];
-            worker.io_pending -= 1;
-            if worker.io_pending > 0 {
-                continue;
-            }
-            if worker.writing {
-                self.unit_finished(w);
-            } else {
-                let bytes = self.unit_plan(w).reads.groups() * self.layout.group_bytes;
-                let at = self
-                    .ddr
-                    .serve(self.q.now(), transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
-                self.schedule(at, Ev::DdrIn(w));
-            }
-        }
-        Ok(())
-    }
-
     fn unit_finished(&mut self, w: usize) {
         let u = self.workers[w].unit.expect("running");
         if self.sched.kind().is_inter() {
@@ -538,6 +590,10 @@ impl Machine {
 
     fn kernel_finished(&mut self, i: usize) {
         self.done_at[i] = Some(self.q.now());
+        self.unfinished -= 1;
+        if let Some(f) = self.func.as_mut() {
+            f.verify(i, &mut self.dev, &self.layout);
+        }
         for id in std::mem::take(&mut self.held[i]) {
             self.lock_owner.remove(&id);
             let granted = self
@@ -665,6 +721,8 @@ impl Machine {
             flash_channel_busy_ns: flash_busy.1 - self.flash_busy_start_ns.1,
             flash_read_bytes: self.flash_read_bytes,
             flash_write_bytes: self.flash_write_bytes,
+            ddr_hit_groups: self.cache.hit_counts().0,
+            ddr_miss_groups: self.cache.hit_counts().1,
             flashvisor_messages: self.flashvisor.served(),
             reused_instances: self.layout.reused_instances,
             host_cpu_busy_ns: 0,

@@ -1,0 +1,314 @@
+//! How data move between flash and DDR3L: Flashvisor's page-group cache (`DdrCache`).
+//!
+//! * A unit's reads: each page group of its read footprint is looked up in DDR3L. A hit costs
+//!   nothing on flash; a group already being read for another unit of the same instance is
+//!   waited for; a miss is read from flash (runs of consecutive missed groups, at most
+//!   `flash_request_bytes_max` per request). The unit computes once every group is in DDR3L.
+//! * A unit's writes go to DDR3L: its groups become dirty there.
+//! * Eviction (least recently used, when DDR3L is full) writes a dirty group back to flash;
+//!   a read of a group whose write-back is in flight is served from DDR3L.
+//! * When an instance's last unit is done, Flashvisor writes its remaining dirty groups back;
+//!   the kernel completes — and releases its range locks — once they are on flash.
+//!
+//! Flash requests wait in per-worker queues (write-backs in Flashvisor's own) and are issued
+//! round robin while fewer than `flash_queue_depth` are outstanding at the FTL. Cache keys
+//! are (instance, group): instances do not share DDR3L copies, as each kernel maps its own
+//! data sections (§4.3).
+//!
+//! Functional fidelity hooks: a completed read fills whole groups of the instance's image
+//! (`Functional::fill`), a group first written without having been read is filled before
+//! the write lands (so the image holds every byte of every resident group), and a
+//! write-back's payload is Flashvisor's write-back copy as the request is issued.
+
+use super::Machine;
+use crate::config::AccelConfig;
+use crate::ddr_cache::Evicted;
+use crate::server::transfer;
+use nearflash_ftl::{HostCompletion, HostOp};
+use std::ops::Range;
+
+/// Who waits for a flash request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Owner {
+    /// A worker's unit (reads of missed groups).
+    Unit(usize),
+    /// Flashvisor writing dirty groups back (eviction or kernel end).
+    WriteBack,
+}
+
+/// One flash request of a page-group run of one section of one instance.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct IoReq {
+    op: HostOp,
+    instance: usize,
+    section: usize,
+    /// Absolute page groups.
+    groups: (u64, u64),
+    owner: Owner,
+}
+
+/// Page groups DDR3L holds for data: its capacity less the kernel descriptions downloaded
+/// into it (one per instance).
+pub(super) fn ddr_capacity_groups(cfg: &AccelConfig, instances: usize, group_bytes: u64) -> u64 {
+    let descriptions = cfg.kernel_description_bytes * instances as u64;
+    (cfg.ddr_bytes.saturating_sub(descriptions) / group_bytes).max(1)
+}
+
+/// Cache key of group `g` of instance `i`.
+fn key(i: usize, g: u64) -> u64 {
+    debug_assert!(g < 1 << 40, "group numbers fit in 40 bits");
+    ((i as u64) << 40) | g
+}
+
+fn unkey(k: u64) -> (usize, u64) {
+    ((k >> 40) as usize, k & ((1 << 40) - 1))
+}
+
+impl Machine {
+    /// Flashvisor handles worker `w`'s read request for its unit.
+    pub(super) fn read_through_cache(&mut self, w: usize) {
+        let i = self.workers[w].unit.expect("running").kernel;
+        let runs = self.unit_plan(w).reads.clone();
+        let mut evicted = Vec::new();
+        let mut missed: Vec<(usize, Range<u64>)> = Vec::new();
+        for (section, run) in &runs.runs {
+            for g in self.layout.groups(i, *section, run) {
+                let k = key(i, g);
+                let resident = self.cache.read(k, i, &mut evicted);
+                if let Some(waiters) = self.inflight.get_mut(&k) {
+                    waiters.push(w);
+                    self.workers[w].io_pending += 1;
+                    continue;
+                }
+                if resident || self.writebacks.contains_key(&k) {
+                    continue;
+                }
+                self.inflight.insert(k, Vec::new());
+                match missed.last_mut() {
+                    Some((s, r)) if *s == *section && r.end == g => r.end = g + 1,
+                    _ => missed.push((*section, g..g + 1)),
+                }
+            }
+        }
+        self.evict(evicted);
+        for (section, r) in missed {
+            self.queue_runs(i, section, r, HostOp::Read, Owner::Unit(w));
+        }
+        if self.workers[w].io_pending == 0 {
+            self.reads_done(w);
+        }
+        self.issue_io();
+    }
+
+    /// Worker `w`'s unit wrote its outputs into DDR3L.
+    pub(super) fn write_to_cache(&mut self, w: usize) {
+        let i = self.workers[w].unit.expect("running").kernel;
+        let runs = self.unit_plan(w).writes.clone();
+        let mut evicted = Vec::new();
+        for (section, run) in &runs.runs {
+            let abs = self.layout.groups(i, *section, run);
+            for g in abs {
+                let k = key(i, g);
+                let resident = self.cache.write(k, i, &mut evicted);
+                if !resident && !self.inflight.contains_key(&k) {
+                    if let Some(f) = self.func.as_mut() {
+                        let rel = g * self.layout.group_bytes - self.layout.offsets[i][*section];
+                        f.fill(i, *section, rel, self.layout.group_bytes, None);
+                    }
+                }
+            }
+        }
+        self.evict(evicted);
+        self.issue_io();
+    }
+
+    /// Instance `i`'s last unit is done: write its dirty groups back, then complete it.
+    pub(super) fn flush(&mut self, i: usize) {
+        self.finishing[i] = true;
+        let mut runs: Vec<(usize, Range<u64>)> = Vec::new();
+        for k in self.cache.take_dirty(i) {
+            let (_, g) = unkey(k);
+            let s = self.section_of(i, g);
+            match runs.last_mut() {
+                Some((rs, r)) if *rs == s && r.end == g => r.end = g + 1,
+                _ => runs.push((s, g..g + 1)),
+            }
+        }
+        for (s, r) in runs {
+            self.write_back(i, s, r);
+        }
+        if self.flush_pending[i] == 0 {
+            self.kernel_finished(i);
+        }
+        self.issue_io();
+    }
+
+    fn evict(&mut self, evicted: Vec<Evicted>) {
+        for e in evicted.into_iter().filter(|e| e.dirty) {
+            let (i, g) = unkey(e.group);
+            debug_assert_eq!(i, e.owner, "keys are per instance");
+            let s = self.section_of(i, g);
+            self.write_back(i, s, g..g + 1);
+        }
+    }
+
+    fn write_back(&mut self, i: usize, section: usize, groups: Range<u64>) {
+        for g in groups.clone() {
+            *self.writebacks.entry(key(i, g)).or_insert(0) += 1;
+        }
+        self.queue_runs(i, section, groups, HostOp::Write, Owner::WriteBack);
+    }
+
+    /// The section of instance `i` holding absolute group `g`.
+    fn section_of(&self, i: usize, g: u64) -> usize {
+        let at = g * self.layout.group_bytes;
+        let sections = &self.plans[self.instances[i].plan].desc.sections;
+        (0..sections.len())
+            .find(|&s| {
+                let start = self.layout.offsets[i][s];
+                let end = start
+                    + sections[s].bytes.div_ceil(self.layout.group_bytes) * self.layout.group_bytes;
+                (start..end).contains(&at)
+            })
+            .expect("cached groups belong to a section")
+    }
+
+    /// Splits a run into requests of at most `flash_request_bytes_max` and queues them.
+    fn queue_runs(&mut self, i: usize, section: usize, run: Range<u64>, op: HostOp, owner: Owner) {
+        let g = self.layout.group_bytes;
+        let max_groups = (self.cfg.flash_request_bytes_max / g).max(1);
+        let queue = match owner {
+            Owner::Unit(w) => w,
+            Owner::WriteBack => self.io_waiting.len() - 1,
+        };
+        let mut at = run.start;
+        while at < run.end {
+            let len = max_groups.min(run.end - at);
+            self.io_waiting[queue].push_back(IoReq {
+                op,
+                instance: i,
+                section,
+                groups: (at, at + len),
+                owner,
+            });
+            match owner {
+                Owner::Unit(w) => self.workers[w].io_pending += 1,
+                Owner::WriteBack => self.flush_pending[i] += 1,
+            }
+            match op {
+                HostOp::Read => self.flash_read_bytes += len * g,
+                _ => self.flash_write_bytes += len * g,
+            }
+            at += len;
+        }
+    }
+
+    /// Submits waiting requests, round robin over the queues, while the FTL has room.
+    fn issue_io(&mut self) {
+        let n = self.io_waiting.len();
+        let g = self.layout.group_bytes;
+        while self.io_outstanding < self.cfg.flash_queue_depth {
+            let Some(q) = (0..n)
+                .map(|k| (self.io_turn + k) % n)
+                .find(|&q| !self.io_waiting[q].is_empty())
+            else {
+                return;
+            };
+            let req = self.io_waiting[q].pop_front().expect("non-empty");
+            let (offset, len) = (req.groups.0 * g, (req.groups.1 - req.groups.0) * g);
+            // Functional: the write-back copy as of now, so that of two writes to one page
+            // group the later issued (applied last by the FTL) carries every byte.
+            let data = match (&self.func, req.op) {
+                (Some(f), HostOp::Write) => {
+                    let rel = offset - self.layout.offsets[req.instance][req.section];
+                    f.payload(req.instance, req.section, rel, len)
+                }
+                _ => Vec::new(),
+            };
+            let id = self.submit(req.op, offset, len, data);
+            self.io_owner.insert(id, req);
+            self.io_outstanding += 1;
+            self.io_turn = (q + 1) % n;
+        }
+    }
+
+    /// Every group worker `w`'s unit reads is in DDR3L: the data cross the DDR3L port.
+    fn reads_done(&mut self, w: usize) {
+        let bytes = self.unit_plan(w).reads.groups() * self.layout.group_bytes;
+        let at = self
+            .ddr
+            .serve(self.q.now(), transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
+        self.schedule(at, super::Ev::DdrIn(w));
+    }
+
+    fn unit_io_done(&mut self, w: usize) {
+        let worker = &mut self.workers[w];
+        worker.io_pending -= 1;
+        if worker.io_pending == 0 {
+            self.reads_done(w);
+        }
+    }
+
+    pub(super) fn drain_completions(&mut self) -> Result<(), crate::AccelError> {
+        self.dev.take_completions(&mut self.completions);
+        let done: Vec<HostCompletion> = self.completions.drain(..).collect();
+        for c in done {
+            c.result.map_err(|e| {
+                crate::AccelError::Device(format!("{:?} {}: {e}", c.op, c.offset_bytes))
+            })?;
+            let req = self
+                .io_owner
+                .remove(&c.id)
+                .expect("a request Flashvisor issued");
+            self.io_outstanding -= 1;
+            let i = req.instance;
+            match req.owner {
+                Owner::Unit(w) => {
+                    if let Some(f) = self.func.as_mut() {
+                        let rel = c.offset_bytes - self.layout.offsets[i][req.section];
+                        f.fill(i, req.section, rel, c.len_bytes, Some(&c.data));
+                    }
+                    for g in req.groups.0..req.groups.1 {
+                        let waiters = self.inflight.remove(&key(i, g)).unwrap_or_default();
+                        for v in waiters {
+                            self.unit_io_done(v);
+                        }
+                    }
+                    self.unit_io_done(w);
+                }
+                Owner::WriteBack => {
+                    for g in req.groups.0..req.groups.1 {
+                        let k = key(i, g);
+                        let n = self.writebacks.get_mut(&k).expect("counted at issue");
+                        *n -= 1;
+                        if *n == 0 {
+                            self.writebacks.remove(&k);
+                        }
+                    }
+                    self.flush_pending[i] -= 1;
+                    if self.finishing[i] && self.flush_pending[i] == 0 {
+                        self.kernel_finished(i);
+                    }
+                }
+            }
+            self.issue_io();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_round_trip_and_capacity_leaves_room_for_descriptions() {
+        assert_eq!(unkey(key(23, 12345)), (23, 12345));
+        let cfg = AccelConfig::default();
+        assert_eq!(
+            ddr_capacity_groups(&cfg, 0, 64 << 10),
+            cfg.ddr_bytes / (64 << 10)
+        );
+        assert!(ddr_capacity_groups(&cfg, 24, 64 << 10) < cfg.ddr_bytes / (64 << 10));
+    }
+}

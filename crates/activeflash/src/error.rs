@@ -1,0 +1,45 @@
+//! Every way an Active Flash model or simulation can refuse its input, each naming the value
+//! at fault. Nothing here panics on bad input; programmer errors are assertions.
+
+use nearflash_ftl::IoError;
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq)]
+pub enum ActiveFlashError {
+    #[error("config field 'active_flash.{field}': {reason}")]
+    Config { field: &'static str, reason: String },
+
+    #[error("{what} must lie within [0, 1], got {value}")]
+    OutOfUnitRange { what: &'static str, value: f64 },
+
+    #[error(
+        "foreground throughput {requested_mb_s} MB/s exceeds the device's 4 KiB random-write \
+         ceiling of {device_mb_s:.1} MB/s"
+    )]
+    ForegroundTooFast {
+        requested_mb_s: f64,
+        device_mb_s: f64,
+    },
+
+    #[error("{what} must be a positive number, got {value}")]
+    NotPositive { what: &'static str, value: f64 },
+
+    #[error(
+        "the foreground volume ({volume_bytes} bytes) does not fit the device's user area \
+         ({user_bytes} bytes)"
+    )]
+    VolumeTooLarge { volume_bytes: u64, user_bytes: u64 },
+
+    #[error("device: {0}")]
+    Device(String),
+
+    #[error("I/O error at offset {offset_bytes}: {source}")]
+    Io {
+        offset_bytes: u64,
+        #[source]
+        source: IoError,
+    },
+
+    #[error("verification: {0}")]
+    Verification(String),
+}

@@ -1,0 +1,24 @@
+//! Active Flash (seed 004, Boboila et al.): moving part of a computation into the SSD
+//! controller. The paper's analytic model (`model`), the controller and the host CPU as
+//! compute engines (`engine`), real DEFLATE compression of generated data (`corpus`), and the
+//! two simulations of §III over the FTL device: compression in the background while the
+//! foreground writes (`background`, Fig. 2) and compression split between host and
+//! controller after it (`split`, Fig. 3).
+
+pub mod background;
+pub mod config;
+pub mod corpus;
+mod engine;
+pub mod error;
+pub mod model;
+pub mod rig;
+pub mod split;
+mod worker;
+
+pub use background::{run_background, BackgroundParams, BackgroundPoint};
+pub use config::{ActiveFlashConfig, EngineSpec};
+pub use error::ActiveFlashError;
+pub use model::{Model, ModelPoint};
+pub use rig::{Fidelity, Rig};
+pub use split::{run_split, SplitPoint};
+pub use worker::Side;

@@ -1,0 +1,506 @@
+//! The simulated machine of §III: the FTL device with its controller as a compute engine,
+//! the host CPU, and the event loop that drives them (the discrete-event driver's shape:
+//! the rig owns the queue, the one seeded RNG and the trace hash, and hands each event to
+//! the component it addresses).
+//!
+//! Every command — a foreground write, a page the compression task reads or writes, a trim,
+//! a page the host re-reads — first takes `ftl_instructions_per_command` of the controller's
+//! time and is then submitted to the FTL device, where it occupies its die and the bus like
+//! any other. The logical space is split in two: the user area, which the foreground writes,
+//! and the compressed log at its top, where compressed extents are appended.
+
+use crate::config::ActiveFlashConfig;
+use crate::corpus::{Codec, Corpus, RatioTable, PAGE_BYTES};
+use crate::engine::{Engine, Owner};
+use crate::error::ActiveFlashError;
+use crate::worker::{ExtentJob, ExtentRecord, Side, Worker};
+use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
+use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
+use nearflash_sim::{EventQueue, LatencyHistogram, SimDuration, SimRng, SimTime, TraceHasher};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Timing fidelity keeps no data (compressed sizes come from a table of real compressions);
+/// functional fidelity stores every page and compresses the bytes read back from flash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fidelity {
+    Timing,
+    Functional,
+}
+
+/// Events of the rig, carried in the FTL's `Event::Host` slot: the kind in the low two bits,
+/// an engine's generation above them.
+const ARRIVAL: u64 = 0;
+const CONTROLLER_DONE: u64 = 1;
+const HOST_DONE: u64 = 2;
+const KIND_BITS: u32 = 2;
+
+/// Extents sampled for the compressed-size table of timing fidelity.
+const RATIO_TABLE_EXTENTS: u32 = 64;
+
+/// Why a command was issued, to route its completion.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Origin {
+    /// A foreground write; its latency runs from `arrived`, before the controller's FTL work.
+    Foreground {
+        page: u64,
+        version: u32,
+        arrived: SimTime,
+    },
+    Read {
+        extent: u64,
+        index: usize,
+    },
+    Write {
+        extent: u64,
+    },
+    Trim,
+    Oracle {
+        index: usize,
+    },
+}
+
+/// The open-loop (fixed rate) or closed-loop (queue depth) foreground writer.
+#[derive(Debug)]
+pub(crate) struct Foreground {
+    pub interval_ns: Option<u64>,
+    pub queue_depth: u32,
+    pub total: u64,
+    pub issued: u64,
+    pub completed: u64,
+    pub inflight: u32,
+    pub start: SimTime,
+    pub end: SimTime,
+    pub latency: LatencyHistogram,
+}
+
+pub struct Rig {
+    pub(crate) q: EventQueue<Event>,
+    pub(crate) dev: Device,
+    pub(crate) rng: SimRng,
+    hash: TraceHasher,
+    completions: Vec<HostCompletion>,
+    next_id: u64,
+    pub(crate) cfg: ActiveFlashConfig,
+    pub(crate) fidelity: Fidelity,
+    pub(crate) corpus: Corpus,
+    pub(crate) codec: Codec,
+    pub(crate) table: RatioTable,
+    pub(crate) controller: Engine,
+    pub(crate) host: Engine,
+    /// Commands waiting for (or in) the controller's FTL processing.
+    pending: BTreeMap<u64, (HostRequest, Origin)>,
+    /// Commands in the FTL device.
+    inflight: BTreeMap<u64, Origin>,
+    /// Per user page: its latest foreground version (0 = never written)...
+    pub(crate) versions: Vec<u32>,
+    /// ...and where that version lives: 0 = raw in the user area, n = extent n − 1.
+    pub(crate) location: Vec<u32>,
+    pub(crate) user_pages: u64,
+    pub(crate) log_next: u64,
+    pub(crate) log_end: u64,
+    pub(crate) workers: [Worker; 2],
+    pub(crate) jobs: BTreeMap<u64, ExtentJob>,
+    pub(crate) extents_started: u64,
+    pub(crate) extents: Vec<ExtentRecord>,
+    pub(crate) fg: Option<Foreground>,
+    /// Pages whose latest version lives compressed.
+    pub(crate) pages_compressed_live: u64,
+    oracle: Vec<Option<Vec<u8>>>,
+    oracle_left: usize,
+}
+
+impl Rig {
+    /// Formats a device and reserves `log_pages` logical pages at the top for compressed
+    /// extents.
+    pub fn new(
+        flash: &FlashConfig,
+        ftl: &FtlConfig,
+        cfg: &ActiveFlashConfig,
+        fidelity: Fidelity,
+        log_pages: u64,
+        seed: u64,
+    ) -> Result<Rig, ActiveFlashError> {
+        cfg.validate()?;
+        if flash.page_size_bytes as usize != PAGE_BYTES
+            || flash.channels * flash.planes_per_die != 1
+        {
+            return Err(ActiveFlashError::Device(format!(
+                "Active Flash needs 4 KiB mapping units (one channel, one plane, 4096-byte \
+                 pages); got {} channels x {} planes x {} B",
+                flash.channels, flash.planes_per_die, flash.page_size_bytes
+            )));
+        }
+        let geo = nearflash_flash::Geometry::from_config(flash);
+        let store: Box<dyn PageStore> = match fidelity {
+            Fidelity::Timing => Box::new(NoStore),
+            Fidelity::Functional => {
+                Box::new(MemoryStore::new(geo.page_count(), flash.page_size_bytes))
+            }
+        };
+        let mut q = EventQueue::new();
+        let dev = Device::format(flash, ftl, store, &mut q)
+            .map_err(|e| ActiveFlashError::Device(e.to_string()))?;
+        let logical_pages = dev.logical_bytes() / PAGE_BYTES as u64;
+        if log_pages >= logical_pages {
+            return Err(ActiveFlashError::VolumeTooLarge {
+                volume_bytes: log_pages * PAGE_BYTES as u64,
+                user_bytes: dev.logical_bytes(),
+            });
+        }
+        let user_pages = logical_pages - log_pages;
+        let corpus = Corpus::new(seed);
+        let codec = Codec::new(cfg.compress_level);
+        let table = codec.ratio_table(&corpus, RATIO_TABLE_EXTENTS, cfg.extent_pages);
+        Ok(Rig {
+            q,
+            dev,
+            rng: SimRng::seed_from_u64(seed),
+            hash: TraceHasher::default(),
+            completions: Vec::new(),
+            next_id: 0,
+            controller: Engine::new(cfg.controller(), cfg.ftl_instructions_per_command),
+            host: Engine::new(cfg.host(), 0.0),
+            cfg: cfg.clone(),
+            fidelity,
+            corpus,
+            codec,
+            table,
+            pending: BTreeMap::new(),
+            inflight: BTreeMap::new(),
+            versions: vec![0; user_pages as usize],
+            location: vec![0; user_pages as usize],
+            user_pages,
+            log_next: user_pages,
+            log_end: logical_pages,
+            workers: [
+                Worker::new(Side::Controller, cfg),
+                Worker::new(Side::Host, cfg),
+            ],
+            jobs: BTreeMap::new(),
+            extents_started: 0,
+            extents: Vec::new(),
+            fg: None,
+            pages_compressed_live: 0,
+            oracle: Vec::new(),
+            oracle_left: 0,
+        })
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    pub fn trace_hash(&self) -> String {
+        self.hash.hex()
+    }
+
+    pub fn user_pages(&self) -> u64 {
+        self.user_pages
+    }
+
+    /// Logical pages of the compressed log written so far.
+    pub fn log_written(&self) -> std::ops::Range<u64> {
+        self.user_pages..self.log_next
+    }
+
+    /// The device's 4 KiB random-write ceiling from its bus and die timing (closed form, for
+    /// rejecting a foreground it could never sustain).
+    pub fn write_ceiling_mb_s(&self) -> f64 {
+        let bb = self.dev.backbone();
+        let g = bb.geometry();
+        let xfer_ns = bb.transfer_time(1).as_ns() as f64;
+        let page = f64::from(g.page_size_bytes);
+        let bus = f64::from(g.channels) * page / xfer_ns * 1e3;
+        let prog_ns = bb.program_latency(0).as_ns() as f64;
+        let dies = f64::from(g.die_count()) * page / (xfer_ns + prog_ns) * 1e3;
+        bus.min(dies)
+    }
+
+    /// Queues a command for the controller's FTL processing.
+    pub(crate) fn command(&mut self, op: HostOp, page: u64, data: Vec<u8>, origin: Origin) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let req = HostRequest {
+            id,
+            op,
+            offset_bytes: page * PAGE_BYTES as u64,
+            len_bytes: PAGE_BYTES as u64,
+            data,
+        };
+        self.pending.insert(id, (req, origin));
+        self.controller.push_command(id, self.q.now());
+        self.kick(Side::Controller);
+    }
+
+    /// Starts an engine's next item if it is free.
+    pub(crate) fn kick(&mut self, side: Side) {
+        let now = self.q.now();
+        let (engine, code) = match side {
+            Side::Controller => (&mut self.controller, CONTROLLER_DONE),
+            Side::Host => (&mut self.host, HOST_DONE),
+        };
+        if let Some((at, generation)) = engine.start(now) {
+            self.q
+                .schedule_at(at, Event::Host(generation << KIND_BITS | code));
+        }
+    }
+
+    /// A foreground write of the next page: a random user page, its next version.
+    fn issue_foreground(&mut self) {
+        let page = self.rng.below(self.user_pages);
+        let i = page as usize;
+        self.versions[i] += 1;
+        if self.location[i] != 0 {
+            self.location[i] = 0;
+            self.pages_compressed_live -= 1;
+        }
+        let version = self.versions[i];
+        let data = match self.fidelity {
+            Fidelity::Functional => self.corpus.page(page, version),
+            Fidelity::Timing => Vec::new(),
+        };
+        let fg = self.fg.as_mut().expect("a foreground is running");
+        fg.issued += 1;
+        fg.inflight += 1;
+        self.command(
+            HostOp::Write,
+            page,
+            data,
+            Origin::Foreground {
+                page,
+                version,
+                arrived: self.q.now(),
+            },
+        );
+    }
+
+    /// Starts a foreground of `total` 4 KiB writes: open loop at `rate_mb_s`, or closed loop
+    /// at `queue_depth` when no rate is given.
+    pub(crate) fn start_foreground(
+        &mut self,
+        total: u64,
+        rate_mb_s: Option<f64>,
+        queue_depth: u32,
+    ) {
+        let now = self.q.now();
+        let interval_ns = rate_mb_s.map(|r| (PAGE_BYTES as f64 / r * 1e3).round() as u64);
+        self.fg = Some(Foreground {
+            interval_ns,
+            queue_depth,
+            total,
+            issued: 0,
+            completed: 0,
+            inflight: 0,
+            start: now,
+            end: now,
+            latency: LatencyHistogram::default(),
+        });
+        if interval_ns.is_some() && total > 0 {
+            self.q.schedule_at(now, Event::Host(ARRIVAL));
+        }
+    }
+
+    pub(crate) fn foreground_done(&self) -> bool {
+        self.fg.as_ref().is_none_or(|f| f.completed == f.total)
+    }
+
+    /// Runs events until `done` holds (checked after every event and at the start).
+    pub(crate) fn run_until(
+        &mut self,
+        mut done: impl FnMut(&Rig) -> bool,
+    ) -> Result<(), ActiveFlashError> {
+        loop {
+            self.pump_closed_loop();
+            self.pump_workers();
+            if done(self) {
+                return Ok(());
+            }
+            let (at, ev) = self.q.pop().ok_or_else(|| {
+                ActiveFlashError::Device("the simulation stalled with work outstanding".into())
+            })?;
+            self.hash.word(at.as_ns());
+            self.hash.word(ev.hash_word());
+            match ev {
+                Event::Host(code) => {
+                    let generation = code >> KIND_BITS;
+                    match code & ((1 << KIND_BITS) - 1) {
+                        ARRIVAL => self.on_arrival(),
+                        CONTROLLER_DONE => self.on_engine_done(Side::Controller, generation),
+                        HOST_DONE => self.on_engine_done(Side::Host, generation),
+                        other => unreachable!("rig event kind {other}"),
+                    }
+                }
+                other => self.dev.handle(other, &mut self.q, &mut self.rng),
+            }
+            self.collect()?;
+        }
+    }
+
+    fn pump_closed_loop(&mut self) {
+        while let Some(fg) = &self.fg {
+            if fg.interval_ns.is_some() || fg.issued == fg.total || fg.inflight >= fg.queue_depth {
+                return;
+            }
+            self.issue_foreground();
+        }
+    }
+
+    fn on_arrival(&mut self) {
+        self.issue_foreground();
+        let fg = self.fg.as_ref().expect("arrivals belong to a foreground");
+        if fg.issued < fg.total {
+            let interval = fg.interval_ns.expect("open loop");
+            let at = fg.start + SimDuration::from_ns(interval * fg.issued);
+            self.q.schedule_at(at, Event::Host(ARRIVAL));
+        }
+    }
+
+    fn on_engine_done(&mut self, side: Side, generation: u64) {
+        let now = self.q.now();
+        let engine = match side {
+            Side::Controller => &mut self.controller,
+            Side::Host => &mut self.host,
+        };
+        match engine.finish(generation, now) {
+            Some(Owner::Command(id)) => {
+                let (req, origin) = self.pending.remove(&id).expect("a queued command");
+                self.inflight.insert(id, origin);
+                self.dev.submit(req, &mut self.q);
+            }
+            Some(Owner::Compress { extent }) => self.compressed(extent),
+            None => {}
+        }
+        self.kick(side);
+    }
+
+    fn collect(&mut self) -> Result<(), ActiveFlashError> {
+        self.dev.take_completions(&mut self.completions);
+        let done = std::mem::take(&mut self.completions);
+        for c in done {
+            let origin = self.inflight.remove(&c.id).expect("a known command");
+            c.result.as_ref().map_err(|e| ActiveFlashError::Io {
+                offset_bytes: c.offset_bytes,
+                source: e.clone(),
+            })?;
+            match origin {
+                Origin::Foreground {
+                    page,
+                    version,
+                    arrived,
+                } => {
+                    let fg = self.fg.as_mut().expect("a foreground is running");
+                    fg.completed += 1;
+                    fg.inflight -= 1;
+                    fg.end = c.completed;
+                    fg.latency.record(c.completed.since(arrived).as_ns());
+                    if self.versions[page as usize] == version {
+                        self.workers[Side::Controller.index()]
+                            .source
+                            .push_back((page, version));
+                    }
+                }
+                Origin::Read { extent, index } => self.page_read(extent, index, c.data),
+                Origin::Write { extent } => self.page_written(extent),
+                Origin::Trim => {}
+                Origin::Oracle { index } => {
+                    self.oracle[index] = Some(c.data);
+                    self.oracle_left -= 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Overwrites `writes` random user pages (closed loop, queue depth 8) with no new
+    /// compression started, e.g. to make GC move what is on flash; then drains.
+    pub fn rewrite(&mut self, writes: u64) -> Result<(), ActiveFlashError> {
+        for w in &mut self.workers {
+            w.stopped = true;
+        }
+        self.start_foreground(writes, None, 8);
+        self.drain()
+    }
+
+    /// Reads `pages` straight from the FTL device (no controller time: this is the checker,
+    /// not the simulated system), in order.
+    pub(crate) fn oracle_read(&mut self, pages: &[u64]) -> Result<Vec<Vec<u8>>, ActiveFlashError> {
+        self.oracle = vec![None; pages.len()];
+        self.oracle_left = pages.len();
+        for (index, &page) in pages.iter().enumerate() {
+            let id = self.next_id;
+            self.next_id += 1;
+            self.inflight.insert(id, Origin::Oracle { index });
+            self.dev.submit(
+                HostRequest {
+                    id,
+                    op: HostOp::Read,
+                    offset_bytes: page * PAGE_BYTES as u64,
+                    len_bytes: PAGE_BYTES as u64,
+                    data: Vec::new(),
+                },
+                &mut self.q,
+            );
+        }
+        self.run_until(|r| r.oracle_left == 0)?;
+        Ok(std::mem::take(&mut self.oracle)
+            .into_iter()
+            .map(|d| d.expect("every oracle read completed"))
+            .collect())
+    }
+
+    /// Runs until nothing is left to do: no foreground, no extent in flight, no command.
+    pub(crate) fn drain(&mut self) -> Result<(), ActiveFlashError> {
+        self.run_until(|r| {
+            r.foreground_done()
+                && r.jobs.is_empty()
+                && r.pending.is_empty()
+                && r.inflight.is_empty()
+                && r.workers.iter().all(|w| w.source.is_empty() || w.stopped)
+        })?;
+        // Every page recorded as compressed is counted, and lives in a committed extent.
+        let located = self.location.iter().filter(|&&l| l != 0).count() as u64;
+        assert_eq!(located, self.pages_compressed_live);
+        assert!(self
+            .location
+            .iter()
+            .all(|&l| (l as usize) <= self.extents.len()));
+        assert!(self.workers.iter().all(|w| w.io_inflight == 0));
+        Ok(())
+    }
+
+    /// Hands the live pages in the user area, in the order they were last written, to the
+    /// workers: every page whose index in that order falls in the controller's share goes
+    /// to the controller, the rest to the host (an even interleave).
+    pub(crate) fn assign_split(&mut self, controller_share: f64) {
+        let live: VecDeque<(u64, u32)> =
+            std::mem::take(&mut self.workers[Side::Controller.index()].source);
+        for (i, entry) in live.into_iter().enumerate() {
+            let i = i as f64;
+            let to_controller =
+                ((i + 1.0) * controller_share).floor() > (i * controller_share).floor();
+            let side = if to_controller {
+                Side::Controller
+            } else {
+                Side::Host
+            };
+            self.workers[side.index()].source.push_back(entry);
+        }
+    }
+
+    /// The compressed log's next `pages` logical pages. The log is sized by the caller for
+    /// the worst case (every extent one page longer than its input), so running out is a
+    /// programmer error.
+    pub(crate) fn log_alloc(&mut self, pages: u64) -> u64 {
+        assert!(
+            self.log_next + pages <= self.log_end,
+            "compressed log overflow: sized for the worst case"
+        );
+        let at = self.log_next;
+        self.log_next += pages;
+        at
+    }
+}

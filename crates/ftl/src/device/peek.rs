@@ -1,0 +1,85 @@
+//! An untimed look at the logical space, for a host model that checks results outside
+//! simulated time (the accelerator's functional verification): what a read submitted now
+//! would return — the data of the last write acknowledged before this instant, zeros where
+//! nothing is mapped — straight from the page store, with no flash operation, no time and
+//! no effect on the device's state. Every page is checked against its spare-area record
+//! exactly as a timed read checks it.
+
+use super::Device;
+use crate::layout::Lgn;
+use crate::oob::{OobRecord, PageKind};
+use crate::request::{IoError, SECTOR_BYTES};
+
+impl Device {
+    /// The mapped bytes `[offset_bytes, offset_bytes + len_bytes)` (sector aligned).
+    /// Functional fidelity only: a timing device holds no data.
+    pub fn peek(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<Vec<u8>, IoError> {
+        assert!(self.functional, "peek needs a device that stores data");
+        if len_bytes == 0
+            || !offset_bytes.is_multiple_of(SECTOR_BYTES)
+            || !len_bytes.is_multiple_of(SECTOR_BYTES)
+        {
+            return Err(IoError::Misaligned {
+                offset_bytes,
+                len_bytes,
+            });
+        }
+        let cap = self.logical_bytes();
+        if offset_bytes
+            .checked_add(len_bytes)
+            .is_none_or(|end| end > cap)
+        {
+            return Err(IoError::OutOfRange {
+                offset_bytes,
+                len_bytes,
+                capacity_bytes: cap,
+            });
+        }
+        let gb = self.layout.group_bytes();
+        let mut out = vec![0u8; len_bytes as usize];
+        let mut at = offset_bytes;
+        let end = offset_bytes + len_bytes;
+        while at < end {
+            let lgn = Lgn((at / gb) as u32);
+            let group = self.peek_group(lgn)?;
+            let within = (at % gb) as usize;
+            let n = ((end - at) as usize).min(gb as usize - within);
+            let dst = (at - offset_bytes) as usize;
+            if let Some(g) = group {
+                out[dst..dst + n].copy_from_slice(&g[within..within + n]);
+            }
+            at += n as u64;
+        }
+        Ok(out)
+    }
+
+    /// The whole of group `lgn`, or `None` if it is not mapped (reads as zeros).
+    fn peek_group(&mut self, lgn: Lgn) -> Result<Option<Vec<u8>>, IoError> {
+        let Some(pgn) = self.map.lookup(lgn) else {
+            return Ok(None);
+        };
+        let geo = self.layout.geo.clone();
+        let (ps, os) = (geo.page_size_bytes as usize, geo.oob_size_bytes as usize);
+        let sb = self.layout.sb_of(pgn);
+        let page = self.layout.page_of(pgn);
+        let pages = self.layout.group_pages();
+        let mut data = vec![0u8; pages as usize * ps];
+        let mut oob = vec![0u8; os];
+        for k in 0..pages {
+            let (c, l) = self.layout.page_position(k);
+            let die = self.layout.die_of(sb, c);
+            let block = geo.block_id(die, l, self.remap.block(sb, c, l));
+            let buf = &mut data[k as usize * ps..(k as usize + 1) * ps];
+            self.bb
+                .store_mut()
+                .read(geo.page_id(block, page), buf, &mut oob);
+            match OobRecord::decode(buf, &oob) {
+                Some(r)
+                    if r.kind == PageKind::Data
+                        && r.lpn == u64::from(lgn.0) * u64::from(pages) + u64::from(k) => {}
+                _ => return Err(IoError::Integrity),
+            }
+        }
+        Ok(Some(data))
+    }
+}

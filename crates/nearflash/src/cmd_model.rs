@@ -1,0 +1,121 @@
+//! `nearflash model active-flash`: the analytic model of Active Flash §II at a preset's
+//! parameters — s, p, and c(x), ΔE(x), S(x) over host utilization x — as a table, and Fig. 1
+//! as `DIR/fig1.svg` with `--out DIR`.
+
+use crate::error::CliError;
+use crate::preset::Preset;
+use nearflash_activeflash::{ActiveFlashConfig, Model, ModelPoint};
+use nearflash_report::svg::{LineChart, Series};
+use std::path::PathBuf;
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum ModelName {
+    ActiveFlash,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ModelArgs {
+    /// The paper whose analytic model to evaluate.
+    #[arg(value_enum)]
+    pub paper: ModelName,
+    /// Preset (name or path) holding the [active_flash] table.
+    #[arg(long, default_value = "active-flash")]
+    pub preset: String,
+    /// Override a preset field, e.g. active_flash.controller_dmips=2000.
+    #[arg(long = "set", value_name = "TABLE.FIELD=VALUE")]
+    pub set: Vec<String>,
+    /// Utilization steps between 0 and 1 (the knee x = 1/s is added).
+    #[arg(long, default_value_t = 10)]
+    pub steps: u32,
+    /// Write Fig. 1 as DIR/fig1.svg.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// The [active_flash] table of `preset`, or an error naming the preset.
+pub fn active_flash_config(preset: &Preset) -> Result<ActiveFlashConfig, CliError> {
+    preset
+        .active_flash
+        .clone()
+        .ok_or_else(|| CliError::NoActiveFlash {
+            preset: preset.name.clone(),
+        })
+}
+
+/// Fig. 1: energy saving and slowdown against host utilization, both in % of the baseline
+/// (energy saved, and the hybrid's time), so they share one axis.
+pub fn fig1(curve: &[ModelPoint]) -> LineChart {
+    let series = |name: &str, f: fn(&ModelPoint) -> f64| Series {
+        name: name.into(),
+        points: curve
+            .iter()
+            .map(|p| (p.host_utilization, 100.0 * f(p)))
+            .collect(),
+    };
+    LineChart {
+        title: "Fig. 1 — analytic model: energy saving and slowdown".into(),
+        x_label: "host CPU utilization in the baseline, x".into(),
+        y_label: "% of the baseline".into(),
+        series: vec![
+            series("energy saved ΔE(x)", |p| p.energy_saving),
+            series("time S(x) (slowdown × 100)", |p| p.slowdown),
+        ],
+        step: false,
+    }
+}
+
+pub fn run(args: &ModelArgs) -> Result<(), CliError> {
+    let ModelName::ActiveFlash = args.paper;
+    if args.steps == 0 || args.steps > 1000 {
+        return Err(CliError::Workload(format!(
+            "--steps must be 1..=1000, got {}",
+            args.steps
+        )));
+    }
+    let preset = Preset::load(&args.preset, &args.set)?;
+    let cfg = active_flash_config(&preset)?;
+    let m = Model::from_config(&cfg)?;
+    println!(
+        "Active Flash analytic model (seed 004 §II), preset {}",
+        preset.name
+    );
+    println!(
+        "  s = host / controller speed = {} / {} DMIPS = {:.4}",
+        cfg.host_dmips, cfg.controller_dmips, m.s
+    );
+    println!(
+        "  p = controller / host Δpower = ({} − {}) / ({} − {}) W = {:.5}",
+        cfg.controller_active_power_w,
+        cfg.controller_idle_power_w,
+        cfg.host_active_power_w,
+        cfg.host_idle_power_w,
+        m.p
+    );
+    println!(
+        "  knee x = 1/s = {:.4}; largest saving 1 − s·p = {:.4}",
+        1.0 / m.s,
+        1.0 - m.s * m.p
+    );
+    println!();
+    println!("{:>8} {:>10} {:>10} {:>10}", "x", "c(x)", "ΔE(x)", "S(x)");
+    let curve = m.curve(args.steps);
+    for p in &curve {
+        println!(
+            "{:>8.4} {:>10.4} {:>10.4} {:>10.4}",
+            p.host_utilization, p.offloaded_fraction, p.energy_saving, p.slowdown
+        );
+    }
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|e| CliError::Io {
+            what: format!("output directory {}", dir.display()),
+            source: e,
+        })?;
+        let path = dir.join("fig1.svg");
+        std::fs::write(&path, fig1(&curve).to_svg()).map_err(|e| CliError::Io {
+            what: path.display().to_string(),
+            source: e,
+        })?;
+        println!("\nwrote {}", path.display());
+    }
+    Ok(())
+}

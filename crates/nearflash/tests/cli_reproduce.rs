@@ -1,0 +1,152 @@
+//! `nearflash reproduce flashabacus` through the real binary, restricted to a few workloads
+//! so it runs in seconds: it writes summary.json with the schema and report.html
+//! with the figures, and is deterministic apart from the wall time. Bad arguments are named.
+
+mod common;
+use common::{fails_naming, nearflash};
+
+fn reproduce(dir: &std::path::Path, only: &str, jobs: &str) -> serde_json::Value {
+    let out = nearflash(&[
+        "reproduce",
+        "flashabacus",
+        "--only",
+        only,
+        "--jobs",
+        jobs,
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("intra_o3_vs_simd_throughput"), "{stdout}");
+    serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_restricted_reproduction_writes_claims_runs_and_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = reproduce(dir.path(), "atax,gemm,mx2,nn", "2");
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4 * 5, "every workload under all five systems");
+    for r in runs {
+        for key in [
+            "system",
+            "workload",
+            "throughput_mb_s",
+            "latency_ms",
+            "energy_j",
+            "utilization",
+        ] {
+            assert!(!r[key].is_null(), "run lacks {key}: {r}");
+        }
+        assert!(r["throughput_mb_s"].as_f64().unwrap() > 0.0);
+        for k in ["min", "avg", "max"] {
+            assert!(r["latency_ms"][k].as_f64().unwrap() > 0.0);
+        }
+    }
+    let claims = v["claims"].as_array().unwrap();
+    let ids: Vec<&str> = claims.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    for id in [
+        "intra_o3_vs_simd_throughput",
+        "intra_o3_vs_simd_energy",
+        "flashabacus_vs_simd_data_intensive",
+        "inter_dy_vs_inter_st_heterogeneous",
+        "intra_o3_vs_inter_dy_heterogeneous",
+        "inter_dy_utilization_homogeneous",
+        "intra_o3_utilization_heterogeneous",
+        "s56_intra_o3_vs_simd_throughput",
+        "s56_intra_o3_energy_saving",
+    ] {
+        assert!(ids.contains(&id), "claim {id} missing from {ids:?}");
+    }
+    for c in claims {
+        for key in ["description", "paper", "ours", "unit", "note"] {
+            assert!(!c[key].is_null(), "claim lacks {key}: {c}");
+        }
+    }
+    assert!(v["wall_s"].as_f64().unwrap() > 0.0);
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    for fig in [
+        "Fig. 10a", "Fig. 12a", "Fig. 13a", "Fig. 14b", "Fig. 15b", "Fig. 16a",
+    ] {
+        assert!(html.contains(fig), "report lacks {fig}");
+    }
+    assert!(html.matches("<svg").count() >= 14);
+}
+
+#[test]
+fn same_seed_gives_the_same_summary_for_any_job_count_apart_from_wall_time() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut x = reproduce(a.path(), "atax,gemm", "1");
+    let mut y = reproduce(b.path(), "atax,gemm", "2");
+    x["wall_s"] = serde_json::json!(0);
+    y["wall_s"] = serde_json::json!(0);
+    assert_eq!(x, y);
+    let html = |d: &tempfile::TempDir| {
+        let h = std::fs::read_to_string(d.path().join("report.html")).unwrap();
+        // The header carries the wall time: cut it out.
+        let at = h.find(" · wall ").expect("wall time in the header");
+        let end = at + h[at..].find("</p>").unwrap();
+        format!("{}{}", &h[..at], &h[end..])
+    };
+    assert_eq!(html(&a), html(&b));
+}
+
+#[test]
+fn bad_reproduce_arguments_are_named() {
+    fails_naming(&["reproduce", "hayagui"], "unknown paper 'hayagui'");
+    fails_naming(
+        &["reproduce", "flashabacus", "--only", "atax,nosuch"],
+        "'nosuch' is not a workload",
+    );
+    fails_naming(&["reproduce", "flashabacus", "--jobs", "0"], "--jobs");
+    fails_naming(
+        &["reproduce", "flashabacus", "--fidelity", "exact"],
+        "unknown fidelity 'exact'",
+    );
+}
+
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nearflash"))
+        .args(["kernel", "--table2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_functional_reproduction_verifies_every_flashabacus_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = nearflash(&[
+        "reproduce",
+        "flashabacus",
+        "--fidelity",
+        "functional",
+        "--only",
+        "atax,mx4,bfs",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    // 4 FlashAbacus systems × (6 + 24 + 6) instances.
+    assert!(
+        stdout.contains("144 kernel instances computed real data"),
+        "{stdout}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
+    assert_eq!(v["fidelity"], "functional");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 15);
+}
