@@ -44,6 +44,11 @@ impl FifoServer {
         &self.bins
     }
 
+    /// When the server finishes the work queued so far.
+    pub fn free_at(&self) -> SimTime {
+        self.busy_until
+    }
+
     pub fn busy_ns(&self) -> u64 {
         self.busy_ns
     }

@@ -6,6 +6,7 @@ mod cmd_kernel;
 mod cmd_model;
 mod cmd_reproduce;
 mod cmd_run;
+mod cmd_vfile;
 mod driver;
 mod error;
 mod preset;
@@ -44,6 +45,8 @@ enum Command {
     Model(cmd_model::ModelArgs),
     /// Re-run a paper's evaluation; write summary.json and report.html (paper vs ours).
     Reproduce(cmd_reproduce::ReproduceArgs),
+    /// INSIDER's virtual files: `vfile demo` walks through one on real bytes.
+    Vfile(cmd_vfile::VfileArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run::run(&args).map(|()| true),
         Command::Model(args) => cmd_model::run(&args).map(|()| true),
         Command::Reproduce(args) => cmd_reproduce::run(&args),
+        Command::Vfile(args) => cmd_vfile::run(&args).map(|()| true),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {

@@ -9,6 +9,7 @@ use nearflash_accel::{AccelConfig, HostConfig};
 use nearflash_activeflash::ActiveFlashConfig;
 use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
+use nearflash_insider::InsiderConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -19,6 +20,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../configs/flashabacus.toml"),
     ),
     ("test-min", include_str!("../../../configs/test-min.toml")),
+    ("insider", include_str!("../../../configs/insider.toml")),
     (
         "active-flash",
         include_str!("../../../configs/active-flash.toml"),
@@ -42,6 +44,9 @@ pub struct Preset {
     pub ssd_flash: Option<FlashConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssd_ftl: Option<FtlConfig>,
+    /// INSIDER's drive around the flash: backing, PCIe, ISC unit, engines, host (seed 001).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insider: Option<InsiderConfig>,
     /// Active Flash (seed 004): the SSD controller and host CPU as compute engines and the
     /// cost of the offloaded compression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,6 +100,9 @@ impl Preset {
                 .map_err(|e| bad(format!("ssd: {e}")))?,
             (None, None) => {}
             _ => return Err(bad("[ssd_flash] and [ssd_ftl] come together".into())),
+        }
+        if let Some(i) = &preset.insider {
+            i.validate().map_err(|e| bad(e.to_string()))?;
         }
         if let Some(a) = &preset.active_flash {
             a.validate().map_err(|e| bad(e.to_string()))?;
@@ -219,6 +227,17 @@ mod tests {
         assert_eq!(a, AccelConfig::default());
         let e = Preset::load("flashabacus", &["accel.lwp_cpi=0".into()]).unwrap_err();
         assert!(e.to_string().contains("accel.lwp_cpi"), "{e}");
+    }
+
+    #[test]
+    fn insider_preset_is_the_documented_drive() {
+        let p = Preset::load("insider", &[]).unwrap();
+        assert_eq!(p.insider, Some(InsiderConfig::default()));
+        assert_eq!(p.host, Some(nearflash_insider::config::insider_host()));
+        let e = Preset::load("insider", &["insider.credits_initial=0".into()]).unwrap_err();
+        assert!(e.to_string().contains("insider.credits_initial"), "{e}");
+        let e = Preset::load("insider", &["insider.pcie_lanes=3".into()]).unwrap_err();
+        assert!(e.to_string().contains("insider.pcie_lanes"), "{e}");
     }
 
     #[test]

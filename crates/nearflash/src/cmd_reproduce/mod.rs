@@ -5,16 +5,17 @@
 
 mod active_flash;
 mod flashabacus;
+mod insider;
 
 use crate::error::CliError;
 use std::path::PathBuf;
 
 /// The reproducible papers.
-pub const PAPERS: &[&str] = &["flashabacus", "active-flash"];
+pub const PAPERS: &[&str] = &["flashabacus", "insider", "active-flash"];
 
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
-    /// Which paper: flashabacus, active-flash.
+    /// Which paper: flashabacus, insider, active-flash.
     pub paper: String,
     /// timing (paper sizes, modelled time only) or functional (reduced sizes, real data
     /// through the device, every output verified).
@@ -95,6 +96,7 @@ pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
         .unwrap_or_else(|| PathBuf::from(format!("reproduce-{}", args.paper)));
     match args.paper.as_str() {
         "flashabacus" => flashabacus::run(args, fidelity, jobs, &out),
+        "insider" => insider::run(args, fidelity, jobs, &out),
         "active-flash" => active_flash::run(args, fidelity, jobs, &out),
         other => Err(CliError::Workload(format!(
             "unknown paper '{other}' (known: {})",

@@ -1,0 +1,26 @@
+//! nearflash-insider: INSIDER (seed 001, ATC'19) — in-storage computing behind virtual files.
+//!
+//! Layers, top to bottom: `runtime` (the host-side runtime: the device file system's host
+//! operations, the virtual-file API of Table 2 with its protection checks, the host storage
+//! stack of the baselines, host compute) → `machine` (the drive and its PCIe link as one event
+//! loop) → `isc` (multiplexer, Slots Index FIFO, dispatcher, credits) / `engine` (FPGA-like
+//! slots, time-shared cores) / `stream` (one open virtual file on both sides of the bus) →
+//! `backing` (the flash device through the FTL, or DRAM-emulated storage). `fs` is the file
+//! system's metadata; `config` the `[insider]` preset table.
+
+pub mod app;
+pub mod backing;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod experiment;
+pub mod fairness;
+pub mod fs;
+pub mod functional;
+pub mod isc;
+pub mod machine;
+pub mod runtime;
+pub mod stream;
+
+pub use config::{Backing as BackingKind, EngineKind, InsiderConfig};
+pub use error::InsiderError;

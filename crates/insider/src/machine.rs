@@ -1,0 +1,794 @@
+//! The drive and its link as one event-driven machine over the backing storage: the ISC unit
+//! and multiplexer (`isc`), the engines (`engine`), the PCIe link (a FIFO server each way plus
+//! a pipelined latency), the open virtual files (`stream`) and the ordinary firmware path.
+//!
+//! Read path of a virtual file: the ISC unit issues C-sized requests while the program has
+//! credit → storage → SIF → dispatcher → the slot's input FIFO → the slot (engine time) → its
+//! output FIFO → DMA into the host-side buffer while the buffer has room (per-file flow
+//! control) → `vread`. Each stage is a queue with a bound, so a slow reader backs up into
+//! the output FIFO, the slot stops, the input FIFO fills, and credits stop coming back.
+//!
+//! Firmware path: host request → storage → SIF (slot 0) → pass-through slot → DMA → host.
+//! Writes: DMA to the drive → storage.
+//!
+//! Deterministic: one event queue (ties in scheduling order), one seeded RNG, ordered maps.
+//! Timing fidelity moves byte counts only; functional fidelity moves the bytes and runs the
+//! programs on them, flit by flit.
+
+use crate::backing::{Backing, BackingStats};
+use crate::config::InsiderConfig;
+use crate::engine::Engines;
+use crate::error::InsiderError;
+use crate::isc::{IscUnit, Origin, SifEntry};
+use crate::stream::{Chunk, Direction, Stream};
+use nearflash_accel::server::{transfer, FifoServer};
+use nearflash_ftl::{Event, HostCompletion, HostOp, HostRequest, SECTOR_BYTES};
+use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
+use nearflash_stream::{flits_of, Flit, FlitWriter, FLIT_BYTES};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// Emulated storage finished a request.
+    BackingDone(u64),
+    /// The host storage stack hands a firmware request to the drive.
+    FwSubmit(u64),
+    /// A firmware read passed slot 0; now it crosses PCIe.
+    FwPassed(u64),
+    /// A firmware read's data reached host memory.
+    FwDelivered(u64),
+    /// A firmware write's data reached the drive.
+    FwWriteArrived(u64),
+    SlotDone(u32),
+    DmaDone(u32),
+    H2dDone(u32),
+    Wake(u64),
+}
+
+impl Ev {
+    fn code(&self) -> u64 {
+        match *self {
+            Ev::BackingDone(x) => 1 << 56 ^ x,
+            Ev::FwSubmit(x) => 2 << 56 ^ x,
+            Ev::FwPassed(x) => 3 << 56 ^ x,
+            Ev::FwDelivered(x) => 4 << 56 ^ x,
+            Ev::FwWriteArrived(x) => 5 << 56 ^ x,
+            Ev::SlotDone(x) => 6 << 56 ^ u64::from(x),
+            Ev::DmaDone(x) => 7 << 56 ^ u64::from(x),
+            Ev::H2dDone(x) => 8 << 56 ^ u64::from(x),
+            Ev::Wake(x) => 9 << 56 ^ x,
+        }
+    }
+}
+
+/// An ordinary (non-ISC) host request.
+#[derive(Debug)]
+pub struct FwRequest {
+    pub op: HostOp,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    pub data: Vec<u8>,
+    pub done: Option<Result<Vec<u8>, String>>,
+}
+
+/// What a storage write was for.
+#[derive(Clone, Copy, Debug)]
+enum WritePurpose {
+    Firmware(u64),
+    Stream(u32),
+}
+
+pub struct Machine {
+    cfg: InsiderConfig,
+    q: EventQueue<Event>,
+    rng: SimRng,
+    hash: TraceHasher,
+    backing: Backing,
+    pub backing_stats: BackingStats,
+    isc: IscUnit,
+    engines: Engines,
+    pcie_d2h: FifoServer,
+    pcie_h2d: FifoServer,
+    streams: BTreeMap<u32, Stream>,
+    pending: BTreeMap<u64, Ev>,
+    next_token: u64,
+    next_req: u64,
+    writes: BTreeMap<u64, WritePurpose>,
+    fw: BTreeMap<u64, FwRequest>,
+    next_fw: u64,
+    woken: u64,
+    next_wake: u64,
+    completions: Vec<HostCompletion>,
+}
+
+/// Aligns `[off, off+len)` out to whole sectors: (aligned offset, aligned length, skip).
+fn sector_span(off: u64, len: u64) -> (u64, u64, u64) {
+    let a = off / SECTOR_BYTES * SECTOR_BYTES;
+    let b = (off + len).div_ceil(SECTOR_BYTES) * SECTOR_BYTES;
+    (a, b - a, off - a)
+}
+
+impl Machine {
+    pub fn new(cfg: &InsiderConfig, backing: Backing, q: EventQueue<Event>, seed: u64) -> Machine {
+        Machine {
+            cfg: cfg.clone(),
+            q,
+            rng: SimRng::seed_from_u64(seed),
+            hash: TraceHasher::default(),
+            backing,
+            backing_stats: BackingStats::default(),
+            isc: IscUnit::default(),
+            engines: Engines::new(cfg),
+            pcie_d2h: FifoServer::default(),
+            pcie_h2d: FifoServer::default(),
+            streams: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            next_token: 0,
+            next_req: 0,
+            writes: BTreeMap::new(),
+            fw: BTreeMap::new(),
+            next_fw: 0,
+            woken: 0,
+            next_wake: 0,
+            completions: Vec::new(),
+        }
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+
+    pub fn config(&self) -> &InsiderConfig {
+        &self.cfg
+    }
+
+    pub fn is_functional(&self) -> bool {
+        self.backing.is_functional()
+    }
+
+    pub fn capacity_bytes(&self) -> u64 {
+        self.backing.capacity_bytes()
+    }
+
+    pub fn events(&self) -> u64 {
+        self.q.events_processed()
+    }
+
+    pub fn trace_hash(&self) -> String {
+        self.hash.hex()
+    }
+
+    /// Requests the ISC unit and the firmware forwarded through the multiplexer.
+    pub fn mux_requests(&self) -> (u64, u64) {
+        (self.isc.isc_requests, self.isc.firmware_requests)
+    }
+
+    pub fn engine_busy_ns(&self) -> Vec<u64> {
+        self.engines.busy_ns()
+    }
+
+    pub fn pcie_busy_ns(&self) -> (u64, u64) {
+        (self.pcie_d2h.busy_ns(), self.pcie_h2d.busy_ns())
+    }
+
+    fn schedule(&mut self, at: SimTime, ev: Ev) {
+        let token = self.next_token;
+        self.next_token += 1;
+        self.pending.insert(token, ev);
+        self.q.schedule_at(at, Event::Host(token));
+    }
+
+    fn pcie_latency(&self) -> SimDuration {
+        SimDuration::from_us_f64(self.cfg.pcie_latency_us)
+    }
+
+    fn submit_backing(&mut self, op: HostOp, offset: u64, len: u64, data: Vec<u8>) -> u64 {
+        let id = self.next_req;
+        self.next_req += 1;
+        let now = self.q.now();
+        let req = HostRequest {
+            id,
+            op,
+            offset_bytes: offset,
+            len_bytes: len,
+            data,
+        };
+        if let Some(at) = self
+            .backing
+            .submit(req, now, &mut self.q, &mut self.backing_stats)
+        {
+            self.schedule(at, Ev::BackingDone(id));
+        }
+        id
+    }
+
+    // ---- the event loop ------------------------------------------------------------------
+
+    /// Processes one event; false when nothing is left to happen.
+    fn step(&mut self) -> bool {
+        let Some((at, ev)) = self.q.pop() else {
+            return false;
+        };
+        self.hash.word(at.as_ns());
+        match ev {
+            Event::Host(token) => {
+                let e = self.pending.remove(&token).expect("a scheduled token");
+                self.hash.word(e.code());
+                self.on_event(e);
+            }
+            other => {
+                self.hash.word(other.hash_word());
+                self.backing.handle(other, &mut self.q, &mut self.rng);
+            }
+        }
+        self.backing.take_completions(&mut self.completions);
+        for c in std::mem::take(&mut self.completions) {
+            self.on_backing_done(c);
+        }
+        true
+    }
+
+    /// Runs until `done` holds; an error if the machine runs out of events first.
+    pub fn run_until(
+        &mut self,
+        mut done: impl FnMut(&Machine) -> bool,
+    ) -> Result<(), InsiderError> {
+        while !done(self) {
+            if !self.step() {
+                return Err(InsiderError::Device(
+                    "the simulation stalled: nothing left to happen".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs until `done` holds or `deadline` passes; true if `done` held.
+    pub fn run_until_deadline(
+        &mut self,
+        deadline: SimTime,
+        mut done: impl FnMut(&Machine) -> bool,
+    ) -> Result<bool, InsiderError> {
+        let id = self.next_wake;
+        self.next_wake += 1;
+        self.schedule(deadline.max(self.q.now()), Ev::Wake(id));
+        self.run_until(|m| m.woken > id || done(m))?;
+        Ok(done(self))
+    }
+
+    /// Lets `d` of simulated time pass (the host computing) while the drive goes on.
+    pub fn advance(&mut self, d: SimDuration) {
+        let id = self.next_wake;
+        self.next_wake += 1;
+        self.schedule(self.q.now() + d, Ev::Wake(id));
+        self.run_until(|m| m.woken > id)
+            .expect("the wake-up event is pending");
+    }
+
+    fn on_event(&mut self, ev: Ev) {
+        let now = self.q.now();
+        match ev {
+            Ev::BackingDone(id) => {
+                let c = self.backing.finish(id);
+                self.on_backing_done(c);
+            }
+            Ev::FwSubmit(id) => self.fw_submit(id),
+            Ev::FwPassed(id) => {
+                let len = self.fw[&id].len_bytes;
+                let at = self
+                    .pcie_d2h
+                    .serve(now, transfer(len, self.cfg.pcie_mb_s()));
+                let at = at + self.pcie_latency();
+                self.schedule(at, Ev::FwDelivered(id));
+            }
+            Ev::FwDelivered(id) => {
+                let r = self.fw.get_mut(&id).expect("a firmware request");
+                let data = std::mem::take(&mut r.data);
+                r.done = Some(Ok(data));
+            }
+            Ev::FwWriteArrived(id) => {
+                let r = self.fw.get_mut(&id).expect("a firmware request");
+                let (off, len, data) = (r.offset_bytes, r.len_bytes, std::mem::take(&mut r.data));
+                let req = self.submit_backing(HostOp::Write, off, len, data);
+                self.writes.insert(req, WritePurpose::Firmware(id));
+            }
+            Ev::SlotDone(fd) => self.slot_done(fd),
+            Ev::DmaDone(fd) => self.dma_done(fd),
+            Ev::H2dDone(fd) => {
+                if let Some(s) = self.streams.get_mut(&fd) {
+                    let c = s.h2d.pop_front().expect("a chunk in transit");
+                    s.h2d_inflight_bytes -= c.bytes;
+                    s.fifo.push_back(c);
+                    self.try_slot(fd);
+                }
+            }
+            Ev::Wake(id) => self.woken = self.woken.max(id + 1),
+        }
+    }
+
+    fn on_backing_done(&mut self, c: HostCompletion) {
+        match c.op {
+            HostOp::Read => {
+                self.isc.complete(c);
+                self.dispatch();
+            }
+            _ => {
+                let purpose = self.writes.remove(&c.id).expect("a write of ours");
+                let result = c.result.map_err(|e| e.to_string());
+                match purpose {
+                    WritePurpose::Firmware(id) => {
+                        let r = self.fw.get_mut(&id).expect("a firmware request");
+                        r.done = Some(result.map(|()| Vec::new()));
+                    }
+                    WritePurpose::Stream(fd) => {
+                        if let Some(s) = self.streams.get_mut(&fd) {
+                            s.writes_inflight -= 1;
+                            if let Err(e) = result {
+                                s.fault.get_or_insert(e);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The dispatcher: pops SIF entries whose data is back, in order.
+    fn dispatch(&mut self) {
+        let now = self.q.now();
+        while let Some(e) = self.isc.pop_ready() {
+            let c = e.done.expect("popped only when done");
+            let data = if c.data.is_empty() {
+                Vec::new()
+            } else {
+                c.data[e.skip_bytes as usize..(e.skip_bytes + e.take_bytes) as usize].to_vec()
+            };
+            match e.origin {
+                Origin::Firmware(id) => {
+                    let r = self.fw.get_mut(&id).expect("a firmware request");
+                    if let Err(err) = c.result {
+                        r.done = Some(Err(err.to_string()));
+                        continue;
+                    }
+                    r.data = data;
+                    let at = self.engines.pass_through(e.take_bytes, now);
+                    self.schedule(at, Ev::FwPassed(id));
+                }
+                Origin::Isc(fd) => {
+                    let Some(s) = self.streams.get_mut(&fd) else {
+                        continue; // closed while the request was in flight
+                    };
+                    s.inflight_chunks -= 1;
+                    if let Err(err) = c.result {
+                        s.fault.get_or_insert(format!("storage read failed: {err}"));
+                        continue;
+                    }
+                    let last = s.issued_in_bytes == s.total_in_bytes && s.inflight_chunks == 0;
+                    s.fifo.push_back(Chunk {
+                        bytes: e.take_bytes,
+                        data,
+                        last,
+                    });
+                    self.try_slot(fd);
+                }
+            }
+        }
+    }
+
+    // ---- the ISC unit ----------------------------------------------------------------------
+
+    /// Issues requests round-robin over programs with credit until none can issue.
+    fn issue(&mut self) {
+        let c = self.cfg.credit_request_bytes;
+        loop {
+            let fds: Vec<u32> = self
+                .streams
+                .values()
+                .filter(|s| s.wants_issue())
+                .map(|s| s.fd)
+                .collect();
+            if fds.is_empty() {
+                return;
+            }
+            for fd in self.isc.round_robin(fds) {
+                let s = self.streams.get_mut(&fd).expect("listed");
+                if !s.wants_issue() {
+                    continue;
+                }
+                let r = s.next_range(c).expect("bytes left to issue");
+                s.credits -= 1;
+                s.inflight_chunks += 1;
+                s.issued_in_bytes += r.len_bytes;
+                let slot = s.slot;
+                let (off, len, skip) = sector_span(r.device_offset_bytes, r.len_bytes);
+                let id = self.submit_backing(HostOp::Read, off, len, Vec::new());
+                self.isc.push(SifEntry {
+                    req_id: id,
+                    slot,
+                    origin: Origin::Isc(fd),
+                    skip_bytes: skip,
+                    take_bytes: r.len_bytes,
+                    done: None,
+                });
+                self.isc.served(fd);
+            }
+        }
+    }
+
+    /// Gives credits back for room in the input FIFO not already promised.
+    fn release_credits(&mut self, fd: u32) {
+        let r = self.cfg.credits_initial;
+        let s = self.streams.get_mut(&fd).expect("open");
+        let promised = s.credits + s.inflight_chunks + s.fifo.len() as u32;
+        if promised < r {
+            s.credits += r - promised;
+        }
+    }
+
+    // ---- slots -----------------------------------------------------------------------------
+
+    fn try_slot(&mut self, fd: u32) {
+        let c = self.cfg.credit_request_bytes;
+        let now = self.q.now();
+        let Some(s) = self.streams.get_mut(&fd) else {
+            return;
+        };
+        if !s.armed || s.slot_busy || s.fault.is_some() || s.out_fifo_bytes >= c {
+            return;
+        }
+        let Some(chunk) = s.fifo.pop_front() else {
+            return;
+        };
+        let out = match run_program(s, &chunk) {
+            Ok(out) => out,
+            Err(reason) => {
+                s.fault = Some(reason);
+                s.fifo.clear();
+                return;
+            }
+        };
+        s.consumed_in_bytes += chunk.bytes;
+        s.produced_out_bytes += out.0;
+        s.slot_out = out;
+        s.slot_chunk_last = chunk.last;
+        s.slot_busy = true;
+        let (slot, cost, throttle) = (s.slot, s.run.cost, s.run.throttle_mb_s);
+        let at = self.engines.run(slot, chunk.bytes, cost, throttle, now);
+        self.schedule(at, Ev::SlotDone(fd));
+        if self.streams[&fd].dir == Direction::Read {
+            self.release_credits(fd);
+            self.issue();
+        }
+    }
+
+    fn slot_done(&mut self, fd: u32) {
+        let now = self.q.now();
+        let Some(s) = self.streams.get_mut(&fd) else {
+            return;
+        };
+        s.slot_busy = false;
+        s.samples.push((now, s.consumed_in_bytes));
+        let out = std::mem::take(&mut s.slot_out);
+        if s.slot_chunk_last {
+            s.program_ended = true;
+        }
+        match s.dir {
+            Direction::Read => {
+                if out.0 > 0 {
+                    s.out_fifo_bytes += out.0;
+                    s.out_fifo.push_back(out);
+                }
+                self.try_dma(fd);
+            }
+            Direction::Write => {
+                s.wbuf_bytes += out.0;
+                s.wbuf.extend_from_slice(&out.1);
+                let last = s.program_ended;
+                self.flush_writes(fd, last);
+            }
+        }
+        self.try_slot(fd);
+    }
+
+    // ---- output DMA and the host-side buffer -----------------------------------------------
+
+    fn try_dma(&mut self, fd: u32) {
+        let now = self.q.now();
+        let mb_s = self.cfg.pcie_mb_s();
+        let lat = self.pcie_latency();
+        let Some(s) = self.streams.get_mut(&fd) else {
+            return;
+        };
+        let room = if s.pipelined {
+            s.host_capacity_bytes
+                .saturating_sub(s.host_buf_bytes + s.dma_inflight_bytes)
+        } else {
+            s.want_bytes
+                .saturating_sub(s.host_buf_bytes + s.dma_inflight_bytes)
+        };
+        let n = room.min(s.out_fifo_bytes);
+        if n == 0 {
+            return;
+        }
+        let mut moved = (0u64, Vec::new());
+        while moved.0 < n {
+            let (b, d) = s.out_fifo.front_mut().expect("bytes counted");
+            let take = (*b).min(n - moved.0);
+            if !d.is_empty() {
+                moved.1.extend(d.drain(..take as usize));
+            }
+            *b -= take;
+            moved.0 += take;
+            if *b == 0 {
+                s.out_fifo.pop_front();
+            }
+        }
+        s.out_fifo_bytes -= n;
+        s.dma_inflight_bytes += n;
+        s.dma_inflight.push_back(moved);
+        let at = self.pcie_d2h.serve(now, transfer(n, mb_s)) + lat;
+        self.schedule(at, Ev::DmaDone(fd));
+        self.try_slot(fd);
+    }
+
+    fn dma_done(&mut self, fd: u32) {
+        let Some(s) = self.streams.get_mut(&fd) else {
+            return;
+        };
+        let (n, data) = s.dma_inflight.pop_front().expect("a DMA in flight");
+        s.dma_inflight_bytes -= n;
+        s.host_buf_bytes += n;
+        s.host_buf.extend(data);
+        self.try_dma(fd);
+    }
+
+    // ---- virtual writes --------------------------------------------------------------------
+
+    /// Writes whole `C` units of the program's output (all of it, padded to a sector, when
+    /// `last`) into the real files' preallocated extents.
+    fn flush_writes(&mut self, fd: u32, last: bool) {
+        let c = self.cfg.credit_request_bytes;
+        let functional = self.is_functional();
+        let mut todo = Vec::new();
+        {
+            let s = self.streams.get_mut(&fd).expect("open");
+            while s.wbuf_bytes >= c || (last && s.wbuf_bytes > 0) {
+                let n = s.wbuf_bytes.min(c);
+                let Some(r) = s.next_range(n) else {
+                    s.fault
+                        .get_or_insert("output exceeds the preallocated real file".into());
+                    return;
+                };
+                let data: Vec<u8> = if functional {
+                    s.wbuf.drain(..r.len_bytes as usize).collect()
+                } else {
+                    Vec::new()
+                };
+                s.wbuf_bytes -= r.len_bytes;
+                s.written_bytes += r.len_bytes;
+                s.writes_inflight += 1;
+                todo.push((r, data));
+            }
+        }
+        for (r, mut data) in todo {
+            let (off, len, skip) = sector_span(r.device_offset_bytes, r.len_bytes);
+            assert_eq!(skip, 0, "output extents start on sector boundaries");
+            if functional {
+                data.resize(len as usize, 0);
+            }
+            let id = self.submit_backing(HostOp::Write, off, len, data);
+            self.writes.insert(id, WritePurpose::Stream(fd));
+        }
+    }
+
+    // ---- the runtime's interface -----------------------------------------------------------
+
+    /// Opens a stream: a read starts issuing at once when pipelined (§3.5 pre-issue).
+    pub fn open(&mut self, mut s: Stream) {
+        let fd = s.fd;
+        s.opened_at = self.q.now();
+        s.host_capacity_bytes = self.cfg.host_buffer_bytes;
+        if s.dir == Direction::Read && s.total_in_bytes == 0 {
+            s.fifo.push_back(Chunk {
+                bytes: 0,
+                data: Vec::new(),
+                last: true,
+            });
+        }
+        let prev = self.streams.insert(fd, s);
+        assert!(prev.is_none(), "descriptor {fd} is already open");
+        self.try_slot(fd);
+        self.issue();
+    }
+
+    pub fn stream(&self, fd: u32) -> Option<&Stream> {
+        self.streams.get(&fd)
+    }
+
+    pub fn stream_mut(&mut self, fd: u32) -> Option<&mut Stream> {
+        self.streams.get_mut(&fd)
+    }
+
+    /// Closes a stream, dropping whatever is in flight (late data is discarded).
+    pub fn close(&mut self, fd: u32) -> Option<Stream> {
+        self.streams.remove(&fd)
+    }
+
+    /// The program may start (its parameters are in, or the host began reading/writing).
+    pub fn arm(&mut self, fd: u32) {
+        if let Some(s) = self.streams.get_mut(&fd) {
+            s.armed = true;
+        }
+        self.try_slot(fd);
+    }
+
+    /// Non-pipelined: a vread waits for the host buffer to hold `bytes`.
+    pub fn want(&mut self, fd: u32, bytes: u64) {
+        if let Some(s) = self.streams.get_mut(&fd) {
+            s.want_bytes = bytes;
+        }
+        self.issue();
+        self.try_dma(fd);
+    }
+
+    /// Takes up to `max` bytes from the host-side buffer.
+    pub fn take(&mut self, fd: u32, max: u64) -> (u64, Vec<u8>) {
+        let Some(s) = self.streams.get_mut(&fd) else {
+            return (0, Vec::new());
+        };
+        let n = max.min(s.host_buf_bytes);
+        s.host_buf_bytes -= n;
+        s.read_bytes += n;
+        let data: Vec<u8> = if s.host_buf.is_empty() {
+            Vec::new()
+        } else {
+            s.host_buf.drain(..n as usize).collect()
+        };
+        self.try_dma(fd);
+        (n, data)
+    }
+
+    /// Virtual write: sends `bytes` (functional: `data`) over PCIe to the program's FIFO.
+    pub fn push_write(&mut self, fd: u32, bytes: u64, data: Vec<u8>, last: bool) {
+        let now = self.q.now();
+        let at = self
+            .pcie_h2d
+            .serve(now, transfer(bytes, self.cfg.pcie_mb_s()))
+            + self.pcie_latency();
+        let s = self.streams.get_mut(&fd).expect("open for writing");
+        s.h2d_inflight_bytes += bytes;
+        s.total_in_bytes += bytes;
+        s.h2d.push_back(Chunk { bytes, data, last });
+        self.schedule(at, Ev::H2dDone(fd));
+    }
+
+    /// An ordinary host request, handed to the drive at `at` (after the host's stack costs).
+    pub fn firmware(
+        &mut self,
+        at: SimTime,
+        op: HostOp,
+        offset_bytes: u64,
+        len_bytes: u64,
+        data: Vec<u8>,
+    ) -> u64 {
+        let id = self.next_fw;
+        self.next_fw += 1;
+        self.fw.insert(
+            id,
+            FwRequest {
+                op,
+                offset_bytes,
+                len_bytes,
+                data,
+                done: None,
+            },
+        );
+        self.schedule(at.max(self.q.now()), Ev::FwSubmit(id));
+        id
+    }
+
+    fn fw_submit(&mut self, id: u64) {
+        let now = self.q.now();
+        let r = self.fw.get(&id).expect("a firmware request");
+        let (op, off, len) = (r.op, r.offset_bytes, r.len_bytes);
+        match op {
+            HostOp::Read => {
+                let (a, alen, skip) = sector_span(off, len);
+                let req = self.submit_backing(HostOp::Read, a, alen, Vec::new());
+                self.isc.push(SifEntry {
+                    req_id: req,
+                    slot: 0,
+                    origin: Origin::Firmware(id),
+                    skip_bytes: skip,
+                    take_bytes: len,
+                    done: None,
+                });
+            }
+            _ => {
+                let at = self
+                    .pcie_h2d
+                    .serve(now, transfer(len, self.cfg.pcie_mb_s()))
+                    + self.pcie_latency();
+                self.schedule(at, Ev::FwWriteArrived(id));
+            }
+        }
+    }
+
+    /// The result of firmware request `id` once done (removing it).
+    pub fn firmware_done(&mut self, id: u64) -> Option<Result<Vec<u8>, String>> {
+        if self.fw.get(&id)?.done.is_some() {
+            return self.fw.remove(&id).and_then(|r| r.done);
+        }
+        None
+    }
+
+    pub fn firmware_is_done(&self, id: u64) -> bool {
+        self.fw.get(&id).is_some_and(|r| r.done.is_some())
+    }
+
+    /// Untimed preconditioning: writes `data` (or, in timing fidelity, `len` bytes) straight
+    /// into the storage, as if it had been written long before the run.
+    pub fn preload(&mut self, offset: u64, len: u64, data: Vec<u8>) -> Result<(), InsiderError> {
+        let (a, alen, skip) = sector_span(offset, len);
+        assert_eq!(skip, 0, "preloaded extents start on sector boundaries");
+        let mut data = data;
+        if !data.is_empty() {
+            data.resize(alen as usize, 0);
+        }
+        let fw = self.next_fw;
+        self.next_fw += 1;
+        self.fw.insert(
+            fw,
+            FwRequest {
+                op: HostOp::Write,
+                offset_bytes: a,
+                len_bytes: alen,
+                data: Vec::new(),
+                done: None,
+            },
+        );
+        let id = self.submit_backing(HostOp::Write, a, alen, data);
+        self.writes.insert(id, WritePurpose::Firmware(fw));
+        self.run_until(|m| m.firmware_is_done(fw))?;
+        match self.firmware_done(fw) {
+            Some(Ok(_)) => Ok(()),
+            Some(Err(e)) => Err(InsiderError::Device(e)),
+            None => unreachable!("waited for it"),
+        }
+    }
+}
+
+/// Runs the program over one chunk: functional fidelity feeds its flits to the real program;
+/// timing fidelity produces `output_per_input` of the input. Returns the output (bytes, data).
+fn run_program(s: &mut Stream, chunk: &Chunk) -> Result<(u64, Vec<u8>), String> {
+    let Some(p) = s.run.program.as_mut() else {
+        let before = (s.consumed_in_bytes as f64 * s.run.output_per_input) as u64;
+        let after = ((s.consumed_in_bytes + chunk.bytes) as f64 * s.run.output_per_input) as u64;
+        return Ok((after - before, Vec::new()));
+    };
+    let flits: Vec<Flit> = if chunk.last {
+        flits_of(&chunk.data)
+    } else {
+        debug_assert!(chunk.data.len().is_multiple_of(FLIT_BYTES));
+        chunk
+            .data
+            .chunks(FLIT_BYTES)
+            .map(|c| Flit::new(c, false))
+            .collect()
+    };
+    let w: &mut FlitWriter = &mut s.writer;
+    for f in &flits {
+        p.on_flit(f, w).map_err(|e| e.to_string())?;
+    }
+    if chunk.last && !w.ended() {
+        return Err(format!(
+            "{} did not end its output at end of input",
+            p.name()
+        ));
+    }
+    let mut out = Vec::new();
+    for f in w.drain() {
+        out.extend_from_slice(f.payload());
+    }
+    Ok((out.len() as u64, out))
+}
