@@ -108,6 +108,31 @@ fn bad_reproduce_arguments_are_named() {
         &["reproduce", "flashabacus", "--fidelity", "exact"],
         "unknown fidelity 'exact'",
     );
+    fails_naming(
+        &[
+            "reproduce",
+            "flashabacus",
+            "--dataset",
+            "huge",
+            "--only",
+            "gemm",
+        ],
+        "huge",
+    );
+    // Real data at paper size would need ~10 GiB of RAM: refused before running.
+    fails_naming(
+        &[
+            "reproduce",
+            "flashabacus",
+            "--fidelity",
+            "functional",
+            "--dataset",
+            "paper",
+            "--only",
+            "atax",
+        ],
+        "MiB",
+    );
 }
 
 #[test]

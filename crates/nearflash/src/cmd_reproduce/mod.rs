@@ -36,6 +36,10 @@ pub struct ReproduceArgs {
     /// default paper in timing fidelity, mini in functional fidelity.
     #[arg(long)]
     pub dataset: Option<String>,
+    /// FlashAbacus functional fidelity: refuse runs that would hold more than this much data
+    /// in memory (MiB).
+    #[arg(long, default_value_t = 2048)]
+    pub max_functional_mib: u64,
     /// Run only these workloads (comma-separated, e.g. atax,mx1,nn); claims whose runs are
     /// missing are left out.
     #[arg(long, value_delimiter = ',')]

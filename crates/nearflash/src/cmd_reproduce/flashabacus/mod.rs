@@ -11,7 +11,7 @@ use crate::cmd_run::{accel_spec, run_system};
 use crate::error::CliError;
 use crate::preset::Preset;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
-use nearflash_accel::run::{run_workload_functional, FUNCTIONAL_MAX_BYTES_DEFAULT};
+use nearflash_accel::run::run_workload_functional;
 use nearflash_accel::workload::MIXES;
 use nearflash_accel::RunReport;
 use nearflash_kernels::table2::PAPER;
@@ -116,7 +116,14 @@ pub fn run(
         jobs,
         |i| {
             let (_, system, workload) = &tasks[i];
-            run_one(&preset, system, workload, dataset, args.seed, fidelity)
+            run_one(
+                &preset,
+                system,
+                workload,
+                (dataset, args.seed),
+                fidelity,
+                args.max_functional_mib << 20,
+            )
         },
         |done| bar.update(done as u64, tasks.len() as u64),
     );
@@ -165,15 +172,15 @@ fn run_one(
     preset: &Preset,
     system: &str,
     workload: &str,
-    dataset: Dataset,
-    seed: u64,
+    (dataset, seed): (Dataset, u64),
     fidelity: Fidelity,
+    max_functional_bytes: u64,
 ) -> Result<(RunReport, usize), CliError> {
     if fidelity == Fidelity::Timing || system == "simd" {
         return Ok((run_system(preset, system, workload, dataset, seed)?, 0));
     }
     let spec = accel_spec(preset, system, dataset, seed)?;
-    let run = run_workload_functional(&spec, workload, FUNCTIONAL_MAX_BYTES_DEFAULT)?;
+    let run = run_workload_functional(&spec, workload, max_functional_bytes)?;
     let n = run.checks.len();
     Ok((run.report, n))
 }
