@@ -3,7 +3,7 @@
 //! write has completed, so the timed run reads data the FTL really maps.
 
 use crate::error::AccelError;
-use nearflash_ftl::{Device, Event, HostOp, HostRequest};
+use nearflash_ftl::{BlockOp, BlockRequest, Device, Event};
 use nearflash_sim::{EventQueue, SimRng};
 
 /// Writes kept in flight while preconditioning.
@@ -30,9 +30,9 @@ pub fn write_extents(
             match extents.next() {
                 Some((offset_bytes, len_bytes)) => {
                     dev.submit(
-                        HostRequest {
+                        BlockRequest {
                             id: *next_id,
-                            op: HostOp::Write,
+                            op: BlockOp::Write,
                             offset_bytes,
                             len_bytes,
                             data: payload(offset_bytes, len_bytes),

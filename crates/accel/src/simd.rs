@@ -31,7 +31,7 @@ use crate::server::{transfer, FifoServer};
 use crate::ssd::Ssd;
 use crate::workload::instances;
 use nearflash_flash::FlashConfig;
-use nearflash_ftl::{FtlConfig, HostOp};
+use nearflash_ftl::{BlockOp, FtlConfig};
 use nearflash_kernels::{build, Access, Dataset, KernelDesc, ScreenPlan};
 use nearflash_sim::{SimDuration, SimTime};
 use std::collections::BTreeMap;
@@ -307,7 +307,7 @@ impl<'a> Simd<'a> {
             let chunk = c as u32;
             let (in_off, in_c) = (in_bytes * c / n, part(in_bytes, n, c));
             let (out_off, out_c) = (out_bytes * c / n, part(out_bytes, n, c));
-            self.ssd_phase(i, chunk, "ssd_read", HostOp::Read, base + in_off, in_c)?;
+            self.ssd_phase(i, chunk, "ssd_read", BlockOp::Read, base + in_off, in_c)?;
             self.copy_phase(i, chunk, "copy_in", in_c);
             let desc = if c == 0 {
                 self.cfg.kernel_description_bytes
@@ -322,7 +322,7 @@ impl<'a> Simd<'a> {
                 i,
                 chunk,
                 "ssd_write",
-                HostOp::Write,
+                BlockOp::Write,
                 out_base + out_off,
                 out_c,
             )?;
@@ -400,7 +400,7 @@ impl<'a> Simd<'a> {
         i: usize,
         chunk: u32,
         phase: &'static str,
-        op: HostOp,
+        op: BlockOp,
         offset: u64,
         bytes: u64,
     ) -> Result<(), AccelError> {

@@ -8,7 +8,7 @@ use crate::error::AccelError;
 use crate::host::HostConfig;
 use crate::server::FifoServer;
 use nearflash_flash::{FlashConfig, NoStore};
-use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
+use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
 use std::collections::BTreeMap;
 
@@ -20,8 +20,8 @@ pub struct Ssd {
     next_request: u64,
     next_token: u64,
     /// Host tokens that submit a request when they fire (the host CPU finished its stack work).
-    submits: BTreeMap<u64, (HostOp, u64, u64)>,
-    completions: Vec<HostCompletion>,
+    submits: BTreeMap<u64, (BlockOp, u64, u64)>,
+    completions: Vec<BlockCompletion>,
     /// Bytes the timed run read from / wrote to the drive.
     pub read_bytes: u64,
     pub write_bytes: u64,
@@ -61,7 +61,7 @@ impl Ssd {
         &mut self,
         host: &HostConfig,
         cpu: &mut FifoServer,
-        op: HostOp,
+        op: BlockOp,
         offset: u64,
         bytes: u64,
     ) -> Result<(), AccelError> {
@@ -98,7 +98,7 @@ impl Ssd {
                 c.result
                     .map_err(|e| AccelError::Device(format!("SSD {op:?}: {e}")))?;
                 match c.op {
-                    HostOp::Read => self.read_bytes += c.len_bytes,
+                    BlockOp::Read => self.read_bytes += c.len_bytes,
                     _ => self.write_bytes += c.len_bytes,
                 }
                 inflight -= 1;
@@ -135,11 +135,11 @@ impl Ssd {
         }
     }
 
-    fn submit(&mut self, op: HostOp, offset_bytes: u64, len_bytes: u64) {
+    fn submit(&mut self, op: BlockOp, offset_bytes: u64, len_bytes: u64) {
         let id = self.next_request;
         self.next_request += 1;
         self.dev.submit(
-            HostRequest {
+            BlockRequest {
                 id,
                 op,
                 offset_bytes,

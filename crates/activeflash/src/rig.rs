@@ -15,7 +15,7 @@ use crate::engine::{Engine, Owner};
 use crate::error::ActiveFlashError;
 use crate::worker::{ExtentJob, ExtentRecord, Side, Worker};
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
-use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
+use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_sim::{EventQueue, LatencyHistogram, SimDuration, SimRng, SimTime, TraceHasher};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -78,7 +78,7 @@ pub struct Rig {
     pub(crate) dev: Device,
     pub(crate) rng: SimRng,
     hash: TraceHasher,
-    completions: Vec<HostCompletion>,
+    completions: Vec<BlockCompletion>,
     next_id: u64,
     pub(crate) cfg: ActiveFlashConfig,
     pub(crate) fidelity: Fidelity,
@@ -88,7 +88,7 @@ pub struct Rig {
     pub(crate) controller: Engine,
     pub(crate) host: Engine,
     /// Commands waiting for (or in) the controller's FTL processing.
-    pending: BTreeMap<u64, (HostRequest, Origin)>,
+    pending: BTreeMap<u64, (BlockRequest, Origin)>,
     /// Commands in the FTL device.
     inflight: BTreeMap<u64, Origin>,
     /// Per user page: its latest foreground version (0 = never written)...
@@ -221,10 +221,10 @@ impl Rig {
     }
 
     /// Queues a command for the controller's FTL processing.
-    pub(crate) fn command(&mut self, op: HostOp, page: u64, data: Vec<u8>, origin: Origin) {
+    pub(crate) fn command(&mut self, op: BlockOp, page: u64, data: Vec<u8>, origin: Origin) {
         let id = self.next_id;
         self.next_id += 1;
-        let req = HostRequest {
+        let req = BlockRequest {
             id,
             op,
             offset_bytes: page * PAGE_BYTES as u64,
@@ -267,7 +267,7 @@ impl Rig {
         fg.issued += 1;
         fg.inflight += 1;
         self.command(
-            HostOp::Write,
+            BlockOp::Write,
             page,
             data,
             Origin::Foreground {
@@ -435,9 +435,9 @@ impl Rig {
             self.next_id += 1;
             self.inflight.insert(id, Origin::Oracle { index });
             self.dev.submit(
-                HostRequest {
+                BlockRequest {
                     id,
-                    op: HostOp::Read,
+                    op: BlockOp::Read,
                     offset_bytes: page * PAGE_BYTES as u64,
                     len_bytes: PAGE_BYTES as u64,
                     data: Vec::new(),

@@ -18,7 +18,7 @@ use crate::config::ActiveFlashConfig;
 use crate::corpus::PAGE_BYTES;
 use crate::error::ActiveFlashError;
 use crate::rig::{Fidelity, Origin, Rig};
-use nearflash_ftl::HostOp;
+use nearflash_ftl::BlockOp;
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,7 +159,7 @@ impl Rig {
                     let page = job.pages[index].0;
                     self.workers[w].io_inflight += 1;
                     self.command(
-                        HostOp::Read,
+                        BlockOp::Read,
                         page,
                         Vec::new(),
                         Origin::Read { extent: id, index },
@@ -179,7 +179,7 @@ impl Rig {
                         d
                     };
                     self.workers[w].io_inflight += 1;
-                    self.command(HostOp::Write, page, data, Origin::Write { extent: id });
+                    self.command(BlockOp::Write, page, data, Origin::Write { extent: id });
                 }
                 _ => return,
             }
@@ -307,7 +307,7 @@ impl Rig {
                 self.location[i] = tag;
                 self.pages_compressed_live += 1;
                 self.workers[w].pages_in += 1;
-                self.command(HostOp::Trim, page, Vec::new(), Origin::Trim);
+                self.command(BlockOp::Trim, page, Vec::new(), Origin::Trim);
             }
         }
         self.extents.push(ExtentRecord {

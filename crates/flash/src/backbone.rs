@@ -18,7 +18,7 @@ use crate::config::{FlashConfig, PLANES_PER_DIE_MAX};
 use crate::geometry::{BlockId, DieId, Geometry};
 use crate::nand::NandState;
 use crate::store::PageStore;
-use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
+use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime};
 use std::collections::VecDeque;
 
 pub const PLANES_MAX: usize = PLANES_PER_DIE_MAX as usize;
@@ -243,7 +243,7 @@ impl Backbone {
     }
 
     /// Queues `op` on its die.
-    pub fn submit<E: From<FlashEvent>>(&mut self, op: FlashOp, q: &mut EventQueue<E>) {
+    pub fn submit(&mut self, op: FlashOp, q: &mut impl Schedule<FlashEvent>) {
         assert!(op.die.0 < self.geo.die_count(), "die out of range");
         assert!(op.plane_mask != 0, "operation addresses no plane");
         assert!(
@@ -284,7 +284,7 @@ impl Backbone {
         self.slots[id as usize].as_mut().expect("live op slot")
     }
 
-    fn start_die<E: From<FlashEvent>>(&mut self, die: u32, q: &mut EventQueue<E>) {
+    fn start_die(&mut self, die: u32, q: &mut impl Schedule<FlashEvent>) {
         let now = q.now();
         let server = &mut self.dies[die as usize];
         debug_assert!(server.current.is_none());
@@ -300,7 +300,7 @@ impl Backbone {
         match kind {
             OpKind::Read => {
                 self.slot(id).phase = Phase::DieWork;
-                q.schedule_in(self.read_latency(page), FlashEvent::DieDone(die).into());
+                q.schedule_in(self.read_latency(page), FlashEvent::DieDone(die));
             }
             OpKind::Program => {
                 self.apply_program_order(id);
@@ -308,7 +308,7 @@ impl Backbone {
             }
             OpKind::Erase => {
                 self.slot(id).phase = Phase::DieWork;
-                q.schedule_in(self.erase_latency, FlashEvent::DieDone(die).into());
+                q.schedule_in(self.erase_latency, FlashEvent::DieDone(die));
             }
         }
     }
@@ -336,7 +336,7 @@ impl Backbone {
         self.slot(id).refused = refused;
     }
 
-    fn request_bus<E: From<FlashEvent>>(&mut self, id: u32, q: &mut EventQueue<E>) {
+    fn request_bus(&mut self, id: u32, q: &mut impl Schedule<FlashEvent>) {
         let die = self.slot(id).op.die;
         let ch = self.geo.channel_of(die);
         self.slot(id).phase = Phase::WaitBus;
@@ -347,7 +347,7 @@ impl Backbone {
         }
     }
 
-    fn start_channel<E: From<FlashEvent>>(&mut self, ch: u32, q: &mut EventQueue<E>) {
+    fn start_channel(&mut self, ch: u32, q: &mut impl Schedule<FlashEvent>) {
         let now = q.now();
         let server = &mut self.channels[ch as usize];
         let Some(id) = server.queue.pop_front() else {
@@ -357,17 +357,14 @@ impl Backbone {
         server.busy_since = now;
         let planes = self.slot(id).op.planes();
         self.slot(id).phase = Phase::Transfer;
-        q.schedule_in(
-            self.transfer_time(planes),
-            FlashEvent::ChannelDone(ch).into(),
-        );
+        q.schedule_in(self.transfer_time(planes), FlashEvent::ChannelDone(ch));
     }
 
     /// Handles one backbone event; finished operations are appended to `done`.
-    pub fn handle<E: From<FlashEvent>>(
+    pub fn handle(
         &mut self,
         ev: FlashEvent,
-        q: &mut EventQueue<E>,
+        q: &mut impl Schedule<FlashEvent>,
         rng: &mut SimRng,
         done: &mut Vec<FlashCompletion>,
     ) {
@@ -377,10 +374,10 @@ impl Backbone {
         }
     }
 
-    fn on_die_done<E: From<FlashEvent>>(
+    fn on_die_done(
         &mut self,
         die: u32,
-        q: &mut EventQueue<E>,
+        q: &mut impl Schedule<FlashEvent>,
         rng: &mut SimRng,
         done: &mut Vec<FlashCompletion>,
     ) {
@@ -404,10 +401,10 @@ impl Backbone {
         }
     }
 
-    fn on_channel_done<E: From<FlashEvent>>(
+    fn on_channel_done(
         &mut self,
         ch: u32,
-        q: &mut EventQueue<E>,
+        q: &mut impl Schedule<FlashEvent>,
         done: &mut Vec<FlashCompletion>,
     ) {
         let now = q.now();
@@ -424,7 +421,7 @@ impl Backbone {
                 let page = self.slot(id).op.page;
                 let die = self.slot(id).op.die.0;
                 self.slot(id).phase = Phase::DieWork;
-                q.schedule_in(self.program_latency(page), FlashEvent::DieDone(die).into());
+                q.schedule_in(self.program_latency(page), FlashEvent::DieDone(die));
             }
             OpKind::Erase => unreachable!("erases do not use the bus"),
         }
@@ -527,11 +524,11 @@ impl Backbone {
         }
     }
 
-    fn finish<E: From<FlashEvent>>(
+    fn finish(
         &mut self,
         id: u32,
         status: OpStatus,
-        q: &mut EventQueue<E>,
+        q: &mut impl Schedule<FlashEvent>,
         done: &mut Vec<FlashCompletion>,
     ) {
         let now = q.now();

@@ -17,8 +17,8 @@
 use crate::config::FtlConfig;
 use crate::device::{Device, Event, FlashWork};
 use crate::recovery::{recover, RecoveryReport};
-use crate::request::{HostOp, HostRequest, IoError, SECTOR_BYTES};
 use crate::verify::{AckedAt, Reference, SectorContent};
+use nearflash_blockdev::{BlockOp, BlockRequest, IoError, SECTOR_BYTES};
 use nearflash_flash::backbone::PowerCutReport;
 use nearflash_flash::{ConfigError, FlashConfig, Geometry, MemoryStore};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
@@ -436,7 +436,7 @@ impl Driver<'_> {
         let lsn = self.prefill_next;
         let count = self.cfg.max_request_sectors.min(sectors - lsn);
         self.prefill_next += count;
-        self.submit(HostOp::Write, lsn, count);
+        self.submit(BlockOp::Write, lsn, count);
     }
 
     fn random_op(&mut self, rng: &mut SimRng) {
@@ -444,42 +444,42 @@ impl Driver<'_> {
         let count = 1 + rng.below(self.cfg.max_request_sectors.min(sectors));
         let lsn = rng.below(sectors - count + 1);
         let op = match rng.below(100) {
-            0..=59 => HostOp::Write,
-            60..=89 => HostOp::Read,
-            90..=94 => HostOp::Trim,
-            _ => HostOp::Flush,
+            0..=59 => BlockOp::Write,
+            60..=89 => BlockOp::Read,
+            90..=94 => BlockOp::Trim,
+            _ => BlockOp::Flush,
         };
         self.submit(op, lsn, count);
     }
 
-    fn submit(&mut self, op: HostOp, lsn: u64, count: u64) {
+    fn submit(&mut self, op: BlockOp, lsn: u64, count: u64) {
         let id = self.next_id;
         self.next_id += 1;
         let mut data = Vec::new();
         let pending = match op {
-            HostOp::Read => Pending::Read {
+            BlockOp::Read => Pending::Read {
                 lsn,
                 before: self.reference.acked_at(lsn, count),
             },
-            HostOp::Write => {
+            BlockOp::Write => {
                 let (d, stamp) = self.reference.issue_write(lsn, count);
                 data = d;
                 Pending::Write { lsn, count, stamp }
             }
-            HostOp::Trim => Pending::Trim {
+            BlockOp::Trim => Pending::Trim {
                 lsn,
                 count,
                 stamp: self.reference.issue_trim(lsn, count),
             },
-            HostOp::Flush => Pending::Flush,
+            BlockOp::Flush => Pending::Flush,
         };
         self.inflight.insert(id, pending);
         self.dev.submit(
-            HostRequest {
+            BlockRequest {
                 id,
                 op,
                 offset_bytes: lsn * SECTOR_BYTES,
-                len_bytes: if op == HostOp::Flush {
+                len_bytes: if op == BlockOp::Flush {
                     0
                 } else {
                     count * SECTOR_BYTES
@@ -615,9 +615,9 @@ impl Driver<'_> {
                 self.next_id += 1;
                 self.inflight.insert(id, Pending::CrashRead { lsn, count });
                 self.dev.submit(
-                    HostRequest {
+                    BlockRequest {
                         id,
-                        op: HostOp::Read,
+                        op: BlockOp::Read,
                         offset_bytes: lsn * SECTOR_BYTES,
                         len_bytes: count * SECTOR_BYTES,
                         data: Vec::new(),

@@ -26,7 +26,7 @@ use crate::mapping::UNMAPPED;
 use crate::oob::{OobRecord, PageKind};
 use crate::superblock::SbState;
 use nearflash_flash::{Backbone, DieId, Geometry, PageId};
-use nearflash_sim::EventQueue;
+use nearflash_sim::Schedule;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -101,7 +101,7 @@ fn better(new: Candidate, old: Option<Candidate>) -> bool {
 pub fn recover(
     mut bb: Backbone,
     cfg: &FtlConfig,
-    q: &mut EventQueue<Event>,
+    q: &mut impl Schedule<Event>,
 ) -> Result<(Device, RecoveryReport), RecoveryError> {
     if !bb.store().holds_data() {
         return Err(RecoveryError::NoData);

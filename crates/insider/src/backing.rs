@@ -1,7 +1,7 @@
 //! Where the drive's logical bytes live: the project's flash device (the FTL maps every
 //! request onto dies and channel buses), or the prototype's DRAM-emulated storage (§4.1: DRAM
 //! chips behind throttle and delay units, configured by bandwidth and latency). Both take the
-//! FTL's `HostRequest` and answer with `HostCompletion`s; both count what they served.
+//! FTL's `BlockRequest` and answer with `BlockCompletion`s; both count what they served.
 //!
 //! Emulated storage: a request is striped over the chips; each chip is a FIFO server at its
 //! share of the bandwidth (the throttle); the delay unit adds the latency to the request's
@@ -10,7 +10,7 @@
 
 use crate::config::InsiderConfig;
 use nearflash_accel::server::{transfer, FifoServer};
-use nearflash_ftl::{Device, Event, HostCompletion, HostOp, HostRequest};
+use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
 use std::collections::BTreeMap;
 
@@ -25,7 +25,7 @@ pub struct Emulated {
     /// Functional fidelity: page index → bytes.
     pages: Option<BTreeMap<u64, Box<[u8]>>>,
     /// Requests whose completion event is scheduled.
-    inflight: BTreeMap<u64, HostCompletion>,
+    inflight: BTreeMap<u64, BlockCompletion>,
 }
 
 impl Emulated {
@@ -81,7 +81,7 @@ impl Emulated {
     }
 
     /// Serves `req` from `now`; returns when it completes.
-    fn submit(&mut self, req: HostRequest, now: SimTime) -> SimTime {
+    fn submit(&mut self, req: BlockRequest, now: SimTime) -> SimTime {
         let chips = self.chips.len() as u64;
         let mut done = now;
         for (i, chip) in self.chips.iter_mut().enumerate() {
@@ -90,7 +90,7 @@ impl Emulated {
         }
         let completed = done + self.latency;
         let data = match req.op {
-            HostOp::Read => self.copy_out(req.offset_bytes, req.len_bytes),
+            BlockOp::Read => self.copy_out(req.offset_bytes, req.len_bytes),
             _ => {
                 self.copy_in(req.offset_bytes, &req.data);
                 Vec::new()
@@ -98,7 +98,7 @@ impl Emulated {
         };
         self.inflight.insert(
             req.id,
-            HostCompletion {
+            BlockCompletion {
                 id: req.id,
                 op: req.op,
                 offset_bytes: req.offset_bytes,
@@ -146,13 +146,13 @@ impl Backing {
     /// an event and then calls `finish`); the flash device completes through its own events.
     pub fn submit(
         &mut self,
-        req: HostRequest,
+        req: BlockRequest,
         now: SimTime,
         q: &mut EventQueue<Event>,
         stats: &mut BackingStats,
     ) -> Option<SimTime> {
         match req.op {
-            HostOp::Read => {
+            BlockOp::Read => {
                 stats.reads += 1;
                 stats.read_bytes += req.len_bytes;
             }
@@ -171,7 +171,7 @@ impl Backing {
     }
 
     /// The completion of emulated request `id`, whose event fired.
-    pub fn finish(&mut self, id: u64) -> HostCompletion {
+    pub fn finish(&mut self, id: u64) -> BlockCompletion {
         match self {
             Backing::Emulated(e) => e.inflight.remove(&id).expect("a scheduled request"),
             Backing::Flash(_) => unreachable!("flash requests complete through the device"),
@@ -185,7 +185,7 @@ impl Backing {
         }
     }
 
-    pub fn take_completions(&mut self, out: &mut Vec<HostCompletion>) {
+    pub fn take_completions(&mut self, out: &mut Vec<BlockCompletion>) {
         if let Backing::Flash(d) = self {
             d.take_completions(out);
         }
@@ -200,9 +200,9 @@ mod tests {
     fn emulated_requests_share_bandwidth_and_add_latency() {
         let cfg = InsiderConfig::default();
         let mut e = Emulated::new(&cfg, true);
-        let req = |id, off| HostRequest {
+        let req = |id, off| BlockRequest {
             id,
-            op: HostOp::Read,
+            op: BlockOp::Read,
             offset_bytes: off,
             len_bytes: 16_000,
             data: Vec::new(),
@@ -211,9 +211,9 @@ mod tests {
         assert_eq!(e.submit(req(0, 0), SimTime::ZERO).as_ns(), 6_000);
         assert_eq!(e.submit(req(1, 0), SimTime::ZERO).as_ns(), 7_000);
         e.submit(
-            HostRequest {
+            BlockRequest {
                 id: 2,
-                op: HostOp::Write,
+                op: BlockOp::Write,
                 offset_bytes: 4000,
                 len_bytes: 200,
                 data: vec![7; 200],

@@ -12,7 +12,7 @@
 //! FIFO has room for another C bytes not already promised — a faster program drains its FIFO
 //! sooner, gets its credits back sooner, and so is issued more.
 
-use nearflash_ftl::HostCompletion;
+use nearflash_ftl::BlockCompletion;
 use std::collections::VecDeque;
 
 /// Who asked for a read.
@@ -33,7 +33,7 @@ pub struct SifEntry {
     /// Bytes of the (sector-aligned) read before and within the wanted range.
     pub skip_bytes: u64,
     pub take_bytes: u64,
-    pub done: Option<HostCompletion>,
+    pub done: Option<BlockCompletion>,
 }
 
 #[derive(Default)]
@@ -56,7 +56,7 @@ impl IscUnit {
     }
 
     /// Storage returned the data of `c.id`.
-    pub fn complete(&mut self, c: HostCompletion) {
+    pub fn complete(&mut self, c: BlockCompletion) {
         let e = self
             .sif
             .iter_mut()
@@ -95,13 +95,13 @@ impl IscUnit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nearflash_ftl::HostOp;
+    use nearflash_ftl::BlockOp;
     use nearflash_sim::SimTime;
 
-    fn done(id: u64) -> HostCompletion {
-        HostCompletion {
+    fn done(id: u64) -> BlockCompletion {
+        BlockCompletion {
             id,
-            op: HostOp::Read,
+            op: BlockOp::Read,
             offset_bytes: 0,
             len_bytes: 0,
             submitted: SimTime::ZERO,

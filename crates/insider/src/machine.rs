@@ -22,7 +22,7 @@ use crate::error::InsiderError;
 use crate::isc::{IscUnit, Origin, SifEntry};
 use crate::stream::{Chunk, Direction, Stream};
 use nearflash_accel::server::{transfer, FifoServer};
-use nearflash_ftl::{Event, HostCompletion, HostOp, HostRequest, SECTOR_BYTES};
+use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Event, SECTOR_BYTES};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
 use nearflash_stream::{flits_of, Flit, FlitWriter, FLIT_BYTES};
 use std::collections::BTreeMap;
@@ -64,7 +64,7 @@ impl Ev {
 /// An ordinary (non-ISC) host request.
 #[derive(Debug)]
 pub struct FwRequest {
-    pub op: HostOp,
+    pub op: BlockOp,
     pub offset_bytes: u64,
     pub len_bytes: u64,
     pub data: Vec<u8>,
@@ -98,7 +98,7 @@ pub struct Machine {
     next_fw: u64,
     woken: u64,
     next_wake: u64,
-    completions: Vec<HostCompletion>,
+    completions: Vec<BlockCompletion>,
 }
 
 /// Aligns `[off, off+len)` out to whole sectors: (aligned offset, aligned length, skip).
@@ -182,11 +182,11 @@ impl Machine {
         SimDuration::from_us_f64(self.cfg.pcie_latency_us)
     }
 
-    fn submit_backing(&mut self, op: HostOp, offset: u64, len: u64, data: Vec<u8>) -> u64 {
+    fn submit_backing(&mut self, op: BlockOp, offset: u64, len: u64, data: Vec<u8>) -> u64 {
         let id = self.next_req;
         self.next_req += 1;
         let now = self.q.now();
-        let req = HostRequest {
+        let req = BlockRequest {
             id,
             op,
             offset_bytes: offset,
@@ -289,7 +289,7 @@ impl Machine {
             Ev::FwWriteArrived(id) => {
                 let r = self.fw.get_mut(&id).expect("a firmware request");
                 let (off, len, data) = (r.offset_bytes, r.len_bytes, std::mem::take(&mut r.data));
-                let req = self.submit_backing(HostOp::Write, off, len, data);
+                let req = self.submit_backing(BlockOp::Write, off, len, data);
                 self.writes.insert(req, WritePurpose::Firmware(id));
             }
             Ev::SlotDone(fd) => self.slot_done(fd),
@@ -306,9 +306,9 @@ impl Machine {
         }
     }
 
-    fn on_backing_done(&mut self, c: HostCompletion) {
+    fn on_backing_done(&mut self, c: BlockCompletion) {
         match c.op {
-            HostOp::Read => {
+            BlockOp::Read => {
                 self.isc.complete(c);
                 self.dispatch();
             }
@@ -401,7 +401,7 @@ impl Machine {
                 s.issued_in_bytes += r.len_bytes;
                 let slot = s.slot;
                 let (off, len, skip) = sector_span(r.device_offset_bytes, r.len_bytes);
-                let id = self.submit_backing(HostOp::Read, off, len, Vec::new());
+                let id = self.submit_backing(BlockOp::Read, off, len, Vec::new());
                 self.isc.push(SifEntry {
                     req_id: id,
                     slot,
@@ -576,7 +576,7 @@ impl Machine {
             if functional {
                 data.resize(len as usize, 0);
             }
-            let id = self.submit_backing(HostOp::Write, off, len, data);
+            let id = self.submit_backing(BlockOp::Write, off, len, data);
             self.writes.insert(id, WritePurpose::Stream(fd));
         }
     }
@@ -666,7 +666,7 @@ impl Machine {
     pub fn firmware(
         &mut self,
         at: SimTime,
-        op: HostOp,
+        op: BlockOp,
         offset_bytes: u64,
         len_bytes: u64,
         data: Vec<u8>,
@@ -692,9 +692,9 @@ impl Machine {
         let r = self.fw.get(&id).expect("a firmware request");
         let (op, off, len) = (r.op, r.offset_bytes, r.len_bytes);
         match op {
-            HostOp::Read => {
+            BlockOp::Read => {
                 let (a, alen, skip) = sector_span(off, len);
-                let req = self.submit_backing(HostOp::Read, a, alen, Vec::new());
+                let req = self.submit_backing(BlockOp::Read, a, alen, Vec::new());
                 self.isc.push(SifEntry {
                     req_id: req,
                     slot: 0,
@@ -740,14 +740,14 @@ impl Machine {
         self.fw.insert(
             fw,
             FwRequest {
-                op: HostOp::Write,
+                op: BlockOp::Write,
                 offset_bytes: a,
                 len_bytes: alen,
                 data: Vec::new(),
                 done: None,
             },
         );
-        let id = self.submit_backing(HostOp::Write, a, alen, data);
+        let id = self.submit_backing(BlockOp::Write, a, alen, data);
         self.writes.insert(id, WritePurpose::Firmware(fw));
         self.run_until(|m| m.firmware_is_done(fw))?;
         match self.firmware_done(fw) {

@@ -24,7 +24,7 @@ use crate::stream::{Direction, ProgramRun, Stream};
 use nearflash_accel::server::FifoServer;
 use nearflash_accel::HostConfig;
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
-use nearflash_ftl::{Device, FtlConfig, HostOp};
+use nearflash_ftl::{BlockOp, Device, FtlConfig};
 use nearflash_sim::{EventQueue, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
 use std::collections::{BTreeMap, BTreeSet};
@@ -404,7 +404,7 @@ impl Runtime {
                     self.m.now(),
                     SimDuration::from_ns(self.host.io_stack_request_ns),
                 );
-                ids.push(self.m.firmware(at, HostOp::Write, off, n, Vec::new()));
+                ids.push(self.m.firmware(at, BlockOp::Write, off, n, Vec::new()));
             }
             self.wait_firmware(&ids)?;
         }
@@ -483,7 +483,7 @@ impl Runtime {
                     self.m.now(),
                     SimDuration::from_ns(self.host.io_stack_request_ns),
                 );
-                ids.push(self.m.firmware(at, HostOp::Read, off, n, Vec::new()));
+                ids.push(self.m.firmware(at, BlockOp::Read, off, n, Vec::new()));
             }
             out.extend_from_slice(&self.wait_firmware(&ids)?);
         }
@@ -598,7 +598,10 @@ impl Runtime {
                     self.m.now(),
                     SimDuration::from_ns(self.host.io_stack_request_ns),
                 );
-                ids.push(self.m.firmware(at, HostOp::Write, *off, *len, data.clone()));
+                ids.push(
+                    self.m
+                        .firmware(at, BlockOp::Write, *off, *len, data.clone()),
+                );
             }
             self.wait_firmware(&ids)?;
         }

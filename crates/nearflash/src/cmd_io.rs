@@ -7,7 +7,7 @@ use crate::preset::Preset;
 use crate::progress::Progress;
 use crate::report::{IoReport, Measured, Precondition};
 use crate::workload::{fill_requests, Amount, Draw, Generator, Pattern, SyntheticSpec};
-use nearflash_ftl::{HostOp, SECTOR_BYTES};
+use nearflash_ftl::{BlockOp, SECTOR_BYTES};
 use nearflash_iotrace::{parse_msr, MsrOptions, TraceOp};
 use nearflash_sim::SimDuration;
 use std::path::PathBuf;
@@ -342,8 +342,8 @@ fn load_trace(spec: &str, args: &IoArgs, capacity: u64) -> Result<TracePlan, Cli
         };
         requests.push(Draw {
             op: match r.op {
-                TraceOp::Read => HostOp::Read,
-                TraceOp::Write => HostOp::Write,
+                TraceOp::Read => BlockOp::Read,
+                TraceOp::Write => BlockOp::Write,
             },
             offset_bytes: offset,
             len_bytes: len,

@@ -8,7 +8,9 @@ use crate::error::CliError;
 use crate::workload::Draw;
 use nearflash_flash::{MemoryStore, NoStore, PageStore, SparseFileStore};
 use nearflash_ftl::verify::{AckedAt, Reference};
-use nearflash_ftl::{Device, Event, FtlStats, HostCompletion, HostOp, HostRequest, SECTOR_BYTES};
+use nearflash_ftl::{
+    BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlStats, SECTOR_BYTES,
+};
 use nearflash_sim::{EventQueue, LatencyHistogram, SimDuration, SimRng, SimTime, TraceHasher};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -97,21 +99,21 @@ impl PhaseResult {
         }
     }
 
-    fn record(&mut self, c: &HostCompletion) {
+    fn record(&mut self, c: &BlockCompletion) {
         self.requests += 1;
         self.end = self.end.max(c.completed);
         self.latency.record(c.completed.since(c.submitted).as_ns());
         match &c.result {
             Ok(()) => match c.op {
-                HostOp::Read => {
+                BlockOp::Read => {
                     self.reads += 1;
                     self.read_bytes += c.len_bytes;
                 }
-                HostOp::Write => {
+                BlockOp::Write => {
                     self.writes += 1;
                     self.write_bytes += c.len_bytes;
                 }
-                HostOp::Trim | HostOp::Flush => {}
+                BlockOp::Trim | BlockOp::Flush => {}
             },
             Err(e) => {
                 self.failed += 1;
@@ -151,7 +153,7 @@ pub struct Driver {
     dev: Device,
     rng: SimRng,
     hash: TraceHasher,
-    completions: Vec<HostCompletion>,
+    completions: Vec<BlockCompletion>,
     next_id: u64,
     checker: Option<Checker>,
 }
@@ -243,21 +245,21 @@ impl Driver {
             let lsn = d.offset_bytes / SECTOR_BYTES;
             let count = d.len_bytes / SECTOR_BYTES;
             let expect = match d.op {
-                HostOp::Read => Expect::Read {
+                BlockOp::Read => Expect::Read {
                     lsn,
                     before: ch.reference.acked_at(lsn, count),
                 },
-                HostOp::Write => {
+                BlockOp::Write => {
                     let (payload, stamp) = ch.reference.issue_write(lsn, count);
                     data = payload;
                     Expect::Write { lsn, count, stamp }
                 }
-                HostOp::Trim | HostOp::Flush => unreachable!("workloads issue reads and writes"),
+                BlockOp::Trim | BlockOp::Flush => unreachable!("workloads issue reads and writes"),
             };
             ch.pending.insert(id, expect);
         }
         self.dev.submit(
-            HostRequest {
+            BlockRequest {
                 id,
                 op: d.op,
                 offset_bytes: d.offset_bytes,

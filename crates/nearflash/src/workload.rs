@@ -3,7 +3,7 @@
 //! generator draws every random choice from the run's one seeded RNG.
 
 use crate::error::CliError;
-use nearflash_ftl::{HostOp, SECTOR_BYTES};
+use nearflash_ftl::{BlockOp, SECTOR_BYTES};
 use nearflash_sim::SimRng;
 use serde::Serialize;
 
@@ -114,7 +114,7 @@ impl SyntheticSpec {
 /// One request to issue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Draw {
-    pub op: HostOp,
+    pub op: BlockOp,
     pub offset_bytes: u64,
     pub len_bytes: u64,
 }
@@ -162,13 +162,13 @@ impl Generator {
             at
         };
         let op = match self.spec.pattern {
-            Pattern::SeqRead | Pattern::RandRead => HostOp::Read,
-            Pattern::SeqWrite | Pattern::RandWrite => HostOp::Write,
+            Pattern::SeqRead | Pattern::RandRead => BlockOp::Read,
+            Pattern::SeqWrite | Pattern::RandWrite => BlockOp::Write,
             Pattern::Mixed => {
                 if rng.below(100) < u64::from(self.spec.read_percent) {
-                    HostOp::Read
+                    BlockOp::Read
                 } else {
-                    HostOp::Write
+                    BlockOp::Write
                 }
             }
         };
@@ -186,7 +186,7 @@ pub fn fill_requests(span_bytes: u64, request_bytes: u64) -> impl Iterator<Item 
     (0..span_bytes.div_ceil(request_bytes)).map(move |i| {
         let offset = i * request_bytes;
         Draw {
-            op: HostOp::Write,
+            op: BlockOp::Write,
             offset_bytes: offset,
             len_bytes: request_bytes.min(span_bytes - offset),
         }
@@ -224,7 +224,7 @@ mod tests {
         let mut rng = SimRng::seed_from_u64(2);
         let mut seen = std::collections::BTreeSet::new();
         while let Some(d) = g.next(&mut rng) {
-            assert_eq!(d.op, HostOp::Write);
+            assert_eq!(d.op, BlockOp::Write);
             assert_eq!(d.offset_bytes % 8192, 0);
             assert!(d.offset_bytes + d.len_bytes <= 10 * 8192);
             seen.insert(d.offset_bytes);
@@ -237,7 +237,7 @@ mod tests {
         let mut g = Generator::new(spec(Pattern::Mixed, 10_000));
         let mut rng = SimRng::seed_from_u64(3);
         let reads = std::iter::from_fn(|| g.next(&mut rng))
-            .filter(|d| d.op == HostOp::Read)
+            .filter(|d| d.op == BlockOp::Read)
             .count();
         assert!((6500..7500).contains(&reads), "{reads}");
     }

@@ -8,10 +8,14 @@ pub mod hash;
 pub mod histogram;
 pub mod queue;
 pub mod rng;
+pub mod run;
+pub mod sched;
 pub mod time;
 
 pub use hash::TraceHasher;
 pub use histogram::LatencyHistogram;
 pub use queue::EventQueue;
 pub use rng::SimRng;
+pub use run::{Model, Progress, RunEnd, Sim, Stall, StallReason, TraceEvent, Watchdog};
+pub use sched::{Mapped, Schedule};
 pub use time::{SimDuration, SimTime};

@@ -102,6 +102,20 @@ impl<E> EventQueue<E> {
         self.popped
     }
 
+    /// Moves the clock to `t` with nothing happening in between: `t` must not be in the past
+    /// nor past a pending event (those must be processed first).
+    pub fn advance_clock(&mut self, t: SimTime) {
+        assert!(
+            t >= self.now,
+            "clock moved backwards: {t:?} < {:?}",
+            self.now
+        );
+        if let Some(at) = self.peek_time() {
+            assert!(at >= t, "advancing to {t:?} would skip an event at {at:?}");
+        }
+        self.now = t;
+    }
+
     /// Drops every pending event (a power cut).
     pub fn clear(&mut self) {
         self.heap.clear();

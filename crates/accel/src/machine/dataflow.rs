@@ -24,7 +24,7 @@ use super::Machine;
 use crate::config::AccelConfig;
 use crate::ddr_cache::Evicted;
 use crate::server::transfer;
-use nearflash_ftl::{HostCompletion, HostOp};
+use nearflash_ftl::{BlockCompletion, BlockOp};
 use std::ops::Range;
 
 /// Who waits for a flash request.
@@ -39,7 +39,7 @@ pub(super) enum Owner {
 /// One flash request of a page-group run of one section of one instance.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct IoReq {
-    op: HostOp,
+    op: BlockOp,
     instance: usize,
     section: usize,
     /// Absolute page groups.
@@ -92,7 +92,7 @@ impl Machine {
         }
         self.evict(evicted);
         for (section, r) in missed {
-            self.queue_runs(i, section, r, HostOp::Read, Owner::Unit(w));
+            self.queue_runs(i, section, r, BlockOp::Read, Owner::Unit(w));
         }
         if self.workers[w].io_pending == 0 {
             self.reads_done(w);
@@ -156,7 +156,7 @@ impl Machine {
         for g in groups.clone() {
             *self.writebacks.entry(key(i, g)).or_insert(0) += 1;
         }
-        self.queue_runs(i, section, groups, HostOp::Write, Owner::WriteBack);
+        self.queue_runs(i, section, groups, BlockOp::Write, Owner::WriteBack);
     }
 
     /// The section of instance `i` holding absolute group `g`.
@@ -174,7 +174,7 @@ impl Machine {
     }
 
     /// Splits a run into requests of at most `flash_request_bytes_max` and queues them.
-    fn queue_runs(&mut self, i: usize, section: usize, run: Range<u64>, op: HostOp, owner: Owner) {
+    fn queue_runs(&mut self, i: usize, section: usize, run: Range<u64>, op: BlockOp, owner: Owner) {
         let g = self.layout.group_bytes;
         let max_groups = (self.cfg.flash_request_bytes_max / g).max(1);
         let queue = match owner {
@@ -196,7 +196,7 @@ impl Machine {
                 Owner::WriteBack => self.flush_pending[i] += 1,
             }
             match op {
-                HostOp::Read => self.flash_read_bytes += len * g,
+                BlockOp::Read => self.flash_read_bytes += len * g,
                 _ => self.flash_write_bytes += len * g,
             }
             at += len;
@@ -219,13 +219,13 @@ impl Machine {
             // Functional: the write-back copy as of now, so that of two writes to one page
             // group the later issued (applied last by the FTL) carries every byte.
             let data = match (&self.func, req.op) {
-                (Some(f), HostOp::Write) => {
+                (Some(f), BlockOp::Write) => {
                     let rel = offset - self.layout.offsets[req.instance][req.section];
                     f.payload(req.instance, req.section, rel, len)
                 }
                 _ => Vec::new(),
             };
-            if req.op == HostOp::Write {
+            if req.op == BlockOp::Write {
                 // The write-back's bytes leave DDR3L through its port (DMA to the flash
                 // controllers); nothing waits for it but the port's later users.
                 self.ddr
@@ -258,7 +258,7 @@ impl Machine {
 
     pub(super) fn drain_completions(&mut self) -> Result<(), crate::AccelError> {
         self.dev.take_completions(&mut self.completions);
-        let done: Vec<HostCompletion> = self.completions.drain(..).collect();
+        let done: Vec<BlockCompletion> = self.completions.drain(..).collect();
         for c in done {
             c.result.map_err(|e| {
                 crate::AccelError::Device(format!("{:?} {}: {e}", c.op, c.offset_bytes))

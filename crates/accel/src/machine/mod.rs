@@ -49,7 +49,7 @@ use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
 use dataflow::{ddr_capacity_groups, IoReq};
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
-use nearflash_ftl::{Device, Event, FtlConfig, HostCompletion, HostOp, HostRequest};
+use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_kernels::{Access, Kernel};
 use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
 use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
@@ -151,7 +151,7 @@ pub struct Machine {
     start: SimTime,
     done_at: Vec<Option<SimTime>>,
     started_at: Vec<Option<SimTime>>,
-    completions: Vec<HostCompletion>,
+    completions: Vec<BlockCompletion>,
     flash_read_bytes: u64,
     flash_write_bytes: u64,
     events_start: u64,
@@ -421,11 +421,11 @@ impl Machine {
         )
     }
 
-    fn submit(&mut self, op: HostOp, offset_bytes: u64, len_bytes: u64, data: Vec<u8>) -> u64 {
+    fn submit(&mut self, op: BlockOp, offset_bytes: u64, len_bytes: u64, data: Vec<u8>) -> u64 {
         let id = self.next_request;
         self.next_request += 1;
         self.dev.submit(
-            HostRequest {
+            BlockRequest {
                 id,
                 op,
                 offset_bytes,

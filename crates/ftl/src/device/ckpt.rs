@@ -24,7 +24,7 @@ use crate::layout::SbId;
 use crate::oob::{OobRecord, PageKind};
 use crate::superblock::SbState;
 use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
-use nearflash_sim::{EventQueue, SimTime};
+use nearflash_sim::{Schedule, SimTime};
 use std::collections::BTreeSet;
 
 #[derive(Default)]
@@ -66,12 +66,12 @@ pub struct ActiveCkpt {
 
 impl Device {
     /// Asks for a checkpoint as soon as possible (after a remap).
-    pub(super) fn request_checkpoint(&mut self, q: &mut EventQueue<Event>) {
+    pub(super) fn request_checkpoint(&mut self, q: &mut impl Schedule<Event>) {
         self.ckpt.dirty = true;
         self.start_checkpoint(q);
     }
 
-    pub(super) fn start_checkpoint(&mut self, q: &mut EventQueue<Event>) {
+    pub(super) fn start_checkpoint(&mut self, q: &mut impl Schedule<Event>) {
         if self.ckpt.active.is_some() {
             self.ckpt.requested = true;
             return;
@@ -205,7 +205,7 @@ impl Device {
         })
     }
 
-    pub(super) fn on_ckpt_erase_done(&mut self, sb: SbId, q: &mut EventQueue<Event>) {
+    pub(super) fn on_ckpt_erase_done(&mut self, sb: SbId, q: &mut impl Schedule<Event>) {
         let bad = (0..self.layout.geo.channels).any(|c| {
             (0..self.layout.geo.planes_per_die).any(|l| {
                 self.bb
@@ -231,7 +231,7 @@ impl Device {
     /// Issues rows while fewer than one per way are in flight (and the row `ways` before the
     /// next one, on the same superblock's previous page, is done); finishes the checkpoint
     /// once every row is programmed, or once a failed one has nothing left in flight.
-    fn ckpt_program_rows(&mut self, q: &mut EventQueue<Event>) {
+    fn ckpt_program_rows(&mut self, q: &mut impl Schedule<Event>) {
         let window = self.layout.geo.ways_per_channel;
         loop {
             let a = self.ckpt.active.as_ref().expect("checkpoint in progress");
@@ -247,7 +247,7 @@ impl Device {
         }
     }
 
-    fn ckpt_program_row(&mut self, q: &mut EventQueue<Event>) {
+    fn ckpt_program_row(&mut self, q: &mut impl Schedule<Event>) {
         let active = self.ckpt.active.as_ref().expect("checkpoint in progress");
         let index_row = active.next_row;
         let row = active.first_row + active.next_row;
@@ -300,7 +300,7 @@ impl Device {
                     data,
                     oob,
                 },
-                q,
+                &mut q.map(Event::Flash),
             );
             n += 1;
         }
@@ -315,7 +315,7 @@ impl Device {
         &mut self,
         id: u32,
         c: FlashCompletion,
-        q: &mut EventQueue<Event>,
+        q: &mut impl Schedule<Event>,
     ) {
         let Job::CkptProgram(j) = self.jobs.get_mut(id) else {
             unreachable!()
@@ -339,7 +339,7 @@ impl Device {
         self.ckpt_program_rows(q);
     }
 
-    fn finish_checkpoint(&mut self, q: &mut EventQueue<Event>) {
+    fn finish_checkpoint(&mut self, q: &mut impl Schedule<Event>) {
         let active = self.ckpt.active.take().expect("checkpoint in progress");
         let took = q.now().0 - active.started.0;
         self.stats.checkpoint_ns_total += took;

@@ -20,7 +20,7 @@ use crate::config::GcPolicy;
 use crate::layout::{Lgn, Pgn, SbId};
 use crate::superblock::SbState;
 use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
-use nearflash_sim::{EventQueue, SimTime};
+use nearflash_sim::{Schedule, SimTime};
 
 pub struct GcRun {
     victim: SbId,
@@ -51,12 +51,12 @@ impl Device {
     /// Starts or advances garbage collection as far as it can go now. A victim whose last
     /// copy is done is handed to its erase and the next victim starts at once, so the dies
     /// keep copying while the erase runs instead of idling for tBERS between victims.
-    pub(super) fn pump_gc(&mut self, q: &mut EventQueue<Event>) {
+    pub(super) fn pump_gc(&mut self, q: &mut impl Schedule<Event>) {
         while self.pump_gc_once(q) {}
     }
 
     /// One step of `pump_gc`; true if it handed a victim to its erase (another may start).
-    fn pump_gc_once(&mut self, q: &mut EventQueue<Event>) -> bool {
+    fn pump_gc_once(&mut self, q: &mut impl Schedule<Event>) -> bool {
         let now = q.now();
         // The run's last copies may have finished while the others wait for room that
         // nothing will free.
@@ -236,7 +236,7 @@ impl Device {
         pick.map(|s| (SbId(s), Reason::Policy))
     }
 
-    fn start_copy(&mut self, src: Pgn, lgn: Lgn, q: &mut EventQueue<Event>) {
+    fn start_copy(&mut self, src: Pgn, lgn: Lgn, q: &mut impl Schedule<Event>) {
         let seq = self.map.seq(lgn);
         let group_bytes = self.layout.group_bytes() as usize;
         let job = self.jobs.insert(Job::Copy(CopyJob {
@@ -267,7 +267,7 @@ impl Device {
         &mut self,
         id: u32,
         c: FlashCompletion,
-        q: &mut EventQueue<Event>,
+        q: &mut impl Schedule<Event>,
     ) {
         let Job::Copy(cp) = self.jobs.get(id) else {
             unreachable!()
@@ -346,7 +346,7 @@ impl Device {
         info.pins -= 1;
     }
 
-    fn copy_alloc(&mut self, id: u32, q: &mut EventQueue<Event>) {
+    fn copy_alloc(&mut self, id: u32, q: &mut impl Schedule<Event>) {
         let now = q.now();
         if self.gc_alloc_waiters.is_empty() {
             if let Some(dest) = self.alloc_group(Stream::Gc, now) {
@@ -363,7 +363,7 @@ impl Device {
         self.abort_gc_if_stuck(q);
     }
 
-    fn copy_program(&mut self, id: u32, dest: Pgn, q: &mut EventQueue<Event>) {
+    fn copy_program(&mut self, id: u32, dest: Pgn, q: &mut impl Schedule<Event>) {
         let Job::Copy(cp) = self.jobs.get_mut(id) else {
             unreachable!()
         };
@@ -384,7 +384,7 @@ impl Device {
     /// victim, which can be chosen again later. This happens only when program failures
     /// shrank GC's room below what the victim was chosen for, so choosing again cannot loop
     /// without more failures.
-    fn abort_gc_if_stuck(&mut self, q: &mut EventQueue<Event>) {
+    fn abort_gc_if_stuck(&mut self, q: &mut impl Schedule<Event>) {
         if self.gc_stuck() {
             self.abandon_gc();
             // Choose again with the room as it is now: a smaller victim, or a rescue run, may
@@ -415,7 +415,7 @@ impl Device {
         &mut self,
         sb: SbId,
         purpose: ErasePurpose,
-        q: &mut EventQueue<Event>,
+        q: &mut impl Schedule<Event>,
     ) {
         let job = self.jobs.insert(Job::Erase(EraseJob {
             sb,
@@ -445,7 +445,7 @@ impl Device {
                         data: Vec::new(),
                         oob: Vec::new(),
                     },
-                    q,
+                    &mut q.map(Event::Flash),
                 );
                 n += 1;
             }
@@ -457,7 +457,12 @@ impl Device {
         }
     }
 
-    pub(super) fn on_erase_done(&mut self, id: u32, c: FlashCompletion, q: &mut EventQueue<Event>) {
+    pub(super) fn on_erase_done(
+        &mut self,
+        id: u32,
+        c: FlashCompletion,
+        q: &mut impl Schedule<Event>,
+    ) {
         if let OpStatus::Failed { plane_mask } = c.status {
             self.stats.erase_failures += u64::from(plane_mask.count_ones());
         }
@@ -507,7 +512,7 @@ impl Device {
         pe
     }
 
-    fn finish_erase(&mut self, id: u32, q: &mut EventQueue<Event>) {
+    fn finish_erase(&mut self, id: u32, q: &mut impl Schedule<Event>) {
         let Job::Erase(e) = self.jobs.remove(id) else {
             unreachable!()
         };
@@ -537,7 +542,7 @@ impl Device {
     }
 
     /// GC copies that were waiting for a destination, in arrival order.
-    pub(super) fn wake_gc_waiters(&mut self, q: &mut EventQueue<Event>) {
+    pub(super) fn wake_gc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         let now = q.now();
         while let Some(&id) = self.gc_alloc_waiters.front() {
             let Some(dest) = self.alloc_group(Stream::Gc, now) else {

@@ -11,13 +11,13 @@ use super::Device;
 use super::Event;
 use crate::layout::{Lgn, Pgn};
 use crate::oob::{OobRecord, PageKind};
-use crate::request::{HostCompletion, HostOp, HostRequest, IoError, SECTOR_BYTES};
+use nearflash_blockdev::{BlockCompletion, BlockOp, BlockRequest, IoError, SECTOR_BYTES};
 use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
-use nearflash_sim::EventQueue;
+use nearflash_sim::Schedule;
 
 impl Device {
-    fn validate(&self, req: &HostRequest) -> Result<(), IoError> {
-        if req.op == HostOp::Flush {
+    fn validate(&self, req: &BlockRequest) -> Result<(), IoError> {
+        if req.op == BlockOp::Flush {
             return Ok(());
         }
         if req.len_bytes == 0
@@ -41,7 +41,7 @@ impl Device {
                 capacity_bytes: cap,
             });
         }
-        if req.op == HostOp::Write && self.functional && req.data.len() as u64 != req.len_bytes {
+        if req.op == BlockOp::Write && self.functional && req.data.len() as u64 != req.len_bytes {
             return Err(IoError::PayloadSize {
                 got: req.data.len() as u64,
                 expected: req.len_bytes,
@@ -50,12 +50,12 @@ impl Device {
         Ok(())
     }
 
-    pub(super) fn submit_host(&mut self, req: HostRequest, q: &mut EventQueue<Event>) {
+    pub(super) fn submit_host(&mut self, req: BlockRequest, q: &mut impl Schedule<Event>) {
         let now = q.now();
         let result = self.validate(&req);
         let data = match (req.op, self.functional) {
-            (HostOp::Read, true) => vec![0u8; req.len_bytes as usize],
-            (HostOp::Write, true) => req.data,
+            (BlockOp::Read, true) => vec![0u8; req.len_bytes as usize],
+            (BlockOp::Write, true) => req.data,
             _ => Vec::new(),
         };
         let slot = self.reqs.insert(ReqState {
@@ -71,15 +71,15 @@ impl Device {
         if self.reqs.get(slot).result.is_ok() {
             self.count_request(req.op, req.len_bytes);
             match req.op {
-                HostOp::Flush => {
+                BlockOp::Flush => {
                     self.reqs.get_mut(slot).pending += 1;
                     self.flushes.push_back((req.id, slot));
                 }
-                HostOp::Write => {
+                BlockOp::Write => {
                     self.outstanding_writes.insert(req.id);
                     self.spawn_segments(slot, req.offset_bytes, req.len_bytes, q);
                 }
-                HostOp::Read | HostOp::Trim => {
+                BlockOp::Read | BlockOp::Trim => {
                     self.spawn_segments(slot, req.offset_bytes, req.len_bytes, q)
                 }
             }
@@ -90,23 +90,23 @@ impl Device {
         self.release_flushes(q);
     }
 
-    fn count_request(&mut self, op: HostOp, len: u64) {
+    fn count_request(&mut self, op: BlockOp, len: u64) {
         let s = &mut self.stats;
         match op {
-            HostOp::Read => {
+            BlockOp::Read => {
                 s.host_reads += 1;
                 s.host_read_bytes += len;
             }
-            HostOp::Write => {
+            BlockOp::Write => {
                 s.host_writes += 1;
                 s.host_write_bytes += len;
             }
-            HostOp::Trim => s.host_trims += 1,
-            HostOp::Flush => s.host_flushes += 1,
+            BlockOp::Trim => s.host_trims += 1,
+            BlockOp::Flush => s.host_flushes += 1,
         }
     }
 
-    fn spawn_segments(&mut self, slot: u32, offset: u64, len: u64, q: &mut EventQueue<Event>) {
+    fn spawn_segments(&mut self, slot: u32, offset: u64, len: u64, q: &mut impl Schedule<Event>) {
         let gb = self.layout.group_bytes();
         let op = self.reqs.get(slot).op;
         let end = offset + len;
@@ -123,8 +123,8 @@ impl Device {
             };
             self.reqs.get_mut(slot).pending += 1;
             match op {
-                HostOp::Read => self.start_read(seg, q),
-                HostOp::Write => {
+                BlockOp::Read => self.start_read(seg, q),
+                BlockOp::Write => {
                     let job = self.jobs.insert(Job::Write(WriteJob {
                         seg,
                         phase: WritePhase::WaitLock,
@@ -138,7 +138,7 @@ impl Device {
                     }));
                     self.acquire_lock(seg.lgn, job, q);
                 }
-                HostOp::Trim => {
+                BlockOp::Trim => {
                     if seg.sectors == self.group_sectors() {
                         let job = self.jobs.insert(Job::Trim(TrimJob { seg }));
                         self.acquire_lock(seg.lgn, job, q);
@@ -147,7 +147,7 @@ impl Device {
                         self.finish_segment(slot, q);
                     }
                 }
-                HostOp::Flush => unreachable!(),
+                BlockOp::Flush => unreachable!(),
             }
             at += n;
         }
@@ -191,7 +191,7 @@ impl Device {
         kind: OpKind,
         pgn: Pgn,
         mask: u64,
-        q: &mut EventQueue<Event>,
+        q: &mut impl Schedule<Event>,
     ) -> u32 {
         let sb = self.layout.sb_of(pgn);
         let page = self.layout.page_of(pgn);
@@ -226,7 +226,7 @@ impl Device {
                     data,
                     oob,
                 },
-                q,
+                &mut q.map(Event::Flash),
             );
             ops += 1;
         }
@@ -297,7 +297,7 @@ impl Device {
         failed
     }
 
-    fn start_read(&mut self, seg: Segment, q: &mut EventQueue<Event>) {
+    fn start_read(&mut self, seg: Segment, q: &mut impl Schedule<Event>) {
         let Some(pgn) = self.map.lookup(seg.lgn) else {
             // Never written (or trimmed): zeros, no flash access.
             self.finish_segment(seg.req, q);
@@ -318,7 +318,12 @@ impl Device {
         r.pending = n;
     }
 
-    pub(super) fn on_read_done(&mut self, id: u32, c: FlashCompletion, q: &mut EventQueue<Event>) {
+    pub(super) fn on_read_done(
+        &mut self,
+        id: u32,
+        c: FlashCompletion,
+        q: &mut impl Schedule<Event>,
+    ) {
         let Job::Read(r) = self.jobs.get(id) else {
             unreachable!()
         };
@@ -347,7 +352,7 @@ impl Device {
         }
     }
 
-    pub(super) fn unpin(&mut self, pgn: Pgn, q: &mut EventQueue<Event>) {
+    pub(super) fn unpin(&mut self, pgn: Pgn, q: &mut impl Schedule<Event>) {
         let sb = self.layout.sb_of(pgn);
         let info = self.sbs.get_mut(sb);
         assert!(info.pins > 0);
@@ -357,7 +362,7 @@ impl Device {
         }
     }
 
-    fn acquire_lock(&mut self, lgn: Lgn, job: u32, q: &mut EventQueue<Event>) {
+    fn acquire_lock(&mut self, lgn: Lgn, job: u32, q: &mut impl Schedule<Event>) {
         match self.locks.get_mut(&lgn.0) {
             Some(waiters) => waiters.push_back(job),
             None => {
@@ -367,7 +372,7 @@ impl Device {
         }
     }
 
-    fn release_lock(&mut self, lgn: Lgn, q: &mut EventQueue<Event>) {
+    fn release_lock(&mut self, lgn: Lgn, q: &mut impl Schedule<Event>) {
         let waiters = self.locks.get_mut(&lgn.0).expect("lock held");
         match waiters.pop_front() {
             Some(next) => self.run_locked(next, q),
@@ -377,7 +382,7 @@ impl Device {
         }
     }
 
-    fn run_locked(&mut self, job: u32, q: &mut EventQueue<Event>) {
+    fn run_locked(&mut self, job: u32, q: &mut impl Schedule<Event>) {
         match self.jobs.get(job) {
             Job::Trim(t) => {
                 let seg = t.seg;
@@ -392,7 +397,7 @@ impl Device {
         }
     }
 
-    fn start_write(&mut self, job: u32, q: &mut EventQueue<Event>) {
+    fn start_write(&mut self, job: u32, q: &mut impl Schedule<Event>) {
         let group_bytes = self.layout.group_bytes() as usize;
         let Job::Write(w) = self.jobs.get(job) else {
             unreachable!()
@@ -423,7 +428,7 @@ impl Device {
         }
     }
 
-    pub(super) fn write_alloc(&mut self, job: u32, q: &mut EventQueue<Event>) {
+    pub(super) fn write_alloc(&mut self, job: u32, q: &mut impl Schedule<Event>) {
         let now = q.now();
         if let Job::Write(w) = self.jobs.get_mut(job) {
             w.phase = WritePhase::WaitAlloc;
@@ -437,7 +442,7 @@ impl Device {
         }
     }
 
-    pub(super) fn write_program(&mut self, job: u32, pgn: Pgn, q: &mut EventQueue<Event>) {
+    pub(super) fn write_program(&mut self, job: u32, pgn: Pgn, q: &mut impl Schedule<Event>) {
         let seq = self.write_seq;
         self.write_seq += 1;
         let sector = SECTOR_BYTES as usize;
@@ -473,7 +478,7 @@ impl Device {
         &mut self,
         id: u32,
         c: FlashCompletion,
-        q: &mut EventQueue<Event>,
+        q: &mut impl Schedule<Event>,
     ) {
         let Job::Write(w) = self.jobs.get(id) else {
             unreachable!()
@@ -557,7 +562,7 @@ impl Device {
     }
 
     /// Fails every host write waiting for space (GC found nothing to reclaim).
-    pub(super) fn fail_alloc_waiters(&mut self, q: &mut EventQueue<Event>) {
+    pub(super) fn fail_alloc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         while let Some(job) = self.alloc_waiters.pop_front() {
             let Job::Write(w) = self.jobs.remove(job) else {
                 unreachable!()
@@ -569,7 +574,7 @@ impl Device {
     }
 
     /// Hands free groups to waiting host writes, in arrival order.
-    pub(super) fn wake_alloc_waiters(&mut self, q: &mut EventQueue<Event>) {
+    pub(super) fn wake_alloc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         let now = q.now();
         while let Some(&job) = self.alloc_waiters.front() {
             match self.alloc_group(Stream::Host, now) {
@@ -588,7 +593,7 @@ impl Device {
     }
 
     /// One segment (or the submission itself) of request `slot` is done.
-    pub(super) fn finish_segment(&mut self, slot: u32, q: &mut EventQueue<Event>) {
+    pub(super) fn finish_segment(&mut self, slot: u32, q: &mut impl Schedule<Event>) {
         let r = self.reqs.get_mut(slot);
         r.pending -= 1;
         if r.pending > 0 {
@@ -596,12 +601,12 @@ impl Device {
         }
         let r = self.reqs.remove(slot);
         if r.result.is_err() {
-            self.stats.requests_failed += u64::from(r.op != HostOp::Flush);
+            self.stats.requests_failed += u64::from(r.op != BlockOp::Flush);
         }
-        if r.op == HostOp::Write {
+        if r.op == BlockOp::Write {
             self.outstanding_writes.remove(&r.id);
         }
-        self.completions.push(HostCompletion {
+        self.completions.push(BlockCompletion {
             id: r.id,
             op: r.op,
             offset_bytes: r.offset_bytes,
@@ -609,20 +614,20 @@ impl Device {
             submitted: r.submitted,
             completed: q.now(),
             result: r.result,
-            data: if r.op == HostOp::Read {
+            data: if r.op == BlockOp::Read {
                 r.data
             } else {
                 Vec::new()
             },
         });
         self.host_request_finished(q);
-        if r.op == HostOp::Write {
+        if r.op == BlockOp::Write {
             self.release_flushes(q);
         }
     }
 
     /// Completes flushes whose earlier writes have all been acknowledged.
-    fn release_flushes(&mut self, q: &mut EventQueue<Event>) {
+    fn release_flushes(&mut self, q: &mut impl Schedule<Event>) {
         while let Some(&(fid, slot)) = self.flushes.front() {
             if self.outstanding_writes.first().is_some_and(|&w| w < fid) {
                 break;

@@ -3,7 +3,7 @@
 //! their tag. Slabs reuse slots so the hot path does not allocate.
 
 use crate::layout::{Lgn, Pgn, SbId};
-use crate::request::{HostOp, IoError};
+use nearflash_blockdev::{BlockOp, IoError};
 use nearflash_sim::SimTime;
 
 pub struct Slab<T> {
@@ -60,7 +60,7 @@ impl<T> Slab<T> {
 
 pub struct ReqState {
     pub id: u64,
-    pub op: HostOp,
+    pub op: BlockOp,
     pub offset_bytes: u64,
     pub len_bytes: u64,
     pub submitted: SimTime,

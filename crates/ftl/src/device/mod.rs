@@ -18,15 +18,15 @@ pub use stats::FtlStats;
 use crate::config::FtlConfig;
 use crate::layout::{Layout, RemapTable, SbId};
 use crate::mapping::Mapping;
-use crate::request::{HostCompletion, HostRequest};
 use crate::superblock::{SbState, SbTable};
 use alloc::WritePoint;
 use gc::GcRun;
 use jobs::{Job, ReqState, Slab};
+use nearflash_blockdev::{BlockCompletion, BlockRequest};
 use nearflash_flash::{
     Backbone, ConfigError, FlashCompletion, FlashConfig, FlashEvent, Geometry, OpKind, PageStore,
 };
-use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
+use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Every event of the simulated device (and a slot for the host driver's own events).
@@ -36,8 +36,6 @@ pub enum Event {
     CheckpointTimer,
     /// Fires `gc_idle_threshold_us` after the device went idle; stale if the generation moved.
     IdleTimer(u64),
-    /// Reserved for the driver (request arrivals); the device ignores it.
-    Host(u64),
 }
 
 impl From<FlashEvent> for Event {
@@ -46,15 +44,13 @@ impl From<FlashEvent> for Event {
     }
 }
 
-impl Event {
-    /// A compact code for the trace hash.
-    pub fn hash_word(&self) -> u64 {
+impl TraceEvent for Event {
+    fn hash_word(&self) -> u64 {
         match *self {
             Event::Flash(FlashEvent::DieDone(d)) => 1 << 32 | u64::from(d),
             Event::Flash(FlashEvent::ChannelDone(c)) => 2 << 32 | u64::from(c),
             Event::CheckpointTimer => 3 << 32,
             Event::IdleTimer(g) => 4 << 32 ^ g,
-            Event::Host(t) => 5 << 56 ^ t,
         }
     }
 }
@@ -106,7 +102,7 @@ pub struct Device {
     background_allowed: bool,
     pub(crate) stats: FtlStats,
     flash_done: Vec<FlashCompletion>,
-    completions: Vec<HostCompletion>,
+    completions: Vec<BlockCompletion>,
 }
 
 impl Device {
@@ -115,7 +111,7 @@ impl Device {
         flash: &FlashConfig,
         ftl: &FtlConfig,
         store: Box<dyn PageStore>,
-        q: &mut EventQueue<Event>,
+        q: &mut impl Schedule<Event>,
     ) -> Result<Device, ConfigError> {
         flash.validate()?;
         ftl.validate(flash)?;
@@ -278,11 +274,11 @@ impl Device {
     }
 
     /// Host completions produced since the last call.
-    pub fn take_completions(&mut self, out: &mut Vec<HostCompletion>) {
+    pub fn take_completions(&mut self, out: &mut Vec<BlockCompletion>) {
         out.append(&mut self.completions);
     }
 
-    fn arm_checkpoint_timer(&mut self, q: &mut EventQueue<Event>) {
+    fn arm_checkpoint_timer(&mut self, q: &mut impl Schedule<Event>) {
         if self.cfg.checkpoint_interval_us > 0.0 {
             q.schedule_in(
                 SimDuration::from_us_f64(self.cfg.checkpoint_interval_us),
@@ -293,17 +289,17 @@ impl Device {
 
     /// After recovery: restart the checkpoint timer and write a checkpoint of the recovered
     /// state right away.
-    pub(crate) fn arm_and_checkpoint(&mut self, q: &mut EventQueue<Event>) {
+    pub(crate) fn arm_and_checkpoint(&mut self, q: &mut impl Schedule<Event>) {
         self.arm_checkpoint_timer(q);
         self.request_checkpoint(q);
     }
 
     /// Handles one event addressed to the device.
-    pub fn handle(&mut self, ev: Event, q: &mut EventQueue<Event>, rng: &mut SimRng) {
+    pub fn handle(&mut self, ev: Event, q: &mut impl Schedule<Event>, rng: &mut SimRng) {
         match ev {
             Event::Flash(fe) => {
                 let mut done = std::mem::take(&mut self.flash_done);
-                self.bb.handle(fe, q, rng, &mut done);
+                self.bb.handle(fe, &mut q.map(Event::Flash), rng, &mut done);
                 for c in done.drain(..) {
                     self.on_flash_done(c, q);
                 }
@@ -321,11 +317,10 @@ impl Device {
                     self.pump_gc(q);
                 }
             }
-            Event::Host(_) => {}
         }
     }
 
-    fn on_flash_done(&mut self, c: FlashCompletion, q: &mut EventQueue<Event>) {
+    fn on_flash_done(&mut self, c: FlashCompletion, q: &mut impl Schedule<Event>) {
         let id = c.op.tag as u32;
         match self.jobs.get(id) {
             Job::Read(_) => self.on_read_done(id, c, q),
@@ -370,7 +365,7 @@ impl Device {
     }
 
     /// Submits a host command at the current time.
-    pub fn submit(&mut self, req: HostRequest, q: &mut EventQueue<Event>) {
+    pub fn submit(&mut self, req: BlockRequest, q: &mut impl Schedule<Event>) {
         self.host_inflight += 1;
         self.idle_gen += 1;
         self.background_allowed = false;
@@ -378,7 +373,7 @@ impl Device {
     }
 
     /// Called when a host command finishes: tracks idleness for background GC.
-    fn host_request_finished(&mut self, q: &mut EventQueue<Event>) {
+    fn host_request_finished(&mut self, q: &mut impl Schedule<Event>) {
         self.host_inflight -= 1;
         if self.host_inflight == 0 && self.cfg.gc_background_free_superblocks > 0 {
             self.idle_gen += 1;
@@ -408,3 +403,31 @@ impl Device {
 
 #[cfg(test)]
 mod tests;
+
+impl nearflash_blockdev::BlockDevice for Device {
+    type Event = Event;
+
+    fn capacity_bytes(&self) -> u64 {
+        self.logical_bytes()
+    }
+
+    fn is_functional(&self) -> bool {
+        self.functional
+    }
+
+    fn submit<S: Schedule<Event>>(&mut self, req: BlockRequest, q: &mut S) {
+        Device::submit(self, req, q);
+    }
+
+    fn handle<S: Schedule<Event>>(&mut self, ev: Event, q: &mut S, rng: &mut SimRng) {
+        Device::handle(self, ev, q, rng);
+    }
+
+    fn take_completions(&mut self, out: &mut Vec<BlockCompletion>) {
+        Device::take_completions(self, out);
+    }
+
+    fn outstanding(&self) -> u64 {
+        u64::from(self.host_inflight) + self.completions.len() as u64
+    }
+}

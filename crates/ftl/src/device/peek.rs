@@ -8,7 +8,7 @@
 use super::Device;
 use crate::layout::Lgn;
 use crate::oob::{OobRecord, PageKind};
-use crate::request::{IoError, SECTOR_BYTES};
+use nearflash_blockdev::{IoError, SECTOR_BYTES};
 
 impl Device {
     /// The mapped bytes `[offset_bytes, offset_bytes + len_bytes)` (sector aligned).

@@ -4,10 +4,11 @@
 use super::*;
 use crate::config::GcPolicy;
 use crate::recovery::recover;
-use crate::request::{HostOp, IoError, SECTOR_BYTES};
 use crate::testing::{tiny_flash, tiny_ftl};
 use crate::verify::{AckedAt, Reference};
+use nearflash_blockdev::{BlockOp, IoError, SECTOR_BYTES};
 use nearflash_flash::{MemoryStore, NoStore};
+use nearflash_sim::EventQueue;
 
 enum Pending {
     Read { lsn: u64, before: Vec<AckedAt> },
@@ -23,7 +24,7 @@ struct Harness {
     reference: Reference,
     inflight: BTreeMap<u64, Pending>,
     next_id: u64,
-    errors: Vec<(HostOp, IoError)>,
+    errors: Vec<(BlockOp, IoError)>,
 }
 
 impl Harness {
@@ -49,30 +50,30 @@ impl Harness {
         self.reference.sectors()
     }
 
-    fn submit(&mut self, op: HostOp, lsn: u64, count: u64) {
+    fn submit(&mut self, op: BlockOp, lsn: u64, count: u64) {
         let id = self.next_id;
         self.next_id += 1;
         let mut data = Vec::new();
         let pending = match op {
-            HostOp::Read => Pending::Read {
+            BlockOp::Read => Pending::Read {
                 lsn,
                 before: self.reference.acked_at(lsn, count),
             },
-            HostOp::Write => {
+            BlockOp::Write => {
                 let (d, stamp) = self.reference.issue_write(lsn, count);
                 data = d;
                 Pending::Write { lsn, count, stamp }
             }
-            HostOp::Trim => Pending::Trim {
+            BlockOp::Trim => Pending::Trim {
                 lsn,
                 count,
                 stamp: self.reference.issue_trim(lsn, count),
             },
-            HostOp::Flush => Pending::Flush,
+            BlockOp::Flush => Pending::Flush,
         };
         self.inflight.insert(id, pending);
         self.dev.submit(
-            HostRequest {
+            BlockRequest {
                 id,
                 op,
                 offset_bytes: lsn * SECTOR_BYTES,
@@ -138,10 +139,10 @@ impl Harness {
             let count = 1 + self.rng.below(max_sectors);
             let lsn = self.rng.below(sectors - count + 1);
             let op = match self.rng.below(100) {
-                0..=59 => HostOp::Write,
-                60..=91 => HostOp::Read,
-                92..=96 => HostOp::Trim,
-                _ => HostOp::Flush,
+                0..=59 => BlockOp::Write,
+                60..=91 => BlockOp::Read,
+                92..=96 => BlockOp::Trim,
+                _ => BlockOp::Flush,
             };
             self.submit(op, lsn, count);
         }
@@ -154,7 +155,7 @@ impl Harness {
         let mut lsn = 0;
         while lsn < sectors {
             let n = chunk.min(sectors - lsn);
-            self.submit(HostOp::Read, lsn, n);
+            self.submit(BlockOp::Read, lsn, n);
             lsn += n;
             if self.inflight.len() >= 8 {
                 self.run_until_done();
@@ -167,11 +168,11 @@ impl Harness {
 #[test]
 fn written_data_reads_back_across_groups_and_partial_pages() {
     let mut h = Harness::new(tiny_flash(), tiny_ftl(), 1);
-    h.submit(HostOp::Write, 0, 32); // exactly one 16 KiB group
-    h.submit(HostOp::Write, 40, 50); // partial groups on both ends
-    h.submit(HostOp::Write, 3, 1); // one sector inside a page: read-modify-write
+    h.submit(BlockOp::Write, 0, 32); // exactly one 16 KiB group
+    h.submit(BlockOp::Write, 40, 50); // partial groups on both ends
+    h.submit(BlockOp::Write, 3, 1); // one sector inside a page: read-modify-write
     h.run_until_done();
-    h.submit(HostOp::Read, 0, 100);
+    h.submit(BlockOp::Read, 0, 100);
     h.run_until_done();
     assert!(h.errors.is_empty(), "{:?}", h.errors);
     assert!(h.dev.stats().rmw_page_reads > 0);
@@ -181,7 +182,7 @@ fn written_data_reads_back_across_groups_and_partial_pages() {
 #[test]
 fn never_written_reads_are_zeros_without_flash_access() {
     let mut h = Harness::new(tiny_flash(), tiny_ftl(), 1);
-    h.submit(HostOp::Read, 100, 64);
+    h.submit(BlockOp::Read, 100, 64);
     h.run_until_done();
     assert_eq!(h.dev.backbone().stats().page_reads, 0);
 }
@@ -211,11 +212,11 @@ fn overwriting_a_full_device_many_times_runs_gc_and_keeps_every_write() {
 #[test]
 fn trimmed_groups_read_as_zeros() {
     let mut h = Harness::new(tiny_flash(), tiny_ftl(), 1);
-    h.submit(HostOp::Write, 0, 96);
+    h.submit(BlockOp::Write, 0, 96);
     h.run_until_done();
-    h.submit(HostOp::Trim, 16, 64); // whole group 1 (32..64) only
+    h.submit(BlockOp::Trim, 16, 64); // whole group 1 (32..64) only
     h.run_until_done();
-    h.submit(HostOp::Read, 0, 96);
+    h.submit(BlockOp::Read, 0, 96);
     h.run_until_done();
     assert!(h.dev.mapping().lookup(crate::layout::Lgn(1)).is_none());
     assert!(h.dev.mapping().lookup(crate::layout::Lgn(0)).is_some());
@@ -224,9 +225,9 @@ fn trimmed_groups_read_as_zeros() {
 #[test]
 fn flush_completes_only_after_earlier_writes() {
     let mut h = Harness::new(tiny_flash(), tiny_ftl(), 1);
-    h.submit(HostOp::Write, 0, 32);
-    h.submit(HostOp::Write, 64, 32);
-    h.submit(HostOp::Flush, 0, 0);
+    h.submit(BlockOp::Write, 0, 32);
+    h.submit(BlockOp::Write, 64, 32);
+    h.submit(BlockOp::Flush, 0, 0);
     assert_eq!(h.inflight.len(), 3, "flush must wait");
     h.run_until_done(); // the Flush arm of drain asserts the ordering
 }
@@ -235,17 +236,17 @@ fn flush_completes_only_after_earlier_writes() {
 fn request_past_capacity_or_misaligned_is_rejected() {
     let mut h = Harness::new(tiny_flash(), tiny_ftl(), 1);
     let sectors = h.sectors();
-    h.submit(HostOp::Read, sectors - 1, 2);
+    h.submit(BlockOp::Read, sectors - 1, 2);
     h.run_until_done();
     assert!(matches!(
         h.errors[0],
-        (HostOp::Read, IoError::OutOfRange { .. })
+        (BlockOp::Read, IoError::OutOfRange { .. })
     ));
     let cap = h.dev.logical_bytes();
     h.dev.submit(
-        HostRequest {
+        BlockRequest {
             id: 99,
-            op: HostOp::Write,
+            op: BlockOp::Write,
             offset_bytes: 100,
             len_bytes: 512,
             data: vec![0; 512],
@@ -293,7 +294,7 @@ fn worn_out_device_fails_writes_with_no_space_but_keeps_acked_data() {
     assert!(h
         .errors
         .iter()
-        .all(|(op, e)| *op == HostOp::Write && *e == IoError::NoSpace));
+        .all(|(op, e)| *op == BlockOp::Write && *e == IoError::NoSpace));
     assert!(!h.errors.is_empty(), "the device never ran out of space");
     h.errors.clear();
     h.verify_all();
@@ -312,12 +313,12 @@ fn static_wear_leveling_moves_cold_data() {
     let mut lsn = 0;
     while lsn < sectors {
         let n = 64.min(sectors - lsn);
-        h.submit(HostOp::Write, lsn, n);
+        h.submit(BlockOp::Write, lsn, n);
         lsn += n;
         h.run_until_done();
     }
     for i in 0..3000 {
-        h.submit(HostOp::Write, (i * 32) % 256, 32);
+        h.submit(BlockOp::Write, (i * 32) % 256, 32);
         if h.inflight.len() >= 4 {
             h.run_until_done();
         }
@@ -398,7 +399,7 @@ fn mapping_table_larger_than_scratchpad_is_a_config_error() {
 #[test]
 fn a_page_that_fails_its_read_when_moved_stays_unreadable_not_zeros() {
     let mut h = Harness::new(tiny_flash(), tiny_ftl(), 1);
-    h.submit(HostOp::Write, 0, 32); // group 0: four pages of 8 sectors
+    h.submit(BlockOp::Write, 0, 32); // group 0: four pages of 8 sectors
     h.run_until_done();
     // Flip a bit of page 1 (sectors 8..16) in the store.
     let pgn = h.dev.map.lookup(crate::layout::Lgn(0)).expect("mapped");
@@ -408,17 +409,17 @@ fn a_page_that_fails_its_read_when_moved_stays_unreadable_not_zeros() {
     d[100] ^= 1;
     h.dev.bb.store_mut().program(page, &d, &o);
     // A one-sector write to page 0 merges pages 1..3 of the old group into the new one.
-    h.submit(HostOp::Write, 0, 1);
+    h.submit(BlockOp::Write, 0, 1);
     h.run_until_done();
     assert_eq!(h.dev.stats().integrity_errors, 1);
-    h.submit(HostOp::Read, 0, 1);
-    h.submit(HostOp::Read, 16, 16);
+    h.submit(BlockOp::Read, 0, 1);
+    h.submit(BlockOp::Read, 16, 16);
     h.run_until_done();
     assert!(h.errors.is_empty(), "{:?}", h.errors);
     // The moved copy of page 1 is marked lost: reading it fails instead of returning zeros.
-    h.submit(HostOp::Read, 8, 8);
+    h.submit(BlockOp::Read, 8, 8);
     h.run_until_done();
-    assert_eq!(h.errors, vec![(HostOp::Read, IoError::Integrity)]);
+    assert_eq!(h.errors, vec![(BlockOp::Read, IoError::Integrity)]);
 }
 
 mod properties {
@@ -454,7 +455,7 @@ mod properties {
             let mut lsn = 0;
             while lsn < sectors {
                 let n = 64.min(sectors - lsn);
-                h.submit(HostOp::Write, lsn, n);
+                h.submit(BlockOp::Write, lsn, n);
                 lsn += n;
                 while h.inflight.len() >= 8 {
                     h.step();
@@ -467,10 +468,10 @@ mod properties {
                 }
                 let lsn = ((sectors - count) as f64 * at) as u64;
                 let op = match kind {
-                    0..=59 => HostOp::Write,
-                    60..=91 => HostOp::Read,
-                    92..=96 => HostOp::Trim,
-                    _ => HostOp::Flush,
+                    0..=59 => BlockOp::Write,
+                    60..=91 => BlockOp::Read,
+                    92..=96 => BlockOp::Trim,
+                    _ => BlockOp::Flush,
                 };
                 h.submit(op, lsn, count);
             }
@@ -495,9 +496,9 @@ fn in_flight_writes_to_one_group_apply_in_issue_order_and_peek_sees_them() {
     let mut dev = Device::format(&flash, &tiny_ftl(), store, &mut q).unwrap();
     let mut rng = SimRng::seed_from_u64(3);
     let gb = dev.layout().group_bytes();
-    let write = |id: u64, fill: u8, len: u64| HostRequest {
+    let write = |id: u64, fill: u8, len: u64| BlockRequest {
         id,
-        op: HostOp::Write,
+        op: BlockOp::Write,
         offset_bytes: 0,
         len_bytes: len,
         data: vec![fill; len as usize],

@@ -15,7 +15,7 @@ use thiserror::Error;
 pub const SECTOR_BYTES: u64 = 512;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum HostOp {
+pub enum BlockOp {
     Read,
     Write,
     Trim,
@@ -23,9 +23,9 @@ pub enum HostOp {
 }
 
 #[derive(Clone, Debug)]
-pub struct HostRequest {
+pub struct BlockRequest {
     pub id: u64,
-    pub op: HostOp,
+    pub op: BlockOp,
     pub offset_bytes: u64,
     pub len_bytes: u64,
     /// Write payload in functional fidelity (`len_bytes` long); empty otherwise.
@@ -51,9 +51,9 @@ pub enum IoError {
 }
 
 #[derive(Clone, Debug)]
-pub struct HostCompletion {
+pub struct BlockCompletion {
     pub id: u64,
-    pub op: HostOp,
+    pub op: BlockOp,
     pub offset_bytes: u64,
     pub len_bytes: u64,
     pub submitted: SimTime,

@@ -1,0 +1,47 @@
+//! Block devices: the interface between whatever issues block I/O (a driver, an NVMe front
+//! end, a file system) and whatever serves it (the FTL over flash, INSIDER's DRAM-emulated
+//! drive). A block device is a sans-IO component: requests enter with [`BlockDevice::submit`],
+//! its own events come back through [`BlockDevice::handle`], and finished requests leave
+//! through [`BlockDevice::take_completions`]. It never owns the clock.
+
+pub mod request;
+
+pub use request::{BlockCompletion, BlockOp, BlockRequest, IoError, SECTOR_BYTES};
+
+use nearflash_sim::{Schedule, SimRng, TraceEvent};
+
+/// A device that serves sector-addressed reads, writes, trims and flushes.
+///
+/// Contract (every implementation keeps it; `crates/ftl`'s tests and the reference checker
+/// hold them to it):
+/// - a request is aligned to [`SECTOR_BYTES`] and lies within `capacity_bytes`, or it
+///   completes with an error naming why; it never panics the device;
+/// - every submitted request completes exactly once, in any order;
+/// - a write's completion is sent only once its data is durable (these devices have no
+///   volatile write cache: every write is FUA), and a flush completes once every write
+///   submitted before it has completed;
+/// - a read returns the data of the newest completed write to each sector (zeros if none or
+///   trimmed) — in functional fidelity the payload itself, in timing fidelity none.
+pub trait BlockDevice {
+    /// The device's own events (its flash, its timers).
+    type Event: TraceEvent;
+
+    /// Logical capacity in bytes, a multiple of [`SECTOR_BYTES`].
+    fn capacity_bytes(&self) -> u64;
+
+    /// True when the device stores data (functional fidelity): writes must carry payloads
+    /// and reads return them.
+    fn is_functional(&self) -> bool;
+
+    /// Accepts a request at `q.now()`.
+    fn submit<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S);
+
+    /// Handles one of the device's own events.
+    fn handle<S: Schedule<Self::Event>>(&mut self, ev: Self::Event, q: &mut S, rng: &mut SimRng);
+
+    /// Moves finished requests into `out` (in completion order).
+    fn take_completions(&mut self, out: &mut Vec<BlockCompletion>);
+
+    /// Requests submitted and not yet taken as completions.
+    fn outstanding(&self) -> u64;
+}

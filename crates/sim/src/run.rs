@@ -1,0 +1,372 @@
+//! The one simulation loop. A [`Model`] is a machine — a composition of sans-IO components —
+//! with one event enum; [`Sim`] owns its clock (the event queue), the run's one seeded RNG and
+//! the trace hash, and hands it events in (time, scheduling order). Every driver in nearflash
+//! — `io`, the crash tests, the accelerator, INSIDER, Active Flash — runs its machine here, so
+//! every run hashes its trace the same way: the event's time in ns, then its
+//! [`TraceEvent::hash_word`].
+//!
+//! A wall-clock driver uses the same two calls a simulation does: [`Sim::next_deadline`] (when
+//! the model next needs attention) and [`Sim::advance_to`] (process everything due up to `t`,
+//! then set the clock to `t`), so live mode drives the very same components.
+
+use crate::hash::TraceHasher;
+use crate::queue::EventQueue;
+use crate::rng::SimRng;
+use crate::time::{SimDuration, SimTime};
+use std::fmt;
+
+/// An event that can be folded into the trace hash.
+pub trait TraceEvent {
+    /// A word that identifies the event (its kind and its addressee); equal events give equal
+    /// words, and distinct kinds should give distinct words.
+    fn hash_word(&self) -> u64;
+}
+
+/// A machine driven by [`Sim`].
+pub trait Model {
+    type Event: TraceEvent;
+
+    /// Handles one event at `q.now()`; answers by scheduling events on `q`.
+    fn handle(&mut self, event: Self::Event, q: &mut EventQueue<Self::Event>, rng: &mut SimRng);
+}
+
+/// The clock, the RNG and the trace hash of one run.
+pub struct Sim<E> {
+    queue: EventQueue<E>,
+    rng: SimRng,
+    hash: TraceHasher,
+}
+
+impl<E: TraceEvent> Sim<E> {
+    pub fn new(seed: u64) -> Self {
+        Self::with_rng(SimRng::seed_from_u64(seed))
+    }
+
+    pub fn with_rng(rng: SimRng) -> Self {
+        Sim {
+            queue: EventQueue::new(),
+            rng,
+            hash: TraceHasher::default(),
+        }
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.queue.now()
+    }
+
+    /// When the model next needs attention: the time of its earliest pending event.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        self.queue.peek_time()
+    }
+
+    /// The queue, for submitting work to the model from outside an event (a driver's
+    /// arrivals). Anything scheduled here is a pending event like any other.
+    pub fn queue(&mut self) -> &mut EventQueue<E> {
+        &mut self.queue
+    }
+
+    /// The queue and the RNG together, for calls into the model between events.
+    pub fn parts(&mut self) -> (&mut EventQueue<E>, &mut SimRng) {
+        (&mut self.queue, &mut self.rng)
+    }
+
+    pub fn rng(&mut self) -> &mut SimRng {
+        &mut self.rng
+    }
+
+    /// Events processed so far (a run's `sim_events`).
+    pub fn events(&self) -> u64 {
+        self.queue.events_processed()
+    }
+
+    pub fn trace_hash(&self) -> &TraceHasher {
+        &self.hash
+    }
+
+    /// Folds a driver-level happening (an arrival, a phase boundary) into the trace hash.
+    pub fn hash_word(&mut self, word: u64) {
+        self.hash.word(word);
+    }
+
+    /// Processes the earliest pending event; false when none is pending.
+    #[inline]
+    pub fn step<M: Model<Event = E>>(&mut self, model: &mut M) -> bool {
+        let Some((at, ev)) = self.queue.pop() else {
+            return false;
+        };
+        self.hash.word(at.as_ns());
+        self.hash.word(ev.hash_word());
+        model.handle(ev, &mut self.queue, &mut self.rng);
+        true
+    }
+
+    /// Processes every event due at or before `t`, then moves the clock to `t` (an idle
+    /// interval needs no marker event). `t` must not be in the past.
+    pub fn advance_to<M: Model<Event = E>>(&mut self, t: SimTime, model: &mut M) {
+        while self.queue.peek_time().is_some_and(|at| at <= t) {
+            self.step(model);
+        }
+        self.queue.advance_clock(t);
+    }
+
+    /// Processes events until `done(model)` holds, the queue empties, or the watchdog sees no
+    /// progress. `progress(model)` reports what the watchdog watches.
+    pub fn run_until<M: Model<Event = E>>(
+        &mut self,
+        model: &mut M,
+        watchdog: &mut Watchdog,
+        mut progress: impl FnMut(&M) -> Progress,
+        mut done: impl FnMut(&M) -> bool,
+    ) -> Result<RunEnd, Stall> {
+        loop {
+            if done(model) {
+                return Ok(RunEnd::Done);
+            }
+            if !self.step(model) {
+                let p = progress(model);
+                if p.outstanding > 0 {
+                    return Err(Stall {
+                        at: self.now(),
+                        since: watchdog.last_progress_at,
+                        progress: p,
+                        reason: StallReason::NoEventPending,
+                    });
+                }
+                return Ok(RunEnd::QueueEmpty);
+            }
+            watchdog.observe(self.now(), progress(model))?;
+        }
+    }
+}
+
+/// How [`Sim::run_until`] stopped without a stall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    Done,
+    QueueEmpty,
+}
+
+/// What a driver's watchdog watches: requests completed so far and requests outstanding.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub completed: u64,
+    pub outstanding: u64,
+}
+
+/// Why the watchdog stopped a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StallReason {
+    /// Requests are outstanding and nothing is scheduled that could complete them.
+    NoEventPending,
+    /// Events kept coming, but no request completed for the watchdog's limit.
+    NoCompletion,
+}
+
+/// A run that stopped making progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stall {
+    pub at: SimTime,
+    pub since: SimTime,
+    pub progress: Progress,
+    pub reason: StallReason,
+}
+
+impl fmt::Display for Stall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let why = match self.reason {
+            StallReason::NoEventPending => "no event is pending that could complete them",
+            StallReason::NoCompletion => "events kept coming but none completed",
+        };
+        write!(
+            f,
+            "no progress: {} request(s) outstanding at {:.6} s simulated, none completed since {:.6} s ({} completed in all); {why}",
+            self.progress.outstanding,
+            self.at.as_secs_f64(),
+            self.since.as_secs_f64(),
+            self.progress.completed,
+        )
+    }
+}
+
+impl std::error::Error for Stall {}
+
+/// A progress watchdog: "no request completed for `limit` of simulated time while requests
+/// are outstanding" is a [`Stall`] — never a spin.
+#[derive(Clone, Debug)]
+pub struct Watchdog {
+    limit: SimDuration,
+    last_completed: u64,
+    last_progress_at: SimTime,
+}
+
+impl Watchdog {
+    pub fn new(limit: SimDuration) -> Self {
+        Watchdog {
+            limit,
+            last_completed: 0,
+            last_progress_at: SimTime::ZERO,
+        }
+    }
+
+    pub fn limit(&self) -> SimDuration {
+        self.limit
+    }
+
+    /// Notes the state at `now`; an error once nothing has completed for the limit while
+    /// something was outstanding.
+    pub fn observe(&mut self, now: SimTime, p: Progress) -> Result<(), Stall> {
+        if p.completed != self.last_completed || p.outstanding == 0 {
+            self.last_completed = p.completed;
+            self.last_progress_at = now;
+            return Ok(());
+        }
+        if now.since(self.last_progress_at) > self.limit {
+            return Err(Stall {
+                at: now,
+                since: self.last_progress_at,
+                progress: p,
+                reason: StallReason::NoCompletion,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::Schedule;
+
+    /// A toy machine: a request takes `service` ns; `broken` requests never complete but a
+    /// timer keeps ticking (the shape of a deadlock behind a checkpoint timer).
+    struct Toy {
+        service: SimDuration,
+        completed: u64,
+        outstanding: u64,
+        broken: bool,
+    }
+
+    #[derive(Debug)]
+    enum Ev {
+        Done,
+        Timer,
+    }
+
+    impl TraceEvent for Ev {
+        fn hash_word(&self) -> u64 {
+            match self {
+                Ev::Done => 1,
+                Ev::Timer => 2,
+            }
+        }
+    }
+
+    impl Model for Toy {
+        type Event = Ev;
+        fn handle(&mut self, ev: Ev, q: &mut EventQueue<Ev>, _: &mut SimRng) {
+            match ev {
+                Ev::Done => {
+                    self.completed += 1;
+                    self.outstanding -= 1;
+                }
+                Ev::Timer => q.schedule_in(SimDuration(1_000), Ev::Timer),
+            }
+        }
+    }
+
+    impl Toy {
+        fn submit(&mut self, q: &mut EventQueue<Ev>) {
+            self.outstanding += 1;
+            if !self.broken {
+                q.schedule_in(self.service, Ev::Done);
+            }
+        }
+        fn progress(&self) -> Progress {
+            Progress {
+                completed: self.completed,
+                outstanding: self.outstanding,
+            }
+        }
+    }
+
+    fn toy(broken: bool) -> Toy {
+        Toy {
+            service: SimDuration(100),
+            completed: 0,
+            outstanding: 0,
+            broken,
+        }
+    }
+
+    #[test]
+    fn advance_to_processes_due_events_and_moves_the_clock_without_a_marker() {
+        let mut sim = Sim::new(1);
+        let mut m = toy(false);
+        m.submit(sim.queue());
+        sim.advance_to(SimTime(50), &mut m);
+        assert_eq!((sim.now(), m.completed), (SimTime(50), 0));
+        assert_eq!(sim.next_deadline(), Some(SimTime(100)));
+        sim.advance_to(SimTime(500), &mut m);
+        assert_eq!((sim.now(), m.completed, sim.events()), (SimTime(500), 1, 1));
+        assert_eq!(sim.next_deadline(), None);
+    }
+
+    #[test]
+    fn same_events_give_same_hash_and_other_times_another() {
+        let run = |service| {
+            let mut sim = Sim::new(1);
+            let mut m = toy(false);
+            m.service = SimDuration(service);
+            m.submit(sim.queue());
+            sim.advance_to(SimTime(1_000), &mut m);
+            sim.trace_hash().finish()
+        };
+        assert_eq!(run(100), run(100));
+        assert_ne!(run(100), run(101));
+    }
+
+    #[test]
+    fn a_machine_that_never_completes_behind_a_live_timer_is_a_stall_not_a_spin() {
+        let mut sim = Sim::new(1);
+        let mut m = toy(true);
+        sim.queue().schedule_in(SimDuration(1_000), Ev::Timer);
+        m.submit(sim.queue());
+        let mut dog = Watchdog::new(SimDuration::from_ms(1));
+        let err = sim
+            .run_until(&mut m, &mut dog, Toy::progress, |m| m.outstanding == 0)
+            .unwrap_err();
+        assert_eq!(err.reason, StallReason::NoCompletion);
+        assert_eq!(err.progress.outstanding, 1);
+        assert!(err.at.as_ns() > 1_000_000 && err.at.as_ns() <= 1_001_000);
+        assert!(err.to_string().contains("1 request(s) outstanding"));
+    }
+
+    #[test]
+    fn outstanding_requests_with_an_empty_queue_are_a_stall() {
+        let mut sim = Sim::new(1);
+        let mut m = toy(true);
+        m.submit(sim.queue());
+        let mut dog = Watchdog::new(SimDuration::from_ms(1));
+        let err = sim
+            .run_until(&mut m, &mut dog, Toy::progress, |m| m.outstanding == 0)
+            .unwrap_err();
+        assert_eq!(err.reason, StallReason::NoEventPending);
+    }
+
+    #[test]
+    fn a_healthy_run_finishes() {
+        let mut sim = Sim::new(1);
+        let mut m = toy(false);
+        for _ in 0..3 {
+            m.submit(sim.queue());
+        }
+        let mut dog = Watchdog::new(SimDuration::from_ms(1));
+        let end = sim
+            .run_until(&mut m, &mut dog, Toy::progress, |m| m.outstanding == 0)
+            .unwrap();
+        assert_eq!(end, RunEnd::Done);
+        assert_eq!(m.completed, 3);
+        // The toy's own scheduling goes through the Schedule trait too.
+        assert_eq!(Schedule::now(sim.queue()), SimTime(100));
+    }
+}
