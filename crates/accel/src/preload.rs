@@ -4,17 +4,21 @@
 
 use crate::error::AccelError;
 use nearflash_ftl::{BlockOp, BlockRequest, Device, Event};
-use nearflash_sim::{EventQueue, SimRng};
+use nearflash_sim::{EventQueue, Schedule, SimRng};
 
 /// Writes kept in flight while preconditioning.
 const PRELOAD_QUEUE_DEPTH: u32 = 64;
 
 /// Writes every `(offset_bytes, len_bytes)` extent with the payload `payload(offset_bytes,
 /// len_bytes)` gives (empty in timing fidelity). Request ids continue from `next_id`; a
-/// failed write is an error naming `what`.
-pub fn write_extents(
+/// failed write is an error naming `what`. `q` is the machine's queue, whose events `wrap`
+/// and `unwrap` turn from and into the device's (nothing but the device has events yet).
+#[allow(clippy::too_many_arguments)]
+pub fn write_extents<P>(
     dev: &mut Device,
-    q: &mut EventQueue<Event>,
+    q: &mut EventQueue<P>,
+    wrap: impl Fn(Event) -> P + Copy,
+    unwrap: impl Fn(P) -> Event,
     rng: &mut SimRng,
     next_id: &mut u64,
     extents: impl Iterator<Item = (u64, u64)>,
@@ -37,7 +41,7 @@ pub fn write_extents(
                             len_bytes,
                             data: payload(offset_bytes, len_bytes),
                         },
-                        q,
+                        &mut q.map(wrap),
                     );
                     *next_id += 1;
                     inflight += 1;
@@ -55,6 +59,6 @@ pub fn write_extents(
             return Ok(());
         }
         let (_, ev) = q.pop().expect("writes in flight have events");
-        dev.handle(ev, q, rng);
+        dev.handle(unwrap(ev), &mut q.map(wrap), rng);
     }
 }

@@ -7,13 +7,14 @@
 use crate::error::AccelError;
 use crate::host::HostConfig;
 use crate::server::FifoServer;
+use nearflash_blockdev::load::RigEvent;
 use nearflash_flash::{FlashConfig, NoStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
-use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
+use nearflash_sim::{EventQueue, Schedule, SimDuration, SimRng, SimTime, TraceEvent, TraceHasher};
 use std::collections::BTreeMap;
 
 pub struct Ssd {
-    pub q: EventQueue<Event>,
+    pub q: EventQueue<RigEvent<Event>>,
     pub dev: Device,
     rng: SimRng,
     pub hash: TraceHasher,
@@ -30,7 +31,7 @@ pub struct Ssd {
 impl Ssd {
     pub fn format(flash: &FlashConfig, ftl: &FtlConfig, seed: u64) -> Result<Ssd, AccelError> {
         let mut q = EventQueue::new();
-        let dev = Device::format(flash, ftl, Box::new(NoStore), &mut q)
+        let dev = Device::format(flash, ftl, Box::new(NoStore), &mut q.map(RigEvent::Device))
             .map_err(|e| AccelError::Device(format!("SSD: {e}")))?;
         Ok(Ssd {
             q,
@@ -83,7 +84,7 @@ impl Ssd {
                             cpu.serve(self.q.now(), SimDuration::from_ns(host.io_stack_request_ns));
                         let token = self.token();
                         self.submits.insert(token, (op, o, len));
-                        self.q.schedule_at(at, Event::Host(token));
+                        self.q.schedule_at(at, RigEvent::Arrival(token));
                         inflight += 1;
                     }
                     None => exhausted = true,
@@ -121,15 +122,16 @@ impl Ssd {
         self.hash.word(at.as_ns());
         self.hash.word(ev.hash_word());
         match ev {
-            Event::Host(token) => match self.submits.remove(&token) {
+            RigEvent::Arrival(token) => match self.submits.remove(&token) {
                 Some((op, offset_bytes, len_bytes)) => {
                     self.submit(op, offset_bytes, len_bytes);
                     Ok(None)
                 }
                 None => Ok(Some(token)),
             },
-            other => {
-                self.dev.handle(other, &mut self.q, &mut self.rng);
+            RigEvent::Device(e) => {
+                self.dev
+                    .handle(e, &mut self.q.map(RigEvent::Device), &mut self.rng);
                 Ok(None)
             }
         }
@@ -146,14 +148,15 @@ impl Ssd {
                 len_bytes,
                 data: Vec::new(),
             },
-            &mut self.q,
+            &mut self.q.map(RigEvent::Device),
         );
     }
 
     /// Runs the queue (the SSD's background work included) until `at`.
     pub fn advance_to(&mut self, at: SimTime) {
         let token = self.token();
-        self.q.schedule_at(at.max(self.q.now()), Event::Host(token));
+        self.q
+            .schedule_at(at.max(self.q.now()), RigEvent::Arrival(token));
         loop {
             match self.step().expect("the marker is queued") {
                 Some(t) if t == token => return,
@@ -173,6 +176,11 @@ impl Ssd {
         crate::preload::write_extents(
             &mut self.dev,
             &mut self.q,
+            RigEvent::Device,
+            |e| match e {
+                RigEvent::Device(d) => d,
+                RigEvent::Arrival(t) => unreachable!("host token {t} while preconditioning"),
+            },
             &mut self.rng,
             &mut self.next_request,
             todo,

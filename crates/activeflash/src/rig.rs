@@ -16,7 +16,9 @@ use crate::error::ActiveFlashError;
 use crate::worker::{ExtentJob, ExtentRecord, Side, Worker};
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
-use nearflash_sim::{EventQueue, LatencyHistogram, SimDuration, SimRng, SimTime, TraceHasher};
+use nearflash_sim::{
+    EventQueue, LatencyHistogram, Schedule, SimDuration, SimRng, SimTime, TraceEvent, TraceHasher,
+};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Timing fidelity keeps no data (compressed sizes come from a table of real compressions);
@@ -27,12 +29,27 @@ pub enum Fidelity {
     Functional,
 }
 
-/// Events of the rig, carried in the FTL's `Event::Host` slot: the kind in the low two bits,
-/// an engine's generation above them.
-const ARRIVAL: u64 = 0;
-const CONTROLLER_DONE: u64 = 1;
-const HOST_DONE: u64 = 2;
-const KIND_BITS: u32 = 2;
+/// Events of the rig: the FTL device's own, foreground arrivals, and an engine finishing
+/// the item it started in the given generation.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum RigEvent {
+    Dev(Event),
+    Arrival,
+    EngineDone(Side, u64),
+}
+
+impl TraceEvent for RigEvent {
+    fn hash_word(&self) -> u64 {
+        // The kind in the low two bits, an engine's generation above them.
+        let code = match *self {
+            RigEvent::Dev(e) => return e.hash_word(),
+            RigEvent::Arrival => 0,
+            RigEvent::EngineDone(Side::Controller, generation) => generation << 2 | 1,
+            RigEvent::EngineDone(Side::Host, generation) => generation << 2 | 2,
+        };
+        5 << 56 ^ code
+    }
+}
 
 /// Extents sampled for the compressed-size table of timing fidelity.
 const RATIO_TABLE_EXTENTS: u32 = 64;
@@ -74,7 +91,7 @@ pub(crate) struct Foreground {
 }
 
 pub struct Rig {
-    pub(crate) q: EventQueue<Event>,
+    pub(crate) q: EventQueue<RigEvent>,
     pub(crate) dev: Device,
     pub(crate) rng: SimRng,
     hash: TraceHasher,
@@ -138,7 +155,7 @@ impl Rig {
             }
         };
         let mut q = EventQueue::new();
-        let dev = Device::format(flash, ftl, store, &mut q)
+        let dev = Device::format(flash, ftl, store, &mut q.map(RigEvent::Dev))
             .map_err(|e| ActiveFlashError::Device(e.to_string()))?;
         let logical_pages = dev.logical_bytes() / PAGE_BYTES as u64;
         if log_pages >= logical_pages {
@@ -239,13 +256,13 @@ impl Rig {
     /// Starts an engine's next item if it is free.
     pub(crate) fn kick(&mut self, side: Side) {
         let now = self.q.now();
-        let (engine, code) = match side {
-            Side::Controller => (&mut self.controller, CONTROLLER_DONE),
-            Side::Host => (&mut self.host, HOST_DONE),
+        let engine = match side {
+            Side::Controller => &mut self.controller,
+            Side::Host => &mut self.host,
         };
         if let Some((at, generation)) = engine.start(now) {
             self.q
-                .schedule_at(at, Event::Host(generation << KIND_BITS | code));
+                .schedule_at(at, RigEvent::EngineDone(side, generation));
         }
     }
 
@@ -300,7 +317,7 @@ impl Rig {
             latency: LatencyHistogram::default(),
         });
         if interval_ns.is_some() && total > 0 {
-            self.q.schedule_at(now, Event::Host(ARRIVAL));
+            self.q.schedule_at(now, RigEvent::Arrival);
         }
     }
 
@@ -325,16 +342,12 @@ impl Rig {
             self.hash.word(at.as_ns());
             self.hash.word(ev.hash_word());
             match ev {
-                Event::Host(code) => {
-                    let generation = code >> KIND_BITS;
-                    match code & ((1 << KIND_BITS) - 1) {
-                        ARRIVAL => self.on_arrival(),
-                        CONTROLLER_DONE => self.on_engine_done(Side::Controller, generation),
-                        HOST_DONE => self.on_engine_done(Side::Host, generation),
-                        other => unreachable!("rig event kind {other}"),
-                    }
+                RigEvent::Arrival => self.on_arrival(),
+                RigEvent::EngineDone(side, generation) => self.on_engine_done(side, generation),
+                RigEvent::Dev(e) => {
+                    self.dev
+                        .handle(e, &mut self.q.map(RigEvent::Dev), &mut self.rng)
                 }
-                other => self.dev.handle(other, &mut self.q, &mut self.rng),
             }
             self.collect()?;
         }
@@ -355,7 +368,7 @@ impl Rig {
         if fg.issued < fg.total {
             let interval = fg.interval_ns.expect("open loop");
             let at = fg.start + SimDuration::from_ns(interval * fg.issued);
-            self.q.schedule_at(at, Event::Host(ARRIVAL));
+            self.q.schedule_at(at, RigEvent::Arrival);
         }
     }
 
@@ -369,7 +382,7 @@ impl Rig {
             Some(Owner::Command(id)) => {
                 let (req, origin) = self.pending.remove(&id).expect("a queued command");
                 self.inflight.insert(id, origin);
-                self.dev.submit(req, &mut self.q);
+                self.dev.submit(req, &mut self.q.map(RigEvent::Dev));
             }
             Some(Owner::Compress { extent }) => self.compressed(extent),
             None => {}
@@ -442,7 +455,7 @@ impl Rig {
                     len_bytes: PAGE_BYTES as u64,
                     data: Vec::new(),
                 },
-                &mut self.q,
+                &mut self.q.map(RigEvent::Dev),
             );
         }
         self.run_until(|r| r.oracle_left == 0)?;

@@ -4,7 +4,9 @@
 //! its own events come back through [`BlockDevice::handle`], and finished requests leave
 //! through [`BlockDevice::take_completions`]. It never owns the clock.
 
+pub mod load;
 pub mod request;
+pub mod verify;
 
 pub use request::{BlockCompletion, BlockOp, BlockRequest, IoError, SECTOR_BYTES};
 

@@ -21,7 +21,7 @@ use crate::verify::{AckedAt, Reference, SectorContent};
 use nearflash_blockdev::{BlockOp, BlockRequest, IoError, SECTOR_BYTES};
 use nearflash_flash::backbone::PowerCutReport;
 use nearflash_flash::{ConfigError, FlashConfig, Geometry, MemoryStore};
-use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
+use nearflash_sim::{Sim, SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -274,17 +274,16 @@ fn run_seed_inner(
     out: &mut CrashOutcome,
 ) -> Result<(), CrashError> {
     cfg.validate()?;
-    let mut rng = SimRng::seed_from_u64(seed);
-    let mut q = EventQueue::new();
+    let mut sim = Sim::new(seed);
     let pages = Geometry::from_config(flash).page_count();
     let store = Box::new(MemoryStore::new(pages, flash.page_size_bytes));
-    let dev = Device::format(flash, ftl, store, &mut q)?;
+    let dev = Device::format(flash, ftl, store, sim.queue())?;
     let sectors = dev.logical_bytes() / SECTOR_BYTES;
     let group_sectors = dev.layout().group_bytes() / SECTOR_BYTES;
     let mut d = Driver {
         cfg,
         dev,
-        q,
+        sim,
         reference: Reference::new(sectors, group_sectors),
         inflight: BTreeMap::new(),
         next_id: 0,
@@ -299,27 +298,28 @@ fn run_seed_inner(
     };
     let total = prefill_ops + cfg.ops_per_seed;
     let target = TARGETED_PHASES[(seed % TARGETED_PHASES.len() as u64) as usize];
-    let cut_after = rng.below(total.max(1) as u64) as usize;
-    let (phase, event) = d.run(&mut rng, out, prefill_ops, total, Some((cut_after, target)))?;
+    let cut_after = d.sim.rng().below(total.max(1) as u64) as usize;
+    let (phase, event) = d.run(out, prefill_ops, total, Some((cut_after, target)))?;
     out.cut_phase = phase;
     out.cut_at_event = event;
-    let (mut d, report, cut) = d.crash(&mut rng, ftl)?;
+    let (mut d, report, cut) = d.crash(ftl)?;
     out.recovery = report;
     out.power_cut = cut;
-    d.verify_after_crash(&mut rng, out)?;
+    d.verify_after_crash(out)?;
 
     let ops = cfg.ops_after_recovery;
     let second = (cfg.second_cut && ops > 0).then(|| {
+        let rng = d.sim.rng();
         let at = rng.below(ops as u64) as usize;
         let target = TARGETED_PHASES[rng.below(TARGETED_PHASES.len() as u64) as usize];
         (at, target)
     });
-    let (phase, _) = d.run(&mut rng, out, 0, ops, second)?;
+    let (phase, _) = d.run(out, 0, ops, second)?;
     if second.is_some() {
         out.second_cut_phase = Some(phase);
-        let (mut d, report, _) = d.crash(&mut rng, ftl)?;
+        let (mut d, report, _) = d.crash(ftl)?;
         out.second_recovery = Some(report);
-        d.verify_after_crash(&mut rng, out)?;
+        d.verify_after_crash(out)?;
     }
     Ok(())
 }
@@ -350,7 +350,7 @@ enum Pending {
 struct Driver<'a> {
     cfg: &'a CrashTestConfig,
     dev: Device,
-    q: EventQueue<Event>,
+    sim: Sim<Event>,
     reference: Reference,
     inflight: BTreeMap<u64, Pending>,
     next_id: u64,
@@ -367,7 +367,6 @@ impl Driver<'_> {
     /// mid-flight for the cut. Without a cut, returns once every operation completed.
     fn run(
         &mut self,
-        rng: &mut SimRng,
         out: &mut CrashOutcome,
         prefill: usize,
         total: usize,
@@ -380,7 +379,7 @@ impl Driver<'_> {
                 if issued >= after {
                     let work = self.dev.flash_work();
                     if target.active(&work) {
-                        return Ok((target, self.q.events_processed()));
+                        return Ok((target, self.sim.events()));
                     }
                 }
             }
@@ -388,7 +387,7 @@ impl Driver<'_> {
                 if issued < prefill {
                     self.prefill_write();
                 } else {
-                    self.random_op(rng);
+                    self.random_op();
                 }
                 issued += 1;
                 self.drain(out);
@@ -396,37 +395,36 @@ impl Driver<'_> {
             }
             if issued == total && self.inflight.is_empty() {
                 let Some((_, target)) = cut else {
-                    return Ok((CutPhase::Idle, self.q.events_processed()));
+                    return Ok((CutPhase::Idle, self.sim.events()));
                 };
-                let since = *idle_since.get_or_insert(self.q.now());
-                if self.q.now() > since + SimDuration::from_ms(TAIL_MS) {
+                let since = *idle_since.get_or_insert(self.sim.now());
+                if self.sim.now() > since + SimDuration::from_ms(TAIL_MS) {
                     let phase = CutPhase::classify(&self.dev.flash_work(), Some(target));
-                    return Ok((phase, self.q.events_processed()));
+                    return Ok((phase, self.sim.events()));
                 }
             }
-            if !self.step(rng, out)? {
-                return Ok((CutPhase::Idle, self.q.events_processed()));
+            if !self.step(out)? {
+                return Ok((CutPhase::Idle, self.sim.events()));
             }
         }
     }
 
     /// Handles the next event; false if there is none (and nothing is in flight).
-    fn step(&mut self, rng: &mut SimRng, out: &mut CrashOutcome) -> Result<bool, CrashError> {
+    fn step(&mut self, out: &mut CrashOutcome) -> Result<bool, CrashError> {
         if self.inflight.is_empty() {
-            self.last_progress = self.q.now();
-        } else if self.q.now() > self.last_progress + SimDuration::from_ms(STALL_MS) {
+            self.last_progress = self.sim.now();
+        } else if self.sim.now() > self.last_progress + SimDuration::from_ms(STALL_MS) {
             return Err(CrashError::Stalled {
                 requests: self.inflight.len(),
-                at: self.q.now(),
+                at: self.sim.now(),
             });
         }
-        let Some((_, ev)) = self.q.pop() else {
+        if !self.sim.step(&mut self.dev) {
             return match self.inflight.len() {
                 0 => Ok(false),
                 n => Err(CrashError::RanDry(n)),
             };
-        };
-        self.dev.handle(ev, &mut self.q, rng);
+        }
         self.drain(out);
         Ok(true)
     }
@@ -439,7 +437,8 @@ impl Driver<'_> {
         self.submit(BlockOp::Write, lsn, count);
     }
 
-    fn random_op(&mut self, rng: &mut SimRng) {
+    fn random_op(&mut self) {
+        let rng = self.sim.rng();
         let sectors = self.reference.sectors();
         let count = 1 + rng.below(self.cfg.max_request_sectors.min(sectors));
         let lsn = rng.below(sectors - count + 1);
@@ -486,7 +485,7 @@ impl Driver<'_> {
                 },
                 data,
             },
-            &mut self.q,
+            self.sim.queue(),
         );
     }
 
@@ -494,7 +493,7 @@ impl Driver<'_> {
         let mut done = Vec::new();
         self.dev.take_completions(&mut done);
         if !done.is_empty() {
-            self.last_progress = self.q.now();
+            self.last_progress = self.sim.now();
         }
         let sector = SECTOR_BYTES as usize;
         for c in done {
@@ -568,26 +567,25 @@ impl Driver<'_> {
 
     /// Power is cut now: the firmware and every event are dropped, the flash tears what it
     /// was doing, and the device is recovered from what the flash holds.
-    fn crash(
-        self,
-        rng: &mut SimRng,
-        ftl: &FtlConfig,
-    ) -> Result<(Self, RecoveryReport, PowerCutReport), CrashError> {
+    fn crash(self, ftl: &FtlConfig) -> Result<(Self, RecoveryReport, PowerCutReport), CrashError> {
         let Driver {
             cfg,
             dev,
+            sim,
             reference,
             next_id,
             ..
         } = self;
         let mut bb = dev.into_backbone();
-        let cut = bb.power_cut(rng);
-        let mut q = EventQueue::new();
-        let (dev, report) = recover(bb, ftl, &mut q)?;
+        // The queue dies with the power; the RNG (the run's one stream) carries on.
+        let mut rng = sim.into_rng();
+        let cut = bb.power_cut(&mut rng);
+        let mut sim = Sim::with_rng(rng);
+        let (dev, report) = recover(bb, ftl, sim.queue())?;
         let d = Driver {
             cfg,
             dev,
-            q,
+            sim,
             reference,
             // Requests in flight at the cut were never acknowledged: forgotten.
             inflight: BTreeMap::new(),
@@ -600,11 +598,7 @@ impl Driver<'_> {
 
     /// Reads every sector of the recovered device and checks it against what was
     /// acknowledged before the cut.
-    fn verify_after_crash(
-        &mut self,
-        rng: &mut SimRng,
-        out: &mut CrashOutcome,
-    ) -> Result<(), CrashError> {
+    fn verify_after_crash(&mut self, out: &mut CrashOutcome) -> Result<(), CrashError> {
         let sectors = self.reference.sectors();
         let chunk = self.cfg.max_request_sectors.max(1);
         let mut lsn = 0;
@@ -622,13 +616,13 @@ impl Driver<'_> {
                         len_bytes: count * SECTOR_BYTES,
                         data: Vec::new(),
                     },
-                    &mut self.q,
+                    self.sim.queue(),
                 );
                 lsn += count;
                 self.drain(out);
                 continue;
             }
-            self.step(rng, out)?;
+            self.step(out)?;
         }
         Ok(())
     }

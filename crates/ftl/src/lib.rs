@@ -14,7 +14,7 @@ pub mod oob;
 pub mod recovery;
 pub mod superblock;
 pub mod testing;
-pub mod verify;
+pub use nearflash_blockdev::verify;
 
 pub use config::{FtlConfig, GcPolicy};
 pub use crashtest::{run_seed, summarize, CrashOutcome, CrashSummary, CrashTestConfig, CutPhase};

@@ -11,7 +11,7 @@
 use crate::config::InsiderConfig;
 use nearflash_accel::server::{transfer, FifoServer};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event};
-use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime};
+use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime};
 use std::collections::BTreeMap;
 
 /// Page size of the emulated store's sparse map.
@@ -148,7 +148,7 @@ impl Backing {
         &mut self,
         req: BlockRequest,
         now: SimTime,
-        q: &mut EventQueue<Event>,
+        q: &mut impl Schedule<Event>,
         stats: &mut BackingStats,
     ) -> Option<SimTime> {
         match req.op {
@@ -179,7 +179,7 @@ impl Backing {
     }
 
     /// A device event (flash only).
-    pub fn handle(&mut self, ev: Event, q: &mut EventQueue<Event>, rng: &mut SimRng) {
+    pub fn handle(&mut self, ev: Event, q: &mut impl Schedule<Event>, rng: &mut SimRng) {
         if let Backing::Flash(d) = self {
             d.handle(ev, q, rng);
         }

@@ -23,12 +23,28 @@ use crate::isc::{IscUnit, Origin, SifEntry};
 use crate::stream::{Chunk, Direction, Stream};
 use nearflash_accel::server::{transfer, FifoServer};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Event, SECTOR_BYTES};
-use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
+use nearflash_sim::{EventQueue, Schedule, SimDuration, SimRng, SimTime, TraceEvent, TraceHasher};
 use nearflash_stream::{flits_of, Flit, FlitWriter, FLIT_BYTES};
 use std::collections::BTreeMap;
 
+/// The machine's events: the backing device's own, and the drive's and host's.
 #[derive(Clone, Copy, Debug)]
-enum Ev {
+pub enum MachineEvent {
+    Dev(Event),
+    Insider(Ev),
+}
+
+impl TraceEvent for MachineEvent {
+    fn hash_word(&self) -> u64 {
+        match self {
+            MachineEvent::Dev(e) => e.hash_word(),
+            MachineEvent::Insider(e) => e.code(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Ev {
     /// Emulated storage finished a request.
     BackingDone(u64),
     /// The host storage stack hands a firmware request to the drive.
@@ -80,7 +96,7 @@ enum WritePurpose {
 
 pub struct Machine {
     cfg: InsiderConfig,
-    q: EventQueue<Event>,
+    q: EventQueue<MachineEvent>,
     rng: SimRng,
     hash: TraceHasher,
     backing: Backing,
@@ -90,8 +106,6 @@ pub struct Machine {
     pcie_d2h: FifoServer,
     pcie_h2d: FifoServer,
     streams: BTreeMap<u32, Stream>,
-    pending: BTreeMap<u64, Ev>,
-    next_token: u64,
     next_req: u64,
     writes: BTreeMap<u64, WritePurpose>,
     fw: BTreeMap<u64, FwRequest>,
@@ -109,7 +123,12 @@ fn sector_span(off: u64, len: u64) -> (u64, u64, u64) {
 }
 
 impl Machine {
-    pub fn new(cfg: &InsiderConfig, backing: Backing, q: EventQueue<Event>, seed: u64) -> Machine {
+    pub fn new(
+        cfg: &InsiderConfig,
+        backing: Backing,
+        q: EventQueue<MachineEvent>,
+        seed: u64,
+    ) -> Machine {
         Machine {
             cfg: cfg.clone(),
             q,
@@ -122,8 +141,6 @@ impl Machine {
             pcie_d2h: FifoServer::default(),
             pcie_h2d: FifoServer::default(),
             streams: BTreeMap::new(),
-            pending: BTreeMap::new(),
-            next_token: 0,
             next_req: 0,
             writes: BTreeMap::new(),
             fw: BTreeMap::new(),
@@ -172,10 +189,7 @@ impl Machine {
     }
 
     fn schedule(&mut self, at: SimTime, ev: Ev) {
-        let token = self.next_token;
-        self.next_token += 1;
-        self.pending.insert(token, ev);
-        self.q.schedule_at(at, Event::Host(token));
+        self.q.schedule_at(at, MachineEvent::Insider(ev));
     }
 
     fn pcie_latency(&self) -> SimDuration {
@@ -193,10 +207,12 @@ impl Machine {
             len_bytes: len,
             data,
         };
-        if let Some(at) = self
-            .backing
-            .submit(req, now, &mut self.q, &mut self.backing_stats)
-        {
+        if let Some(at) = self.backing.submit(
+            req,
+            now,
+            &mut self.q.map(MachineEvent::Dev),
+            &mut self.backing_stats,
+        ) {
             self.schedule(at, Ev::BackingDone(id));
         }
         id
@@ -210,15 +226,12 @@ impl Machine {
             return false;
         };
         self.hash.word(at.as_ns());
+        self.hash.word(ev.hash_word());
         match ev {
-            Event::Host(token) => {
-                let e = self.pending.remove(&token).expect("a scheduled token");
-                self.hash.word(e.code());
-                self.on_event(e);
-            }
-            other => {
-                self.hash.word(other.hash_word());
-                self.backing.handle(other, &mut self.q, &mut self.rng);
+            MachineEvent::Insider(e) => self.on_event(e),
+            MachineEvent::Dev(e) => {
+                self.backing
+                    .handle(e, &mut self.q.map(MachineEvent::Dev), &mut self.rng)
             }
         }
         self.backing.take_completions(&mut self.completions);

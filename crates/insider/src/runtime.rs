@@ -19,13 +19,13 @@ use crate::backing::{Backing, Emulated};
 use crate::config::{Backing as BackingKind, InsiderConfig};
 use crate::error::InsiderError;
 use crate::fs::{Access, Extent, FileSystem, ROOT_UID};
-use crate::machine::Machine;
+use crate::machine::{Machine, MachineEvent};
 use crate::stream::{Direction, ProgramRun, Stream};
 use nearflash_accel::server::FifoServer;
 use nearflash_accel::HostConfig;
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockOp, Device, FtlConfig};
-use nearflash_sim::{EventQueue, SimDuration, SimTime};
+use nearflash_sim::{EventQueue, Schedule, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -130,7 +130,7 @@ impl Runtime {
                 } else {
                     Box::new(NoStore)
                 };
-                let dev = Device::format(flash, ftl, store, &mut q)
+                let dev = Device::format(flash, ftl, store, &mut q.map(MachineEvent::Dev))
                     .map_err(|e| InsiderError::Device(e.to_string()))?;
                 Backing::Flash(Box::new(dev))
             }

@@ -173,7 +173,7 @@ pub fn run(args: &IoArgs) -> Result<(), CliError> {
             }
             let cfg = &preset.ftl;
             let idle_us = cfg.checkpoint_interval_us.max(cfg.gc_idle_threshold_us);
-            let settled = driver.settle(SimDuration::from_us_f64(idle_us));
+            let settled = driver.settle(SimDuration::from_us_f64(idle_us))?;
             Some(Precondition {
                 requests: r.requests,
                 bytes: r.write_bytes,

@@ -6,12 +6,14 @@
 
 use crate::error::CliError;
 use crate::workload::Draw;
+use nearflash_blockdev::load::{self, LoadError, Rig, RigEvent, DEFAULT_STALL_LIMIT};
 use nearflash_flash::{MemoryStore, NoStore, PageStore, SparseFileStore};
 use nearflash_ftl::verify::{AckedAt, Reference};
 use nearflash_ftl::{
     BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlStats, SECTOR_BYTES,
 };
-use nearflash_sim::{EventQueue, LatencyHistogram, SimDuration, SimRng, SimTime, TraceHasher};
+use nearflash_sim::{LatencyHistogram, Schedule, Sim, SimDuration, SimRng, SimTime, Watchdog};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -149,11 +151,8 @@ pub struct Snapshot {
 }
 
 pub struct Driver {
-    q: EventQueue<Event>,
-    dev: Device,
-    rng: SimRng,
-    hash: TraceHasher,
-    completions: Vec<BlockCompletion>,
+    sim: Sim<RigEvent<Event>>,
+    rig: Rig<Device>,
     next_id: u64,
     checker: Option<Checker>,
 }
@@ -187,12 +186,16 @@ impl Driver {
                 .map_err(|e| CliError::Store(e.to_string()))?,
             ),
         };
-        let mut q = EventQueue::new();
-        let dev = Device::format(&preset.flash, &preset.ftl, store, &mut q).map_err(|e| {
-            CliError::Config {
-                source_name: format!("preset {}", preset.name),
-                reason: e.to_string(),
-            }
+        let mut sim = Sim::new(seed);
+        let dev = Device::format(
+            &preset.flash,
+            &preset.ftl,
+            store,
+            &mut sim.queue().map(RigEvent::Device),
+        )
+        .map_err(|e| CliError::Config {
+            source_name: format!("preset {}", preset.name),
+            reason: e.to_string(),
         })?;
         let checker = dev.is_functional().then(|| Checker {
             reference: Reference::new(
@@ -202,120 +205,41 @@ impl Driver {
             pending: BTreeMap::new(),
         });
         Ok(Driver {
-            q,
-            dev,
-            rng: SimRng::seed_from_u64(seed),
-            hash: TraceHasher::default(),
-            completions: Vec::new(),
+            sim,
+            rig: Rig::new(dev),
             next_id: 0,
             checker,
         })
     }
 
     pub fn device(&self) -> &Device {
-        &self.dev
+        &self.rig.dev
     }
 
     pub fn events(&self) -> u64 {
-        self.q.events_processed()
+        self.sim.events()
     }
 
     pub fn trace_hash(&self) -> String {
-        self.hash.hex()
+        self.sim.trace_hash().hex()
     }
 
     pub fn snapshot(&self) -> Snapshot {
-        let now = self.q.now();
-        let fs = self.dev.backbone().stats();
+        let now = self.sim.now();
+        let dev = &self.rig.dev;
+        let fs = dev.backbone().stats();
         Snapshot {
-            ftl: self.dev.stats().clone(),
+            ftl: dev.stats().clone(),
             page_reads: fs.page_reads,
             page_programs: fs.page_programs,
             block_erases: fs.block_erases,
-            die_busy_ns: self.dev.die_busy_ns(now),
-            channel_busy_ns: self.dev.channel_busy_ns(now),
+            die_busy_ns: dev.die_busy_ns(now),
+            channel_busy_ns: dev.channel_busy_ns(now),
         }
     }
 
-    fn submit(&mut self, d: Draw) {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut data = Vec::new();
-        if let Some(ch) = &mut self.checker {
-            let lsn = d.offset_bytes / SECTOR_BYTES;
-            let count = d.len_bytes / SECTOR_BYTES;
-            let expect = match d.op {
-                BlockOp::Read => Expect::Read {
-                    lsn,
-                    before: ch.reference.acked_at(lsn, count),
-                },
-                BlockOp::Write => {
-                    let (payload, stamp) = ch.reference.issue_write(lsn, count);
-                    data = payload;
-                    Expect::Write { lsn, count, stamp }
-                }
-                BlockOp::Trim | BlockOp::Flush => unreachable!("workloads issue reads and writes"),
-            };
-            ch.pending.insert(id, expect);
-        }
-        self.dev.submit(
-            BlockRequest {
-                id,
-                op: d.op,
-                offset_bytes: d.offset_bytes,
-                len_bytes: d.len_bytes,
-                data,
-            },
-            &mut self.q,
-        );
-    }
-
-    /// Processes one event; false when none is left.
-    fn step(&mut self) -> Option<Event> {
-        let (at, ev) = self.q.pop()?;
-        self.hash.word(at.as_ns());
-        self.hash.word(ev.hash_word());
-        if !matches!(ev, Event::Host(_)) {
-            self.dev.handle(ev, &mut self.q, &mut self.rng);
-        }
-        Some(ev)
-    }
-
-    /// Moves finished commands into `phase`, verifying them in functional fidelity.
-    fn collect(&mut self, phase: &mut PhaseResult) -> Result<u64, CliError> {
-        self.dev.take_completions(&mut self.completions);
-        let n = self.completions.len() as u64;
-        for c in self.completions.drain(..) {
-            phase.record(&c);
-            let Some(ch) = &mut self.checker else {
-                continue;
-            };
-            match ch
-                .pending
-                .remove(&c.id)
-                .expect("completion of a known request")
-            {
-                Expect::Read { lsn, before } => {
-                    if c.result.is_ok() {
-                        ch.reference
-                            .check_read(lsn, &before, &c.data)
-                            .map_err(|v| CliError::Verification(format!("{v:?}")))?;
-                        phase.reads_verified += 1;
-                    }
-                }
-                Expect::Write { lsn, count, stamp } => {
-                    if c.result.is_ok() {
-                        ch.reference.ack_write(lsn, count, stamp);
-                    }
-                }
-            }
-        }
-        Ok(n)
-    }
-
-    fn check_store(&self) -> Result<(), CliError> {
-        self.dev
-            .backbone()
+    fn check_store(dev: &Device) -> Result<(), CliError> {
+        dev.backbone()
             .store()
             .health()
             .map_err(|e| CliError::Store(e.to_string()))
@@ -329,54 +253,48 @@ impl Driver {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<PhaseResult, CliError> {
         let total = source.total();
-        let mut phase = PhaseResult::new(self.q.now());
-        let mut inflight = 0u32;
-        let mut exhausted = false;
+        let phase = RefCell::new(PhaseResult::new(self.sim.now()));
+        let checker = RefCell::new(self.checker.take());
+        let mut next_id = self.next_id;
         let mut done = 0u64;
         let mut next_report = PROGRESS_EVERY;
-        loop {
-            while inflight < queue_depth && !exhausted {
-                match source.next_request(&mut self.rng) {
-                    Some(d) => {
-                        self.submit(d);
-                        inflight += 1;
-                    }
-                    None => exhausted = true,
-                }
-            }
-            let finished = self.collect(&mut phase)?;
-            if finished > 0 {
-                inflight -= finished as u32;
-                done += finished;
+        let mut watchdog = Watchdog::new(DEFAULT_STALL_LIMIT);
+        let result = load::run_closed(
+            &mut self.sim,
+            &mut self.rig,
+            queue_depth,
+            &mut watchdog,
+            |rng| {
+                let d = source.next_request(rng)?;
+                let req = request(&mut next_id, d, checker.borrow_mut().as_mut());
+                Some(req)
+            },
+            |dev, c| {
+                record(&c, &mut phase.borrow_mut(), checker.borrow_mut().as_mut())?;
+                done += 1;
                 if done >= next_report {
                     progress(done, total);
                     next_report = done + PROGRESS_EVERY;
-                    self.check_store()?;
+                    Self::check_store(dev)?;
                 }
-                continue;
-            }
-            if inflight == 0 && exhausted {
-                break;
-            }
-            self.step()
-                .expect("requests in flight always have events pending");
-        }
+                Ok(())
+            },
+        );
+        self.checker = checker.into_inner();
+        self.next_id = next_id;
+        result.map_err(load_error)?;
         progress(done, total);
-        self.check_store()?;
-        Ok(phase)
+        Self::check_store(&self.rig.dev)?;
+        Ok(phase.into_inner())
     }
 
     /// Lets the device run with no host traffic for `idle` and then until it is quiescent, so
     /// that the background work a preconditioning pass leaves behind (a mapping checkpoint,
     /// idle-time GC) finishes before measurement starts. Returns the simulated time spent.
-    pub fn settle(&mut self, idle: SimDuration) -> SimDuration {
-        let start = self.q.now();
-        let deadline = start + idle;
-        while self.q.peek_time().is_some_and(|t| t <= deadline) || !self.dev.is_quiescent() {
-            self.step().expect("a busy device has events pending");
-        }
-        debug_assert!(self.completions.is_empty());
-        self.q.now().since(start)
+    pub fn settle(&mut self, idle: SimDuration) -> Result<SimDuration, CliError> {
+        let until = self.sim.now() + idle;
+        load::settle(&mut self.sim, &mut self.rig, until, Device::is_quiescent)
+            .map_err(|e| CliError::Stalled(e.to_string()))
     }
 
     /// Replays `requests` open-loop: each is submitted at its arrival time (relative to now).
@@ -388,36 +306,108 @@ impl Driver {
     ) -> Result<PhaseResult, CliError> {
         assert_eq!(requests.len(), arrivals_ns.len());
         let total = requests.len() as u64;
-        let base = self.q.now();
-        let mut phase = PhaseResult::new(base);
-        let mut next = 0usize;
+        let phase = RefCell::new(PhaseResult::new(self.sim.now()));
+        let checker = RefCell::new(self.checker.take());
+        let mut next_id = self.next_id;
         let mut done = 0u64;
         let mut next_report = PROGRESS_EVERY;
-        if let Some(&a) = arrivals_ns.first() {
-            self.q
-                .schedule_at(base + SimDuration::from_ns(a), Event::Host(0));
-        }
-        while done < total {
-            if let Event::Host(i) = self.step().expect("trace requests pending") {
-                debug_assert_eq!(i as usize, next);
-                self.submit(requests[next]);
-                next += 1;
-                if next < requests.len() {
-                    self.q.schedule_at(
-                        base + SimDuration::from_ns(arrivals_ns[next]),
-                        Event::Host(next as u64),
-                    );
+        let mut watchdog = Watchdog::new(DEFAULT_STALL_LIMIT);
+        let arrivals = arrivals_ns.iter().zip(requests).map(|(&a, &d)| {
+            let req = request(&mut next_id, d, checker.borrow_mut().as_mut());
+            (a, req)
+        });
+        let result = load::run_open(
+            &mut self.sim,
+            &mut self.rig,
+            &mut watchdog,
+            arrivals,
+            |dev, c| {
+                record(&c, &mut phase.borrow_mut(), checker.borrow_mut().as_mut())?;
+                done += 1;
+                if done >= next_report {
+                    progress(done, total);
+                    next_report = done + PROGRESS_EVERY;
+                    Self::check_store(dev)?;
                 }
+                Ok(())
+            },
+        );
+        self.checker = checker.into_inner();
+        result.map_err(load_error)?;
+        self.next_id += total;
+        progress(done, total);
+        Self::check_store(&self.rig.dev)?;
+        Ok(phase.into_inner())
+    }
+}
+
+fn load_error(e: LoadError<CliError>) -> CliError {
+    match e {
+        LoadError::Stall(s) => CliError::Stalled(s.to_string()),
+        LoadError::Handler(e) => e,
+    }
+}
+
+/// Turns a drawn request into a block request; in functional fidelity it gets a payload of
+/// self-describing sectors and the checker notes what it must read back or acknowledge.
+fn request(next_id: &mut u64, d: Draw, checker: Option<&mut Checker>) -> BlockRequest {
+    let id = *next_id;
+    *next_id += 1;
+    let mut data = Vec::new();
+    if let Some(ch) = checker {
+        let lsn = d.offset_bytes / SECTOR_BYTES;
+        let count = d.len_bytes / SECTOR_BYTES;
+        let expect = match d.op {
+            BlockOp::Read => Expect::Read {
+                lsn,
+                before: ch.reference.acked_at(lsn, count),
+            },
+            BlockOp::Write => {
+                let (payload, stamp) = ch.reference.issue_write(lsn, count);
+                data = payload;
+                Expect::Write { lsn, count, stamp }
             }
-            done += self.collect(&mut phase)?;
-            if done >= next_report {
-                progress(done, total);
-                next_report = done + PROGRESS_EVERY;
-                self.check_store()?;
+            BlockOp::Trim | BlockOp::Flush => unreachable!("workloads issue reads and writes"),
+        };
+        ch.pending.insert(id, expect);
+    }
+    BlockRequest {
+        id,
+        op: d.op,
+        offset_bytes: d.offset_bytes,
+        len_bytes: d.len_bytes,
+        data,
+    }
+}
+
+/// Records a finished command in `phase`, verifying it in functional fidelity.
+fn record(
+    c: &BlockCompletion,
+    phase: &mut PhaseResult,
+    checker: Option<&mut Checker>,
+) -> Result<(), CliError> {
+    phase.record(c);
+    let Some(ch) = checker else {
+        return Ok(());
+    };
+    match ch
+        .pending
+        .remove(&c.id)
+        .expect("completion of a known request")
+    {
+        Expect::Read { lsn, before } => {
+            if c.result.is_ok() {
+                ch.reference
+                    .check_read(lsn, &before, &c.data)
+                    .map_err(|v| CliError::Verification(format!("{v:?}")))?;
+                phase.reads_verified += 1;
             }
         }
-        progress(done, total);
-        self.check_store()?;
-        Ok(phase)
+        Expect::Write { lsn, count, stamp } => {
+            if c.result.is_ok() {
+                ch.reference.ack_write(lsn, count, stamp);
+            }
+        }
     }
+    Ok(())
 }

@@ -43,6 +43,9 @@ pub enum CliError {
         hint: &'static str,
     },
 
+    #[error("simulation stalled: {0}")]
+    Stalled(String),
+
     #[error("backing store: {0}")]
     Store(String),
 

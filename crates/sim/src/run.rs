@@ -70,6 +70,11 @@ impl<E: TraceEvent> Sim<E> {
         (&mut self.queue, &mut self.rng)
     }
 
+    /// Ends the run, keeping its RNG (a power cut drops the queue; the stream carries on).
+    pub fn into_rng(self) -> SimRng {
+        self.rng
+    }
+
     pub fn rng(&mut self) -> &mut SimRng {
         &mut self.rng
     }

@@ -52,7 +52,7 @@ use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_kernels::{Access, Kernel};
 use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
-use nearflash_sim::{EventQueue, SimDuration, SimRng, SimTime, TraceHasher};
+use nearflash_sim::{EventQueue, Schedule, SimDuration, SimRng, SimTime, TraceEvent, TraceHasher};
 
 mod dataflow;
 use std::collections::{BTreeMap, VecDeque};
@@ -69,7 +69,7 @@ pub struct Instance {
 }
 
 #[derive(Clone, Copy, Debug)]
-enum FvMsg {
+pub(crate) enum FvMsg {
     /// The host's interrupt for a downloaded kernel: map its sections.
     Arrive(usize),
     /// Worker asks for its unit's inputs.
@@ -79,7 +79,7 @@ enum FvMsg {
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Ev {
+pub(crate) enum Ev {
     /// A kernel description crossed PCIe; it is now written into DDR3L.
     Downloaded(usize),
     /// The description is in DDR3L: the host's interrupt goes to Flashvisor.
@@ -89,6 +89,35 @@ enum Ev {
     DdrIn(usize),
     Computed(usize),
     DdrOut(usize),
+}
+
+/// The machine's events: the flash device's own, and the accelerator's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum MachineEvent {
+    Dev(Event),
+    Accel(Ev),
+}
+
+impl TraceEvent for MachineEvent {
+    fn hash_word(&self) -> u64 {
+        match *self {
+            MachineEvent::Dev(e) => e.hash_word(),
+            MachineEvent::Accel(e) => {
+                let (kind, arg) = match e {
+                    Ev::Downloaded(i) => (1, i),
+                    Ev::Interrupt(i) => (2, i),
+                    Ev::Fv(FvMsg::Arrive(i)) => (3, i),
+                    Ev::Fv(FvMsg::Read(i)) => (4, i),
+                    Ev::Fv(FvMsg::Done(i)) => (5, i),
+                    Ev::Start(w) => (6, w),
+                    Ev::DdrIn(w) => (7, w),
+                    Ev::Computed(w) => (8, w),
+                    Ev::DdrOut(w) => (9, w),
+                };
+                6 << 56 | kind << 48 | arg as u64
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -102,7 +131,7 @@ struct Worker {
 
 pub struct Machine {
     cfg: AccelConfig,
-    q: EventQueue<Event>,
+    q: EventQueue<MachineEvent>,
     dev: Device,
     rng: SimRng,
     seed: u64,
@@ -121,8 +150,6 @@ pub struct Machine {
     die_sample: (SimTime, u64),
     last_event: SimTime,
     workers: Vec<Worker>,
-    pending: BTreeMap<u64, Ev>,
-    next_token: u64,
     io_owner: BTreeMap<u64, IoReq>,
     /// Flash requests waiting for a free slot at the FTL, per worker: (op, offset, length,
     /// section of the worker's kernel).
@@ -233,7 +260,7 @@ impl Machine {
             )),
             None => Box::new(NoStore),
         };
-        let dev = Device::format(flash, ftl, store, &mut q)
+        let dev = Device::format(flash, ftl, store, &mut q.map(MachineEvent::Dev))
             .map_err(|e| AccelError::Device(e.to_string()))?;
         assert_eq!(layout.group_bytes, dev.layout().group_bytes());
         assert_eq!(layout.offsets.len(), instances.len());
@@ -272,8 +299,6 @@ impl Machine {
             die_sample: (SimTime::ZERO, 0),
             last_event: SimTime::ZERO,
             workers: vec![Worker::default(); cfg.worker_count()],
-            pending: BTreeMap::new(),
-            next_token: 0,
             io_owner: BTreeMap::new(),
             // One queue per worker, and Flashvisor's own for write-backs.
             io_waiting: vec![VecDeque::new(); cfg.worker_count() + 1],
@@ -357,11 +382,11 @@ impl Machine {
             self.last_event = at;
             self.sample_dies(at, false);
             match ev {
-                Event::Host(token) => {
-                    let e = self.pending.remove(&token).expect("a scheduled token");
-                    self.on_event(e);
+                MachineEvent::Accel(e) => self.on_event(e),
+                MachineEvent::Dev(e) => {
+                    self.dev
+                        .handle(e, &mut self.q.map(MachineEvent::Dev), &mut self.rng)
                 }
-                other => self.dev.handle(other, &mut self.q, &mut self.rng),
             }
             self.drain_completions()?;
             if let Some(e) = self.func.as_mut().and_then(Functional::take_failure) {
@@ -413,6 +438,11 @@ impl Machine {
         crate::preload::write_extents(
             &mut self.dev,
             &mut self.q,
+            MachineEvent::Dev,
+            |e| match e {
+                MachineEvent::Dev(d) => d,
+                MachineEvent::Accel(a) => unreachable!("accelerator event {a:?} before the run"),
+            },
             &mut self.rng,
             &mut self.next_request,
             todo.into_iter(),
@@ -432,16 +462,13 @@ impl Machine {
                 len_bytes,
                 data,
             },
-            &mut self.q,
+            &mut self.q.map(MachineEvent::Dev),
         );
         id
     }
 
     fn schedule(&mut self, at: SimTime, ev: Ev) {
-        let token = self.next_token;
-        self.next_token += 1;
-        self.pending.insert(token, ev);
-        self.q.schedule_at(at, Event::Host(token));
+        self.q.schedule_at(at, MachineEvent::Accel(ev));
     }
 
     /// A message through a hardware queue to Flashvisor, handled in arrival order on LWP0.

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::store::{MemoryStore, NoStore};
+use nearflash_sim::EventQueue;
 
 fn cfg() -> FlashConfig {
     FlashConfig {

@@ -431,3 +431,11 @@ impl nearflash_blockdev::BlockDevice for Device {
         u64::from(self.host_inflight) + self.completions.len() as u64
     }
 }
+
+impl nearflash_sim::Model for Device {
+    type Event = Event;
+
+    fn handle(&mut self, ev: Event, q: &mut nearflash_sim::EventQueue<Event>, rng: &mut SimRng) {
+        Device::handle(self, ev, q, rng);
+    }
+}

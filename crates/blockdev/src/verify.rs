@@ -12,7 +12,7 @@
 //!   flight); a trimmed or never-written sector may read as zeros or as any version of
 //!   itself (trims are not durable). Another sector's data is always an error.
 
-use nearflash_blockdev::SECTOR_BYTES;
+use crate::request::SECTOR_BYTES;
 
 const SECTOR: usize = SECTOR_BYTES as usize;
 const MAGIC: u32 = 0x4E46_5345; // "NFSE"
