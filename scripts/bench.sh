@@ -33,7 +33,7 @@ for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
     rows.append((os.path.basename(p)[:-5], d["iops"], d["read_bandwidth_mb_s"], d["write_bandwidth_mb_s"],
                  lim["read_bandwidth_mb_s"], lim["page_read_iops"], d["latency_us"]["p50"], d["latency_us"]["p99"],
                  d["waf"], d["gc_runs"], d["wall_s"], pre.get("wall_s", 0.0), d["events_per_wall_s"] / 1e6,
-                 d["flash_ops_per_wall_s"] / 1e6, d["peak_rss_mb"]))
+                 d["speed"]["measured"]["plane_ops_per_wall_s"] / 1e6, d["peak_rss_mb"]))
 hdr = ("run", "IOPS", "rd MB/s", "wr MB/s", "rd limit", "IOPS limit", "p50 us", "p99 us", "WAF", "GC",
        "wall s", "(precond)", "Mev/s", "Mops/s", "RSS MB")
 print(" | ".join(hdr))

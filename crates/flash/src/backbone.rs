@@ -108,6 +108,9 @@ struct Server {
 /// Counters of what the backbone did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FlashStats {
+    /// Operations the dies executed: one multi-plane read, program or erase is one.
+    pub die_ops: u64,
+    /// Pages read, counted per plane (a two-plane read is two).
     pub page_reads: u64,
     pub page_programs: u64,
     pub block_erases: u64,
@@ -535,6 +538,7 @@ impl Backbone {
         let slot = self.slots[id as usize].take().expect("live op slot");
         self.free_slots.push(id);
         self.in_flight -= 1;
+        self.stats.die_ops += 1;
         let die = slot.op.die.0 as usize;
         let server = &mut self.dies[die];
         debug_assert_eq!(server.current, Some(id));

@@ -186,6 +186,7 @@ pub fn run(args: &IoArgs) -> Result<(), CliError> {
     };
 
     let start = driver.snapshot();
+    let measure_t0 = Instant::now();
     let bar = Progress::new("measure", progress_on);
     let (phase, workload) = match &plan {
         Plan::Synthetic(spec) => {
@@ -201,6 +202,7 @@ pub fn run(args: &IoArgs) -> Result<(), CliError> {
         }
     };
     bar.finish();
+    let measured_wall_s = measure_t0.elapsed().as_secs_f64();
     let end = driver.snapshot();
     let report = IoReport::build(Measured {
         preset: &preset,
@@ -214,6 +216,7 @@ pub fn run(args: &IoArgs) -> Result<(), CliError> {
         device: driver.device(),
         trace_hash: driver.trace_hash(),
         wall_s: wall.elapsed().as_secs_f64(),
+        measured_wall_s,
         total_events: driver.events(),
         peak_rss_mb: crate::sysinfo::peak_rss_mb(),
     });

@@ -146,6 +146,9 @@ pub struct Snapshot {
     pub page_reads: u64,
     pub page_programs: u64,
     pub block_erases: u64,
+    pub die_ops: u64,
+    /// Events processed so far.
+    pub events: u64,
     pub die_busy_ns: Vec<u64>,
     pub channel_busy_ns: Vec<u64>,
 }
@@ -233,6 +236,8 @@ impl Driver {
             page_reads: fs.page_reads,
             page_programs: fs.page_programs,
             block_erases: fs.block_erases,
+            die_ops: fs.die_ops,
+            events: self.sim.events(),
             die_busy_ns: dev.die_busy_ns(now),
             channel_busy_ns: dev.channel_busy_ns(now),
         }

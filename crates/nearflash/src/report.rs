@@ -86,8 +86,46 @@ pub struct Precondition {
     pub wall_s: f64,
 }
 
-/// Every figure of a run. All but `wall_s`, `events_per_wall_s`, `flash_ops_per_wall_s` and
-/// `peak_rss_mb` (which depend on the machine) are identical for the same seed and config.
+/// How fast the simulator ran, over one stretch of the command. Flash operations are counted
+/// two ways: `plane_ops` are pages read or programmed and blocks erased, per plane (a
+/// two-plane program is two); `die_ops` are operations a die executed (a two-plane program is
+/// one).
+#[derive(Clone, Debug, Serialize)]
+pub struct Speed {
+    pub wall_s: f64,
+    pub sim_events: u64,
+    pub events_per_wall_s: f64,
+    pub plane_ops: u64,
+    pub plane_ops_per_wall_s: f64,
+    pub die_ops: u64,
+    pub die_ops_per_wall_s: f64,
+}
+
+impl Speed {
+    fn of(wall_s: f64, sim_events: u64, plane_ops: u64, die_ops: u64) -> Speed {
+        let wall = wall_s.max(1e-9);
+        Speed {
+            wall_s,
+            sim_events,
+            events_per_wall_s: sim_events as f64 / wall,
+            plane_ops,
+            plane_ops_per_wall_s: plane_ops as f64 / wall,
+            die_ops,
+            die_ops_per_wall_s: die_ops as f64 / wall,
+        }
+    }
+}
+
+/// The simulator's speed over the measured phase and over the whole command (formatting,
+/// preconditioning and settling included).
+#[derive(Clone, Debug, Serialize)]
+pub struct SpeedReport {
+    pub measured: Speed,
+    pub whole_command: Speed,
+}
+
+/// Every figure of a run. All but `wall_s`, `events_per_wall_s`, `speed` and `peak_rss_mb`
+/// (which depend on the machine) are identical for the same seed and config.
 #[derive(Clone, Debug, Serialize)]
 pub struct IoReport {
     pub version: &'static str,
@@ -116,8 +154,11 @@ pub struct IoReport {
     pub checkpoint_ms_max: f64,
     pub erase_count: EraseCounts,
     pub utilization: Utilization,
-    /// Page reads + page programs + block erases of the phase, GC and checkpoints included.
+    /// Page reads + page programs + block erases of the phase, per plane, GC and checkpoints
+    /// included.
     pub flash_ops: u64,
+    /// Operations the dies executed in the phase (a multi-plane operation is one).
+    pub flash_die_ops: u64,
     pub flash_page_reads: u64,
     pub flash_page_programs: u64,
     pub flash_block_erases: u64,
@@ -129,7 +170,7 @@ pub struct IoReport {
     pub trace_hash: String,
     pub wall_s: f64,
     pub events_per_wall_s: f64,
-    pub flash_ops_per_wall_s: f64,
+    pub speed: SpeedReport,
     pub peak_rss_mb: f64,
 }
 
@@ -145,6 +186,8 @@ pub struct Measured<'a> {
     pub device: &'a Device,
     pub trace_hash: String,
     pub wall_s: f64,
+    /// Wall time of the measured phase alone.
+    pub measured_wall_s: f64,
     pub total_events: u64,
     pub peak_rss_mb: f64,
 }
@@ -226,6 +269,7 @@ impl IoReport {
                 die,
             },
             flash_ops,
+            flash_die_ops: e.die_ops - s.die_ops,
             flash_page_reads: page_reads,
             flash_page_programs: page_programs,
             flash_block_erases: block_erases,
@@ -237,7 +281,20 @@ impl IoReport {
             trace_hash: m.trace_hash,
             wall_s: m.wall_s,
             events_per_wall_s: m.total_events as f64 / wall,
-            flash_ops_per_wall_s: (e.page_reads + e.page_programs + e.block_erases) as f64 / wall,
+            speed: SpeedReport {
+                measured: Speed::of(
+                    m.measured_wall_s,
+                    e.events - s.events,
+                    flash_ops,
+                    e.die_ops - s.die_ops,
+                ),
+                whole_command: Speed::of(
+                    m.wall_s,
+                    m.total_events,
+                    e.page_reads + e.page_programs + e.block_erases,
+                    e.die_ops,
+                ),
+            },
             peak_rss_mb: m.peak_rss_mb,
         }
     }
@@ -319,13 +376,14 @@ impl IoReport {
                 ),
             ),
             (
-                "flash ops (reads + programs + erases)".into(),
+                "flash ops per plane (reads + programs + erases); die ops".into(),
                 format!(
-                    "{} ({} + {} + {})",
+                    "{} ({} + {} + {}); {}",
                     self.flash_ops,
                     self.flash_page_reads,
                     self.flash_page_programs,
-                    self.flash_block_erases
+                    self.flash_block_erases,
+                    self.flash_die_ops
                 ),
             ),
             (
@@ -347,11 +405,21 @@ impl IoReport {
                 ),
             ),
             (
-                "events / flash ops per wall second".into(),
+                "per wall s, measured: events / plane ops / die ops".into(),
                 format!(
-                    "{:.2} M / {:.2} M",
-                    self.events_per_wall_s / 1e6,
-                    self.flash_ops_per_wall_s / 1e6
+                    "{:.2} M / {:.2} M / {:.2} M",
+                    self.speed.measured.events_per_wall_s / 1e6,
+                    self.speed.measured.plane_ops_per_wall_s / 1e6,
+                    self.speed.measured.die_ops_per_wall_s / 1e6
+                ),
+            ),
+            (
+                "per wall s, whole command: events / plane ops / die ops".into(),
+                format!(
+                    "{:.2} M / {:.2} M / {:.2} M",
+                    self.speed.whole_command.events_per_wall_s / 1e6,
+                    self.speed.whole_command.plane_ops_per_wall_s / 1e6,
+                    self.speed.whole_command.die_ops_per_wall_s / 1e6
                 ),
             ),
             ("peak RSS".into(), format!("{:.0} MB", self.peak_rss_mb)),

@@ -7,12 +7,7 @@ use std::path::{Path, PathBuf};
 mod common;
 use common::{fails_naming, nearflash};
 
-const WALL_CLOCK_FIELDS: &[&str] = &[
-    "wall_s",
-    "events_per_wall_s",
-    "flash_ops_per_wall_s",
-    "peak_rss_mb",
-];
+const WALL_CLOCK_FIELDS: &[&str] = &["wall_s", "events_per_wall_s", "speed", "peak_rss_mb"];
 
 fn run_json(dir: &Path, name: &str, args: &[&str]) -> Value {
     let path = dir.join(name);
@@ -95,12 +90,23 @@ fn report_has_every_documented_field() {
         "sim_events",
         "wall_s",
         "events_per_wall_s",
-        "flash_ops_per_wall_s",
+        "speed",
         "peak_rss_mb",
         "trace_hash",
     ] {
         assert!(r.get(key).is_some(), "missing {key}");
     }
+    // Speed is reported for the measured phase and the whole command, flash operations both
+    // per plane and per die operation, and the counts agree with the phase's figures.
+    let (m, w) = (&r["speed"]["measured"], &r["speed"]["whole_command"]);
+    assert_eq!(m["plane_ops"], r["flash_ops"]);
+    assert_eq!(m["die_ops"], r["flash_die_ops"]);
+    assert_eq!(w["sim_events"], r["sim_events"]);
+    let n = |v: &Value| v.as_u64().unwrap();
+    assert!(n(&m["die_ops"]) > 0 && n(&m["die_ops"]) <= n(&m["plane_ops"]));
+    assert!(n(&m["plane_ops"]) <= n(&w["plane_ops"]));
+    assert!(n(&m["sim_events"]) < n(&w["sim_events"]));
+    assert!(m["wall_s"].as_f64().unwrap() <= w["wall_s"].as_f64().unwrap());
     for q in ["p50", "p99", "p999", "max"] {
         assert!(r["latency_us"][q].as_f64().unwrap() > 0.0);
     }
