@@ -64,10 +64,32 @@ fn a_restricted_reproduction_writes_claims_runs_and_figures() {
         assert!(ids.contains(&id), "claim {id} missing from {ids:?}");
     }
     for c in claims {
-        for key in ["description", "paper", "ours", "unit", "note"] {
+        for key in ["description", "paper", "ours", "unit", "note", "reference"] {
             assert!(!c[key].is_null(), "claim lacks {key}: {c}");
         }
+        assert!(
+            ["paper_figure", "own_bound", "direction"].contains(&c["reference"].as_str().unwrap()),
+            "{c}"
+        );
     }
+    // Every run records how many of its instances reuse flash an earlier one still holds,
+    // and the mix claims' notes are written from those counts.
+    for r in runs {
+        assert!(
+            r["extra"]["reused_instances"].is_u64(),
+            "run lacks reused_instances: {r}"
+        );
+    }
+    let mix_note = claims
+        .iter()
+        .find(|c| c["id"] == "intra_o3_vs_inter_dy_heterogeneous")
+        .unwrap()["note"]
+        .as_str()
+        .unwrap();
+    assert!(
+        mix_note.contains("reuse flash") || mix_note.contains("flash of its own"),
+        "{mix_note}"
+    );
     assert!(v["wall_s"].as_f64().unwrap() > 0.0);
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     for fig in [

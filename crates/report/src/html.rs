@@ -62,15 +62,20 @@ impl Page {
         }
         h.push_str(
             "<h2>Claims: paper vs ours</h2><table><tr><th class=\"l\">claim</th>\
-             <th>paper</th><th>ours</th><th class=\"l\">unit</th><th class=\"l\">note</th></tr>",
+             <th>reference</th><th>ours</th><th class=\"l\">unit</th><th class=\"l\">note</th></tr>",
         );
         for c in &summary.claims {
             let _ = write!(
                 h,
-                "<tr><td class=\"l\"><b>{}</b><br>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+                "<tr><td class=\"l\"><b>{}</b><br>{}</td><td>{}{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
                 escape(&c.id),
                 escape(&c.description),
                 fmt_value(c.paper),
+                match c.reference {
+                    crate::Reference::PaperFigure => "<br><small>paper</small>",
+                    crate::Reference::OwnBound => "<br><small>our bound</small>",
+                    crate::Reference::Direction => "<br><small>paper's direction</small>",
+                },
                 fmt_value(c.ours),
                 escape(&c.unit),
                 escape(&c.note)
@@ -127,6 +132,7 @@ mod tests {
                 ours: 80.5,
                 unit: "%".into(),
                 note: "why".into(),
+                reference: crate::Reference::PaperFigure,
             }],
             runs: vec![],
             wall_s: 1.0,

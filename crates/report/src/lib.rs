@@ -18,7 +18,7 @@ pub mod html;
 mod summary;
 pub mod svg;
 
-pub use summary::{Claim, LatencyMs, Run, Summary};
+pub use summary::{Claim, LatencyMs, Reference, Run, Summary};
 
 /// Why a report could not be written.
 #[derive(Debug, thiserror::Error)]

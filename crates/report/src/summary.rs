@@ -3,6 +3,21 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// What a claim's `paper` value is.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Reference {
+    /// A figure the paper prints (or reads off one of its plots).
+    #[default]
+    PaperFigure,
+    /// A bound we set ourselves (an acceptance bound or an analytic limit of our own
+    /// model): the paper prints no number to compare with.
+    OwnBound,
+    /// The paper states only a direction ("converges to 1", "more on the controller");
+    /// `paper` encodes that direction, not a measurement.
+    Direction,
+}
+
 /// One headline claim of a paper next to what the simulator measured.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Claim {
@@ -15,8 +30,12 @@ pub struct Claim {
     pub ours: f64,
     /// e.g. `%`, `x`, `MB/s`.
     pub unit: String,
-    /// Why ours differs, or what the comparison rests on.
+    /// Why ours differs, or what the comparison rests on — written from the measured runs,
+    /// so it cannot go stale.
     pub note: String,
+    /// Whether `paper` is a paper figure, our own bound, or a direction.
+    #[serde(default)]
+    pub reference: Reference,
 }
 
 impl Claim {
@@ -93,6 +112,7 @@ mod tests {
                 ours: 1.0,
                 unit: "x".into(),
                 note: "n".into(),
+                reference: Reference::OwnBound,
             }],
             runs: vec![Run {
                 system: "s".into(),

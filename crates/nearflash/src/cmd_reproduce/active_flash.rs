@@ -26,7 +26,7 @@ use nearflash_activeflash::{
 };
 use nearflash_report::html::{Page, Section};
 use nearflash_report::svg::{LineChart, Series};
-use nearflash_report::{Claim, LatencyMs, Run, Summary};
+use nearflash_report::{Claim, LatencyMs, Reference, Run, Summary};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -350,6 +350,7 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
                 model.p,
                 model.s * model.p
             ),
+            reference: Reference::PaperFigure,
         },
         Claim {
             id: "model_saving_at_full_host_utilization".into(),
@@ -359,6 +360,7 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
             ours: e100 * 100.0,
             unit: "%".into(),
             note: "ΔE(1) = (1 − s·p)/s: the controller takes 1/s of the work.".into(),
+            reference: Reference::PaperFigure,
         },
         Claim {
             id: "model_slowdown_at_full_host_utilization".into(),
@@ -370,6 +372,7 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
                 "S(x) = s·c(x) as the paper defines it: 1 at x = 1, {:.2} at x = 0.6.",
                 model.slowdown(0.6)?
             ),
+            reference: Reference::Direction,
         },
         Claim {
             id: "model_saving_light_computation".into(),
@@ -381,6 +384,7 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
             note: "1 − s·p: with the whole computation on the controller. Gap: the paper's \
                    power values are not printed (see the first claim)."
                 .into(),
+            reference: Reference::PaperFigure,
         },
         Claim {
             id: "fig2_foreground_limit_io_only".into(),
@@ -399,6 +403,7 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
                 FULLY_COMPRESSED * 100.0,
                 m.cfg.controller_io_depth
             ),
+            reference: Reference::PaperFigure,
         },
         Claim {
             id: "fig2_foreground_limit_with_compute".into(),
@@ -415,6 +420,7 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
                 m.cfg.compress_host_cycles_per_byte,
                 model_limit_mb_s(&m.cfg)
             ),
+            reference: Reference::PaperFigure,
         },
         Claim {
             id: "fig3_throughput_peak_controller_share".into(),
@@ -430,6 +436,7 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
                 peak.throughput_mb_s,
                 model.balanced_split() * 100.0
             ),
+            reference: Reference::PaperFigure,
         },
         Claim {
             id: "fig3_energy_minimum_controller_share".into(),
@@ -442,6 +449,7 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
             note: "The paper gives a direction, not a value; energy falls monotonically with \
                    the controller's share because s·p < 1."
                 .into(),
+            reference: Reference::Direction,
         },
     ];
     let mut runs = Vec::new();

@@ -212,6 +212,12 @@ fn to_run(m: &Measured) -> Run {
             ),
             ("trace_hash".to_string(), serde_json::json!(r.trace_hash)),
             ("events".to_string(), serde_json::json!(r.events)),
+            // Instances placed on flash an earlier instance still holds (their write locks
+            // wait for it): the device cannot hold every instance at once.
+            (
+                "reused_instances".to_string(),
+                serde_json::json!(r.reused_instances),
+            ),
             (
                 "lwp_utilization".to_string(),
                 serde_json::json!(r.lwp_utilization),

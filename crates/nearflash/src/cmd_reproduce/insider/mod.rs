@@ -365,6 +365,7 @@ fn functional(
         fidelity: "functional".into(),
         seed: args.seed,
         claims: vec![nearflash_report::Claim {
+            reference: nearflash_report::Reference::OwnBound,
             id: "apps_verified".into(),
             description: "applications whose output through the runtime equals the reference"
                 .into(),
