@@ -301,8 +301,10 @@ fn bad_config_fields_are_named() {
         ..NvmeConfig::default()
     })
     .contains("nvme.queue_pairs"));
-    let mut link = LinkConfig::default();
-    link.lanes = 5;
+    let link = LinkConfig {
+        lanes: 5,
+        ..LinkConfig::default()
+    };
     assert!(e(NvmeConfig {
         link,
         ..NvmeConfig::default()
