@@ -9,8 +9,8 @@ pub enum AccelError {
     #[error("accel.{field}: {reason}")]
     Config { field: &'static str, reason: String },
 
-    #[error("host.{field}: {reason}")]
-    Host { field: &'static str, reason: String },
+    #[error(transparent)]
+    Host(#[from] nearflash_host::HostError),
 
     #[error(
         "unknown system `{name}`; expected one of: simd, inter-st, inter-dy, intra-io, intra-o3"

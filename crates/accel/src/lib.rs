@@ -21,7 +21,6 @@ pub mod ddr_cache;
 pub mod energy;
 pub mod error;
 pub mod functional;
-pub mod host;
 pub mod layout;
 pub mod machine;
 pub mod openmp;
@@ -41,7 +40,9 @@ pub use chain::{Chain, Shape, Unit};
 pub use config::AccelConfig;
 pub use error::AccelError;
 pub use functional::{Fault, InstanceCheck};
-pub use host::HostConfig;
+/// The host moved to `nearflash-host`; `crate::host::HostConfig` still names it.
+use nearflash_host::config as host;
+pub use nearflash_host::HostConfig;
 pub use report::RunReport;
 pub use run::{
     run_workload, run_workload_functional, verified, Fidelity, FunctionalRun, RunSpec,

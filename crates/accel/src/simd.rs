@@ -22,7 +22,6 @@
 use crate::config::AccelConfig;
 use crate::energy::{Category, EnergyMeter};
 use crate::error::AccelError;
-use crate::host::HostConfig;
 use crate::openmp::{self, Share};
 use crate::plan::{KernelPlan, DDR_LINE_BYTES};
 use crate::report::{InstanceReport, LatencySummaryMs, PhaseInterval, RunReport};
@@ -32,6 +31,7 @@ use crate::ssd::Ssd;
 use crate::workload::instances;
 use nearflash_flash::FlashConfig;
 use nearflash_ftl::{BlockOp, FtlConfig};
+use nearflash_host::HostConfig;
 use nearflash_kernels::{build, Access, Dataset, KernelDesc, ScreenPlan};
 use nearflash_sim::{SimDuration, SimTime};
 use std::collections::BTreeMap;

@@ -207,10 +207,10 @@ impl Default for InsiderConfig {
 
 /// The `insider` preset's `[host]` table (the storage stack and copy costs of §5.2's host;
 /// reasoning in `configs/insider.toml`); tests and defaults use it.
-pub fn insider_host() -> nearflash_accel::HostConfig {
-    nearflash_accel::HostConfig {
+pub fn insider_host() -> nearflash_host::HostConfig {
+    nearflash_host::HostConfig {
         copy_ns_per_4kib: 400,
         copies_per_direction: 1,
-        ..nearflash_accel::HostConfig::default()
+        ..nearflash_host::HostConfig::default()
     }
 }

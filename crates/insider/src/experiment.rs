@@ -22,9 +22,9 @@ use crate::config::{EngineKind, InsiderConfig};
 use crate::error::InsiderError;
 use crate::runtime::{MachineSpec, ProgramSpec, Runtime};
 use crate::stream::Direction;
-use nearflash_accel::HostConfig;
 use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
+use nearflash_host::HostConfig;
 use nearflash_iscapps::apps::PassThrough;
 
 /// The application's buffer per read or write call: INSIDER's runtime buffer size

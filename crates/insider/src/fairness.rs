@@ -12,7 +12,7 @@ use crate::config::InsiderConfig;
 use crate::error::InsiderError;
 use crate::runtime::{MachineSpec, ProgramSpec, Runtime};
 use crate::stream::Direction;
-use nearflash_accel::HostConfig;
+use nearflash_host::HostConfig;
 use nearflash_sim::{SimDuration, SimTime};
 use nearflash_stream::WorkCost;
 

@@ -4,9 +4,9 @@
 //! the host components and the discrete Intel 750 NVMe SSD. The SSD's flash, channels and
 //! firmware are the `[ssd_flash]` / `[ssd_ftl]` preset tables (the project's own device).
 //! Every field carries its unit; each value cites its source or is marked as an assumption.
+//! (Moved here from `crates/accel/src/host.rs`: the host is shared by every system.)
 
-use crate::energy::{power_pair, Blame};
-use crate::error::AccelError;
+use crate::error::HostError;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -68,8 +68,8 @@ impl Default for HostConfig {
 }
 
 impl HostConfig {
-    pub fn validate(&self) -> Result<(), AccelError> {
-        let err = |field: &'static str, reason: &str| AccelError::Host {
+    pub fn validate(&self) -> Result<(), HostError> {
+        let err = |field: &'static str, reason: &str| HostError::Config {
             field,
             reason: reason.to_string(),
         };
@@ -105,15 +105,20 @@ impl HostConfig {
                 "ssd_idle_power_w",
             ),
         ] {
-            power_pair(active, idle).map_err(|(which, reason)| {
-                err(
-                    match which {
-                        Blame::Active => a_name,
-                        Blame::Idle => i_name,
-                    },
-                    &reason,
-                )
-            })?;
+            if !(active.is_finite() && active > 0.0) {
+                return Err(err(
+                    a_name,
+                    &format!("must be a positive finite power in W, got {active}"),
+                ));
+            }
+            if !(idle.is_finite() && (0.0..=active).contains(&idle)) {
+                return Err(err(
+                    i_name,
+                    &format!(
+                        "must be a finite power in W between 0 and the active {active}, got {idle}"
+                    ),
+                ));
+            }
         }
         Ok(())
     }

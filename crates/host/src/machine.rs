@@ -1,0 +1,921 @@
+//! The host as a sans-IO component over a block device `D` (the conventional SSD: an NVMe
+//! front end over the FTL). `read`, `write` and `fsync` start an operation at `now`;
+//! it moves on by events (CPU work done, a block request submitted, the device's own) and
+//! ends as a [`HostCompletion`]. Nothing blocks and nothing here owns the clock.
+//!
+//! A buffered operation goes chunk by chunk (`io_request_bytes` of the file at a time), so
+//! its memory is one chunk plus read-ahead however large the operation: pages missing from
+//! the cache are reserved (evicting LRU clean pages) and read in; the data is then copied
+//! between kernel and user on a core. Writes dirty pages; beyond `dirty_background_ratio`
+//! the flusher writes back the oldest, beyond `dirty_ratio` the writer waits. `fsync` writes
+//! back the file's dirty pages, waits, then flushes the device. O_DIRECT skips the cache:
+//! after writing back (and, for writes, dropping) cached pages of its range, requests go from
+//! the user buffer straight to the device. At most `io_queue_depth` block requests are in
+//! flight; the rest wait in the stack's queue.
+
+use crate::cache::{PageCache, PageKey, PAGE_BYTES};
+use crate::config::HostConfig;
+use crate::error::HostError;
+use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest, SECTOR_BYTES};
+use nearflash_sim::{EventQueue, Model, Schedule, SimDuration, SimRng, SimTime, TraceEvent};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Page-cache and CPU parameters of the host model (the storage-stack costs are in
+/// [`HostConfig`]).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PageCacheConfig {
+    /// Assumption: 1 GiB of page cache (memory the model lets file pages use).
+    pub capacity_bytes: u64,
+    /// Read-ahead window: Linux's default `read_ahead_kb` = 128 (block/blk-settings.c
+    /// `VM_READAHEAD_PAGES`, Documentation/ABI/stable/sysfs-block).
+    pub read_ahead_bytes: u64,
+    /// Writers wait beyond this share of the cache dirty: Linux `vm.dirty_ratio` default 20
+    /// (Documentation/admin-guide/sysctl/vm.rst), applied to the cache's capacity.
+    pub dirty_ratio_percent: u32,
+    /// The flusher starts beyond this share dirty: Linux `vm.dirty_background_ratio` default
+    /// 10 (same source).
+    pub dirty_background_ratio_percent: u32,
+    /// Assumption: 100 ns of storage stack per page (page allocation, LRU insertion, adding
+    /// the page to the bio) on top of the per-request `io_stack_request_ns`.
+    pub stack_page_ns: u64,
+    /// CPU cores serving system calls, the stack and copies, FIFO: the Xeon E5-2620 v3 has 6
+    /// cores (Intel ARK).
+    pub cores: u32,
+}
+
+impl Default for PageCacheConfig {
+    fn default() -> Self {
+        PageCacheConfig {
+            capacity_bytes: 1 << 30,
+            read_ahead_bytes: 128 << 10,
+            dirty_ratio_percent: 20,
+            dirty_background_ratio_percent: 10,
+            stack_page_ns: 100,
+            cores: 6,
+        }
+    }
+}
+
+impl PageCacheConfig {
+    fn validate(&self, host: &HostConfig) -> Result<(), HostError> {
+        let err = |field: &'static str, reason: String| HostError::Config { field, reason };
+        if !host.io_request_bytes.is_multiple_of(PAGE_BYTES) {
+            return Err(err(
+                "io_request_bytes",
+                format!("the host model needs a multiple of the {PAGE_BYTES}-byte page"),
+            ));
+        }
+        if self.capacity_bytes == 0
+            || !self.capacity_bytes.is_multiple_of(PAGE_BYTES)
+            || self.capacity_bytes < 4 * (host.io_request_bytes + self.read_ahead_bytes)
+        {
+            return Err(err(
+                "capacity_bytes",
+                format!(
+                    "must be a multiple of {PAGE_BYTES} and at least 4 × (io_request_bytes + read_ahead_bytes) = {}, got {}",
+                    4 * (host.io_request_bytes + self.read_ahead_bytes),
+                    self.capacity_bytes
+                ),
+            ));
+        }
+        if !self.read_ahead_bytes.is_multiple_of(PAGE_BYTES) {
+            return Err(err(
+                "read_ahead_bytes",
+                format!("must be a multiple of {PAGE_BYTES}"),
+            ));
+        }
+        if !(1..=100).contains(&self.dirty_ratio_percent) {
+            return Err(err("dirty_ratio_percent", "must be 1..=100".into()));
+        }
+        if self.dirty_background_ratio_percent == 0
+            || self.dirty_background_ratio_percent > self.dirty_ratio_percent
+        {
+            return Err(err(
+                "dirty_background_ratio_percent",
+                "must be at least 1 and at most dirty_ratio_percent".into(),
+            ));
+        }
+        if self.cores == 0 {
+            return Err(err("cores", "must be at least 1".into()));
+        }
+        Ok(())
+    }
+
+    pub fn dirty_limit_bytes(&self) -> u64 {
+        self.capacity_bytes / 100 * u64::from(self.dirty_ratio_percent)
+    }
+
+    pub fn dirty_background_bytes(&self) -> u64 {
+        self.capacity_bytes / 100 * u64::from(self.dirty_background_ratio_percent)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OpId(pub u64);
+
+/// A run of a file on the block device: `len` bytes at `dev_offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    pub dev_offset: u64,
+    pub len: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpFlags {
+    /// O_DIRECT: bypass the page cache.
+    pub direct: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Read,
+    Write,
+    Fsync,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostCompletion {
+    pub op: OpId,
+    pub kind: OpKind,
+    pub file: FileId,
+    pub offset: u64,
+    pub len: u64,
+    pub submitted: SimTime,
+    pub completed: SimTime,
+    pub result: Result<(), HostError>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostStats {
+    pub syscalls: u64,
+    /// Pages a buffered operation found in the cache (up to date or being read in).
+    pub hits: u64,
+    /// Pages a buffered operation had to read in.
+    pub misses: u64,
+    pub readahead_pages: u64,
+    pub writeback_pages: u64,
+    pub evictions: u64,
+    pub cache_bytes_max: u64,
+    /// The most bytes dirty or under write-back at once.
+    pub dirty_bytes_max: u64,
+    pub throttled_writes: u64,
+    pub copy_bytes: u64,
+    pub direct_bytes: u64,
+    pub device_requests: u64,
+    pub device_in_flight_max: u32,
+    pub cpu_busy_ns: u64,
+}
+
+/// The host's events, with the block device's own wrapped in `Device`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostEvent<E> {
+    Device(E),
+    /// An operation's CPU work (system call entry, a copy) is done.
+    Cpu(u64),
+    /// The stack has built a block request; it joins the queue to the device.
+    Submit(u64),
+}
+
+impl<E: TraceEvent> TraceEvent for HostEvent<E> {
+    fn hash_word(&self) -> u64 {
+        const HOST: u64 = 0x48 << 56;
+        match *self {
+            HostEvent::Device(ref e) => e.hash_word(),
+            HostEvent::Cpu(op) => HOST | 1 << 48 ^ op,
+            HostEvent::Submit(io) => HOST | 2 << 48 ^ io,
+        }
+    }
+}
+
+struct File {
+    extents: Vec<Extent>,
+    size: u64,
+    /// Where the next sequential read starts (read-ahead follows sequential streams).
+    seq_next: u64,
+}
+
+impl File {
+    /// Device offset of file byte `offset`, and the bytes contiguous from there.
+    fn map(&self, mut offset: u64) -> (u64, u64) {
+        for e in &self.extents {
+            if offset < e.len {
+                return (e.dev_offset + offset, e.len - offset);
+            }
+            offset -= e.len;
+        }
+        unreachable!("offsets are checked against the file's size")
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Syscall,
+    /// Waiting for the chunk's pages (reads in flight, or memory to reserve).
+    Pages,
+    Copy,
+    /// A writer over the dirty limit.
+    Throttled,
+    /// fsync / O_DIRECT waiting for the range's dirty pages to be written back.
+    Unwritten,
+    /// Waiting for its own block requests (O_DIRECT, fsync's flush).
+    Io,
+}
+
+struct Op {
+    kind: OpKind,
+    file: FileId,
+    offset: u64,
+    len: u64,
+    direct: bool,
+    pos: u64,
+    chunk_end: u64,
+    /// Pages of this file below this index have been counted as hits or misses.
+    counted_to: u64,
+    stage: Stage,
+    waiting: u32,
+    /// Pages a writer holds until its copy lands in them.
+    pinned: Vec<PageKey>,
+    error: Option<HostError>,
+    submitted: SimTime,
+}
+
+enum Purpose {
+    Fetch(Vec<PageKey>),
+    Writeback(Vec<PageKey>),
+    Op(u64),
+}
+
+struct Io {
+    req: BlockRequest,
+    purpose: Purpose,
+}
+
+pub struct Host<D> {
+    cfg: HostConfig,
+    cache_cfg: PageCacheConfig,
+    dev: D,
+    cores_free_at: Vec<SimTime>,
+    files: Vec<File>,
+    cache: PageCache,
+    ops: BTreeMap<u64, Op>,
+    next_op: u64,
+    ios: BTreeMap<u64, Io>,
+    next_io: u64,
+    ready: VecDeque<u64>,
+    in_flight: u32,
+    page_waiters: BTreeMap<PageKey, Vec<u64>>,
+    /// Operations to retry when pages become clean or free.
+    blocked: Vec<u64>,
+    stats: HostStats,
+    dev_done: Vec<BlockCompletion>,
+    completions: Vec<HostCompletion>,
+}
+
+impl<D: BlockDevice> Host<D> {
+    pub fn new(cfg: HostConfig, cache_cfg: PageCacheConfig, dev: D) -> Result<Self, HostError> {
+        cfg.validate()?;
+        cache_cfg.validate(&cfg)?;
+        if dev.is_functional() {
+            return Err(HostError::FunctionalDevice);
+        }
+        Ok(Host {
+            cores_free_at: vec![SimTime::ZERO; cache_cfg.cores as usize],
+            cache: PageCache::new(cache_cfg.capacity_bytes / PAGE_BYTES),
+            cfg,
+            cache_cfg,
+            dev,
+            files: Vec::new(),
+            ops: BTreeMap::new(),
+            next_op: 0,
+            ios: BTreeMap::new(),
+            next_io: 0,
+            ready: VecDeque::new(),
+            in_flight: 0,
+            page_waiters: BTreeMap::new(),
+            blocked: Vec::new(),
+            stats: HostStats::default(),
+            dev_done: Vec::new(),
+            completions: Vec::new(),
+        })
+    }
+
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    pub fn stats(&self) -> HostStats {
+        HostStats {
+            evictions: self.cache.evictions(),
+            ..self.stats
+        }
+    }
+
+    pub fn cache(&self) -> &PageCache {
+        &self.cache
+    }
+
+    /// Operations started and not yet taken as completions.
+    pub fn outstanding(&self) -> usize {
+        self.ops.len() + self.completions.len()
+    }
+
+    /// Declares a file laid out as `extents` on the device (page-aligned, within capacity).
+    pub fn add_file(&mut self, extents: Vec<Extent>) -> Result<FileId, HostError> {
+        let capacity = self.dev.capacity_bytes();
+        for (index, e) in extents.iter().enumerate() {
+            let bad = |reason: &str| HostError::Extent {
+                index,
+                reason: reason.into(),
+            };
+            if e.len == 0
+                || !e.len.is_multiple_of(PAGE_BYTES)
+                || !e.dev_offset.is_multiple_of(PAGE_BYTES)
+            {
+                return Err(bad("offset and length must be non-zero multiples of 4096"));
+            }
+            if e.dev_offset
+                .checked_add(e.len)
+                .is_none_or(|end| end > capacity)
+            {
+                return Err(bad("lies beyond the device's capacity"));
+            }
+        }
+        let size = extents.iter().map(|e| e.len).sum();
+        let id = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
+        self.files.push(File {
+            extents,
+            size,
+            seq_next: 0,
+        });
+        Ok(FileId(id))
+    }
+
+    pub fn read<S: Schedule<HostEvent<D::Event>>>(
+        &mut self,
+        file: FileId,
+        offset: u64,
+        len: u64,
+        flags: OpFlags,
+        q: &mut S,
+    ) -> Result<OpId, HostError> {
+        self.start(OpKind::Read, file, offset, len, flags, q)
+    }
+
+    pub fn write<S: Schedule<HostEvent<D::Event>>>(
+        &mut self,
+        file: FileId,
+        offset: u64,
+        len: u64,
+        flags: OpFlags,
+        q: &mut S,
+    ) -> Result<OpId, HostError> {
+        self.start(OpKind::Write, file, offset, len, flags, q)
+    }
+
+    /// Writes back the file's dirty pages, waits for them, then flushes the device.
+    pub fn fsync<S: Schedule<HostEvent<D::Event>>>(
+        &mut self,
+        file: FileId,
+        q: &mut S,
+    ) -> Result<OpId, HostError> {
+        let size = self.file(file)?.size;
+        self.start(OpKind::Fsync, file, 0, size, OpFlags::default(), q)
+    }
+
+    fn file(&self, file: FileId) -> Result<&File, HostError> {
+        self.files
+            .get(file.0 as usize)
+            .ok_or(HostError::NoSuchFile(file.0))
+    }
+
+    fn start<S: Schedule<HostEvent<D::Event>>>(
+        &mut self,
+        kind: OpKind,
+        file: FileId,
+        offset: u64,
+        len: u64,
+        flags: OpFlags,
+        q: &mut S,
+    ) -> Result<OpId, HostError> {
+        let size = self.file(file)?.size;
+        if kind != OpKind::Fsync {
+            if len == 0 {
+                return Err(HostError::Empty);
+            }
+            if offset.checked_add(len).is_none_or(|end| end > size) {
+                return Err(HostError::BeyondFile { offset, len, size });
+            }
+            if flags.direct
+                && (!offset.is_multiple_of(SECTOR_BYTES) || !len.is_multiple_of(SECTOR_BYTES))
+            {
+                return Err(HostError::DirectUnaligned { offset, len });
+            }
+        }
+        let id = self.next_op;
+        self.next_op += 1;
+        self.ops.insert(
+            id,
+            Op {
+                kind,
+                file,
+                offset,
+                len,
+                direct: flags.direct,
+                pos: offset,
+                chunk_end: offset,
+                counted_to: 0,
+                stage: Stage::Syscall,
+                waiting: 0,
+                pinned: Vec::new(),
+                error: None,
+                submitted: q.now(),
+            },
+        );
+        self.stats.syscalls += 1;
+        let at = self.cpu(q.now(), self.cfg.syscall_ns);
+        q.schedule_at(at, HostEvent::Cpu(id));
+        Ok(OpId(id))
+    }
+
+    /// Runs `ns` of work on the earliest free core; returns when it is done.
+    fn cpu(&mut self, now: SimTime, ns: u64) -> SimTime {
+        let core = (0..self.cores_free_at.len())
+            .min_by_key(|&c| self.cores_free_at[c])
+            .expect("at least one core");
+        let start = self.cores_free_at[core].max(now);
+        self.cores_free_at[core] = start + SimDuration::from_ns(ns);
+        self.stats.cpu_busy_ns += ns;
+        self.cores_free_at[core]
+    }
+
+    /// Handles one of the host's events at `q.now()`.
+    pub fn handle_event<S: Schedule<HostEvent<D::Event>>>(
+        &mut self,
+        ev: HostEvent<D::Event>,
+        q: &mut S,
+        rng: &mut SimRng,
+    ) {
+        match ev {
+            HostEvent::Device(e) => self.dev.handle(e, &mut q.map(HostEvent::Device), rng),
+            HostEvent::Cpu(op) => self.cpu_done(op, q),
+            HostEvent::Submit(io) => {
+                self.ready.push_back(io);
+                self.pump(q);
+            }
+        }
+        self.drain_device(q);
+        self.stats.cache_bytes_max = self.stats.cache_bytes_max.max(self.cache.bytes());
+        self.stats.dirty_bytes_max = self.stats.dirty_bytes_max.max(self.cache.unwritten_bytes());
+        assert!(self.cache.bytes() <= self.cache.capacity_bytes());
+    }
+
+    pub fn take_completions(&mut self, out: &mut Vec<HostCompletion>) {
+        out.append(&mut self.completions);
+    }
+
+    fn cpu_done<S: Schedule<HostEvent<D::Event>>>(&mut self, id: u64, q: &mut S) {
+        let op = self.ops.get_mut(&id).expect("a CPU event names a live op");
+        match (op.stage, op.kind, op.direct) {
+            (Stage::Syscall, OpKind::Fsync, _) | (Stage::Syscall, _, true) => {
+                op.stage = Stage::Unwritten;
+                self.unwritten(id, q);
+            }
+            (Stage::Syscall, _, false) => self.next_chunk(id, q),
+            (Stage::Copy, _, _) => {
+                op.pos = op.chunk_end;
+                if op.kind == OpKind::Write {
+                    self.balance_dirty(q);
+                    if self.cache.unwritten_bytes() > self.cache_cfg.dirty_limit_bytes() {
+                        let op = self.ops.get_mut(&id).expect("live");
+                        op.stage = Stage::Throttled;
+                        self.stats.throttled_writes += 1;
+                        self.blocked.push(id);
+                        return;
+                    }
+                }
+                self.next_chunk(id, q);
+            }
+            (stage, kind, _) => unreachable!("no CPU work in {stage:?} of a {kind:?}"),
+        }
+    }
+
+    /// Starts (or resumes) the op's next chunk: finds, reserves and reads in its pages.
+    fn next_chunk<S: Schedule<HostEvent<D::Event>>>(&mut self, id: u64, q: &mut S) {
+        let op = self.ops.get_mut(&id).expect("live");
+        let end = op.offset + op.len;
+        if op.pos == end {
+            self.finish(id, q.now());
+            return;
+        }
+        let chunk = self.cfg.io_request_bytes;
+        op.chunk_end = end.min((op.pos / chunk + 1) * chunk);
+        op.stage = Stage::Pages;
+        let (kind, file, pos, chunk_end) = (op.kind, op.file.0, op.pos, op.chunk_end);
+        for key in std::mem::take(&mut op.pinned) {
+            self.cache.unpin(key);
+        }
+        let mut pinned = Vec::new();
+        let mut counted_to = op.counted_to;
+        let mut fetch = Vec::new();
+        let mut waiting = 0u32;
+        let mut short_of_memory = false;
+        for index in pos / PAGE_BYTES..chunk_end.div_ceil(PAGE_BYTES) {
+            let key = PageKey { file, index };
+            let count = index >= counted_to;
+            match self.cache.touch(key) {
+                Some(s) if s.uptodate => self.stats.hits += u64::from(count),
+                Some(_) => {
+                    self.stats.hits += u64::from(count);
+                    self.page_waiters.entry(key).or_default().push(id);
+                    waiting += 1;
+                }
+                None => {
+                    if !self.cache.reserve(key) {
+                        short_of_memory = true;
+                        break;
+                    }
+                    let (page_start, page_end) = (index * PAGE_BYTES, (index + 1) * PAGE_BYTES);
+                    let whole = kind == OpKind::Write
+                        && page_start >= self.ops[&id].offset
+                        && page_end <= self.ops[&id].offset + self.ops[&id].len;
+                    if whole {
+                        // A write covering the whole page needs no read.
+                        self.cache.set_uptodate(key);
+                    } else {
+                        self.stats.misses += u64::from(count);
+                        self.page_waiters.entry(key).or_default().push(id);
+                        fetch.push(key);
+                        waiting += 1;
+                    }
+                }
+            }
+            if kind == OpKind::Write {
+                self.cache.pin(key);
+                pinned.push(key);
+            }
+            counted_to = counted_to.max(index + 1);
+        }
+        let op = self.ops.get_mut(&id).expect("live");
+        op.pinned = pinned;
+        op.counted_to = counted_to;
+        op.waiting += waiting;
+        self.fetch(fetch, q);
+        if kind == OpKind::Read {
+            self.read_ahead(id, q);
+        }
+        if short_of_memory {
+            // Every page is pinned: write back to free some and retry when one frees.
+            self.writeback(None, 0, q);
+            self.blocked.push(id);
+        } else if waiting == 0 {
+            self.copy(id, q);
+        }
+    }
+
+    /// A sequential reader's next `read_ahead_bytes`, read in ahead of need (best effort:
+    /// stops when memory is short).
+    fn read_ahead<S: Schedule<HostEvent<D::Event>>>(&mut self, id: u64, q: &mut S) {
+        let op = &self.ops[&id];
+        let file = &self.files[op.file.0 as usize];
+        if op.offset != file.seq_next {
+            return;
+        }
+        let from = op.chunk_end.div_ceil(PAGE_BYTES);
+        let to = (op.chunk_end + self.cache_cfg.read_ahead_bytes)
+            .min(file.size)
+            .div_ceil(PAGE_BYTES);
+        let fid = op.file.0;
+        let mut fetch = Vec::new();
+        for index in from..to {
+            let key = PageKey { file: fid, index };
+            if self.cache.state(key).is_some() {
+                continue;
+            }
+            if !self.cache.reserve(key) {
+                break;
+            }
+            fetch.push(key);
+        }
+        self.stats.readahead_pages += fetch.len() as u64;
+        self.fetch(fetch, q);
+    }
+
+    fn copy<S: Schedule<HostEvent<D::Event>>>(&mut self, id: u64, q: &mut S) {
+        let op = self.ops.get_mut(&id).expect("live");
+        if op.error.is_some() {
+            self.finish(id, q.now());
+            return;
+        }
+        let (kind, file, pos, chunk_end) = (op.kind, op.file.0, op.pos, op.chunk_end);
+        if kind == OpKind::Write {
+            // The pinned pages are all here; the copy lands in them: dirty, unpinned.
+            for key in std::mem::take(&mut op.pinned) {
+                self.cache.set_dirty(key);
+                self.cache.unpin(key);
+            }
+            assert_eq!(
+                chunk_end.div_ceil(PAGE_BYTES) - pos / PAGE_BYTES,
+                (pos / PAGE_BYTES..chunk_end.div_ceil(PAGE_BYTES))
+                    .filter(|&index| self
+                        .cache
+                        .state(PageKey { file, index })
+                        .is_some_and(|s| s.dirty))
+                    .count() as u64,
+                "every page of the chunk is dirty"
+            );
+        }
+        self.ops.get_mut(&id).expect("live").stage = Stage::Copy;
+        let bytes = chunk_end - pos;
+        self.stats.copy_bytes += bytes;
+        let at = self.cpu(q.now(), self.cfg.copy_ns(bytes));
+        q.schedule_at(at, HostEvent::Cpu(id));
+    }
+
+    /// Reads `pages` (sorted) in: one block request per device-contiguous run.
+    fn fetch<S: Schedule<HostEvent<D::Event>>>(&mut self, pages: Vec<PageKey>, q: &mut S) {
+        for run in self.runs(&pages) {
+            self.request(BlockOp::Read, run.0, run.1, Purpose::Fetch(run.2), q);
+        }
+    }
+
+    /// Groups sorted pages into device-contiguous runs of at most `io_request_bytes`.
+    fn runs(&self, pages: &[PageKey]) -> Vec<(u64, u64, Vec<PageKey>)> {
+        let mut runs: Vec<(u64, u64, Vec<PageKey>)> = Vec::new();
+        for &key in pages {
+            let (dev, _) = self.files[key.file as usize].map(key.index * PAGE_BYTES);
+            match runs.last_mut() {
+                Some((start, len, keys))
+                    if *start + *len == dev
+                        && keys.last().is_some_and(|k| k.file == key.file)
+                        && *len + PAGE_BYTES <= self.cfg.io_request_bytes =>
+                {
+                    *len += PAGE_BYTES;
+                    keys.push(key);
+                }
+                _ => runs.push((dev, PAGE_BYTES, vec![key])),
+            }
+        }
+        runs
+    }
+
+    /// The stack builds a block request (its CPU cost per request and per page), then
+    /// queues it for the device.
+    fn request<S: Schedule<HostEvent<D::Event>>>(
+        &mut self,
+        op: BlockOp,
+        offset_bytes: u64,
+        len_bytes: u64,
+        purpose: Purpose,
+        q: &mut S,
+    ) {
+        let io = self.next_io;
+        self.next_io += 1;
+        let pages = len_bytes.div_ceil(PAGE_BYTES);
+        let ns = self.cfg.io_stack_request_ns + pages * self.cache_cfg.stack_page_ns;
+        self.ios.insert(
+            io,
+            Io {
+                req: BlockRequest {
+                    id: io,
+                    op,
+                    offset_bytes,
+                    len_bytes,
+                    data: Vec::new(),
+                },
+                purpose,
+            },
+        );
+        let at = self.cpu(q.now(), ns);
+        q.schedule_at(at, HostEvent::Submit(io));
+    }
+
+    /// Submits queued requests while fewer than `io_queue_depth` are in flight.
+    fn pump<S: Schedule<HostEvent<D::Event>>>(&mut self, q: &mut S) {
+        while self.in_flight < self.cfg.io_queue_depth {
+            let Some(io) = self.ready.pop_front() else {
+                break;
+            };
+            let req = self.ios[&io].req.clone();
+            self.in_flight += 1;
+            self.stats.device_requests += 1;
+            self.stats.device_in_flight_max = self.stats.device_in_flight_max.max(self.in_flight);
+            self.dev.submit(req, &mut q.map(HostEvent::Device));
+        }
+        assert!(self.in_flight <= self.cfg.io_queue_depth);
+    }
+
+    fn drain_device<S: Schedule<HostEvent<D::Event>>>(&mut self, q: &mut S) {
+        loop {
+            self.dev.take_completions(&mut self.dev_done);
+            if self.dev_done.is_empty() {
+                return;
+            }
+            let done = std::mem::take(&mut self.dev_done);
+            for c in done {
+                self.device_done(c, q);
+            }
+            self.pump(q);
+        }
+    }
+
+    fn device_done<S: Schedule<HostEvent<D::Event>>>(&mut self, c: BlockCompletion, q: &mut S) {
+        let io = self
+            .ios
+            .remove(&c.id)
+            .expect("the device completes our request");
+        assert!(self.in_flight > 0);
+        self.in_flight -= 1;
+        let mut freed = false;
+        match io.purpose {
+            Purpose::Fetch(pages) => {
+                for key in pages {
+                    if c.result.is_ok() {
+                        self.cache.set_uptodate(key);
+                    } else {
+                        self.cache.remove(key);
+                    }
+                    freed = true;
+                    for op in self.page_waiters.remove(&key).unwrap_or_default() {
+                        self.page_ready(op, &c, q);
+                    }
+                }
+            }
+            Purpose::Writeback(pages) => {
+                for key in pages {
+                    self.cache.end_writeback(key);
+                }
+                freed = true;
+            }
+            Purpose::Op(id) => {
+                let op = self.ops.get_mut(&id).expect("an op's request names it");
+                if let Err(e) = &c.result {
+                    op.error.get_or_insert(HostError::Io(e.clone()));
+                }
+                op.waiting -= 1;
+                if op.waiting == 0 {
+                    self.finish(id, q.now());
+                }
+            }
+        }
+        if freed {
+            self.retry_blocked(q);
+        }
+    }
+
+    fn page_ready<S: Schedule<HostEvent<D::Event>>>(
+        &mut self,
+        id: u64,
+        c: &BlockCompletion,
+        q: &mut S,
+    ) {
+        let op = self.ops.get_mut(&id).expect("a page waiter is live");
+        if let Err(e) = &c.result {
+            op.error.get_or_insert(HostError::Io(e.clone()));
+        }
+        assert!(op.waiting > 0);
+        op.waiting -= 1;
+        if op.waiting == 0 && op.stage == Stage::Pages && !self.blocked.contains(&id) {
+            self.copy(id, q);
+        }
+    }
+
+    fn retry_blocked<S: Schedule<HostEvent<D::Event>>>(&mut self, q: &mut S) {
+        let blocked = std::mem::take(&mut self.blocked);
+        for id in blocked {
+            let op = &self.ops[&id];
+            match op.stage {
+                Stage::Pages if op.waiting > 0 => self.blocked.push(id),
+                Stage::Pages => self.next_chunk(id, q),
+                Stage::Throttled
+                    if self.cache.unwritten_bytes() > self.cache_cfg.dirty_limit_bytes() =>
+                {
+                    self.blocked.push(id)
+                }
+                Stage::Throttled => self.next_chunk(id, q),
+                Stage::Unwritten => self.unwritten(id, q),
+                stage => unreachable!("{stage:?} does not block"),
+            }
+        }
+    }
+
+    /// fsync and O_DIRECT: write back the range's dirty pages and wait; then go on.
+    fn unwritten<S: Schedule<HostEvent<D::Event>>>(&mut self, id: u64, q: &mut S) {
+        let op = &self.ops[&id];
+        let (file, first) = (op.file.0, op.offset / PAGE_BYTES);
+        let last = (op.offset + op.len).div_ceil(PAGE_BYTES).max(first + 1) - 1;
+        self.writeback(Some((file, first, last)), 0, q);
+        if self.cache.unwritten_in(file, first, last) {
+            self.blocked.push(id);
+            return;
+        }
+        let op = self.ops.get_mut(&id).expect("live");
+        op.stage = Stage::Io;
+        if op.kind == OpKind::Fsync {
+            op.waiting = 1;
+            self.request(BlockOp::Flush, 0, 0, Purpose::Op(id), q);
+            return;
+        }
+        let (kind, offset, len) = (op.kind, op.offset, op.len);
+        if kind == OpKind::Write {
+            // The device's copy is about to be newer than any cached page of the range.
+            for key in self.cache.cached_in(file, first, last) {
+                self.cache.remove(key);
+            }
+        }
+        let bop = if kind == OpKind::Read {
+            BlockOp::Read
+        } else {
+            BlockOp::Write
+        };
+        let mut pos = offset;
+        let mut n = 0;
+        while pos < offset + len {
+            let (dev, contiguous) = self.files[file as usize].map(pos);
+            let take = contiguous
+                .min(offset + len - pos)
+                .min(self.cfg.io_request_bytes);
+            self.request(bop, dev, take, Purpose::Op(id), q);
+            pos += take;
+            n += 1;
+        }
+        self.stats.direct_bytes += len;
+        self.ops.get_mut(&id).expect("live").waiting = n;
+    }
+
+    /// The flusher: above the background limit, write back until under it.
+    fn balance_dirty<S: Schedule<HostEvent<D::Event>>>(&mut self, q: &mut S) {
+        let background = self.cache_cfg.dirty_background_bytes();
+        if self.cache.dirty_bytes() > background {
+            self.writeback(None, background, q);
+        }
+    }
+
+    /// Starts write-back of dirty pages (of `range` if given) in file and page order until
+    /// no more than `until_bytes` stay dirty.
+    fn writeback<S: Schedule<HostEvent<D::Event>>>(
+        &mut self,
+        range: Option<(u32, u64, u64)>,
+        until_bytes: u64,
+        q: &mut S,
+    ) {
+        let from = range.map_or(PageKey { file: 0, index: 0 }, |(file, first, _)| PageKey {
+            file,
+            index: first,
+        });
+        let mut pages = Vec::new();
+        let mut dirty = self.cache.dirty_bytes();
+        for key in self.cache.dirty_from(from) {
+            if dirty <= until_bytes
+                || range.is_some_and(|(file, _, last)| key.file != file || key.index > last)
+            {
+                break;
+            }
+            if self.cache.state(key).is_some_and(|s| s.writeback) {
+                continue; // written again during write-back: goes once that finishes
+            }
+            pages.push(key);
+            dirty -= PAGE_BYTES;
+        }
+        for &key in &pages {
+            self.cache.start_writeback(key);
+        }
+        self.stats.writeback_pages += pages.len() as u64;
+        for run in self.runs(&pages) {
+            self.request(BlockOp::Write, run.0, run.1, Purpose::Writeback(run.2), q);
+        }
+    }
+
+    fn finish(&mut self, id: u64, now: SimTime) {
+        let op = self.ops.remove(&id).expect("an op finishes once");
+        assert_eq!(op.waiting, 0, "nothing is pending for a finished op");
+        for &key in &op.pinned {
+            self.cache.unpin(key);
+        }
+        if op.kind == OpKind::Read && !op.direct {
+            self.files[op.file.0 as usize].seq_next = op.offset + op.len;
+        }
+        self.completions.push(HostCompletion {
+            op: OpId(id),
+            kind: op.kind,
+            file: op.file,
+            offset: op.offset,
+            len: op.len,
+            submitted: op.submitted,
+            completed: now,
+            result: op.error.map_or(Ok(()), Err),
+        });
+    }
+}
+
+impl<D: BlockDevice> Model for Host<D> {
+    type Event = HostEvent<D::Event>;
+
+    fn handle(&mut self, ev: Self::Event, q: &mut EventQueue<Self::Event>, rng: &mut SimRng) {
+        self.handle_event(ev, q, rng);
+    }
+}
