@@ -24,6 +24,7 @@ fn cfg() -> FlashConfig {
         endurance_pe_cycles: 2,
         program_fail_probability: 0.0,
         erase_fail_probability: 0.0,
+        media: Default::default(),
     }
 }
 
@@ -242,4 +243,113 @@ fn power_cut_during_data_transfer_leaves_the_page_erased_and_programmable() {
     bb.submit(o, &mut q);
     let got = run(&mut bb, &mut q);
     assert_eq!(got[0].2, OpStatus::Ok);
+}
+
+/// Media errors that make every programmed page need exactly two read-retry steps: one
+/// codeword covers the page, λ = 0.5 × 131,792 bits ≈ 65,896 errors at the first read (the
+/// ECC's t = 40 fails with certainty), ≈ 659 after one step (fails), ≈ 6.6 after two
+/// (P(X > 40) < 1e-20: decodes).
+fn two_retry_media(steps_max: u32) -> FlashConfig {
+    let mut c = cfg();
+    c.media = crate::MediaConfig {
+        enabled: true,
+        rber_floor: 0.5,
+        rber_wear_coeff: 0.0,
+        rber_retention_coeff: 0.0,
+        rber_disturb_coeff: 0.0,
+        codeword_bytes: 16384,
+        correctable_bits: 40,
+        read_retry_steps_max: steps_max,
+        read_retry_rber_factor: 0.01,
+        retire_error_reads: 1,
+        ..crate::MediaConfig::default()
+    };
+    c.validate().unwrap();
+    c
+}
+
+/// Programs page 0 of block 1 on die 0, plane 0 with `0xAB`s; returns when it landed.
+fn program_page(bb: &mut Backbone, q: &mut EventQueue<FlashEvent>) -> u64 {
+    let mut o = op(OpKind::Program, 0, 0, 0b01, 1);
+    o.data = vec![0xAB; 64];
+    o.oob = vec![0xCD; 64];
+    bb.submit(o, q);
+    run(bb, q)[0].1
+}
+
+fn read_page(bb: &mut Backbone, q: &mut EventQueue<FlashEvent>) -> (u64, FlashCompletion) {
+    bb.submit(op(OpKind::Read, 0, 0, 0b01, 2), q);
+    let mut rng = SimRng::seed_from_u64(5);
+    let mut done = Vec::new();
+    let mut at = 0;
+    while let Some((t, ev)) = q.pop() {
+        bb.handle(ev, q, &mut rng, &mut done);
+        at = t.as_ns();
+    }
+    assert_eq!(done.len(), 1);
+    (at, done.pop().unwrap())
+}
+
+#[test]
+fn a_read_needing_two_retries_costs_three_times_tr_plus_transfer_on_an_idle_die() {
+    let mut bb = Backbone::new(&two_retry_media(7), Box::new(MemoryStore::new(512, 64)));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let programmed = program_page(&mut bb, &mut q);
+    let (done_at, c) = read_page(&mut bb, &mut q);
+    // Hand computation: tR = 50 us, transfer of one page + spare = 128 B at 128 B/us = 1 us;
+    // the first read and each of the 2 retries cost tR + transfer.
+    assert_eq!(c.read_retries, 2);
+    assert_eq!(done_at - programmed, 3 * (50_000 + 1_000));
+    assert_eq!(c.status, OpStatus::Ok);
+    assert_eq!(c.op.data, vec![0xAB; 64], "corrected data is the data written");
+    // The retries occupied the die and the bus as real operations.
+    let now = SimTime(done_at);
+    assert_eq!(bb.die_busy_ns(now)[0], 501_000 + 153_000);
+    assert_eq!(bb.channel_busy_ns(now)[0], 1_000 + 3_000);
+    let m = bb.media_stats().unwrap();
+    assert_eq!(m.read_retries_by_step, vec![1, 1, 0, 0, 0, 0, 0]);
+    assert_eq!(bb.stats().page_reads, 1, "retries are not extra host-visible reads");
+    assert_eq!(c.weak_planes, 0b01, "retire_error_reads = 1: the first helped read");
+}
+
+#[test]
+fn a_read_that_exhausts_its_retries_is_uncorrectable_and_its_data_is_not_trusted() {
+    let mut bb = Backbone::new(&two_retry_media(1), Box::new(MemoryStore::new(512, 64)));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let programmed = program_page(&mut bb, &mut q);
+    let (done_at, c) = read_page(&mut bb, &mut q);
+    assert_eq!(c.status, OpStatus::Uncorrectable { plane_mask: 0b01 });
+    assert_eq!(c.read_retries, 1);
+    assert_eq!(done_at - programmed, 2 * 51_000);
+    assert_ne!(c.op.data, vec![0xAB; 64], "a failed decode leaves wrong bits");
+    assert_eq!(bb.media_stats().unwrap().uncorrectable_page_reads, 1);
+}
+
+#[test]
+fn erased_pages_are_not_decoded_and_media_off_draws_no_randomness() {
+    let mut bb = Backbone::new(&two_retry_media(7), Box::new(NoStore));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let (done_at, c) = read_page(&mut bb, &mut q);
+    assert_eq!((done_at, c.read_retries, c.status), (51_000, 0, OpStatus::Ok));
+    // Media off: identical timing and status to the model without media errors.
+    let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
+    program_page(&mut bb, &mut q);
+    let (_, c) = read_page(&mut bb, &mut q);
+    assert_eq!((c.read_retries, c.status), (0, OpStatus::Ok));
+    assert!(bb.media_stats().is_none());
+}
+
+#[test]
+fn erase_resets_retention_and_read_disturb_but_wear_accumulates() {
+    let mut c = cfg();
+    c.endurance_pe_cycles = 100;
+    c.media.enabled = true;
+    c.media.initial_pe_cycles = 40;
+    c.validate().unwrap();
+    let mut bb = Backbone::new(&c, Box::new(NoStore));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    assert_eq!(bb.nand().pe_cycles(bb.geometry().block_id(DieId(0), 0, 1)), 40);
+    bb.submit(op(OpKind::Erase, 0, 0, 0b01, 1), &mut q);
+    run(&mut bb, &mut q);
+    assert_eq!(bb.nand().pe_cycles(bb.geometry().block_id(DieId(0), 0, 1)), 41);
 }
