@@ -19,7 +19,7 @@
 
 use crate::config::{FlashConfig, PLANES_PER_DIE_MAX};
 use crate::geometry::{BlockId, DieId, Geometry};
-use crate::media::{MediaState, MediaStats};
+use crate::media::{MediaState, MediaStats, Rber};
 use crate::nand::NandState;
 use crate::store::PageStore;
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime};
@@ -123,7 +123,7 @@ struct Decode {
     /// Codewords not yet decoded, as (plane index within the op) × codewords per page + cw.
     undecoded: Vec<u32>,
     /// RBER of each addressed plane's page at the first sensing.
-    rber: Vec<f64>,
+    rber: Vec<Rber>,
 }
 
 #[derive(Default)]
@@ -517,7 +517,11 @@ impl Backbone {
                         rber.push(r);
                         undecoded.extend((0..cpp).map(|cw| i as u32 * cpp + cw));
                     }
-                    None => rber.push(0.0), // erased page: nothing to decode
+                    // Erased page: nothing to decode.
+                    None => rber.push(Rber {
+                        fixed: 0.0,
+                        shift: 0.0,
+                    }),
                 }
             }
             Box::new(Decode {

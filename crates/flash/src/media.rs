@@ -28,8 +28,13 @@
 //! up to t, or "more than t" — by inverting the Poisson CDF over 0..=t, O(t) per codeword.
 //!
 //! Read-retry: a read whose codewords do not all decode is sensed again with shifted
-//! reference voltages, each step multiplying the effective RBER by `read_retry_rber_factor`;
-//! codewords already decoded are kept. After `read_retry_steps_max` steps the rest are
+//! reference voltages. Shifting the references follows threshold-voltage distributions that
+//! *moved* — retention charge loss and read-disturb charge gain, which is what Cai et al.
+//! (HPCA 2015, "retention optimized reading") recover by re-reading at the optimal voltage —
+//! but cannot narrow distributions that *widened* with wear. So each step multiplies the
+//! retention and disturb terms by `read_retry_rber_factor` and leaves ε + α·N^k alone:
+//! a worn-out block stays uncorrectable whatever the retries. Codewords already decoded are
+//! kept. After `read_retry_steps_max` steps the rest are
 //! uncorrectable. The retries themselves are real backbone operations (`backbone.rs`): each
 //! occupies the die for tR and the channel for the transfer again.
 //!
@@ -217,7 +222,7 @@ impl MediaConfig {
 
     /// The model's raw bit error rate for a page of a block with `pe_cycles`, data
     /// `retention_days` old, on a block read `reads` times since its erase.
-    pub fn rber(&self, pe_cycles: u32, retention_days: f64, reads: u64) -> f64 {
+    pub fn rber(&self, pe_cycles: u32, retention_days: f64, reads: u64) -> Rber {
         debug_assert!(retention_days >= 0.0);
         let n = f64::from(pe_cycles);
         let wear = self.rber_wear_coeff * n.powf(self.rber_wear_exponent);
@@ -227,8 +232,14 @@ impl MediaConfig {
         let disturb = self.rber_disturb_coeff
             * n.powf(self.rber_disturb_pe_exponent)
             * (reads as f64).powf(self.rber_disturb_exponent);
-        let r = (self.rber_floor + wear + retention + disturb).min(0.5);
-        assert!(r.is_finite() && r >= 0.0, "RBER {r} out of range");
+        let r = Rber {
+            fixed: self.rber_floor + wear,
+            shift: retention + disturb,
+        };
+        assert!(
+            r.fixed.is_finite() && r.shift.is_finite() && r.fixed >= 0.0 && r.shift >= 0.0,
+            "RBER {r:?} out of range"
+        );
         r
     }
 
@@ -244,9 +255,9 @@ impl MediaConfig {
         data_bits + m * t
     }
 
-    /// RBER after `step` read-retry steps.
-    pub fn rber_at_step(&self, rber: f64, step: u32) -> f64 {
-        rber * self.read_retry_rber_factor.powi(step as i32)
+    /// RBER seen by a sensing after `step` read-retry steps (at most 0.5: a coin flip).
+    pub fn rber_at_step(&self, rber: Rber, step: u32) -> f64 {
+        (rber.fixed + rber.shift * self.read_retry_rber_factor.powi(step as i32)).min(0.5)
     }
 
     /// Probability that a codeword read at `rber` holds more than t errors (the ECC fails):
@@ -260,7 +271,7 @@ impl MediaConfig {
     }
 
     /// Probability that a codeword is still uncorrectable after every retry step.
-    pub fn codeword_loss_probability(&self, rber: f64) -> f64 {
+    pub fn codeword_loss_probability(&self, rber: Rber) -> f64 {
         (0..=self.read_retry_steps_max)
             .map(|s| self.codeword_failure_probability(self.rber_at_step(rber, s)))
             .product()
@@ -279,6 +290,21 @@ impl MediaConfig {
             }
         }
         None
+    }
+}
+
+/// A page's raw bit error rate, split by what read-retry can do about it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rber {
+    /// ε + wear: widened distributions, not recovered by shifting the references.
+    pub fixed: f64,
+    /// Retention + read disturb: shifted distributions, reduced by each retry step.
+    pub shift: f64,
+}
+
+impl Rber {
+    pub fn total(&self) -> f64 {
+        (self.fixed + self.shift).min(0.5)
     }
 }
 
@@ -358,7 +384,7 @@ impl MediaState {
         page: PageId,
         pe_cycles: u32,
         now: SimTime,
-    ) -> Option<f64> {
+    ) -> Option<Rber> {
         let at = self.programmed_at_ns[page.0 as usize];
         if at == NEVER_PROGRAMMED {
             return None;
@@ -396,21 +422,26 @@ mod tests {
         let c = MediaConfig::default();
         c.validate(16384).unwrap();
         // Fresh, worn, old, disturbed: the magnitudes the defaults were sized to.
-        assert!((c.rber(0, 0.0, 0) - 5e-5).abs() < 1e-12);
-        let worn = c.rber(3000, 0.0, 0) - c.rber_floor;
+        assert!((c.rber(0, 0.0, 0).total() - 5e-5).abs() < 1e-12);
+        let worn = c.rber(3000, 0.0, 0).fixed - c.rber_floor;
         assert!((worn - 1e-3).abs() < 1e-9, "{worn}");
-        let old = c.rber(3000, 365.0, 0) - c.rber(3000, 0.0, 0);
+        let old = c.rber(3000, 365.0, 0).shift;
         assert!((old - 3e-3).abs() < 1e-5, "{old}");
-        let disturbed = c.rber(3000, 0.0, 100_000) - c.rber(3000, 0.0, 0);
+        let disturbed = c.rber(3000, 0.0, 100_000).shift;
         assert!((disturbed - 1e-3).abs() < 1e-9, "{disturbed}");
     }
 
     #[test]
-    fn rber_grows_with_wear_age_and_reads() {
+    fn rber_grows_with_wear_age_and_reads_and_retries_only_undo_the_shifts() {
         let c = MediaConfig::default();
-        assert!(c.rber(1000, 1.0, 10) < c.rber(2000, 1.0, 10));
-        assert!(c.rber(1000, 1.0, 10) < c.rber(1000, 30.0, 10));
-        assert!(c.rber(1000, 1.0, 10) < c.rber(1000, 1.0, 10_000));
+        let base = c.rber(1000, 1.0, 10).total();
+        assert!(base < c.rber(2000, 1.0, 10).total());
+        assert!(base < c.rber(1000, 30.0, 10).total());
+        assert!(base < c.rber(1000, 1.0, 10_000).total());
+        let r = c.rber(3000, 365.0, 1000);
+        assert_eq!(c.rber_at_step(r, 0), r.total());
+        assert!(c.rber_at_step(r, 3) < c.rber_at_step(r, 1));
+        assert!(c.rber_at_step(r, 60) >= r.fixed);
     }
 
     #[test]

@@ -253,9 +253,12 @@ fn two_retry_media(steps_max: u32) -> FlashConfig {
     let mut c = cfg();
     c.media = crate::MediaConfig {
         enabled: true,
-        rber_floor: 0.5,
+        // The whole RBER is a retention shift (N^0 · t^0 = 1), which retries reduce.
+        rber_floor: 0.0,
         rber_wear_coeff: 0.0,
-        rber_retention_coeff: 0.0,
+        rber_retention_coeff: 0.5,
+        rber_retention_pe_exponent: 0.0,
+        rber_retention_exponent: 0.0,
         rber_disturb_coeff: 0.0,
         codeword_bytes: 16384,
         correctable_bits: 40,
@@ -352,4 +355,89 @@ fn erase_resets_retention_and_read_disturb_but_wear_accumulates() {
     bb.submit(op(OpKind::Erase, 0, 0, 0b01, 1), &mut q);
     run(&mut bb, &mut q);
     assert_eq!(bb.nand().pe_cycles(bb.geometry().block_id(DieId(0), 0, 1)), 41);
+}
+
+/// Reads one programmed 4 KiB page (4 codewords) `reads` times on a device whose blocks start
+/// with `pe_cycles` of wear and data one year old; returns the uncorrectable fraction and the
+/// model's expectation for it.
+fn end_of_life_reads(pe_cycles: u32, reads: u32) -> (f64, f64) {
+    let mut c = cfg();
+    c.page_size_bytes = 4096;
+    c.channel_rate_mb_s = 400.0;
+    c.endurance_pe_cycles = 100_000;
+    c.media = crate::MediaConfig {
+        enabled: true,
+        initial_pe_cycles: pe_cycles,
+        retention_offset_days: 365.0,
+        // Read disturb off so that every read sees the same RBER.
+        rber_disturb_coeff: 0.0,
+        ..crate::MediaConfig::default()
+    };
+    c.validate().unwrap();
+    let mut bb = Backbone::new(&c, Box::new(NoStore));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    bb.submit(op(OpKind::Program, 0, 0, 0b01, 0), &mut q);
+    run(&mut bb, &mut q);
+    for i in 0..reads {
+        bb.submit(op(OpKind::Read, 0, 0, 0b01, u64::from(i) + 1), &mut q);
+    }
+    let mut rng = SimRng::seed_from_u64(u64::from(pe_cycles));
+    let (mut done, mut failed) = (Vec::new(), 0u32);
+    while let Some((_, ev)) = q.pop() {
+        bb.handle(ev, &mut q, &mut rng, &mut done);
+        failed += done
+            .drain(..)
+            .filter(|c| matches!(c.status, OpStatus::Uncorrectable { .. }))
+            .count() as u32;
+    }
+    let m = &c.media;
+    // Retention measured from the program (microseconds) adds nothing visible to a year.
+    let q_cw = m.codeword_loss_probability(m.rber(pe_cycles, 365.0, 0));
+    let expected = 1.0 - (1.0 - q_cw).powi(4);
+    (f64::from(failed) / f64::from(reads), expected)
+}
+
+#[test]
+fn past_rated_endurance_the_uncorrectable_rate_rises_as_the_model_says() {
+    let reads = 2000;
+    let mut last = -1.0;
+    for pe in [3000, 5000, 5500, 6000, 6500] {
+        let (rate, expected) = end_of_life_reads(pe, reads);
+        let sigma = (expected * (1.0 - expected) / f64::from(reads)).sqrt();
+        assert!(
+            (rate - expected).abs() <= 5.0 * sigma + 1e-3,
+            "P/E {pe}: measured {rate}, model {expected}"
+        );
+        assert!(rate >= last, "P/E {pe}: {rate} after {last}");
+        last = rate;
+    }
+    // At the rated 3000 cycles nothing is lost (retries undo a year of retention); by 6500
+    // nearly half the reads of a 4-codeword page are.
+    assert_eq!(end_of_life_reads(3000, 500).0, 0.0);
+    assert!(last > 0.4, "{last}");
+}
+
+#[test]
+fn same_seed_same_media_counts_different_seed_different_draws() {
+    let stats = |seed: u64| {
+        let mut c = two_retry_media(7);
+        c.media.rber_retention_coeff = 4.6 / c.media.codeword_bits() as f64;
+        c.media.read_retry_rber_factor = 0.9;
+        let mut bb = Backbone::new(&c, Box::new(NoStore));
+        let mut q: EventQueue<FlashEvent> = EventQueue::new();
+        bb.submit(op(OpKind::Program, 0, 0, 0b01, 0), &mut q);
+        run(&mut bb, &mut q);
+        for i in 0..200 {
+            bb.submit(op(OpKind::Read, 0, 0, 0b01, i + 1), &mut q);
+        }
+        let mut rng = SimRng::seed_from_u64(seed);
+        let mut done = Vec::new();
+        while let Some((_, ev)) = q.pop() {
+            bb.handle(ev, &mut q, &mut rng, &mut done);
+        }
+        bb.media_stats().unwrap().clone()
+    };
+    assert_eq!(stats(3), stats(3));
+    assert_ne!(stats(3), stats(4));
+    assert!(stats(3).bits_corrected > 0);
 }

@@ -268,7 +268,8 @@ impl Device {
 
     /// Functional fidelity: checks each page of a read completion belongs to `lgn` and hands
     /// (page index, page data) to `sink`. Returns the pages (bit k) that failed: garbage, a
-    /// page of another group, or one recorded as lost.
+    /// page of another group, one recorded as lost, or one the ECC could not correct (never
+    /// handed on, whatever its spare area says).
     pub(super) fn for_each_read_page(
         &self,
         c: &FlashCompletion,
@@ -280,8 +281,16 @@ impl Device {
         let channel = self.layout.geo.channel_of(c.op.die);
         let gp = u64::from(self.layout.group_pages());
         let mut failed = 0u64;
+        let uncorrectable = match c.status {
+            OpStatus::Uncorrectable { plane_mask } => plane_mask,
+            _ => 0,
+        };
         for (i, l) in c.op.plane_iter().enumerate() {
             let k = self.layout.page_index(channel, l);
+            if uncorrectable & (1 << l) != 0 {
+                failed |= 1 << k;
+                continue;
+            }
             let data = &c.op.data[i * ps..(i + 1) * ps];
             let rec = OobRecord::decode(data, &c.op.oob[i * os..(i + 1) * os]);
             match rec {
@@ -327,7 +336,8 @@ impl Device {
         let Job::Read(r) = self.jobs.get(id) else {
             unreachable!()
         };
-        let seg = r.seg;
+        let (seg, pgn) = (r.seg, r.pgn);
+        self.on_media_read(&c, pgn);
         if self.functional {
             let spp = self.sectors_per_page();
             let mut out = std::mem::take(&mut self.reqs.get_mut(seg.req).data);
@@ -335,10 +345,15 @@ impl Device {
                 copy_overlap(k, spp, page, seg, &mut out);
             });
             self.reqs.get_mut(seg.req).data = out;
-            if failed != 0 {
+            if failed != 0 && !matches!(c.status, OpStatus::Uncorrectable { .. }) {
                 self.stats.integrity_errors += 1;
                 self.reqs.get_mut(seg.req).result = Err(IoError::Integrity);
             }
+        }
+        if matches!(c.status, OpStatus::Uncorrectable { .. }) {
+            // In either fidelity: the ECC, not the checksum, knows the page is wrong.
+            self.stats.uncorrectable_reads += 1;
+            self.reqs.get_mut(seg.req).result = Err(IoError::Uncorrectable);
         }
         let Job::Read(r) = self.jobs.get_mut(id) else {
             unreachable!()
@@ -486,6 +501,7 @@ impl Device {
         match w.phase {
             WritePhase::ReadOld => {
                 let lgn = w.seg.lgn;
+                self.on_media_read(&c, w.old.expect("old group"));
                 if self.functional {
                     let ps = self.layout.geo.page_size_bytes as usize;
                     let Job::Write(w) = self.jobs.get_mut(id) else {
@@ -557,6 +573,33 @@ impl Device {
     pub(super) fn on_program_failure(&mut self, pgn: Pgn) {
         let sb = self.layout.sb_of(pgn);
         self.stats.program_failures += 1;
+        self.sbs.set_retiring(sb, true);
+        self.close_superblock(sb);
+    }
+
+    /// A data read completed: a block it found weak (too many reads needed read-retry or
+    /// failed) is retired like a block that failed a program — marked bad, its superblock
+    /// closed and collected first, the block replaced by a spare at the erase.
+    pub(super) fn on_media_read(&mut self, c: &FlashCompletion, pgn: Pgn) {
+        if c.weak_planes == 0 {
+            return;
+        }
+        let sb = self.layout.sb_of(pgn);
+        for p in (0..8u32).filter(|p| c.weak_planes & (1 << p) != 0) {
+            let b = self
+                .layout
+                .geo
+                .block_id(c.op.die, p, c.op.plane_blocks[p as usize]);
+            debug_assert_eq!(
+                self.remap.block_id(&self.layout, sb, self.layout.geo.channel_of(c.op.die), p),
+                b,
+                "a data read addresses its superblock's member"
+            );
+            if !self.bb.nand().is_bad(b) {
+                self.bb.nand_mut().mark_bad(b);
+                self.stats.media_blocks_retired += 1;
+            }
+        }
         self.sbs.set_retiring(sb, true);
         self.close_superblock(sb);
     }
