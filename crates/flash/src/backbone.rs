@@ -120,8 +120,9 @@ struct Slot {
 struct Decode {
     /// Retry steps taken so far.
     step: u32,
-    /// Codewords not yet decoded, as (plane index within the op) × codewords per page + cw.
-    undecoded: Vec<u32>,
+    /// Codewords not yet decoded: (plane index within the op × codewords per page + cw,
+    /// its fixed errors — the same at every step — or `None` when they alone exceed t).
+    undecoded: Vec<(u32, Option<u32>)>,
     /// RBER of each addressed plane's page at the first sensing.
     rber: Vec<Rber>,
 }
@@ -506,6 +507,7 @@ impl Backbone {
         let slot = self.slots[id as usize].as_mut().expect("live op slot");
         let op = &slot.op;
         let decode = slot.decode.get_or_insert_with(|| {
+            let cfg = &media.cfg;
             let mut rber = Vec::new();
             let mut undecoded = Vec::new();
             for (i, p) in op.plane_iter().enumerate() {
@@ -515,7 +517,10 @@ impl Backbone {
                 match media.page_rber(b, page, pe, now) {
                     Some(r) => {
                         rber.push(r);
-                        undecoded.extend((0..cpp).map(|cw| i as u32 * cpp + cw));
+                        for cw in 0..cpp {
+                            let fixed = cfg.draw_codeword_errors(r.fixed.min(0.5), rng);
+                            undecoded.push((i as u32 * cpp + cw, fixed));
+                        }
                     }
                     // Erased page: nothing to decode.
                     None => rber.push(Rber {
@@ -532,10 +537,15 @@ impl Backbone {
         });
         let cfg = &media.cfg;
         let step = decode.step;
-        decode.undecoded.retain(|&cw| {
-            let rber = cfg.rber_at_step(decode.rber[(cw / cpp) as usize], step);
-            match cfg.draw_codeword_errors(rber, rng) {
-                Some(bits) => {
+        let t = cfg.correctable_bits;
+        decode.undecoded.retain(|&(cw, fixed)| {
+            let Some(fixed) = fixed else {
+                return true; // worn out: no reference shift brings it back
+            };
+            let shift = cfg.shift_at_step(decode.rber[(cw / cpp) as usize], step);
+            match cfg.draw_errors_up_to(shift, t - fixed, rng) {
+                Some(fresh) => {
+                    let bits = fixed + fresh;
                     media.stats.bits_corrected += u64::from(bits);
                     media.stats.codewords_corrected += u64::from(bits > 0);
                     false
@@ -564,7 +574,7 @@ impl Backbone {
         let decode = slot.decode.as_ref().expect("decoded read");
         let planes: Vec<u32> = slot.op.plane_iter().collect();
         let mut uncorrectable = 0u8;
-        for &cw in &decode.undecoded {
+        for &(cw, _) in &decode.undecoded {
             let i = (cw / cpp) as usize;
             uncorrectable |= 1 << planes[i];
             if slot.op.data.is_empty() {

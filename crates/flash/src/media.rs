@@ -31,10 +31,13 @@
 //! reference voltages. Shifting the references follows threshold-voltage distributions that
 //! *moved* — retention charge loss and read-disturb charge gain, which is what Cai et al.
 //! (HPCA 2015, "retention optimized reading") recover by re-reading at the optimal voltage —
-//! but cannot narrow distributions that *widened* with wear. So each step multiplies the
-//! retention and disturb terms by `read_retry_rber_factor` and leaves ε + α·N^k alone:
-//! a worn-out block stays uncorrectable whatever the retries. Codewords already decoded are
-//! kept. After `read_retry_steps_max` steps the rest are
+//! but cannot narrow distributions that *widened* with wear. So a codeword's errors are split:
+//! the fixed part (ε + α·N^k: cells whose threshold voltage lies in the wrong window) is drawn
+//! once per read and is the same at every retry step — the same cells are still wrong; the
+//! shift part (retention + disturb) is drawn again at each step, its rate multiplied by
+//! `read_retry_rber_factor` per step. A codeword decodes at the first step where the two
+//! together are at most t; a worn-out codeword (fixed part > t) stays uncorrectable whatever
+//! the retries. Codewords already decoded are kept. After `read_retry_steps_max` steps the rest are
 //! uncorrectable. The retries themselves are real backbone operations (`backbone.rs`): each
 //! occupies the die for tR and the channel for the transfer again.
 //!
@@ -257,7 +260,13 @@ impl MediaConfig {
 
     /// RBER seen by a sensing after `step` read-retry steps (at most 0.5: a coin flip).
     pub fn rber_at_step(&self, rber: Rber, step: u32) -> f64 {
-        (rber.fixed + rber.shift * self.read_retry_rber_factor.powi(step as i32)).min(0.5)
+        (rber.fixed + self.shift_at_step(rber, step)).min(0.5)
+    }
+
+    /// The shift part of the RBER after `step` retry steps (the total kept at most 0.5).
+    pub fn shift_at_step(&self, rber: Rber, step: u32) -> f64 {
+        (rber.shift * self.read_retry_rber_factor.powi(step as i32))
+            .min((0.5 - rber.fixed).max(0.0))
     }
 
     /// Probability that a codeword read at `rber` holds more than t errors (the ECC fails):
@@ -270,20 +279,37 @@ impl MediaConfig {
         (1.0 - cdf).clamp(0.0, 1.0)
     }
 
-    /// Probability that a codeword is still uncorrectable after every retry step.
+    /// Probability that a codeword is still uncorrectable after every retry step: its fixed
+    /// errors j exceed t, or for every step s its fresh shift errors exceed t − j.
     pub fn codeword_loss_probability(&self, rber: Rber) -> f64 {
-        (0..=self.read_retry_steps_max)
-            .map(|s| self.codeword_failure_probability(self.rber_at_step(rber, s)))
-            .product()
+        let n = self.codeword_bits() as f64;
+        let t = self.correctable_bits;
+        let lambda_fixed = n * rber.fixed.min(0.5);
+        let cdf = |lambda: f64, up_to: u32| -> f64 {
+            (0..=up_to).map(|k| poisson_pmf(lambda, k)).sum::<f64>().min(1.0)
+        };
+        let mut loss = 1.0 - cdf(lambda_fixed, t);
+        for j in 0..=t {
+            let every_step_fails: f64 = (0..=self.read_retry_steps_max)
+                .map(|s| 1.0 - cdf(n * self.shift_at_step(rber, s), t - j))
+                .product();
+            loss += poisson_pmf(lambda_fixed, j) * every_step_fails;
+        }
+        loss.clamp(0.0, 1.0)
     }
 
     /// Draws the bit errors of one codeword read at `rber`: `Some(count)` if the ECC
     /// corrects them (count ≤ t), `None` if there are more than t.
     pub fn draw_codeword_errors(&self, rber: f64, rng: &mut SimRng) -> Option<u32> {
+        self.draw_errors_up_to(rber, self.correctable_bits, rng)
+    }
+
+    /// Draws Poisson(codeword bits × `rber`) errors: `Some(count)` if at most `limit`.
+    pub fn draw_errors_up_to(&self, rber: f64, limit: u32, rng: &mut SimRng) -> Option<u32> {
         let lambda = rber * self.codeword_bits() as f64;
         let u = unit_f64(rng);
         let mut cdf = 0.0;
-        for k in 0..=self.correctable_bits {
+        for k in 0..=limit {
             cdf += poisson_pmf(lambda, k);
             if u < cdf {
                 return Some(k);

@@ -131,6 +131,7 @@ impl Device {
                         pending: 0,
                         failed: false,
                         lost: 0,
+                        merge_error: None,
                         old: None,
                         dest: None,
                         seq: 0,
@@ -501,7 +502,14 @@ impl Device {
         match w.phase {
             WritePhase::ReadOld => {
                 let lgn = w.seg.lgn;
+                let touched = self.touched_pages(w.seg.first_sector, w.seg.sectors);
                 self.on_media_read(&c, w.old.expect("old group"));
+                let uncorrectable = self.uncorrectable_pages(&c);
+                if uncorrectable & touched != 0 {
+                    if let Job::Write(w) = self.jobs.get_mut(id) {
+                        w.merge_error = Some(IoError::Uncorrectable);
+                    }
+                }
                 if self.functional {
                     let ps = self.layout.geo.page_size_bytes as usize;
                     let Job::Write(w) = self.jobs.get_mut(id) else {
@@ -525,6 +533,9 @@ impl Device {
                     };
                     w.buf = buf;
                     w.lost |= failed & untouched;
+                    if failed & !untouched & !uncorrectable != 0 && w.merge_error.is_none() {
+                        w.merge_error = Some(IoError::Integrity);
+                    }
                 }
                 let Job::Write(w) = self.jobs.get_mut(id) else {
                     unreachable!()
@@ -533,7 +544,13 @@ impl Device {
                 if w.pending == 0 {
                     let old = w.old.expect("old group");
                     self.unpin(old, q);
-                    self.write_alloc(id, q);
+                    let Job::Write(w) = self.jobs.get(id) else {
+                        unreachable!()
+                    };
+                    match w.merge_error.clone() {
+                        Some(e) => self.fail_write(id, e, q),
+                        None => self.write_alloc(id, q),
+                    }
                 }
             }
             WritePhase::Program => {
@@ -575,6 +592,31 @@ impl Device {
         self.stats.program_failures += 1;
         self.sbs.set_retiring(sb, true);
         self.close_superblock(sb);
+    }
+
+    /// The group pages (bit k) of a read completion that the ECC could not correct.
+    fn uncorrectable_pages(&self, c: &FlashCompletion) -> u64 {
+        let OpStatus::Uncorrectable { plane_mask } = c.status else {
+            return 0;
+        };
+        let channel = self.layout.geo.channel_of(c.op.die);
+        (0..8u32)
+            .filter(|l| plane_mask & (1 << l) != 0)
+            .fold(0, |m, l| m | 1 << self.layout.page_index(channel, l))
+    }
+
+    /// Ends a write segment with `e` before it programmed anything: the group keeps its old
+    /// version.
+    fn fail_write(&mut self, id: u32, e: IoError, q: &mut impl Schedule<Event>) {
+        let Job::Write(w) = self.jobs.remove(id) else {
+            unreachable!()
+        };
+        if e == IoError::Uncorrectable {
+            self.stats.uncorrectable_reads += 1;
+        }
+        self.reqs.get_mut(w.seg.req).result = Err(e);
+        self.release_lock(w.seg.lgn, q);
+        self.finish_segment(w.seg.req, q);
     }
 
     /// A data read completed: a block it found weak (too many reads needed read-retry or
