@@ -50,7 +50,9 @@ pub enum IoError {
     Integrity,
     /// A flash page of the request held more bit errors than the ECC corrects, after every
     /// read-retry step: the device returns this instead of the wrong data.
-    #[error("uncorrectable read: a flash page held more bit errors than ECC and read-retry correct")]
+    #[error(
+        "uncorrectable read: a flash page held more bit errors than ECC and read-retry correct"
+    )]
     Uncorrectable,
 }
 

@@ -594,7 +594,9 @@ impl Backbone {
         let mut weak = 0u8;
         if helped {
             for &p in &planes {
-                let b = self.geo.block_id(slot.op.die, p, slot.op.plane_blocks[p as usize]);
+                let b = self
+                    .geo
+                    .block_id(slot.op.die, p, slot.op.plane_blocks[p as usize]);
                 if media.on_error_read(b) {
                     weak |= 1 << p;
                 }

@@ -140,7 +140,10 @@ impl MediaConfig {
         for (field, v) in [
             ("flash.media.rber_floor", self.rber_floor),
             ("flash.media.rber_wear_coeff", self.rber_wear_coeff),
-            ("flash.media.rber_retention_coeff", self.rber_retention_coeff),
+            (
+                "flash.media.rber_retention_coeff",
+                self.rber_retention_coeff,
+            ),
             ("flash.media.rber_disturb_coeff", self.rber_disturb_coeff),
         ] {
             if !(v.is_finite() && (0.0..=0.5).contains(&v)) {
@@ -161,7 +164,10 @@ impl MediaConfig {
                 "flash.media.rber_disturb_pe_exponent",
                 self.rber_disturb_pe_exponent,
             ),
-            ("flash.media.rber_disturb_exponent", self.rber_disturb_exponent),
+            (
+                "flash.media.rber_disturb_exponent",
+                self.rber_disturb_exponent,
+            ),
         ] {
             if !(v.is_finite() && (0.0..=4.0).contains(&v)) {
                 return Err(invalid(field, format!("must be within 0..=4, got {v}")));
@@ -286,7 +292,10 @@ impl MediaConfig {
         let t = self.correctable_bits;
         let lambda_fixed = n * rber.fixed.min(0.5);
         let cdf = |lambda: f64, up_to: u32| -> f64 {
-            (0..=up_to).map(|k| poisson_pmf(lambda, k)).sum::<f64>().min(1.0)
+            (0..=up_to)
+                .map(|k| poisson_pmf(lambda, k))
+                .sum::<f64>()
+                .min(1.0)
         };
         let mut loss = 1.0 - cdf(lambda_fixed, t);
         for j in 0..=t {
@@ -415,8 +424,8 @@ impl MediaState {
         if at == NEVER_PROGRAMMED {
             return None;
         }
-        let age_days = now.as_ns().saturating_sub(at) as f64 / NS_PER_DAY
-            + self.cfg.retention_offset_days;
+        let age_days =
+            now.as_ns().saturating_sub(at) as f64 / NS_PER_DAY + self.cfg.retention_offset_days;
         Some(self.cfg.rber(
             pe_cycles,
             age_days,
@@ -479,7 +488,10 @@ mod tests {
             assert!(e.contains(field), "{e}");
         };
         bad(|c| c.rber_floor = f64::NAN, "flash.media.rber_floor");
-        bad(|c| c.rber_wear_exponent = -1.0, "flash.media.rber_wear_exponent");
+        bad(
+            |c| c.rber_wear_exponent = -1.0,
+            "flash.media.rber_wear_exponent",
+        );
         bad(|c| c.codeword_bytes = 8, "flash.media.codeword_bytes");
         bad(|c| c.correctable_bits = 0, "flash.media.correctable_bits");
         bad(|c| c.read_retry_steps_max = 1000, "read_retry_steps_max");
@@ -517,7 +529,10 @@ mod tests {
         }
         let rate = f64::from(failed) / f64::from(draws);
         let sigma = (expected * (1.0 - expected) / f64::from(draws)).sqrt();
-        assert!((rate - expected).abs() < 5.0 * sigma, "{rate} vs {expected}");
+        assert!(
+            (rate - expected).abs() < 5.0 * sigma,
+            "{rate} vs {expected}"
+        );
         // The corrected counts are the Poisson truncated at t: mean a little below λ.
         let mean = bits as f64 / ok as f64;
         assert!((29.0..33.0).contains(&mean), "{mean}");

@@ -304,15 +304,26 @@ fn a_read_needing_two_retries_costs_three_times_tr_plus_transfer_on_an_idle_die(
     assert_eq!(c.read_retries, 2);
     assert_eq!(done_at - programmed, 3 * (50_000 + 1_000));
     assert_eq!(c.status, OpStatus::Ok);
-    assert_eq!(c.op.data, vec![0xAB; 64], "corrected data is the data written");
+    assert_eq!(
+        c.op.data,
+        vec![0xAB; 64],
+        "corrected data is the data written"
+    );
     // The retries occupied the die and the bus as real operations.
     let now = SimTime(done_at);
     assert_eq!(bb.die_busy_ns(now)[0], 501_000 + 153_000);
     assert_eq!(bb.channel_busy_ns(now)[0], 1_000 + 3_000);
     let m = bb.media_stats().unwrap();
     assert_eq!(m.read_retries_by_step, vec![1, 1, 0, 0, 0, 0, 0]);
-    assert_eq!(bb.stats().page_reads, 1, "retries are not extra host-visible reads");
-    assert_eq!(c.weak_planes, 0b01, "retire_error_reads = 1: the first helped read");
+    assert_eq!(
+        bb.stats().page_reads,
+        1,
+        "retries are not extra host-visible reads"
+    );
+    assert_eq!(
+        c.weak_planes, 0b01,
+        "retire_error_reads = 1: the first helped read"
+    );
 }
 
 #[test]
@@ -324,7 +335,11 @@ fn a_read_that_exhausts_its_retries_is_uncorrectable_and_its_data_is_not_trusted
     assert_eq!(c.status, OpStatus::Uncorrectable { plane_mask: 0b01 });
     assert_eq!(c.read_retries, 1);
     assert_eq!(done_at - programmed, 2 * 51_000);
-    assert_ne!(c.op.data, vec![0xAB; 64], "a failed decode leaves wrong bits");
+    assert_ne!(
+        c.op.data,
+        vec![0xAB; 64],
+        "a failed decode leaves wrong bits"
+    );
     assert_eq!(bb.media_stats().unwrap().uncorrectable_page_reads, 1);
 }
 
@@ -333,7 +348,10 @@ fn erased_pages_are_not_decoded_and_media_off_draws_no_randomness() {
     let mut bb = Backbone::new(&two_retry_media(7), Box::new(NoStore));
     let mut q: EventQueue<FlashEvent> = EventQueue::new();
     let (done_at, c) = read_page(&mut bb, &mut q);
-    assert_eq!((done_at, c.read_retries, c.status), (51_000, 0, OpStatus::Ok));
+    assert_eq!(
+        (done_at, c.read_retries, c.status),
+        (51_000, 0, OpStatus::Ok)
+    );
     // Media off: identical timing and status to the model without media errors.
     let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
     program_page(&mut bb, &mut q);
@@ -351,10 +369,16 @@ fn erase_resets_retention_and_read_disturb_but_wear_accumulates() {
     c.validate().unwrap();
     let mut bb = Backbone::new(&c, Box::new(NoStore));
     let mut q: EventQueue<FlashEvent> = EventQueue::new();
-    assert_eq!(bb.nand().pe_cycles(bb.geometry().block_id(DieId(0), 0, 1)), 40);
+    assert_eq!(
+        bb.nand().pe_cycles(bb.geometry().block_id(DieId(0), 0, 1)),
+        40
+    );
     bb.submit(op(OpKind::Erase, 0, 0, 0b01, 1), &mut q);
     run(&mut bb, &mut q);
-    assert_eq!(bb.nand().pe_cycles(bb.geometry().block_id(DieId(0), 0, 1)), 41);
+    assert_eq!(
+        bb.nand().pe_cycles(bb.geometry().block_id(DieId(0), 0, 1)),
+        41
+    );
 }
 
 /// Reads one programmed 4 KiB page (4 codewords) `reads` times on a device whose blocks start

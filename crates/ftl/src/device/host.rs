@@ -633,7 +633,8 @@ impl Device {
                 .geo
                 .block_id(c.op.die, p, c.op.plane_blocks[p as usize]);
             debug_assert_eq!(
-                self.remap.block_id(&self.layout, sb, self.layout.geo.channel_of(c.op.die), p),
+                self.remap
+                    .block_id(&self.layout, sb, self.layout.geo.channel_of(c.op.die), p),
                 b,
                 "a data read addresses its superblock's member"
             );

@@ -51,7 +51,10 @@ fn blocks_whose_reads_keep_needing_retries_are_retired_and_replaced_by_spares() 
     assert!(s.media_blocks_retired > 0, "{s:?}");
     assert!(s.blocks_remapped > 0, "{s:?}");
     let m = h.dev.backbone().media_stats().unwrap();
-    assert!(m.read_retries_by_step[0] > 0 && m.uncorrectable_page_reads == 0, "{m:?}");
+    assert!(
+        m.read_retries_by_step[0] > 0 && m.uncorrectable_page_reads == 0,
+        "{m:?}"
+    );
     // Retries recovered every read: no read failed, whatever GC moved.
     assert!(
         h.errors.iter().all(|(op, _)| *op == BlockOp::Write),
