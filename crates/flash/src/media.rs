@@ -259,7 +259,7 @@ impl MediaConfig {
         let data_bits = u64::from(self.codeword_bytes) * 8;
         let t = u64::from(self.correctable_bits);
         let m = (1..64u64)
-            .find(|&m| (1u64 << m) - 1 >= data_bits + m * t)
+            .find(|&m| (1u64 << m) > data_bits + m * t)
             .expect("validated codeword sizes fit GF(2^63)");
         data_bits + m * t
     }
