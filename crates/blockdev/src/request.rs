@@ -48,6 +48,12 @@ pub enum IoError {
     NoSpace,
     #[error("integrity error: physical data failed its checksum or belongs to another page")]
     Integrity,
+    /// A flash page of the request held more bit errors than the ECC corrects, after every
+    /// read-retry step: the device returns this instead of the wrong data.
+    #[error(
+        "uncorrectable read: a flash page held more bit errors than ECC and read-retry correct"
+    )]
+    Uncorrectable,
 }
 
 #[derive(Clone, Debug)]

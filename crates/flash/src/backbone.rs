@@ -11,11 +11,15 @@
 //! utilization fall out of these events; nothing is computed in closed form.
 //!
 //! Faults: injected program/erase failures and wear-out turn blocks bad and are reported in
-//! the completion; a power cut (`power_cut`) tears the pages of programs and erases that were
+//! the completion; with `[flash.media]` on, every read is decoded by the controller's ECC
+//! when its transfer ends (`media.rs`), and a read that does not decode is sensed again
+//! (read-retry: the die stays held, each step costs another tR and another transfer) until it
+//! does or the steps run out (`OpStatus::Uncorrectable`, the codeword's data left corrupt); a power cut (`power_cut`) tears the pages of programs and erases that were
 //! in progress, leaving garbage that only checksums can expose.
 
 use crate::config::{FlashConfig, PLANES_PER_DIE_MAX};
 use crate::geometry::{BlockId, DieId, Geometry};
+use crate::media::{MediaState, MediaStats, Rber};
 use crate::nand::NandState;
 use crate::store::PageStore;
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime};
@@ -67,12 +71,23 @@ pub enum OpStatus {
     Failed {
         plane_mask: u8,
     },
+    /// Read only: bit `p` set ⇒ plane `p`'s page held a codeword the ECC could not correct
+    /// after every read-retry step; its data is wrong and must not reach the host.
+    Uncorrectable {
+        plane_mask: u8,
+    },
 }
 
 #[derive(Debug)]
 pub struct FlashCompletion {
     pub op: FlashOp,
     pub status: OpStatus,
+    /// Read-retry steps the read needed (0 without media errors).
+    pub read_retries: u32,
+    /// Bit `p` set ⇒ this read made plane `p`'s block weak: it reached
+    /// `flash.media.retire_error_reads` reads that needed a retry or failed. The firmware
+    /// should retire it.
+    pub weak_planes: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +110,21 @@ struct Slot {
     /// Program planes whose block was already bad when the program reached the die: the
     /// chip reports a program failure for them and their pages are left untouched.
     refused: u8,
+    /// Read: planes whose block this read made weak (see `FlashCompletion::weak_planes`).
+    weak: u8,
+    /// Read with media errors on: the ECC's progress over the read's codewords.
+    decode: Option<Box<Decode>>,
+}
+
+/// The controller's ECC state for one read across its retry steps.
+struct Decode {
+    /// Retry steps taken so far.
+    step: u32,
+    /// Codewords not yet decoded: (plane index within the op × codewords per page + cw,
+    /// its fixed errors — the same at every step — or `None` when they alone exceed t).
+    undecoded: Vec<(u32, Option<u32>)>,
+    /// RBER of each addressed plane's page at the first sensing.
+    rber: Vec<Rber>,
 }
 
 #[derive(Default)]
@@ -144,6 +174,8 @@ pub struct Backbone {
     erase_latency: SimDuration,
     stats: FlashStats,
     in_flight: usize,
+    /// Media error model, when `[flash.media]` is enabled.
+    media: Option<MediaState>,
 }
 
 fn latency_table(base_us: f64, by_type: &Option<Vec<f64>>) -> Vec<SimDuration> {
@@ -165,8 +197,15 @@ impl Backbone {
             *t = SimDuration::from_ns(cfg.command_overhead_ns)
                 + SimDuration::from_us_f64(bytes / cfg.channel_rate_mb_s);
         }
+        let mut nand = NandState::new(&geo);
+        nand.age(cfg.media.initial_pe_cycles);
+        let media = cfg
+            .media
+            .enabled
+            .then(|| MediaState::new(&cfg.media, geo.block_count(), geo.page_count()));
         Backbone {
-            nand: NandState::new(&geo),
+            nand,
+            media,
             dies: (0..geo.die_count()).map(|_| Server::default()).collect(),
             channels: (0..geo.channels).map(|_| Server::default()).collect(),
             geo,
@@ -212,6 +251,11 @@ impl Backbone {
 
     pub fn stats(&self) -> &FlashStats {
         &self.stats
+    }
+
+    /// What the ECC and read-retry did; `None` when media errors are off.
+    pub fn media_stats(&self) -> Option<&MediaStats> {
+        self.media.as_ref().map(|m| &m.stats)
     }
 
     /// Operations submitted and not yet completed.
@@ -265,6 +309,8 @@ impl Backbone {
             op,
             phase: Phase::Queued,
             refused: 0,
+            weak: 0,
+            decode: None,
         };
         let id = match self.free_slots.pop() {
             Some(id) => {
@@ -373,7 +419,7 @@ impl Backbone {
     ) {
         match ev {
             FlashEvent::DieDone(die) => self.on_die_done(die, q, rng, done),
-            FlashEvent::ChannelDone(ch) => self.on_channel_done(ch, q, done),
+            FlashEvent::ChannelDone(ch) => self.on_channel_done(ch, q, rng, done),
         }
     }
 
@@ -390,11 +436,12 @@ impl Backbone {
         debug_assert_eq!(self.slot(id).phase, Phase::DieWork);
         match self.slot(id).op.kind {
             OpKind::Read => {
+                self.sense(id);
                 self.load_register(id);
                 self.request_bus(id, q);
             }
             OpKind::Program => {
-                let status = self.land_program(id, rng);
+                let status = self.land_program(id, q.now(), rng);
                 self.finish(id, status, q, done);
             }
             OpKind::Erase => {
@@ -408,6 +455,7 @@ impl Backbone {
         &mut self,
         ch: u32,
         q: &mut impl Schedule<FlashEvent>,
+        rng: &mut SimRng,
         done: &mut Vec<FlashCompletion>,
     ) {
         let now = q.now();
@@ -417,8 +465,19 @@ impl Backbone {
         self.start_channel(ch, q);
         match self.slot(id).op.kind {
             OpKind::Read => {
-                self.stats.page_reads += u64::from(self.slot(id).op.planes());
-                self.finish(id, OpStatus::Ok, q, done);
+                if self.slot(id).decode.as_ref().is_none_or(|d| d.step == 0) {
+                    self.stats.page_reads += u64::from(self.slot(id).op.planes());
+                }
+                match self.decode(id, q.now(), rng) {
+                    Some(status) => self.finish(id, status, q, done),
+                    None => {
+                        // Read-retry: the die (still held) senses the page again with shifted
+                        // references, then the register crosses the bus again.
+                        let (page, die) = (self.slot(id).op.page, self.slot(id).op.die.0);
+                        self.slot(id).phase = Phase::DieWork;
+                        q.schedule_in(self.read_latency(page), FlashEvent::DieDone(die));
+                    }
+                }
             }
             OpKind::Program => {
                 let page = self.slot(id).op.page;
@@ -427,6 +486,132 @@ impl Backbone {
                 q.schedule_in(self.program_latency(page), FlashEvent::DieDone(die));
             }
             OpKind::Erase => unreachable!("erases do not use the bus"),
+        }
+    }
+
+    /// Media errors: a sensing (first read or retry step) disturbs every addressed block.
+    fn sense(&mut self, id: u32) {
+        let Some(media) = self.media.as_mut() else {
+            return;
+        };
+        let op = &self.slots[id as usize].as_ref().expect("live op slot").op;
+        for p in op.plane_iter() {
+            media.on_sense(self.geo.block_id(op.die, p, op.plane_blocks[p as usize]));
+        }
+    }
+
+    /// The ECC decodes the read's codewords that are still undecoded at the current retry
+    /// step. Returns the read's status when it is done, `None` when it needs another step.
+    fn decode(&mut self, id: u32, now: SimTime, rng: &mut SimRng) -> Option<OpStatus> {
+        let Some(media) = self.media.as_mut() else {
+            return Some(OpStatus::Ok);
+        };
+        let cpp = media.codewords_per_page(self.geo.page_size_bytes);
+        let slot = self.slots[id as usize].as_mut().expect("live op slot");
+        let op = &slot.op;
+        let decode = slot.decode.get_or_insert_with(|| {
+            let cfg = &media.cfg;
+            let mut rber = Vec::new();
+            let mut undecoded = Vec::new();
+            for (i, p) in op.plane_iter().enumerate() {
+                let b = self.geo.block_id(op.die, p, op.plane_blocks[p as usize]);
+                let page = self.geo.page_id(b, op.page);
+                let pe = self.nand.pe_cycles(b);
+                match media.page_rber(b, page, pe, now) {
+                    Some(r) => {
+                        rber.push(r);
+                        for cw in 0..cpp {
+                            let fixed = cfg.draw_codeword_errors(r.fixed.min(0.5), rng);
+                            undecoded.push((i as u32 * cpp + cw, fixed));
+                        }
+                    }
+                    // Erased page: nothing to decode.
+                    None => rber.push(Rber {
+                        fixed: 0.0,
+                        shift: 0.0,
+                    }),
+                }
+            }
+            Box::new(Decode {
+                step: 0,
+                undecoded,
+                rber,
+            })
+        });
+        let cfg = &media.cfg;
+        let step = decode.step;
+        let t = cfg.correctable_bits;
+        decode.undecoded.retain(|&(cw, fixed)| {
+            let Some(fixed) = fixed else {
+                return true; // worn out: no reference shift brings it back
+            };
+            let shift = cfg.shift_at_step(decode.rber[(cw / cpp) as usize], step);
+            match cfg.draw_errors_up_to(shift, t - fixed, rng) {
+                Some(fresh) => {
+                    let bits = fixed + fresh;
+                    media.stats.bits_corrected += u64::from(bits);
+                    media.stats.codewords_corrected += u64::from(bits > 0);
+                    false
+                }
+                None => true,
+            }
+        });
+        if !decode.undecoded.is_empty() && step < cfg.read_retry_steps_max {
+            decode.step += 1;
+            media.stats.read_retries_by_step[step as usize] += 1;
+            return None;
+        }
+        Some(self.finish_decode(id, rng))
+    }
+
+    /// Ends a read's decoding: planes with a codeword left undecoded are uncorrectable and
+    /// their data is left as the failed decode leaves it (wrong); blocks of reads that needed
+    /// help count towards their retirement.
+    fn finish_decode(&mut self, id: u32, rng: &mut SimRng) -> OpStatus {
+        let media = self.media.as_mut().expect("media on");
+        let cpp = media.codewords_per_page(self.geo.page_size_bytes);
+        let t = media.cfg.correctable_bits;
+        let cw_bytes = media.cfg.codeword_bytes as usize;
+        let ps = self.geo.page_size_bytes as usize;
+        let slot = self.slots[id as usize].as_mut().expect("live op slot");
+        let decode = slot.decode.as_ref().expect("decoded read");
+        let planes: Vec<u32> = slot.op.plane_iter().collect();
+        let mut uncorrectable = 0u8;
+        for &(cw, _) in &decode.undecoded {
+            let i = (cw / cpp) as usize;
+            uncorrectable |= 1 << planes[i];
+            if slot.op.data.is_empty() {
+                continue;
+            }
+            // More than t bits are wrong; flip t + 1 of them (positions from the run's RNG).
+            let start = i * ps + (cw % cpp) as usize * cw_bytes;
+            let end = (start + cw_bytes).min((i + 1) * ps);
+            let bits = ((end - start) * 8) as u64;
+            for _ in 0..=t {
+                let bit = rng.below(bits) as usize;
+                slot.op.data[start + bit / 8] ^= 1 << (bit % 8);
+            }
+        }
+        media.stats.uncorrectable_page_reads += u64::from(uncorrectable.count_ones());
+        let helped = decode.step > 0 || uncorrectable != 0;
+        let mut weak = 0u8;
+        if helped {
+            for &p in &planes {
+                let b = self
+                    .geo
+                    .block_id(slot.op.die, p, slot.op.plane_blocks[p as usize]);
+                if media.on_error_read(b) {
+                    weak |= 1 << p;
+                }
+            }
+        }
+        slot.weak = weak;
+        if uncorrectable == 0 {
+            OpStatus::Ok
+        } else {
+            OpStatus::Uncorrectable {
+                plane_mask: uncorrectable,
+            }
         }
     }
 
@@ -455,7 +640,7 @@ impl Backbone {
         self.slot(id).op = op;
     }
 
-    fn land_program(&mut self, id: u32, rng: &mut SimRng) -> OpStatus {
+    fn land_program(&mut self, id: u32, now: SimTime, rng: &mut SimRng) -> OpStatus {
         let (ps, os) = (
             self.geo.page_size_bytes as usize,
             self.geo.oob_size_bytes as usize,
@@ -468,6 +653,11 @@ impl Backbone {
             let b = self.geo.block_id(op.die, p, op.plane_blocks[p as usize]);
             let page = self.geo.page_id(b, op.page);
             self.stats.page_programs += 1;
+            if refused & (1 << p) == 0 {
+                if let Some(m) = self.media.as_mut() {
+                    m.on_program(page, now);
+                }
+            }
             if refused & (1 << p) != 0 {
                 failed |= 1 << p;
                 self.stats.program_failures += 1;
@@ -518,6 +708,9 @@ impl Backbone {
             } else {
                 self.nand.on_erase(b);
                 self.store.erase(b, ppb);
+                if let Some(m) = self.media.as_mut() {
+                    m.on_erase(b, self.geo.page_id(b, 0), ppb);
+                }
             }
         }
         if failed == 0 {
@@ -547,6 +740,8 @@ impl Backbone {
         done.push(FlashCompletion {
             op: slot.op,
             status,
+            read_retries: slot.decode.map_or(0, |d| d.step),
+            weak_planes: slot.weak,
         });
         self.start_die(die as u32, q);
     }

@@ -2,6 +2,7 @@
 //! bus rate, endurance and injected faults. Every field carries its unit; `validate` rejects
 //! impossible values with an error naming the field.
 
+use crate::media::MediaConfig;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -57,6 +58,9 @@ pub struct FlashConfig {
     /// Probability that a block erase fails (the block turns bad).
     #[serde(default)]
     pub erase_fail_probability: f64,
+    /// Media errors, ECC and read-retry (`[flash.media]`, off by default; `media.rs`).
+    #[serde(default)]
+    pub media: MediaConfig,
 }
 
 impl FlashConfig {
@@ -155,6 +159,16 @@ impl FlashConfig {
             if !(0.0..=1.0).contains(&p) {
                 return Err(invalid(field, format!("must be within 0..=1, got {p}")));
             }
+        }
+        self.media.validate(self.page_size_bytes)?;
+        if self.media.initial_pe_cycles >= self.endurance_pe_cycles {
+            return Err(invalid(
+                "flash.media.initial_pe_cycles",
+                format!(
+                    "must be below flash.endurance_pe_cycles ({}), got {}",
+                    self.endurance_pe_cycles, self.media.initial_pe_cycles
+                ),
+            ));
         }
         Ok(())
     }

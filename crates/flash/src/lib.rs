@@ -6,11 +6,13 @@
 pub mod backbone;
 pub mod config;
 pub mod geometry;
+pub mod media;
 pub mod nand;
 pub mod store;
 
 pub use backbone::{Backbone, FlashCompletion, FlashEvent, FlashOp, OpKind, OpStatus};
 pub use config::{ConfigError, FlashConfig};
 pub use geometry::{BlockId, DieId, Geometry, PageId};
+pub use media::{MediaConfig, MediaStats};
 pub use nand::NandState;
 pub use store::{MemoryStore, NoStore, PageState, PageStore, SparseFileStore, StoreError};

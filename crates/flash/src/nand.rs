@@ -27,6 +27,13 @@ impl NandState {
         }
     }
 
+    /// Every block starts with `pe_cycles` of wear (a device aged before the run).
+    pub fn age(&mut self, pe_cycles: u32) {
+        for b in &mut self.blocks {
+            b.pe_cycles = pe_cycles;
+        }
+    }
+
     /// Asserts that programming `page` of `block` is legal and advances the write pointer.
     pub fn on_program(&mut self, block: BlockId, page: u32) {
         let pages_per_block = self.pages_per_block;

@@ -26,6 +26,7 @@ pub fn tiny_flash() -> FlashConfig {
         endurance_pe_cycles: 100_000,
         program_fail_probability: 0.0,
         erase_fail_probability: 0.0,
+        media: Default::default(),
     }
 }
 

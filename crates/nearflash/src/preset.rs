@@ -161,11 +161,21 @@ fn apply_override(doc: &mut toml::Table, spec: &str) -> Result<(), CliError> {
         .ok()
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(raw.to_string()));
-    let t = doc
+    let mut t = doc
         .get_mut(table)
         .and_then(toml::Value::as_table_mut)
         .ok_or_else(|| bad(&format!("the preset has no [{table}] table")))?;
-    let field = field.trim();
+    // A nested table (`flash.media.enabled`) is created when the preset leaves it out: its
+    // fields have defaults.
+    let mut field = field.trim();
+    while let Some((sub, rest)) = field.split_once('.') {
+        t = t
+            .entry(sub.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .ok_or_else(|| bad(&format!("{table}.{sub} is not a table")))?;
+        field = rest;
+    }
     match t.get(field) {
         Some(old) if old.type_str() != value.type_str() && !numeric_pair(old, &value) => {
             return Err(bad(&format!(
@@ -203,6 +213,28 @@ mod tests {
             let p = Preset::load(name, &[]).expect(name);
             assert_eq!(&p.name, name);
         }
+    }
+
+    #[test]
+    fn media_errors_are_off_in_every_preset_and_settable_as_a_nested_table() {
+        for (name, _) in BUILTIN {
+            assert!(
+                !Preset::load(name, &[]).unwrap().flash.media.enabled,
+                "{name}"
+            );
+        }
+        let p = Preset::load(
+            "test-min",
+            &[
+                "flash.media.enabled=true".into(),
+                "flash.media.correctable_bits=72".into(),
+            ],
+        )
+        .unwrap();
+        assert!(p.flash.media.enabled);
+        assert_eq!(p.flash.media.correctable_bits, 72);
+        let e = Preset::load("test-min", &["flash.media.codeword_bytes=8".into()]).unwrap_err();
+        assert!(e.to_string().contains("flash.media.codeword_bytes"), "{e}");
     }
 
     #[test]

@@ -162,6 +162,9 @@ pub struct IoReport {
     pub flash_page_reads: u64,
     pub flash_page_programs: u64,
     pub flash_block_erases: u64,
+    /// Media errors, ECC and read-retry over the whole run (preconditioning included); null
+    /// when `[flash.media]` is off.
+    pub media: Option<MediaReport>,
     pub mapping_table_bytes: u64,
     pub scratchpad_bytes: u64,
     pub logical_capacity_bytes: u64,
@@ -172,6 +175,34 @@ pub struct IoReport {
     pub events_per_wall_s: f64,
     pub speed: SpeedReport,
     pub peak_rss_mb: f64,
+}
+
+/// What the ECC and read-retry did (`flash.media`), whole run.
+#[derive(Clone, Debug, Serialize)]
+pub struct MediaReport {
+    pub codewords_corrected: u64,
+    pub bits_corrected: u64,
+    /// Element `s`: reads that went on to retry step `s + 1`.
+    pub read_retries_by_step: Vec<u64>,
+    /// Flash page reads left uncorrectable after the last retry step.
+    pub uncorrectable_page_reads: u64,
+    /// Host reads (per page group touched) and partial writes failed by them.
+    pub uncorrectable_requests: u64,
+    pub blocks_retired: u64,
+}
+
+impl MediaReport {
+    fn of(dev: &Device) -> Option<Self> {
+        let m = dev.backbone().media_stats()?;
+        Some(MediaReport {
+            codewords_corrected: m.codewords_corrected,
+            bits_corrected: m.bits_corrected,
+            read_retries_by_step: m.read_retries_by_step.clone(),
+            uncorrectable_page_reads: m.uncorrectable_page_reads,
+            uncorrectable_requests: dev.stats().uncorrectable_reads,
+            blocks_retired: dev.stats().media_blocks_retired,
+        })
+    }
 }
 
 pub struct Measured<'a> {
@@ -273,6 +304,7 @@ impl IoReport {
             flash_page_reads: page_reads,
             flash_page_programs: page_programs,
             flash_block_erases: block_erases,
+            media: MediaReport::of(m.device),
             mapping_table_bytes: m.device.mapping().table_bytes(),
             scratchpad_bytes: m.preset.ftl.scratchpad_bytes,
             logical_capacity_bytes: m.device.logical_bytes(),
@@ -306,7 +338,7 @@ impl IoReport {
         t.set_header(vec!["figure", "value"]);
         let f1 = |x: f64| format!("{x:.1}");
         let lim = &self.analytic_limits;
-        let rows: Vec<(String, String)> = vec![
+        let mut rows: Vec<(String, String)> = vec![
             (
                 "preset / seed / fidelity".into(),
                 format!("{} / {} / {}", self.preset, self.seed, self.fidelity),
@@ -425,9 +457,45 @@ impl IoReport {
             ("peak RSS".into(), format!("{:.0} MB", self.peak_rss_mb)),
             ("trace hash".into(), self.trace_hash.clone()),
         ];
+        if let Some(m) = &self.media {
+            let at = rows.len() - 5; // after the flash counters, before sizes and wall time
+            rows.splice(at..at, m.rows());
+        }
         for (k, v) in rows {
             t.add_row(vec![k, v]);
         }
         t.to_string()
+    }
+}
+
+impl MediaReport {
+    /// Table rows, whole run.
+    fn rows(&self) -> Vec<(String, String)> {
+        let steps: Vec<String> = self
+            .read_retries_by_step
+            .iter()
+            .map(u64::to_string)
+            .collect();
+        vec![
+            (
+                "media: codewords / bits corrected".into(),
+                format!("{} / {}", self.codewords_corrected, self.bits_corrected),
+            ),
+            (
+                "media: read retries by step".into(),
+                format!("[{}]", steps.join(", ")),
+            ),
+            (
+                "media: uncorrectable page reads (requests)".into(),
+                format!(
+                    "{} ({})",
+                    self.uncorrectable_page_reads, self.uncorrectable_requests
+                ),
+            ),
+            (
+                "media: blocks retired for wear".into(),
+                self.blocks_retired.to_string(),
+            ),
+        ]
     }
 }

@@ -24,6 +24,7 @@ fn cfg() -> FlashConfig {
         endurance_pe_cycles: 2,
         program_fail_probability: 0.0,
         erase_fail_probability: 0.0,
+        media: Default::default(),
     }
 }
 
@@ -242,4 +243,225 @@ fn power_cut_during_data_transfer_leaves_the_page_erased_and_programmable() {
     bb.submit(o, &mut q);
     let got = run(&mut bb, &mut q);
     assert_eq!(got[0].2, OpStatus::Ok);
+}
+
+/// Media errors that make every programmed page need exactly two read-retry steps: one
+/// codeword covers the page, λ = 0.5 × 131,792 bits ≈ 65,896 errors at the first read (the
+/// ECC's t = 40 fails with certainty), ≈ 659 after one step (fails), ≈ 6.6 after two
+/// (P(X > 40) < 1e-20: decodes).
+fn two_retry_media(steps_max: u32) -> FlashConfig {
+    let mut c = cfg();
+    c.media = crate::MediaConfig {
+        enabled: true,
+        // The whole RBER is a retention shift (N^0 · t^0 = 1), which retries reduce.
+        rber_floor: 0.0,
+        rber_wear_coeff: 0.0,
+        rber_retention_coeff: 0.5,
+        rber_retention_pe_exponent: 0.0,
+        rber_retention_exponent: 0.0,
+        rber_disturb_coeff: 0.0,
+        codeword_bytes: 16384,
+        correctable_bits: 40,
+        read_retry_steps_max: steps_max,
+        read_retry_rber_factor: 0.01,
+        retire_error_reads: 1,
+        ..crate::MediaConfig::default()
+    };
+    c.validate().unwrap();
+    c
+}
+
+/// Programs page 0 of block 1 on die 0, plane 0 with `0xAB`s; returns when it landed.
+fn program_page(bb: &mut Backbone, q: &mut EventQueue<FlashEvent>) -> u64 {
+    let mut o = op(OpKind::Program, 0, 0, 0b01, 1);
+    o.data = vec![0xAB; 64];
+    o.oob = vec![0xCD; 64];
+    bb.submit(o, q);
+    run(bb, q)[0].1
+}
+
+fn read_page(bb: &mut Backbone, q: &mut EventQueue<FlashEvent>) -> (u64, FlashCompletion) {
+    bb.submit(op(OpKind::Read, 0, 0, 0b01, 2), q);
+    let mut rng = SimRng::seed_from_u64(5);
+    let mut done = Vec::new();
+    let mut at = 0;
+    while let Some((t, ev)) = q.pop() {
+        bb.handle(ev, q, &mut rng, &mut done);
+        at = t.as_ns();
+    }
+    assert_eq!(done.len(), 1);
+    (at, done.pop().unwrap())
+}
+
+#[test]
+fn a_read_needing_two_retries_costs_three_times_tr_plus_transfer_on_an_idle_die() {
+    let mut bb = Backbone::new(&two_retry_media(7), Box::new(MemoryStore::new(512, 64)));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let programmed = program_page(&mut bb, &mut q);
+    let (done_at, c) = read_page(&mut bb, &mut q);
+    // Hand computation: tR = 50 us, transfer of one page + spare = 128 B at 128 B/us = 1 us;
+    // the first read and each of the 2 retries cost tR + transfer.
+    assert_eq!(c.read_retries, 2);
+    assert_eq!(done_at - programmed, 3 * (50_000 + 1_000));
+    assert_eq!(c.status, OpStatus::Ok);
+    assert_eq!(
+        c.op.data,
+        vec![0xAB; 64],
+        "corrected data is the data written"
+    );
+    // The retries occupied the die and the bus as real operations.
+    let now = SimTime(done_at);
+    assert_eq!(bb.die_busy_ns(now)[0], 501_000 + 153_000);
+    assert_eq!(bb.channel_busy_ns(now)[0], 1_000 + 3_000);
+    let m = bb.media_stats().unwrap();
+    assert_eq!(m.read_retries_by_step, vec![1, 1, 0, 0, 0, 0, 0]);
+    assert_eq!(
+        bb.stats().page_reads,
+        1,
+        "retries are not extra host-visible reads"
+    );
+    assert_eq!(
+        c.weak_planes, 0b01,
+        "retire_error_reads = 1: the first helped read"
+    );
+}
+
+#[test]
+fn a_read_that_exhausts_its_retries_is_uncorrectable_and_its_data_is_not_trusted() {
+    let mut bb = Backbone::new(&two_retry_media(1), Box::new(MemoryStore::new(512, 64)));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let programmed = program_page(&mut bb, &mut q);
+    let (done_at, c) = read_page(&mut bb, &mut q);
+    assert_eq!(c.status, OpStatus::Uncorrectable { plane_mask: 0b01 });
+    assert_eq!(c.read_retries, 1);
+    assert_eq!(done_at - programmed, 2 * 51_000);
+    assert_ne!(
+        c.op.data,
+        vec![0xAB; 64],
+        "a failed decode leaves wrong bits"
+    );
+    assert_eq!(bb.media_stats().unwrap().uncorrectable_page_reads, 1);
+}
+
+#[test]
+fn erased_pages_are_not_decoded_and_media_off_draws_no_randomness() {
+    let mut bb = Backbone::new(&two_retry_media(7), Box::new(NoStore));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let (done_at, c) = read_page(&mut bb, &mut q);
+    assert_eq!(
+        (done_at, c.read_retries, c.status),
+        (51_000, 0, OpStatus::Ok)
+    );
+    // Media off: identical timing and status to the model without media errors.
+    let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
+    program_page(&mut bb, &mut q);
+    let (_, c) = read_page(&mut bb, &mut q);
+    assert_eq!((c.read_retries, c.status), (0, OpStatus::Ok));
+    assert!(bb.media_stats().is_none());
+}
+
+#[test]
+fn erase_resets_retention_and_read_disturb_but_wear_accumulates() {
+    let mut c = cfg();
+    c.endurance_pe_cycles = 100;
+    c.media.enabled = true;
+    c.media.initial_pe_cycles = 40;
+    c.validate().unwrap();
+    let mut bb = Backbone::new(&c, Box::new(NoStore));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    assert_eq!(
+        bb.nand().pe_cycles(bb.geometry().block_id(DieId(0), 0, 1)),
+        40
+    );
+    bb.submit(op(OpKind::Erase, 0, 0, 0b01, 1), &mut q);
+    run(&mut bb, &mut q);
+    assert_eq!(
+        bb.nand().pe_cycles(bb.geometry().block_id(DieId(0), 0, 1)),
+        41
+    );
+}
+
+/// Reads one programmed 4 KiB page (4 codewords) `reads` times on a device whose blocks start
+/// with `pe_cycles` of wear and data one year old; returns the uncorrectable fraction and the
+/// model's expectation for it.
+fn end_of_life_reads(pe_cycles: u32, reads: u32) -> (f64, f64) {
+    let mut c = cfg();
+    c.page_size_bytes = 4096;
+    c.channel_rate_mb_s = 400.0;
+    c.endurance_pe_cycles = 100_000;
+    c.media = crate::MediaConfig {
+        enabled: true,
+        initial_pe_cycles: pe_cycles,
+        retention_offset_days: 365.0,
+        // Read disturb off so that every read sees the same RBER.
+        rber_disturb_coeff: 0.0,
+        ..crate::MediaConfig::default()
+    };
+    c.validate().unwrap();
+    let mut bb = Backbone::new(&c, Box::new(NoStore));
+    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    bb.submit(op(OpKind::Program, 0, 0, 0b01, 0), &mut q);
+    run(&mut bb, &mut q);
+    for i in 0..reads {
+        bb.submit(op(OpKind::Read, 0, 0, 0b01, u64::from(i) + 1), &mut q);
+    }
+    let mut rng = SimRng::seed_from_u64(u64::from(pe_cycles));
+    let (mut done, mut failed) = (Vec::new(), 0u32);
+    while let Some((_, ev)) = q.pop() {
+        bb.handle(ev, &mut q, &mut rng, &mut done);
+        failed += done
+            .drain(..)
+            .filter(|c| matches!(c.status, OpStatus::Uncorrectable { .. }))
+            .count() as u32;
+    }
+    let m = &c.media;
+    // Retention measured from the program (microseconds) adds nothing visible to a year.
+    let q_cw = m.codeword_loss_probability(m.rber(pe_cycles, 365.0, 0));
+    let expected = 1.0 - (1.0 - q_cw).powi(4);
+    (f64::from(failed) / f64::from(reads), expected)
+}
+
+#[test]
+fn past_rated_endurance_the_uncorrectable_rate_rises_as_the_model_says() {
+    let reads = 2000;
+    let mut last = -1.0;
+    for pe in [3000, 5000, 5500, 6000, 6500] {
+        let (rate, expected) = end_of_life_reads(pe, reads);
+        let sigma = (expected * (1.0 - expected) / f64::from(reads)).sqrt();
+        assert!(
+            (rate - expected).abs() <= 5.0 * sigma + 1e-3,
+            "P/E {pe}: measured {rate}, model {expected}"
+        );
+        assert!(rate >= last, "P/E {pe}: {rate} after {last}");
+        last = rate;
+    }
+    // At the rated 3000 cycles nothing is lost (retries undo a year of retention); by 6500
+    // nearly half the reads of a 4-codeword page are.
+    assert_eq!(end_of_life_reads(3000, 500).0, 0.0);
+    assert!(last > 0.4, "{last}");
+}
+
+#[test]
+fn same_seed_same_media_counts_different_seed_different_draws() {
+    let stats = |seed: u64| {
+        let mut c = two_retry_media(7);
+        c.media.rber_retention_coeff = 4.6 / c.media.codeword_bits() as f64;
+        c.media.read_retry_rber_factor = 0.9;
+        let mut bb = Backbone::new(&c, Box::new(NoStore));
+        let mut q: EventQueue<FlashEvent> = EventQueue::new();
+        bb.submit(op(OpKind::Program, 0, 0, 0b01, 0), &mut q);
+        run(&mut bb, &mut q);
+        for i in 0..200 {
+            bb.submit(op(OpKind::Read, 0, 0, 0b01, i + 1), &mut q);
+        }
+        let mut rng = SimRng::seed_from_u64(seed);
+        let mut done = Vec::new();
+        while let Some((_, ev)) = q.pop() {
+            bb.handle(ev, &mut q, &mut rng, &mut done);
+        }
+        bb.media_stats().unwrap().clone()
+    };
+    assert_eq!(stats(3), stats(3));
+    assert_ne!(stats(3), stats(4));
+    assert!(stats(3).bits_corrected > 0);
 }

@@ -275,6 +275,7 @@ impl Device {
         match cp.phase {
             CopyPhase::Read => {
                 let lgn = cp.lgn;
+                self.on_media_read(&c, cp.src);
                 if self.functional {
                     let ps = self.layout.geo.page_size_bytes as usize;
                     let Job::Copy(cp) = self.jobs.get_mut(id) else {

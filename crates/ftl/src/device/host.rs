@@ -131,6 +131,7 @@ impl Device {
                         pending: 0,
                         failed: false,
                         lost: 0,
+                        merge_error: None,
                         old: None,
                         dest: None,
                         seq: 0,
@@ -268,7 +269,8 @@ impl Device {
 
     /// Functional fidelity: checks each page of a read completion belongs to `lgn` and hands
     /// (page index, page data) to `sink`. Returns the pages (bit k) that failed: garbage, a
-    /// page of another group, or one recorded as lost.
+    /// page of another group, one recorded as lost, or one the ECC could not correct (never
+    /// handed on, whatever its spare area says).
     pub(super) fn for_each_read_page(
         &self,
         c: &FlashCompletion,
@@ -280,8 +282,16 @@ impl Device {
         let channel = self.layout.geo.channel_of(c.op.die);
         let gp = u64::from(self.layout.group_pages());
         let mut failed = 0u64;
+        let uncorrectable = match c.status {
+            OpStatus::Uncorrectable { plane_mask } => plane_mask,
+            _ => 0,
+        };
         for (i, l) in c.op.plane_iter().enumerate() {
             let k = self.layout.page_index(channel, l);
+            if uncorrectable & (1 << l) != 0 {
+                failed |= 1 << k;
+                continue;
+            }
             let data = &c.op.data[i * ps..(i + 1) * ps];
             let rec = OobRecord::decode(data, &c.op.oob[i * os..(i + 1) * os]);
             match rec {
@@ -327,7 +337,8 @@ impl Device {
         let Job::Read(r) = self.jobs.get(id) else {
             unreachable!()
         };
-        let seg = r.seg;
+        let (seg, pgn) = (r.seg, r.pgn);
+        self.on_media_read(&c, pgn);
         if self.functional {
             let spp = self.sectors_per_page();
             let mut out = std::mem::take(&mut self.reqs.get_mut(seg.req).data);
@@ -335,10 +346,15 @@ impl Device {
                 copy_overlap(k, spp, page, seg, &mut out);
             });
             self.reqs.get_mut(seg.req).data = out;
-            if failed != 0 {
+            if failed != 0 && !matches!(c.status, OpStatus::Uncorrectable { .. }) {
                 self.stats.integrity_errors += 1;
                 self.reqs.get_mut(seg.req).result = Err(IoError::Integrity);
             }
+        }
+        if matches!(c.status, OpStatus::Uncorrectable { .. }) {
+            // In either fidelity: the ECC, not the checksum, knows the page is wrong.
+            self.stats.uncorrectable_reads += 1;
+            self.reqs.get_mut(seg.req).result = Err(IoError::Uncorrectable);
         }
         let Job::Read(r) = self.jobs.get_mut(id) else {
             unreachable!()
@@ -486,6 +502,14 @@ impl Device {
         match w.phase {
             WritePhase::ReadOld => {
                 let lgn = w.seg.lgn;
+                let touched = self.touched_pages(w.seg.first_sector, w.seg.sectors);
+                self.on_media_read(&c, w.old.expect("old group"));
+                let uncorrectable = self.uncorrectable_pages(&c);
+                if uncorrectable & touched != 0 {
+                    if let Job::Write(w) = self.jobs.get_mut(id) {
+                        w.merge_error = Some(IoError::Uncorrectable);
+                    }
+                }
                 if self.functional {
                     let ps = self.layout.geo.page_size_bytes as usize;
                     let Job::Write(w) = self.jobs.get_mut(id) else {
@@ -509,6 +533,9 @@ impl Device {
                     };
                     w.buf = buf;
                     w.lost |= failed & untouched;
+                    if failed & !untouched & !uncorrectable != 0 && w.merge_error.is_none() {
+                        w.merge_error = Some(IoError::Integrity);
+                    }
                 }
                 let Job::Write(w) = self.jobs.get_mut(id) else {
                     unreachable!()
@@ -517,7 +544,13 @@ impl Device {
                 if w.pending == 0 {
                     let old = w.old.expect("old group");
                     self.unpin(old, q);
-                    self.write_alloc(id, q);
+                    let Job::Write(w) = self.jobs.get(id) else {
+                        unreachable!()
+                    };
+                    match w.merge_error.clone() {
+                        Some(e) => self.fail_write(id, e, q),
+                        None => self.write_alloc(id, q),
+                    }
                 }
             }
             WritePhase::Program => {
@@ -557,6 +590,59 @@ impl Device {
     pub(super) fn on_program_failure(&mut self, pgn: Pgn) {
         let sb = self.layout.sb_of(pgn);
         self.stats.program_failures += 1;
+        self.sbs.set_retiring(sb, true);
+        self.close_superblock(sb);
+    }
+
+    /// The group pages (bit k) of a read completion that the ECC could not correct.
+    fn uncorrectable_pages(&self, c: &FlashCompletion) -> u64 {
+        let OpStatus::Uncorrectable { plane_mask } = c.status else {
+            return 0;
+        };
+        let channel = self.layout.geo.channel_of(c.op.die);
+        (0..8u32)
+            .filter(|l| plane_mask & (1 << l) != 0)
+            .fold(0, |m, l| m | 1 << self.layout.page_index(channel, l))
+    }
+
+    /// Ends a write segment with `e` before it programmed anything: the group keeps its old
+    /// version.
+    fn fail_write(&mut self, id: u32, e: IoError, q: &mut impl Schedule<Event>) {
+        let Job::Write(w) = self.jobs.remove(id) else {
+            unreachable!()
+        };
+        if e == IoError::Uncorrectable {
+            self.stats.uncorrectable_reads += 1;
+        }
+        self.reqs.get_mut(w.seg.req).result = Err(e);
+        self.release_lock(w.seg.lgn, q);
+        self.finish_segment(w.seg.req, q);
+    }
+
+    /// A data read completed: a block it found weak (too many reads needed read-retry or
+    /// failed) is retired like a block that failed a program — marked bad, its superblock
+    /// closed and collected first, the block replaced by a spare at the erase.
+    pub(super) fn on_media_read(&mut self, c: &FlashCompletion, pgn: Pgn) {
+        if c.weak_planes == 0 {
+            return;
+        }
+        let sb = self.layout.sb_of(pgn);
+        for p in (0..8u32).filter(|p| c.weak_planes & (1 << p) != 0) {
+            let b = self
+                .layout
+                .geo
+                .block_id(c.op.die, p, c.op.plane_blocks[p as usize]);
+            debug_assert_eq!(
+                self.remap
+                    .block_id(&self.layout, sb, self.layout.geo.channel_of(c.op.die), p),
+                b,
+                "a data read addresses its superblock's member"
+            );
+            if !self.bb.nand().is_bad(b) {
+                self.bb.nand_mut().mark_bad(b);
+                self.stats.media_blocks_retired += 1;
+            }
+        }
         self.sbs.set_retiring(sb, true);
         self.close_superblock(sb);
     }

@@ -104,6 +104,10 @@ pub struct WriteJob {
     /// Pages of the group (bit k) whose old content failed its read and that the write does
     /// not touch: programmed as `PageKind::Lost`.
     pub lost: u64,
+    /// A page the write touches could not be read for the merge (media error): the write
+    /// fails with this error and changes nothing, rather than fill the page's other sectors
+    /// with zeros.
+    pub merge_error: Option<IoError>,
     pub old: Option<Pgn>,
     pub dest: Option<Pgn>,
     pub seq: u64,

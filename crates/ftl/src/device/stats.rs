@@ -40,5 +40,9 @@ pub struct FtlStats {
     pub blocks_remapped: u64,
     pub superblocks_retired: u64,
     pub integrity_errors: u64,
+    /// Host read segments that failed because a flash page was uncorrectable.
+    pub uncorrectable_reads: u64,
+    /// Blocks retired because too many of their reads needed read-retry or failed.
+    pub media_blocks_retired: u64,
     pub requests_failed: u64,
 }

@@ -530,3 +530,5 @@ fn in_flight_writes_to_one_group_apply_in_issue_order_and_peek_sees_them() {
         Err(IoError::OutOfRange { .. })
     ));
 }
+
+mod media;
