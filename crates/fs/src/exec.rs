@@ -54,6 +54,9 @@ pub struct FsStats {
     pub ops_failed: u64,
     /// Journal transactions committed.
     pub commits: u64,
+    /// Completed commits, with or without a transaction (after one, the device holds the
+    /// whole in-memory state).
+    pub syncs: u64,
     pub block_reads: u64,
     pub block_writes: u64,
     pub cache: CacheStats,

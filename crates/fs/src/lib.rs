@@ -12,6 +12,7 @@
 pub mod cache;
 pub mod config;
 
+pub mod crashtest;
 pub mod error;
 mod exec;
 pub mod format;

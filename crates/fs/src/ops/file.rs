@@ -1,6 +1,8 @@
-//! Regular files: open (create, truncate), close, read, write (append), truncate. Bytes past
-//! the end of a file are kept zero on disk (the tail of a cut block is zeroed before the size
-//! moves past it), so a hole or an extension reads as zeros.
+//! Regular files: open (create, truncate), close, read, write (append), truncate. The bytes
+//! of the last block past the end of a file may hold stale data; every size increase zeroes
+//! them first (`zero_tail`), so a hole or an extension reads as zeros. A truncate does *not*
+//! zero them: that would change a committed block in place before the truncate commits, and
+//! a cut in between would leave the old, longer file with zeros in it.
 
 use crate::cache::BlockClass;
 use crate::error::FsError;
@@ -228,7 +230,7 @@ async fn zero_tail(cx: &Cx, inode: &Inode, from: u64) -> Result<(), FsError> {
     Ok(())
 }
 
-/// Sets a file's size: frees blocks past a smaller size and zeroes the cut block's tail.
+/// Sets a file's size: frees blocks past a smaller size; zeroes the stale tail before growing.
 async fn set_size(cx: &Cx, ino: Ino, inode: &mut Inode, size: u64) -> Result<(), FsError> {
     if size < inode.size_bytes {
         let keep = size.div_ceil(BLOCK_BYTES_U64) as u32;
@@ -236,7 +238,6 @@ async fn set_size(cx: &Cx, ino: Ino, inode: &mut Inode, size: u64) -> Result<(),
             cx.free_blocks(start, len).await?;
         }
         cx.shrink_extent_block(inode).await?;
-        zero_tail(cx, inode, size).await?;
     } else {
         zero_tail(cx, inode, inode.size_bytes).await?;
     }

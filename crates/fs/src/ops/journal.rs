@@ -87,6 +87,7 @@ pub async fn commit(cx: &Cx) -> Result<(), FsError> {
     if let Some(m) = st.mounted.as_mut() {
         m.freed_uncommitted.clear();
     }
+    st.stats.syncs += 1;
     Ok(())
 }
 
