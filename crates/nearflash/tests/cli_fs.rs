@@ -29,13 +29,26 @@ fn files_imported_into_an_image_come_back_byte_for_byte_after_reopening() {
     std::fs::write(src.join("sub/small.txt"), b"hello").unwrap();
     ok(&["fs", "import", "--image", img, src.to_str().unwrap(), "/"]);
     let listing = ok(&["fs", "ls", "--image", img, "/src"]);
-    assert!(listing.contains("big.bin") && listing.contains("3000000"), "{listing}");
+    assert!(
+        listing.contains("big.bin") && listing.contains("3000000"),
+        "{listing}"
+    );
     ok(&["fs", "fsck", "--image", img]);
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
-    ok(&["fs", "export", "--image", img, "/src", out.to_str().unwrap()]);
+    ok(&[
+        "fs",
+        "export",
+        "--image",
+        img,
+        "/src",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(std::fs::read(out.join("src/big.bin")).unwrap(), big);
-    assert_eq!(std::fs::read(out.join("src/sub/small.txt")).unwrap(), b"hello");
+    assert_eq!(
+        std::fs::read(out.join("src/sub/small.txt")).unwrap(),
+        b"hello"
+    );
 }
 
 #[test]
@@ -46,5 +59,8 @@ fn the_fs_crash_test_ends_with_its_pass_line() {
 
 #[test]
 fn a_missing_image_is_named() {
-    fails_naming(&["fs", "ls", "--image", "/nonexistent/dev.img"], "/nonexistent/dev.img");
+    fails_naming(
+        &["fs", "ls", "--image", "/nonexistent/dev.img"],
+        "/nonexistent/dev.img",
+    );
 }
