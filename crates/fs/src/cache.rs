@@ -100,10 +100,6 @@ impl BufferCache {
         }
     }
 
-    pub fn contains(&self, b: BlockNo) -> bool {
-        self.entries.contains_key(&b)
-    }
-
     /// Inserts a block (replacing any cached copy); `dirty` for new content. The caller made
     /// room first (`victim`/`remove`).
     pub fn insert(&mut self, b: BlockNo, class: BlockClass, data: Vec<u8>, dirty: bool) {

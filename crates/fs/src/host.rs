@@ -132,10 +132,6 @@ impl<D: BlockDevice> FsHost<D> {
         })
     }
 
-    pub fn set_watchdog_limit(&mut self, limit: SimDuration) {
-        self.watchdog_limit = limit;
-    }
-
     pub fn now(&self) -> SimTime {
         self.sim.now()
     }
@@ -146,10 +142,6 @@ impl<D: BlockDevice> FsHost<D> {
 
     pub fn dev(&self) -> &D {
         &self.m.dev
-    }
-
-    pub fn sim(&mut self) -> &mut Sim<HostEvent<D::Event>> {
-        &mut self.sim
     }
 
     /// Gives up the device (for a power cut: the FS's memory is dropped with the host).

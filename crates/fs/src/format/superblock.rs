@@ -210,10 +210,6 @@ impl Superblock {
         )
     }
 
-    pub fn data_blocks(&self) -> u32 {
-        self.total_blocks - self.data_start.0
-    }
-
     /// The i-th journal block.
     pub fn journal_block(&self, i: u32) -> BlockNo {
         debug_assert!(i < self.journal_blocks);
