@@ -1,6 +1,7 @@
 //! `nearflash`: the command-line front end of the simulator.
 
 mod cmd_crashtest;
+mod cmd_fs;
 mod cmd_io;
 mod cmd_kernel;
 mod cmd_model;
@@ -37,6 +38,8 @@ enum Command {
     Io(cmd_io::IoArgs),
     /// Cut power at random events, recover, and check that no acknowledged write is lost.
     Crashtest(cmd_crashtest::CrashArgs),
+    /// The device file system on an image: mkfs, import, export, ls, fsck, crashtest.
+    Fs(cmd_fs::FsArgs),
     /// Run one workload functionally, verify it against its reference, dump its outputs.
     Kernel(cmd_kernel::KernelArgs),
     /// Run a workload on the FlashAbacus accelerator under one of its four schedulers.
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Io(args) => cmd_io::run(&args).map(|()| true),
         Command::Crashtest(args) => cmd_crashtest::run(&args),
+        Command::Fs(args) => cmd_fs::run(&args),
         Command::Kernel(args) => cmd_kernel::run(&args).map(|()| true),
         Command::Run(args) => cmd_run::run(&args).map(|()| true),
         Command::Model(args) => cmd_model::run(&args).map(|()| true),

@@ -1,0 +1,233 @@
+//! The buffer cache: a bounded LRU of 4 KiB blocks. Metadata blocks dirtied by the running
+//! journal transaction are pinned (the write-ahead rule: they may reach their home only after
+//! the transaction's commit record); every other block can be evicted, a dirty data block
+//! after it has been written back by the caller. Pure bookkeeping — the I/O is the caller's.
+
+use crate::types::{BlockNo, BLOCK_BYTES};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What a cached block holds: journaled metadata or file data (written in place).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockClass {
+    Meta,
+    Data,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CacheStats {
+    pub hits: u64,
+    pub misses: u64,
+    /// Dirty blocks written back (at commit, or a dirty data block on eviction).
+    pub writebacks: u64,
+    pub evictions: u64,
+}
+
+struct Entry {
+    data: Vec<u8>,
+    class: BlockClass,
+    dirty: bool,
+    tick: u64,
+}
+
+pub struct BufferCache {
+    capacity_blocks: usize,
+    entries: BTreeMap<BlockNo, Entry>,
+    /// Last-use tick → block; the first entry is the least recently used.
+    lru: BTreeMap<u64, BlockNo>,
+    tick: u64,
+    dirty_meta: usize,
+    stats: CacheStats,
+}
+
+impl BufferCache {
+    pub fn new(capacity_blocks: usize) -> Self {
+        assert!(capacity_blocks > 0);
+        BufferCache {
+            capacity_blocks,
+            entries: BTreeMap::new(),
+            lru: BTreeMap::new(),
+            tick: 0,
+            dirty_meta: 0,
+            stats: CacheStats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        self.stats
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn capacity_blocks(&self) -> usize {
+        self.capacity_blocks
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.entries.len() >= self.capacity_blocks
+    }
+
+    /// Dirty metadata blocks (pinned until the running transaction commits).
+    pub fn dirty_meta(&self) -> usize {
+        self.dirty_meta
+    }
+
+    fn touch(&mut self, b: BlockNo) {
+        let e = self.entries.get_mut(&b).expect("touching a cached block");
+        self.lru.remove(&e.tick);
+        self.tick += 1;
+        e.tick = self.tick;
+        self.lru.insert(self.tick, b);
+    }
+
+    /// Looks `b` up, counting a hit or a miss; a hit becomes the most recently used. (A block
+    /// keeps the class it was cached with: freed blocks leave the cache, so a block is seen
+    /// under another class only on a corrupt image, where fsck reports the cross-link.)
+    pub fn lookup(&mut self, b: BlockNo) -> bool {
+        if self.entries.contains_key(&b) {
+            self.stats.hits += 1;
+            self.touch(b);
+            true
+        } else {
+            self.stats.misses += 1;
+            false
+        }
+    }
+
+    /// Inserts a block (replacing any cached copy); `dirty` for new content. The caller made
+    /// room first (`victim`/`remove`).
+    pub fn insert(&mut self, b: BlockNo, class: BlockClass, data: Vec<u8>, dirty: bool) {
+        assert_eq!(data.len(), BLOCK_BYTES);
+        if self.entries.contains_key(&b) {
+            self.remove(b);
+        }
+        assert!(!self.is_full(), "cache insert without room");
+        self.tick += 1;
+        if dirty && class == BlockClass::Meta {
+            self.dirty_meta += 1;
+        }
+        self.entries.insert(
+            b,
+            Entry {
+                data,
+                class,
+                dirty,
+                tick: self.tick,
+            },
+        );
+        self.lru.insert(self.tick, b);
+    }
+
+    pub fn get(&self, b: BlockNo) -> &[u8] {
+        &self.entries.get(&b).expect("block is cached").data
+    }
+
+    /// The block's bytes for modification; marks it dirty.
+    pub fn get_mut(&mut self, b: BlockNo) -> &mut [u8] {
+        let e = self.entries.get_mut(&b).expect("block is cached");
+        if !e.dirty && e.class == BlockClass::Meta {
+            self.dirty_meta += 1;
+        }
+        e.dirty = true;
+        &mut e.data
+    }
+
+    /// Up to `n` least recently used blocks that may leave the cache (not pinned metadata),
+    /// each with whether it is dirty data that must be written back first.
+    pub fn victims(&self, n: usize) -> Vec<(BlockNo, bool)> {
+        self.lru
+            .values()
+            .filter_map(|&b| {
+                let e = &self.entries[&b];
+                match (e.class, e.dirty) {
+                    (BlockClass::Meta, true) => None,
+                    (_, dirty) => Some((b, dirty)),
+                }
+            })
+            .take(n)
+            .collect()
+    }
+
+    /// Drops a block (evicted after any write-back, or freed); returns its bytes.
+    pub fn remove(&mut self, b: BlockNo) -> Option<Vec<u8>> {
+        let e = self.entries.remove(&b)?;
+        self.lru.remove(&e.tick);
+        if e.dirty && e.class == BlockClass::Meta {
+            self.dirty_meta -= 1;
+        }
+        self.stats.evictions += 1;
+        Some(e.data)
+    }
+
+    /// Dirty blocks of `class`, in address order, with a copy of their bytes.
+    pub fn dirty(&self, class: BlockClass) -> Vec<(BlockNo, Vec<u8>)> {
+        self.entries
+            .iter()
+            .filter(|(_, e)| e.dirty && e.class == class)
+            .map(|(&b, e)| (b, e.data.clone()))
+            .collect()
+    }
+
+    /// Marks a block clean after it reached the device.
+    pub fn mark_clean(&mut self, b: BlockNo) {
+        if let Some(e) = self.entries.get_mut(&b) {
+            if e.dirty {
+                e.dirty = false;
+                self.stats.writebacks += 1;
+                if e.class == BlockClass::Meta {
+                    self.dirty_meta -= 1;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blk(v: u8) -> Vec<u8> {
+        vec![v; BLOCK_BYTES]
+    }
+
+    #[test]
+    fn least_recently_used_block_is_the_victim_and_hits_refresh_it() {
+        let mut c = BufferCache::new(3);
+        for i in 0..3 {
+            c.insert(BlockNo(i), BlockClass::Data, blk(i as u8), false);
+        }
+        assert!(c.lookup(BlockNo(0)));
+        assert!(!c.lookup(BlockNo(9)));
+        assert_eq!(c.victims(1), vec![(BlockNo(1), false)]);
+        assert_eq!(c.stats().hits, 1);
+        assert_eq!(c.stats().misses, 1);
+    }
+
+    #[test]
+    fn dirty_metadata_is_pinned_until_marked_clean() {
+        let mut c = BufferCache::new(2);
+        c.insert(BlockNo(1), BlockClass::Meta, blk(1), true);
+        c.insert(BlockNo(2), BlockClass::Data, blk(2), false);
+        c.get_mut(BlockNo(2))[0] = 9;
+        assert_eq!(c.dirty_meta(), 1);
+        assert_eq!(
+            c.victims(2),
+            vec![(BlockNo(2), true)],
+            "dirty data may go after write-back"
+        );
+        c.remove(BlockNo(2));
+        assert!(c.victims(1).is_empty(), "only pinned metadata left");
+        c.mark_clean(BlockNo(1));
+        assert_eq!(
+            (c.victims(1), c.dirty_meta()),
+            (vec![(BlockNo(1), false)], 0)
+        );
+        assert_eq!(c.stats().writebacks, 1);
+    }
+}

@@ -1,0 +1,533 @@
+//! The sans-IO shell around the file system: `Fs` queues operations (bounded), runs one at a
+//! time as a Rust future, and polls it whenever something it may be waiting on happens — a
+//! block completion or its CPU-time timer. The executor is a dozen lines: no threads, no
+//! runtime, wakers that do nothing (a future is simply polled again after every completion).
+//! The FS never reads a clock: `now` comes in with every call, block requests go out through
+//! `poll_block_request`, the next instant it needs attention through `poll_timeout`.
+
+use crate::cache::{BlockClass, BufferCache, CacheStats};
+use crate::config::FsConfig;
+use crate::error::{ConfigError, FsError};
+use crate::format::superblock::Superblock;
+use crate::ops::{self, FsOp, FsReply};
+use crate::types::{BlockNo, Caller, Fh, Ino, BLOCK_BYTES, BLOCK_BYTES_U64};
+
+use nearflash_blockdev::{BlockCompletion, BlockOp, BlockRequest};
+use nearflash_sim::{SimDuration, SimTime};
+use serde::Serialize;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+/// An operation's number, in submission order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct OpId(pub u64);
+
+/// A finished operation.
+#[derive(Debug)]
+pub struct FsCompletion {
+    pub id: OpId,
+    pub result: Result<FsReply, FsError>,
+    pub submitted: SimTime,
+    pub started: SimTime,
+    pub finished: SimTime,
+}
+
+/// What a block request the FS issued is for (crash tests aim power cuts with it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum IoKind {
+    Read,
+    /// File data written in place (at commit, or a dirty block evicted).
+    DataWrite,
+    /// A journal descriptor, image or commit record.
+    JournalWrite,
+    /// A committed metadata block written to its home (journal checkpoint, replay, mkfs).
+    MetaWrite,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FsStats {
+    pub ops_completed: u64,
+    pub ops_failed: u64,
+    /// Journal transactions committed.
+    pub commits: u64,
+    /// Completed commits, with or without a transaction (after one, the device holds the
+    /// whole in-memory state).
+    pub syncs: u64,
+    pub block_reads: u64,
+    pub block_writes: u64,
+    pub cache: CacheStats,
+}
+
+/// An open file.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Handle {
+    pub ino: Ino,
+    pub generation: u32,
+    pub read: bool,
+    pub write: bool,
+    pub append: bool,
+}
+
+/// State of a mounted file system.
+pub(crate) struct Mounted {
+    pub sb: Superblock,
+    pub journal_seq: u64,
+    pub free_blocks: u64,
+    pub free_inodes: u64,
+    /// Blocks freed by the running transaction: not reused before it commits, so a crash
+    /// can never leave a committed file pointing at another file's new data.
+    pub freed_uncommitted: BTreeSet<BlockNo>,
+    pub block_cursor: u32,
+    pub inode_cursor: u32,
+}
+
+pub(crate) struct State {
+    pub mounted: Option<Mounted>,
+    pub cache: BufferCache,
+    pub handles: BTreeMap<Fh, Handle>,
+    pub next_fh: u32,
+    /// The first I/O error of a mutating operation: the in-memory state may be half-applied,
+    /// so nothing more is committed (like `errors=remount-ro`); remount to recover.
+    pub poisoned: Option<FsError>,
+    pub stats: FsStats,
+}
+
+pub(crate) struct Io {
+    now: SimTime,
+    next_id: u64,
+    outbox: VecDeque<BlockRequest>,
+    inflight: BTreeMap<u64, IoKind>,
+    done: BTreeMap<u64, BlockCompletion>,
+    timer: Option<SimTime>,
+}
+
+/// Everything an operation's future reaches: configuration, I/O plumbing, FS state.
+/// Borrows of `io`/`st` never live across an `.await`.
+pub(crate) struct Cx {
+    pub cfg: FsConfig,
+    pub capacity_bytes: u64,
+    pub functional: bool,
+    io: RefCell<Io>,
+    pub st: RefCell<State>,
+}
+
+type OpFuture = Pin<Box<dyn Future<Output = Result<FsReply, FsError>>>>;
+
+struct Queued {
+    id: OpId,
+    caller: Caller,
+    op: FsOp,
+    submitted: SimTime,
+}
+
+struct Running {
+    id: OpId,
+    submitted: SimTime,
+    started: SimTime,
+    fut: OpFuture,
+}
+
+/// The file system as a sans-IO component.
+pub struct Fs {
+    cx: Rc<Cx>,
+    waiting: VecDeque<Queued>,
+    running: Option<Running>,
+    done: VecDeque<FsCompletion>,
+    next_op: u64,
+}
+
+impl Fs {
+    /// An unmounted file system over a block device of `capacity_bytes`; submit
+    /// `FsOp::Format` or `FsOp::Mount` first.
+    pub fn new(cfg: FsConfig, capacity_bytes: u64, functional: bool) -> Result<Fs, ConfigError> {
+        cfg.validate()?;
+        let blocks = cfg.cache_blocks();
+        Ok(Fs {
+            cx: Rc::new(Cx {
+                capacity_bytes,
+                functional,
+                io: RefCell::new(Io {
+                    now: SimTime::ZERO,
+                    next_id: 0,
+                    outbox: VecDeque::new(),
+                    inflight: BTreeMap::new(),
+                    done: BTreeMap::new(),
+                    timer: None,
+                }),
+                st: RefCell::new(State {
+                    mounted: None,
+                    cache: BufferCache::new(blocks as usize),
+                    handles: BTreeMap::new(),
+                    next_fh: 1,
+                    poisoned: None,
+                    stats: FsStats::default(),
+                }),
+                cfg,
+            }),
+            waiting: VecDeque::new(),
+            running: None,
+            done: VecDeque::new(),
+            next_op: 0,
+        })
+    }
+
+    /// Queues an operation at `now`; `Busy` when `queue_depth_max` are already waiting.
+    pub fn submit(&mut self, now: SimTime, caller: Caller, op: FsOp) -> Result<OpId, FsError> {
+        if self.waiting.len() >= self.cx.cfg.queue_depth_max {
+            return Err(FsError::Busy(self.cx.cfg.queue_depth_max));
+        }
+        self.cx.set_now(now);
+        let id = OpId(self.next_op);
+        self.next_op += 1;
+        self.waiting.push_back(Queued {
+            id,
+            caller,
+            op,
+            submitted: now,
+        });
+        self.run();
+        Ok(id)
+    }
+
+    /// The next block request to hand to the device.
+    pub fn poll_block_request(&mut self) -> Option<BlockRequest> {
+        self.cx.io.borrow_mut().outbox.pop_front()
+    }
+
+    /// A block request of ours finished at `now`.
+    pub fn handle_block_completion(&mut self, now: SimTime, c: BlockCompletion) {
+        self.cx.set_now(now);
+        {
+            let mut io = self.cx.io.borrow_mut();
+            assert!(
+                io.inflight.remove(&c.id).is_some(),
+                "completion of a request the FS did not issue"
+            );
+            io.done.insert(c.id, c);
+        }
+        self.run();
+    }
+
+    /// When the running operation's CPU time ends, if it is computing.
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        self.cx.io.borrow().timer
+    }
+
+    /// Time has reached `now` (a timer from `poll_timeout`).
+    pub fn handle_timeout(&mut self, now: SimTime) {
+        self.cx.set_now(now);
+        self.run();
+    }
+
+    pub fn poll_completion(&mut self) -> Option<FsCompletion> {
+        self.done.pop_front()
+    }
+
+    /// Operations submitted and not yet taken as completions.
+    pub fn outstanding(&self) -> u64 {
+        (self.waiting.len() + usize::from(self.running.is_some()) + self.done.len()) as u64
+    }
+
+    /// What the block requests in flight are for.
+    pub fn io_in_flight(&self) -> BTreeSet<IoKind> {
+        self.cx.io.borrow().inflight.values().copied().collect()
+    }
+
+    pub fn stats(&self) -> FsStats {
+        let st = self.cx.st.borrow();
+        FsStats {
+            cache: st.cache.stats(),
+            ..st.stats
+        }
+    }
+
+    /// Free blocks and inodes of the mounted file system.
+    pub fn free_counts(&self) -> Option<(u64, u64)> {
+        let st = self.cx.st.borrow();
+        st.mounted.as_ref().map(|m| (m.free_blocks, m.free_inodes))
+    }
+
+    fn run(&mut self) {
+        let waker = Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        loop {
+            if self.running.is_none() {
+                let Some(q) = self.waiting.pop_front() else {
+                    return;
+                };
+                let now = self.cx.now();
+                let op_cx = Rc::clone(&self.cx);
+                self.running = Some(Running {
+                    id: q.id,
+                    submitted: q.submitted,
+                    started: now,
+                    fut: Box::pin(async move { ops::run(&op_cx, q.caller, q.op).await }),
+                });
+            }
+            let r = self.running.as_mut().expect("an operation is running");
+            match r.fut.as_mut().poll(&mut cx) {
+                Poll::Pending => return,
+                Poll::Ready(result) => {
+                    let r = self.running.take().expect("running");
+                    let mut st = self.cx.st.borrow_mut();
+                    match result {
+                        Ok(_) => st.stats.ops_completed += 1,
+                        Err(_) => st.stats.ops_failed += 1,
+                    }
+                    drop(st);
+                    self.done.push_back(FsCompletion {
+                        id: r.id,
+                        result,
+                        submitted: r.submitted,
+                        started: r.started,
+                        finished: self.cx.now(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Resolves when the block request `id` has completed.
+struct IoWait<'a> {
+    cx: &'a Cx,
+    id: u64,
+}
+
+impl Future for IoWait<'_> {
+    type Output = BlockCompletion;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<BlockCompletion> {
+        match self.cx.io.borrow_mut().done.remove(&self.id) {
+            Some(c) => Poll::Ready(c),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// Resolves once simulated time reaches `until` (CPU time being spent).
+struct Sleep<'a> {
+    cx: &'a Cx,
+    until: SimTime,
+}
+
+impl Future for Sleep<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        let mut io = self.cx.io.borrow_mut();
+        if io.now >= self.until {
+            io.timer = None;
+            Poll::Ready(())
+        } else {
+            io.timer = Some(self.until);
+            Poll::Pending
+        }
+    }
+}
+
+impl Cx {
+    pub fn now(&self) -> SimTime {
+        self.io.borrow().now
+    }
+
+    fn set_now(&self, now: SimTime) {
+        let mut io = self.io.borrow_mut();
+        assert!(now >= io.now, "time went backwards: {now} < {}", io.now);
+        io.now = now;
+    }
+
+    /// Spends `ns` of CPU time.
+    pub async fn cpu(&self, ns: u64) {
+        if ns > 0 {
+            let until = self.now() + SimDuration::from_ns(ns);
+            Sleep { cx: self, until }.await;
+        }
+    }
+
+    fn issue(&self, op: BlockOp, b: BlockNo, data: Vec<u8>, kind: IoKind) -> u64 {
+        let mut io = self.io.borrow_mut();
+        let id = io.next_id;
+        io.next_id += 1;
+        io.inflight.insert(id, kind);
+        io.outbox.push_back(BlockRequest {
+            id,
+            op,
+            offset_bytes: b.offset_bytes(),
+            len_bytes: BLOCK_BYTES_U64,
+            data,
+        });
+        id
+    }
+
+    /// Reads one block from the device (bypassing the cache).
+    pub async fn read_raw(&self, b: BlockNo) -> Result<Vec<u8>, FsError> {
+        let mut out = self.read_raw_many(&[b]).await?;
+        Ok(out.pop().expect("one block read"))
+    }
+
+    /// Reads blocks from the device, `io_depth_max` in flight at once, in the given order.
+    pub async fn read_raw_many(&self, blocks: &[BlockNo]) -> Result<Vec<Vec<u8>>, FsError> {
+        let mut out = Vec::with_capacity(blocks.len());
+        for chunk in blocks.chunks(self.cfg.io_depth_max) {
+            let ids: Vec<u64> = chunk
+                .iter()
+                .map(|&b| self.issue(BlockOp::Read, b, Vec::new(), IoKind::Read))
+                .collect();
+            self.st.borrow_mut().stats.block_reads += ids.len() as u64;
+            let mut first_err = None;
+            for id in ids {
+                let c = IoWait { cx: self, id }.await;
+                match c.result {
+                    Ok(()) if c.data.len() == BLOCK_BYTES => out.push(c.data),
+                    Ok(()) => {
+                        first_err.get_or_insert(FsError::NeedsFunctionalDevice);
+                    }
+                    Err(e) => {
+                        first_err.get_or_insert(FsError::Io(e));
+                    }
+                }
+            }
+            if let Some(e) = first_err {
+                return Err(e);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes blocks to the device, `io_depth_max` in flight at once; returns once all are
+    /// durable (the block device's completion promise). The first error wins.
+    pub async fn write_raw(
+        &self,
+        blocks: Vec<(BlockNo, Vec<u8>)>,
+        kind: IoKind,
+    ) -> Result<(), FsError> {
+        let mut first_err = None;
+        let mut it = blocks.into_iter().peekable();
+        while it.peek().is_some() {
+            let ids: Vec<u64> = it
+                .by_ref()
+                .take(self.cfg.io_depth_max)
+                .map(|(b, d)| {
+                    debug_assert_eq!(d.len(), BLOCK_BYTES);
+                    self.issue(BlockOp::Write, b, d, kind)
+                })
+                .collect();
+            self.st.borrow_mut().stats.block_writes += ids.len() as u64;
+            for id in ids {
+                let c = IoWait { cx: self, id }.await;
+                if let Err(e) = c.result {
+                    first_err.get_or_insert(FsError::Io(e));
+                }
+            }
+        }
+        match first_err {
+            None => Ok(()),
+            Some(e) => Err(e),
+        }
+    }
+
+    /// Makes room for `n` more blocks in the cache: evicts least recently used blocks,
+    /// writing dirty data back first.
+    async fn make_room(&self, n: usize) -> Result<(), FsError> {
+        let victims = {
+            let st = self.st.borrow();
+            let over = (st.cache.len() + n).saturating_sub(st.cache.capacity_blocks());
+            if over == 0 {
+                return Ok(());
+            }
+            let v = st.cache.victims(over);
+            if v.len() < over {
+                return Err(FsError::NoSpace(
+                    "buffer cache full of uncommitted metadata",
+                ));
+            }
+            v
+        };
+        let dirty: Vec<(BlockNo, Vec<u8>)> = {
+            let st = self.st.borrow();
+            victims
+                .iter()
+                .filter(|(_, d)| *d)
+                .map(|&(b, _)| (b, st.cache.get(b).to_vec()))
+                .collect()
+        };
+        if !dirty.is_empty() {
+            self.write_raw(dirty, IoKind::DataWrite).await?;
+        }
+        let mut st = self.st.borrow_mut();
+        for (b, d) in victims {
+            if d {
+                st.cache.mark_clean(b);
+            }
+            st.cache.remove(b);
+        }
+        Ok(())
+    }
+
+    /// Brings blocks into the cache (reading the missing ones in parallel).
+    pub async fn load_many(&self, blocks: &[BlockNo], class: BlockClass) -> Result<(), FsError> {
+        let missing: Vec<BlockNo> = {
+            let mut st = self.st.borrow_mut();
+            let mut seen = BTreeSet::new();
+            blocks
+                .iter()
+                .filter(|&&b| !st.cache.lookup(b) && seen.insert(b))
+                .copied()
+                .collect()
+        };
+        let batch = (self.st.borrow().cache.capacity_blocks() / 4).max(1);
+        for chunk in missing.chunks(batch) {
+            self.make_room(chunk.len()).await?;
+            let data = self.read_raw_many(chunk).await?;
+            let mut st = self.st.borrow_mut();
+            for (&b, d) in chunk.iter().zip(data) {
+                st.cache.insert(b, class, d, false);
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn load(&self, b: BlockNo, class: BlockClass) -> Result<(), FsError> {
+        self.load_many(&[b], class).await
+    }
+
+    /// Puts new content for `b` in the cache, dirty (no read of the old content).
+    pub async fn install(
+        &self,
+        b: BlockNo,
+        class: BlockClass,
+        data: Vec<u8>,
+    ) -> Result<(), FsError> {
+        let cached = self.st.borrow_mut().cache.remove(b).is_some();
+        if !cached {
+            self.make_room(1).await?;
+        }
+        self.st.borrow_mut().cache.insert(b, class, data, true);
+        Ok(())
+    }
+
+    /// Reads a cached block (loaded just before).
+    pub fn with<R>(&self, b: BlockNo, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(self.st.borrow().cache.get(b))
+    }
+
+    /// Modifies a cached block (loaded just before); it becomes dirty.
+    pub fn with_mut<R>(&self, b: BlockNo, f: impl FnOnce(&mut [u8]) -> R) -> R {
+        f(self.st.borrow_mut().cache.get_mut(b))
+    }
+
+    /// The mounted superblock.
+    pub fn sb(&self) -> Result<Superblock, FsError> {
+        self.st
+            .borrow()
+            .mounted
+            .as_ref()
+            .map(|m| m.sb)
+            .ok_or(FsError::NotMounted)
+    }
+}

@@ -1,0 +1,194 @@
+//! `FsHost`: the synchronous convenience driver for tools and tests. It owns one `sim::Sim`
+//! loop, a block device and an `Fs`, wires the FS's block requests to the device and the
+//! device's completions back, arms the FS's CPU timer, and runs one operation to completion
+//! under a `sim::Watchdog` — an operation that stops making progress is an error, never a
+//! spin.
+
+use crate::config::FsConfig;
+use crate::error::{ConfigError, FsError};
+use crate::exec::{Fs, FsCompletion, OpId};
+use crate::ops::{FsOp, FsReply};
+use crate::types::Caller;
+use nearflash_blockdev::{BlockCompletion, BlockDevice};
+use nearflash_sim::{
+    EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall, TraceEvent,
+    Watchdog,
+};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// The machine's events: the device's own, and the FS's CPU timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostEvent<E> {
+    Dev(E),
+    FsTimer,
+}
+
+impl<E: TraceEvent> TraceEvent for HostEvent<E> {
+    fn hash_word(&self) -> u64 {
+        match self {
+            HostEvent::Dev(e) => e.hash_word(),
+            HostEvent::FsTimer => 0x4653_0000_0000_0001,
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum HostError {
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    #[error("configuration: {0}")]
+    Config(#[from] ConfigError),
+    #[error("file-system operation stuck: {0}")]
+    Stall(#[from] Stall),
+}
+
+/// The device and the FS as one `Model`.
+pub struct Machine<D: BlockDevice> {
+    pub dev: D,
+    pub fs: Fs,
+    timer_armed: Option<SimTime>,
+    finished: BTreeMap<OpId, FsCompletion>,
+    block_done: Vec<BlockCompletion>,
+}
+
+impl<D: BlockDevice> Machine<D> {
+    /// Moves completions and requests between the device and the FS until neither has
+    /// anything to hand over, then arms the FS timer.
+    fn pump(&mut self, q: &mut EventQueue<HostEvent<D::Event>>) {
+        loop {
+            let mut moved = false;
+            self.dev.take_completions(&mut self.block_done);
+            for c in self.block_done.drain(..) {
+                self.fs.handle_block_completion(q.now(), c);
+                moved = true;
+            }
+            while let Some(r) = self.fs.poll_block_request() {
+                self.dev.submit(r, &mut q.map(HostEvent::Dev));
+                moved = true;
+            }
+            if !moved {
+                break;
+            }
+        }
+        if let Some(t) = self.fs.poll_timeout() {
+            if self.timer_armed != Some(t) {
+                q.schedule_at(t, HostEvent::FsTimer);
+                self.timer_armed = Some(t);
+            }
+        }
+        while let Some(c) = self.fs.poll_completion() {
+            self.finished.insert(c.id, c);
+        }
+    }
+
+    fn progress(&self) -> Progress {
+        let s = self.fs.stats();
+        Progress {
+            completed: s.ops_completed + s.ops_failed,
+            outstanding: self.fs.outstanding(),
+        }
+    }
+}
+
+impl<D: BlockDevice> Model for Machine<D> {
+    type Event = HostEvent<D::Event>;
+
+    fn handle(&mut self, ev: Self::Event, q: &mut EventQueue<Self::Event>, rng: &mut SimRng) {
+        match ev {
+            HostEvent::Dev(e) => self.dev.handle(e, &mut q.map(HostEvent::Dev), rng),
+            HostEvent::FsTimer => {
+                self.timer_armed = None;
+                self.fs.handle_timeout(q.now());
+            }
+        }
+        self.pump(q);
+    }
+}
+
+pub struct FsHost<D: BlockDevice> {
+    sim: Sim<HostEvent<D::Event>>,
+    m: Machine<D>,
+    watchdog_limit: SimDuration,
+}
+
+/// Simulated time an operation may go without completing before it is declared stuck.
+pub const WATCHDOG_LIMIT_DEFAULT: SimDuration = SimDuration(10_000_000_000);
+
+impl<D: BlockDevice> FsHost<D> {
+    /// A host over `dev`, whose pending events (if any) are already on `sim`'s queue.
+    pub fn new(sim: Sim<HostEvent<D::Event>>, dev: D, cfg: FsConfig) -> Result<Self, HostError> {
+        let fs = Fs::new(cfg, dev.capacity_bytes(), dev.is_functional())?;
+        Ok(FsHost {
+            sim,
+            m: Machine {
+                dev,
+                fs,
+                timer_armed: None,
+                finished: BTreeMap::new(),
+                block_done: Vec::new(),
+            },
+            watchdog_limit: WATCHDOG_LIMIT_DEFAULT,
+        })
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.sim.now()
+    }
+
+    pub fn fs(&self) -> &Fs {
+        &self.m.fs
+    }
+
+    pub fn dev(&self) -> &D {
+        &self.m.dev
+    }
+
+    /// Gives up the device (for a power cut: the FS's memory is dropped with the host).
+    pub fn into_device(self) -> D {
+        self.m.dev
+    }
+
+    /// Queues an operation now.
+    pub fn submit(&mut self, caller: Caller, op: FsOp) -> Result<OpId, FsError> {
+        let now = self.sim.now();
+        let id = self.m.fs.submit(now, caller, op)?;
+        self.m.pump(self.sim.queue());
+        Ok(id)
+    }
+
+    /// Processes one event; false when none is pending.
+    pub fn step(&mut self) -> bool {
+        self.sim.step(&mut self.m)
+    }
+
+    /// The completion of `id`, once it finished.
+    pub fn take_completion(&mut self, id: OpId) -> Option<FsCompletion> {
+        self.m.finished.remove(&id)
+    }
+
+    /// Runs events until `id` completes (or the watchdog fires).
+    pub fn wait(&mut self, id: OpId) -> Result<FsCompletion, HostError> {
+        let mut dog = Watchdog::new(self.watchdog_limit);
+        dog.observe(self.sim.now(), self.m.progress())?;
+        self.sim
+            .run_until(&mut self.m, &mut dog, Machine::progress, |m| {
+                m.finished.contains_key(&id)
+            })?;
+        match self.m.finished.remove(&id) {
+            Some(c) => Ok(c),
+            None => Err(HostError::Stall(Stall {
+                at: self.sim.now(),
+                since: self.sim.now(),
+                progress: self.m.progress(),
+                reason: nearflash_sim::StallReason::NoEventPending,
+            })),
+        }
+    }
+
+    /// Runs one operation to completion.
+    pub fn run(&mut self, caller: Caller, op: FsOp) -> Result<FsReply, HostError> {
+        let id = self.submit(caller, op)?;
+        Ok(self.wait(id)?.result?)
+    }
+}

@@ -1,0 +1,396 @@
+//! Scenario tests over a RAM disk: each tells one story of the file system's behaviour.
+
+use nearflash_fs::ramdisk::RamDisk;
+use nearflash_fs::{
+    Caller, FileKind, FormatOptions, FsConfig, FsError, FsHost, FsOp, FsReply, HostError, OpenFlags,
+};
+use nearflash_sim::{Sim, SimDuration};
+
+const ALICE: Caller = Caller {
+    uid: 1000,
+    gid: 100,
+};
+const BOB: Caller = Caller {
+    uid: 1001,
+    gid: 100,
+};
+const EVE: Caller = Caller {
+    uid: 2000,
+    gid: 200,
+};
+
+fn host() -> FsHost<RamDisk> {
+    let dev = RamDisk::new(16 << 20, SimDuration::from_us(20));
+    let mut h = FsHost::new(Sim::new(1), dev, FsConfig::default()).unwrap();
+    h.run(Caller::ROOT, FsOp::Format(FormatOptions::default()))
+        .unwrap();
+    h
+}
+
+fn fs_err(r: Result<FsReply, HostError>) -> FsError {
+    match r {
+        Err(HostError::Fs(e)) => e,
+        other => panic!("expected an FS error, got {other:?}"),
+    }
+}
+
+fn open(h: &mut FsHost<RamDisk>, who: Caller, path: &str, flags: OpenFlags) -> nearflash_fs::Fh {
+    match h
+        .run(
+            who,
+            FsOp::Open {
+                path: path.into(),
+                flags,
+                perm: 0o644,
+            },
+        )
+        .unwrap()
+    {
+        FsReply::Opened(fh) => fh,
+        r => panic!("{r:?}"),
+    }
+}
+
+fn write(h: &mut FsHost<RamDisk>, who: Caller, fh: nearflash_fs::Fh, at: u64, data: &[u8]) -> u64 {
+    match h
+        .run(
+            who,
+            FsOp::Write {
+                fh,
+                offset_bytes: at,
+                data: data.to_vec(),
+            },
+        )
+        .unwrap()
+    {
+        FsReply::Written(n) => n,
+        r => panic!("{r:?}"),
+    }
+}
+
+fn read_all(h: &mut FsHost<RamDisk>, who: Caller, path: &str) -> Vec<u8> {
+    let fh = open(h, who, path, OpenFlags::READ);
+    let r = h.run(
+        who,
+        FsOp::Read {
+            fh,
+            offset_bytes: 0,
+            len_bytes: u64::MAX,
+        },
+    );
+    h.run(who, FsOp::Close(fh)).unwrap();
+    match r.unwrap() {
+        FsReply::Data(d) => d,
+        r => panic!("{r:?}"),
+    }
+}
+
+fn fsck_clean(h: &mut FsHost<RamDisk>) {
+    match h.run(Caller::ROOT, FsOp::Fsck).unwrap() {
+        FsReply::Fsck(r) => assert!(r.is_clean(), "{:#?}", r.problems),
+        r => panic!("{r:?}"),
+    }
+}
+
+fn pattern(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+#[test]
+fn a_file_written_in_pieces_reads_back_with_zeros_in_its_hole() {
+    let mut h = host();
+    h.run(
+        ALICE,
+        FsOp::Chown {
+            path: "/".into(),
+            uid: 0,
+            gid: 0,
+        },
+    )
+    .unwrap_err();
+    h.run(
+        Caller::ROOT,
+        FsOp::Mkdir {
+            path: "/home".into(),
+            perm: 0o777,
+        },
+    )
+    .unwrap();
+    let fh = open(&mut h, ALICE, "/home/a.bin", OpenFlags::CREATE_TRUNC);
+    let head = pattern(10_000, 1);
+    assert_eq!(write(&mut h, ALICE, fh, 0, &head), 10_000);
+    let tail = pattern(5_000, 2);
+    assert_eq!(write(&mut h, ALICE, fh, 30_000, &tail), 5_000);
+    h.run(ALICE, FsOp::Fsync(fh)).unwrap();
+    let got = read_all(&mut h, ALICE, "/home/a.bin");
+    assert_eq!(got.len(), 35_000);
+    assert_eq!(&got[..10_000], &head[..]);
+    assert!(got[10_000..30_000].iter().all(|&b| b == 0));
+    assert_eq!(&got[30_000..], &tail[..]);
+    fsck_clean(&mut h);
+}
+
+#[test]
+fn a_large_file_spills_its_extents_into_an_extent_block_and_truncate_takes_it_back() {
+    let mut h = host();
+    let fh = open(&mut h, Caller::ROOT, "/big", OpenFlags::CREATE_TRUNC);
+    // Every other block of a second file between, so extents cannot merge.
+    let gh = open(&mut h, Caller::ROOT, "/interleave", OpenFlags::CREATE_TRUNC);
+    for k in 0..40u64 {
+        write(&mut h, Caller::ROOT, fh, k * 4096, &pattern(4096, k as u8));
+        write(&mut h, Caller::ROOT, gh, k * 4096, &pattern(4096, 99));
+    }
+    let FsReply::Stat(st) = h.run(Caller::ROOT, FsOp::Stat("/big".into())).unwrap() else {
+        panic!()
+    };
+    assert_eq!((st.size_bytes, st.blocks), (40 * 4096, 40));
+    fsck_clean(&mut h);
+    let got = read_all(&mut h, Caller::ROOT, "/big");
+    for k in 0..40usize {
+        assert_eq!(
+            &got[k * 4096..(k + 1) * 4096],
+            &pattern(4096, k as u8)[..],
+            "block {k}"
+        );
+    }
+    h.run(
+        Caller::ROOT,
+        FsOp::Truncate {
+            path: "/big".into(),
+            size_bytes: 5000,
+        },
+    )
+    .unwrap();
+    h.run(
+        Caller::ROOT,
+        FsOp::Truncate {
+            path: "/big".into(),
+            size_bytes: 9000,
+        },
+    )
+    .unwrap();
+    let got = read_all(&mut h, Caller::ROOT, "/big");
+    assert_eq!(got.len(), 9000);
+    assert_eq!(&got[..4096], &pattern(4096, 0)[..]);
+    assert_eq!(&got[4096..5000], &pattern(4096, 1)[..904]);
+    assert!(
+        got[5000..].iter().all(|&b| b == 0),
+        "a regrown tail reads zeros"
+    );
+    fsck_clean(&mut h);
+}
+
+#[test]
+fn rename_replaces_its_target_atomically_and_refuses_to_move_a_dir_into_itself() {
+    let mut h = host();
+    for (p, d) in [("/old", b"old".as_slice()), ("/new", b"newer")] {
+        let fh = open(&mut h, Caller::ROOT, p, OpenFlags::CREATE_TRUNC);
+        write(&mut h, Caller::ROOT, fh, 0, d);
+    }
+    h.run(
+        Caller::ROOT,
+        FsOp::Rename {
+            from: "/new".into(),
+            to: "/old".into(),
+        },
+    )
+    .unwrap();
+    assert_eq!(read_all(&mut h, Caller::ROOT, "/old"), b"newer");
+    assert!(matches!(
+        fs_err(h.run(Caller::ROOT, FsOp::Stat("/new".into()))),
+        FsError::NotFound(_)
+    ));
+    h.run(
+        Caller::ROOT,
+        FsOp::Mkdir {
+            path: "/d".into(),
+            perm: 0o755,
+        },
+    )
+    .unwrap();
+    h.run(
+        Caller::ROOT,
+        FsOp::Mkdir {
+            path: "/d/e".into(),
+            perm: 0o755,
+        },
+    )
+    .unwrap();
+    let e = fs_err(h.run(
+        Caller::ROOT,
+        FsOp::Rename {
+            from: "/d".into(),
+            to: "/d/e/f".into(),
+        },
+    ));
+    assert!(matches!(e, FsError::MoveIntoSelf(_)), "{e}");
+    h.run(
+        Caller::ROOT,
+        FsOp::Rename {
+            from: "/d/e".into(),
+            to: "/e".into(),
+        },
+    )
+    .unwrap();
+    let FsReply::Entries(list) = h.run(Caller::ROOT, FsOp::Readdir("/".into())).unwrap() else {
+        panic!()
+    };
+    let names: Vec<_> = list.iter().map(|e| (e.name.as_str(), e.kind)).collect();
+    assert_eq!(
+        names,
+        vec![
+            (".", FileKind::Dir),
+            ("..", FileKind::Dir),
+            ("old", FileKind::File),
+            ("d", FileKind::Dir),
+            ("e", FileKind::Dir)
+        ]
+    );
+    let e = fs_err(h.run(Caller::ROOT, FsOp::Rmdir("/".into())));
+    assert!(matches!(e, FsError::InvalidArgument(_)), "{e}");
+    h.run(Caller::ROOT, FsOp::Rmdir("/d".into())).unwrap();
+    fsck_clean(&mut h);
+}
+
+#[test]
+fn permissions_keep_other_users_out_and_root_passes() {
+    let mut h = host();
+    h.run(
+        Caller::ROOT,
+        FsOp::Mkdir {
+            path: "/alice".into(),
+            perm: 0o750,
+        },
+    )
+    .unwrap();
+    h.run(
+        Caller::ROOT,
+        FsOp::Chown {
+            path: "/alice".into(),
+            uid: ALICE.uid,
+            gid: ALICE.gid,
+        },
+    )
+    .unwrap();
+    let fh = open(&mut h, ALICE, "/alice/notes", OpenFlags::CREATE_TRUNC);
+    write(&mut h, ALICE, fh, 0, b"secret");
+    // Bob shares the group: may search and read (0644 file in a 0750 dir), not create.
+    assert_eq!(read_all(&mut h, BOB, "/alice/notes"), b"secret");
+    let e = fs_err(h.run(
+        BOB,
+        FsOp::Open {
+            path: "/alice/x".into(),
+            flags: OpenFlags::CREATE_TRUNC,
+            perm: 0o644,
+        },
+    ));
+    assert!(matches!(e, FsError::Permission(_)), "{e}");
+    let e = fs_err(h.run(EVE, FsOp::Stat("/alice/notes".into())));
+    assert!(matches!(e, FsError::Permission(_)), "{e}");
+    let e = fs_err(h.run(
+        BOB,
+        FsOp::Chmod {
+            path: "/alice/notes".into(),
+            perm: 0o777,
+        },
+    ));
+    assert!(matches!(e, FsError::Permission(_)), "{e}");
+    assert_eq!(read_all(&mut h, Caller::ROOT, "/alice/notes"), b"secret");
+    let e = fs_err(h.run(
+        ALICE,
+        FsOp::Open {
+            path: "/alice/notes".into(),
+            flags: OpenFlags {
+                create: true,
+                excl: true,
+                write: true,
+                ..OpenFlags::default()
+            },
+            perm: 0o600,
+        },
+    ));
+    assert!(matches!(e, FsError::Exists(_)), "{e}");
+}
+
+#[test]
+fn append_handles_write_at_the_end_and_a_removed_file_handle_goes_stale() {
+    let mut h = host();
+    let flags = OpenFlags {
+        write: true,
+        create: true,
+        append: true,
+        ..OpenFlags::default()
+    };
+    let fh = open(&mut h, Caller::ROOT, "/log", flags);
+    write(&mut h, Caller::ROOT, fh, 0, b"one ");
+    write(&mut h, Caller::ROOT, fh, 0, b"two");
+    assert_eq!(read_all(&mut h, Caller::ROOT, "/log"), b"one two");
+    h.run(Caller::ROOT, FsOp::Unlink("/log".into())).unwrap();
+    let e = fs_err(h.run(
+        Caller::ROOT,
+        FsOp::Write {
+            fh,
+            offset_bytes: 0,
+            data: b"x".to_vec(),
+        },
+    ));
+    assert!(matches!(e, FsError::StaleHandle(_)), "{e}");
+    fsck_clean(&mut h);
+}
+
+#[test]
+fn filling_the_device_is_no_space_and_leaves_a_clean_file_system() {
+    let mut h = host();
+    let fh = open(&mut h, Caller::ROOT, "/fill", OpenFlags::CREATE_TRUNC);
+    let chunk = vec![7u8; 1 << 20];
+    let mut at = 0;
+    let err = loop {
+        match h.run(
+            Caller::ROOT,
+            FsOp::Write {
+                fh,
+                offset_bytes: at,
+                data: chunk.clone(),
+            },
+        ) {
+            Ok(FsReply::Written(n)) => at += n,
+            Ok(r) => panic!("{r:?}"),
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(err, HostError::Fs(FsError::NoSpace(_))), "{err}");
+    assert!(at > 10 << 20, "wrote {at} bytes of a 16 MiB device");
+    h.run(Caller::ROOT, FsOp::Sync).unwrap();
+    fsck_clean(&mut h);
+    h.run(Caller::ROOT, FsOp::Unlink("/fill".into())).unwrap();
+    fsck_clean(&mut h);
+}
+
+#[test]
+fn a_remount_sees_what_was_synced_and_the_cache_counts_hits() {
+    let mut h = host();
+    h.run(
+        Caller::ROOT,
+        FsOp::Mkdir {
+            path: "/keep".into(),
+            perm: 0o755,
+        },
+    )
+    .unwrap();
+    let fh = open(&mut h, Caller::ROOT, "/keep/f", OpenFlags::CREATE_TRUNC);
+    write(&mut h, Caller::ROOT, fh, 0, &pattern(20_000, 5));
+    h.run(Caller::ROOT, FsOp::Sync).unwrap();
+    read_all(&mut h, Caller::ROOT, "/keep/f");
+    let stats = h.fs().stats();
+    assert!(stats.cache.hits > 0 && stats.commits > 0, "{stats:?}");
+    let dev = h.into_device();
+    let mut h2 = FsHost::new(Sim::new(2), dev, FsConfig::default()).unwrap();
+    h2.run(Caller::ROOT, FsOp::Mount).unwrap();
+    assert_eq!(
+        read_all(&mut h2, Caller::ROOT, "/keep/f"),
+        pattern(20_000, 5)
+    );
+    fsck_clean(&mut h2);
+}
