@@ -63,6 +63,16 @@ impl FtlConfig {
                 ),
             );
         }
+        if u64::from(flash.page_size_bytes) < nearflash_blockdev::SECTOR_BYTES {
+            return bad(
+                "flash.page_size_bytes",
+                format!(
+                    "must be at least {} (one host sector), got {}",
+                    nearflash_blockdev::SECTOR_BYTES,
+                    flash.page_size_bytes
+                ),
+            );
+        }
         if self.gc_parallel_copies == 0 {
             return bad("ftl.gc_parallel_copies", "must be greater than zero".into());
         }

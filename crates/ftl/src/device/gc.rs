@@ -15,6 +15,7 @@
 
 use super::alloc::Stream;
 use super::jobs::{CopyJob, CopyPhase, EraseJob, ErasePurpose, Job};
+use super::pageset::PageSet;
 use super::{Device, Event};
 use crate::config::GcPolicy;
 use crate::layout::{Lgn, Pgn, SbId};
@@ -238,7 +239,7 @@ impl Device {
 
     fn start_copy(&mut self, src: Pgn, lgn: Lgn, q: &mut impl Schedule<Event>) {
         let seq = self.map.seq(lgn);
-        let group_bytes = self.layout.group_bytes() as usize;
+        let group_bytes = self.layout.group_buf_bytes() as usize;
         let job = self.jobs.insert(Job::Copy(CopyJob {
             src,
             lgn,
@@ -246,7 +247,7 @@ impl Device {
             phase: CopyPhase::Read,
             pending: 0,
             failed: false,
-            lost: 0,
+            lost: PageSet::default(),
             dest: None,
             buf: if self.functional {
                 vec![0u8; group_bytes]
@@ -255,8 +256,8 @@ impl Device {
             },
         }));
         self.sbs.get_mut(self.layout.sb_of(src)).pins += 1;
-        let all = (1u64 << self.layout.group_pages()) - 1;
-        let n = self.submit_group(job, OpKind::Read, src, all, q);
+        let all = self.all_pages();
+        let n = self.submit_group(job, OpKind::Read, src, &all, q);
         let Job::Copy(cp) = self.jobs.get_mut(job) else {
             unreachable!()
         };
@@ -284,14 +285,14 @@ impl Device {
                     let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    if failed != 0 {
+                    if !failed.is_empty() {
                         self.stats.integrity_errors += 1;
                     }
                     let Job::Copy(cp) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };
                     cp.buf = buf;
-                    cp.lost |= failed;
+                    cp.lost.union_with(&failed);
                 }
                 let Job::Copy(cp) = self.jobs.get_mut(id) else {
                     unreachable!()
@@ -370,8 +371,8 @@ impl Device {
         cp.phase = CopyPhase::Program;
         cp.dest = Some(dest);
         cp.failed = false;
-        let all = (1u64 << self.layout.group_pages()) - 1;
-        let n = self.submit_group(id, OpKind::Program, dest, all, q);
+        let all = self.all_pages();
+        let n = self.submit_group(id, OpKind::Program, dest, &all, q);
         let Job::Copy(cp) = self.jobs.get_mut(id) else {
             unreachable!()
         };

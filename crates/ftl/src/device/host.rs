@@ -7,6 +7,7 @@
 
 use super::alloc::Stream;
 use super::jobs::{Job, ReadJob, ReqState, Segment, TrimJob, WriteJob, WritePhase};
+use super::pageset::PageSet;
 use super::Device;
 use super::Event;
 use crate::layout::{Lgn, Pgn};
@@ -130,7 +131,7 @@ impl Device {
                         phase: WritePhase::WaitLock,
                         pending: 0,
                         failed: false,
-                        lost: 0,
+                        lost: PageSet::default(),
                         old: None,
                         dest: None,
                         seq: 0,
@@ -158,30 +159,29 @@ impl Device {
     }
 
     fn sectors_per_page(&self) -> u32 {
-        self.layout.geo.page_size_bytes / SECTOR_BYTES as u32
+        self.layout.sectors_per_page()
     }
 
-    /// Bit mask of the group's pages that sectors [first, first + n) touch.
-    fn touched_pages(&self, first: u32, n: u32) -> u64 {
+    /// The group's pages that sectors [first, first + n) touch.
+    fn touched_pages(&self, first: u32, n: u32) -> PageSet {
         let spp = self.sectors_per_page();
-        let (a, b) = (first / spp, (first + n - 1) / spp);
-        mask_range(a, b)
+        PageSet::range(first / spp, (first + n - 1) / spp)
     }
 
-    /// Bit mask of the pages that sectors [first, first + n) cover completely.
-    fn covered_pages(&self, first: u32, n: u32) -> u64 {
+    /// The pages that sectors [first, first + n) cover completely.
+    fn covered_pages(&self, first: u32, n: u32) -> PageSet {
         let spp = self.sectors_per_page();
         let a = first.div_ceil(spp);
         let end = (first + n) / spp; // exclusive
         if end <= a {
-            0
+            PageSet::default()
         } else {
-            mask_range(a, end - 1)
+            PageSet::range(a, end - 1)
         }
     }
 
-    fn all_pages(&self) -> u64 {
-        mask_range(0, self.layout.group_pages() - 1)
+    pub(super) fn all_pages(&self) -> PageSet {
+        PageSet::range(0, self.layout.group_pages() - 1)
     }
 
     /// Submits one flash op per channel for the pages of `pgn` in `mask`; returns the count.
@@ -190,7 +190,7 @@ impl Device {
         job: u32,
         kind: OpKind,
         pgn: Pgn,
-        mask: u64,
+        mask: &PageSet,
         q: &mut impl Schedule<Event>,
     ) -> u32 {
         let sb = self.layout.sb_of(pgn);
@@ -202,7 +202,7 @@ impl Device {
             let mut plane_mask = 0u8;
             let mut plane_blocks = [0u32; nearflash_flash::backbone::PLANES_MAX];
             for l in 0..planes {
-                if mask & (1 << self.layout.page_index(c, l)) != 0 {
+                if mask.contains(self.layout.page_index(c, l)) {
                     plane_mask |= 1 << l;
                     plane_blocks[l as usize] = self.remap.block(sb, c, l);
                 }
@@ -240,8 +240,8 @@ impl Device {
         let gp = u64::from(self.layout.group_pages());
         let epoch = self.sbs.get(self.layout.sb_of(pgn)).epoch;
         let (buf, lgn, seq, lost) = match self.jobs.get(job) {
-            Job::Write(w) => (&w.buf, w.seg.lgn, w.seq, w.lost),
-            Job::Copy(cp) => (&cp.buf, cp.lgn, cp.seq, cp.lost),
+            Job::Write(w) => (&w.buf, w.seg.lgn, w.seq, &w.lost),
+            Job::Copy(cp) => (&cp.buf, cp.lgn, cp.seq, &cp.lost),
             _ => unreachable!("only writes and copies program data groups"),
         };
         let planes = plane_mask.count_ones() as usize;
@@ -255,7 +255,7 @@ impl Device {
                 lpn: u64::from(lgn.0) * gp + k as u64,
                 seq,
                 epoch,
-                kind: if lost & (1 << k) != 0 {
+                kind: if lost.contains(k as u32) {
                     PageKind::Lost
                 } else {
                     PageKind::Data
@@ -267,19 +267,19 @@ impl Device {
     }
 
     /// Functional fidelity: checks each page of a read completion belongs to `lgn` and hands
-    /// (page index, page data) to `sink`. Returns the pages (bit k) that failed: garbage, a
-    /// page of another group, or one recorded as lost.
+    /// (page index, page data) to `sink`. Returns the pages that failed: garbage, a page of
+    /// another group, or one recorded as lost.
     pub(super) fn for_each_read_page(
         &self,
         c: &FlashCompletion,
         lgn: Lgn,
         mut sink: impl FnMut(u32, &[u8]),
-    ) -> u64 {
+    ) -> PageSet {
         let ps = self.layout.geo.page_size_bytes as usize;
         let os = self.layout.geo.oob_size_bytes as usize;
         let channel = self.layout.geo.channel_of(c.op.die);
         let gp = u64::from(self.layout.group_pages());
-        let mut failed = 0u64;
+        let mut failed = PageSet::default();
         for (i, l) in c.op.plane_iter().enumerate() {
             let k = self.layout.page_index(channel, l);
             let data = &c.op.data[i * ps..(i + 1) * ps];
@@ -291,7 +291,7 @@ impl Device {
                 {
                     sink(k, data)
                 }
-                _ => failed |= 1 << k,
+                _ => failed.insert(k),
             }
         }
         failed
@@ -311,7 +311,7 @@ impl Device {
             pending: 0,
         }));
         let mask = self.touched_pages(seg.first_sector, seg.sectors);
-        let n = self.submit_group(job, OpKind::Read, pgn, mask, q);
+        let n = self.submit_group(job, OpKind::Read, pgn, &mask, q);
         let Job::Read(r) = self.jobs.get_mut(job) else {
             unreachable!()
         };
@@ -335,7 +335,7 @@ impl Device {
                 copy_overlap(k, spp, page, seg, &mut out);
             });
             self.reqs.get_mut(seg.req).data = out;
-            if failed != 0 {
+            if !failed.is_empty() {
                 self.stats.integrity_errors += 1;
                 self.reqs.get_mut(seg.req).result = Err(IoError::Integrity);
             }
@@ -398,13 +398,15 @@ impl Device {
     }
 
     fn start_write(&mut self, job: u32, q: &mut impl Schedule<Event>) {
-        let group_bytes = self.layout.group_bytes() as usize;
+        let group_bytes = self.layout.group_buf_bytes() as usize;
         let Job::Write(w) = self.jobs.get(job) else {
             unreachable!()
         };
         let seg = w.seg;
         let old = self.map.lookup(seg.lgn);
-        let keep = self.all_pages() & !self.covered_pages(seg.first_sector, seg.sectors);
+        let keep = self
+            .all_pages()
+            .minus(&self.covered_pages(seg.first_sector, seg.sectors));
         let functional = self.functional;
         let Job::Write(w) = self.jobs.get_mut(job) else {
             unreachable!()
@@ -413,12 +415,12 @@ impl Device {
             w.buf = vec![0u8; group_bytes];
         }
         match old {
-            Some(old) if keep != 0 => {
+            Some(old) if !keep.is_empty() => {
                 w.phase = WritePhase::ReadOld;
                 w.old = Some(old);
                 self.sbs.get_mut(self.layout.sb_of(old)).pins += 1;
-                self.stats.rmw_page_reads += u64::from(keep.count_ones());
-                let n = self.submit_group(job, OpKind::Read, old, keep, q);
+                self.stats.rmw_page_reads += u64::from(keep.count());
+                let n = self.submit_group(job, OpKind::Read, old, &keep, q);
                 let Job::Write(w) = self.jobs.get_mut(job) else {
                     unreachable!()
                 };
@@ -457,17 +459,26 @@ impl Device {
         if self.functional {
             let mut buf = std::mem::take(&mut w.buf);
             let src = &self.reqs.get(seg.req).data;
-            let from = seg.payload_offset as usize;
-            let n = seg.sectors as usize * sector;
-            let at = seg.first_sector as usize * sector;
-            buf[at..at + n].copy_from_slice(&src[from..from + n]);
+            let spp = self.sectors_per_page();
+            // Page by page: a page's sectors are contiguous in the buffer, but a page size
+            // that is not a multiple of the sector leaves a gap after each page's sectors.
+            let mut s = seg.first_sector;
+            let end = seg.first_sector + seg.sectors;
+            while s < end {
+                let run = (end - s).min(spp - s % spp);
+                let from = seg.payload_offset as usize + (s - seg.first_sector) as usize * sector;
+                let at = self.layout.sector_buf_offset(s);
+                let n = run as usize * sector;
+                buf[at..at + n].copy_from_slice(&src[from..from + n]);
+                s += run;
+            }
             let Job::Write(w) = self.jobs.get_mut(job) else {
                 unreachable!()
             };
             w.buf = buf;
         }
         let all = self.all_pages();
-        let n = self.submit_group(job, OpKind::Program, pgn, all, q);
+        let n = self.submit_group(job, OpKind::Program, pgn, &all, q);
         let Job::Write(w) = self.jobs.get_mut(job) else {
             unreachable!()
         };
@@ -495,7 +506,7 @@ impl Device {
                     let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    if failed != 0 {
+                    if !failed.is_empty() {
                         self.stats.integrity_errors += 1;
                     }
                     let Job::Write(w) = self.jobs.get(id) else {
@@ -503,12 +514,12 @@ impl Device {
                     };
                     // A page the write touches gets its new sectors around zeros where the
                     // old ones were unreadable; a page it leaves alone stays lost.
-                    let untouched = !self.touched_pages(w.seg.first_sector, w.seg.sectors);
+                    let untouched = failed.minus(&self.touched_pages(w.seg.first_sector, w.seg.sectors));
                     let Job::Write(w) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };
                     w.buf = buf;
-                    w.lost |= failed & untouched;
+                    w.lost.union_with(&untouched);
                 }
                 let Job::Write(w) = self.jobs.get_mut(id) else {
                     unreachable!()
@@ -638,16 +649,6 @@ impl Device {
     }
 }
 
-fn mask_range(a: u32, b: u32) -> u64 {
-    debug_assert!(a <= b && b < 64);
-    let hi = if b == 63 {
-        u64::MAX
-    } else {
-        (1u64 << (b + 1)) - 1
-    };
-    hi & !((1u64 << a) - 1)
-}
-
 /// Copies the sectors of page `k` that the segment asked for into the request payload.
 fn copy_overlap(k: u32, spp: u32, page: &[u8], seg: Segment, out: &mut [u8]) {
     let sector = SECTOR_BYTES as usize;
@@ -661,16 +662,4 @@ fn copy_overlap(k: u32, spp: u32, page: &[u8], seg: Segment, out: &mut [u8]) {
     let dst = seg.payload_offset as usize + (lo - seg.first_sector) as usize * sector;
     let n = (hi - lo) as usize * sector;
     out[dst..dst + n].copy_from_slice(&page[src..src + n]);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::mask_range;
-
-    #[test]
-    fn mask_ranges_cover_inclusive_bounds() {
-        assert_eq!(mask_range(0, 0), 1);
-        assert_eq!(mask_range(1, 3), 0b1110);
-        assert_eq!(mask_range(0, 63), u64::MAX);
-    }
 }

@@ -2,6 +2,7 @@
 //! GC copy, erase or checkpoint program batch) whose flash operations carry the job id as
 //! their tag. Slabs reuse slots so the hot path does not allocate.
 
+use super::pageset::PageSet;
 use crate::layout::{Lgn, Pgn, SbId};
 use nearflash_blockdev::{BlockOp, IoError};
 use nearflash_sim::SimTime;
@@ -103,7 +104,7 @@ pub struct WriteJob {
     pub failed: bool,
     /// Pages of the group (bit k) whose old content failed its read and that the write does
     /// not touch: programmed as `PageKind::Lost`.
-    pub lost: u64,
+    pub lost: PageSet,
     pub old: Option<Pgn>,
     pub dest: Option<Pgn>,
     pub seq: u64,
@@ -126,7 +127,7 @@ pub struct CopyJob {
     pub pending: u32,
     pub failed: bool,
     /// Pages whose read failed: programmed as `PageKind::Lost`.
-    pub lost: u64,
+    pub lost: PageSet,
     pub dest: Option<Pgn>,
     pub buf: Vec<u8>,
 }

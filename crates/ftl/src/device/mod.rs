@@ -10,6 +10,7 @@ mod ckpt;
 mod gc;
 mod host;
 mod jobs;
+mod pageset;
 mod peek;
 mod stats;
 
