@@ -43,3 +43,177 @@ pub fn tiny_ftl() -> FtlConfig {
         scratchpad_bytes: 1 << 20,
     }
 }
+
+/// A random mixed workload, run functionally and checked against the reference model:
+/// what a fuzzer, a channel sweep or a soak runs over one configuration.
+#[derive(Clone, Debug)]
+pub struct CheckedIo {
+    /// Random requests after the sequential fill of the span.
+    pub requests: u64,
+    pub queue_depth: u32,
+    /// Largest request, in 512-byte sectors.
+    pub max_request_sectors: u64,
+    /// Sectors the workload touches (from offset 0), clipped to the capacity.
+    pub span_sectors: u64,
+    /// Share of writes among the random requests, percent.
+    pub write_percent: u64,
+}
+
+/// What a checked run saw.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckedIoOutcome {
+    pub completed: u64,
+    /// Failed requests by error (a device whose blocks fail may run out of space).
+    pub failed: std::collections::BTreeMap<String, u64>,
+    pub reads_verified: u64,
+    /// Sectors read back wrong: another sector's data, garbage, or an illegal version.
+    pub wrong_reads: u64,
+    pub first_violation: Option<String>,
+}
+
+/// Why a checked run could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckedIoError {
+    #[error(transparent)]
+    Config(#[from] nearflash_flash::ConfigError),
+    #[error("stalled: {stall}; stuck requests: {requests}")]
+    Stalled {
+        stall: nearflash_sim::Stall,
+        requests: String,
+    },
+}
+
+/// Formats a functional device of `flash`/`ftl`, fills the span sequentially, runs
+/// `io.requests` random reads and writes, then reads the whole span back; every read is
+/// checked against `verify::Reference`. Never hangs: the run is watched (no completion for
+/// `STALL_LIMIT_MS` of simulated time is a stall).
+pub fn run_checked_io(
+    flash: &FlashConfig,
+    ftl: &FtlConfig,
+    io: &CheckedIo,
+    seed: u64,
+) -> Result<CheckedIoOutcome, CheckedIoError> {
+    use crate::verify::Reference;
+    use crate::{BlockOp, BlockRequest, Device, SECTOR_BYTES};
+    use nearflash_blockdev::load::{self, LoadError, Rig, RigEvent};
+    use nearflash_flash::{Geometry, MemoryStore};
+    use nearflash_sim::{Schedule, Sim, SimDuration, Watchdog};
+    use std::cell::RefCell;
+
+    let mut sim: Sim<RigEvent<crate::Event>> = Sim::new(seed);
+    let store = MemoryStore::new(
+        Geometry::from_config(flash).page_count(),
+        flash.page_size_bytes,
+    );
+    let dev = Device::format(
+        flash,
+        ftl,
+        Box::new(store),
+        &mut sim.queue().map(RigEvent::Device),
+    )?;
+    let span = io.span_sectors.min(dev.logical_bytes() / SECTOR_BYTES).max(1);
+    let group_sectors = dev.layout().group_bytes() / SECTOR_BYTES;
+    let max_sectors = io.max_request_sectors.clamp(1, span);
+    let mut rig = Rig::new(dev);
+    let state = RefCell::new((
+        Reference::new(span, group_sectors),
+        std::collections::BTreeMap::new(),
+        CheckedIoOutcome::default(),
+    ));
+    let mut next_id = 0u64;
+    let mut fill_at = 0u64;
+    let mut random_left = io.requests;
+    let mut check_at = 0u64;
+    // Phase 0: fill; phase 1: random; phase 2: read everything back.
+    let mut phase = 0;
+    let mut dog = Watchdog::new(SimDuration::from_ms(STALL_LIMIT_MS));
+    let result = load::run_closed(
+        &mut sim,
+        &mut rig,
+        io.queue_depth.max(1),
+        &mut dog,
+        |rng| {
+            let (op, lsn, count) = loop {
+                match phase {
+                    0 if fill_at < span => {
+                        let n = max_sectors.min(span - fill_at);
+                        fill_at += n;
+                        break (BlockOp::Write, fill_at - n, n);
+                    }
+                    1 if random_left > 0 => {
+                        random_left -= 1;
+                        let n = 1 + rng.below(max_sectors);
+                        let lsn = rng.below(span - n + 1);
+                        let op = if rng.below(100) < io.write_percent {
+                            BlockOp::Write
+                        } else {
+                            BlockOp::Read
+                        };
+                        break (op, lsn, n);
+                    }
+                    2 if check_at < span => {
+                        let n = max_sectors.min(span - check_at);
+                        check_at += n;
+                        break (BlockOp::Read, check_at - n, n);
+                    }
+                    0 | 1 => phase += 1,
+                    _ => return None,
+                }
+            };
+            let mut st = state.borrow_mut();
+            let (reference, pending, _) = &mut *st;
+            let id = next_id;
+            next_id += 1;
+            let data = match op {
+                BlockOp::Write => {
+                    let (data, stamp) = reference.issue_write(lsn, count);
+                    pending.insert(id, (lsn, count, Some(stamp), Vec::new()));
+                    data
+                }
+                _ => {
+                    pending.insert(id, (lsn, count, None, reference.acked_at(lsn, count)));
+                    Vec::new()
+                }
+            };
+            Some(BlockRequest {
+                id,
+                op,
+                offset_bytes: lsn * SECTOR_BYTES,
+                len_bytes: count * SECTOR_BYTES,
+                data,
+            })
+        },
+        |_, c| {
+            let mut st = state.borrow_mut();
+            let (reference, pending, out) = &mut *st;
+            let (lsn, count, stamp, before) = pending.remove(&c.id).expect("known request");
+            match (&c.result, stamp) {
+                (Err(e), _) => *out.failed.entry(e.to_string()).or_default() += 1,
+                (Ok(()), Some(stamp)) => {
+                    out.completed += 1;
+                    reference.ack_write(lsn, count, stamp);
+                }
+                (Ok(()), None) => {
+                    out.completed += 1;
+                    out.reads_verified += 1;
+                    if let Err(v) = reference.check_read(lsn, &before, &c.data) {
+                        out.wrong_reads += 1;
+                        out.first_violation.get_or_insert_with(|| format!("{v:?}"));
+                    }
+                }
+            }
+            Ok::<(), std::convert::Infallible>(())
+        },
+    );
+    match result {
+        Ok(()) => Ok(state.into_inner().2),
+        Err(LoadError::Stall(stall)) => Err(CheckedIoError::Stalled {
+            stall,
+            requests: rig.dev.describe_inflight(8),
+        }),
+        Err(LoadError::Handler(never)) => match never {},
+    }
+}
+
+/// The watchdog limit of checked runs: far above any latency of the test geometries.
+pub const STALL_LIMIT_MS: u64 = 10_000;

@@ -57,6 +57,14 @@ impl<T> Slab<T> {
     pub fn is_empty(&self) -> bool {
         self.live == 0
     }
+
+    /// The live entries with their ids.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &T)> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.as_ref().map(|t| (i as u32, t)))
+    }
 }
 
 pub struct ReqState {
