@@ -111,7 +111,10 @@ pub fn run_checked_io(
         Box::new(store),
         &mut sim.queue().map(RigEvent::Device),
     )?;
-    let span = io.span_sectors.min(dev.logical_bytes() / SECTOR_BYTES).max(1);
+    let span = io
+        .span_sectors
+        .min(dev.logical_bytes() / SECTOR_BYTES)
+        .max(1);
     let group_sectors = dev.layout().group_bytes() / SECTOR_BYTES;
     let max_sectors = io.max_request_sectors.clamp(1, span);
     let mut rig = Rig::new(dev);

@@ -9,6 +9,7 @@ mod cmd_run;
 mod cmd_vfile;
 mod driver;
 mod error;
+mod output;
 mod preset;
 mod progress;
 mod report;
@@ -70,7 +71,7 @@ fn main() -> ExitCode {
     default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Io(args) => cmd_io::run(&args).map(|()| true),
+        Command::Io(args) => cmd_io::run(&args),
         Command::Crashtest(args) => cmd_crashtest::run(&args),
         Command::Kernel(args) => cmd_kernel::run(&args).map(|()| true),
         Command::Run(args) => cmd_run::run(&args).map(|()| true),

@@ -264,5 +264,8 @@ fn a_page_smaller_than_one_sector_is_refused_naming_the_field() {
     };
     let o = run_seed(&flash, &tiny_ftl(), &cfg(), 1);
     let e = o.error.expect("refused");
-    assert!(e.contains("flash.page_size_bytes") && e.contains("512"), "{e}");
+    assert!(
+        e.contains("flash.page_size_bytes") && e.contains("512"),
+        "{e}"
+    );
 }

@@ -514,7 +514,8 @@ impl Device {
                     };
                     // A page the write touches gets its new sectors around zeros where the
                     // old ones were unreadable; a page it leaves alone stays lost.
-                    let untouched = failed.minus(&self.touched_pages(w.seg.first_sector, w.seg.sectors));
+                    let untouched =
+                        failed.minus(&self.touched_pages(w.seg.first_sector, w.seg.sectors));
                     let Job::Write(w) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };

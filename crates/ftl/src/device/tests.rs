@@ -546,7 +546,10 @@ fn over_provisioning_changes_the_logical_capacity() {
     };
     let caps: Vec<u64> = [0.0, 5.0, 10.0, 20.0, 40.0].map(capacity).to_vec();
     for w in caps.windows(2) {
-        assert!(w[1] < w[0], "more over-provisioning, less capacity: {caps:?}");
+        assert!(
+            w[1] < w[0],
+            "more over-provisioning, less capacity: {caps:?}"
+        );
     }
 }
 
