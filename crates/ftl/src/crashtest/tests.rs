@@ -269,3 +269,48 @@ fn a_page_smaller_than_one_sector_is_refused_naming_the_field() {
         "{e}"
     );
 }
+
+/// Found by the configuration fuzzer: a tiny device with 1% program failures retires
+/// superblocks until the free ones reach the foreground threshold; writes then waited for a
+/// free superblock with nothing left that could free one, and the run stalled (the watchdog
+/// caught it) instead of failing them with `NoSpace`.
+#[test]
+fn a_device_shrunk_by_program_failures_fails_writes_instead_of_stalling() {
+    let flash = FlashConfig {
+        channels: 1,
+        packages_per_channel: 2,
+        dies_per_package: 1,
+        planes_per_die: 3,
+        blocks_per_plane: 11,
+        pages_per_block: 5,
+        page_size_bytes: 1229,
+        oob_size_bytes: 188,
+        read_latency_us: 42.504980327762084,
+        program_latency_us: 869.0645959937211,
+        erase_latency_us: 1828.5770151962495,
+        channel_rate_mb_s: 754.4951281096543,
+        command_overhead_ns: 0,
+        program_fail_probability: 0.009817890479690951,
+        ..tiny_flash()
+    };
+    let ftl = FtlConfig {
+        over_provisioning_percent: 15.652061096431218,
+        gc_policy: crate::GcPolicy::CostBenefit,
+        gc_foreground_free_superblocks: 3,
+        gc_background_free_superblocks: 0,
+        gc_parallel_copies: 8,
+        wear_leveling_spread_pe: 3,
+        spare_blocks_per_plane: 3,
+        checkpoint_interval_us: 0.0,
+        gc_idle_threshold_us: 1429.1327330582694,
+        ..tiny_ftl()
+    };
+    let crash = CrashTestConfig {
+        ops_per_seed: 150,
+        ops_after_recovery: 60,
+        queue_depth: 5,
+        ..CrashTestConfig::default()
+    };
+    let o = run_seed(&flash, &ftl, &crash, 9862518920095624078);
+    assert!(o.passed(), "{o:?}");
+}

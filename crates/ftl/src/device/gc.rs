@@ -38,6 +38,12 @@ enum Reason {
     Policy,
 }
 
+impl GcRun {
+    pub(super) fn victim(&self) -> SbId {
+        self.victim
+    }
+}
+
 impl Device {
     /// The superblock GC is collecting, if any.
     #[cfg(test)]

@@ -586,6 +586,13 @@ impl Device {
     }
 
     /// Hands free groups to waiting host writes, in arrival order.
+    ///
+    /// Story (found by the configuration fuzzer): writes that queued while a host write
+    /// point still had room (its programs busy) did not count as waiting for space, so GC was
+    /// not asked for them; when that point then filled up, nothing asked again, and on a
+    /// device whose program failures had used up the spare superblocks the writes waited
+    /// forever. Once the points are full, GC is asked — and fails the writes with `NoSpace`
+    /// when nothing can be reclaimed.
     pub(super) fn wake_alloc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         let now = q.now();
         while let Some(&job) = self.alloc_waiters.front() {
@@ -594,7 +601,12 @@ impl Device {
                     self.alloc_waiters.pop_front();
                     self.write_program(job, pgn, q);
                 }
-                None => break,
+                None => {
+                    if self.has_alloc_waiters() {
+                        self.pump_gc(q);
+                    }
+                    break;
+                }
             }
         }
     }

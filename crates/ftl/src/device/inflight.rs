@@ -123,8 +123,36 @@ impl Device {
             s.push(format!("... and {} more", reqs.len() - max));
         }
         if s.is_empty() {
-            return "no host request in flight".into();
+            s.push("no host request in flight".into());
         }
-        s.join("; ")
+        format!("{}; firmware: {}", s.join("; "), self.describe_firmware())
+    }
+
+    /// The firmware state a stall usually hinges on: free superblocks and their states, GC,
+    /// checkpoint, waiting writes.
+    pub fn describe_firmware(&self) -> String {
+        let mut by_state = std::collections::BTreeMap::new();
+        for s in 0..self.layout.superblocks() {
+            *by_state
+                .entry(format!("{:?}", self.sbs.get(crate::layout::SbId(s)).state))
+                .or_insert(0u32) += 1;
+        }
+        format!(
+            "superblocks {by_state:?}, {} retiring; GC {}; checkpoint {}; {} writes and {} GC \
+             copies waiting for space; {} flash ops in flight",
+            self.sbs.retiring().count(),
+            match &self.gc {
+                Some(run) => format!("collecting {:?}", run.victim()),
+                None => "idle".into(),
+            },
+            if self.ckpt.active.is_some() {
+                "being written"
+            } else {
+                "idle"
+            },
+            self.alloc_waiters.len(),
+            self.gc_alloc_waiters.len(),
+            self.bb.in_flight()
+        )
     }
 }
