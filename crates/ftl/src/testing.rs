@@ -220,3 +220,206 @@ pub fn run_checked_io(
 
 /// The watchdog limit of checked runs: far above any latency of the test geometries.
 pub const STALL_LIMIT_MS: u64 = 10_000;
+
+/// The faults a drawn case injects besides its power cuts. Media errors (raw bit errors,
+/// ECC, read retries) join here once the flash model has them: draw their parameters in
+/// [`draw_faults`] and apply them in [`Faults::apply`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Faults {
+    pub program_fail_probability: f64,
+    pub erase_fail_probability: f64,
+}
+
+impl Faults {
+    pub fn apply(&self, flash: &mut FlashConfig) {
+        flash.program_fail_probability = self.program_fail_probability;
+        flash.erase_fail_probability = self.erase_fail_probability;
+    }
+}
+
+/// Half the cases run on healthy flash; the others fail programs and erases at up to 1%.
+pub fn draw_faults(rng: &mut nearflash_sim::SimRng) -> Faults {
+    let p = |rng: &mut nearflash_sim::SimRng| {
+        if rng.chance(0.5) {
+            0.0
+        } else {
+            rng.below(1000) as f64 * 1e-5
+        }
+    };
+    Faults {
+        program_fail_probability: p(rng),
+        erase_fail_probability: p(rng),
+    }
+}
+
+/// One case of a seeded soak: a configuration, a workload and a fault schedule, all drawn
+/// from one seed (the same seed draws the same case).
+#[derive(Clone, Debug)]
+pub struct SoakCase {
+    pub seed: u64,
+    pub flash: FlashConfig,
+    pub ftl: FtlConfig,
+    pub faults: Faults,
+    pub io: CheckedIo,
+    pub crash: crate::CrashTestConfig,
+}
+
+/// Largest device a soak case builds (its crash test fills it and holds it in RAM).
+pub const SOAK_DEVICE_BYTES_MAX: u64 = 16 << 20;
+
+/// Draws a case that validation accepts (draws again, from the same stream, until one is).
+pub fn draw_case(seed: u64) -> SoakCase {
+    let mut rng = nearflash_sim::SimRng::seed_from_u64(seed);
+    let r = &mut rng;
+    loop {
+        let between = |r: &mut nearflash_sim::SimRng, lo: u64, hi: u64| lo + r.below(hi - lo + 1);
+        let unit = |r: &mut nearflash_sim::SimRng| r.below(1 << 20) as f64 / f64::from(1 << 20);
+        let mut flash = FlashConfig {
+            channels: between(r, 1, 8) as u32,
+            packages_per_channel: between(r, 1, 2) as u32,
+            dies_per_package: between(r, 1, 2) as u32,
+            planes_per_die: between(r, 1, 4) as u32,
+            blocks_per_plane: between(r, 8, 32) as u32,
+            pages_per_block: between(r, 4, 32) as u32,
+            // Any size: sector multiples and not.
+            page_size_bytes: between(r, 512, 8192) as u32,
+            oob_size_bytes: between(r, 40, 512) as u32,
+            read_latency_us: 1.0 + 99.0 * unit(r),
+            program_latency_us: 10.0 + 2990.0 * unit(r),
+            erase_latency_us: 100.0 + 4900.0 * unit(r),
+            read_latency_by_page_type_us: None,
+            program_latency_by_page_type_us: None,
+            channel_rate_mb_s: 20.0 + 980.0 * unit(r),
+            command_overhead_ns: r.below(500),
+            endurance_pe_cycles: 100_000,
+            program_fail_probability: 0.0,
+            erase_fail_probability: 0.0,
+        };
+        let geometry_bytes = [
+            flash.channels,
+            flash.packages_per_channel,
+            flash.dies_per_package,
+            flash.planes_per_die,
+            flash.blocks_per_plane,
+            flash.pages_per_block,
+            flash.page_size_bytes,
+        ]
+        .iter()
+        .map(|&x| u64::from(x))
+        .product::<u64>();
+        let ftl = FtlConfig {
+            over_provisioning_percent: 40.0 * unit(r),
+            gc_policy: [
+                GcPolicy::RoundRobin,
+                GcPolicy::Greedy,
+                GcPolicy::CostBenefit,
+            ][r.below(3) as usize],
+            gc_foreground_free_superblocks: between(r, 1, 3) as u32,
+            gc_idle_threshold_us: 2000.0 * unit(r),
+            gc_background_free_superblocks: r.below(7) as u32,
+            gc_parallel_copies: between(r, 1, 8) as u32,
+            wear_leveling_spread_pe: between(r, 1, 20) as u32,
+            spare_blocks_per_plane: r.below(4) as u32,
+            checkpoint_interval_us: if r.chance(0.2) {
+                0.0
+            } else {
+                200.0 + 9800.0 * unit(r)
+            },
+            scratchpad_bytes: 1 << 20,
+        };
+        let faults = draw_faults(r);
+        faults.apply(&mut flash);
+        let queue_depth = between(r, 1, 32) as u32;
+        let io = CheckedIo {
+            requests: between(r, 100, 600),
+            queue_depth,
+            max_request_sectors: between(r, 1, 128),
+            span_sectors: u64::MAX,
+            write_percent: between(r, 20, 90),
+        };
+        let crash = crate::CrashTestConfig {
+            ops_per_seed: between(r, 100, 400) as usize,
+            queue_depth: queue_depth as usize,
+            max_request_sectors: between(r, 1, 128),
+            prefill: r.chance(0.8),
+            ops_after_recovery: between(r, 20, 150) as usize,
+            second_cut: r.chance(0.7),
+        };
+        if geometry_bytes <= SOAK_DEVICE_BYTES_MAX
+            && flash.validate().is_ok()
+            && ftl.validate(&flash).is_ok()
+        {
+            return SoakCase {
+                seed,
+                flash,
+                ftl,
+                faults,
+                io,
+                crash,
+            };
+        }
+    }
+}
+
+/// What one soak case did.
+#[derive(Clone, Debug, Default)]
+pub struct SoakOutcome {
+    pub power_cuts: u64,
+    pub requests: u64,
+    /// Why the case failed, if it did.
+    pub failure: Option<String>,
+}
+
+/// Runs a case: the checked workload, then a power-cut crash test (one or two cuts), both
+/// against the reference model. Expected failures (running out of space on failing flash)
+/// are not violations; lost or wrong data, stalls, other I/O errors and panics are.
+pub fn run_case(case: &SoakCase) -> SoakOutcome {
+    let mut out = SoakOutcome::default();
+    let failing =
+        case.faults.program_fail_probability > 0.0 || case.faults.erase_fail_probability > 0.0;
+    let io =
+        std::panic::catch_unwind(|| run_checked_io(&case.flash, &case.ftl, &case.io, case.seed));
+    match io {
+        Err(_) => {
+            out.failure = Some("io: the firmware panicked".into());
+            return out;
+        }
+        Ok(Err(e)) => {
+            out.failure = Some(format!("io: {e}"));
+            return out;
+        }
+        Ok(Ok(o)) => {
+            out.requests += o.completed + o.failed.values().sum::<u64>();
+            if o.wrong_reads > 0 {
+                out.failure = Some(format!(
+                    "io: {} wrong reads, first {:?}",
+                    o.wrong_reads, o.first_violation
+                ));
+                return out;
+            }
+            if let Some(kind) = o
+                .failed
+                .keys()
+                .find(|k| !(failing && k.contains("out of space")))
+            {
+                out.failure = Some(format!("io: requests failed: {kind}"));
+                return out;
+            }
+        }
+    }
+    let c = crate::run_seed(&case.flash, &case.ftl, &case.crash, case.seed);
+    out.power_cuts += 1 + u64::from(c.second_cut_phase.is_some());
+    out.requests += c.ops_completed;
+    if !c.passed() || (!failing && c.no_space_errors > 0) {
+        out.failure = Some(format!(
+            "crash test: lost {} wrong {} io errors {} no-space {} error {:?} first {:?}",
+            c.lost_flushed_writes,
+            c.wrong_data_reads,
+            c.io_errors,
+            c.no_space_errors,
+            c.error,
+            c.first_violation
+        ));
+    }
+    out
+}

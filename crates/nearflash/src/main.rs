@@ -6,6 +6,7 @@ mod cmd_kernel;
 mod cmd_model;
 mod cmd_reproduce;
 mod cmd_run;
+mod cmd_soak;
 mod cmd_vfile;
 mod driver;
 mod error;
@@ -48,6 +49,8 @@ enum Command {
     Reproduce(cmd_reproduce::ReproduceArgs),
     /// INSIDER's virtual files: `vfile demo` walks through one on real bytes.
     Vfile(cmd_vfile::VfileArgs),
+    /// Seeded soak: draw configurations, workloads and faults from a seed until one fails.
+    Soak(cmd_soak::SoakArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Command::Model(args) => cmd_model::run(&args).map(|()| true),
         Command::Reproduce(args) => cmd_reproduce::run(&args),
         Command::Vfile(args) => cmd_vfile::run(&args).map(|()| true),
+        Command::Soak(args) => cmd_soak::run(&args),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {
