@@ -254,7 +254,14 @@ fn check_invalid(c: &Case, which: usize) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // A fixed seed: the default run is the same cases every time (CI stays deterministic);
+    // the long runs below draw fresh cases each time.
+    #![proptest_config(ProptestConfig {
+        cases: 48,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(12),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_valid_configurations_lose_nothing_and_finish(c in valid_case()) {

@@ -84,8 +84,10 @@ impl Device {
             };
             let Some((victim, reason)) = pick else {
                 // Nothing can be reclaimed (every candidate is full of valid data, or holds
-                // more than GC has room to copy): the device is out of space.
-                if self.has_alloc_waiters() {
+                // more than GC has room to copy): the device is out of space — unless a
+                // victim's erase or a checkpoint about to release held superblocks is still
+                // running; its completion wakes the waiting writes and asks again.
+                if self.has_alloc_waiters() && !self.space_on_the_way() {
                     self.fail_alloc_waiters(q);
                 }
                 return false;
@@ -398,6 +400,16 @@ impl Device {
             // still fit; if nothing does, waiting host writes fail with `NoSpace`.
             self.pump_gc(q);
         }
+    }
+
+    /// Whether a superblock will come free without GC choosing another victim: a drained
+    /// victim is being erased, or the checkpoint being written releases held superblocks.
+    /// (Story, found by the configuration fuzzer: on tiny geometries writes failed with
+    /// `NoSpace` while the erase that would have freed a superblock was still running.)
+    fn space_on_the_way(&self) -> bool {
+        self.ckpt_releases_held()
+            || (0..self.layout.data_superblocks())
+                .any(|s| self.sbs.get(SbId(s)).state == SbState::Victim)
     }
 
     fn gc_stuck(&self) -> bool {

@@ -155,19 +155,6 @@ pub fn parallel_map<T: Send>(
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parallel_map_keeps_task_order_whatever_the_job_count() {
-        for jobs in [1, 2, 7] {
-            let v = parallel_map(20, jobs, |i| i * i, |_| {});
-            assert_eq!(v, (0..20).map(|i| i * i).collect::<Vec<_>>());
-        }
-    }
-}
-
 /// The outputs a reproduction writes into its directory.
 pub const OUTPUTS: [&str; 2] = ["summary.json", "report.html"];
 
@@ -219,4 +206,17 @@ fn refuse_flags_of_other_papers(args: &ReproduceArgs) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_map_keeps_task_order_whatever_the_job_count() {
+        for jobs in [1, 2, 7] {
+            let v = parallel_map(20, jobs, |i| i * i, |_| {});
+            assert_eq!(v, (0..20).map(|i| i * i).collect::<Vec<_>>());
+        }
+    }
 }

@@ -1,0 +1,45 @@
+//! `nearflash soak`: seeds print, a seed replays its case exactly, bad arguments are
+//! refused, and a short soak reports seeds and power cuts per minute.
+
+mod common;
+use common::{fails_naming, nearflash};
+
+#[test]
+fn a_short_soak_prints_each_seed_and_reports_seeds_and_cuts_per_minute() {
+    let out = nearflash(&["soak", "--seconds", "2", "--seed", "3"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("seed ") && l.contains(": ok")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("seeds/min") && stdout.contains("cuts/min"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("0 lost, 0 wrong"), "{stdout}");
+}
+
+#[test]
+fn a_seed_replays_its_case_exactly() {
+    let first = nearflash(&["soak", "--seconds", "1", "--seed", "9", "--quiet"]);
+    assert!(first.status.success());
+    let a = nearflash(&["soak", "--replay", "12345"]);
+    let b = nearflash(&["soak", "--replay", "12345"]);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stdout));
+    assert_eq!(a.stdout, b.stdout);
+    let text = String::from_utf8_lossy(&a.stdout);
+    assert!(text.contains("seed 12345: ok"), "{text}");
+}
+
+#[test]
+fn soak_arguments_are_checked() {
+    fails_naming(&["soak"], "--seconds");
+    fails_naming(&["soak", "--seconds", "0"], "--seconds must be within");
+    fails_naming(
+        &["soak", "--replay", "1", "--seed", "2"],
+        "cannot be used with",
+    );
+}
