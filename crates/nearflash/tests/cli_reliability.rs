@@ -186,11 +186,16 @@ fn an_endless_or_oversized_trace_is_refused_in_bounded_memory() {
     );
 }
 
-/// Story: a crash test of a paper-scale device tried to hold 32 GiB of pages in RAM.
+/// Story: a crash test of a paper-scale device tried to hold 32 GiB of pages in RAM, and a
+/// demo of a huge file tried to hold it all.
 #[test]
-fn a_crash_test_sized_past_the_memory_limit_refuses_up_front() {
+fn runs_sized_past_the_memory_limit_refuse_up_front() {
     fails_naming(
         &["crashtest", "--preset", "flashabacus", "--seeds", "1"],
+        "--memory-max-mib",
+    );
+    fails_naming(
+        &["vfile", "demo", "--size-mib", "1000000"],
         "--memory-max-mib",
     );
 }

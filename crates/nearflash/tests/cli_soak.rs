@@ -4,22 +4,44 @@
 mod common;
 use common::{fails_naming, nearflash};
 
+/// A soak either runs to its time limit with a summary, or stops at its first failing case
+/// with the command that replays it — and that command reproduces the failure exactly.
 #[test]
-fn a_short_soak_prints_each_seed_and_reports_seeds_and_cuts_per_minute() {
+fn a_short_soak_prints_each_seed_and_its_summary_or_a_replayable_failure() {
     let out = nearflash(&["soak", "--seconds", "2", "--seed", "3"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
     assert!(
         stdout
             .lines()
             .any(|l| l.starts_with("seed ") && l.contains(": ok")),
         "{stdout}"
     );
-    assert!(
-        stdout.contains("seeds/min") && stdout.contains("cuts/min"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("0 lost, 0 wrong"), "{stdout}");
+    if out.status.success() {
+        assert!(
+            stdout.contains("seeds/min") && stdout.contains("cuts/min"),
+            "{stdout}"
+        );
+        assert!(stdout.contains("0 lost, 0 wrong"), "{stdout}");
+        return;
+    }
+    let replay = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("replay: nearflash soak --replay "))
+        .unwrap_or_else(|| panic!("a failing soak names its replay: {stdout}"));
+    let failed = stdout
+        .lines()
+        .find(|l| l.starts_with("FAILED seed"))
+        .unwrap();
+    let again = nearflash(&["soak", "--replay", replay]);
+    assert!(!again.status.success());
+    let again = String::from_utf8_lossy(&again.stdout);
+    let prefix = format!("FAILED seed {replay}: ");
+    let why = again
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .unwrap_or_else(|| panic!("the replay fails too: {again}"));
+    // The same case fails the same way.
+    assert!(failed.ends_with(why), "{failed} vs {why}");
 }
 
 #[test]

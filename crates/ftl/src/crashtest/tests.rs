@@ -380,3 +380,52 @@ fn the_tiny_fuzzer_device_on_healthy_flash_keeps_every_acknowledged_write() {
     let outcomes: Vec<_> = (0..40).map(|s| run_seed(&flash, &ftl, &crash, s)).collect();
     assert_clean_and_spacious(&outcomes);
 }
+
+/// Found by the configuration fuzzer and NOT YET FIXED: one way per channel (one write point
+/// of each kind) with `gc_foreground_free_superblocks = 1`. After a power cut every data
+/// superblock is closed and none is free or empty: the crash reserve was in use as the GC
+/// write point (opened by a rescue run, then kept by later runs whose victims were erased),
+/// so recovery closes it with valid copies in it, GC has no room for any victim, and writes
+/// fail with `NoSpace` on healthy flash. No data is lost (0 lost, 0 wrong); the fix belongs
+/// in the crash-reserve accounting of `device::gc` (a GC point opened from the reserve must
+/// be closed when its rescue victim is erased, or counted against the reserve).
+#[test]
+#[ignore = "open: crash reserve used up by the GC point on one-way geometries (see the report)"]
+fn a_cut_with_the_crash_reserve_in_use_leaves_room_to_collect() {
+    let flash = FlashConfig {
+        channels: 6,
+        packages_per_channel: 1,
+        dies_per_package: 1,
+        planes_per_die: 1,
+        blocks_per_plane: 23,
+        pages_per_block: 11,
+        page_size_bytes: 512,
+        oob_size_bytes: 40,
+        read_latency_us: 1.0,
+        program_latency_us: 688.7283165123968,
+        erase_latency_us: 836.5012162806174,
+        channel_rate_mb_s: 20.0,
+        command_overhead_ns: 0,
+        ..tiny_flash()
+    };
+    let ftl = FtlConfig {
+        over_provisioning_percent: 13.143817085769978,
+        gc_policy: crate::GcPolicy::RoundRobin,
+        gc_foreground_free_superblocks: 1,
+        gc_idle_threshold_us: 0.0,
+        gc_background_free_superblocks: 0,
+        gc_parallel_copies: 2,
+        wear_leveling_spread_pe: 3,
+        spare_blocks_per_plane: 3,
+        checkpoint_interval_us: 200.0,
+        ..tiny_ftl()
+    };
+    let crash = CrashTestConfig {
+        ops_per_seed: 150,
+        ops_after_recovery: 60,
+        queue_depth: 14,
+        ..CrashTestConfig::default()
+    };
+    let o = run_seed(&flash, &ftl, &crash, 15465475002329844853);
+    assert_clean_and_spacious(&[o]);
+}
