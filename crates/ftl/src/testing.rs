@@ -218,8 +218,9 @@ pub fn run_checked_io(
     }
 }
 
-/// The watchdog limit of checked runs: far above any latency of the test geometries.
-pub const STALL_LIMIT_MS: u64 = 10_000;
+/// The watchdog limit of checked runs: the load generators' default (a stall with no event
+/// pending is caught at once).
+pub const STALL_LIMIT_MS: u64 = nearflash_blockdev::load::DEFAULT_STALL_LIMIT.0 / 1_000_000;
 
 /// The faults a drawn case injects besides its power cuts. Media errors (raw bit errors,
 /// ECC, read retries) join here once the flash model has them: draw their parameters in
