@@ -22,6 +22,18 @@ pub(crate) fn invalid(field: &str, reason: impl Into<String>) -> ConfigError {
 /// Most planes a die may have (multi-plane operations address this many blocks at once).
 pub const PLANES_PER_DIE_MAX: u32 = 4;
 
+/// Longest NAND operation accepted (µs): one second, 100× the slowest erase of any datasheet
+/// we cite (QLC tBERS ~10 ms). Simulated time is a u64 of ns (584 years); with every
+/// operation bounded like this, no run of fewer than ~10^10 operations can overflow it.
+pub const OP_LATENCY_US_MAX: f64 = 1e6;
+
+/// Slowest channel bus accepted (MB/s): 1 MB/s, 50× slower than ONFI 1.0's 50 MB/s, so a
+/// page transfer stays well under a second.
+pub const CHANNEL_RATE_MB_S_MIN: f64 = 1.0;
+
+/// Longest command/address overhead accepted (ns): one millisecond.
+pub const COMMAND_OVERHEAD_NS_MAX: u64 = 1_000_000;
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FlashConfig {
@@ -64,6 +76,57 @@ pub struct FlashConfig {
 }
 
 impl FlashConfig {
+    /// Story: a preset with `flash.erase_latency_us = 1e300` passed validation and panicked
+    /// with "simulated time overflow" deep in the backbone. Timing fields now have ranges.
+    fn validate_timing_ranges(&self) -> Result<(), ConfigError> {
+        let tables = [
+            &self.read_latency_by_page_type_us,
+            &self.program_latency_by_page_type_us,
+        ];
+        let latencies = [
+            ("flash.read_latency_us", self.read_latency_us),
+            ("flash.program_latency_us", self.program_latency_us),
+            ("flash.erase_latency_us", self.erase_latency_us),
+        ]
+        .into_iter()
+        .chain(
+            tables
+                .into_iter()
+                .zip([
+                    "flash.read_latency_by_page_type_us",
+                    "flash.program_latency_by_page_type_us",
+                ])
+                .flat_map(|(t, f)| t.iter().flatten().map(move |&v| (f, v))),
+        );
+        for (field, v) in latencies {
+            if v > OP_LATENCY_US_MAX {
+                return Err(invalid(
+                    field,
+                    format!("must be at most {OP_LATENCY_US_MAX} us (one second), got {v}"),
+                ));
+            }
+        }
+        if self.channel_rate_mb_s < CHANNEL_RATE_MB_S_MIN {
+            return Err(invalid(
+                "flash.channel_rate_mb_s",
+                format!(
+                    "must be at least {CHANNEL_RATE_MB_S_MIN} MB/s, got {}",
+                    self.channel_rate_mb_s
+                ),
+            ));
+        }
+        if self.command_overhead_ns > COMMAND_OVERHEAD_NS_MAX {
+            return Err(invalid(
+                "flash.command_overhead_ns",
+                format!(
+                    "must be at most {COMMAND_OVERHEAD_NS_MAX} ns, got {}",
+                    self.command_overhead_ns
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let positive = [
             ("flash.channels", self.channels),
@@ -149,6 +212,7 @@ impl FlashConfig {
                 }
             }
         }
+        self.validate_timing_ranges()?;
         for (field, p) in [
             (
                 "flash.program_fail_probability",

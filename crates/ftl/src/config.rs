@@ -43,6 +43,9 @@ pub struct FtlConfig {
     pub scratchpad_bytes: u64,
 }
 
+/// Longest firmware timer accepted (µs): one hour of simulated time.
+pub const TIMER_US_MAX: f64 = 3.6e9;
+
 /// Bytes of one mapping-table entry held in scratchpad: the physical page group (u32).
 pub const MAP_ENTRY_BYTES: u64 = 4;
 
@@ -63,6 +66,16 @@ impl FtlConfig {
                 ),
             );
         }
+        if u64::from(flash.page_size_bytes) < nearflash_blockdev::SECTOR_BYTES {
+            return bad(
+                "flash.page_size_bytes",
+                format!(
+                    "must be at least {} (one host sector), got {}",
+                    nearflash_blockdev::SECTOR_BYTES,
+                    flash.page_size_bytes
+                ),
+            );
+        }
         if self.gc_parallel_copies == 0 {
             return bad("ftl.gc_parallel_copies", "must be greater than zero".into());
         }
@@ -78,6 +91,13 @@ impl FtlConfig {
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(f, format!("must be a non-negative number, got {v}"));
+            }
+            // Timers re-arm themselves: keep each far inside the u64-ns clock (584 years).
+            if v > TIMER_US_MAX {
+                return bad(
+                    f,
+                    format!("must be at most {TIMER_US_MAX} us (one hour), got {v}"),
+                );
             }
         }
         if self.spare_blocks_per_plane >= flash.blocks_per_plane / 2 {

@@ -16,6 +16,7 @@
 //! in page order as rows are appended.
 
 use crate::config::FtlConfig;
+use nearflash_blockdev::SECTOR_BYTES;
 use nearflash_flash::{BlockId, DieId, Geometry, PageId};
 
 /// A physical page group: superblock × page row.
@@ -70,14 +71,15 @@ impl Layout {
         }
         l.ckpt_sbs_per_slot = slot;
         let data_groups = u64::from(l.data_superblocks()) * n;
-        l.logical_groups =
-            ((data_groups as f64) * (1.0 - cfg.over_provisioning_percent / 100.0)).floor() as u64;
-        // Keep the write points, the GC reserve and their destinations outside the logical
-        // capacity, so a full device can always collect.
+        // Over-provisioning holds back its share of the data superblocks; in addition the
+        // write points, the GC reserve and their destinations stay outside the logical
+        // capacity, so a full device can always collect. (Story: the two used to be combined
+        // with `min`, so on small devices the reserve alone decided the capacity and
+        // `over_provisioning_percent` changed nothing.)
+        let op_groups =
+            ((data_groups as f64) * (cfg.over_provisioning_percent / 100.0)).ceil() as u64;
         let floor_sbs = u64::from(cfg.gc_foreground_free_superblocks + 2 * l.write_points + 1);
-        l.logical_groups = l
-            .logical_groups
-            .min(data_groups.saturating_sub(floor_sbs * n));
+        l.logical_groups = data_groups.saturating_sub(op_groups + floor_sbs * n);
         l
     }
 
@@ -85,8 +87,33 @@ impl Layout {
         self.geo.channels * self.geo.planes_per_die
     }
 
+    /// Bytes of a page that hold host sectors: the whole 512-byte sectors that fit. A page
+    /// size that is not a multiple of the sector leaves its tail unused (zeros, covered by the
+    /// spare-area checksum like the rest of the page).
+    pub fn page_data_bytes(&self) -> u64 {
+        u64::from(self.geo.page_size_bytes) / SECTOR_BYTES * SECTOR_BYTES
+    }
+
+    /// Host sectors a page holds.
+    pub fn sectors_per_page(&self) -> u32 {
+        (u64::from(self.geo.page_size_bytes) / SECTOR_BYTES) as u32
+    }
+
+    /// Logical bytes of a page group: the host's unit of mapping.
     pub fn group_bytes(&self) -> u64 {
+        u64::from(self.group_pages()) * self.page_data_bytes()
+    }
+
+    /// Physical bytes of a page group (every page whole): the firmware's group buffer.
+    pub fn group_buf_bytes(&self) -> u64 {
         u64::from(self.group_pages()) * u64::from(self.geo.page_size_bytes)
+    }
+
+    /// Where host sector `s` of a group sits in the group buffer.
+    pub fn sector_buf_offset(&self, s: u32) -> usize {
+        let spp = self.sectors_per_page();
+        (s / spp) as usize * self.geo.page_size_bytes as usize
+            + (s % spp) as usize * SECTOR_BYTES as usize
     }
 
     pub fn groups_per_superblock(&self) -> u32 {

@@ -18,6 +18,6 @@ pub use nearflash_blockdev::verify;
 
 pub use config::{FtlConfig, GcPolicy};
 pub use crashtest::{run_seed, summarize, CrashOutcome, CrashSummary, CrashTestConfig, CutPhase};
-pub use device::{Device, Event, FlashWork, FtlStats};
+pub use device::{Device, Event, FlashWork, FtlStats, InflightRequest, RequestPhase};
 pub use layout::{Layout, Lgn, Pgn, SbId};
 pub use nearflash_blockdev::{BlockCompletion, BlockOp, BlockRequest, IoError, SECTOR_BYTES};

@@ -44,3 +44,385 @@ pub fn tiny_ftl() -> FtlConfig {
         scratchpad_bytes: 1 << 20,
     }
 }
+
+/// A random mixed workload, run functionally and checked against the reference model:
+/// what a fuzzer, a channel sweep or a soak runs over one configuration.
+#[derive(Clone, Debug)]
+pub struct CheckedIo {
+    /// Random requests after the sequential fill of the span.
+    pub requests: u64,
+    pub queue_depth: u32,
+    /// Largest request, in 512-byte sectors.
+    pub max_request_sectors: u64,
+    /// Sectors the workload touches (from offset 0), clipped to the capacity.
+    pub span_sectors: u64,
+    /// Share of writes among the random requests, percent.
+    pub write_percent: u64,
+}
+
+/// What a checked run saw.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckedIoOutcome {
+    pub completed: u64,
+    /// Failed requests by error (a device whose blocks fail may run out of space).
+    pub failed: std::collections::BTreeMap<String, u64>,
+    pub reads_verified: u64,
+    /// Sectors read back wrong: another sector's data, garbage, or an illegal version.
+    pub wrong_reads: u64,
+    pub first_violation: Option<String>,
+}
+
+/// Why a checked run could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckedIoError {
+    #[error(transparent)]
+    Config(#[from] nearflash_flash::ConfigError),
+    #[error("stalled: {stall}; stuck requests: {requests}")]
+    Stalled {
+        stall: nearflash_sim::Stall,
+        requests: String,
+    },
+}
+
+/// Formats a functional device of `flash`/`ftl`, fills the span sequentially, runs
+/// `io.requests` random reads and writes, then reads the whole span back; every read is
+/// checked against `verify::Reference`. Never hangs: the run is watched (no completion for
+/// `STALL_LIMIT_MS` of simulated time is a stall).
+pub fn run_checked_io(
+    flash: &FlashConfig,
+    ftl: &FtlConfig,
+    io: &CheckedIo,
+    seed: u64,
+) -> Result<CheckedIoOutcome, CheckedIoError> {
+    use crate::verify::Reference;
+    use crate::{BlockOp, BlockRequest, Device, SECTOR_BYTES};
+    use nearflash_blockdev::load::{self, LoadError, Rig, RigEvent};
+    use nearflash_flash::{Geometry, MemoryStore};
+    use nearflash_sim::{Schedule, Sim, SimDuration, Watchdog};
+    use std::cell::RefCell;
+
+    let mut sim: Sim<RigEvent<crate::Event>> = Sim::new(seed);
+    let store = MemoryStore::new(
+        Geometry::from_config(flash).page_count(),
+        flash.page_size_bytes,
+    );
+    let dev = Device::format(
+        flash,
+        ftl,
+        Box::new(store),
+        &mut sim.queue().map(RigEvent::Device),
+    )?;
+    let span = io
+        .span_sectors
+        .min(dev.logical_bytes() / SECTOR_BYTES)
+        .max(1);
+    let group_sectors = dev.layout().group_bytes() / SECTOR_BYTES;
+    let max_sectors = io.max_request_sectors.clamp(1, span);
+    let mut rig = Rig::new(dev);
+    let state = RefCell::new((
+        Reference::new(span, group_sectors),
+        std::collections::BTreeMap::new(),
+        CheckedIoOutcome::default(),
+    ));
+    let mut next_id = 0u64;
+    let mut fill_at = 0u64;
+    let mut random_left = io.requests;
+    let mut check_at = 0u64;
+    // Phase 0: fill; phase 1: random; phase 2: read everything back.
+    let mut phase = 0;
+    let mut dog = Watchdog::new(SimDuration::from_ms(STALL_LIMIT_MS));
+    let result = load::run_closed(
+        &mut sim,
+        &mut rig,
+        io.queue_depth.max(1),
+        &mut dog,
+        |rng| {
+            let (op, lsn, count) = loop {
+                match phase {
+                    0 if fill_at < span => {
+                        let n = max_sectors.min(span - fill_at);
+                        fill_at += n;
+                        break (BlockOp::Write, fill_at - n, n);
+                    }
+                    1 if random_left > 0 => {
+                        random_left -= 1;
+                        let n = 1 + rng.below(max_sectors);
+                        let lsn = rng.below(span - n + 1);
+                        let op = if rng.below(100) < io.write_percent {
+                            BlockOp::Write
+                        } else {
+                            BlockOp::Read
+                        };
+                        break (op, lsn, n);
+                    }
+                    2 if check_at < span => {
+                        let n = max_sectors.min(span - check_at);
+                        check_at += n;
+                        break (BlockOp::Read, check_at - n, n);
+                    }
+                    0 | 1 => phase += 1,
+                    _ => return None,
+                }
+            };
+            let mut st = state.borrow_mut();
+            let (reference, pending, _) = &mut *st;
+            let id = next_id;
+            next_id += 1;
+            let data = match op {
+                BlockOp::Write => {
+                    let (data, stamp) = reference.issue_write(lsn, count);
+                    pending.insert(id, (lsn, count, Some(stamp), Vec::new()));
+                    data
+                }
+                _ => {
+                    pending.insert(id, (lsn, count, None, reference.acked_at(lsn, count)));
+                    Vec::new()
+                }
+            };
+            Some(BlockRequest {
+                id,
+                op,
+                offset_bytes: lsn * SECTOR_BYTES,
+                len_bytes: count * SECTOR_BYTES,
+                data,
+            })
+        },
+        |_, c| {
+            let mut st = state.borrow_mut();
+            let (reference, pending, out) = &mut *st;
+            let (lsn, count, stamp, before) = pending.remove(&c.id).expect("known request");
+            match (&c.result, stamp) {
+                (Err(e), _) => *out.failed.entry(e.to_string()).or_default() += 1,
+                (Ok(()), Some(stamp)) => {
+                    out.completed += 1;
+                    reference.ack_write(lsn, count, stamp);
+                }
+                (Ok(()), None) => {
+                    out.completed += 1;
+                    out.reads_verified += 1;
+                    if let Err(v) = reference.check_read(lsn, &before, &c.data) {
+                        out.wrong_reads += 1;
+                        out.first_violation.get_or_insert_with(|| format!("{v:?}"));
+                    }
+                }
+            }
+            Ok::<(), std::convert::Infallible>(())
+        },
+    );
+    match result {
+        Ok(()) => Ok(state.into_inner().2),
+        Err(LoadError::Stall(stall)) => Err(CheckedIoError::Stalled {
+            stall,
+            requests: rig.dev.describe_inflight(8),
+        }),
+        Err(LoadError::Handler(never)) => match never {},
+    }
+}
+
+/// The watchdog limit of checked runs: the load generators' default (a stall with no event
+/// pending is caught at once).
+pub const STALL_LIMIT_MS: u64 = nearflash_blockdev::load::DEFAULT_STALL_LIMIT.0 / 1_000_000;
+
+/// The faults a drawn case injects besides its power cuts. Media errors (raw bit errors,
+/// ECC, read retries) join here once the flash model has them: draw their parameters in
+/// [`draw_faults`] and apply them in [`Faults::apply`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Faults {
+    pub program_fail_probability: f64,
+    pub erase_fail_probability: f64,
+}
+
+impl Faults {
+    pub fn apply(&self, flash: &mut FlashConfig) {
+        flash.program_fail_probability = self.program_fail_probability;
+        flash.erase_fail_probability = self.erase_fail_probability;
+    }
+}
+
+/// Half the cases run on healthy flash; the others fail programs and erases at up to 1%.
+pub fn draw_faults(rng: &mut nearflash_sim::SimRng) -> Faults {
+    let p = |rng: &mut nearflash_sim::SimRng| {
+        if rng.chance(0.5) {
+            0.0
+        } else {
+            rng.below(1000) as f64 * 1e-5
+        }
+    };
+    Faults {
+        program_fail_probability: p(rng),
+        erase_fail_probability: p(rng),
+    }
+}
+
+/// One case of a seeded soak: a configuration, a workload and a fault schedule, all drawn
+/// from one seed (the same seed draws the same case).
+#[derive(Clone, Debug)]
+pub struct SoakCase {
+    pub seed: u64,
+    pub flash: FlashConfig,
+    pub ftl: FtlConfig,
+    pub faults: Faults,
+    pub io: CheckedIo,
+    pub crash: crate::CrashTestConfig,
+}
+
+/// Largest device a soak case builds (its crash test fills it and holds it in RAM).
+pub const SOAK_DEVICE_BYTES_MAX: u64 = 16 << 20;
+
+/// Draws a case that validation accepts (draws again, from the same stream, until one is).
+pub fn draw_case(seed: u64) -> SoakCase {
+    let mut rng = nearflash_sim::SimRng::seed_from_u64(seed);
+    let r = &mut rng;
+    loop {
+        let between = |r: &mut nearflash_sim::SimRng, lo: u64, hi: u64| lo + r.below(hi - lo + 1);
+        let unit = |r: &mut nearflash_sim::SimRng| r.below(1 << 20) as f64 / f64::from(1 << 20);
+        let mut flash = FlashConfig {
+            channels: between(r, 1, 8) as u32,
+            packages_per_channel: between(r, 1, 2) as u32,
+            dies_per_package: between(r, 1, 2) as u32,
+            planes_per_die: between(r, 1, 4) as u32,
+            blocks_per_plane: between(r, 8, 32) as u32,
+            pages_per_block: between(r, 4, 32) as u32,
+            // Any size: sector multiples and not.
+            page_size_bytes: between(r, 512, 8192) as u32,
+            oob_size_bytes: between(r, 40, 512) as u32,
+            read_latency_us: 1.0 + 99.0 * unit(r),
+            program_latency_us: 10.0 + 2990.0 * unit(r),
+            erase_latency_us: 100.0 + 4900.0 * unit(r),
+            read_latency_by_page_type_us: None,
+            program_latency_by_page_type_us: None,
+            channel_rate_mb_s: 20.0 + 980.0 * unit(r),
+            command_overhead_ns: r.below(500),
+            endurance_pe_cycles: 100_000,
+            program_fail_probability: 0.0,
+            erase_fail_probability: 0.0,
+            media: Default::default(),
+        };
+        let geometry_bytes = [
+            flash.channels,
+            flash.packages_per_channel,
+            flash.dies_per_package,
+            flash.planes_per_die,
+            flash.blocks_per_plane,
+            flash.pages_per_block,
+            flash.page_size_bytes,
+        ]
+        .iter()
+        .map(|&x| u64::from(x))
+        .product::<u64>();
+        let ftl = FtlConfig {
+            over_provisioning_percent: 40.0 * unit(r),
+            gc_policy: [
+                GcPolicy::RoundRobin,
+                GcPolicy::Greedy,
+                GcPolicy::CostBenefit,
+            ][r.below(3) as usize],
+            gc_foreground_free_superblocks: between(r, 1, 3) as u32,
+            gc_idle_threshold_us: 2000.0 * unit(r),
+            gc_background_free_superblocks: r.below(7) as u32,
+            gc_parallel_copies: between(r, 1, 8) as u32,
+            wear_leveling_spread_pe: between(r, 1, 20) as u32,
+            spare_blocks_per_plane: r.below(4) as u32,
+            checkpoint_interval_us: if r.chance(0.2) {
+                0.0
+            } else {
+                200.0 + 9800.0 * unit(r)
+            },
+            scratchpad_bytes: 1 << 20,
+        };
+        let faults = draw_faults(r);
+        faults.apply(&mut flash);
+        let queue_depth = between(r, 1, 32) as u32;
+        let io = CheckedIo {
+            requests: between(r, 100, 600),
+            queue_depth,
+            max_request_sectors: between(r, 1, 128),
+            span_sectors: u64::MAX,
+            write_percent: between(r, 20, 90),
+        };
+        let crash = crate::CrashTestConfig {
+            ops_per_seed: between(r, 100, 400) as usize,
+            queue_depth: queue_depth as usize,
+            max_request_sectors: between(r, 1, 128),
+            prefill: r.chance(0.8),
+            ops_after_recovery: between(r, 20, 150) as usize,
+            second_cut: r.chance(0.7),
+        };
+        if geometry_bytes <= SOAK_DEVICE_BYTES_MAX
+            && flash.validate().is_ok()
+            && ftl.validate(&flash).is_ok()
+        {
+            return SoakCase {
+                seed,
+                flash,
+                ftl,
+                faults,
+                io,
+                crash,
+            };
+        }
+    }
+}
+
+/// What one soak case did.
+#[derive(Clone, Debug, Default)]
+pub struct SoakOutcome {
+    pub power_cuts: u64,
+    pub requests: u64,
+    /// Why the case failed, if it did.
+    pub failure: Option<String>,
+}
+
+/// Runs a case: the checked workload, then a power-cut crash test (one or two cuts), both
+/// against the reference model. Expected failures (running out of space on failing flash)
+/// are not violations; lost or wrong data, stalls, other I/O errors and panics are.
+pub fn run_case(case: &SoakCase) -> SoakOutcome {
+    let mut out = SoakOutcome::default();
+    let failing =
+        case.faults.program_fail_probability > 0.0 || case.faults.erase_fail_probability > 0.0;
+    let io =
+        std::panic::catch_unwind(|| run_checked_io(&case.flash, &case.ftl, &case.io, case.seed));
+    match io {
+        Err(_) => {
+            out.failure = Some("io: the firmware panicked".into());
+            return out;
+        }
+        Ok(Err(e)) => {
+            out.failure = Some(format!("io: {e}"));
+            return out;
+        }
+        Ok(Ok(o)) => {
+            out.requests += o.completed + o.failed.values().sum::<u64>();
+            if o.wrong_reads > 0 {
+                out.failure = Some(format!(
+                    "io: {} wrong reads, first {:?}",
+                    o.wrong_reads, o.first_violation
+                ));
+                return out;
+            }
+            if let Some(kind) = o
+                .failed
+                .keys()
+                .find(|k| !(failing && k.contains("out of space")))
+            {
+                out.failure = Some(format!("io: requests failed: {kind}"));
+                return out;
+            }
+        }
+    }
+    let c = crate::run_seed(&case.flash, &case.ftl, &case.crash, case.seed);
+    out.power_cuts += 1 + u64::from(c.second_cut_phase.is_some());
+    out.requests += c.ops_completed;
+    if !c.passed() || (!failing && c.no_space_errors > 0) {
+        out.failure = Some(format!(
+            "crash test: lost {} wrong {} io errors {} no-space {} error {:?} first {:?}",
+            c.lost_flushed_writes,
+            c.wrong_data_reads,
+            c.io_errors,
+            c.no_space_errors,
+            c.error,
+            c.first_violation
+        ));
+    }
+    out
+}

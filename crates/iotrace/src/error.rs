@@ -8,6 +8,18 @@ pub enum TraceError {
     #[error("invalid time_scale {0}: must be finite and > 0")]
     InvalidTimeScale(f64),
 
+    #[error("line {line}: longer than {max} bytes (an MSR line is under 100; is this a trace?)")]
+    LineTooLong { line: usize, max: usize },
+
+    #[error("more than {max} requests (raise the limit to read a longer trace)")]
+    TooManyRequests { max: u64 },
+
+    #[error("line {line}: not UTF-8 text")]
+    NotText { line: usize },
+
+    #[error("reading the trace: {0}")]
+    Read(String),
+
     #[error("line {line}: expected {expected} comma-separated fields, found {found}")]
     FieldCount {
         line: usize,

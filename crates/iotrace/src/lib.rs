@@ -5,7 +5,7 @@ mod error;
 mod msr;
 
 pub use error::TraceError;
-pub use msr::parse_msr;
+pub use msr::{parse_msr, read_msr};
 
 /// The direction of a trace request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -40,6 +40,33 @@ impl Default for MsrOptions {
         MsrOptions {
             time_scale: 1.0,
             disk_number: None,
+        }
+    }
+}
+
+/// Bounds on a trace read as a stream ([`read_msr`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MsrLimits {
+    /// Longest line accepted, in bytes.
+    pub line_bytes_max: usize,
+    /// Most requests kept (after the disk filter).
+    pub requests_max: u64,
+}
+
+/// An MSR Cambridge line is `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`:
+/// under 100 bytes in the published traces; 4 KiB leaves room for long host names.
+pub const LINE_BYTES_MAX: usize = 4096;
+
+/// The default request limit: 16 Mi requests, 32 bytes each once loaded (512 MiB) — the
+/// largest single volume of the MSR Cambridge set (src1_0, ~45 M lines over all its disks
+/// together) needs `--trace-requests-max` raised, deliberately.
+pub const REQUESTS_MAX: u64 = 16 << 20;
+
+impl Default for MsrLimits {
+    fn default() -> Self {
+        MsrLimits {
+            line_bytes_max: LINE_BYTES_MAX,
+            requests_max: REQUESTS_MAX,
         }
     }
 }

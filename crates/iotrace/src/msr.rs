@@ -2,7 +2,8 @@
 //! lines with Windows-filetime timestamps (100 ns ticks), turned into arrival times relative
 //! to the first kept request and scaled exactly by the replay time scale.
 
-use crate::{MsrOptions, TraceError, TraceOp, TraceRequest};
+use crate::{MsrLimits, MsrOptions, TraceError, TraceOp, TraceRequest};
+use std::io::{BufRead, Read};
 
 const FIELD_COUNT: usize = 7;
 const NS_PER_TICK: u128 = 100;
@@ -13,47 +14,127 @@ const NS_PER_TICK: u128 = 100;
 pub fn parse_msr(text: &str, opts: &MsrOptions) -> Result<Vec<TraceRequest>, TraceError> {
     let scale = TimeScale::new(opts.time_scale)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut requests = Vec::new();
-    let mut timeline: Option<Timeline> = None;
-    let mut seen_data = false;
+    let mut p = Parser::new(opts, scale);
     for (index, raw) in text.lines().enumerate() {
-        let line = index + 1;
+        p.line(index + 1, raw)?;
+    }
+    p.finish(opts)
+}
+
+/// Reads an MSR Cambridge trace as a stream, in bounded memory: a line longer than
+/// `limits.line_bytes_max` or more than `limits.requests_max` kept requests is an error, so a
+/// source that never ends (`/dev/zero`, an endless generator) fails instead of exhausting
+/// memory. Otherwise exactly [`parse_msr`].
+pub fn read_msr(
+    mut reader: impl BufRead,
+    opts: &MsrOptions,
+    limits: &MsrLimits,
+) -> Result<Vec<TraceRequest>, TraceError> {
+    let mut p = Parser::new(opts, TimeScale::new(opts.time_scale)?);
+    let mut buf = Vec::new();
+    let mut line = 0usize;
+    loop {
+        line += 1;
+        buf.clear();
+        // At most one byte past the limit is read: enough to know the line is too long.
+        let cap = limits.line_bytes_max as u64 + 1;
+        let n = reader
+            .by_ref()
+            .take(cap)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| TraceError::Read(e.to_string()))?;
+        if n == 0 {
+            break;
+        }
+        let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        if body.len() > limits.line_bytes_max {
+            return Err(TraceError::LineTooLong {
+                line,
+                max: limits.line_bytes_max,
+            });
+        }
+        let text = std::str::from_utf8(body).map_err(|_| TraceError::NotText { line })?;
+        let text = if line == 1 {
+            text.strip_prefix('\u{feff}').unwrap_or(text)
+        } else {
+            text
+        };
+        p.line(line, text)?;
+        if p.requests.len() as u64 > limits.requests_max {
+            return Err(TraceError::TooManyRequests {
+                max: limits.requests_max,
+            });
+        }
+    }
+    p.finish(opts)
+}
+
+/// The state of a parse, line by line.
+struct Parser<'a> {
+    opts: &'a MsrOptions,
+    scale: TimeScale,
+    requests: Vec<TraceRequest>,
+    timeline: Option<Timeline>,
+    seen_data: bool,
+}
+
+impl<'a> Parser<'a> {
+    fn new(opts: &'a MsrOptions, scale: TimeScale) -> Self {
+        Parser {
+            opts,
+            scale,
+            requests: Vec::new(),
+            timeline: None,
+            seen_data: false,
+        }
+    }
+
+    fn line(&mut self, line: usize, raw: &str) -> Result<(), TraceError> {
         let trimmed = raw.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
+            return Ok(());
         }
-        if !seen_data && is_header(trimmed) {
-            continue;
+        if !self.seen_data && is_header(trimmed) {
+            return Ok(());
         }
-        seen_data = true;
+        self.seen_data = true;
         let record = parse_record(line, &split_fields(line, trimmed)?)?;
-        if opts.disk_number.is_some_and(|disk| disk != record.disk) {
-            continue;
+        if self
+            .opts
+            .disk_number
+            .is_some_and(|disk| disk != record.disk)
+        {
+            return Ok(());
         }
-        let arrival_ns = match &mut timeline {
+        let arrival_ns = match &mut self.timeline {
             None => {
-                timeline = Some(Timeline {
+                self.timeline = Some(Timeline {
                     first: record.timestamp,
                     previous: record.timestamp,
                 });
                 0
             }
-            Some(timeline) => timeline.arrival_ns(line, record.timestamp, &scale)?,
+            Some(timeline) => timeline.arrival_ns(line, record.timestamp, &self.scale)?,
         };
-        requests.push(TraceRequest {
+        self.requests.push(TraceRequest {
             arrival_ns,
             op: record.op,
             offset_bytes: record.offset,
             size_bytes: record.size,
         });
+        Ok(())
     }
-    if requests.is_empty() {
-        return Err(match opts.disk_number {
-            Some(disk) => TraceError::NoRequestsForDisk { disk },
-            None => TraceError::EmptyTrace,
-        });
+
+    fn finish(self, opts: &MsrOptions) -> Result<Vec<TraceRequest>, TraceError> {
+        let requests = self.requests;
+        if requests.is_empty() {
+            return Err(match opts.disk_number {
+                Some(disk) => TraceError::NoRequestsForDisk { disk },
+                None => TraceError::EmptyTrace,
+            });
+        }
+        Ok(requests)
     }
-    Ok(requests)
 }
 
 /// One validated data line, before the disk filter and the timeline are applied.
@@ -512,5 +593,65 @@ mod tests {
             assert!(r.offset_bytes + r.size_bytes <= 256 << 20);
         }
         assert_eq!(parse_msr(text, &opts(1.0, Some(1))).unwrap().len(), 4);
+    }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+
+    const LINE: &str = "128166372003061629,hm,1,Read,3154152960,32768,1472\n";
+
+    /// A reader that never ends: `LINE` forever (an endless generated trace).
+    struct Endless(usize);
+
+    impl std::io::Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let src = LINE.as_bytes();
+            for b in buf.iter_mut() {
+                *b = src[self.0 % src.len()];
+                self.0 += 1;
+            }
+            Ok(buf.len())
+        }
+    }
+
+    #[test]
+    fn an_endless_trace_stops_at_the_request_limit() {
+        let limits = MsrLimits {
+            line_bytes_max: 4096,
+            requests_max: 1000,
+        };
+        let r = std::io::BufReader::new(Endless(0));
+        let e = read_msr(r, &MsrOptions::default(), &limits).unwrap_err();
+        assert_eq!(e, TraceError::TooManyRequests { max: 1000 });
+    }
+
+    #[test]
+    fn an_endless_line_stops_at_the_line_limit() {
+        // /dev/zero: one line of NUL bytes that never ends.
+        let r = std::io::BufReader::new(std::io::repeat(0));
+        let e = read_msr(r, &MsrOptions::default(), &MsrLimits::default()).unwrap_err();
+        assert_eq!(
+            e,
+            TraceError::LineTooLong {
+                line: 1,
+                max: crate::LINE_BYTES_MAX
+            }
+        );
+    }
+
+    #[test]
+    fn streaming_and_in_memory_parses_agree() {
+        let text = format!("Timestamp,h,d,t,o,s,r\n{LINE}{LINE}# note\n\n{LINE}");
+        let a = parse_msr(&text, &MsrOptions::default()).unwrap();
+        let b = read_msr(
+            text.as_bytes(),
+            &MsrOptions::default(),
+            &MsrLimits::default(),
+        )
+        .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 3);
     }
 }

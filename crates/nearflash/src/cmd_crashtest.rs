@@ -42,6 +42,25 @@ pub struct CrashArgs {
     /// No progress bar and no table.
     #[arg(long)]
     pub quiet: bool,
+    /// Refuse a device whose pages and reference model could need more than this much RAM
+    /// (MiB): the crash test fills the device and GC rewrites all of it.
+    #[arg(long, default_value_t = MEMORY_MIB_MAX)]
+    pub memory_max_mib: u64,
+}
+
+/// Default RAM budget of one crash-test device (MiB): far above `test-min` (about 40 MiB),
+/// far below a paper-scale device (`flashabacus`: 32 GiB).
+pub const MEMORY_MIB_MAX: u64 = 4096;
+
+/// RAM a functional device of `flash` can come to hold: every physical page with its spare
+/// area (GC eventually writes all of them), plus 16 bytes of reference state per sector.
+pub fn functional_memory_bytes(flash: &nearflash_flash::FlashConfig) -> u64 {
+    let pages = nearflash_flash::Geometry::from_config(flash).page_count();
+    let per_page = u64::from(flash.page_size_bytes) + u64::from(flash.oob_size_bytes);
+    let sectors = pages * u64::from(flash.page_size_bytes) / nearflash_ftl::SECTOR_BYTES;
+    pages
+        .saturating_mul(per_page)
+        .saturating_add(sectors.saturating_mul(16))
 }
 
 #[derive(Serialize)]
@@ -71,7 +90,20 @@ pub fn run(args: &CrashArgs) -> Result<bool, CliError> {
             "--first-seed + --seeds overflows".into(),
         ));
     }
+    if let Some(path) = &args.json {
+        crate::output::check_file("--json", path)?;
+    }
     let preset = Preset::load(&args.preset, &args.overrides)?;
+    let need = functional_memory_bytes(&preset.flash);
+    if need > args.memory_max_mib << 20 {
+        return Err(CliError::Workload(format!(
+            "preset {}: a crash-test device could hold {} MiB in RAM, more than \
+             --memory-max-mib {}; use a smaller geometry (e.g. --preset test-min) or raise the limit",
+            preset.name,
+            need >> 20,
+            args.memory_max_mib
+        )));
+    }
     let mut cfg = CrashTestConfig::default();
     if let Some(n) = args.ops {
         cfg.ops_per_seed = n;
@@ -105,10 +137,7 @@ pub fn run(args: &CrashArgs) -> Result<bool, CliError> {
             wall_s: wall.elapsed().as_secs_f64(),
         };
         let text = serde_json::to_string_pretty(&report).expect("serialisable");
-        std::fs::write(path, text + "\n").map_err(|e| CliError::Io {
-            what: format!("writing {}", path.display()),
-            source: e,
-        })?;
+        crate::output::write_atomic(path, (text + "\n").as_bytes())?;
     }
     if !args.quiet {
         println!("{}", table(&summary));

@@ -8,7 +8,7 @@ use crate::progress::Progress;
 use crate::report::{IoReport, Measured, Precondition};
 use crate::workload::{fill_requests, Amount, Draw, Generator, Pattern, SyntheticSpec};
 use nearflash_ftl::{BlockOp, SECTOR_BYTES};
-use nearflash_iotrace::{parse_msr, MsrOptions, TraceOp};
+use nearflash_iotrace::{read_msr, MsrLimits, MsrOptions, TraceOp};
 use nearflash_sim::SimDuration;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -37,29 +37,29 @@ pub struct IoArgs {
         conflicts_with = "trace"
     )]
     pub pattern: Option<Pattern>,
-    /// Request size in KiB.
-    #[arg(long, default_value_t = 4)]
-    pub request_kib: u64,
+    /// Request size in KiB [default: 4].
+    #[arg(long, conflicts_with = "trace")]
+    pub request_kib: Option<u64>,
     /// Total data to transfer, in GiB.
-    #[arg(long, conflicts_with = "requests")]
+    #[arg(long, conflicts_with_all = ["requests", "trace"])]
     pub total_gib: Option<f64>,
     /// Number of requests.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "trace")]
     pub requests: Option<u64>,
-    /// Requests kept in flight (closed loop).
-    #[arg(long, default_value_t = 32)]
-    pub queue_depth: u32,
-    /// Share of reads in the mixed pattern, percent.
-    #[arg(long, default_value_t = 70)]
-    pub read_percent: u32,
+    /// Requests kept in flight (closed loop) [default: 32].
+    #[arg(long, conflicts_with = "trace")]
+    pub queue_depth: Option<u32>,
+    /// Share of reads in the mixed pattern, percent [default: 70].
+    #[arg(long, conflicts_with = "trace")]
+    pub read_percent: Option<u32>,
     /// Confine requests to the first GiB of the device (default: the whole logical capacity).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "trace")]
     pub span_gib: Option<f64>,
     /// Fill the span first (default for read patterns; write patterns reach steady state).
-    #[arg(long, overrides_with = "no_precondition")]
+    #[arg(long, conflicts_with = "no_precondition")]
     pub precondition: bool,
     /// Skip preconditioning (reads of never-written pages then cost no flash access).
-    #[arg(long, overrides_with = "precondition")]
+    #[arg(long)]
     pub no_precondition: bool,
     /// Replay a trace instead: msr:PATH (MSR Cambridge CSV).
     #[arg(long, value_name = "msr:PATH")]
@@ -86,6 +86,13 @@ pub struct IoArgs {
     /// Write every figure as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Failed requests are expected (fault-injection studies): exit 0 even if some failed.
+    /// They are reported by kind and left out of IOPS, bandwidth and latency either way.
+    #[arg(long)]
+    pub allow_failures: bool,
+    /// Most requests read from a trace; a longer (or endless) trace is refused.
+    #[arg(long, default_value_t = nearflash_iotrace::REQUESTS_MAX)]
+    pub trace_requests_max: u64,
     /// No progress bar and no table (JSON only, if --json).
     #[arg(long)]
     pub quiet: bool,
@@ -99,6 +106,9 @@ const FILL_QUEUE_DEPTH: u32 = 16;
 /// model); beyond it, `--store-file` keeps pages in a sparse file.
 const FUNCTIONAL_MEMORY_BYTES_MAX: u64 = 8 << 30;
 const GIB: f64 = (1u64 << 30) as f64;
+/// Latest trace arrival accepted (ns after the first request): 2^62 ns, 146 years, leaving
+/// three quarters of the u64-ns clock for preconditioning before and service after.
+const ARRIVAL_NS_MAX: u64 = 1 << 62;
 
 fn gib_to_bytes(flag: &str, gib: f64) -> Result<u64, CliError> {
     if !(gib.is_finite() && gib > 0.0) {
@@ -109,8 +119,18 @@ fn gib_to_bytes(flag: &str, gib: f64) -> Result<u64, CliError> {
     Ok(((gib * GIB) as u64) / SECTOR_BYTES * SECTOR_BYTES)
 }
 
-pub fn run(args: &IoArgs) -> Result<(), CliError> {
+/// Runs the command; `Ok(false)` when requests failed and `--allow-failures` was not given.
+pub fn run(args: &IoArgs) -> Result<bool, CliError> {
     let wall = Instant::now();
+    if let Some(path) = &args.json {
+        crate::output::check_file("--json", path)?;
+    }
+    if args.trace.is_none() && (args.disk.is_some() || args.fold_offsets || args.time_scale != 1.0)
+    {
+        return Err(CliError::Workload(
+            "--disk, --fold-offsets and --time-scale apply to --trace only".into(),
+        ));
+    }
     let preset = Preset::load(&args.preset, &args.overrides)?;
     let store = match (args.fidelity, &args.store_file) {
         (Fidelity::Timing, Some(_)) => {
@@ -222,15 +242,26 @@ pub fn run(args: &IoArgs) -> Result<(), CliError> {
     });
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report).expect("serialisable");
-        std::fs::write(path, text + "\n").map_err(|e| CliError::Io {
-            what: format!("writing {}", path.display()),
-            source: e,
-        })?;
+        crate::output::write_atomic(path, (text + "\n").as_bytes())?;
     }
     if !args.quiet {
         println!("{}", report.table());
     }
-    Ok(())
+    if report.requests_failed > 0 && !args.allow_failures {
+        eprintln!(
+            "error: {} of {} requests failed ({}); pass --allow-failures if failures are expected",
+            report.requests_failed,
+            report.requests,
+            report
+                .requests_failed_by_kind
+                .iter()
+                .map(|(k, n)| format!("{k}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return Ok(false);
+    }
+    Ok(true)
 }
 
 enum Plan {
@@ -248,8 +279,14 @@ fn synthetic_spec(args: &IoArgs, capacity: u64) -> Result<SyntheticSpec, CliErro
     let pattern = args
         .pattern
         .expect("clap requires --pattern without --trace");
+    if args.read_percent.is_some() && pattern != Pattern::Mixed {
+        return Err(CliError::Workload(format!(
+            "--read-percent applies to --pattern mixed only, not {pattern:?}"
+        )));
+    }
     let request_bytes = args
         .request_kib
+        .unwrap_or(4)
         .checked_mul(1024)
         .ok_or_else(|| CliError::Workload("--request-kib is too large".into()))?;
     let amount = match (args.requests, args.total_gib) {
@@ -269,9 +306,9 @@ fn synthetic_spec(args: &IoArgs, capacity: u64) -> Result<SyntheticSpec, CliErro
     let spec = SyntheticSpec {
         pattern,
         request_bytes,
-        queue_depth: args.queue_depth,
+        queue_depth: args.queue_depth.unwrap_or(32),
         amount,
-        read_percent: args.read_percent,
+        read_percent: args.read_percent.unwrap_or(70),
         span_bytes,
     };
     spec.validate(capacity)?;
@@ -305,15 +342,19 @@ fn load_trace(spec: &str, args: &IoArgs, capacity: u64) -> Result<TracePlan, Cli
             "--trace {spec}: expected msr:PATH (the only trace format supported)"
         ))
     })?;
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::Io {
+    let file = std::fs::File::open(path).map_err(|e| CliError::Io {
         what: format!("trace {path}"),
         source: e,
     })?;
-    let parsed = parse_msr(
-        &text,
+    let parsed = read_msr(
+        std::io::BufReader::new(file),
         &MsrOptions {
             time_scale: args.time_scale,
             disk_number: args.disk,
+        },
+        &MsrLimits {
+            line_bytes_max: nearflash_iotrace::LINE_BYTES_MAX,
+            requests_max: args.trace_requests_max,
         },
     )
     .map_err(|e| CliError::Trace {
@@ -343,6 +384,14 @@ fn load_trace(spec: &str, args: &IoArgs, capacity: u64) -> Result<TracePlan, Cli
                 hint: "; pass --fold-offsets to fold it into the device",
             });
         };
+        if r.arrival_ns > ARRIVAL_NS_MAX {
+            return Err(CliError::Workload(format!(
+                "{}arrives {:.0} years after the first: past the simulated clock's range \
+                 (lower --time-scale)",
+                what(),
+                r.arrival_ns as f64 / 3.156e16
+            )));
+        }
         requests.push(Draw {
             op: match r.op {
                 TraceOp::Read => BlockOp::Read,

@@ -39,6 +39,9 @@ fn kernel_err(e: nearflash_kernels::KernelError) -> CliError {
 }
 
 pub fn run(args: &KernelArgs) -> Result<(), CliError> {
+    if let Some(path) = &args.json {
+        crate::output::check_file("--json", path)?;
+    }
     if args.table2 {
         let rows = table2::compare().map_err(kernel_err)?;
         print!("{}", table2::render(&rows));
@@ -67,10 +70,7 @@ pub fn run(args: &KernelArgs) -> Result<(), CliError> {
         execute(name, dataset, plan, args.seed, args.dump_dir.as_deref()).map_err(kernel_err)?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report).expect("serialisable");
-        std::fs::write(path, text + "\n").map_err(|e| CliError::Io {
-            what: format!("writing {}", path.display()),
-            source: e,
-        })?;
+        crate::output::write_atomic(path, (text + "\n").as_bytes())?;
     }
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY);

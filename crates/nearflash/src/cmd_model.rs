@@ -65,6 +65,9 @@ pub fn fig1(curve: &[ModelPoint]) -> LineChart {
 }
 
 pub fn run(args: &ModelArgs) -> Result<(), CliError> {
+    if let Some(dir) = &args.out {
+        crate::output::check_dir("--out", dir)?;
+    }
     let ModelName::ActiveFlash = args.paper;
     if args.steps == 0 || args.steps > 1000 {
         return Err(CliError::Workload(format!(
@@ -111,10 +114,7 @@ pub fn run(args: &ModelArgs) -> Result<(), CliError> {
             source: e,
         })?;
         let path = dir.join("fig1.svg");
-        std::fs::write(&path, fig1(&curve).to_svg()).map_err(|e| CliError::Io {
-            what: path.display().to_string(),
-            source: e,
-        })?;
+        crate::output::write_atomic(&path, fig1(&curve).to_svg().as_bytes())?;
         println!("\nwrote {}", path.display());
     }
     Ok(())

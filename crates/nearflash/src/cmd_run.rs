@@ -49,6 +49,9 @@ pub struct RunArgs {
 }
 
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    if let Some(path) = &args.json {
+        crate::output::check_file("--json", path)?;
+    }
     let preset = Preset::load(&args.preset, &args.overrides)?;
     let dataset: Dataset = args
         .dataset
@@ -96,10 +99,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             "report": report,
         });
         let text = serde_json::to_string_pretty(&doc).expect("serialisable");
-        std::fs::write(path, text + "\n").map_err(|e| CliError::Io {
-            what: format!("writing {}", path.display()),
-            source: e,
-        })?;
+        crate::output::write_atomic(path, (text + "\n").as_bytes())?;
     }
     print_report(&report, &preset.name, dataset, wall_s);
     if let Some(checks) = &checks {

@@ -27,7 +27,14 @@ pub struct VfileArgs {
     pub size_mib: u64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Refuse a demo that would hold more than this much in RAM (MiB).
+    #[arg(long, default_value_t = crate::cmd_crashtest::MEMORY_MIB_MAX)]
+    pub memory_max_mib: u64,
 }
+
+/// Copies of the demo file held in RAM at once: the bytes written, the drive's pages and the
+/// host-only read's buffer (grep's output is far smaller).
+const FILE_COPIES_IN_RAM: u64 = 3;
 
 const ALICE: u32 = 1000;
 const BOB: u32 = 1001;
@@ -51,6 +58,15 @@ pub fn run(args: &VfileArgs) -> Result<(), CliError> {
     }
     if args.size_mib == 0 {
         return Err(CliError::Workload("--size-mib must be at least 1".into()));
+    }
+    // Story: `vfile demo --size-mib 1000000` tried to hold a terabyte in RAM.
+    let need_mib = args.size_mib.saturating_mul(FILE_COPIES_IN_RAM);
+    if need_mib > args.memory_max_mib {
+        return Err(CliError::Workload(format!(
+            "--size-mib {}: the demo would hold about {need_mib} MiB in RAM, more than \
+             --memory-max-mib {}",
+            args.size_mib, args.memory_max_mib
+        )));
     }
     let preset = Preset::load(&args.preset, &args.overrides)?;
     let cfg = preset.insider.clone().ok_or_else(|| CliError::Config {

@@ -76,8 +76,12 @@ pub struct PhaseResult {
     pub writes: u64,
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// Requests that completed with an error: counted here by kind, and left out of every
+    /// throughput and latency figure (a failed request is not a fast completion).
     pub failed: u64,
+    pub failed_by_kind: BTreeMap<String, u64>,
     pub first_failure: Option<String>,
+    /// Latency of the requests that succeeded.
     pub latency: LatencyHistogram,
     pub start: SimTime,
     pub end: SimTime,
@@ -93,6 +97,7 @@ impl PhaseResult {
             read_bytes: 0,
             write_bytes: 0,
             failed: 0,
+            failed_by_kind: BTreeMap::new(),
             first_failure: None,
             latency: LatencyHistogram::default(),
             start,
@@ -104,21 +109,24 @@ impl PhaseResult {
     fn record(&mut self, c: &BlockCompletion) {
         self.requests += 1;
         self.end = self.end.max(c.completed);
-        self.latency.record(c.completed.since(c.submitted).as_ns());
         match &c.result {
-            Ok(()) => match c.op {
-                BlockOp::Read => {
-                    self.reads += 1;
-                    self.read_bytes += c.len_bytes;
+            Ok(()) => {
+                self.latency.record(c.completed.since(c.submitted).as_ns());
+                match c.op {
+                    BlockOp::Read => {
+                        self.reads += 1;
+                        self.read_bytes += c.len_bytes;
+                    }
+                    BlockOp::Write => {
+                        self.writes += 1;
+                        self.write_bytes += c.len_bytes;
+                    }
+                    BlockOp::Trim | BlockOp::Flush => {}
                 }
-                BlockOp::Write => {
-                    self.writes += 1;
-                    self.write_bytes += c.len_bytes;
-                }
-                BlockOp::Trim | BlockOp::Flush => {}
-            },
+            }
             Err(e) => {
                 self.failed += 1;
+                *self.failed_by_kind.entry(error_kind(e)).or_default() += 1;
                 if self.first_failure.is_none() {
                     self.first_failure =
                         Some(format!("{:?} at offset {}: {e}", c.op, c.offset_bytes));
@@ -126,6 +134,18 @@ impl PhaseResult {
             }
         }
     }
+}
+
+/// The kind of an I/O error, for counting failures by kind: the variant's name
+/// (`NoSpace`, `Integrity`...). Taken from `Debug` so a variant added to `IoError` is counted
+/// under its own name without a table to keep in step.
+pub fn error_kind(e: &nearflash_ftl::IoError) -> String {
+    let debug = format!("{e:?}");
+    debug
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// Functional fidelity: what each in-flight request must read back or acknowledge.
@@ -287,7 +307,7 @@ impl Driver {
         );
         self.checker = checker.into_inner();
         self.next_id = next_id;
-        result.map_err(load_error)?;
+        result.map_err(|e| load_error(e, &self.rig.dev))?;
         progress(done, total);
         Self::check_store(&self.rig.dev)?;
         Ok(phase.into_inner())
@@ -299,7 +319,7 @@ impl Driver {
     pub fn settle(&mut self, idle: SimDuration) -> Result<SimDuration, CliError> {
         let until = self.sim.now() + idle;
         load::settle(&mut self.sim, &mut self.rig, until, Device::is_quiescent)
-            .map_err(|e| CliError::Stalled(e.to_string()))
+            .map_err(|e| load_error(LoadError::Stall(e), &self.rig.dev))
     }
 
     /// Replays `requests` open-loop: each is submitted at its arrival time (relative to now).
@@ -338,7 +358,7 @@ impl Driver {
             },
         );
         self.checker = checker.into_inner();
-        result.map_err(load_error)?;
+        result.map_err(|e| load_error(e, &self.rig.dev))?;
         self.next_id += total;
         progress(done, total);
         Self::check_store(&self.rig.dev)?;
@@ -346,9 +366,15 @@ impl Driver {
     }
 }
 
-fn load_error(e: LoadError<CliError>) -> CliError {
+/// Stuck requests a stall report names (the rest are counted).
+const STALL_REQUESTS_NAMED: usize = 8;
+
+fn load_error(e: LoadError<CliError>, dev: &Device) -> CliError {
     match e {
-        LoadError::Stall(s) => CliError::Stalled(s.to_string()),
+        LoadError::Stall(s) => CliError::Stalled(format!(
+            "{s}; stuck requests: {}",
+            dev.describe_inflight(STALL_REQUESTS_NAMED)
+        )),
         LoadError::Handler(e) => e,
     }
 }

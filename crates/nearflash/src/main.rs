@@ -7,9 +7,11 @@ mod cmd_kernel;
 mod cmd_model;
 mod cmd_reproduce;
 mod cmd_run;
+mod cmd_soak;
 mod cmd_vfile;
 mod driver;
 mod error;
+mod output;
 mod preset;
 mod progress;
 mod report;
@@ -50,6 +52,8 @@ enum Command {
     Reproduce(cmd_reproduce::ReproduceArgs),
     /// INSIDER's virtual files: `vfile demo` walks through one on real bytes.
     Vfile(cmd_vfile::VfileArgs),
+    /// Seeded soak: draw configurations, workloads and faults from a seed until one fails.
+    Soak(cmd_soak::SoakArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -73,7 +77,7 @@ fn main() -> ExitCode {
     default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Io(args) => cmd_io::run(&args).map(|()| true),
+        Command::Io(args) => cmd_io::run(&args),
         Command::Crashtest(args) => cmd_crashtest::run(&args),
         Command::Fs(args) => cmd_fs::run(&args),
         Command::Kernel(args) => cmd_kernel::run(&args).map(|()| true),
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
         Command::Model(args) => cmd_model::run(&args).map(|()| true),
         Command::Reproduce(args) => cmd_reproduce::run(&args),
         Command::Vfile(args) => cmd_vfile::run(&args).map(|()| true),
+        Command::Soak(args) => cmd_soak::run(&args),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {

@@ -134,8 +134,12 @@ pub struct IoReport {
     pub fidelity: &'static str,
     pub workload: serde_json::Value,
     pub precondition: Option<Precondition>,
+    /// Requests completed, successful or not.
     pub requests: u64,
+    /// Requests that failed, by error kind. Failed requests are excluded from `iops`, the
+    /// bandwidths and `latency_us`.
     pub requests_failed: u64,
+    pub requests_failed_by_kind: std::collections::BTreeMap<String, u64>,
     pub first_failure: Option<String>,
     pub reads_verified: u64,
     pub sim_time_s: f64,
@@ -266,10 +270,11 @@ impl IoReport {
             precondition: m.precondition,
             requests: p.requests,
             requests_failed: p.failed,
+            requests_failed_by_kind: p.failed_by_kind.clone(),
             first_failure: p.first_failure.clone(),
             reads_verified: p.reads_verified,
             sim_time_s: secs,
-            iops: per_s(p.requests as f64),
+            iops: per_s((p.requests - p.failed) as f64),
             read_bandwidth_mb_s: per_s(p.read_bytes as f64) / 1e6,
             write_bandwidth_mb_s: per_s(p.write_bytes as f64) / 1e6,
             latency_us: LatencyUs {
@@ -346,6 +351,18 @@ impl IoReport {
             (
                 "requests (failed)".into(),
                 format!("{} ({})", self.requests, self.requests_failed),
+            ),
+            (
+                "failed by kind (not in IOPS, MB/s, latency)".into(),
+                if self.requests_failed_by_kind.is_empty() {
+                    "-".into()
+                } else {
+                    self.requests_failed_by_kind
+                        .iter()
+                        .map(|(k, n)| format!("{k}: {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
             ),
             ("simulated time".into(), format!("{:.3} s", self.sim_time_s)),
             ("IOPS".into(), format!("{:.0}", self.iops)),

@@ -235,3 +235,197 @@ fn ftl_with(f: impl FnOnce(&mut FtlConfig)) -> FtlConfig {
     f(&mut c);
     c
 }
+
+/// Story: `crashtest --set flash.page_size_bytes=4097` lost acknowledged writes and read
+/// garbage. The host addresses 512-byte sectors; the write path copied sector `s` to byte
+/// `s × 512` of the group buffer while reads looked for it in page `s / 8` — with 4097-byte
+/// pages those differ from the second page on. A page now holds its whole sectors and
+/// leaves the tail byte unused.
+#[test]
+fn page_sizes_that_are_not_a_multiple_of_the_sector_keep_every_acknowledged_write() {
+    for page_size_bytes in [4097, 1000, 513] {
+        let flash = FlashConfig {
+            page_size_bytes,
+            ..tiny_flash()
+        };
+        let outcomes: Vec<_> = (0..8)
+            .map(|s| run_seed(&flash, &tiny_ftl(), &cfg(), s))
+            .collect();
+        let summary = assert_clean_and_spacious(&outcomes);
+        assert!(summary.flushed_writes_checked > 0, "{page_size_bytes}");
+    }
+}
+
+#[test]
+fn a_page_smaller_than_one_sector_is_refused_naming_the_field() {
+    let flash = FlashConfig {
+        page_size_bytes: 511,
+        ..tiny_flash()
+    };
+    let o = run_seed(&flash, &tiny_ftl(), &cfg(), 1);
+    let e = o.error.expect("refused");
+    assert!(
+        e.contains("flash.page_size_bytes") && e.contains("512"),
+        "{e}"
+    );
+}
+
+/// Found by the configuration fuzzer: a tiny device with 1% program failures retires
+/// superblocks until the free ones reach the foreground threshold; writes then waited for a
+/// free superblock with nothing left that could free one, and the run stalled (the watchdog
+/// caught it) instead of failing them with `NoSpace`.
+#[test]
+fn a_device_shrunk_by_program_failures_fails_writes_instead_of_stalling() {
+    let flash = FlashConfig {
+        channels: 1,
+        packages_per_channel: 2,
+        dies_per_package: 1,
+        planes_per_die: 3,
+        blocks_per_plane: 11,
+        pages_per_block: 5,
+        page_size_bytes: 1229,
+        oob_size_bytes: 188,
+        read_latency_us: 42.504980327762084,
+        program_latency_us: 869.0645959937211,
+        erase_latency_us: 1828.5770151962495,
+        channel_rate_mb_s: 754.4951281096543,
+        command_overhead_ns: 0,
+        program_fail_probability: 0.009817890479690951,
+        ..tiny_flash()
+    };
+    let ftl = FtlConfig {
+        over_provisioning_percent: 15.652061096431218,
+        gc_policy: crate::GcPolicy::CostBenefit,
+        gc_foreground_free_superblocks: 3,
+        gc_background_free_superblocks: 0,
+        gc_parallel_copies: 8,
+        wear_leveling_spread_pe: 3,
+        spare_blocks_per_plane: 3,
+        checkpoint_interval_us: 0.0,
+        gc_idle_threshold_us: 1429.1327330582694,
+        ..tiny_ftl()
+    };
+    let crash = CrashTestConfig {
+        ops_per_seed: 150,
+        ops_after_recovery: 60,
+        queue_depth: 5,
+        ..CrashTestConfig::default()
+    };
+    let o = run_seed(&flash, &ftl, &crash, 9862518920095624078);
+    assert!(o.passed(), "{o:?}");
+}
+
+/// Found by the configuration fuzzer: on a tiny device of 512-byte one-page groups, the
+/// crash test reported lost writes — a sector read back after the cut older than its last
+/// acknowledged write. Every such sector had a trim in flight at the cut: the device had
+/// applied it, GC had erased the trimmed copy, and recovery found an older one, which the
+/// durability promise allows (a trimmed sector may read as data it held before). The
+/// reference model now allows it for a trim in flight too (`check_after_crash`).
+#[test]
+fn erase_failures_on_a_tiny_device_keep_every_acknowledged_write_across_two_cuts() {
+    let (flash, ftl) = fuzzer_erase_failure_case(0.006312479301130422);
+    let crash = CrashTestConfig {
+        ops_per_seed: 150,
+        ops_after_recovery: 60,
+        queue_depth: 6,
+        ..CrashTestConfig::default()
+    };
+    let o = run_seed(&flash, &ftl, &crash, 850564781103352204);
+    assert!(o.passed(), "{o:?}");
+}
+
+fn fuzzer_erase_failure_case(erase_fail_probability: f64) -> (FlashConfig, FtlConfig) {
+    let flash = FlashConfig {
+        channels: 1,
+        packages_per_channel: 2,
+        dies_per_package: 2,
+        planes_per_die: 1,
+        blocks_per_plane: 8,
+        pages_per_block: 8,
+        page_size_bytes: 512,
+        oob_size_bytes: 40,
+        read_latency_us: 65.45545686676586,
+        program_latency_us: 338.9501023098146,
+        erase_latency_us: 1772.8126498830388,
+        channel_rate_mb_s: 978.554400565171,
+        command_overhead_ns: 0,
+        erase_fail_probability,
+        ..tiny_flash()
+    };
+    let ftl = FtlConfig {
+        over_provisioning_percent: 14.201580907760995,
+        gc_policy: crate::GcPolicy::Greedy,
+        gc_foreground_free_superblocks: 2,
+        gc_idle_threshold_us: 0.0,
+        gc_background_free_superblocks: 0,
+        gc_parallel_copies: 2,
+        wear_leveling_spread_pe: 1,
+        spare_blocks_per_plane: 1,
+        checkpoint_interval_us: 5402.746451127938,
+        ..tiny_ftl()
+    };
+    (flash, ftl)
+}
+
+/// The same tiny device on healthy flash (4 of these 40 seeds tripped the same check).
+#[test]
+fn the_tiny_fuzzer_device_on_healthy_flash_keeps_every_acknowledged_write() {
+    let (flash, ftl) = fuzzer_erase_failure_case(0.0);
+    let crash = CrashTestConfig {
+        ops_per_seed: 150,
+        ops_after_recovery: 60,
+        queue_depth: 6,
+        ..CrashTestConfig::default()
+    };
+    let outcomes: Vec<_> = (0..40).map(|s| run_seed(&flash, &ftl, &crash, s)).collect();
+    assert_clean_and_spacious(&outcomes);
+}
+
+/// Found by the configuration fuzzer and NOT YET FIXED: one way per channel (one write point
+/// of each kind) with `gc_foreground_free_superblocks = 1`. After a power cut every data
+/// superblock is closed and none is free or empty: the crash reserve was in use as the GC
+/// write point (opened by a rescue run, then kept by later runs whose victims were erased),
+/// so recovery closes it with valid copies in it, GC has no room for any victim, and writes
+/// fail with `NoSpace` on healthy flash. No data is lost (0 lost, 0 wrong); the fix belongs
+/// in the crash-reserve accounting of `device::gc` (a GC point opened from the reserve must
+/// be closed when its rescue victim is erased, or counted against the reserve).
+#[test]
+#[ignore = "open: crash reserve used up by the GC point on one-way geometries (see the report)"]
+fn a_cut_with_the_crash_reserve_in_use_leaves_room_to_collect() {
+    let flash = FlashConfig {
+        channels: 6,
+        packages_per_channel: 1,
+        dies_per_package: 1,
+        planes_per_die: 1,
+        blocks_per_plane: 23,
+        pages_per_block: 11,
+        page_size_bytes: 512,
+        oob_size_bytes: 40,
+        read_latency_us: 1.0,
+        program_latency_us: 688.7283165123968,
+        erase_latency_us: 836.5012162806174,
+        channel_rate_mb_s: 20.0,
+        command_overhead_ns: 0,
+        ..tiny_flash()
+    };
+    let ftl = FtlConfig {
+        over_provisioning_percent: 13.143817085769978,
+        gc_policy: crate::GcPolicy::RoundRobin,
+        gc_foreground_free_superblocks: 1,
+        gc_idle_threshold_us: 0.0,
+        gc_background_free_superblocks: 0,
+        gc_parallel_copies: 2,
+        wear_leveling_spread_pe: 3,
+        spare_blocks_per_plane: 3,
+        checkpoint_interval_us: 200.0,
+        ..tiny_ftl()
+    };
+    let crash = CrashTestConfig {
+        ops_per_seed: 150,
+        ops_after_recovery: 60,
+        queue_depth: 14,
+        ..CrashTestConfig::default()
+    };
+    let o = run_seed(&flash, &ftl, &crash, 15465475002329844853);
+    assert_clean_and_spacious(&[o]);
+}

@@ -15,6 +15,7 @@
 
 use super::alloc::Stream;
 use super::jobs::{CopyJob, CopyPhase, EraseJob, ErasePurpose, Job};
+use super::pageset::PageSet;
 use super::{Device, Event};
 use crate::config::GcPolicy;
 use crate::layout::{Lgn, Pgn, SbId};
@@ -35,6 +36,12 @@ enum Reason {
     Retiring,
     WearLeveling,
     Policy,
+}
+
+impl GcRun {
+    pub(super) fn victim(&self) -> SbId {
+        self.victim
+    }
 }
 
 impl Device {
@@ -77,8 +84,10 @@ impl Device {
             };
             let Some((victim, reason)) = pick else {
                 // Nothing can be reclaimed (every candidate is full of valid data, or holds
-                // more than GC has room to copy): the device is out of space.
-                if self.has_alloc_waiters() {
+                // more than GC has room to copy): the device is out of space — unless a
+                // victim's erase or a checkpoint about to release held superblocks is still
+                // running; its completion wakes the waiting writes and asks again.
+                if self.has_alloc_waiters() && !self.space_on_the_way() {
                     self.fail_alloc_waiters(q);
                 }
                 return false;
@@ -238,7 +247,7 @@ impl Device {
 
     fn start_copy(&mut self, src: Pgn, lgn: Lgn, q: &mut impl Schedule<Event>) {
         let seq = self.map.seq(lgn);
-        let group_bytes = self.layout.group_bytes() as usize;
+        let group_bytes = self.layout.group_buf_bytes() as usize;
         let job = self.jobs.insert(Job::Copy(CopyJob {
             src,
             lgn,
@@ -246,7 +255,7 @@ impl Device {
             phase: CopyPhase::Read,
             pending: 0,
             failed: false,
-            lost: 0,
+            lost: PageSet::default(),
             dest: None,
             buf: if self.functional {
                 vec![0u8; group_bytes]
@@ -255,8 +264,8 @@ impl Device {
             },
         }));
         self.sbs.get_mut(self.layout.sb_of(src)).pins += 1;
-        let all = (1u64 << self.layout.group_pages()) - 1;
-        let n = self.submit_group(job, OpKind::Read, src, all, q);
+        let all = self.all_pages();
+        let n = self.submit_group(job, OpKind::Read, src, &all, q);
         let Job::Copy(cp) = self.jobs.get_mut(job) else {
             unreachable!()
         };
@@ -285,14 +294,14 @@ impl Device {
                     let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    if failed != 0 {
+                    if !failed.is_empty() {
                         self.stats.integrity_errors += 1;
                     }
                     let Job::Copy(cp) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };
                     cp.buf = buf;
-                    cp.lost |= failed;
+                    cp.lost.union_with(&failed);
                 }
                 let Job::Copy(cp) = self.jobs.get_mut(id) else {
                     unreachable!()
@@ -371,8 +380,8 @@ impl Device {
         cp.phase = CopyPhase::Program;
         cp.dest = Some(dest);
         cp.failed = false;
-        let all = (1u64 << self.layout.group_pages()) - 1;
-        let n = self.submit_group(id, OpKind::Program, dest, all, q);
+        let all = self.all_pages();
+        let n = self.submit_group(id, OpKind::Program, dest, &all, q);
         let Job::Copy(cp) = self.jobs.get_mut(id) else {
             unreachable!()
         };
@@ -392,6 +401,16 @@ impl Device {
             // still fit; if nothing does, waiting host writes fail with `NoSpace`.
             self.pump_gc(q);
         }
+    }
+
+    /// Whether a superblock will come free without GC choosing another victim: a drained
+    /// victim is being erased, or the checkpoint being written releases held superblocks.
+    /// (Story, found by the configuration fuzzer: on tiny geometries writes failed with
+    /// `NoSpace` while the erase that would have freed a superblock was still running.)
+    fn space_on_the_way(&self) -> bool {
+        self.ckpt_releases_held()
+            || (0..self.layout.data_superblocks())
+                .any(|s| self.sbs.get(SbId(s)).state == SbState::Victim)
     }
 
     fn gc_stuck(&self) -> bool {

@@ -7,6 +7,7 @@
 
 use super::alloc::Stream;
 use super::jobs::{Job, ReadJob, ReqState, Segment, TrimJob, WriteJob, WritePhase};
+use super::pageset::PageSet;
 use super::Device;
 use super::Event;
 use crate::layout::{Lgn, Pgn};
@@ -130,7 +131,7 @@ impl Device {
                         phase: WritePhase::WaitLock,
                         pending: 0,
                         failed: false,
-                        lost: 0,
+                        lost: PageSet::default(),
                         merge_error: None,
                         old: None,
                         dest: None,
@@ -159,30 +160,29 @@ impl Device {
     }
 
     fn sectors_per_page(&self) -> u32 {
-        self.layout.geo.page_size_bytes / SECTOR_BYTES as u32
+        self.layout.sectors_per_page()
     }
 
-    /// Bit mask of the group's pages that sectors [first, first + n) touch.
-    fn touched_pages(&self, first: u32, n: u32) -> u64 {
+    /// The group's pages that sectors [first, first + n) touch.
+    fn touched_pages(&self, first: u32, n: u32) -> PageSet {
         let spp = self.sectors_per_page();
-        let (a, b) = (first / spp, (first + n - 1) / spp);
-        mask_range(a, b)
+        PageSet::range(first / spp, (first + n - 1) / spp)
     }
 
-    /// Bit mask of the pages that sectors [first, first + n) cover completely.
-    fn covered_pages(&self, first: u32, n: u32) -> u64 {
+    /// The pages that sectors [first, first + n) cover completely.
+    fn covered_pages(&self, first: u32, n: u32) -> PageSet {
         let spp = self.sectors_per_page();
         let a = first.div_ceil(spp);
         let end = (first + n) / spp; // exclusive
         if end <= a {
-            0
+            PageSet::default()
         } else {
-            mask_range(a, end - 1)
+            PageSet::range(a, end - 1)
         }
     }
 
-    fn all_pages(&self) -> u64 {
-        mask_range(0, self.layout.group_pages() - 1)
+    pub(super) fn all_pages(&self) -> PageSet {
+        PageSet::range(0, self.layout.group_pages() - 1)
     }
 
     /// Submits one flash op per channel for the pages of `pgn` in `mask`; returns the count.
@@ -191,7 +191,7 @@ impl Device {
         job: u32,
         kind: OpKind,
         pgn: Pgn,
-        mask: u64,
+        mask: &PageSet,
         q: &mut impl Schedule<Event>,
     ) -> u32 {
         let sb = self.layout.sb_of(pgn);
@@ -203,7 +203,7 @@ impl Device {
             let mut plane_mask = 0u8;
             let mut plane_blocks = [0u32; nearflash_flash::backbone::PLANES_MAX];
             for l in 0..planes {
-                if mask & (1 << self.layout.page_index(c, l)) != 0 {
+                if mask.contains(self.layout.page_index(c, l)) {
                     plane_mask |= 1 << l;
                     plane_blocks[l as usize] = self.remap.block(sb, c, l);
                 }
@@ -241,8 +241,8 @@ impl Device {
         let gp = u64::from(self.layout.group_pages());
         let epoch = self.sbs.get(self.layout.sb_of(pgn)).epoch;
         let (buf, lgn, seq, lost) = match self.jobs.get(job) {
-            Job::Write(w) => (&w.buf, w.seg.lgn, w.seq, w.lost),
-            Job::Copy(cp) => (&cp.buf, cp.lgn, cp.seq, cp.lost),
+            Job::Write(w) => (&w.buf, w.seg.lgn, w.seq, &w.lost),
+            Job::Copy(cp) => (&cp.buf, cp.lgn, cp.seq, &cp.lost),
             _ => unreachable!("only writes and copies program data groups"),
         };
         let planes = plane_mask.count_ones() as usize;
@@ -256,7 +256,7 @@ impl Device {
                 lpn: u64::from(lgn.0) * gp + k as u64,
                 seq,
                 epoch,
-                kind: if lost & (1 << k) != 0 {
+                kind: if lost.contains(k as u32) {
                     PageKind::Lost
                 } else {
                     PageKind::Data
@@ -268,20 +268,20 @@ impl Device {
     }
 
     /// Functional fidelity: checks each page of a read completion belongs to `lgn` and hands
-    /// (page index, page data) to `sink`. Returns the pages (bit k) that failed: garbage, a
-    /// page of another group, one recorded as lost, or one the ECC could not correct (never
-    /// handed on, whatever its spare area says).
+    /// (page index, page data) to `sink`. Returns the pages that failed: garbage, a page of
+    /// another group, one recorded as lost, or one the ECC could not correct (never handed
+    /// on, whatever its spare area says).
     pub(super) fn for_each_read_page(
         &self,
         c: &FlashCompletion,
         lgn: Lgn,
         mut sink: impl FnMut(u32, &[u8]),
-    ) -> u64 {
+    ) -> PageSet {
         let ps = self.layout.geo.page_size_bytes as usize;
         let os = self.layout.geo.oob_size_bytes as usize;
         let channel = self.layout.geo.channel_of(c.op.die);
         let gp = u64::from(self.layout.group_pages());
-        let mut failed = 0u64;
+        let mut failed = PageSet::default();
         let uncorrectable = match c.status {
             OpStatus::Uncorrectable { plane_mask } => plane_mask,
             _ => 0,
@@ -289,7 +289,7 @@ impl Device {
         for (i, l) in c.op.plane_iter().enumerate() {
             let k = self.layout.page_index(channel, l);
             if uncorrectable & (1 << l) != 0 {
-                failed |= 1 << k;
+                failed.insert(k);
                 continue;
             }
             let data = &c.op.data[i * ps..(i + 1) * ps];
@@ -301,7 +301,7 @@ impl Device {
                 {
                     sink(k, data)
                 }
-                _ => failed |= 1 << k,
+                _ => failed.insert(k),
             }
         }
         failed
@@ -321,7 +321,7 @@ impl Device {
             pending: 0,
         }));
         let mask = self.touched_pages(seg.first_sector, seg.sectors);
-        let n = self.submit_group(job, OpKind::Read, pgn, mask, q);
+        let n = self.submit_group(job, OpKind::Read, pgn, &mask, q);
         let Job::Read(r) = self.jobs.get_mut(job) else {
             unreachable!()
         };
@@ -346,7 +346,7 @@ impl Device {
                 copy_overlap(k, spp, page, seg, &mut out);
             });
             self.reqs.get_mut(seg.req).data = out;
-            if failed != 0 && !matches!(c.status, OpStatus::Uncorrectable { .. }) {
+            if !failed.is_empty() && !matches!(c.status, OpStatus::Uncorrectable { .. }) {
                 self.stats.integrity_errors += 1;
                 self.reqs.get_mut(seg.req).result = Err(IoError::Integrity);
             }
@@ -414,13 +414,15 @@ impl Device {
     }
 
     fn start_write(&mut self, job: u32, q: &mut impl Schedule<Event>) {
-        let group_bytes = self.layout.group_bytes() as usize;
+        let group_bytes = self.layout.group_buf_bytes() as usize;
         let Job::Write(w) = self.jobs.get(job) else {
             unreachable!()
         };
         let seg = w.seg;
         let old = self.map.lookup(seg.lgn);
-        let keep = self.all_pages() & !self.covered_pages(seg.first_sector, seg.sectors);
+        let keep = self
+            .all_pages()
+            .minus(&self.covered_pages(seg.first_sector, seg.sectors));
         let functional = self.functional;
         let Job::Write(w) = self.jobs.get_mut(job) else {
             unreachable!()
@@ -429,12 +431,12 @@ impl Device {
             w.buf = vec![0u8; group_bytes];
         }
         match old {
-            Some(old) if keep != 0 => {
+            Some(old) if !keep.is_empty() => {
                 w.phase = WritePhase::ReadOld;
                 w.old = Some(old);
                 self.sbs.get_mut(self.layout.sb_of(old)).pins += 1;
-                self.stats.rmw_page_reads += u64::from(keep.count_ones());
-                let n = self.submit_group(job, OpKind::Read, old, keep, q);
+                self.stats.rmw_page_reads += u64::from(keep.count());
+                let n = self.submit_group(job, OpKind::Read, old, &keep, q);
                 let Job::Write(w) = self.jobs.get_mut(job) else {
                     unreachable!()
                 };
@@ -473,17 +475,26 @@ impl Device {
         if self.functional {
             let mut buf = std::mem::take(&mut w.buf);
             let src = &self.reqs.get(seg.req).data;
-            let from = seg.payload_offset as usize;
-            let n = seg.sectors as usize * sector;
-            let at = seg.first_sector as usize * sector;
-            buf[at..at + n].copy_from_slice(&src[from..from + n]);
+            let spp = self.sectors_per_page();
+            // Page by page: a page's sectors are contiguous in the buffer, but a page size
+            // that is not a multiple of the sector leaves a gap after each page's sectors.
+            let mut s = seg.first_sector;
+            let end = seg.first_sector + seg.sectors;
+            while s < end {
+                let run = (end - s).min(spp - s % spp);
+                let from = seg.payload_offset as usize + (s - seg.first_sector) as usize * sector;
+                let at = self.layout.sector_buf_offset(s);
+                let n = run as usize * sector;
+                buf[at..at + n].copy_from_slice(&src[from..from + n]);
+                s += run;
+            }
             let Job::Write(w) = self.jobs.get_mut(job) else {
                 unreachable!()
             };
             w.buf = buf;
         }
         let all = self.all_pages();
-        let n = self.submit_group(job, OpKind::Program, pgn, all, q);
+        let n = self.submit_group(job, OpKind::Program, pgn, &all, q);
         let Job::Write(w) = self.jobs.get_mut(job) else {
             unreachable!()
         };
@@ -505,7 +516,7 @@ impl Device {
                 let touched = self.touched_pages(w.seg.first_sector, w.seg.sectors);
                 self.on_media_read(&c, w.old.expect("old group"));
                 let uncorrectable = self.uncorrectable_pages(&c);
-                if uncorrectable & touched != 0 {
+                if !uncorrectable.intersect(&touched).is_empty() {
                     if let Job::Write(w) = self.jobs.get_mut(id) {
                         w.merge_error = Some(IoError::Uncorrectable);
                     }
@@ -519,7 +530,7 @@ impl Device {
                     let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    if failed != 0 {
+                    if !failed.is_empty() {
                         self.stats.integrity_errors += 1;
                     }
                     let Job::Write(w) = self.jobs.get(id) else {
@@ -527,13 +538,16 @@ impl Device {
                     };
                     // A page the write touches gets its new sectors around zeros where the
                     // old ones were unreadable; a page it leaves alone stays lost.
-                    let untouched = !self.touched_pages(w.seg.first_sector, w.seg.sectors);
+                    let untouched =
+                        failed.minus(&self.touched_pages(w.seg.first_sector, w.seg.sectors));
                     let Job::Write(w) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };
                     w.buf = buf;
-                    w.lost |= failed & untouched;
-                    if failed & !untouched & !uncorrectable != 0 && w.merge_error.is_none() {
+                    w.lost.union_with(&untouched);
+                    if !failed.minus(&untouched).minus(&uncorrectable).is_empty()
+                        && w.merge_error.is_none()
+                    {
                         w.merge_error = Some(IoError::Integrity);
                     }
                 }
@@ -595,14 +609,16 @@ impl Device {
     }
 
     /// The group pages (bit k) of a read completion that the ECC could not correct.
-    fn uncorrectable_pages(&self, c: &FlashCompletion) -> u64 {
+    fn uncorrectable_pages(&self, c: &FlashCompletion) -> PageSet {
+        let mut pages = PageSet::default();
         let OpStatus::Uncorrectable { plane_mask } = c.status else {
-            return 0;
+            return pages;
         };
         let channel = self.layout.geo.channel_of(c.op.die);
-        (0..8u32)
-            .filter(|l| plane_mask & (1 << l) != 0)
-            .fold(0, |m, l| m | 1 << self.layout.page_index(channel, l))
+        for l in (0..8u32).filter(|l| plane_mask & (1 << l) != 0) {
+            pages.insert(self.layout.page_index(channel, l));
+        }
+        pages
     }
 
     /// Ends a write segment with `e` before it programmed anything: the group keeps its old
@@ -660,6 +676,13 @@ impl Device {
     }
 
     /// Hands free groups to waiting host writes, in arrival order.
+    ///
+    /// Story (found by the configuration fuzzer): writes that queued while a host write
+    /// point still had room (its programs busy) did not count as waiting for space, so GC was
+    /// not asked for them; when that point then filled up, nothing asked again, and on a
+    /// device whose program failures had used up the spare superblocks the writes waited
+    /// forever. Once the points are full, GC is asked — and fails the writes with `NoSpace`
+    /// when nothing can be reclaimed.
     pub(super) fn wake_alloc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         let now = q.now();
         while let Some(&job) = self.alloc_waiters.front() {
@@ -668,7 +691,12 @@ impl Device {
                     self.alloc_waiters.pop_front();
                     self.write_program(job, pgn, q);
                 }
-                None => break,
+                None => {
+                    if self.has_alloc_waiters() {
+                        self.pump_gc(q);
+                    }
+                    break;
+                }
             }
         }
     }
@@ -724,16 +752,6 @@ impl Device {
     }
 }
 
-fn mask_range(a: u32, b: u32) -> u64 {
-    debug_assert!(a <= b && b < 64);
-    let hi = if b == 63 {
-        u64::MAX
-    } else {
-        (1u64 << (b + 1)) - 1
-    };
-    hi & !((1u64 << a) - 1)
-}
-
 /// Copies the sectors of page `k` that the segment asked for into the request payload.
 fn copy_overlap(k: u32, spp: u32, page: &[u8], seg: Segment, out: &mut [u8]) {
     let sector = SECTOR_BYTES as usize;
@@ -747,16 +765,4 @@ fn copy_overlap(k: u32, spp: u32, page: &[u8], seg: Segment, out: &mut [u8]) {
     let dst = seg.payload_offset as usize + (lo - seg.first_sector) as usize * sector;
     let n = (hi - lo) as usize * sector;
     out[dst..dst + n].copy_from_slice(&page[src..src + n]);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::mask_range;
-
-    #[test]
-    fn mask_ranges_cover_inclusive_bounds() {
-        assert_eq!(mask_range(0, 0), 1);
-        assert_eq!(mask_range(1, 3), 0b1110);
-        assert_eq!(mask_range(0, 63), u64::MAX);
-    }
 }

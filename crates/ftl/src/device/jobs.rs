@@ -2,6 +2,7 @@
 //! GC copy, erase or checkpoint program batch) whose flash operations carry the job id as
 //! their tag. Slabs reuse slots so the hot path does not allocate.
 
+use super::pageset::PageSet;
 use crate::layout::{Lgn, Pgn, SbId};
 use nearflash_blockdev::{BlockOp, IoError};
 use nearflash_sim::SimTime;
@@ -56,6 +57,14 @@ impl<T> Slab<T> {
     pub fn is_empty(&self) -> bool {
         self.live == 0
     }
+
+    /// The live entries with their ids.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &T)> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.as_ref().map(|t| (i as u32, t)))
+    }
 }
 
 pub struct ReqState {
@@ -103,7 +112,7 @@ pub struct WriteJob {
     pub failed: bool,
     /// Pages of the group (bit k) whose old content failed its read and that the write does
     /// not touch: programmed as `PageKind::Lost`.
-    pub lost: u64,
+    pub lost: PageSet,
     /// A page the write touches could not be read for the merge (media error): the write
     /// fails with this error and changes nothing, rather than fill the page's other sectors
     /// with zeros.
@@ -130,7 +139,7 @@ pub struct CopyJob {
     pub pending: u32,
     pub failed: bool,
     /// Pages whose read failed: programmed as `PageKind::Lost`.
-    pub lost: u64,
+    pub lost: PageSet,
     pub dest: Option<Pgn>,
     pub buf: Vec<u8>,
 }

@@ -9,10 +9,13 @@ mod alloc;
 mod ckpt;
 mod gc;
 mod host;
+mod inflight;
 mod jobs;
+mod pageset;
 mod peek;
 mod stats;
 
+pub use inflight::{InflightRequest, RequestPhase};
 pub use stats::FtlStats;
 
 use crate::config::FtlConfig;

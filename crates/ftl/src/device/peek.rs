@@ -63,22 +63,25 @@ impl Device {
         let sb = self.layout.sb_of(pgn);
         let page = self.layout.page_of(pgn);
         let pages = self.layout.group_pages();
-        let mut data = vec![0u8; pages as usize * ps];
+        let dps = self.layout.page_data_bytes() as usize;
+        let mut data = vec![0u8; pages as usize * dps];
+        let mut page_buf = vec![0u8; ps];
         let mut oob = vec![0u8; os];
         for k in 0..pages {
             let (c, l) = self.layout.page_position(k);
             let die = self.layout.die_of(sb, c);
             let block = geo.block_id(die, l, self.remap.block(sb, c, l));
-            let buf = &mut data[k as usize * ps..(k as usize + 1) * ps];
             self.bb
                 .store_mut()
-                .read(geo.page_id(block, page), buf, &mut oob);
-            match OobRecord::decode(buf, &oob) {
+                .read(geo.page_id(block, page), &mut page_buf, &mut oob);
+            match OobRecord::decode(&page_buf, &oob) {
                 Some(r)
                     if r.kind == PageKind::Data
                         && r.lpn == u64::from(lgn.0) * u64::from(pages) + u64::from(k) => {}
                 _ => return Err(IoError::Integrity),
             }
+            // The page's whole sectors, packed: the group's logical bytes.
+            data[k as usize * dps..(k as usize + 1) * dps].copy_from_slice(&page_buf[..dps]);
         }
         Ok(Some(data))
     }

@@ -531,4 +531,49 @@ fn in_flight_writes_to_one_group_apply_in_issue_order_and_peek_sees_them() {
     ));
 }
 
+/// Story: `ftl.over_provisioning_percent` changed nothing on small devices — the share it
+/// held back and the GC reserve were combined with `min`, so the reserve alone decided the
+/// capacity. Now the share is held back in addition to the reserve.
+#[test]
+fn over_provisioning_changes_the_logical_capacity() {
+    let capacity = |op: f64| {
+        let ftl = FtlConfig {
+            over_provisioning_percent: op,
+            ..tiny_ftl()
+        };
+        let layout = Layout::new(&Geometry::from_config(&tiny_flash()), &ftl);
+        layout.logical_bytes()
+    };
+    let caps: Vec<u64> = [0.0, 5.0, 10.0, 20.0, 40.0].map(capacity).to_vec();
+    for w in caps.windows(2) {
+        assert!(
+            w[1] < w[0],
+            "more over-provisioning, less capacity: {caps:?}"
+        );
+    }
+}
+
+#[test]
+fn in_flight_requests_name_what_they_wait_for() {
+    let mut h = Harness::new(tiny_flash(), tiny_ftl(), 1);
+    h.submit(BlockOp::Write, 0, 8);
+    h.submit(BlockOp::Write, 0, 8); // same group: queued behind the first
+    h.submit(BlockOp::Flush, 0, 0);
+    let reqs = h.dev.inflight_requests();
+    let phases: Vec<_> = reqs.iter().map(|r| (r.id, r.phase)).collect();
+    assert_eq!(
+        phases,
+        [
+            (0, RequestPhase::OnFlash),
+            (1, RequestPhase::WaitingForLock),
+            (2, RequestPhase::WaitingForEarlierWrites)
+        ]
+    );
+    let text = h.dev.describe_inflight(2);
+    assert!(text.contains("#1 Write 0+4096") && text.contains("waiting-for-lock"));
+    assert!(text.contains("and 1 more"), "{text}");
+    h.run_until_done();
+    assert!(h.dev.inflight_requests().is_empty());
+}
+
 mod media;

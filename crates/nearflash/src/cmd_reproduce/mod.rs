@@ -37,9 +37,9 @@ pub struct ReproduceArgs {
     #[arg(long)]
     pub dataset: Option<String>,
     /// FlashAbacus functional fidelity: refuse runs that would hold more than this much data
-    /// in memory (MiB).
-    #[arg(long, default_value_t = 2048)]
-    pub max_functional_mib: u64,
+    /// in memory (MiB) [default: 2048].
+    #[arg(long)]
+    pub max_functional_mib: Option<u64>,
     /// Run only these workloads (comma-separated, e.g. atax,mx1,nn); claims whose runs are
     /// missing are left out.
     #[arg(long, value_delimiter = ',')]
@@ -98,6 +98,15 @@ pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("reproduce-{}", args.paper)));
+    if !PAPERS.contains(&args.paper.as_str()) {
+        return Err(CliError::Workload(format!(
+            "unknown paper '{}' (known: {})",
+            args.paper,
+            PAPERS.join(", ")
+        )));
+    }
+    refuse_flags_of_other_papers(args)?;
+    prepare_out(&out)?;
     match args.paper.as_str() {
         "flashabacus" => flashabacus::run(args, fidelity, jobs, &out),
         "insider" => insider::run(args, fidelity, jobs, &out),
@@ -144,6 +153,59 @@ pub fn parallel_map<T: Send>(
         .into_iter()
         .map(|r| r.expect("every task ran"))
         .collect()
+}
+
+/// The outputs a reproduction writes into its directory.
+pub const OUTPUTS: [&str; 2] = ["summary.json", "report.html"];
+
+/// Before any work: the output directory must take files, and the previous run's outputs
+/// are removed — a rerun killed half-way must not leave the old `summary.json` looking like
+/// its result. (The new ones are written atomically at the end.)
+fn prepare_out(out: &std::path::Path) -> Result<(), CliError> {
+    crate::output::check_dir("--out", out)?;
+    for name in OUTPUTS {
+        let p = out.join(name);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(CliError::Io {
+                    what: format!("removing the stale {}", p.display()),
+                    source: e,
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every flag takes effect for the paper given or is refused: a paper-specific flag given to
+/// another paper would otherwise be silently ignored.
+fn refuse_flags_of_other_papers(args: &ReproduceArgs) -> Result<(), CliError> {
+    let given: [(&str, &str, bool); 5] = [
+        ("--dataset", "flashabacus", args.dataset.is_some()),
+        (
+            "--max-functional-mib",
+            "flashabacus",
+            args.max_functional_mib.is_some(),
+        ),
+        ("--volume-mib", "active-flash", args.volume_mib.is_some()),
+        (
+            "--foreground-mb-s",
+            "active-flash",
+            !args.foreground_mb_s.is_empty(),
+        ),
+        ("--splits", "active-flash", !args.splits.is_empty()),
+    ];
+    for (flag, paper, set) in given {
+        if set && args.paper != paper {
+            return Err(CliError::Workload(format!(
+                "{flag} applies to `reproduce {paper}` only, not `reproduce {}`",
+                args.paper
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -122,7 +122,7 @@ pub fn run(
                 workload,
                 (dataset, args.seed),
                 fidelity,
-                args.max_functional_mib << 20,
+                args.max_functional_mib.unwrap_or(2048) << 20,
             )
         },
         |done| bar.update(done as u64, tasks.len() as u64),

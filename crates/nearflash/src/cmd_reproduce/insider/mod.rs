@@ -114,6 +114,14 @@ pub fn run(
     jobs: usize,
     out: &Path,
 ) -> Result<bool, CliError> {
+    // Story: `reproduce insider --only grep` used to run all seven applications anyway.
+    if !args.only.is_empty() {
+        return Err(CliError::Workload(
+            "reproduce insider does not take --only: its claims compare the seven \
+             applications of Fig. 9 with each other, so they always run together"
+                .into(),
+        ));
+    }
     let (preset, cfg, host) = load(args)?;
     match fidelity {
         Fidelity::Timing => timing(args, &preset, &cfg, &host, jobs, out),

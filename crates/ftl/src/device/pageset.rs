@@ -1,0 +1,144 @@
+//! A set of the pages of one page group (page `k` = channel `k % channels`, plane
+//! `k / channels`). A group has channels × planes pages — up to 2^20 dies × 4 planes on a
+//! geometry validation accepts — so the set is a bit vector of any length. The first 64 pages
+//! live inline (no allocation for the common geometries); the rest in a vector.
+//!
+//! Story: page sets used to be a `u64`. A group of more than 64 pages (64 channels × 2 planes
+//! on `flashabacus`) shifted past the word, so a whole-group mask came out empty, a write
+//! submitted no flash operation and waited for a completion that never came — a deadlock on
+//! a geometry validation accepted.
+
+/// Pages of one group, as a bit set.
+#[derive(Clone, Debug, Default)]
+pub struct PageSet {
+    low: u64,
+    high: Vec<u64>,
+}
+
+impl PartialEq for PageSet {
+    fn eq(&self, other: &PageSet) -> bool {
+        (0..self.words().max(other.words())).all(|i| self.word(i) == other.word(i))
+    }
+}
+
+impl Eq for PageSet {}
+
+impl PageSet {
+    /// Pages `a..=b`.
+    pub fn range(a: u32, b: u32) -> PageSet {
+        assert!(a <= b, "an empty page range {a}..={b}");
+        let mut s = PageSet::default();
+        for k in a..=b {
+            // Whole words at a time where possible.
+            if k % 64 == 0 && k + 63 <= b {
+                s.set_word(k / 64, u64::MAX);
+            } else if !s.contains(k) {
+                s.insert(k);
+            }
+        }
+        s
+    }
+
+    fn word(&self, i: u32) -> u64 {
+        if i == 0 {
+            self.low
+        } else {
+            self.high.get(i as usize - 1).copied().unwrap_or(0)
+        }
+    }
+
+    fn set_word(&mut self, i: u32, w: u64) {
+        if i == 0 {
+            self.low = w;
+        } else {
+            let j = i as usize - 1;
+            if self.high.len() <= j {
+                self.high.resize(j + 1, 0);
+            }
+            self.high[j] = w;
+        }
+    }
+
+    fn words(&self) -> u32 {
+        1 + self.high.len() as u32
+    }
+
+    pub fn insert(&mut self, k: u32) {
+        let w = self.word(k / 64) | 1 << (k % 64);
+        self.set_word(k / 64, w);
+    }
+
+    pub fn contains(&self, k: u32) -> bool {
+        self.word(k / 64) & 1 << (k % 64) != 0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.low == 0 && self.high.iter().all(|&w| w == 0)
+    }
+
+    pub fn count(&self) -> u32 {
+        self.low.count_ones() + self.high.iter().map(|w| w.count_ones()).sum::<u32>()
+    }
+
+    /// Pages in `self` but not in `other`.
+    pub fn minus(&self, other: &PageSet) -> PageSet {
+        self.zip(other, |a, b| a & !b)
+    }
+
+    /// Pages in both `self` and `other`.
+    pub fn intersect(&self, other: &PageSet) -> PageSet {
+        self.zip(other, |a, b| a & b)
+    }
+
+    /// Adds every page of `other`.
+    pub fn union_with(&mut self, other: &PageSet) {
+        *self = self.zip(other, |a, b| a | b);
+    }
+
+    fn zip(&self, other: &PageSet, f: impl Fn(u64, u64) -> u64) -> PageSet {
+        let mut out = PageSet::default();
+        for i in 0..self.words().max(other.words()) {
+            let w = f(self.word(i), other.word(i));
+            if w != 0 {
+                out.set_word(i, w);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PageSet;
+
+    #[test]
+    fn ranges_cover_inclusive_bounds_past_one_word() {
+        assert_eq!(PageSet::range(0, 0).count(), 1);
+        let r = PageSet::range(1, 3);
+        assert!(!r.contains(0) && r.contains(1) && r.contains(3) && !r.contains(4));
+        assert_eq!(PageSet::range(0, 63).count(), 64);
+        // The geometry that deadlocked: 64 channels x 2 planes = 128 pages a group.
+        let all = PageSet::range(0, 127);
+        assert_eq!(all.count(), 128);
+        assert!(all.contains(127) && !all.contains(128));
+        assert_eq!(PageSet::range(60, 200).count(), 141);
+    }
+
+    #[test]
+    fn set_algebra_works_across_words() {
+        let all = PageSet::range(0, 399);
+        let mid = PageSet::range(100, 299);
+        let rest = all.minus(&mid);
+        assert_eq!(rest.count(), 200);
+        assert!(rest.contains(99) && !rest.contains(100) && rest.contains(300));
+        assert!(mid.minus(&all).is_empty());
+        let mut u = rest.clone();
+        u.union_with(&mid);
+        assert_eq!(u, all);
+        assert!(PageSet::default().is_empty());
+        let mut one = PageSet::default();
+        one.insert(250);
+        assert_eq!(one.count(), 1);
+        assert!(!one.is_empty() && one.contains(250));
+    }
+}

@@ -1,0 +1,298 @@
+//! The configuration fuzzer (issue 12): random *valid* configurations — geometry, page size
+//! (any, not only sector multiples), spare bytes, timing, over-provisioning, GC policy and
+//! thresholds, checkpoint interval, queue depth, injected failures — run a checked I/O
+//! workload and power-cut crash tests to completion with no lost acknowledged write and no
+//! wrong read; random *invalid* ones (a valid one with one field broken) are refused with an
+//! error naming that field. Never a hang (every run is watched) and never a panic.
+//!
+//! The default run keeps to a few seconds; the ignored tests run many more cases:
+//! `cargo test -p nearflash-ftl --test config_fuzz -- --ignored`.
+
+use nearflash_flash::{ConfigError, FlashConfig};
+use nearflash_ftl::testing::{run_checked_io, CheckedIo};
+use nearflash_ftl::{run_seed, CrashTestConfig, FtlConfig, GcPolicy};
+use proptest::prelude::*;
+
+/// Largest device the fuzzer builds (the crash test fills it and keeps it in RAM).
+const DEVICE_BYTES_MAX: u64 = 16 << 20;
+
+#[derive(Clone, Debug)]
+struct Case {
+    flash: FlashConfig,
+    ftl: FtlConfig,
+    queue_depth: u32,
+    seed: u64,
+}
+
+fn device_bytes(f: &FlashConfig) -> u64 {
+    [
+        f.channels,
+        f.packages_per_channel,
+        f.dies_per_package,
+        f.planes_per_die,
+        f.blocks_per_plane,
+        f.pages_per_block,
+        f.page_size_bytes,
+    ]
+    .iter()
+    .map(|&x| u64::from(x))
+    .product()
+}
+
+fn flash() -> impl Strategy<Value = FlashConfig> {
+    (
+        (1u32..=6, 1u32..=2, 1u32..=2, 1u32..=4),
+        (8u32..=24, 4u32..=16, 512u32..=4608, 40u32..=256),
+        (
+            1.0f64..100.0,
+            10.0f64..1000.0,
+            100.0f64..3000.0,
+            20.0f64..1000.0,
+            0u64..500,
+        ),
+        prop_oneof![3 => Just(0.0), 1 => 0.0f64..0.01],
+        prop_oneof![3 => Just(0.0), 1 => 0.0f64..0.01],
+    )
+        .prop_map(
+            |((ch, pk, di, pl), (bl, pg, ps, oob), (tr, tp, te, rate, cmd), pf, ef)| FlashConfig {
+                channels: ch,
+                packages_per_channel: pk,
+                dies_per_package: di,
+                planes_per_die: pl,
+                blocks_per_plane: bl,
+                pages_per_block: pg,
+                page_size_bytes: ps,
+                oob_size_bytes: oob,
+                read_latency_us: tr,
+                program_latency_us: tp,
+                erase_latency_us: te,
+                read_latency_by_page_type_us: None,
+                program_latency_by_page_type_us: None,
+                channel_rate_mb_s: rate,
+                command_overhead_ns: cmd,
+                endurance_pe_cycles: 100_000,
+                program_fail_probability: pf,
+                erase_fail_probability: ef,
+                media: Default::default(),
+            },
+        )
+        .prop_filter("device small enough for a crash test", |f| {
+            device_bytes(f) <= DEVICE_BYTES_MAX
+        })
+}
+
+fn ftl() -> impl Strategy<Value = FtlConfig> {
+    (
+        0.0f64..40.0,
+        prop_oneof![
+            Just(GcPolicy::RoundRobin),
+            Just(GcPolicy::Greedy),
+            Just(GcPolicy::CostBenefit)
+        ],
+        (1u32..=3, 0u32..=6, 1u32..=8, 1u32..=20, 0u32..=3),
+        (0.0f64..2000.0, prop_oneof![Just(0.0), 200.0f64..10_000.0]),
+    )
+        .prop_map(
+            |(op, policy, (fg, bg, par, wl, spare), (idle, ckpt))| FtlConfig {
+                over_provisioning_percent: op,
+                gc_policy: policy,
+                gc_foreground_free_superblocks: fg,
+                gc_idle_threshold_us: idle,
+                gc_background_free_superblocks: bg,
+                gc_parallel_copies: par,
+                wear_leveling_spread_pe: wl,
+                spare_blocks_per_plane: spare,
+                checkpoint_interval_us: ckpt,
+                scratchpad_bytes: 1 << 20,
+            },
+        )
+}
+
+/// A configuration that validation accepts.
+fn valid_case() -> impl Strategy<Value = Case> {
+    (flash(), ftl(), 1u32..=32, any::<u64>())
+        .prop_map(|(flash, ftl, queue_depth, seed)| Case {
+            flash,
+            ftl,
+            queue_depth,
+            seed,
+        })
+        .prop_filter("validation accepts it", |c| {
+            c.flash.validate().is_ok() && c.ftl.validate(&c.flash).is_ok()
+        })
+}
+
+fn check_valid(c: &Case) -> Result<(), TestCaseError> {
+    let failures_expected =
+        c.flash.program_fail_probability > 0.0 || c.flash.erase_fail_probability > 0.0;
+    let io = CheckedIo {
+        requests: 300,
+        queue_depth: c.queue_depth,
+        max_request_sectors: 64,
+        span_sectors: u64::MAX,
+        write_percent: 60,
+    };
+    let o = run_checked_io(&c.flash, &c.ftl, &io, c.seed)
+        .map_err(|e| TestCaseError::fail(format!("io: {e}")))?;
+    prop_assert_eq!(o.wrong_reads, 0, "io: {:?}", o.first_violation);
+    for kind in o.failed.keys() {
+        // Failing blocks may use up the spares; nothing else may fail.
+        prop_assert!(
+            failures_expected && kind.contains("out of space"),
+            "io failed with {kind}: {:?}",
+            o.failed
+        );
+    }
+    let crash = CrashTestConfig {
+        ops_per_seed: 150,
+        ops_after_recovery: 60,
+        queue_depth: c.queue_depth as usize,
+        ..CrashTestConfig::default()
+    };
+    for seed in c.seed..c.seed.wrapping_add(2) {
+        let out = run_seed(&c.flash, &c.ftl, &crash, seed);
+        prop_assert!(out.passed(), "crash seed {seed}: {out:?}");
+        prop_assert!(
+            failures_expected || out.no_space_errors == 0,
+            "out of space without failing blocks: {out:?}"
+        );
+    }
+    Ok(())
+}
+
+/// One field broken, and the field the error must name.
+fn broken(c: &Case, which: usize) -> (FlashConfig, FtlConfig, &'static str) {
+    let (mut f, mut t) = (c.flash.clone(), c.ftl.clone());
+    let field = match which {
+        0 => {
+            f.channels = 0;
+            "flash.channels"
+        }
+        1 => {
+            f.planes_per_die = 5;
+            "flash.planes_per_die"
+        }
+        2 => {
+            f.page_size_bytes = 100;
+            "flash.page_size_bytes"
+        }
+        3 => {
+            f.oob_size_bytes = 8;
+            "flash.oob_size_bytes"
+        }
+        4 => {
+            f.read_latency_us = f64::NAN;
+            "flash.read_latency_us"
+        }
+        5 => {
+            f.erase_latency_us = 1e300;
+            "flash.erase_latency_us"
+        }
+        6 => {
+            f.channel_rate_mb_s = 1e-300;
+            "flash.channel_rate_mb_s"
+        }
+        7 => {
+            f.command_overhead_ns = u64::MAX;
+            "flash.command_overhead_ns"
+        }
+        8 => {
+            f.program_fail_probability = 1.5;
+            "flash.program_fail_probability"
+        }
+        9 => {
+            t.over_provisioning_percent = 95.0;
+            "ftl.over_provisioning_percent"
+        }
+        10 => {
+            t.gc_parallel_copies = 0;
+            "ftl.gc_parallel_copies"
+        }
+        11 => {
+            t.gc_foreground_free_superblocks = 0;
+            "ftl.gc_foreground_free_superblocks"
+        }
+        12 => {
+            t.checkpoint_interval_us = 1e300;
+            "ftl.checkpoint_interval_us"
+        }
+        13 => {
+            t.spare_blocks_per_plane = f.blocks_per_plane;
+            "ftl.spare_blocks_per_plane"
+        }
+        14 => {
+            t.scratchpad_bytes = 0;
+            "ftl.scratchpad_bytes"
+        }
+        _ => {
+            f.read_latency_by_page_type_us = Some(vec![25.0, -1.0]);
+            "flash.read_latency_by_page_type_us"
+        }
+    };
+    (f, t, field)
+}
+
+const BROKEN_KINDS: usize = 16;
+
+fn check_invalid(c: &Case, which: usize) -> Result<(), TestCaseError> {
+    let (f, t, field) = broken(c, which);
+    let err = f.validate().and_then(|()| t.validate(&f));
+    let Err(ConfigError::Invalid {
+        field: named,
+        reason,
+    }) = err
+    else {
+        return Err(TestCaseError::fail(format!("{field} broken but accepted")));
+    };
+    prop_assert_eq!(named.as_str(), field, "{}", reason);
+    // The crash test refuses it too (as an error, not a panic or a hang).
+    let out = run_seed(&f, &t, &CrashTestConfig::default(), c.seed);
+    prop_assert!(
+        out.error.as_deref().is_some_and(|e| e.contains(field)),
+        "{out:?}"
+    );
+    Ok(())
+}
+
+proptest! {
+    // A fixed seed: the default run is the same cases every time (CI stays deterministic);
+    // the long runs below draw fresh cases each time.
+    #![proptest_config(ProptestConfig {
+        cases: 48,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(12),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn random_valid_configurations_lose_nothing_and_finish(c in valid_case()) {
+        check_valid(&c)?;
+    }
+
+    #[test]
+    fn random_invalid_configurations_are_refused_naming_the_field(
+        c in valid_case(),
+        which in 0..BROKEN_KINDS,
+    ) {
+        check_invalid(&c, which)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    #[ignore = "long: cargo test -p nearflash-ftl --test config_fuzz -- --ignored"]
+    fn many_random_valid_configurations_lose_nothing_and_finish(c in valid_case()) {
+        check_valid(&c)?;
+    }
+
+    #[test]
+    #[ignore = "long: cargo test -p nearflash-ftl --test config_fuzz -- --ignored"]
+    fn many_random_invalid_configurations_are_refused_naming_the_field(
+        c in valid_case(),
+        which in 0..BROKEN_KINDS,
+    ) {
+        check_invalid(&c, which)?;
+    }
+}
