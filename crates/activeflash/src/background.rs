@@ -109,7 +109,10 @@ pub fn run_background(
         w.charge_compute = params.charge_compute;
     }
     let start = rig.now();
-    let ctrl0 = (rig.controller.busy_ftl_ns, rig.controller.busy_offload_ns);
+    let ctrl0 = (
+        rig.controller.busy_foreground_ns,
+        rig.controller.busy_background_ns,
+    );
     rig.start_foreground(pages, Some(f), 0);
     rig.run_until(Rig::foreground_done)?;
     let fg = rig.fg.as_ref().expect("the foreground ran");
@@ -133,8 +136,8 @@ pub fn run_background(
     let baseline_j = live_bytes * host.time_ns(ipb) * 1e-9 * host.delta_power_w();
     let worker = &rig.workers[Side::Controller.index()];
     let ctrl_compress_ns = ctrl.time_ns(worker.instructions);
-    let ftl_ns = rig.controller.busy_ftl_ns - ctrl0.0;
-    let extra_ftl_ns = ftl_ns.saturating_sub(fg_commands * rig.controller.command_ns()) as f64;
+    let ftl_ns = rig.controller.busy_foreground_ns - ctrl0.0;
+    let extra_ftl_ns = ftl_ns.saturating_sub(fg_commands * rig.controller.foreground_ns()) as f64;
     let offload_j = (ctrl_compress_ns + extra_ftl_ns) * 1e-9 * ctrl.delta_power_w()
         + (live - compressed) as f64
             * PAGE_BYTES as f64
@@ -163,7 +166,7 @@ pub fn run_background(
         latency_us_p99,
         latency_us_max,
         controller_ftl_utilization: ftl_ns as f64 / elapsed_ns,
-        controller_offload_utilization: (rig.controller.busy_offload_ns - ctrl0.1) as f64
+        controller_offload_utilization: (rig.controller.busy_background_ns - ctrl0.1) as f64
             / elapsed_ns,
         compression_ratio: ratio,
         flash_page_reads: rig.dev.backbone().stats().page_reads,

@@ -11,7 +11,7 @@
 
 use crate::config::ActiveFlashConfig;
 use crate::corpus::{Codec, Corpus, RatioTable, PAGE_BYTES};
-use crate::engine::{Engine, Owner};
+use crate::engine::{Engine, Finished};
 use crate::error::ActiveFlashError;
 use crate::worker::{ExtentJob, ExtentRecord, Side, Worker};
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
@@ -23,11 +23,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 /// Timing fidelity keeps no data (compressed sizes come from a table of real compressions);
 /// functional fidelity stores every page and compresses the bytes read back from flash.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fidelity {
-    Timing,
-    Functional,
-}
+pub use nearflash_sim::Fidelity;
 
 /// Events of the rig: the FTL device's own, foreground arrivals, and an engine finishing
 /// the item it started in the given generation.
@@ -175,8 +171,8 @@ impl Rig {
             hash: TraceHasher::default(),
             completions: Vec::new(),
             next_id: 0,
-            controller: Engine::new(cfg.controller(), cfg.ftl_instructions_per_command),
-            host: Engine::new(cfg.host(), 0.0),
+            controller: Engine::new(cfg.controller().core(), cfg.ftl_instructions_per_command),
+            host: Engine::new(cfg.host().core(), 0.0),
             cfg: cfg.clone(),
             fidelity,
             corpus,
@@ -249,7 +245,7 @@ impl Rig {
             data,
         };
         self.pending.insert(id, (req, origin));
-        self.controller.push_command(id, self.q.now());
+        self.controller.push_foreground(id, self.q.now());
         self.kick(Side::Controller);
     }
 
@@ -379,12 +375,12 @@ impl Rig {
             Side::Host => &mut self.host,
         };
         match engine.finish(generation, now) {
-            Some(Owner::Command(id)) => {
+            Some(Finished::Foreground(id)) => {
                 let (req, origin) = self.pending.remove(&id).expect("a queued command");
                 self.inflight.insert(id, origin);
                 self.dev.submit(req, &mut self.q.map(RigEvent::Dev));
             }
-            Some(Owner::Compress { extent }) => self.compressed(extent),
+            Some(Finished::Background(extent)) => self.compressed(extent),
             None => {}
         }
         self.kick(side);

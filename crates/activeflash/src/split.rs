@@ -85,13 +85,14 @@ pub fn run_split(
         w.draining = true;
     }
     let start = rig.now();
-    let ctrl0 = rig.controller.busy_ftl_ns + rig.controller.busy_offload_ns;
-    let host0 = rig.host.busy_offload_ns;
+    let ctrl0 = rig.controller.busy_foreground_ns + rig.controller.busy_background_ns;
+    let host0 = rig.host.busy_background_ns;
     rig.drain()?;
     let makespan_ns = rig.now().since(start).as_ns().max(1) as f64;
     let live = rig.versions.iter().filter(|&&v| v > 0).count() as u64;
-    let ctrl_ns = (rig.controller.busy_ftl_ns + rig.controller.busy_offload_ns - ctrl0) as f64;
-    let host_ns = (rig.host.busy_offload_ns - host0) as f64;
+    let ctrl_ns =
+        (rig.controller.busy_foreground_ns + rig.controller.busy_background_ns - ctrl0) as f64;
+    let host_ns = (rig.host.busy_background_ns - host0) as f64;
     let energy_j = ctrl_ns * 1e-9 * cfg.controller().delta_power_w()
         + host_ns * 1e-9 * cfg.host().delta_power_w();
     let ipb = cfg.compress_instructions_per_byte();

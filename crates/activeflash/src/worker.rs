@@ -264,7 +264,7 @@ impl Rig {
                 Side::Controller => &mut self.controller,
                 Side::Host => &mut self.host,
             };
-            engine.push_offload(extent, instructions);
+            engine.push_background(extent, instructions);
             self.kick(side);
         } else {
             self.compressed(extent);

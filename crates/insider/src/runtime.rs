@@ -21,10 +21,10 @@ use crate::error::InsiderError;
 use crate::fs::{Access, Extent, FileSystem, ROOT_UID};
 use crate::machine::{Machine, MachineEvent};
 use crate::stream::{Direction, ProgramRun, Stream};
-use nearflash_accel::server::FifoServer;
 use nearflash_accel::HostConfig;
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockOp, Device, FtlConfig};
+use nearflash_hw::server::FifoServer;
 use nearflash_sim::{EventQueue, Schedule, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
 use std::collections::{BTreeMap, BTreeSet};
@@ -199,9 +199,8 @@ impl Runtime {
 
     /// Host compute of `instructions` spread over every host core (OpenMP, perfect scaling).
     pub fn host_compute(&mut self, instructions: f64) {
-        let ns = instructions * self.cfg.host_cpi * 1e3
-            / (self.cfg.host_clock_mhz * f64::from(self.cfg.host_cores));
-        self.m.advance(SimDuration::from_ns(ns.ceil() as u64));
+        let per_core = instructions / f64::from(self.cfg.host_cores);
+        self.m.advance(self.cfg.host_core().duration(per_core));
     }
 
     /// Work on the application thread's own core (stack costs, copies), then wait for it.
