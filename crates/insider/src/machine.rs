@@ -262,7 +262,7 @@ impl Machine {
     ) -> Result<bool, InsiderError> {
         let deadline = deadline.max(self.sim.now());
         while !done(self) {
-            if !self.sim.next_deadline().is_some_and(|t| t <= deadline) {
+            if self.sim.next_deadline().is_none_or(|t| t > deadline) {
                 self.sim.advance_to(deadline, &mut self.st);
                 return Ok(done(self));
             }
