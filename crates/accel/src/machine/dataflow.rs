@@ -23,7 +23,6 @@
 use super::{State, Q};
 use crate::config::AccelConfig;
 use crate::ddr_cache::Evicted;
-use crate::server::transfer;
 use nearflash_ftl::{BlockCompletion, BlockOp};
 use std::ops::Range;
 
@@ -228,8 +227,7 @@ impl State {
             if req.op == BlockOp::Write {
                 // The write-back's bytes leave DDR3L through its port (DMA to the flash
                 // controllers); nothing waits for it but the port's later users.
-                self.ddr
-                    .serve(q.now(), transfer(len, self.cfg.ddr_bandwidth_mb_s));
+                self.ddr.access(q.now(), len);
             }
             let id = self.submit(q, req.op, offset, len, data);
             self.io_owner.insert(id, req);
@@ -242,9 +240,7 @@ impl State {
     /// cache lines through the DDR3L port.
     fn reads_done(&mut self, q: &mut Q, w: usize) {
         let bytes = self.unit_plan(w).read_line_bytes;
-        let at = self
-            .ddr
-            .serve(q.now(), transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
+        let at = self.ddr.access(q.now(), bytes);
         self.schedule(q, at, super::Ev::DdrIn(w));
     }
 
@@ -273,8 +269,7 @@ impl State {
                 Owner::Unit(w) => {
                     // The groups read land in DDR3L through its port (DMA from the flash
                     // controllers).
-                    self.ddr
-                        .serve(q.now(), transfer(c.len_bytes, self.cfg.ddr_bandwidth_mb_s));
+                    self.ddr.access(q.now(), c.len_bytes);
                     if let Some(f) = self.func.as_mut() {
                         let rel = c.offset_bytes - self.layout.offsets[i][req.section];
                         f.fill(i, req.section, rel, c.len_bytes, Some(&c.data));

@@ -50,6 +50,7 @@ use crate::server::{transfer, FifoServer};
 use dataflow::{ddr_capacity_groups, IoReq};
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
+use nearflash_hw::DramPort;
 use nearflash_kernels::{Access, Kernel};
 use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
 use nearflash_sim::{EventQueue, Model, Schedule, Sim, SimDuration, SimRng, SimTime, TraceEvent};
@@ -148,7 +149,8 @@ struct State {
     chain: Chain,
     sched: Scheduler,
     flashvisor: FifoServer,
-    ddr: FifoServer,
+    /// DDR3L's port.
+    ddr: DramPort,
     pcie: FifoServer,
     storengine: Busy,
     /// The backbone's summed die busy time over the run, sampled between events.
@@ -320,7 +322,7 @@ impl Machine {
             chain,
             sched: Scheduler::new(kind, cfg.worker_count()),
             flashvisor: FifoServer::default(),
-            ddr: FifoServer::default(),
+            ddr: DramPort::new(cfg.ddr_bandwidth_mb_s),
             pcie: FifoServer::default(),
             storengine: Busy::default(),
             die_bins: TimeBins::default(),
@@ -514,9 +516,7 @@ impl State {
         match ev {
             Ev::Downloaded(i) => {
                 let bytes = self.cfg.kernel_description_bytes;
-                let at = self
-                    .ddr
-                    .serve(now, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
+                let at = self.ddr.access(now, bytes);
                 self.schedule(q, at, Ev::Interrupt(i));
             }
             Ev::Interrupt(i) => self.send_flashvisor(q, FvMsg::Arrive(i)),
@@ -542,9 +542,7 @@ impl State {
                 if bytes == 0 {
                     self.unit_finished(q, w);
                 } else {
-                    let at = self
-                        .ddr
-                        .serve(now, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
+                    let at = self.ddr.access(now, bytes);
                     self.schedule(q, at, Ev::DdrOut(w));
                 }
             }
