@@ -6,6 +6,7 @@
 
 use crate::energy::{power_pair, Blame};
 use crate::error::AccelError;
+use nearflash_hw::CoreSpec;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -196,9 +197,14 @@ impl AccelConfig {
         Ok(())
     }
 
-    /// Nanoseconds to execute `instructions` on one LWP.
+    /// One LWP as a core of the shared cost model (instructions × CPI ÷ clock).
+    pub fn lwp(&self) -> CoreSpec {
+        CoreSpec::new(self.lwp_clock_mhz, self.lwp_cpi)
+    }
+
+    /// Nanoseconds to execute `instructions` on one LWP, rounded up.
     pub fn compute_ns(&self, instructions: u64) -> u64 {
-        (instructions as f64 * self.lwp_cpi * 1000.0 / self.lwp_clock_mhz).ceil() as u64
+        self.lwp().duration(instructions as f64).as_ns()
     }
 
     /// Nanoseconds Flashvisor's LWP spends on one message.

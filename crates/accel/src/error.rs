@@ -17,8 +17,8 @@ pub enum AccelError {
     )]
     UnknownScheduler { name: String },
 
-    #[error("unknown fidelity `{name}`; expected timing or functional")]
-    UnknownFidelity { name: String },
+    #[error(transparent)]
+    UnknownFidelity(#[from] nearflash_sim::UnknownFidelity),
 
     #[error("the SIMD baseline runs in timing fidelity only; functional fidelity covers the FlashAbacus systems")]
     SimdFunctional,

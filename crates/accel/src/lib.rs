@@ -6,7 +6,8 @@
 //! then on Flashvisor maps each kernel's data sections under range locks and schedules its
 //! microblocks and screens on the workers with one of the four schedulers of §4.1–4.2.
 //!
-//! Layers: `config` (Table 1) → `server` (FIFO resources) → `chain` (multi-app execution
+//! Layers: `config` (Table 1; FIFO servers, energy meters and time bins come from
+//! `nearflash-hw`) → `chain` (multi-app execution
 //! chain, the dependency rule) → `sched` (the four policies) → `timeline` (abstract
 //! unit-time executor for the paper's examples) / `plan` (per-unit cost and page-group
 //! footprint) → `layout` (sections in logical space) → `machine` (the event-driven device
@@ -18,7 +19,6 @@
 pub mod chain;
 pub mod config;
 pub mod ddr_cache;
-pub mod energy;
 pub mod error;
 pub mod functional;
 pub mod layout;
@@ -29,12 +29,13 @@ pub mod preload;
 pub mod report;
 pub mod run;
 pub mod sched;
-pub mod series;
-pub mod server;
 pub mod simd;
 pub mod ssd;
 pub mod timeline;
 pub mod workload;
+
+// The shared hardware resources, under the paths this crate has always used.
+pub use nearflash_hw::{energy, series, server};
 
 pub use chain::{Chain, Shape, Unit};
 pub use config::AccelConfig;

@@ -27,32 +27,9 @@ pub struct RunSpec<'a> {
     pub seed: u64,
 }
 
-/// How much of the device a run models: `timing` moves no data (paper-scale runs);
-/// `functional` moves real data through the simulated flash and verifies every instance.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fidelity {
-    Timing,
-    Functional,
-}
-
-impl Fidelity {
-    pub fn name(self) -> &'static str {
-        match self {
-            Fidelity::Timing => "timing",
-            Fidelity::Functional => "functional",
-        }
-    }
-}
-
-impl std::str::FromStr for Fidelity {
-    type Err = AccelError;
-    fn from_str(s: &str) -> Result<Self, AccelError> {
-        [Fidelity::Timing, Fidelity::Functional]
-            .into_iter()
-            .find(|f| f.name() == s.to_ascii_lowercase())
-            .ok_or_else(|| AccelError::UnknownFidelity { name: s.into() })
-    }
-}
+/// How much of the device a run models (`timing`: no data, paper-scale runs; `functional`:
+/// real data through the simulated flash, every instance verified) — the one `Fidelity`.
+pub use nearflash_sim::Fidelity;
 
 /// Default memory limit of a functional run (`run_workload_functional`'s `max_bytes`).
 pub const FUNCTIONAL_MAX_BYTES_DEFAULT: u64 = 2048 << 20;

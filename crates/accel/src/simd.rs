@@ -136,7 +136,7 @@ impl<'a> Simd<'a> {
         // Each instance's files: input then output, in a slot of the largest instance's size.
         // Instances run one after another, so when the SSD cannot hold every slot later
         // instances reuse earlier slots.
-        let group = self.ssd.dev.layout().group_bytes();
+        let group = self.ssd.dev().layout().group_bytes();
         let slot = order
             .iter()
             .map(|(p, _)| {
@@ -146,7 +146,7 @@ impl<'a> Simd<'a> {
             .max()
             .unwrap_or(group)
             .max(group);
-        let capacity = self.ssd.dev.logical_bytes();
+        let capacity = self.ssd.dev().logical_bytes();
         let slots = capacity / slot;
         if slots == 0 {
             return Err(AccelError::DoesNotFit {
@@ -161,26 +161,26 @@ impl<'a> Simd<'a> {
             .map(|(i, (p, _))| (i as u64 * slot, round_up(file_bytes(&p.desc).0, 512)))
             .collect();
         self.ssd.preload(&preload, self.host.io_request_bytes)?;
-        self.start = self.ssd.q.now();
+        self.start = self.ssd.now();
         self.start_series();
-        let events_start = self.ssd.q.events_processed();
+        let events_start = self.ssd.events();
         let ssd_busy_start = self.ssd.device_busy();
         let mut reports = Vec::with_capacity(order.len());
         for (i, (plan, app)) in order.iter().enumerate() {
             let base = (i as u64 % slots) * slot;
-            let started = self.ssd.q.now().since(self.start).as_ns();
+            let started = self.ssd.now().since(self.start).as_ns();
             let chunks = self.instance(i, plan, base)?;
             reports.push(InstanceReport {
                 kernel: plan.desc.name,
                 app: *app,
-                latency_ns: self.ssd.q.now().since(self.start).as_ns(),
+                latency_ns: self.ssd.now().since(self.start).as_ns(),
                 started_ns: started,
                 input_bytes: plan.desc.input_bytes(),
                 chunks,
             });
         }
         let ssd_busy_end = self.ssd.device_busy();
-        let makespan = self.ssd.q.now().since(self.start).as_ns().max(1);
+        let makespan = self.ssd.now().since(self.start).as_ns().max(1);
         let input_bytes: u64 = reports.iter().map(|r| r.input_bytes).sum();
         let latencies: Vec<u64> = reports.iter().map(|r| r.latency_ns).collect();
         let mut lwp_busy_ns = vec![0, 0];
@@ -219,8 +219,8 @@ impl<'a> Simd<'a> {
             phases: self.phases,
             energy_j,
             series,
-            events: self.ssd.q.events_processed() - events_start,
-            trace_hash: self.ssd.hash.hex(),
+            events: self.ssd.events() - events_start,
+            trace_hash: self.ssd.trace_hash(),
         })
     }
 
@@ -302,7 +302,7 @@ impl<'a> Simd<'a> {
     fn instance(&mut self, i: usize, plan: &KernelPlan, base: u64) -> Result<u32, AccelError> {
         let (in_bytes, out_bytes) = file_bytes(&plan.desc);
         let n = (in_bytes + out_bytes).div_ceil(self.cfg.ddr_bytes).max(1);
-        let out_base = base + round_up(in_bytes, self.ssd.dev.layout().group_bytes());
+        let out_base = base + round_up(in_bytes, self.ssd.dev().layout().group_bytes());
         for c in 0..n {
             let chunk = c as u32;
             let (in_off, in_c) = (in_bytes * c / n, part(in_bytes, n, c));
@@ -337,14 +337,14 @@ impl<'a> Simd<'a> {
             chunk,
             phase,
             start_ns: rel(from),
-            end_ns: rel(self.ssd.q.now()),
+            end_ns: rel(self.ssd.now()),
         };
         self.phases.push(iv);
     }
 
     /// Host CPU: one system call, then `copies_per_direction` copies of every byte.
     fn copy_phase(&mut self, i: usize, chunk: u32, phase: &'static str, bytes: u64) {
-        let from = self.ssd.q.now();
+        let from = self.ssd.now();
         let ns = self.host.syscall_ns
             + u64::from(self.host.copies_per_direction) * self.host.copy_ns(bytes);
         let end = self.host_cpu.serve(from, SimDuration::from_ns(ns));
@@ -356,7 +356,7 @@ impl<'a> Simd<'a> {
     /// A DMA between host DRAM and DDR3L over PCIe: the link and the DDR3L port each serve
     /// the bytes; the phase ends when both have.
     fn dma_phase(&mut self, i: usize, chunk: u32, phase: &'static str, bytes: u64) {
-        let from = self.ssd.q.now();
+        let from = self.ssd.now();
         let from_cpu = self
             .host_cpu
             .serve(from, SimDuration::from_ns(self.host.syscall_ns));
@@ -375,7 +375,7 @@ impl<'a> Simd<'a> {
     /// The kernel over the workers, OpenMP-style (`openmp`), on this chunk's share (1/n of
     /// every unit's data and compute).
     fn compute_phase(&mut self, i: usize, chunk: u32, plan: &KernelPlan, n: u64, c: u64) {
-        let from = self.ssd.q.now();
+        let from = self.ssd.now();
         let end = openmp::run(
             &plan.units,
             |u| Share {
@@ -404,10 +404,10 @@ impl<'a> Simd<'a> {
         offset: u64,
         bytes: u64,
     ) -> Result<(), AccelError> {
-        let from = self.ssd.q.now();
+        let from = self.ssd.now();
         self.ssd
             .io(self.host, &mut self.host_cpu, op, offset, bytes)?;
-        let end = self.ssd.q.now();
+        let end = self.ssd.now();
         self.ssd_busy.add(from, end);
         self.dram.add(from, end);
         self.record(i, chunk, phase, from);

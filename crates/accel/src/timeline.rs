@@ -1,11 +1,12 @@
 //! An abstract executor for the schedulers: every unit takes a given number of time units,
 //! nothing else costs time. It runs the same `Chain` + `Scheduler` the machine runs, so the
 //! paper's own timeline examples (Figs. 5 and 7) and the dependency property can be checked
-//! on the decisions alone, apart from flash, DDR3L and message costs.
+//! on the decisions alone, apart from flash, DDR3L and message costs. It runs on the one
+//! simulation loop (`sim::Sim`) like every machine.
 
 use crate::chain::{Chain, Shape, Unit};
 use crate::sched::{Scheduler, SchedulerKind};
-use nearflash_sim::{EventQueue, SimDuration, SimTime};
+use nearflash_sim::{EventQueue, Model, Sim, SimDuration, SimRng, SimTime, TraceEvent};
 
 /// A kernel of the abstract model: its application and each unit's duration, per microblock.
 #[derive(Clone, Debug)]
@@ -55,6 +56,36 @@ impl Timeline {
     }
 }
 
+/// A worker finished its unit.
+#[derive(Clone, Copy, Debug)]
+struct UnitEnd(usize);
+
+impl TraceEvent for UnitEnd {
+    fn hash_word(&self) -> u64 {
+        self.0 as u64
+    }
+}
+
+/// The abstract machine: the chain, the workers' running units and what ran.
+struct Executor {
+    chain: Chain,
+    running: Vec<Option<Slot>>,
+    slots: Vec<Slot>,
+    kernel_end: Vec<u64>,
+}
+
+impl Model for Executor {
+    type Event = UnitEnd;
+
+    fn handle(&mut self, UnitEnd(w): UnitEnd, _: &mut EventQueue<UnitEnd>, _: &mut SimRng) {
+        let slot = self.running[w].take().expect("a running worker finished");
+        if self.chain.complete(slot.unit) {
+            self.kernel_end[slot.unit.kernel] = slot.end;
+        }
+        self.slots.push(slot);
+    }
+}
+
 /// Runs `kernels`, all arriving at time 0 in index order, on `workers` under `kind`.
 pub fn run(kernels: &[AbstractKernel], kind: SchedulerKind, workers: usize) -> Timeline {
     let shapes = kernels
@@ -64,44 +95,45 @@ pub fn run(kernels: &[AbstractKernel], kind: SchedulerKind, workers: usize) -> T
             units_per_mb: k.durations.iter().map(|m| m.len() as u32).collect(),
         })
         .collect();
-    let mut chain = Chain::new(shapes);
+    let mut m = Executor {
+        chain: Chain::new(shapes),
+        running: vec![None; workers],
+        slots: Vec::new(),
+        kernel_end: vec![0; kernels.len()],
+    };
     let mut sched = Scheduler::new(kind, workers);
     for k in 0..kernels.len() {
-        chain.admit(k);
-        sched.admitted(&chain, k);
+        m.chain.admit(k);
+        sched.admitted(&m.chain, k);
     }
-    let mut q: EventQueue<usize> = EventQueue::new();
-    let mut running: Vec<Option<Slot>> = vec![None; workers];
-    let mut slots = Vec::new();
-    let mut kernel_end = vec![0; kernels.len()];
+    // Nothing is random here; the seed only fills the RNG slot of the loop.
+    let mut sim: Sim<UnitEnd> = Sim::new(0);
     loop {
-        let free: Vec<bool> = running.iter().map(Option::is_none).collect();
-        let now = q.now().as_ns();
-        for (w, unit) in sched.pick(&mut chain, &free) {
+        let free: Vec<bool> = m.running.iter().map(Option::is_none).collect();
+        let now = sim.now().as_ns();
+        for (w, unit) in sched.pick(&mut m.chain, &free) {
             let d = kernels[unit.kernel].durations[unit.mb][unit.screen as usize];
-            running[w] = Some(Slot {
+            m.running[w] = Some(Slot {
                 unit,
                 worker: w,
                 start: now,
                 end: now + d,
             });
-            q.schedule_at(SimTime::ZERO + SimDuration::from_ns(now + d), w);
+            sim.queue()
+                .schedule_at(SimTime::ZERO + SimDuration::from_ns(now + d), UnitEnd(w));
         }
-        let Some((at, w)) = q.pop() else { break };
+        if !sim.step(&mut m) {
+            break;
+        }
         // Every unit ending at this instant completes before the next decision, as in the
         // figures' time steps.
-        let mut done = vec![w];
-        while q.peek_time() == Some(at) {
-            done.push(q.pop().expect("peeked").1);
-        }
-        for w in done {
-            let slot = running[w].take().expect("a running worker finished");
-            if chain.complete(slot.unit) {
-                kernel_end[slot.unit.kernel] = slot.end;
-            }
-            slots.push(slot);
+        while sim.next_deadline() == Some(sim.now()) {
+            sim.step(&mut m);
         }
     }
-    assert!(chain.all_finished(), "every kernel ran to completion");
-    Timeline { slots, kernel_end }
+    assert!(m.chain.all_finished(), "every kernel ran to completion");
+    Timeline {
+        slots: m.slots,
+        kernel_end: m.kernel_end,
+    }
 }

@@ -10,6 +10,7 @@
 //! controller is `s = host speed / controller speed` times slower.
 
 use crate::error::ActiveFlashError;
+use nearflash_hw::compute::CoreSpec;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -164,9 +165,14 @@ impl EngineSpec {
         self.clock_mhz / self.dmips
     }
 
-    /// Nanoseconds to execute `instructions`.
+    /// The engine as a core of the shared cost model.
+    pub fn core(&self) -> CoreSpec {
+        CoreSpec::new(self.clock_mhz, self.cpi())
+    }
+
+    /// Nanoseconds to execute `instructions`: instructions × CPI ÷ clock.
     pub fn time_ns(&self, instructions: f64) -> f64 {
-        instructions * self.cpi() / self.clock_mhz * 1e3
+        self.core().time_ns(instructions)
     }
 
     /// Bytes per second this engine compresses at `instructions_per_byte`.

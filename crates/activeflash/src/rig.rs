@@ -1,7 +1,7 @@
 //! The simulated machine of §III: the FTL device with its controller as a compute engine,
-//! the host CPU, and the event loop that drives them (the discrete-event driver's shape:
-//! the rig owns the queue, the one seeded RNG and the trace hash, and hands each event to
-//! the component it addresses).
+//! and the host CPU, run on the one simulation loop (`sim::Sim` owns the queue, the one
+//! seeded RNG and the trace hash; the rig's state is a `sim::Model` that hands each event to
+//! the component it addresses), with a watchdog over the commands at the FTL.
 //!
 //! Every command — a foreground write, a page the compression task reads or writes, a trim,
 //! a page the host re-reads — first takes `ftl_instructions_per_command` of the controller's
@@ -11,23 +11,21 @@
 
 use crate::config::ActiveFlashConfig;
 use crate::corpus::{Codec, Corpus, RatioTable, PAGE_BYTES};
-use crate::engine::{Engine, Owner};
+use crate::engine::{Engine, Finished};
 use crate::error::ActiveFlashError;
 use crate::worker::{ExtentJob, ExtentRecord, Side, Worker};
+use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_sim::{
-    EventQueue, LatencyHistogram, Schedule, SimDuration, SimRng, SimTime, TraceEvent, TraceHasher,
+    EventQueue, LatencyHistogram, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime,
+    TraceEvent, Watchdog,
 };
 use std::collections::{BTreeMap, VecDeque};
 
 /// Timing fidelity keeps no data (compressed sizes come from a table of real compressions);
 /// functional fidelity stores every page and compresses the bytes read back from flash.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fidelity {
-    Timing,
-    Functional,
-}
+pub use nearflash_sim::Fidelity;
 
 /// Events of the rig: the FTL device's own, foreground arrivals, and an engine finishing
 /// the item it started in the given generation.
@@ -90,11 +88,18 @@ pub(crate) struct Foreground {
     pub latency: LatencyHistogram,
 }
 
+pub(crate) type Q = EventQueue<RigEvent>;
+
+/// The rig on the one simulation loop: `sim` owns the clock, the RNG and the trace hash;
+/// `st` is the machine's state, a `sim::Model`.
 pub struct Rig {
-    pub(crate) q: EventQueue<RigEvent>,
+    sim: Sim<RigEvent>,
+    pub(crate) st: State,
+    watchdog: Watchdog,
+}
+
+pub(crate) struct State {
     pub(crate) dev: Device,
-    pub(crate) rng: SimRng,
-    hash: TraceHasher,
     completions: Vec<BlockCompletion>,
     next_id: u64,
     pub(crate) cfg: ActiveFlashConfig,
@@ -124,6 +129,25 @@ pub struct Rig {
     pub(crate) pages_compressed_live: u64,
     oracle: Vec<Option<Vec<u8>>>,
     oracle_left: usize,
+    /// The first error a handled event raised (the loop stops on it).
+    failure: Option<ActiveFlashError>,
+    /// Commands the FTL device completed (what the watchdog watches).
+    commands_completed: u64,
+}
+
+impl Model for State {
+    type Event = RigEvent;
+
+    fn handle(&mut self, ev: RigEvent, q: &mut Q, rng: &mut SimRng) {
+        match ev {
+            RigEvent::Arrival => self.on_arrival(q, rng),
+            RigEvent::EngineDone(side, generation) => self.on_engine_done(q, side, generation),
+            RigEvent::Dev(e) => self.dev.handle(e, &mut q.map(RigEvent::Dev), rng),
+        }
+        if let Err(e) = self.collect(q) {
+            self.failure.get_or_insert(e);
+        }
+    }
 }
 
 impl Rig {
@@ -154,8 +178,8 @@ impl Rig {
                 Box::new(MemoryStore::new(geo.page_count(), flash.page_size_bytes))
             }
         };
-        let mut q = EventQueue::new();
-        let dev = Device::format(flash, ftl, store, &mut q.map(RigEvent::Dev))
+        let mut sim = Sim::new(seed);
+        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(RigEvent::Dev))
             .map_err(|e| ActiveFlashError::Device(e.to_string()))?;
         let logical_pages = dev.logical_bytes() / PAGE_BYTES as u64;
         if log_pages >= logical_pages {
@@ -168,15 +192,12 @@ impl Rig {
         let corpus = Corpus::new(seed);
         let codec = Codec::new(cfg.compress_level);
         let table = codec.ratio_table(&corpus, RATIO_TABLE_EXTENTS, cfg.extent_pages);
-        Ok(Rig {
-            q,
+        let st = State {
             dev,
-            rng: SimRng::seed_from_u64(seed),
-            hash: TraceHasher::default(),
             completions: Vec::new(),
             next_id: 0,
-            controller: Engine::new(cfg.controller(), cfg.ftl_instructions_per_command),
-            host: Engine::new(cfg.host(), 0.0),
+            controller: Engine::new(cfg.controller().core(), cfg.ftl_instructions_per_command),
+            host: Engine::new(cfg.host().core(), 0.0),
             cfg: cfg.clone(),
             fidelity,
             corpus,
@@ -200,34 +221,40 @@ impl Rig {
             pages_compressed_live: 0,
             oracle: Vec::new(),
             oracle_left: 0,
+            failure: None,
+            commands_completed: 0,
+        };
+        Ok(Rig {
+            sim,
+            st,
+            watchdog: Watchdog::new(DEFAULT_STALL_LIMIT),
         })
     }
-
     pub fn now(&self) -> SimTime {
-        self.q.now()
+        self.sim.now()
     }
 
     pub fn device(&self) -> &Device {
-        &self.dev
+        &self.st.dev
     }
 
     pub fn trace_hash(&self) -> String {
-        self.hash.hex()
+        self.sim.trace_hash().hex()
     }
 
     pub fn user_pages(&self) -> u64 {
-        self.user_pages
+        self.st.user_pages
     }
 
     /// Logical pages of the compressed log written so far.
     pub fn log_written(&self) -> std::ops::Range<u64> {
-        self.user_pages..self.log_next
+        self.st.user_pages..self.st.log_next
     }
 
     /// The device's 4 KiB random-write ceiling from its bus and die timing (closed form, for
     /// rejecting a foreground it could never sustain).
     pub fn write_ceiling_mb_s(&self) -> f64 {
-        let bb = self.dev.backbone();
+        let bb = self.st.dev.backbone();
         let g = bb.geometry();
         let xfer_ns = bb.transfer_time(1).as_ns() as f64;
         let page = f64::from(g.page_size_bytes);
@@ -237,8 +264,117 @@ impl Rig {
         bus.min(dies)
     }
 
+    /// Runs events until `done` holds (checked after every event and at the start), under
+    /// the watchdog: commands outstanding at the FTL with none completing is an error.
+    pub(crate) fn run_until(
+        &mut self,
+        mut done: impl FnMut(&State) -> bool,
+    ) -> Result<(), ActiveFlashError> {
+        loop {
+            let (q, rng) = self.sim.parts();
+            self.st.pump_closed_loop(q, rng);
+            self.st.pump_workers(q);
+            if done(&self.st) {
+                return Ok(());
+            }
+            if !self.sim.step(&mut self.st) {
+                return Err(ActiveFlashError::Device(
+                    "the simulation stalled with work outstanding".into(),
+                ));
+            }
+            if let Some(e) = self.st.failure.take() {
+                return Err(e);
+            }
+            let progress = Progress {
+                completed: self.st.commands_completed,
+                outstanding: self.st.inflight.len() as u64,
+            };
+            self.watchdog
+                .observe(self.sim.now(), progress)
+                .map_err(|e| ActiveFlashError::Device(format!("the simulation stalled: {e}")))?;
+        }
+    }
+
+    /// Starts a foreground of `total` page writes (see `State::start_foreground`).
+    pub(crate) fn start_foreground(
+        &mut self,
+        total: u64,
+        rate_mb_s: Option<f64>,
+        queue_depth: u32,
+    ) {
+        self.st
+            .start_foreground(self.sim.queue(), total, rate_mb_s, queue_depth);
+    }
+
+    /// Overwrites `writes` random user pages (closed loop, queue depth 8) with no new
+    /// compression started, e.g. to make GC move what is on flash; then drains.
+    pub fn rewrite(&mut self, writes: u64) -> Result<(), ActiveFlashError> {
+        for w in &mut self.st.workers {
+            w.stopped = true;
+        }
+        self.start_foreground(writes, None, 8);
+        self.drain()
+    }
+
+    /// Reads `pages` straight from the FTL device (no controller time: this is the checker,
+    /// not the simulated system), in order.
+    pub(crate) fn oracle_read(&mut self, pages: &[u64]) -> Result<Vec<Vec<u8>>, ActiveFlashError> {
+        self.st.oracle = vec![None; pages.len()];
+        self.st.oracle_left = pages.len();
+        for (index, &page) in pages.iter().enumerate() {
+            let id = self.st.next_id;
+            self.st.next_id += 1;
+            self.st.inflight.insert(id, Origin::Oracle { index });
+            self.st.dev.submit(
+                BlockRequest {
+                    id,
+                    op: BlockOp::Read,
+                    offset_bytes: page * PAGE_BYTES as u64,
+                    len_bytes: PAGE_BYTES as u64,
+                    data: Vec::new(),
+                },
+                &mut self.sim.queue().map(RigEvent::Dev),
+            );
+        }
+        self.run_until(|r| r.oracle_left == 0)?;
+        Ok(std::mem::take(&mut self.st.oracle)
+            .into_iter()
+            .map(|d| d.expect("every oracle read completed"))
+            .collect())
+    }
+
+    /// Runs until nothing is left to do: no foreground, no extent in flight, no command.
+    pub(crate) fn drain(&mut self) -> Result<(), ActiveFlashError> {
+        self.run_until(|r| {
+            r.foreground_done()
+                && r.jobs.is_empty()
+                && r.pending.is_empty()
+                && r.inflight.is_empty()
+                && r.workers.iter().all(|w| w.source.is_empty() || w.stopped)
+        })?;
+        // Every page recorded as compressed is counted, and lives in a committed extent.
+        let located = self.st.location.iter().filter(|&&l| l != 0).count() as u64;
+        assert_eq!(located, self.st.pages_compressed_live);
+        assert!(self
+            .st
+            .location
+            .iter()
+            .all(|&l| (l as usize) <= self.st.extents.len()));
+        assert!(self.st.workers.iter().all(|w| w.io_inflight == 0));
+        Ok(())
+    }
+}
+
+impl State {
     /// Queues a command for the controller's FTL processing.
-    pub(crate) fn command(&mut self, op: BlockOp, page: u64, data: Vec<u8>, origin: Origin) {
+    pub(crate) fn command(
+        &mut self,
+        q: &mut Q,
+        op: BlockOp,
+        page: u64,
+        data: Vec<u8>,
+        origin: Origin,
+    ) {
         let id = self.next_id;
         self.next_id += 1;
         let req = BlockRequest {
@@ -249,26 +385,25 @@ impl Rig {
             data,
         };
         self.pending.insert(id, (req, origin));
-        self.controller.push_command(id, self.q.now());
-        self.kick(Side::Controller);
+        self.controller.push_foreground(id, q.now());
+        self.kick(q, Side::Controller);
     }
 
     /// Starts an engine's next item if it is free.
-    pub(crate) fn kick(&mut self, side: Side) {
-        let now = self.q.now();
+    pub(crate) fn kick(&mut self, q: &mut Q, side: Side) {
+        let now = q.now();
         let engine = match side {
             Side::Controller => &mut self.controller,
             Side::Host => &mut self.host,
         };
         if let Some((at, generation)) = engine.start(now) {
-            self.q
-                .schedule_at(at, RigEvent::EngineDone(side, generation));
+            q.schedule_at(at, RigEvent::EngineDone(side, generation));
         }
     }
 
     /// A foreground write of the next page: a random user page, its next version.
-    fn issue_foreground(&mut self) {
-        let page = self.rng.below(self.user_pages);
+    fn issue_foreground(&mut self, q: &mut Q, rng: &mut SimRng) {
+        let page = rng.below(self.user_pages);
         let i = page as usize;
         self.versions[i] += 1;
         if self.location[i] != 0 {
@@ -284,13 +419,14 @@ impl Rig {
         fg.issued += 1;
         fg.inflight += 1;
         self.command(
+            q,
             BlockOp::Write,
             page,
             data,
             Origin::Foreground {
                 page,
                 version,
-                arrived: self.q.now(),
+                arrived: q.now(),
             },
         );
     }
@@ -299,11 +435,12 @@ impl Rig {
     /// at `queue_depth` when no rate is given.
     pub(crate) fn start_foreground(
         &mut self,
+        q: &mut Q,
         total: u64,
         rate_mb_s: Option<f64>,
         queue_depth: u32,
     ) {
-        let now = self.q.now();
+        let now = q.now();
         let interval_ns = rate_mb_s.map(|r| (PAGE_BYTES as f64 / r * 1e3).round() as u64);
         self.fg = Some(Foreground {
             interval_ns,
@@ -317,7 +454,7 @@ impl Rig {
             latency: LatencyHistogram::default(),
         });
         if interval_ns.is_some() && total > 0 {
-            self.q.schedule_at(now, RigEvent::Arrival);
+            q.schedule_at(now, RigEvent::Arrival);
         }
     }
 
@@ -325,76 +462,49 @@ impl Rig {
         self.fg.as_ref().is_none_or(|f| f.completed == f.total)
     }
 
-    /// Runs events until `done` holds (checked after every event and at the start).
-    pub(crate) fn run_until(
-        &mut self,
-        mut done: impl FnMut(&Rig) -> bool,
-    ) -> Result<(), ActiveFlashError> {
-        loop {
-            self.pump_closed_loop();
-            self.pump_workers();
-            if done(self) {
-                return Ok(());
-            }
-            let (at, ev) = self.q.pop().ok_or_else(|| {
-                ActiveFlashError::Device("the simulation stalled with work outstanding".into())
-            })?;
-            self.hash.word(at.as_ns());
-            self.hash.word(ev.hash_word());
-            match ev {
-                RigEvent::Arrival => self.on_arrival(),
-                RigEvent::EngineDone(side, generation) => self.on_engine_done(side, generation),
-                RigEvent::Dev(e) => {
-                    self.dev
-                        .handle(e, &mut self.q.map(RigEvent::Dev), &mut self.rng)
-                }
-            }
-            self.collect()?;
-        }
-    }
-
-    fn pump_closed_loop(&mut self) {
+    fn pump_closed_loop(&mut self, q: &mut Q, rng: &mut SimRng) {
         while let Some(fg) = &self.fg {
             if fg.interval_ns.is_some() || fg.issued == fg.total || fg.inflight >= fg.queue_depth {
                 return;
             }
-            self.issue_foreground();
+            self.issue_foreground(q, rng);
         }
     }
 
-    fn on_arrival(&mut self) {
-        self.issue_foreground();
+    fn on_arrival(&mut self, q: &mut Q, rng: &mut SimRng) {
+        self.issue_foreground(q, rng);
         let fg = self.fg.as_ref().expect("arrivals belong to a foreground");
         if fg.issued < fg.total {
             let interval = fg.interval_ns.expect("open loop");
             let at = fg.start + SimDuration::from_ns(interval * fg.issued);
-            self.q.schedule_at(at, RigEvent::Arrival);
+            q.schedule_at(at, RigEvent::Arrival);
         }
     }
 
-    fn on_engine_done(&mut self, side: Side, generation: u64) {
-        let now = self.q.now();
+    fn on_engine_done(&mut self, q: &mut Q, side: Side, generation: u64) {
+        let now = q.now();
         let engine = match side {
             Side::Controller => &mut self.controller,
             Side::Host => &mut self.host,
         };
         match engine.finish(generation, now) {
-            Some(Owner::Command(id)) => {
+            Some(Finished::Foreground(id)) => {
                 let (req, origin) = self.pending.remove(&id).expect("a queued command");
                 self.inflight.insert(id, origin);
-                self.dev.submit(req, &mut self.q.map(RigEvent::Dev));
+                self.dev.submit(req, &mut q.map(RigEvent::Dev));
             }
-            Some(Owner::Compress { extent }) => self.compressed(extent),
+            Some(Finished::Background(extent)) => self.compressed(extent),
             None => {}
         }
-        self.kick(side);
+        self.kick(q, side);
     }
 
-    fn collect(&mut self) -> Result<(), ActiveFlashError> {
+    fn collect(&mut self, q: &mut Q) -> Result<(), ActiveFlashError> {
         self.dev.take_completions(&mut self.completions);
         let done = std::mem::take(&mut self.completions);
         for c in done {
             let origin = self.inflight.remove(&c.id).expect("a known command");
+            self.commands_completed += 1;
             c.result.as_ref().map_err(|e| ActiveFlashError::Io {
                 offset_bytes: c.offset_bytes,
                 source: e.clone(),
@@ -416,8 +526,8 @@ impl Rig {
                             .push_back((page, version));
                     }
                 }
-                Origin::Read { extent, index } => self.page_read(extent, index, c.data),
-                Origin::Write { extent } => self.page_written(extent),
+                Origin::Read { extent, index } => self.page_read(q, extent, index, c.data),
+                Origin::Write { extent } => self.page_written(q, extent),
                 Origin::Trim => {}
                 Origin::Oracle { index } => {
                     self.oracle[index] = Some(c.data);
@@ -425,63 +535,6 @@ impl Rig {
                 }
             }
         }
-        Ok(())
-    }
-
-    /// Overwrites `writes` random user pages (closed loop, queue depth 8) with no new
-    /// compression started, e.g. to make GC move what is on flash; then drains.
-    pub fn rewrite(&mut self, writes: u64) -> Result<(), ActiveFlashError> {
-        for w in &mut self.workers {
-            w.stopped = true;
-        }
-        self.start_foreground(writes, None, 8);
-        self.drain()
-    }
-
-    /// Reads `pages` straight from the FTL device (no controller time: this is the checker,
-    /// not the simulated system), in order.
-    pub(crate) fn oracle_read(&mut self, pages: &[u64]) -> Result<Vec<Vec<u8>>, ActiveFlashError> {
-        self.oracle = vec![None; pages.len()];
-        self.oracle_left = pages.len();
-        for (index, &page) in pages.iter().enumerate() {
-            let id = self.next_id;
-            self.next_id += 1;
-            self.inflight.insert(id, Origin::Oracle { index });
-            self.dev.submit(
-                BlockRequest {
-                    id,
-                    op: BlockOp::Read,
-                    offset_bytes: page * PAGE_BYTES as u64,
-                    len_bytes: PAGE_BYTES as u64,
-                    data: Vec::new(),
-                },
-                &mut self.q.map(RigEvent::Dev),
-            );
-        }
-        self.run_until(|r| r.oracle_left == 0)?;
-        Ok(std::mem::take(&mut self.oracle)
-            .into_iter()
-            .map(|d| d.expect("every oracle read completed"))
-            .collect())
-    }
-
-    /// Runs until nothing is left to do: no foreground, no extent in flight, no command.
-    pub(crate) fn drain(&mut self) -> Result<(), ActiveFlashError> {
-        self.run_until(|r| {
-            r.foreground_done()
-                && r.jobs.is_empty()
-                && r.pending.is_empty()
-                && r.inflight.is_empty()
-                && r.workers.iter().all(|w| w.source.is_empty() || w.stopped)
-        })?;
-        // Every page recorded as compressed is counted, and lives in a committed extent.
-        let located = self.location.iter().filter(|&&l| l != 0).count() as u64;
-        assert_eq!(located, self.pages_compressed_live);
-        assert!(self
-            .location
-            .iter()
-            .all(|&l| (l as usize) <= self.extents.len()));
-        assert!(self.workers.iter().all(|w| w.io_inflight == 0));
         Ok(())
     }
 

@@ -14,7 +14,7 @@ use crate::background::log_pages_for;
 use crate::corpus::PAGE_BYTES;
 use crate::error::ActiveFlashError;
 use crate::model::Model;
-use crate::rig::{Fidelity, Rig};
+use crate::rig::{Fidelity, Rig, State};
 use crate::worker::Side;
 use crate::ActiveFlashConfig;
 use nearflash_flash::FlashConfig;
@@ -77,21 +77,22 @@ pub fn run_split(
         });
     }
     rig.start_foreground(pages, None, FILL_QUEUE_DEPTH);
-    rig.run_until(Rig::foreground_done)?;
+    rig.run_until(State::foreground_done)?;
 
-    rig.assign_split(controller_share);
-    for w in &mut rig.workers {
+    rig.st.assign_split(controller_share);
+    for w in &mut rig.st.workers {
         w.stopped = false;
         w.draining = true;
     }
     let start = rig.now();
-    let ctrl0 = rig.controller.busy_ftl_ns + rig.controller.busy_offload_ns;
-    let host0 = rig.host.busy_offload_ns;
+    let ctrl0 = rig.st.controller.busy_foreground_ns + rig.st.controller.busy_background_ns;
+    let host0 = rig.st.host.busy_background_ns;
     rig.drain()?;
     let makespan_ns = rig.now().since(start).as_ns().max(1) as f64;
-    let live = rig.versions.iter().filter(|&&v| v > 0).count() as u64;
-    let ctrl_ns = (rig.controller.busy_ftl_ns + rig.controller.busy_offload_ns - ctrl0) as f64;
-    let host_ns = (rig.host.busy_offload_ns - host0) as f64;
+    let live = rig.st.versions.iter().filter(|&&v| v > 0).count() as u64;
+    let ctrl_ns = (rig.st.controller.busy_foreground_ns + rig.st.controller.busy_background_ns
+        - ctrl0) as f64;
+    let host_ns = (rig.st.host.busy_background_ns - host0) as f64;
     let energy_j = ctrl_ns * 1e-9 * cfg.controller().delta_power_w()
         + host_ns * 1e-9 * cfg.host().delta_power_w();
     let ipb = cfg.compress_instructions_per_byte();
@@ -101,8 +102,8 @@ pub fn run_split(
         * cfg.host().delta_power_w();
     let model = Model::from_config(cfg)?;
     let (c, h) = (
-        &rig.workers[Side::Controller.index()],
-        &rig.workers[Side::Host.index()],
+        &rig.st.workers[Side::Controller.index()],
+        &rig.st.workers[Side::Host.index()],
     );
     let bytes_out = c.bytes_out + h.bytes_out;
     let point = SplitPoint {

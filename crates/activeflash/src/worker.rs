@@ -17,7 +17,7 @@
 use crate::config::ActiveFlashConfig;
 use crate::corpus::PAGE_BYTES;
 use crate::error::ActiveFlashError;
-use crate::rig::{Fidelity, Origin, Rig};
+use crate::rig::{Fidelity, Origin, Rig, State, Q};
 use nearflash_ftl::BlockOp;
 use std::collections::VecDeque;
 
@@ -128,20 +128,20 @@ pub(crate) struct ExtentRecord {
     pub committed: Vec<bool>,
 }
 
-impl Rig {
+impl State {
     /// Issues whatever the workers can issue now.
-    pub(crate) fn pump_workers(&mut self) {
+    pub(crate) fn pump_workers(&mut self, q: &mut Q) {
         for side in [Side::Controller, Side::Host] {
-            self.pump(side);
+            self.pump(q, side);
         }
     }
 
-    fn pump(&mut self, side: Side) {
+    fn pump(&mut self, q: &mut Q, side: Side) {
         let w = side.index();
         loop {
             let ids: Vec<u64> = self.workers[w].active.iter().copied().collect();
             for id in ids {
-                self.issue_io(w, id);
+                self.issue_io(q, w, id);
             }
             if !self.start_extent(side) {
                 return;
@@ -149,7 +149,7 @@ impl Rig {
         }
     }
 
-    fn issue_io(&mut self, w: usize, id: u64) {
+    fn issue_io(&mut self, q: &mut Q, w: usize, id: u64) {
         while self.workers[w].io_inflight < self.workers[w].io_depth {
             let job = self.jobs.get_mut(&id).expect("an active extent");
             match job.stage {
@@ -159,6 +159,7 @@ impl Rig {
                     let page = job.pages[index].0;
                     self.workers[w].io_inflight += 1;
                     self.command(
+                        q,
                         BlockOp::Read,
                         page,
                         Vec::new(),
@@ -179,7 +180,7 @@ impl Rig {
                         d
                     };
                     self.workers[w].io_inflight += 1;
-                    self.command(BlockOp::Write, page, data, Origin::Write { extent: id });
+                    self.command(q, BlockOp::Write, page, data, Origin::Write { extent: id });
                 }
                 _ => return,
             }
@@ -235,7 +236,7 @@ impl Rig {
         true
     }
 
-    pub(crate) fn page_read(&mut self, extent: u64, index: usize, data: Vec<u8>) {
+    pub(crate) fn page_read(&mut self, q: &mut Q, extent: u64, index: usize, data: Vec<u8>) {
         let job = self.jobs.get_mut(&extent).expect("an active extent");
         let w = job.side.index();
         job.data[index] = data;
@@ -264,8 +265,8 @@ impl Rig {
                 Side::Controller => &mut self.controller,
                 Side::Host => &mut self.host,
             };
-            engine.push_offload(extent, instructions);
-            self.kick(side);
+            engine.push_background(extent, instructions);
+            self.kick(q, side);
         } else {
             self.compressed(extent);
         }
@@ -285,7 +286,7 @@ impl Rig {
         job.stage = Stage::Writing;
     }
 
-    pub(crate) fn page_written(&mut self, extent: u64) {
+    pub(crate) fn page_written(&mut self, q: &mut Q, extent: u64) {
         let job = self.jobs.get_mut(&extent).expect("an active extent");
         let w = job.side.index();
         job.writes_done += 1;
@@ -307,7 +308,7 @@ impl Rig {
                 self.location[i] = tag;
                 self.pages_compressed_live += 1;
                 self.workers[w].pages_in += 1;
-                self.command(BlockOp::Trim, page, Vec::new(), Origin::Trim);
+                self.command(q, BlockOp::Trim, page, Vec::new(), Origin::Trim);
             }
         }
         self.extents.push(ExtentRecord {
@@ -318,24 +319,26 @@ impl Rig {
             committed,
         });
     }
+}
 
+impl Rig {
     /// Functional fidelity: reads every live user page and every extent back through the
     /// FTL, decompresses each extent and checks every page against the generator. Returns
     /// (extents checked, pages checked).
     pub fn verify(&mut self) -> Result<(u64, u64), ActiveFlashError> {
-        if self.fidelity != Fidelity::Functional {
+        if self.st.fidelity != Fidelity::Functional {
             return Err(ActiveFlashError::Verification(
                 "only functional fidelity keeps data to verify".into(),
             ));
         }
         let mut pages_checked = 0;
-        let raw: Vec<u64> = (0..self.user_pages)
-            .filter(|&p| self.versions[p as usize] > 0 && self.location[p as usize] == 0)
+        let raw: Vec<u64> = (0..self.st.user_pages)
+            .filter(|&p| self.st.versions[p as usize] > 0 && self.st.location[p as usize] == 0)
             .collect();
         for chunk in raw.chunks(256) {
             let got = self.oracle_read(chunk)?;
             for (&page, data) in chunk.iter().zip(&got) {
-                let want = self.corpus.page(page, self.versions[page as usize]);
+                let want = self.st.corpus.page(page, self.st.versions[page as usize]);
                 if *data != want {
                     return Err(ActiveFlashError::Verification(format!(
                         "uncompressed page {page} does not read back as written"
@@ -344,12 +347,13 @@ impl Rig {
                 pages_checked += 1;
             }
         }
-        let records = self.extents.clone();
+        let records = self.st.extents.clone();
         for (e, rec) in records.iter().enumerate() {
             let log: Vec<u64> = (rec.log_page..rec.log_page + rec.log_pages).collect();
             let stream: Vec<u8> = self.oracle_read(&log)?.concat();
             let stream = &stream[..rec.compressed_len as usize];
             let out = self
+                .st
                 .codec
                 .decompress(stream, rec.pages.len() * PAGE_BYTES)?;
             for (k, &(page, version)) in rec.pages.iter().enumerate() {
@@ -357,12 +361,12 @@ impl Rig {
                     continue;
                 }
                 let original = &out[k * PAGE_BYTES..(k + 1) * PAGE_BYTES];
-                if *original != self.corpus.page(page, version)[..] {
+                if *original != self.st.corpus.page(page, version)[..] {
                     return Err(ActiveFlashError::Verification(format!(
                         "extent {e}: page {page} v{version} decompresses to other bytes"
                     )));
                 }
-                if self.location[page as usize] as usize == e + 1 {
+                if self.st.location[page as usize] as usize == e + 1 {
                     pages_checked += 1;
                 }
             }

@@ -9,8 +9,8 @@
 //! live in a sparse page map; never-written bytes read as zeros.
 
 use crate::config::InsiderConfig;
-use nearflash_accel::server::{transfer, FifoServer};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event};
+use nearflash_hw::server::{transfer, FifoServer};
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime};
 use std::collections::BTreeMap;
 

@@ -5,6 +5,7 @@
 //! values and their sources are in `configs/insider.toml`.
 
 use crate::error::InsiderError;
+use nearflash_hw::compute::{CoreSpec, SlotSpec};
 use serde::{Deserialize, Serialize};
 
 /// Where the drive's logical bytes live.
@@ -158,19 +159,34 @@ impl InsiderConfig {
         f64::from(self.pcie_lanes) * self.pcie_lane_mb_s
     }
 
+    /// An FPGA-like slot of the drive (the shared cost model of `nearflash-hw`).
+    pub fn slot(&self) -> SlotSpec {
+        SlotSpec::new(self.slot_clock_mhz)
+    }
+
+    /// One drive core (ARM drive or core engine).
+    pub fn core(&self) -> CoreSpec {
+        CoreSpec::new(self.core_clock_mhz, self.core_cpi)
+    }
+
+    /// One host core.
+    pub fn host_core(&self) -> CoreSpec {
+        CoreSpec::new(self.host_clock_mhz, self.host_cpi)
+    }
+
     /// Bytes per second one slot streams for a program accepting `bytes_per_cycle`.
     pub fn slot_mb_s(&self, bytes_per_cycle: f64) -> f64 {
-        bytes_per_cycle * self.slot_clock_mhz
+        self.slot().rate_mb_s(bytes_per_cycle)
     }
 
     /// One drive core's bytes per second for `instructions_per_byte`.
     pub fn core_mb_s(&self, instructions_per_byte: f64) -> f64 {
-        self.core_clock_mhz / (instructions_per_byte * self.core_cpi)
+        self.core().rate_mb_s(instructions_per_byte)
     }
 
     /// The whole host's bytes per second (every core, perfect parallelism).
     pub fn host_mb_s(&self, instructions_per_byte: f64) -> f64 {
-        f64::from(self.host_cores) * self.host_clock_mhz / (instructions_per_byte * self.host_cpi)
+        f64::from(self.host_cores) * self.host_core().rate_mb_s(instructions_per_byte)
     }
 }
 

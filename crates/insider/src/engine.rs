@@ -1,12 +1,14 @@
-//! Compute engines of the drive (§3.2.2, §5.5). FPGA-like slots: each program has its own
-//! hardware and streams `slot_bytes_per_cycle × clock`; slots run side by side, so each is its
-//! own FIFO server. Cores: every program shares the same few cores, time-shared; a chunk runs
-//! on the core that frees first for `bytes × instructions_per_byte × CPI ÷ clock` (§5.5 assumes
+//! Compute engines of the drive (§3.2.2, §5.5), on the shared cost model of `nearflash-hw`.
+//! FPGA-like slots: each program has its own hardware and streams `slot_bytes_per_cycle ×
+//! clock`; slots run side by side, so each is its own FIFO server. Cores: every program shares
+//! the same few cores, time-shared; a chunk runs on the core that frees first for `bytes ×
+//! instructions_per_byte × CPI ÷ clock` (§5.5 assumes
 //! perfect IPC and perfect parallelism, which chunk-level scheduling over all cores gives).
 //! Slot 0 is the hardware pass-through of ordinary firmware reads in both cases.
 
 use crate::config::{EngineKind, InsiderConfig};
-use nearflash_accel::server::{transfer, FifoServer};
+use nearflash_hw::compute::{CoreSpec, SlotSpec, TimeSharedCores};
+use nearflash_hw::server::{transfer, FifoServer};
 use nearflash_sim::SimTime;
 use nearflash_stream::WorkCost;
 
@@ -15,23 +17,21 @@ pub const PASS_THROUGH_BYTES_PER_CYCLE: f64 = 64.0;
 
 pub struct Engines {
     kind: EngineKind,
-    slot_clock_mhz: f64,
-    core_clock_mhz: f64,
-    core_cpi: f64,
+    slot: SlotSpec,
+    core: CoreSpec,
     /// Index 0 is the pass-through slot; 1..=app_slots the application slots.
     slots: Vec<FifoServer>,
-    cores: Vec<FifoServer>,
+    cores: TimeSharedCores,
 }
 
 impl Engines {
     pub fn new(cfg: &InsiderConfig) -> Engines {
         Engines {
             kind: cfg.engine,
-            slot_clock_mhz: cfg.slot_clock_mhz,
-            core_clock_mhz: cfg.core_clock_mhz,
-            core_cpi: cfg.core_cpi,
+            slot: cfg.slot(),
+            core: cfg.core(),
             slots: vec![FifoServer::default(); cfg.app_slots as usize + 1],
-            cores: vec![FifoServer::default(); cfg.core_count as usize],
+            cores: TimeSharedCores::new(cfg.core_count as usize),
         }
     }
 
@@ -43,8 +43,8 @@ impl Engines {
     /// core), capped by a throttle.
     pub fn rate_mb_s(&self, cost: WorkCost, throttle_mb_s: Option<f64>) -> f64 {
         let r = match self.kind {
-            EngineKind::Slots => cost.slot_bytes_per_cycle * self.slot_clock_mhz,
-            EngineKind::Cores => self.core_clock_mhz / (cost.instructions_per_byte * self.core_cpi),
+            EngineKind::Slots => self.slot.rate_mb_s(cost.slot_bytes_per_cycle),
+            EngineKind::Cores => self.core.rate_mb_s(cost.instructions_per_byte),
         };
         throttle_mb_s.map_or(r, |t| r.min(t))
     }
@@ -61,28 +61,21 @@ impl Engines {
         let service = transfer(bytes, self.rate_mb_s(cost, throttle_mb_s));
         match self.kind {
             EngineKind::Slots => self.slots[slot].serve(now, service),
-            EngineKind::Cores => {
-                let core = self
-                    .cores
-                    .iter_mut()
-                    .min_by_key(|c| c.free_at())
-                    .expect("at least one core");
-                core.serve(now, service)
-            }
+            EngineKind::Cores => self.cores.run(now, service),
         }
     }
 
     /// Passes `bytes` of an ordinary firmware read through slot 0.
     pub fn pass_through(&mut self, bytes: u64, now: SimTime) -> SimTime {
-        let rate = PASS_THROUGH_BYTES_PER_CYCLE * self.slot_clock_mhz;
-        self.slots[0].serve(now, transfer(bytes, rate))
+        let service = self.slot.duration(bytes, PASS_THROUGH_BYTES_PER_CYCLE);
+        self.slots[0].serve(now, service)
     }
 
     /// Busy time of the engines that run programs (slots 1.. or the cores).
     pub fn busy_ns(&self) -> Vec<u64> {
         match self.kind {
             EngineKind::Slots => self.slots[1..].iter().map(FifoServer::busy_ns).collect(),
-            EngineKind::Cores => self.cores.iter().map(FifoServer::busy_ns).collect(),
+            EngineKind::Cores => self.cores.busy_ns(),
         }
     }
 }

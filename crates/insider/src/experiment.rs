@@ -152,8 +152,8 @@ pub fn run_app_on(
         throughput_mb_s: app.input_bytes() as f64 * 1e3 / sim_ns as f64,
         engine_utilization,
         pcie_d2h_utilization: m.pcie_busy_ns().0 as f64 / sim_ns as f64,
-        storage_read_bytes: m.backing_stats.read_bytes,
-        storage_write_bytes: m.backing_stats.write_bytes,
+        storage_read_bytes: m.backing_stats().read_bytes,
+        storage_write_bytes: m.backing_stats().write_bytes,
         events: m.events(),
         trace_hash: m.trace_hash(),
     })

@@ -11,7 +11,9 @@
 //! Firmware path: host request → storage → SIF (slot 0) → pass-through slot → DMA → host.
 //! Writes: DMA to the drive → storage.
 //!
-//! Deterministic: one event queue (ties in scheduling order), one seeded RNG, ordered maps.
+//! Deterministic: the one simulation loop (`sim::Sim`: one event queue, ties in scheduling
+//! order, one seeded RNG), ordered maps; a watchdog turns a drive whose storage requests stop
+//! completing into an error.
 //! Timing fidelity moves byte counts only; functional fidelity moves the bytes and runs the
 //! programs on them, flit by flit.
 
@@ -21,9 +23,12 @@ use crate::engine::Engines;
 use crate::error::InsiderError;
 use crate::isc::{IscUnit, Origin, SifEntry};
 use crate::stream::{Chunk, Direction, Stream};
-use nearflash_accel::server::{transfer, FifoServer};
+use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Event, SECTOR_BYTES};
-use nearflash_sim::{EventQueue, Schedule, SimDuration, SimRng, SimTime, TraceEvent, TraceHasher};
+use nearflash_hw::server::{transfer, FifoServer};
+use nearflash_sim::{
+    EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, TraceEvent, Watchdog,
+};
 use nearflash_stream::{flits_of, Flit, FlitWriter, FLIT_BYTES};
 use std::collections::BTreeMap;
 
@@ -58,7 +63,6 @@ pub enum Ev {
     SlotDone(u32),
     DmaDone(u32),
     H2dDone(u32),
-    Wake(u64),
 }
 
 impl Ev {
@@ -72,7 +76,6 @@ impl Ev {
             Ev::SlotDone(x) => 6 << 56 ^ u64::from(x),
             Ev::DmaDone(x) => 7 << 56 ^ u64::from(x),
             Ev::H2dDone(x) => 8 << 56 ^ u64::from(x),
-            Ev::Wake(x) => 9 << 56 ^ x,
         }
     }
 }
@@ -94,13 +97,21 @@ enum WritePurpose {
     Stream(u32),
 }
 
+type Q = EventQueue<MachineEvent>;
+
+/// The drive on the one simulation loop: `sim` owns the clock, the RNG and the trace hash;
+/// `st` is the drive's state, a `sim::Model`.
 pub struct Machine {
+    sim: Sim<MachineEvent>,
+    st: State,
+    /// Backing requests completed (what the watchdog watches).
+    watchdog: Watchdog,
+}
+
+struct State {
     cfg: InsiderConfig,
-    q: EventQueue<MachineEvent>,
-    rng: SimRng,
-    hash: TraceHasher,
     backing: Backing,
-    pub backing_stats: BackingStats,
+    backing_stats: BackingStats,
     isc: IscUnit,
     engines: Engines,
     pcie_d2h: FifoServer,
@@ -110,9 +121,10 @@ pub struct Machine {
     writes: BTreeMap<u64, WritePurpose>,
     fw: BTreeMap<u64, FwRequest>,
     next_fw: u64,
-    woken: u64,
-    next_wake: u64,
     completions: Vec<BlockCompletion>,
+    /// Storage requests submitted and completed so far.
+    backing_submitted: u64,
+    backing_completed: u64,
 }
 
 /// Aligns `[off, off+len)` out to whole sectors: (aligned offset, aligned length, skip).
@@ -122,84 +134,270 @@ fn sector_span(off: u64, len: u64) -> (u64, u64, u64) {
     (a, b - a, off - a)
 }
 
+impl Model for State {
+    type Event = MachineEvent;
+
+    fn handle(&mut self, ev: MachineEvent, q: &mut Q, rng: &mut SimRng) {
+        match ev {
+            MachineEvent::Insider(e) => self.on_event(q, e),
+            MachineEvent::Dev(e) => self.backing.handle(e, &mut q.map(MachineEvent::Dev), rng),
+        }
+        self.backing.take_completions(&mut self.completions);
+        for c in std::mem::take(&mut self.completions) {
+            self.on_backing_done(q, c);
+        }
+    }
+}
+
 impl Machine {
-    pub fn new(
-        cfg: &InsiderConfig,
-        backing: Backing,
-        q: EventQueue<MachineEvent>,
-        seed: u64,
-    ) -> Machine {
+    /// The drive over `backing`, on `sim` (whose queue may already hold the backing
+    /// device's events from formatting).
+    pub fn new(cfg: &InsiderConfig, backing: Backing, sim: Sim<MachineEvent>) -> Machine {
         Machine {
-            cfg: cfg.clone(),
-            q,
-            rng: SimRng::seed_from_u64(seed),
-            hash: TraceHasher::default(),
-            backing,
-            backing_stats: BackingStats::default(),
-            isc: IscUnit::default(),
-            engines: Engines::new(cfg),
-            pcie_d2h: FifoServer::default(),
-            pcie_h2d: FifoServer::default(),
-            streams: BTreeMap::new(),
-            next_req: 0,
-            writes: BTreeMap::new(),
-            fw: BTreeMap::new(),
-            next_fw: 0,
-            woken: 0,
-            next_wake: 0,
-            completions: Vec::new(),
+            sim,
+            st: State {
+                cfg: cfg.clone(),
+                backing,
+                backing_stats: BackingStats::default(),
+                isc: IscUnit::default(),
+                engines: Engines::new(cfg),
+                pcie_d2h: FifoServer::default(),
+                pcie_h2d: FifoServer::default(),
+                streams: BTreeMap::new(),
+                next_req: 0,
+                writes: BTreeMap::new(),
+                fw: BTreeMap::new(),
+                next_fw: 0,
+                completions: Vec::new(),
+                backing_submitted: 0,
+                backing_completed: 0,
+            },
+            watchdog: Watchdog::new(DEFAULT_STALL_LIMIT),
         }
     }
 
     pub fn now(&self) -> SimTime {
-        self.q.now()
+        self.sim.now()
     }
 
     pub fn config(&self) -> &InsiderConfig {
-        &self.cfg
+        &self.st.cfg
     }
 
     pub fn is_functional(&self) -> bool {
-        self.backing.is_functional()
+        self.st.backing.is_functional()
     }
 
     pub fn capacity_bytes(&self) -> u64 {
-        self.backing.capacity_bytes()
+        self.st.backing.capacity_bytes()
     }
 
     pub fn events(&self) -> u64 {
-        self.q.events_processed()
+        self.sim.events()
     }
 
     pub fn trace_hash(&self) -> String {
-        self.hash.hex()
+        self.sim.trace_hash().hex()
+    }
+
+    pub fn backing_stats(&self) -> &BackingStats {
+        &self.st.backing_stats
     }
 
     /// Requests the ISC unit and the firmware forwarded through the multiplexer.
     pub fn mux_requests(&self) -> (u64, u64) {
-        (self.isc.isc_requests, self.isc.firmware_requests)
+        (self.st.isc.isc_requests, self.st.isc.firmware_requests)
     }
 
     pub fn engine_busy_ns(&self) -> Vec<u64> {
-        self.engines.busy_ns()
+        self.st.engines.busy_ns()
     }
 
     pub fn pcie_busy_ns(&self) -> (u64, u64) {
-        (self.pcie_d2h.busy_ns(), self.pcie_h2d.busy_ns())
+        (self.st.pcie_d2h.busy_ns(), self.st.pcie_h2d.busy_ns())
     }
 
-    fn schedule(&mut self, at: SimTime, ev: Ev) {
-        self.q.schedule_at(at, MachineEvent::Insider(ev));
+    // ---- the loop ---------------------------------------------------------------------------
+
+    fn progress(&self) -> Progress {
+        Progress {
+            completed: self.st.backing_completed,
+            outstanding: self.st.backing_submitted - self.st.backing_completed,
+        }
+    }
+
+    /// Processes one event under the watchdog; false when nothing is left to happen.
+    fn step(&mut self) -> Result<bool, InsiderError> {
+        if !self.sim.step(&mut self.st) {
+            return Ok(false);
+        }
+        let p = self.progress();
+        self.watchdog
+            .observe(self.sim.now(), p)
+            .map_err(|e| InsiderError::Device(format!("the simulation stalled: {e}")))?;
+        Ok(true)
+    }
+
+    /// Runs until `done` holds; an error if the machine runs out of events first.
+    pub fn run_until(
+        &mut self,
+        mut done: impl FnMut(&Machine) -> bool,
+    ) -> Result<(), InsiderError> {
+        while !done(self) {
+            if !self.step()? {
+                return Err(InsiderError::Device(
+                    "the simulation stalled: nothing left to happen".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs until `done` holds or `deadline` passes (the clock then stands at the deadline);
+    /// true if `done` held.
+    pub fn run_until_deadline(
+        &mut self,
+        deadline: SimTime,
+        mut done: impl FnMut(&Machine) -> bool,
+    ) -> Result<bool, InsiderError> {
+        let deadline = deadline.max(self.sim.now());
+        while !done(self) {
+            if self.sim.next_deadline().is_none_or(|t| t > deadline) {
+                self.sim.advance_to(deadline, &mut self.st);
+                return Ok(done(self));
+            }
+            self.step()?;
+        }
+        Ok(true)
+    }
+
+    /// Lets `d` of simulated time pass (the host computing) while the drive goes on.
+    pub fn advance(&mut self, d: SimDuration) {
+        let t = self.sim.now() + d;
+        self.sim.advance_to(t, &mut self.st);
+    }
+
+    // ---- the runtime's interface -----------------------------------------------------------
+
+    /// Opens a stream: a read starts issuing at once when pipelined (§3.5 pre-issue).
+    pub fn open(&mut self, s: Stream) {
+        self.st.open(self.sim.queue(), s);
+    }
+
+    pub fn stream(&self, fd: u32) -> Option<&Stream> {
+        self.st.streams.get(&fd)
+    }
+
+    pub fn stream_mut(&mut self, fd: u32) -> Option<&mut Stream> {
+        self.st.streams.get_mut(&fd)
+    }
+
+    /// Closes a stream, dropping whatever is in flight (late data is discarded).
+    pub fn close(&mut self, fd: u32) -> Option<Stream> {
+        self.st.streams.remove(&fd)
+    }
+
+    /// The program may start (its parameters are in, or the host began reading/writing).
+    pub fn arm(&mut self, fd: u32) {
+        self.st.arm(self.sim.queue(), fd);
+    }
+
+    /// Non-pipelined: a vread waits for the host buffer to hold `bytes`.
+    pub fn want(&mut self, fd: u32, bytes: u64) {
+        self.st.want(self.sim.queue(), fd, bytes);
+    }
+
+    /// Takes up to `max` bytes from the host-side buffer.
+    pub fn take(&mut self, fd: u32, max: u64) -> (u64, Vec<u8>) {
+        self.st.take(self.sim.queue(), fd, max)
+    }
+
+    /// Virtual write: sends `bytes` (functional: `data`) over PCIe to the program's FIFO.
+    pub fn push_write(&mut self, fd: u32, bytes: u64, data: Vec<u8>, last: bool) {
+        self.st.push_write(self.sim.queue(), fd, bytes, data, last);
+    }
+
+    /// An ordinary host request, handed to the drive at `at` (after the host's stack costs).
+    pub fn firmware(
+        &mut self,
+        at: SimTime,
+        op: BlockOp,
+        offset_bytes: u64,
+        len_bytes: u64,
+        data: Vec<u8>,
+    ) -> u64 {
+        self.st
+            .firmware(self.sim.queue(), at, op, offset_bytes, len_bytes, data)
+    }
+
+    /// The result of firmware request `id` once done (removing it).
+    pub fn firmware_done(&mut self, id: u64) -> Option<Result<Vec<u8>, String>> {
+        let fw = &mut self.st.fw;
+        if fw.get(&id)?.done.is_some() {
+            return fw.remove(&id).and_then(|r| r.done);
+        }
+        None
+    }
+
+    pub fn firmware_is_done(&self, id: u64) -> bool {
+        self.st.fw.get(&id).is_some_and(|r| r.done.is_some())
+    }
+
+    /// Untimed preconditioning: writes `data` (or, in timing fidelity, `len` bytes) straight
+    /// into the storage, as if it had been written long before the run.
+    pub fn preload(&mut self, offset: u64, len: u64, data: Vec<u8>) -> Result<(), InsiderError> {
+        let (a, alen, skip) = sector_span(offset, len);
+        assert_eq!(skip, 0, "preloaded extents start on sector boundaries");
+        let mut data = data;
+        if !data.is_empty() {
+            data.resize(alen as usize, 0);
+        }
+        let fw = self.st.next_fw;
+        self.st.next_fw += 1;
+        self.st.fw.insert(
+            fw,
+            FwRequest {
+                op: BlockOp::Write,
+                offset_bytes: a,
+                len_bytes: alen,
+                data: Vec::new(),
+                done: None,
+            },
+        );
+        let id = self
+            .st
+            .submit_backing(self.sim.queue(), BlockOp::Write, a, alen, data);
+        self.st.writes.insert(id, WritePurpose::Firmware(fw));
+        self.run_until(|m| m.firmware_is_done(fw))?;
+        match self.firmware_done(fw) {
+            Some(Ok(_)) => Ok(()),
+            Some(Err(e)) => Err(InsiderError::Device(e)),
+            None => unreachable!("waited for it"),
+        }
+    }
+}
+
+impl State {
+    fn schedule(&mut self, q: &mut Q, at: SimTime, ev: Ev) {
+        q.schedule_at(at, MachineEvent::Insider(ev));
     }
 
     fn pcie_latency(&self) -> SimDuration {
         SimDuration::from_us_f64(self.cfg.pcie_latency_us)
     }
 
-    fn submit_backing(&mut self, op: BlockOp, offset: u64, len: u64, data: Vec<u8>) -> u64 {
+    fn submit_backing(
+        &mut self,
+        q: &mut Q,
+        op: BlockOp,
+        offset: u64,
+        len: u64,
+        data: Vec<u8>,
+    ) -> u64 {
         let id = self.next_req;
         self.next_req += 1;
-        let now = self.q.now();
+        self.backing_submitted += 1;
+        let now = q.now();
         let req = BlockRequest {
             id,
             op,
@@ -210,89 +408,29 @@ impl Machine {
         if let Some(at) = self.backing.submit(
             req,
             now,
-            &mut self.q.map(MachineEvent::Dev),
+            &mut q.map(MachineEvent::Dev),
             &mut self.backing_stats,
         ) {
-            self.schedule(at, Ev::BackingDone(id));
+            self.schedule(q, at, Ev::BackingDone(id));
         }
         id
     }
 
-    // ---- the event loop ------------------------------------------------------------------
-
-    /// Processes one event; false when nothing is left to happen.
-    fn step(&mut self) -> bool {
-        let Some((at, ev)) = self.q.pop() else {
-            return false;
-        };
-        self.hash.word(at.as_ns());
-        self.hash.word(ev.hash_word());
-        match ev {
-            MachineEvent::Insider(e) => self.on_event(e),
-            MachineEvent::Dev(e) => {
-                self.backing
-                    .handle(e, &mut self.q.map(MachineEvent::Dev), &mut self.rng)
-            }
-        }
-        self.backing.take_completions(&mut self.completions);
-        for c in std::mem::take(&mut self.completions) {
-            self.on_backing_done(c);
-        }
-        true
-    }
-
-    /// Runs until `done` holds; an error if the machine runs out of events first.
-    pub fn run_until(
-        &mut self,
-        mut done: impl FnMut(&Machine) -> bool,
-    ) -> Result<(), InsiderError> {
-        while !done(self) {
-            if !self.step() {
-                return Err(InsiderError::Device(
-                    "the simulation stalled: nothing left to happen".into(),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Runs until `done` holds or `deadline` passes; true if `done` held.
-    pub fn run_until_deadline(
-        &mut self,
-        deadline: SimTime,
-        mut done: impl FnMut(&Machine) -> bool,
-    ) -> Result<bool, InsiderError> {
-        let id = self.next_wake;
-        self.next_wake += 1;
-        self.schedule(deadline.max(self.q.now()), Ev::Wake(id));
-        self.run_until(|m| m.woken > id || done(m))?;
-        Ok(done(self))
-    }
-
-    /// Lets `d` of simulated time pass (the host computing) while the drive goes on.
-    pub fn advance(&mut self, d: SimDuration) {
-        let id = self.next_wake;
-        self.next_wake += 1;
-        self.schedule(self.q.now() + d, Ev::Wake(id));
-        self.run_until(|m| m.woken > id)
-            .expect("the wake-up event is pending");
-    }
-
-    fn on_event(&mut self, ev: Ev) {
-        let now = self.q.now();
+    fn on_event(&mut self, q: &mut Q, ev: Ev) {
+        let now = q.now();
         match ev {
             Ev::BackingDone(id) => {
                 let c = self.backing.finish(id);
-                self.on_backing_done(c);
+                self.on_backing_done(q, c);
             }
-            Ev::FwSubmit(id) => self.fw_submit(id),
+            Ev::FwSubmit(id) => self.fw_submit(q, id),
             Ev::FwPassed(id) => {
                 let len = self.fw[&id].len_bytes;
                 let at = self
                     .pcie_d2h
                     .serve(now, transfer(len, self.cfg.pcie_mb_s()));
                 let at = at + self.pcie_latency();
-                self.schedule(at, Ev::FwDelivered(id));
+                self.schedule(q, at, Ev::FwDelivered(id));
             }
             Ev::FwDelivered(id) => {
                 let r = self.fw.get_mut(&id).expect("a firmware request");
@@ -302,28 +440,28 @@ impl Machine {
             Ev::FwWriteArrived(id) => {
                 let r = self.fw.get_mut(&id).expect("a firmware request");
                 let (off, len, data) = (r.offset_bytes, r.len_bytes, std::mem::take(&mut r.data));
-                let req = self.submit_backing(BlockOp::Write, off, len, data);
+                let req = self.submit_backing(q, BlockOp::Write, off, len, data);
                 self.writes.insert(req, WritePurpose::Firmware(id));
             }
-            Ev::SlotDone(fd) => self.slot_done(fd),
-            Ev::DmaDone(fd) => self.dma_done(fd),
+            Ev::SlotDone(fd) => self.slot_done(q, fd),
+            Ev::DmaDone(fd) => self.dma_done(q, fd),
             Ev::H2dDone(fd) => {
                 if let Some(s) = self.streams.get_mut(&fd) {
                     let c = s.h2d.pop_front().expect("a chunk in transit");
                     s.h2d_inflight_bytes -= c.bytes;
                     s.fifo.push_back(c);
-                    self.try_slot(fd);
+                    self.try_slot(q, fd);
                 }
             }
-            Ev::Wake(id) => self.woken = self.woken.max(id + 1),
         }
     }
 
-    fn on_backing_done(&mut self, c: BlockCompletion) {
+    fn on_backing_done(&mut self, q: &mut Q, c: BlockCompletion) {
+        self.backing_completed += 1;
         match c.op {
             BlockOp::Read => {
                 self.isc.complete(c);
-                self.dispatch();
+                self.dispatch(q);
             }
             _ => {
                 let purpose = self.writes.remove(&c.id).expect("a write of ours");
@@ -347,8 +485,8 @@ impl Machine {
     }
 
     /// The dispatcher: pops SIF entries whose data is back, in order.
-    fn dispatch(&mut self) {
-        let now = self.q.now();
+    fn dispatch(&mut self, q: &mut Q) {
+        let now = q.now();
         while let Some(e) = self.isc.pop_ready() {
             let c = e.done.expect("popped only when done");
             let data = if c.data.is_empty() {
@@ -365,7 +503,7 @@ impl Machine {
                     }
                     r.data = data;
                     let at = self.engines.pass_through(e.take_bytes, now);
-                    self.schedule(at, Ev::FwPassed(id));
+                    self.schedule(q, at, Ev::FwPassed(id));
                 }
                 Origin::Isc(fd) => {
                     let Some(s) = self.streams.get_mut(&fd) else {
@@ -382,7 +520,7 @@ impl Machine {
                         data,
                         last,
                     });
-                    self.try_slot(fd);
+                    self.try_slot(q, fd);
                 }
             }
         }
@@ -391,7 +529,7 @@ impl Machine {
     // ---- the ISC unit ----------------------------------------------------------------------
 
     /// Issues requests round-robin over programs with credit until none can issue.
-    fn issue(&mut self) {
+    fn issue(&mut self, q: &mut Q) {
         let c = self.cfg.credit_request_bytes;
         loop {
             let fds: Vec<u32> = self
@@ -414,7 +552,7 @@ impl Machine {
                 s.issued_in_bytes += r.len_bytes;
                 let slot = s.slot;
                 let (off, len, skip) = sector_span(r.device_offset_bytes, r.len_bytes);
-                let id = self.submit_backing(BlockOp::Read, off, len, Vec::new());
+                let id = self.submit_backing(q, BlockOp::Read, off, len, Vec::new());
                 self.isc.push(SifEntry {
                     req_id: id,
                     slot,
@@ -440,9 +578,9 @@ impl Machine {
 
     // ---- slots -----------------------------------------------------------------------------
 
-    fn try_slot(&mut self, fd: u32) {
+    fn try_slot(&mut self, q: &mut Q, fd: u32) {
         let c = self.cfg.credit_request_bytes;
-        let now = self.q.now();
+        let now = q.now();
         let Some(s) = self.streams.get_mut(&fd) else {
             return;
         };
@@ -467,15 +605,15 @@ impl Machine {
         s.slot_busy = true;
         let (slot, cost, throttle) = (s.slot, s.run.cost, s.run.throttle_mb_s);
         let at = self.engines.run(slot, chunk.bytes, cost, throttle, now);
-        self.schedule(at, Ev::SlotDone(fd));
+        self.schedule(q, at, Ev::SlotDone(fd));
         if self.streams[&fd].dir == Direction::Read {
             self.release_credits(fd);
-            self.issue();
+            self.issue(q);
         }
     }
 
-    fn slot_done(&mut self, fd: u32) {
-        let now = self.q.now();
+    fn slot_done(&mut self, q: &mut Q, fd: u32) {
+        let now = q.now();
         let Some(s) = self.streams.get_mut(&fd) else {
             return;
         };
@@ -491,22 +629,22 @@ impl Machine {
                     s.out_fifo_bytes += out.0;
                     s.out_fifo.push_back(out);
                 }
-                self.try_dma(fd);
+                self.try_dma(q, fd);
             }
             Direction::Write => {
                 s.wbuf_bytes += out.0;
                 s.wbuf.extend_from_slice(&out.1);
                 let last = s.program_ended;
-                self.flush_writes(fd, last);
+                self.flush_writes(q, fd, last);
             }
         }
-        self.try_slot(fd);
+        self.try_slot(q, fd);
     }
 
     // ---- output DMA and the host-side buffer -----------------------------------------------
 
-    fn try_dma(&mut self, fd: u32) {
-        let now = self.q.now();
+    fn try_dma(&mut self, q: &mut Q, fd: u32) {
+        let now = q.now();
         let mb_s = self.cfg.pcie_mb_s();
         let lat = self.pcie_latency();
         let Some(s) = self.streams.get_mut(&fd) else {
@@ -540,11 +678,11 @@ impl Machine {
         s.dma_inflight_bytes += n;
         s.dma_inflight.push_back(moved);
         let at = self.pcie_d2h.serve(now, transfer(n, mb_s)) + lat;
-        self.schedule(at, Ev::DmaDone(fd));
-        self.try_slot(fd);
+        self.schedule(q, at, Ev::DmaDone(fd));
+        self.try_slot(q, fd);
     }
 
-    fn dma_done(&mut self, fd: u32) {
+    fn dma_done(&mut self, q: &mut Q, fd: u32) {
         let Some(s) = self.streams.get_mut(&fd) else {
             return;
         };
@@ -552,16 +690,16 @@ impl Machine {
         s.dma_inflight_bytes -= n;
         s.host_buf_bytes += n;
         s.host_buf.extend(data);
-        self.try_dma(fd);
+        self.try_dma(q, fd);
     }
 
     // ---- virtual writes --------------------------------------------------------------------
 
     /// Writes whole `C` units of the program's output (all of it, padded to a sector, when
     /// `last`) into the real files' preallocated extents.
-    fn flush_writes(&mut self, fd: u32, last: bool) {
+    fn flush_writes(&mut self, q: &mut Q, fd: u32, last: bool) {
         let c = self.cfg.credit_request_bytes;
-        let functional = self.is_functional();
+        let functional = self.backing.is_functional();
         let mut todo = Vec::new();
         {
             let s = self.streams.get_mut(&fd).expect("open");
@@ -589,7 +727,7 @@ impl Machine {
             if functional {
                 data.resize(len as usize, 0);
             }
-            let id = self.submit_backing(BlockOp::Write, off, len, data);
+            let id = self.submit_backing(q, BlockOp::Write, off, len, data);
             self.writes.insert(id, WritePurpose::Stream(fd));
         }
     }
@@ -597,9 +735,9 @@ impl Machine {
     // ---- the runtime's interface -----------------------------------------------------------
 
     /// Opens a stream: a read starts issuing at once when pipelined (§3.5 pre-issue).
-    pub fn open(&mut self, mut s: Stream) {
+    pub fn open(&mut self, q: &mut Q, mut s: Stream) {
         let fd = s.fd;
-        s.opened_at = self.q.now();
+        s.opened_at = q.now();
         s.host_capacity_bytes = self.cfg.host_buffer_bytes;
         if s.dir == Direction::Read && s.total_in_bytes == 0 {
             s.fifo.push_back(Chunk {
@@ -610,42 +748,29 @@ impl Machine {
         }
         let prev = self.streams.insert(fd, s);
         assert!(prev.is_none(), "descriptor {fd} is already open");
-        self.try_slot(fd);
-        self.issue();
-    }
-
-    pub fn stream(&self, fd: u32) -> Option<&Stream> {
-        self.streams.get(&fd)
-    }
-
-    pub fn stream_mut(&mut self, fd: u32) -> Option<&mut Stream> {
-        self.streams.get_mut(&fd)
-    }
-
-    /// Closes a stream, dropping whatever is in flight (late data is discarded).
-    pub fn close(&mut self, fd: u32) -> Option<Stream> {
-        self.streams.remove(&fd)
+        self.try_slot(q, fd);
+        self.issue(q);
     }
 
     /// The program may start (its parameters are in, or the host began reading/writing).
-    pub fn arm(&mut self, fd: u32) {
+    pub fn arm(&mut self, q: &mut Q, fd: u32) {
         if let Some(s) = self.streams.get_mut(&fd) {
             s.armed = true;
         }
-        self.try_slot(fd);
+        self.try_slot(q, fd);
     }
 
     /// Non-pipelined: a vread waits for the host buffer to hold `bytes`.
-    pub fn want(&mut self, fd: u32, bytes: u64) {
+    pub fn want(&mut self, q: &mut Q, fd: u32, bytes: u64) {
         if let Some(s) = self.streams.get_mut(&fd) {
             s.want_bytes = bytes;
         }
-        self.issue();
-        self.try_dma(fd);
+        self.issue(q);
+        self.try_dma(q, fd);
     }
 
     /// Takes up to `max` bytes from the host-side buffer.
-    pub fn take(&mut self, fd: u32, max: u64) -> (u64, Vec<u8>) {
+    pub fn take(&mut self, q: &mut Q, fd: u32, max: u64) -> (u64, Vec<u8>) {
         let Some(s) = self.streams.get_mut(&fd) else {
             return (0, Vec::new());
         };
@@ -657,13 +782,13 @@ impl Machine {
         } else {
             s.host_buf.drain(..n as usize).collect()
         };
-        self.try_dma(fd);
+        self.try_dma(q, fd);
         (n, data)
     }
 
     /// Virtual write: sends `bytes` (functional: `data`) over PCIe to the program's FIFO.
-    pub fn push_write(&mut self, fd: u32, bytes: u64, data: Vec<u8>, last: bool) {
-        let now = self.q.now();
+    pub fn push_write(&mut self, q: &mut Q, fd: u32, bytes: u64, data: Vec<u8>, last: bool) {
+        let now = q.now();
         let at = self
             .pcie_h2d
             .serve(now, transfer(bytes, self.cfg.pcie_mb_s()))
@@ -672,12 +797,13 @@ impl Machine {
         s.h2d_inflight_bytes += bytes;
         s.total_in_bytes += bytes;
         s.h2d.push_back(Chunk { bytes, data, last });
-        self.schedule(at, Ev::H2dDone(fd));
+        self.schedule(q, at, Ev::H2dDone(fd));
     }
 
     /// An ordinary host request, handed to the drive at `at` (after the host's stack costs).
     pub fn firmware(
         &mut self,
+        q: &mut Q,
         at: SimTime,
         op: BlockOp,
         offset_bytes: u64,
@@ -696,18 +822,18 @@ impl Machine {
                 done: None,
             },
         );
-        self.schedule(at.max(self.q.now()), Ev::FwSubmit(id));
+        self.schedule(q, at.max(q.now()), Ev::FwSubmit(id));
         id
     }
 
-    fn fw_submit(&mut self, id: u64) {
-        let now = self.q.now();
+    fn fw_submit(&mut self, q: &mut Q, id: u64) {
+        let now = q.now();
         let r = self.fw.get(&id).expect("a firmware request");
         let (op, off, len) = (r.op, r.offset_bytes, r.len_bytes);
         match op {
             BlockOp::Read => {
                 let (a, alen, skip) = sector_span(off, len);
-                let req = self.submit_backing(BlockOp::Read, a, alen, Vec::new());
+                let req = self.submit_backing(q, BlockOp::Read, a, alen, Vec::new());
                 self.isc.push(SifEntry {
                     req_id: req,
                     slot: 0,
@@ -722,51 +848,8 @@ impl Machine {
                     .pcie_h2d
                     .serve(now, transfer(len, self.cfg.pcie_mb_s()))
                     + self.pcie_latency();
-                self.schedule(at, Ev::FwWriteArrived(id));
+                self.schedule(q, at, Ev::FwWriteArrived(id));
             }
-        }
-    }
-
-    /// The result of firmware request `id` once done (removing it).
-    pub fn firmware_done(&mut self, id: u64) -> Option<Result<Vec<u8>, String>> {
-        if self.fw.get(&id)?.done.is_some() {
-            return self.fw.remove(&id).and_then(|r| r.done);
-        }
-        None
-    }
-
-    pub fn firmware_is_done(&self, id: u64) -> bool {
-        self.fw.get(&id).is_some_and(|r| r.done.is_some())
-    }
-
-    /// Untimed preconditioning: writes `data` (or, in timing fidelity, `len` bytes) straight
-    /// into the storage, as if it had been written long before the run.
-    pub fn preload(&mut self, offset: u64, len: u64, data: Vec<u8>) -> Result<(), InsiderError> {
-        let (a, alen, skip) = sector_span(offset, len);
-        assert_eq!(skip, 0, "preloaded extents start on sector boundaries");
-        let mut data = data;
-        if !data.is_empty() {
-            data.resize(alen as usize, 0);
-        }
-        let fw = self.next_fw;
-        self.next_fw += 1;
-        self.fw.insert(
-            fw,
-            FwRequest {
-                op: BlockOp::Write,
-                offset_bytes: a,
-                len_bytes: alen,
-                data: Vec::new(),
-                done: None,
-            },
-        );
-        let id = self.submit_backing(BlockOp::Write, a, alen, data);
-        self.writes.insert(id, WritePurpose::Firmware(fw));
-        self.run_until(|m| m.firmware_is_done(fw))?;
-        match self.firmware_done(fw) {
-            Some(Ok(_)) => Ok(()),
-            Some(Err(e)) => Err(InsiderError::Device(e)),
-            None => unreachable!("waited for it"),
         }
     }
 }

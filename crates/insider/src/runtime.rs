@@ -21,11 +21,11 @@ use crate::error::InsiderError;
 use crate::fs::{Access, Extent, FileSystem, ROOT_UID};
 use crate::machine::{Machine, MachineEvent};
 use crate::stream::{Direction, ProgramRun, Stream};
-use nearflash_accel::server::FifoServer;
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockOp, Device, FtlConfig};
 use nearflash_host::HostConfig;
-use nearflash_sim::{EventQueue, Schedule, SimDuration, SimTime};
+use nearflash_hw::server::FifoServer;
+use nearflash_sim::{Schedule, Sim, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -114,7 +114,7 @@ impl Runtime {
         spec.host
             .validate()
             .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
-        let mut q = EventQueue::new();
+        let mut sim = Sim::new(spec.seed);
         let backing = match spec.insider.backing {
             BackingKind::DramEmulated => {
                 Backing::Emulated(Emulated::new(spec.insider, spec.functional))
@@ -130,13 +130,14 @@ impl Runtime {
                 } else {
                     Box::new(NoStore)
                 };
-                let dev = Device::format(flash, ftl, store, &mut q.map(MachineEvent::Dev))
-                    .map_err(|e| InsiderError::Device(e.to_string()))?;
+                let dev =
+                    Device::format(flash, ftl, store, &mut sim.queue().map(MachineEvent::Dev))
+                        .map_err(|e| InsiderError::Device(e.to_string()))?;
                 Backing::Flash(Box::new(dev))
             }
         };
         let capacity = backing.capacity_bytes();
-        let m = Machine::new(spec.insider, backing, q, spec.seed);
+        let m = Machine::new(spec.insider, backing, sim);
         Ok(Runtime {
             m,
             fs: FileSystem::new(capacity, spec.insider.fs_block_bytes),
@@ -199,9 +200,8 @@ impl Runtime {
 
     /// Host compute of `instructions` spread over every host core (OpenMP, perfect scaling).
     pub fn host_compute(&mut self, instructions: f64) {
-        let ns = instructions * self.cfg.host_cpi * 1e3
-            / (self.cfg.host_clock_mhz * f64::from(self.cfg.host_cores));
-        self.m.advance(SimDuration::from_ns(ns.ceil() as u64));
+        let per_core = instructions / f64::from(self.cfg.host_cores);
+        self.m.advance(self.cfg.host_core().duration(per_core));
     }
 
     /// Work on the application thread's own core (stack costs, copies), then wait for it.

@@ -63,7 +63,7 @@ fn vopen_without_read_permission_fails_and_issues_no_flash_read() {
         // Bob registers a virtual file over Alice's file: registration checks nothing...
         rt.reg_virt_file(BOB, "/data/steal", "/data/secret", "echo")
             .unwrap();
-        let reads_before = rt.machine().backing_stats.reads;
+        let reads_before = rt.machine().backing_stats().reads;
         let mux_before = rt.machine().mux_requests();
         // ...but vopen does, before anything starts.
         let e = rt.vopen(BOB, "/data/steal", Direction::Read).unwrap_err();
@@ -72,7 +72,7 @@ fn vopen_without_read_permission_fails_and_issues_no_flash_read() {
             "{e}"
         );
         assert_eq!(
-            rt.machine().backing_stats.reads,
+            rt.machine().backing_stats().reads,
             reads_before,
             "no flash read"
         );

@@ -13,12 +13,22 @@ use nearflash_sim::SimDuration;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// The command-line face of [`nearflash_sim::Fidelity`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Fidelity {
     /// No data stored: costs only (paper-scale runs).
     Timing,
     /// Data stored and every read verified against a reference model.
     Functional,
+}
+
+impl From<Fidelity> for nearflash_sim::Fidelity {
+    fn from(f: Fidelity) -> Self {
+        match f {
+            Fidelity::Timing => nearflash_sim::Fidelity::Timing,
+            Fidelity::Functional => nearflash_sim::Fidelity::Functional,
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -142,10 +152,7 @@ pub fn run(args: &IoArgs) -> Result<bool, CliError> {
         (Fidelity::Functional, None) => StoreSpec::Memory,
         (Fidelity::Functional, Some(p)) => StoreSpec::File(p.clone()),
     };
-    let fidelity = match args.fidelity {
-        Fidelity::Timing => "timing",
-        Fidelity::Functional => "functional",
-    };
+    let fidelity = nearflash_sim::Fidelity::from(args.fidelity).name();
     let capacity = probe_capacity(&preset)?;
     let plan = match &args.trace {
         Some(spec) => Plan::Trace(load_trace(spec, args, capacity)?),

@@ -57,7 +57,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         .dataset
         .parse()
         .map_err(|e: nearflash_kernels::KernelError| CliError::Kernel(e.to_string()))?;
-    let fidelity: Fidelity = args.fidelity.parse()?;
+    let fidelity: Fidelity = args.fidelity.parse().map_err(AccelError::from)?;
     let wall = Instant::now();
     let (report, checks) = match fidelity {
         Fidelity::Timing => (

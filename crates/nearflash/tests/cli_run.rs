@@ -253,7 +253,7 @@ fn unknown_fidelity_and_functional_simd_are_named() {
     ];
     fails_naming(
         &[&base[..], &["--fidelity", "exact"]].concat(),
-        "unknown fidelity `exact`",
+        "unknown fidelity 'exact'",
     );
     let simd = [
         "run",

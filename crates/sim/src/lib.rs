@@ -4,6 +4,7 @@
 //! Nothing here reads a wall clock, spawns a thread or touches a file: the driver owns the
 //! clock and hands `now` to components, which answer with the events they want scheduled.
 
+pub mod fidelity;
 pub mod hash;
 pub mod histogram;
 pub mod queue;
@@ -12,6 +13,7 @@ pub mod run;
 pub mod sched;
 pub mod time;
 
+pub use fidelity::{Fidelity, UnknownFidelity};
 pub use hash::TraceHasher;
 pub use histogram::LatencyHistogram;
 pub use queue::EventQueue;

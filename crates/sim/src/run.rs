@@ -88,6 +88,12 @@ impl<E: TraceEvent> Sim<E> {
         &self.hash
     }
 
+    /// Starts the trace hash afresh: a run whose untimed preparation (preconditioning
+    /// writes) should not count hashes only what follows.
+    pub fn restart_trace(&mut self) {
+        self.hash = TraceHasher::default();
+    }
+
     /// Folds a driver-level happening (an arrival, a phase boundary) into the trace hash.
     pub fn hash_word(&mut self, word: u64) {
         self.hash.word(word);

@@ -20,10 +20,9 @@
 //! the write lands (so the image holds every byte of every resident group), and a
 //! write-back's payload is Flashvisor's write-back copy as the request is issued.
 
-use super::Machine;
+use super::{State, Q};
 use crate::config::AccelConfig;
 use crate::ddr_cache::Evicted;
-use crate::server::transfer;
 use nearflash_ftl::{BlockCompletion, BlockOp};
 use std::ops::Range;
 
@@ -64,9 +63,9 @@ fn unkey(k: u64) -> (usize, u64) {
     ((k >> 40) as usize, k & ((1 << 40) - 1))
 }
 
-impl Machine {
+impl State {
     /// Flashvisor handles worker `w`'s read request for its unit.
-    pub(super) fn read_through_cache(&mut self, w: usize) {
+    pub(super) fn read_through_cache(&mut self, q: &mut Q, w: usize) {
         let i = self.workers[w].unit.expect("running").kernel;
         let runs = self.unit_plan(w).reads.clone();
         let mut evicted = Vec::new();
@@ -95,13 +94,13 @@ impl Machine {
             self.queue_runs(i, section, r, BlockOp::Read, Owner::Unit(w));
         }
         if self.workers[w].io_pending == 0 {
-            self.reads_done(w);
+            self.reads_done(q, w);
         }
-        self.issue_io();
+        self.issue_io(q);
     }
 
     /// Worker `w`'s unit wrote its outputs into DDR3L.
-    pub(super) fn write_to_cache(&mut self, w: usize) {
+    pub(super) fn write_to_cache(&mut self, q: &mut Q, w: usize) {
         let i = self.workers[w].unit.expect("running").kernel;
         let runs = self.unit_plan(w).writes.clone();
         let mut evicted = Vec::new();
@@ -119,11 +118,11 @@ impl Machine {
             }
         }
         self.evict(evicted);
-        self.issue_io();
+        self.issue_io(q);
     }
 
     /// Instance `i`'s last unit is done: write its dirty groups back, then complete it.
-    pub(super) fn flush(&mut self, i: usize) {
+    pub(super) fn flush(&mut self, q: &mut Q, i: usize) {
         self.finishing[i] = true;
         let mut runs: Vec<(usize, Range<u64>)> = Vec::new();
         for k in self.cache.take_dirty(i) {
@@ -138,9 +137,9 @@ impl Machine {
             self.write_back(i, s, r);
         }
         if self.flush_pending[i] == 0 {
-            self.kernel_finished(i);
+            self.kernel_finished(q, i);
         }
-        self.issue_io();
+        self.issue_io(q);
     }
 
     fn evict(&mut self, evicted: Vec<Evicted>) {
@@ -204,17 +203,17 @@ impl Machine {
     }
 
     /// Submits waiting requests, round robin over the queues, while the FTL has room.
-    fn issue_io(&mut self) {
+    fn issue_io(&mut self, q: &mut Q) {
         let n = self.io_waiting.len();
         let g = self.layout.group_bytes;
         while self.io_outstanding < self.cfg.flash_queue_depth {
-            let Some(q) = (0..n)
+            let Some(turn) = (0..n)
                 .map(|k| (self.io_turn + k) % n)
-                .find(|&q| !self.io_waiting[q].is_empty())
+                .find(|&k| !self.io_waiting[k].is_empty())
             else {
                 return;
             };
-            let req = self.io_waiting[q].pop_front().expect("non-empty");
+            let req = self.io_waiting[turn].pop_front().expect("non-empty");
             let (offset, len) = (req.groups.0 * g, (req.groups.1 - req.groups.0) * g);
             // Functional: the write-back copy as of now, so that of two writes to one page
             // group the later issued (applied last by the FTL) carries every byte.
@@ -228,35 +227,32 @@ impl Machine {
             if req.op == BlockOp::Write {
                 // The write-back's bytes leave DDR3L through its port (DMA to the flash
                 // controllers); nothing waits for it but the port's later users.
-                self.ddr
-                    .serve(self.q.now(), transfer(len, self.cfg.ddr_bandwidth_mb_s));
+                self.ddr.access(q.now(), len);
             }
-            let id = self.submit(req.op, offset, len, data);
+            let id = self.submit(q, req.op, offset, len, data);
             self.io_owner.insert(id, req);
             self.io_outstanding += 1;
-            self.io_turn = (q + 1) % n;
+            self.io_turn = (turn + 1) % n;
         }
     }
 
     /// Every group worker `w`'s unit reads is in DDR3L: the LWP reads its footprint's
     /// cache lines through the DDR3L port.
-    fn reads_done(&mut self, w: usize) {
+    fn reads_done(&mut self, q: &mut Q, w: usize) {
         let bytes = self.unit_plan(w).read_line_bytes;
-        let at = self
-            .ddr
-            .serve(self.q.now(), transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
-        self.schedule(at, super::Ev::DdrIn(w));
+        let at = self.ddr.access(q.now(), bytes);
+        self.schedule(q, at, super::Ev::DdrIn(w));
     }
 
-    fn unit_io_done(&mut self, w: usize) {
+    fn unit_io_done(&mut self, q: &mut Q, w: usize) {
         let worker = &mut self.workers[w];
         worker.io_pending -= 1;
         if worker.io_pending == 0 {
-            self.reads_done(w);
+            self.reads_done(q, w);
         }
     }
 
-    pub(super) fn drain_completions(&mut self) -> Result<(), crate::AccelError> {
+    pub(super) fn drain_completions(&mut self, q: &mut Q) -> Result<(), crate::AccelError> {
         self.dev.take_completions(&mut self.completions);
         let done: Vec<BlockCompletion> = self.completions.drain(..).collect();
         for c in done {
@@ -273,10 +269,7 @@ impl Machine {
                 Owner::Unit(w) => {
                     // The groups read land in DDR3L through its port (DMA from the flash
                     // controllers).
-                    self.ddr.serve(
-                        self.q.now(),
-                        transfer(c.len_bytes, self.cfg.ddr_bandwidth_mb_s),
-                    );
+                    self.ddr.access(q.now(), c.len_bytes);
                     if let Some(f) = self.func.as_mut() {
                         let rel = c.offset_bytes - self.layout.offsets[i][req.section];
                         f.fill(i, req.section, rel, c.len_bytes, Some(&c.data));
@@ -284,10 +277,10 @@ impl Machine {
                     for g in req.groups.0..req.groups.1 {
                         let waiters = self.inflight.remove(&key(i, g)).unwrap_or_default();
                         for v in waiters {
-                            self.unit_io_done(v);
+                            self.unit_io_done(q, v);
                         }
                     }
-                    self.unit_io_done(w);
+                    self.unit_io_done(q, w);
                 }
                 Owner::WriteBack => {
                     for g in req.groups.0..req.groups.1 {
@@ -300,11 +293,11 @@ impl Machine {
                     }
                     self.flush_pending[i] -= 1;
                     if self.finishing[i] && self.flush_pending[i] == 0 {
-                        self.kernel_finished(i);
+                        self.kernel_finished(q, i);
                     }
                 }
             }
-            self.issue_io();
+            self.issue_io(q);
         }
         Ok(())
     }

@@ -32,8 +32,8 @@
 //! at the events above (preload payloads, groups entering DDR3L, `Computed`, write-backs,
 //! kernel end) and verify every instance's live-out arrays from flash.
 //!
-//! Deterministic: one event queue, one seeded RNG, ordered maps; the trace hash covers every
-//! event of the timed run.
+//! Deterministic: the one simulation loop (`sim::Sim`: one event queue, one seeded RNG),
+//! ordered maps; the trace hash covers every event of the timed run.
 
 use crate::chain::{Chain, Unit};
 use crate::config::AccelConfig;
@@ -50,9 +50,10 @@ use crate::server::{transfer, FifoServer};
 use dataflow::{ddr_capacity_groups, IoReq};
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
+use nearflash_hw::DramPort;
 use nearflash_kernels::{Access, Kernel};
 use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
-use nearflash_sim::{EventQueue, Schedule, SimDuration, SimRng, SimTime, TraceEvent, TraceHasher};
+use nearflash_sim::{EventQueue, Model, Schedule, Sim, SimDuration, SimRng, SimTime, TraceEvent};
 
 mod dataflow;
 use std::collections::{BTreeMap, VecDeque};
@@ -129,20 +130,27 @@ struct Worker {
     busy: FifoServer,
 }
 
+type Q = EventQueue<MachineEvent>;
+
+/// The accelerator on the one simulation loop: `sim` owns the clock, the RNG and the trace
+/// hash; `st` is the machine's state, a `sim::Model`.
 pub struct Machine {
+    sim: Sim<MachineEvent>,
+    st: State,
+}
+
+struct State {
     cfg: AccelConfig,
-    q: EventQueue<MachineEvent>,
     dev: Device,
-    rng: SimRng,
     seed: u64,
-    hash: TraceHasher,
     plans: Vec<KernelPlan>,
     instances: Vec<Instance>,
     layout: Layout,
     chain: Chain,
     sched: Scheduler,
     flashvisor: FifoServer,
-    ddr: FifoServer,
+    /// DDR3L's port.
+    ddr: DramPort,
     pcie: FifoServer,
     storengine: Busy,
     /// The backbone's summed die busy time over the run, sampled between events.
@@ -186,6 +194,31 @@ pub struct Machine {
     flash_busy_start_ns: (u64, u64),
     /// Functional fidelity's data path (`None` in timing fidelity).
     func: Option<Functional>,
+    /// The first error a handled event raised (the loop stops on it).
+    failure: Option<AccelError>,
+}
+
+impl Model for State {
+    type Event = MachineEvent;
+
+    fn handle(&mut self, ev: MachineEvent, q: &mut Q, rng: &mut SimRng) {
+        let at = q.now();
+        if self.dev.gc_active() || self.dev.checkpoint_active() {
+            self.storengine.add(self.last_event, at);
+        }
+        self.last_event = at;
+        self.sample_dies(at, false);
+        match ev {
+            MachineEvent::Accel(e) => self.on_event(q, e),
+            MachineEvent::Dev(e) => self.dev.handle(e, &mut q.map(MachineEvent::Dev), rng),
+        }
+        if let Err(e) = self.drain_completions(q) {
+            self.failure.get_or_insert(e);
+        }
+        if let Some(e) = self.func.as_mut().and_then(Functional::take_failure) {
+            self.failure.get_or_insert(e);
+        }
+    }
 }
 
 impl Machine {
@@ -252,7 +285,7 @@ impl Machine {
         func: Option<Functional>,
     ) -> Result<Machine, AccelError> {
         cfg.validate()?;
-        let mut q = EventQueue::new();
+        let mut sim = Sim::new(seed);
         let store: Box<dyn PageStore> = match func {
             Some(_) => Box::new(MemoryStore::new(
                 Geometry::from_config(flash).page_count(),
@@ -260,7 +293,7 @@ impl Machine {
             )),
             None => Box::new(NoStore),
         };
-        let dev = Device::format(flash, ftl, store, &mut q.map(MachineEvent::Dev))
+        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(MachineEvent::Dev))
             .map_err(|e| AccelError::Device(e.to_string()))?;
         assert_eq!(layout.group_bytes, dev.layout().group_bytes());
         assert_eq!(layout.offsets.len(), instances.len());
@@ -279,20 +312,17 @@ impl Machine {
         );
         let n = instances.len();
         let layout_group_bytes = layout.group_bytes;
-        Ok(Machine {
+        let st = State {
             cfg: cfg.clone(),
-            q,
             dev,
-            rng: SimRng::seed_from_u64(seed),
             seed,
-            hash: TraceHasher::default(),
             plans,
             instances,
             layout,
             chain,
             sched: Scheduler::new(kind, cfg.worker_count()),
             flashvisor: FifoServer::default(),
-            ddr: FifoServer::default(),
+            ddr: DramPort::new(cfg.ddr_bandwidth_mb_s),
             pcie: FifoServer::default(),
             storengine: Busy::default(),
             die_bins: TimeBins::default(),
@@ -324,15 +354,18 @@ impl Machine {
             events_start: 0,
             flash_busy_start_ns: (0, 0),
             func,
-        })
+            failure: None,
+        };
+        Ok(Machine { sim, st })
     }
 
     /// Functional fidelity: injects `fault` (tests show verification catches it).
     pub fn inject(&mut self, fault: Fault) {
-        self.func
+        let st = &mut self.st;
+        st.func
             .as_mut()
             .expect("faults need functional fidelity")
-            .inject(fault, &self.layout);
+            .inject(fault, &st.layout);
     }
 
     /// Preconditions the inputs, then runs every instance to completion.
@@ -346,57 +379,76 @@ impl Machine {
         mut self,
         workload: &str,
     ) -> Result<(RunReport, Vec<InstanceCheck>), AccelError> {
-        assert!(self.func.is_some(), "built with new_functional");
+        assert!(self.st.func.is_some(), "built with new_functional");
         let report = self.execute(workload)?;
-        let checks = self.func.take().expect("functional").into_checks();
+        let checks = self.st.func.take().expect("functional").into_checks();
         Ok((report, checks))
     }
 
     fn execute(&mut self, workload: &str) -> Result<RunReport, AccelError> {
         self.preload()?;
-        self.start = self.q.now();
-        self.last_event = self.start;
-        self.events_start = self.q.events_processed();
-        self.flash_busy_start_ns = self.flash_busy_ns(self.start);
-        self.start_series();
-        for i in 0..self.instances.len() {
-            let at = self.pcie.serve(
-                self.start,
-                transfer(
-                    self.cfg.kernel_description_bytes,
-                    self.cfg.pcie_bandwidth_mb_s,
-                ),
+        let (sim, st) = (&mut self.sim, &mut self.st);
+        // The trace hash covers the timed run only, as it always has.
+        sim.restart_trace();
+        st.start = sim.now();
+        st.last_event = st.start;
+        st.events_start = sim.events();
+        st.flash_busy_start_ns = st.flash_busy_ns(st.start);
+        st.start_series();
+        for i in 0..st.instances.len() {
+            let at = st.pcie.serve(
+                st.start,
+                transfer(st.cfg.kernel_description_bytes, st.cfg.pcie_bandwidth_mb_s),
             );
-            self.schedule(at, Ev::Downloaded(i));
+            st.schedule(sim.queue(), at, Ev::Downloaded(i));
         }
-        while self.unfinished > 0 {
-            let (at, ev) = self
-                .q
-                .pop()
-                .expect("unfinished kernels always have events pending");
-            self.hash.word(at.as_ns());
-            self.hash.word(ev.hash_word());
-            if self.dev.gc_active() || self.dev.checkpoint_active() {
-                self.storengine.add(self.last_event, at);
-            }
-            self.last_event = at;
-            self.sample_dies(at, false);
-            match ev {
-                MachineEvent::Accel(e) => self.on_event(e),
-                MachineEvent::Dev(e) => {
-                    self.dev
-                        .handle(e, &mut self.q.map(MachineEvent::Dev), &mut self.rng)
-                }
-            }
-            self.drain_completions()?;
-            if let Some(e) = self.func.as_mut().and_then(Functional::take_failure) {
+        // Nothing but the machine's own events is pending: every step completes work or
+        // schedules more, and unfinished kernels always have events pending.
+        while st.unfinished > 0 {
+            assert!(
+                sim.step(st),
+                "unfinished kernels always have events pending"
+            );
+            if let Some(e) = st.failure.take() {
                 return Err(e);
             }
         }
-        self.sample_dies(self.q.now(), true);
-        Ok(self.report(workload))
+        let end = sim.now();
+        st.sample_dies(end, true);
+        Ok(st.report(workload, end, sim.events(), sim.trace_hash().hex()))
     }
 
+    /// Writes every input range (untimed preconditioning) and waits for the writes.
+    fn preload(&mut self) -> Result<(), AccelError> {
+        let st = &mut self.st;
+        let chunk = st.cfg.flash_request_bytes_max;
+        let mut todo: Vec<(u64, u64)> = Vec::new();
+        for r in &st.layout.preload {
+            let mut at = r.start;
+            while at < r.end {
+                let len = chunk.min(r.end - at);
+                todo.push((at, len));
+                at += len;
+            }
+        }
+        let func = st.func.as_ref();
+        crate::preload::write_extents(
+            &mut self.sim,
+            &mut st.dev,
+            MachineEvent::Dev,
+            |e| match e {
+                MachineEvent::Dev(d) => d,
+                MachineEvent::Accel(a) => unreachable!("accelerator event {a:?} before the run"),
+            },
+            &mut st.next_request,
+            todo.into_iter(),
+            |offset, len| func.map_or_else(Vec::new, |f| f.preload_payload(offset, len)),
+            "preconditioning",
+        )
+    }
+}
+
+impl State {
     fn start_series(&mut self) {
         let t = self.start;
         self.flashvisor.start_series(t);
@@ -422,36 +474,14 @@ impl Machine {
         self.die_sample = (now, busy);
     }
 
-    /// Writes every input range (untimed preconditioning) and waits for the writes.
-    fn preload(&mut self) -> Result<(), AccelError> {
-        let chunk = self.cfg.flash_request_bytes_max;
-        let mut todo: Vec<(u64, u64)> = Vec::new();
-        for r in &self.layout.preload {
-            let mut at = r.start;
-            while at < r.end {
-                let len = chunk.min(r.end - at);
-                todo.push((at, len));
-                at += len;
-            }
-        }
-        let func = self.func.as_ref();
-        crate::preload::write_extents(
-            &mut self.dev,
-            &mut self.q,
-            MachineEvent::Dev,
-            |e| match e {
-                MachineEvent::Dev(d) => d,
-                MachineEvent::Accel(a) => unreachable!("accelerator event {a:?} before the run"),
-            },
-            &mut self.rng,
-            &mut self.next_request,
-            todo.into_iter(),
-            |offset, len| func.map_or_else(Vec::new, |f| f.preload_payload(offset, len)),
-            "preconditioning",
-        )
-    }
-
-    fn submit(&mut self, op: BlockOp, offset_bytes: u64, len_bytes: u64, data: Vec<u8>) -> u64 {
+    fn submit(
+        &mut self,
+        q: &mut Q,
+        op: BlockOp,
+        offset_bytes: u64,
+        len_bytes: u64,
+        data: Vec<u8>,
+    ) -> u64 {
         let id = self.next_request;
         self.next_request += 1;
         self.dev.submit(
@@ -462,48 +492,46 @@ impl Machine {
                 len_bytes,
                 data,
             },
-            &mut self.q.map(MachineEvent::Dev),
+            &mut q.map(MachineEvent::Dev),
         );
         id
     }
 
-    fn schedule(&mut self, at: SimTime, ev: Ev) {
-        self.q.schedule_at(at, MachineEvent::Accel(ev));
+    fn schedule(&mut self, q: &mut Q, at: SimTime, ev: Ev) {
+        q.schedule_at(at, MachineEvent::Accel(ev));
     }
 
     /// A message through a hardware queue to Flashvisor, handled in arrival order on LWP0.
-    fn send_flashvisor(&mut self, msg: FvMsg) {
-        let arrival = self.q.now() + SimDuration::from_ns(self.cfg.queue_message_ns);
+    fn send_flashvisor(&mut self, q: &mut Q, msg: FvMsg) {
+        let arrival = q.now() + SimDuration::from_ns(self.cfg.queue_message_ns);
         let done = self.flashvisor.serve(
             arrival,
             SimDuration::from_ns(self.cfg.flashvisor_message_ns()),
         );
-        self.schedule(done, Ev::Fv(msg));
+        self.schedule(q, done, Ev::Fv(msg));
     }
 
-    fn on_event(&mut self, ev: Ev) {
-        let now = self.q.now();
+    fn on_event(&mut self, q: &mut Q, ev: Ev) {
+        let now = q.now();
         match ev {
             Ev::Downloaded(i) => {
                 let bytes = self.cfg.kernel_description_bytes;
-                let at = self
-                    .ddr
-                    .serve(now, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
-                self.schedule(at, Ev::Interrupt(i));
+                let at = self.ddr.access(now, bytes);
+                self.schedule(q, at, Ev::Interrupt(i));
             }
-            Ev::Interrupt(i) => self.send_flashvisor(FvMsg::Arrive(i)),
-            Ev::Fv(msg) => self.on_flashvisor(msg),
+            Ev::Interrupt(i) => self.send_flashvisor(q, FvMsg::Arrive(i)),
+            Ev::Fv(msg) => self.on_flashvisor(q, msg),
             Ev::Start(w) => {
                 if self.unit_plan(w).reads.runs.is_empty() {
-                    self.on_event(Ev::DdrIn(w));
+                    self.on_event(q, Ev::DdrIn(w));
                 } else {
-                    self.send_flashvisor(FvMsg::Read(w));
+                    self.send_flashvisor(q, FvMsg::Read(w));
                 }
             }
             Ev::DdrIn(w) => {
                 let ns = self.unit_plan(w).compute_ns;
                 self.workers[w].busy.account(now, ns);
-                self.schedule(now + SimDuration::from_ns(ns), Ev::Computed(w));
+                self.schedule(q, now + SimDuration::from_ns(ns), Ev::Computed(w));
             }
             Ev::Computed(w) => {
                 if let Some(f) = self.func.as_mut() {
@@ -512,25 +540,23 @@ impl Machine {
                 }
                 let bytes = self.unit_plan(w).write_line_bytes;
                 if bytes == 0 {
-                    self.unit_finished(w);
+                    self.unit_finished(q, w);
                 } else {
-                    let at = self
-                        .ddr
-                        .serve(now, transfer(bytes, self.cfg.ddr_bandwidth_mb_s));
-                    self.schedule(at, Ev::DdrOut(w));
+                    let at = self.ddr.access(now, bytes);
+                    self.schedule(q, at, Ev::DdrOut(w));
                 }
             }
             Ev::DdrOut(w) => {
-                self.write_to_cache(w);
-                self.unit_finished(w);
+                self.write_to_cache(q, w);
+                self.unit_finished(q, w);
             }
         }
     }
 
-    fn on_flashvisor(&mut self, msg: FvMsg) {
+    fn on_flashvisor(&mut self, q: &mut Q, msg: FvMsg) {
         match msg {
-            FvMsg::Arrive(i) => self.map_sections(i),
-            FvMsg::Read(w) => self.read_through_cache(w),
+            FvMsg::Arrive(i) => self.map_sections(q, i),
+            FvMsg::Read(w) => self.read_through_cache(q, w),
             FvMsg::Done(w) => {
                 let worker = &mut self.workers[w];
                 let u = worker.unit.take().expect("a worker reports its unit");
@@ -540,15 +566,15 @@ impl Machine {
                     self.chain.complete(u)
                 };
                 if finished {
-                    self.flush(u.kernel);
+                    self.flush(q, u.kernel);
                 }
-                self.dispatch();
+                self.dispatch(q);
             }
         }
     }
 
     /// §4.3: range locks on every data section; the kernel is admitted once all are held.
-    fn map_sections(&mut self, i: usize) {
+    fn map_sections(&mut self, q: &mut Q, i: usize) {
         let sections = self.plans[self.instances[i].plan].desc.sections.clone();
         for (s, sec) in sections.iter().enumerate() {
             let g = self.layout.section_groups(i, s, sec.bytes);
@@ -571,26 +597,26 @@ impl Machine {
             self.held[i].push(a.id());
         }
         if self.locks_waiting[i] == 0 {
-            self.admit(i);
+            self.admit(q, i);
         }
     }
 
-    fn admit(&mut self, i: usize) {
+    fn admit(&mut self, q: &mut Q, i: usize) {
         if let Some(f) = self.func.as_mut() {
             f.admit(i, &mut self.dev, &self.layout, &self.plans);
         }
         self.chain.admit(i);
         self.sched.admitted(&self.chain, i);
-        self.dispatch();
+        self.dispatch(q);
     }
 
-    fn dispatch(&mut self) {
+    fn dispatch(&mut self, q: &mut Q) {
         let free: Vec<bool> = self.workers.iter().map(|w| w.unit.is_none()).collect();
-        let at = self.q.now() + SimDuration::from_ns(self.cfg.queue_message_ns);
+        let at = q.now() + SimDuration::from_ns(self.cfg.queue_message_ns);
         for (w, u) in self.sched.pick(&mut self.chain, &free) {
             self.started_at[u.kernel].get_or_insert(at);
             self.workers[w].unit = Some(u);
-            self.schedule(at, Ev::Start(w));
+            self.schedule(q, at, Ev::Start(w));
         }
     }
 
@@ -599,23 +625,23 @@ impl Machine {
         self.plans[self.instances[u.kernel].plan].unit(u.mb, u.screen)
     }
 
-    fn unit_finished(&mut self, w: usize) {
+    fn unit_finished(&mut self, q: &mut Q, w: usize) {
         let u = self.workers[w].unit.expect("running");
         if self.sched.kind().is_inter() {
             // The worker owns the whole kernel: it goes on by itself and reports the end.
             if !self.chain.complete(u) {
                 let next = self.chain.issue(u.kernel);
                 self.workers[w].unit = Some(next);
-                self.schedule(self.q.now(), Ev::Start(w));
+                self.schedule(q, q.now(), Ev::Start(w));
                 return;
             }
             self.workers[w].completed_locally = true;
         }
-        self.send_flashvisor(FvMsg::Done(w));
+        self.send_flashvisor(q, FvMsg::Done(w));
     }
 
-    fn kernel_finished(&mut self, i: usize) {
-        self.done_at[i] = Some(self.q.now());
+    fn kernel_finished(&mut self, q: &mut Q, i: usize) {
+        self.done_at[i] = Some(q.now());
         self.unfinished -= 1;
         if let Some(f) = self.func.as_mut() {
             f.verify(i, &mut self.dev, &self.layout);
@@ -630,7 +656,7 @@ impl Machine {
                 let j = self.lock_owner[&g];
                 self.locks_waiting[j] -= 1;
                 if self.locks_waiting[j] == 0 {
-                    self.admit(j);
+                    self.admit(q, j);
                 }
             }
         }
@@ -647,7 +673,13 @@ impl Machine {
     /// backbone serve storage, PCIe moves data. The backbone's busy time is its dies' summed
     /// busy time over the die count (the mean fraction of dies busy). The host is not
     /// counted: after the offload it takes no part in the run (§4).
-    fn energy_meter(&self, lwp_busy_ns: &[u64], die_busy_ns: u64, makespan: u64) -> EnergyMeter {
+    fn energy_meter(
+        &self,
+        now: SimTime,
+        lwp_busy_ns: &[u64],
+        die_busy_ns: u64,
+        makespan: u64,
+    ) -> EnergyMeter {
         let c = &self.cfg;
         let mut m = EnergyMeter::default();
         let mut lwp_bins = vec![self.flashvisor.bins(), self.storengine.bins()];
@@ -683,7 +715,7 @@ impl Machine {
             self.pcie.busy_ns().min(makespan),
             (self.pcie.bins(), 1),
         );
-        let dies = self.dev.die_busy_ns(self.q.now()).len().max(1) as u64;
+        let dies = self.dev.die_busy_ns(now).len().max(1) as u64;
         m.add(
             "flash_backbone",
             Category::StorageAccess,
@@ -695,8 +727,7 @@ impl Machine {
         m
     }
 
-    fn report(&self, workload: &str) -> RunReport {
-        let end = self.q.now();
+    fn report(&self, workload: &str, end: SimTime, events: u64, trace_hash: String) -> RunReport {
         let flash_busy = self.flash_busy_ns(end);
         let makespan = end.since(self.start).as_ns().max(1);
         let instances: Vec<InstanceReport> = self
@@ -723,7 +754,7 @@ impl Machine {
         let mut lwp_busy_ns = vec![self.flashvisor.busy_ns(), self.storengine.ns()];
         lwp_busy_ns.extend(self.workers.iter().map(|w| w.busy.busy_ns()));
         let die_busy_ns = flash_busy.0 - self.flash_busy_start_ns.0;
-        let meter = self.energy_meter(&lwp_busy_ns, die_busy_ns, makespan);
+        let meter = self.energy_meter(end, &lwp_busy_ns, die_busy_ns, makespan);
         let workers: Vec<&TimeBins> = self.workers.iter().map(|w| w.busy.bins()).collect();
         let series = series_points(&workers, meter.power_series(makespan), makespan);
         let energy_j = meter.report(makespan);
@@ -757,8 +788,8 @@ impl Machine {
             phases: Vec::new(),
             energy_j,
             series,
-            events: self.q.events_processed() - self.events_start,
-            trace_hash: self.hash.hex(),
+            events: events - self.events_start,
+            trace_hash,
         }
     }
 }

@@ -16,7 +16,7 @@
 //! compressed is a rate balance that settles within the first extents (`--volume-mib 6144`
 //! runs the paper's volume; the figures agree to 0.3 points).
 
-use super::{parallel_map, Fidelity as RunFidelity, ReproduceArgs};
+use super::{parallel_map, ReproduceArgs};
 use crate::cmd_model::{active_flash_config, fig1};
 use crate::error::CliError;
 use crate::preset::Preset;
@@ -92,7 +92,7 @@ enum Outcome {
 
 pub fn run(
     args: &ReproduceArgs,
-    fidelity: RunFidelity,
+    fidelity: Fidelity,
     jobs: usize,
     out: &Path,
 ) -> Result<bool, CliError> {
@@ -124,10 +124,7 @@ pub fn run(
     for &s in &splits {
         model.split_speedup(s)?;
     }
-    let sim_fidelity = match fidelity {
-        RunFidelity::Timing => Fidelity::Timing,
-        RunFidelity::Functional => Fidelity::Functional,
-    };
+    let sim_fidelity = fidelity;
     let volume_mib = args.volume_mib.unwrap_or(match sim_fidelity {
         Fidelity::Timing => VOLUME_MIB_TIMING,
         Fidelity::Functional => VOLUME_MIB_FUNCTIONAL,
@@ -466,11 +463,7 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
     }
     Ok(Summary {
         paper: "Active Flash (seed 004)".into(),
-        fidelity: match m.fidelity {
-            Fidelity::Timing => "timing",
-            Fidelity::Functional => "functional",
-        }
-        .into(),
+        fidelity: m.fidelity.name().into(),
         seed,
         claims,
         runs,

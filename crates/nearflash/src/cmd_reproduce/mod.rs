@@ -60,34 +60,14 @@ pub struct ReproduceArgs {
     pub splits: Vec<f64>,
 }
 
-/// Fidelity of a reproduction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fidelity {
-    Timing,
-    Functional,
-}
-
-impl Fidelity {
-    fn parse(s: &str) -> Result<Fidelity, CliError> {
-        match s {
-            "timing" => Ok(Fidelity::Timing),
-            "functional" => Ok(Fidelity::Functional),
-            other => Err(CliError::Workload(format!(
-                "unknown fidelity '{other}' (timing | functional)"
-            ))),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Fidelity::Timing => "timing",
-            Fidelity::Functional => "functional",
-        }
-    }
-}
+/// Fidelity of a reproduction: the one `Fidelity` of every system.
+pub use nearflash_sim::Fidelity;
 
 pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
-    let fidelity = Fidelity::parse(&args.fidelity)?;
+    let fidelity: Fidelity = args
+        .fidelity
+        .parse()
+        .map_err(|e: nearflash_sim::UnknownFidelity| CliError::Workload(e.to_string()))?;
     if args.jobs == Some(0) {
         return Err(CliError::Workload("--jobs must be at least 1".into()));
     }

@@ -12,7 +12,7 @@ use super::{parallel_map, Fidelity, ReproduceArgs};
 use crate::error::CliError;
 use crate::preset::Preset;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
-use nearflash_accel::HostConfig;
+use nearflash_host::HostConfig;
 use nearflash_insider::app::AppProfile;
 use nearflash_insider::experiment::{run_app, RunResult, System};
 use nearflash_insider::fairness::{run_fairness, Contender, FairnessResult};
