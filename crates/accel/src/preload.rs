@@ -48,7 +48,7 @@ pub fn write_extents<D: BlockDevice, P: TraceEvent>(
 ) -> Result<(), AccelError> {
     let mut extents = extents;
     let mut model = DeviceOnly { dev, wrap, unwrap };
-    let mut watchdog = Watchdog::new(DEFAULT_STALL_LIMIT);
+    let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, sim.now());
     let mut completions: Vec<BlockCompletion> = Vec::new();
     let (mut inflight, mut completed) = (0u32, 0u64);
     let mut exhausted = false;

@@ -133,7 +133,7 @@ impl Ssd {
             .step_by(step as usize)
             .map(|a| (a, step.min(end - a)));
         cpu.serve(from, SimDuration::from_ns(host.syscall_ns));
-        let mut watchdog = Watchdog::new(DEFAULT_STALL_LIMIT);
+        let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, from);
         let (mut inflight, mut completed) = (0u32, 0u64);
         let mut exhausted = false;
         loop {

@@ -224,10 +224,11 @@ impl Rig {
             failure: None,
             commands_completed: 0,
         };
+        let start = sim.now();
         Ok(Rig {
             sim,
             st,
-            watchdog: Watchdog::new(DEFAULT_STALL_LIMIT),
+            watchdog: Watchdog::starting_at(DEFAULT_STALL_LIMIT, start),
         })
     }
     pub fn now(&self) -> SimTime {

@@ -153,6 +153,7 @@ impl Machine {
     /// The drive over `backing`, on `sim` (whose queue may already hold the backing
     /// device's events from formatting).
     pub fn new(cfg: &InsiderConfig, backing: Backing, sim: Sim<MachineEvent>) -> Machine {
+        let now = sim.now();
         Machine {
             sim,
             st: State {
@@ -172,7 +173,7 @@ impl Machine {
                 backing_submitted: 0,
                 backing_completed: 0,
             },
-            watchdog: Watchdog::new(DEFAULT_STALL_LIMIT),
+            watchdog: Watchdog::starting_at(DEFAULT_STALL_LIMIT, now),
         }
     }
 

@@ -219,6 +219,15 @@ impl Watchdog {
         }
     }
 
+    /// A watchdog armed at `now` rather than at time zero: for a driver that starts watching
+    /// partway through a run (a later phase, one host I/O call among many).
+    pub fn starting_at(limit: SimDuration, now: SimTime) -> Self {
+        Watchdog {
+            last_progress_at: now,
+            ..Watchdog::new(limit)
+        }
+    }
+
     pub fn limit(&self) -> SimDuration {
         self.limit
     }
@@ -350,6 +359,39 @@ mod tests {
         assert_eq!(err.progress.outstanding, 1);
         assert!(err.at.as_ns() > 1_000_000 && err.at.as_ns() <= 1_001_000);
         assert!(err.to_string().contains("1 request(s) outstanding"));
+    }
+
+    /// A host I/O call late in a run built its watchdog with `Watchdog::new`, whose clock
+    /// starts at zero: the first slow step after 60 s of simulated time looked like a minute
+    /// without completions. A watchdog started at `now` measures from `now`.
+    #[test]
+    fn a_watchdog_started_late_measures_from_its_start() {
+        let late = SimTime(10_000_000);
+        let p = Progress {
+            completed: 0,
+            outstanding: 1,
+        };
+        let limit = SimDuration::from_ms(1);
+        assert!(Watchdog::new(limit).observe(late, p).is_err());
+        let mut dog = Watchdog::starting_at(limit, late);
+        assert!(dog.observe(late + SimDuration(1_000), p).is_ok());
+        assert!(dog.observe(late + SimDuration(2_000_000), p).is_err());
+    }
+
+    #[test]
+    fn restart_trace_forgets_what_came_before() {
+        let run = |prep: bool| {
+            let mut sim = Sim::new(1);
+            let mut m = toy(false);
+            if prep {
+                m.submit(sim.queue());
+                sim.advance_to(SimTime(500), &mut m);
+                sim.restart_trace();
+            }
+            sim.hash_word(7);
+            sim.trace_hash().finish()
+        };
+        assert_eq!(run(true), run(false));
     }
 
     #[test]
