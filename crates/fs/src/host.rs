@@ -169,7 +169,7 @@ impl<D: BlockDevice> FsHost<D> {
 
     /// Runs events until `id` completes (or the watchdog fires).
     pub fn wait(&mut self, id: OpId) -> Result<FsCompletion, HostError> {
-        let mut dog = Watchdog::new(self.watchdog_limit);
+        let mut dog = Watchdog::starting_at(self.watchdog_limit, self.sim.now());
         dog.observe(self.sim.now(), self.m.progress())?;
         self.sim
             .run_until(&mut self.m, &mut dog, Machine::progress, |m| {

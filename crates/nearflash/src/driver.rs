@@ -283,7 +283,7 @@ impl Driver {
         let mut next_id = self.next_id;
         let mut done = 0u64;
         let mut next_report = PROGRESS_EVERY;
-        let mut watchdog = Watchdog::new(DEFAULT_STALL_LIMIT);
+        let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
         let result = load::run_closed(
             &mut self.sim,
             &mut self.rig,
@@ -336,7 +336,7 @@ impl Driver {
         let mut next_id = self.next_id;
         let mut done = 0u64;
         let mut next_report = PROGRESS_EVERY;
-        let mut watchdog = Watchdog::new(DEFAULT_STALL_LIMIT);
+        let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
         let arrivals = arrivals_ns.iter().zip(requests).map(|(&a, &d)| {
             let req = request(&mut next_id, d, checker.borrow_mut().as_mut());
             (a, req)
