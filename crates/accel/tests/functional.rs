@@ -253,9 +253,11 @@ fn functional_runs_that_do_not_fit_are_refused_before_running() {
         matches!(e, AccelError::FunctionalTooLarge { max_mib: 16, .. }),
         "{e}"
     );
-    // 2dconv's 4 MiB outputs × 6 instances outgrow the 12 MiB test device: later
-    // instances would reuse earlier ones' flash.
-    let tiny = test_min();
+    // 2dconv's 4 MiB outputs × 6 instances outgrow the test device (without its
+    // over-provisioning, which would leave too little room for even one copy of the inputs):
+    // later instances would reuse earlier ones' flash.
+    let mut tiny = test_min();
+    tiny.1.over_provisioning_percent = 0.0;
     let e = functional(&tiny, SchedulerKind::IntraO3, "2dconv", Dataset::Mini).unwrap_err();
     assert!(matches!(e, AccelError::FunctionalReuse { .. }), "{e}");
     assert!(e.to_string().contains("smaller dataset"), "{e}");
