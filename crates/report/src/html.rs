@@ -148,7 +148,7 @@ mod tests {
         };
         let html = page.render(&s);
         assert!(html.contains("<b>c1</b><br>a &lt; b"));
-        assert!(html.contains("<td>127</td><td>80.5</td>"));
+        assert!(html.contains("<td>127<br><small>paper</small></td><td>80.5</td>"));
         assert!(html.contains("<svg></svg>"));
         assert!(html.ends_with("</html>\n"));
     }

@@ -157,7 +157,12 @@ pub fn small(backing: BackingKind, functional: bool, seed: u64) -> Runtime {
     };
     let host = nearflash_insider::config::insider_host();
     let flash = nearflash_ftl::testing::tiny_flash();
-    let ftl = nearflash_ftl::testing::tiny_ftl();
+    // The tiny device must hold RLE's preallocated output beside its input: no
+    // over-provisioning beyond the GC reserve (which it now takes in addition to it).
+    let ftl = nearflash_ftl::FtlConfig {
+        over_provisioning_percent: 0.0,
+        ..nearflash_ftl::testing::tiny_ftl()
+    };
     let mut rt = Runtime::new(&MachineSpec {
         insider: &cfg,
         host: &host,
