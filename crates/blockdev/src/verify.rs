@@ -61,6 +61,11 @@ struct SectorState {
     acked_is_write: bool,
     issued_write_max: u32,
     issued_trim_max: u32,
+    /// A post-cut read of the sector failed (a media error), so what the cut left in it is
+    /// still unknown: until a read returns it or a newer write or trim is acknowledged, a
+    /// read may return anything the post-cut check allows. Holds the first stamp issued
+    /// after the cut (0: the sector's state is known).
+    unread_since_stamp: u32,
 }
 
 /// The acked state of a sector at some instant (for checking a read later).
@@ -129,6 +134,7 @@ impl Reference {
             if stamp > s.acked {
                 s.acked = stamp;
                 s.acked_is_write = true;
+                s.unread_since_stamp = 0;
             }
         }
     }
@@ -157,6 +163,7 @@ impl Reference {
             if stamp > s.acked {
                 s.acked = stamp;
                 s.acked_is_write = false;
+                s.unread_since_stamp = 0;
             }
         }
     }
@@ -179,7 +186,12 @@ impl Reference {
         for (i, at) in before.iter().enumerate() {
             let s = lsn + i as u64;
             let st = self.sectors[s as usize];
-            let got = decode_sector(&data[i * SECTOR..(i + 1) * SECTOR]);
+            let sector = &data[i * SECTOR..(i + 1) * SECTOR];
+            if st.unread_since_stamp > 0 {
+                self.check_after_crash(s, sector)?;
+                continue;
+            }
+            let got = decode_sector(sector);
             let ok = match got {
                 SectorContent::Zeros => !at.is_write || st.issued_trim_max > at.stamp,
                 SectorContent::Version { lsn, stamp } => {
@@ -255,11 +267,36 @@ impl Reference {
                 acked_is_write: true,
                 issued_write_max: stamp,
                 issued_trim_max: 0,
+                unread_since_stamp: 0,
             },
             // Zeros; or a violation already counted, after which anything but a new write
             // of this sector is reported again.
             _ => SectorState::default(),
         };
+    }
+
+    /// A post-cut read of sector `s` failed with a media error (call it before any command
+    /// is issued after the cut): its content stays unknown (see
+    /// `SectorState::unread_since_stamp`) until `settle_unread` sees it.
+    pub fn unreadable_after_crash(&mut self, s: u64) {
+        let since = self.next_stamp;
+        self.sectors[s as usize].unread_since_stamp = since;
+    }
+
+    /// A read returned `data` for sector `s` (already checked): if the sector was unread
+    /// since a cut, that is now its known state, as `settle_after_crash` would have made it —
+    /// except that writes and trims issued since the cut may still be in flight.
+    pub fn settle_unread(&mut self, s: u64, data: &[u8]) {
+        let st = self.sectors[s as usize];
+        let since = st.unread_since_stamp;
+        if since == 0 {
+            return;
+        }
+        self.settle_after_crash(s, data);
+        let after_cut = |stamp: u32| if stamp >= since { stamp } else { 0 };
+        let now = &mut self.sectors[s as usize];
+        now.issued_write_max = now.issued_write_max.max(after_cut(st.issued_write_max));
+        now.issued_trim_max = now.issued_trim_max.max(after_cut(st.issued_trim_max));
     }
 
     pub fn sectors(&self) -> u64 {
@@ -382,5 +419,41 @@ mod tests {
         r.issue_trim(0, 1);
         assert!(r.check_after_crash(0, &old).is_ok());
         assert!(r.check_after_crash(0, &[0u8; SECTOR]).is_ok());
+    }
+
+    /// A trimmed sector may come back after a cut; if the post-cut read of it fails (a media
+    /// error), the first read that gets through may still return the old version — once, as
+    /// the sector's known state — and a newer write ends the grace.
+    #[test]
+    fn a_sector_unreadable_after_a_cut_accepts_what_the_cut_allowed_until_read() {
+        let mut r = Reference::new(4, 1);
+        let (old, s1) = r.issue_write(0, 1);
+        r.ack_write(0, 1, s1);
+        let t = r.issue_trim(0, 1);
+        r.ack_trim(0, 1, t);
+        assert!(r.check_after_crash(0, &old).is_ok());
+        // Unread after the cut: a later read returning the old version is legal.
+        r.unreadable_after_crash(0);
+        let before = r.acked_at(0, 1);
+        assert!(r.check_read(0, &before, &old).is_ok());
+        r.settle_unread(0, &old);
+        // Now the old version is the sector's known state: zeros would be wrong.
+        let before = r.acked_at(0, 1);
+        assert!(r.check_read(0, &before, &[0u8; SECTOR]).is_err());
+        assert!(r.check_read(0, &before, &old).is_ok());
+        // Without the media error, the old version after an acknowledged trim is wrong.
+        let mut r2 = Reference::new(4, 1);
+        let (old2, s) = r2.issue_write(0, 1);
+        r2.ack_write(0, 1, s);
+        let t = r2.issue_trim(0, 1);
+        r2.ack_trim(0, 1, t);
+        let before = r2.acked_at(0, 1);
+        assert!(r2.check_read(0, &before, &old2).is_err());
+        // A newer acknowledged write ends the grace.
+        r2.unreadable_after_crash(0);
+        let (_, s) = r2.issue_write(0, 1);
+        r2.ack_write(0, 1, s);
+        let before = r2.acked_at(0, 1);
+        assert!(r2.check_read(0, &before, &old2).is_err());
     }
 }

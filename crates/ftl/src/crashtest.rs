@@ -165,6 +165,11 @@ pub struct CrashOutcome {
     /// Writes that failed with `NoSpace` (none should unless blocks fail: a device whose
     /// spares and checkpoint slots are used up can legitimately run out of space).
     pub no_space_errors: u64,
+    /// Commands that failed with `Uncorrectable`: flash media errors beyond the ECC and its
+    /// read retries (none should unless `flash.media` is enabled). Not a durability
+    /// violation — the device reports the loss instead of returning wrong data — but counted
+    /// apart; the sectors such a post-cut read covered are not checked.
+    pub uncorrectable_errors: u64,
     /// Host commands acknowledged, over the whole seed.
     pub ops_completed: u64,
     pub recovery: RecoveryReport,
@@ -200,6 +205,7 @@ pub struct CrashSummary {
     pub wrong_data_reads: u64,
     pub io_errors: u64,
     pub no_space_errors: u64,
+    pub uncorrectable_errors: u64,
     /// Seeds that ended in an error (recovery failure, panic).
     pub errors: u64,
     pub failed_seeds: Vec<u64>,
@@ -224,6 +230,7 @@ pub fn summarize(outcomes: &[CrashOutcome]) -> CrashSummary {
         s.wrong_data_reads += o.wrong_data_reads;
         s.io_errors += o.io_errors;
         s.no_space_errors += o.no_space_errors;
+        s.uncorrectable_errors += o.uncorrectable_errors;
         s.errors += u64::from(o.error.is_some());
     }
     s
@@ -525,6 +532,15 @@ impl Driver<'_> {
                     out.no_space_errors += 1;
                     continue;
                 }
+                if *e == IoError::Uncorrectable {
+                    out.uncorrectable_errors += 1;
+                    if let Pending::CrashRead { lsn, count } = p {
+                        for s in lsn..lsn + count {
+                            self.reference.unreadable_after_crash(s);
+                        }
+                    }
+                    continue;
+                }
                 out.io_errors += 1;
                 note(out, || format!("{:?} {}: {e}", c.op, c.id));
                 if let Pending::CrashRead { count, .. } = p {
@@ -545,6 +561,8 @@ impl Driver<'_> {
                         {
                             out.wrong_data_reads += 1;
                             note(out, || format!("read {}: {v:?}", c.id));
+                        } else {
+                            self.reference.settle_unread(s, data);
                         }
                     }
                 }

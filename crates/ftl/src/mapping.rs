@@ -82,6 +82,16 @@ impl Mapping {
         }
     }
 
+    /// Records that `g`, unmapped, was trimmed after its version `seq` (recovery restores
+    /// this from a checkpoint, so the next checkpoint keeps it).
+    pub fn set_trimmed(&mut self, g: Lgn, seq: u64) {
+        assert_eq!(
+            self.l2p[g.0 as usize], UNMAPPED,
+            "only an unmapped group is trimmed"
+        );
+        self.seq[g.0 as usize] = seq;
+    }
+
     /// Raw table access for checkpoints.
     pub fn l2p_raw(&self) -> &[u32] {
         &self.l2p

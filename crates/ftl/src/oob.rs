@@ -23,8 +23,18 @@ pub enum PageKind {
     Checkpoint,
     /// A data page whose content could not be read when it was moved (GC copy or
     /// read-modify-write): the new copy keeps the page's place in its group but reads of it
-    /// fail, rather than returning zeros that would pass for data.
-    Lost,
+    /// fail, rather than returning zeros that would pass for data — with the error of the
+    /// read that lost it.
+    Lost(LossCause),
+}
+
+/// Why a moved page's content was lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossCause {
+    /// The page read back as garbage or another page's data (failed its checksum).
+    Integrity,
+    /// The page held more bit errors than the ECC and its read retries correct.
+    Media,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +58,8 @@ impl OobRecord {
         let kind: u32 = match self.kind {
             PageKind::Data => 1,
             PageKind::Checkpoint => 2,
-            PageKind::Lost => 3,
+            PageKind::Lost(LossCause::Integrity) => 3,
+            PageKind::Lost(LossCause::Media) => 4,
         };
         oob[28..32].copy_from_slice(&kind.to_le_bytes());
         let crc = checksum(data, &oob[0..32]);
@@ -68,7 +79,8 @@ impl OobRecord {
         let kind = match u32_at(28) {
             1 => PageKind::Data,
             2 => PageKind::Checkpoint,
-            3 => PageKind::Lost,
+            3 => PageKind::Lost(LossCause::Integrity),
+            4 => PageKind::Lost(LossCause::Media),
             _ => return None,
         };
         Some(OobRecord {

@@ -10,10 +10,15 @@
 //!    epoch differs (rewritten since), or it holds garbage, it is *scanned*: every page group
 //!    is read and kept if all its pages decode with one logical group, one sequence number
 //!    and one epoch. Checkpoint entries pointing into a changed superblock are dropped (that
-//!    data was moved or trimmed; a moved copy is found by the scan).
+//!    data was moved or trimmed; a moved copy is found by the scan). A superblock that was
+//!    GC's victim at the checkpoint is scanned too, so that its groups compete with their
+//!    copies (step 3).
 //! 3. Each logical group maps to its candidate with the highest write sequence number. GC
 //!    copies keep the sequence number of the data they copy, so a stale copy never outranks
-//!    a newer host write; on a tie the copy in the older superblock (the GC source) wins.
+//!    a newer host write; on a tie the copy in the older superblock (the GC source) wins, so
+//!    an interrupted GC run leaves its destination with nothing valid. A group the
+//!    checkpoint records as unmapped after version `s` (trimmed) takes no scanned version
+//!    numbered `s` or lower.
 //!
 //! Partially written superblocks are closed (never programmed again before an erase), and a
 //! checkpoint is requested at once so the recovered state is durable.
@@ -47,6 +52,8 @@ pub struct RecoveryReport {
     pub groups_from_checkpoint: u64,
     pub groups_from_scan: u64,
     pub checkpoint_entries_dropped: u64,
+    /// Scanned versions older than a trim the checkpoint recorded (not brought back).
+    pub trimmed_versions_dropped: u64,
     pub torn_groups: u64,
 }
 
@@ -159,7 +166,7 @@ pub fn recover(
                 first = rec;
             }
             whole &= rec.is_some_and(|rec| {
-                matches!(rec.kind, PageKind::Data | PageKind::Lost)
+                matches!(rec.kind, PageKind::Data | PageKind::Lost(_))
                     && first.is_some_and(|f| f.epoch == rec.epoch)
             });
         }
@@ -177,9 +184,13 @@ pub fn recover(
             }
             _ => false,
         };
-        let open_at_ckpt = snap
-            .as_ref()
-            .is_some_and(|(_, sn)| sn.sb_states[s as usize] == SbState::Open);
+        // A GC victim at the checkpoint is scanned although its pages are unchanged: the
+        // checkpoint may already point some of its groups at their copies, and only its own
+        // candidates let the source win the tie (see `better`), so that an interrupted GC run
+        // leaves its destination with nothing valid.
+        let open_at_ckpt = snap.as_ref().is_some_and(|(_, sn)| {
+            matches!(sn.sb_states[s as usize], SbState::Open | SbState::Victim)
+        });
         status[s as usize] = if trusted {
             SbStatus::Trusted
         } else {
@@ -202,9 +213,16 @@ pub fn recover(
             });
         }
     }
+    // Groups the checkpoint records as unmapped after a version: trimmed (or never written,
+    // sequence 0). A scanned version no newer than that was dead at the checkpoint and must
+    // not come back — a trim once seen to take effect stays in effect.
+    let mut trimmed_after: BTreeMap<u32, u64> = BTreeMap::new();
     if let Some((_, sn)) = &snap {
         for (g, (&p, &seq)) in sn.l2p.iter().zip(&sn.seqs).enumerate() {
             if p == UNMAPPED {
+                if seq > 0 {
+                    trimmed_after.insert(g as u32, seq);
+                }
                 continue;
             }
             let sb = layout.sb_of(Pgn(p));
@@ -230,6 +248,14 @@ pub fn recover(
         if u64::from(g) >= dev.layout.logical_groups() {
             continue;
         }
+        if trimmed_after.get(&g).is_some_and(|&t| c.seq <= t) {
+            debug_assert!(
+                c.scanned,
+                "a checkpoint entry is never older than its own trim"
+            );
+            report.trimmed_versions_dropped += 1;
+            continue;
+        }
         dev.map.map(Lgn(g), c.pgn, c.seq);
         if c.scanned {
             report.groups_from_scan += 1;
@@ -237,6 +263,11 @@ pub fn recover(
             report.groups_from_checkpoint += 1;
         }
         max_seq = max_seq.max(c.seq);
+    }
+    for (&g, &t) in &trimmed_after {
+        if u64::from(g) < dev.layout.logical_groups() && dev.map.lookup(Lgn(g)).is_none() {
+            dev.map.set_trimmed(Lgn(g), t);
+        }
     }
     for s in 0..n {
         let sb = SbId(s);
@@ -335,7 +366,7 @@ fn scan_superblock(
             all_erased &= r.erased();
             match rec {
                 Some(rec)
-                    if matches!(rec.kind, PageKind::Data | PageKind::Lost)
+                    if matches!(rec.kind, PageKind::Data | PageKind::Lost(_))
                         && rec.lpn % u64::from(gp) == u64::from(k) =>
                 {
                     let key = (rec.lpn / u64::from(gp), rec.seq, rec.epoch);

@@ -4,6 +4,7 @@
 //! run within milliseconds of host time.
 
 use crate::config::{FtlConfig, GcPolicy};
+use nearflash_blockdev::IoError;
 use nearflash_flash::FlashConfig;
 
 pub fn tiny_flash() -> FlashConfig {
@@ -223,23 +224,48 @@ pub fn run_checked_io(
 /// pending is caught at once).
 pub const STALL_LIMIT_MS: u64 = nearflash_blockdev::load::DEFAULT_STALL_LIMIT.0 / 1_000_000;
 
-/// The faults a drawn case injects besides its power cuts. Media errors (raw bit errors,
-/// ECC, read retries) join here once the flash model has them: draw their parameters in
-/// [`draw_faults`] and apply them in [`Faults::apply`].
+/// The faults a drawn case injects besides its power cuts: program and erase failures, and
+/// media bit errors (`flash.media`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Faults {
     pub program_fail_probability: f64,
     pub erase_fail_probability: f64,
+    /// Flash media errors (`flash.media`): bit errors growing with wear, retention and read
+    /// disturb, ECC and read-retry; `None` for media without bit errors.
+    pub media: Option<MediaFaults>,
+}
+
+/// How worn and how old the media of a case starts (the rest of `flash.media` keeps its
+/// cited defaults).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MediaFaults {
+    pub initial_pe_cycles: u32,
+    pub retention_offset_days: f64,
 }
 
 impl Faults {
     pub fn apply(&self, flash: &mut FlashConfig) {
         flash.program_fail_probability = self.program_fail_probability;
         flash.erase_fail_probability = self.erase_fail_probability;
+        if let Some(m) = &self.media {
+            flash.media.enabled = true;
+            flash.media.initial_pe_cycles = m.initial_pe_cycles;
+            flash.media.retention_offset_days = m.retention_offset_days;
+        }
+    }
+
+    /// Whether blocks may be taken out of service — failed programs or erases, or weak blocks
+    /// retired for their read errors — so that a device whose spares are used up may run out
+    /// of space.
+    pub fn blocks_may_retire(&self) -> bool {
+        self.program_fail_probability > 0.0
+            || self.erase_fail_probability > 0.0
+            || self.media.is_some()
     }
 }
 
 /// Half the cases run on healthy flash; the others fail programs and erases at up to 1%.
+/// (Media errors are drawn apart, by [`draw_media`].)
 pub fn draw_faults(rng: &mut nearflash_sim::SimRng) -> Faults {
     let p = |rng: &mut nearflash_sim::SimRng| {
         if rng.chance(0.5) {
@@ -251,7 +277,18 @@ pub fn draw_faults(rng: &mut nearflash_sim::SimRng) -> Faults {
     Faults {
         program_fail_probability: p(rng),
         erase_fail_probability: p(rng),
+        media: None,
     }
+}
+
+/// A third of the cases have media bit errors, from a new device to one twice past the
+/// 3000-cycle rating the default error model is calibrated at (`flash::media`), aged up to
+/// two years: from clean reads through read retries to uncorrectable pages.
+pub fn draw_media(rng: &mut nearflash_sim::SimRng) -> Option<MediaFaults> {
+    rng.chance(1.0 / 3.0).then(|| MediaFaults {
+        initial_pe_cycles: rng.below(6001) as u32,
+        retention_offset_days: rng.below(731) as f64,
+    })
 }
 
 /// One case of a seeded soak: a configuration, a workload and a fault schedule, all drawn
@@ -352,6 +389,14 @@ pub fn draw_case(seed: u64) -> SoakCase {
             && flash.validate().is_ok()
             && ftl.validate(&flash).is_ok()
         {
+            // Drawn last, so that adding media errors left every earlier seed's case as it
+            // was (the seeds pinned in tests/soak_cases.rs).
+            let mut faults = faults;
+            faults.media = draw_media(r);
+            faults.apply(&mut flash);
+            flash
+                .validate()
+                .expect("media errors at their defaults keep a valid flash config valid");
             return SoakCase {
                 seed,
                 flash,
@@ -369,21 +414,26 @@ pub fn draw_case(seed: u64) -> SoakCase {
 pub struct SoakOutcome {
     pub power_cuts: u64,
     pub requests: u64,
+    /// Reads the crash test's device reported uncorrectable (media errors; expected only
+    /// in cases that draw them).
+    pub uncorrectable_errors: u64,
     /// Why the case failed, if it did.
     pub failure: Option<String>,
-    /// The failure is the open crash-reserve bug (`crashtest::tests::
-    /// a_cut_with_the_crash_reserve_in_use_leaves_room_to_collect`): after a cut, writes to
-    /// healthy flash fail with NoSpace while nothing is lost or wrong.
-    pub no_space_after_cut: bool,
 }
 
 /// Runs a case: the checked workload, then a power-cut crash test (one or two cuts), both
-/// against the reference model. Expected failures (running out of space on failing flash)
-/// are not violations; lost or wrong data, stalls, other I/O errors and panics are.
+/// against the reference model. Expected failures (running out of space on failing flash,
+/// uncorrectable reads on media with bit errors) are not violations; lost or wrong data,
+/// stalls, other I/O errors and panics are.
 pub fn run_case(case: &SoakCase) -> SoakOutcome {
     let mut out = SoakOutcome::default();
-    let failing =
-        case.faults.program_fail_probability > 0.0 || case.faults.erase_fail_probability > 0.0;
+    let failing = case.faults.blocks_may_retire();
+    let media = case.faults.media.is_some();
+    // `CheckedOutcome::failed` is keyed by the error's message.
+    let expected = |kind: &String| {
+        (failing && *kind == IoError::NoSpace.to_string())
+            || (media && *kind == IoError::Uncorrectable.to_string())
+    };
     let io =
         std::panic::catch_unwind(|| run_checked_io(&case.flash, &case.ftl, &case.io, case.seed));
     match io {
@@ -397,6 +447,11 @@ pub fn run_case(case: &SoakCase) -> SoakOutcome {
         }
         Ok(Ok(o)) => {
             out.requests += o.completed + o.failed.values().sum::<u64>();
+            out.uncorrectable_errors += o
+                .failed
+                .get(&IoError::Uncorrectable.to_string())
+                .copied()
+                .unwrap_or(0);
             if o.wrong_reads > 0 {
                 out.failure = Some(format!(
                     "io: {} wrong reads, first {:?}",
@@ -404,11 +459,7 @@ pub fn run_case(case: &SoakCase) -> SoakOutcome {
                 ));
                 return out;
             }
-            if let Some(kind) = o
-                .failed
-                .keys()
-                .find(|k| !(failing && k.contains("out of space")))
-            {
+            if let Some(kind) = o.failed.keys().find(|k| !expected(k)) {
                 out.failure = Some(format!("io: requests failed: {kind}"));
                 return out;
             }
@@ -417,14 +468,17 @@ pub fn run_case(case: &SoakCase) -> SoakOutcome {
     let c = crate::run_seed(&case.flash, &case.ftl, &case.crash, case.seed);
     out.power_cuts += 1 + u64::from(c.second_cut_phase.is_some());
     out.requests += c.ops_completed;
-    if !c.passed() || (!failing && c.no_space_errors > 0) {
-        out.no_space_after_cut = c.passed() && c.no_space_errors > 0;
+    out.uncorrectable_errors += c.uncorrectable_errors;
+    if !c.passed() || (!failing && c.no_space_errors > 0) || (!media && c.uncorrectable_errors > 0)
+    {
         out.failure = Some(format!(
-            "crash test: lost {} wrong {} io errors {} no-space {} error {:?} first {:?}",
+            "crash test: lost {} wrong {} io errors {} no-space {} uncorrectable {} error {:?} \
+             first {:?}",
             c.lost_flushed_writes,
             c.wrong_data_reads,
             c.io_errors,
             c.no_space_errors,
+            c.uncorrectable_errors,
             c.error,
             c.first_violation
         ));

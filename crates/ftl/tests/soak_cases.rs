@@ -23,15 +23,47 @@ fn the_same_seed_draws_the_same_case() {
 }
 
 /// Story: the release-build soak from seed 1 stopped at this seed — after a power cut, writes
-/// to healthy flash failed with NoSpace (the open crash-reserve bug pinned in
-/// `crashtest::tests::a_cut_with_the_crash_reserve_in_use_leaves_room_to_collect`), with 0
-/// lost and 0 wrong. The case is flagged as that bug, so `soak --allow-no-space-after-cut`
-/// can count it apart; when the bug is fixed this test fails and should become a passing
-/// replay like the one above.
+/// to healthy flash failed with NoSpace, with 0 lost and 0 wrong. The cut fell inside a GC
+/// rescue run that had opened the last free superblock; a checkpoint taken during the run
+/// already pointed some groups at their copies, so recovery (which did not scan the unchanged
+/// victim) kept those copies in the rescue destination, and no superblock was empty or free.
+/// Recovery now scans the checkpoint's GC victim, the source wins the tie, the destination
+/// holds nothing valid and is erased first (the same bug as
+/// `crashtest::tests::a_cut_with_the_crash_reserve_in_use_leaves_room_to_collect`).
 #[test]
-fn a_no_space_after_a_cut_is_flagged_as_the_open_crash_reserve_bug() {
-    let out = run_case(&draw_case(14713518769006782602));
-    let failure = out.failure.expect("the open bug still reproduces");
-    assert!(out.no_space_after_cut, "{failure}");
-    assert!(failure.contains("lost 0 wrong 0"), "{failure}");
+fn a_cut_inside_a_rescue_gc_run_leaves_room_to_write() {
+    let case = draw_case(14713518769006782602);
+    assert_eq!(case.faults.program_fail_probability, 0.0);
+    assert_eq!(case.faults.erase_fail_probability, 0.0);
+    let out = run_case(&case);
+    assert_eq!(out.failure, None);
+    assert!(out.power_cuts >= 1);
+}
+
+/// Story: the first soak that drew media errors stopped with an *integrity* error on a worn,
+/// aged device with failing programs: GC had moved a page whose read was uncorrectable,
+/// marked the copy lost, and a later read of the copy called it garbage. A page lost to the
+/// media now stays a media loss (`LossCause::Media` in its spare area) and reads as
+/// `Uncorrectable`, which the soak expects on such media. (The seed drew that case before
+/// media errors were drawn last; it still draws a worn device with failing programs.)
+#[test]
+fn a_page_moved_while_uncorrectable_reads_as_uncorrectable_not_as_garbage() {
+    let case = draw_case(1021219803524665661);
+    let out = run_case(&case);
+    assert_eq!(out.failure, None);
+}
+
+/// Story: the soak stopped at this seed with wrong reads after a cut, on a worn (5,384 P/E),
+/// two-year-old device with failing programs. A trimmed group came back after the cut (trims
+/// are not durable: legal), but the post-cut read of it failed uncorrectable, so the checker
+/// still expected the trim; when a later read got through the retries it returned the old
+/// version and was called wrong. The checker now keeps such a sector unknown until a read
+/// returns it.
+#[test]
+fn a_sector_unreadable_after_a_cut_is_judged_when_a_read_gets_through() {
+    let case = draw_case(8165699750677537138);
+    assert!(case.faults.media.is_some());
+    let out = run_case(&case);
+    assert_eq!(out.failure, None);
+    assert!(out.uncorrectable_errors > 0);
 }

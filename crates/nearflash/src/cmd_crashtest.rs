@@ -180,6 +180,11 @@ fn table(s: &CrashSummary) -> String {
         ("lost flushed writes", s.lost_flushed_writes.to_string()),
         ("wrong-data reads", s.wrong_data_reads.to_string()),
         ("I/O errors", s.io_errors.to_string()),
+        ("no-space errors", s.no_space_errors.to_string()),
+        (
+            "uncorrectable reads (media errors)",
+            s.uncorrectable_errors.to_string(),
+        ),
         ("errors (recovery / firmware)", s.errors.to_string()),
     ];
     for (k, v) in rows {

@@ -381,16 +381,15 @@ fn the_tiny_fuzzer_device_on_healthy_flash_keeps_every_acknowledged_write() {
     assert_clean_and_spacious(&outcomes);
 }
 
-/// Found by the configuration fuzzer and NOT YET FIXED: one way per channel (one write point
-/// of each kind) with `gc_foreground_free_superblocks = 1`. After a power cut every data
-/// superblock is closed and none is free or empty: the crash reserve was in use as the GC
-/// write point (opened by a rescue run, then kept by later runs whose victims were erased),
-/// so recovery closes it with valid copies in it, GC has no room for any victim, and writes
-/// fail with `NoSpace` on healthy flash. No data is lost (0 lost, 0 wrong); the fix belongs
-/// in the crash-reserve accounting of `device::gc` (a GC point opened from the reserve must
-/// be closed when its rescue victim is erased, or counted against the reserve).
+/// Found by the configuration fuzzer: one way per channel (one write point of each kind) with
+/// `gc_foreground_free_superblocks = 1`. The cut fell inside a rescue GC run, which had opened
+/// the last free superblock; a checkpoint taken during the run already pointed some of the
+/// victim's groups at their copies. Recovery trusted the unchanged victim without scanning
+/// it, so those copies had no rival and stayed valid in the rescue destination: every data
+/// superblock came back closed with valid data, none free, and writes failed with `NoSpace`
+/// on healthy flash (nothing lost). Recovery now scans the checkpoint's GC victim, the source
+/// wins the tie, and the destination is empty and erased first.
 #[test]
-#[ignore = "open: crash reserve used up by the GC point on one-way geometries (see the report)"]
 fn a_cut_with_the_crash_reserve_in_use_leaves_room_to_collect() {
     let flash = FlashConfig {
         channels: 6,
@@ -427,5 +426,56 @@ fn a_cut_with_the_crash_reserve_in_use_leaves_room_to_collect() {
         ..CrashTestConfig::default()
     };
     let o = run_seed(&flash, &ftl, &crash, 15465475002329844853);
+    assert_clean_and_spacious(&[o]);
+}
+
+/// Found by the configuration fuzzer once recovery scanned GC victims: a sector trimmed and
+/// read back as zeros after the first cut came back with its pre-trim data after the second.
+/// The checkpoint recorded the group unmapped, but the unchanged victim still held the old
+/// version, and scanning it brought that version back. Recovery now drops scanned versions no
+/// newer than the trim the checkpoint records, and keeps that record for the next checkpoint.
+#[test]
+fn a_trim_seen_after_one_cut_stays_in_effect_after_the_next() {
+    let flash = FlashConfig {
+        channels: 2,
+        packages_per_channel: 1,
+        dies_per_package: 1,
+        planes_per_die: 1,
+        blocks_per_plane: 24,
+        pages_per_block: 12,
+        page_size_bytes: 3730,
+        oob_size_bytes: 143,
+        read_latency_us: 57.632375114098586,
+        program_latency_us: 775.5593691008492,
+        erase_latency_us: 100.0,
+        channel_rate_mb_s: 20.0,
+        command_overhead_ns: 0,
+        ..tiny_flash()
+    };
+    let ftl = FtlConfig {
+        over_provisioning_percent: 2.7297992203078456,
+        gc_policy: crate::GcPolicy::Greedy,
+        gc_foreground_free_superblocks: 1,
+        gc_idle_threshold_us: 0.0,
+        gc_background_free_superblocks: 0,
+        gc_parallel_copies: 1,
+        wear_leveling_spread_pe: 1,
+        spare_blocks_per_plane: 3,
+        checkpoint_interval_us: 200.0,
+        ..tiny_ftl()
+    };
+    let crash = CrashTestConfig {
+        ops_per_seed: 150,
+        ops_after_recovery: 60,
+        queue_depth: 16,
+        ..CrashTestConfig::default()
+    };
+    let o = run_seed(&flash, &ftl, &crash, 15575372498606895743);
+    assert!(o.second_cut_phase.is_some());
+    let trims_dropped = o.recovery.trimmed_versions_dropped
+        + o.second_recovery
+            .as_ref()
+            .map_or(0, |r| r.trimmed_versions_dropped);
+    assert!(trims_dropped > 0, "{o:?}");
     assert_clean_and_spacious(&[o]);
 }

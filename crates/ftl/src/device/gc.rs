@@ -256,6 +256,7 @@ impl Device {
             pending: 0,
             failed: false,
             lost: PageSet::default(),
+            lost_to_media: PageSet::default(),
             dest: None,
             buf: if self.functional {
                 vec![0u8; group_bytes]
@@ -294,14 +295,15 @@ impl Device {
                     let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    if !failed.is_empty() {
+                    if !failed.pages.minus(&failed.media).is_empty() {
                         self.stats.integrity_errors += 1;
                     }
                     let Job::Copy(cp) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };
                     cp.buf = buf;
-                    cp.lost.union_with(&failed);
+                    cp.lost.union_with(&failed.pages);
+                    cp.lost_to_media.union_with(&failed.media);
                 }
                 let Job::Copy(cp) = self.jobs.get_mut(id) else {
                     unreachable!()

@@ -11,10 +11,20 @@ use super::pageset::PageSet;
 use super::Device;
 use super::Event;
 use crate::layout::{Lgn, Pgn};
-use crate::oob::{OobRecord, PageKind};
+use crate::oob::{LossCause, OobRecord, PageKind};
 use nearflash_blockdev::{BlockCompletion, BlockOp, BlockRequest, IoError, SECTOR_BYTES};
 use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
 use nearflash_sim::Schedule;
+
+/// Pages of a read that could not be handed on (functional fidelity).
+#[derive(Default)]
+pub(super) struct ReadFailures {
+    /// Every page that failed.
+    pub pages: PageSet,
+    /// The failed pages that are media losses: uncorrectable now, or recorded as lost to an
+    /// uncorrectable read when they were moved.
+    pub media: PageSet,
+}
 
 impl Device {
     fn validate(&self, req: &BlockRequest) -> Result<(), IoError> {
@@ -132,6 +142,7 @@ impl Device {
                         pending: 0,
                         failed: false,
                         lost: PageSet::default(),
+                        lost_to_media: PageSet::default(),
                         merge_error: None,
                         old: None,
                         dest: None,
@@ -240,9 +251,9 @@ impl Device {
         let os = self.layout.geo.oob_size_bytes as usize;
         let gp = u64::from(self.layout.group_pages());
         let epoch = self.sbs.get(self.layout.sb_of(pgn)).epoch;
-        let (buf, lgn, seq, lost) = match self.jobs.get(job) {
-            Job::Write(w) => (&w.buf, w.seg.lgn, w.seq, &w.lost),
-            Job::Copy(cp) => (&cp.buf, cp.lgn, cp.seq, &cp.lost),
+        let (buf, lgn, seq, lost, lost_to_media) = match self.jobs.get(job) {
+            Job::Write(w) => (&w.buf, w.seg.lgn, w.seq, &w.lost, &w.lost_to_media),
+            Job::Copy(cp) => (&cp.buf, cp.lgn, cp.seq, &cp.lost, &cp.lost_to_media),
             _ => unreachable!("only writes and copies program data groups"),
         };
         let planes = plane_mask.count_ones() as usize;
@@ -256,8 +267,10 @@ impl Device {
                 lpn: u64::from(lgn.0) * gp + k as u64,
                 seq,
                 epoch,
-                kind: if lost.contains(k as u32) {
-                    PageKind::Lost
+                kind: if lost_to_media.contains(k as u32) {
+                    PageKind::Lost(LossCause::Media)
+                } else if lost.contains(k as u32) {
+                    PageKind::Lost(LossCause::Integrity)
                 } else {
                     PageKind::Data
                 },
@@ -276,12 +289,12 @@ impl Device {
         c: &FlashCompletion,
         lgn: Lgn,
         mut sink: impl FnMut(u32, &[u8]),
-    ) -> PageSet {
+    ) -> ReadFailures {
         let ps = self.layout.geo.page_size_bytes as usize;
         let os = self.layout.geo.oob_size_bytes as usize;
         let channel = self.layout.geo.channel_of(c.op.die);
         let gp = u64::from(self.layout.group_pages());
-        let mut failed = PageSet::default();
+        let mut failed = ReadFailures::default();
         let uncorrectable = match c.status {
             OpStatus::Uncorrectable { plane_mask } => plane_mask,
             _ => 0,
@@ -289,19 +302,20 @@ impl Device {
         for (i, l) in c.op.plane_iter().enumerate() {
             let k = self.layout.page_index(channel, l);
             if uncorrectable & (1 << l) != 0 {
-                failed.insert(k);
+                failed.pages.insert(k);
+                failed.media.insert(k);
                 continue;
             }
             let data = &c.op.data[i * ps..(i + 1) * ps];
             let rec = OobRecord::decode(data, &c.op.oob[i * os..(i + 1) * os]);
+            let lpn = u64::from(lgn.0) * gp + u64::from(k);
             match rec {
-                Some(r)
-                    if r.kind == PageKind::Data
-                        && r.lpn == u64::from(lgn.0) * gp + u64::from(k) =>
-                {
-                    sink(k, data)
+                Some(r) if r.kind == PageKind::Data && r.lpn == lpn => sink(k, data),
+                Some(r) if r.kind == PageKind::Lost(LossCause::Media) && r.lpn == lpn => {
+                    failed.pages.insert(k);
+                    failed.media.insert(k);
                 }
-                _ => failed.insert(k),
+                _ => failed.pages.insert(k),
             }
         }
         failed
@@ -346,9 +360,12 @@ impl Device {
                 copy_overlap(k, spp, page, seg, &mut out);
             });
             self.reqs.get_mut(seg.req).data = out;
-            if !failed.is_empty() && !matches!(c.status, OpStatus::Uncorrectable { .. }) {
+            if !failed.pages.minus(&failed.media).is_empty() {
                 self.stats.integrity_errors += 1;
                 self.reqs.get_mut(seg.req).result = Err(IoError::Integrity);
+            } else if !failed.media.is_empty() {
+                // A page lost to an uncorrectable read when it was moved reads as what it is.
+                self.reqs.get_mut(seg.req).result = Err(IoError::Uncorrectable);
             }
         }
         if matches!(c.status, OpStatus::Uncorrectable { .. }) {
@@ -530,7 +547,7 @@ impl Device {
                     let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    if !failed.is_empty() {
+                    if !failed.pages.minus(&failed.media).is_empty() {
                         self.stats.integrity_errors += 1;
                     }
                     let Job::Write(w) = self.jobs.get(id) else {
@@ -538,17 +555,23 @@ impl Device {
                     };
                     // A page the write touches gets its new sectors around zeros where the
                     // old ones were unreadable; a page it leaves alone stays lost.
-                    let untouched =
-                        failed.minus(&self.touched_pages(w.seg.first_sector, w.seg.sectors));
+                    let untouched = failed
+                        .pages
+                        .minus(&self.touched_pages(w.seg.first_sector, w.seg.sectors));
                     let Job::Write(w) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };
                     w.buf = buf;
                     w.lost.union_with(&untouched);
-                    if !failed.minus(&untouched).minus(&uncorrectable).is_empty()
-                        && w.merge_error.is_none()
-                    {
-                        w.merge_error = Some(IoError::Integrity);
+                    w.lost_to_media
+                        .union_with(&untouched.intersect(&failed.media));
+                    let touched_failed = failed.pages.minus(&untouched);
+                    if w.merge_error.is_none() && !touched_failed.is_empty() {
+                        w.merge_error = Some(if touched_failed.minus(&failed.media).is_empty() {
+                            IoError::Uncorrectable
+                        } else {
+                            IoError::Integrity
+                        });
                     }
                 }
                 let Job::Write(w) = self.jobs.get_mut(id) else {

@@ -113,6 +113,8 @@ pub struct WriteJob {
     /// Pages of the group (bit k) whose old content failed its read and that the write does
     /// not touch: programmed as `PageKind::Lost`.
     pub lost: PageSet,
+    /// The pages of `lost` lost to an uncorrectable read (`LossCause::Media`).
+    pub lost_to_media: PageSet,
     /// A page the write touches could not be read for the merge (media error): the write
     /// fails with this error and changes nothing, rather than fill the page's other sectors
     /// with zeros.
@@ -140,6 +142,8 @@ pub struct CopyJob {
     pub failed: bool,
     /// Pages whose read failed: programmed as `PageKind::Lost`.
     pub lost: PageSet,
+    /// The pages of `lost` lost to an uncorrectable read (`LossCause::Media`).
+    pub lost_to_media: PageSet,
     pub dest: Option<Pgn>,
     pub buf: Vec<u8>,
 }

@@ -7,7 +7,7 @@
 
 use super::Device;
 use crate::layout::Lgn;
-use crate::oob::{OobRecord, PageKind};
+use crate::oob::{LossCause, OobRecord, PageKind};
 use nearflash_blockdev::{IoError, SECTOR_BYTES};
 
 impl Device {
@@ -74,10 +74,12 @@ impl Device {
             self.bb
                 .store_mut()
                 .read(geo.page_id(block, page), &mut page_buf, &mut oob);
+            let lpn = u64::from(lgn.0) * u64::from(pages) + u64::from(k);
             match OobRecord::decode(&page_buf, &oob) {
-                Some(r)
-                    if r.kind == PageKind::Data
-                        && r.lpn == u64::from(lgn.0) * u64::from(pages) + u64::from(k) => {}
+                Some(r) if r.kind == PageKind::Data && r.lpn == lpn => {}
+                Some(r) if r.kind == PageKind::Lost(LossCause::Media) && r.lpn == lpn => {
+                    return Err(IoError::Uncorrectable)
+                }
                 _ => return Err(IoError::Integrity),
             }
             // The page's whole sectors, packed: the group's logical bytes.
