@@ -577,18 +577,23 @@ impl Backbone {
         let decode = slot.decode.as_ref().expect("decoded read");
         let planes: Vec<u32> = slot.op.plane_iter().collect();
         let mut uncorrectable = 0u8;
+        // The positions of the wrong bits come from a stream of their own, seeded by one draw
+        // of the run's RNG that both fidelities make: a timing run (no data to corrupt) stays
+        // event for event the same as the functional run of the same seed.
+        let mut flips =
+            (!decode.undecoded.is_empty()).then(|| SimRng::seed_from_u64(rng.next_u64()));
         for &(cw, _) in &decode.undecoded {
             let i = (cw / cpp) as usize;
             uncorrectable |= 1 << planes[i];
-            if slot.op.data.is_empty() {
+            let Some(flips) = flips.as_mut().filter(|_| !slot.op.data.is_empty()) else {
                 continue;
-            }
-            // More than t bits are wrong; flip t + 1 of them (positions from the run's RNG).
+            };
+            // More than t bits are wrong; flip t + 1 of them.
             let start = i * ps + (cw % cpp) as usize * cw_bytes;
             let end = (start + cw_bytes).min((i + 1) * ps);
             let bits = ((end - start) * 8) as u64;
             for _ in 0..=t {
-                let bit = rng.below(bits) as usize;
+                let bit = flips.below(bits) as usize;
                 slot.op.data[start + bit / 8] ^= 1 << (bit % 8);
             }
         }
@@ -665,9 +670,12 @@ impl Backbone {
                 failed |= 1 << p;
                 self.stats.program_failures += 1;
                 self.nand.mark_bad(b);
+                // The junk comes from a stream of its own, seeded by one draw both fidelities
+                // make (see `finish_decode`).
+                let junk_seed = rng.next_u64();
                 if self.store.holds_data() {
                     let mut junk = vec![0u8; ps + os];
-                    rng.fill_bytes(&mut junk);
+                    SimRng::seed_from_u64(junk_seed).fill_bytes(&mut junk);
                     self.store.program(page, &junk[..ps], &junk[ps..]);
                 }
             } else if self.store.holds_data() {

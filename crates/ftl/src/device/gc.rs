@@ -284,9 +284,9 @@ impl Device {
         };
         match cp.phase {
             CopyPhase::Read => {
-                let lgn = cp.lgn;
-                self.on_media_read(&c, cp.src);
-                if self.functional {
+                let (lgn, src) = (cp.lgn, cp.src);
+                self.on_media_read(&c, src);
+                let failed = if self.functional {
                     let ps = self.layout.geo.page_size_bytes as usize;
                     let Job::Copy(cp) = self.jobs.get_mut(id) else {
                         unreachable!()
@@ -295,16 +295,22 @@ impl Device {
                     let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    if !failed.pages.minus(&failed.media).is_empty() {
-                        self.stats.integrity_errors += 1;
-                    }
                     let Job::Copy(cp) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };
                     cp.buf = buf;
-                    cp.lost.union_with(&failed.pages);
-                    cp.lost_to_media.union_with(&failed.media);
+                    failed
+                } else {
+                    self.timing_read_failures(&c, src)
+                };
+                if !failed.pages.minus(&failed.media).is_empty() {
+                    self.stats.integrity_errors += 1;
                 }
+                let Job::Copy(cp) = self.jobs.get_mut(id) else {
+                    unreachable!()
+                };
+                cp.lost.union_with(&failed.pages);
+                cp.lost_to_media.union_with(&failed.media);
                 let Job::Copy(cp) = self.jobs.get_mut(id) else {
                     unreachable!()
                 };
@@ -335,7 +341,10 @@ impl Device {
                     self.copy_alloc(id, q);
                     return;
                 }
-                self.jobs.remove(id);
+                let Job::Copy(cp) = self.jobs.remove(id) else {
+                    unreachable!()
+                };
+                self.set_media_lost(dest, cp.lost_to_media);
                 if self.map.lookup(lgn) == Some(src) {
                     self.map.map(lgn, dest, seq);
                     self.ckpt.dirty = true;
@@ -542,6 +551,7 @@ impl Device {
         match e.purpose {
             ErasePurpose::Checkpoint => self.on_ckpt_erase_done(sb, q),
             ErasePurpose::Gc => {
+                self.forget_media_lost(sb);
                 let (remapped, exhausted) = self.remap_bad_members(sb);
                 self.sbs.set_retiring(sb, false);
                 let pe = self.sb_pe(sb);

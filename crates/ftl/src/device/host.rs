@@ -10,7 +10,7 @@ use super::jobs::{Job, ReadJob, ReqState, Segment, TrimJob, WriteJob, WritePhase
 use super::pageset::PageSet;
 use super::Device;
 use super::Event;
-use crate::layout::{Lgn, Pgn};
+use crate::layout::{Lgn, Pgn, SbId};
 use crate::oob::{LossCause, OobRecord, PageKind};
 use nearflash_blockdev::{BlockCompletion, BlockOp, BlockRequest, IoError, SECTOR_BYTES};
 use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
@@ -353,25 +353,27 @@ impl Device {
         };
         let (seg, pgn) = (r.seg, r.pgn);
         self.on_media_read(&c, pgn);
-        if self.functional {
+        let failed = if self.functional {
             let spp = self.sectors_per_page();
             let mut out = std::mem::take(&mut self.reqs.get_mut(seg.req).data);
             let failed = self.for_each_read_page(&c, seg.lgn, |k, page| {
                 copy_overlap(k, spp, page, seg, &mut out);
             });
             self.reqs.get_mut(seg.req).data = out;
-            if !failed.pages.minus(&failed.media).is_empty() {
-                self.stats.integrity_errors += 1;
-                self.reqs.get_mut(seg.req).result = Err(IoError::Integrity);
-            } else if !failed.media.is_empty() {
-                // A page lost to an uncorrectable read when it was moved reads as what it is.
-                self.reqs.get_mut(seg.req).result = Err(IoError::Uncorrectable);
-            }
+            failed
+        } else {
+            self.timing_read_failures(&c, pgn)
+        };
+        if !failed.pages.minus(&failed.media).is_empty() {
+            self.stats.integrity_errors += 1;
+            self.reqs.get_mut(seg.req).result = Err(IoError::Integrity);
+        } else if !failed.media.is_empty() {
+            // Uncorrectable now, or a page lost to an uncorrectable read when it was moved:
+            // the ECC, not the checksum, knows the page is wrong.
+            self.reqs.get_mut(seg.req).result = Err(IoError::Uncorrectable);
         }
         if matches!(c.status, OpStatus::Uncorrectable { .. }) {
-            // In either fidelity: the ECC, not the checksum, knows the page is wrong.
             self.stats.uncorrectable_reads += 1;
-            self.reqs.get_mut(seg.req).result = Err(IoError::Uncorrectable);
         }
         let Job::Read(r) = self.jobs.get_mut(id) else {
             unreachable!()
@@ -529,16 +531,10 @@ impl Device {
         };
         match w.phase {
             WritePhase::ReadOld => {
-                let lgn = w.seg.lgn;
+                let (lgn, old) = (w.seg.lgn, w.old.expect("old group"));
                 let touched = self.touched_pages(w.seg.first_sector, w.seg.sectors);
-                self.on_media_read(&c, w.old.expect("old group"));
-                let uncorrectable = self.uncorrectable_pages(&c);
-                if !uncorrectable.intersect(&touched).is_empty() {
-                    if let Job::Write(w) = self.jobs.get_mut(id) {
-                        w.merge_error = Some(IoError::Uncorrectable);
-                    }
-                }
-                if self.functional {
+                self.on_media_read(&c, old);
+                let failed = if self.functional {
                     let ps = self.layout.geo.page_size_bytes as usize;
                     let Job::Write(w) = self.jobs.get_mut(id) else {
                         unreachable!()
@@ -547,32 +543,34 @@ impl Device {
                     let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    if !failed.pages.minus(&failed.media).is_empty() {
-                        self.stats.integrity_errors += 1;
-                    }
-                    let Job::Write(w) = self.jobs.get(id) else {
-                        unreachable!()
-                    };
-                    // A page the write touches gets its new sectors around zeros where the
-                    // old ones were unreadable; a page it leaves alone stays lost.
-                    let untouched = failed
-                        .pages
-                        .minus(&self.touched_pages(w.seg.first_sector, w.seg.sectors));
                     let Job::Write(w) = self.jobs.get_mut(id) else {
                         unreachable!()
                     };
                     w.buf = buf;
-                    w.lost.union_with(&untouched);
-                    w.lost_to_media
-                        .union_with(&untouched.intersect(&failed.media));
-                    let touched_failed = failed.pages.minus(&untouched);
-                    if w.merge_error.is_none() && !touched_failed.is_empty() {
-                        w.merge_error = Some(if touched_failed.minus(&failed.media).is_empty() {
-                            IoError::Uncorrectable
-                        } else {
-                            IoError::Integrity
-                        });
-                    }
+                    failed
+                } else {
+                    self.timing_read_failures(&c, old)
+                };
+                if !failed.pages.minus(&failed.media).is_empty() {
+                    self.stats.integrity_errors += 1;
+                }
+                // A page the write leaves alone stays lost. A page it touches but does not
+                // cover needs its other sectors: the write fails and changes nothing, rather
+                // than fill them with zeros.
+                let untouched = failed.pages.minus(&touched);
+                let touched_failed = failed.pages.intersect(&touched);
+                let Job::Write(w) = self.jobs.get_mut(id) else {
+                    unreachable!()
+                };
+                w.lost.union_with(&untouched);
+                w.lost_to_media
+                    .union_with(&untouched.intersect(&failed.media));
+                if w.merge_error.is_none() && !touched_failed.is_empty() {
+                    w.merge_error = Some(if touched_failed.minus(&failed.media).is_empty() {
+                        IoError::Uncorrectable
+                    } else {
+                        IoError::Integrity
+                    });
                 }
                 let Job::Write(w) = self.jobs.get_mut(id) else {
                     unreachable!()
@@ -613,7 +611,10 @@ impl Device {
                 self.map.map(seg.lgn, dest, seq);
                 self.ckpt.dirty = true;
                 self.stats.host_group_programs += 1;
-                self.jobs.remove(id);
+                let Job::Write(w) = self.jobs.remove(id) else {
+                    unreachable!()
+                };
+                self.set_media_lost(dest, w.lost_to_media);
                 self.release_lock(seg.lgn, q);
                 self.finish_segment(seg.req, q);
                 self.wake_alloc_waiters(q);
@@ -631,17 +632,46 @@ impl Device {
         self.close_superblock(sb);
     }
 
-    /// The group pages (bit k) of a read completion that the ECC could not correct.
-    fn uncorrectable_pages(&self, c: &FlashCompletion) -> PageSet {
-        let mut pages = PageSet::default();
-        let OpStatus::Uncorrectable { plane_mask } = c.status else {
-            return pages;
+    /// Timing fidelity (no page data): the pages of a read of the group at `pgn` that fail —
+    /// those the ECC could not correct, and those programmed as lost to the media
+    /// (`media_lost`). All are media losses.
+    pub(super) fn timing_read_failures(&self, c: &FlashCompletion, pgn: Pgn) -> ReadFailures {
+        debug_assert!(!self.functional);
+        let uncorrectable = match c.status {
+            OpStatus::Uncorrectable { plane_mask } => plane_mask,
+            _ => 0,
         };
+        let lost = self.media_lost.get(&pgn.0);
         let channel = self.layout.geo.channel_of(c.op.die);
-        for l in (0..8u32).filter(|l| plane_mask & (1 << l) != 0) {
-            pages.insert(self.layout.page_index(channel, l));
+        let mut failed = ReadFailures::default();
+        for l in c.op.plane_iter() {
+            let k = self.layout.page_index(channel, l);
+            if uncorrectable & (1 << l) != 0 || lost.is_some_and(|p| p.contains(k)) {
+                failed.pages.insert(k);
+                failed.media.insert(k);
+            }
         }
-        pages
+        failed
+    }
+
+    /// Timing fidelity: the group just programmed at `pgn` holds `lost` as lost to the media
+    /// (functional fidelity writes the marker into the pages' spare areas instead).
+    pub(super) fn set_media_lost(&mut self, pgn: Pgn, lost: PageSet) {
+        if self.functional || lost.is_empty() {
+            return;
+        }
+        let stale = self.media_lost.insert(pgn.0, lost);
+        debug_assert!(stale.is_none(), "a programmed group was erased first");
+    }
+
+    /// Timing fidelity: `sb` was erased, and its lost-page records with it.
+    pub(super) fn forget_media_lost(&mut self, sb: SbId) {
+        let first = self.layout.pgn(sb, 0).0;
+        let end = first + self.layout.groups_per_superblock();
+        let gone: Vec<u32> = self.media_lost.range(first..end).map(|(&p, _)| p).collect();
+        for p in gone {
+            self.media_lost.remove(&p);
+        }
     }
 
     /// Ends a write segment with `e` before it programmed anything: the group keeps its old

@@ -30,6 +30,7 @@ use nearflash_flash::{
     Backbone, ConfigError, FlashCompletion, FlashConfig, FlashEvent, Geometry, OpKind, PageStore,
 };
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
+use pageset::PageSet;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Every event of the simulated device (and a slot for the host driver's own events).
@@ -81,6 +82,11 @@ pub struct Device {
     /// Unused spare blocks, per (die × planes + plane).
     pub(crate) spares: Vec<Vec<u32>>,
     pub(crate) functional: bool,
+    /// Timing fidelity (no page data, so no spare-area markers): for each physical page group
+    /// programmed with pages lost to an uncorrectable read (GC or a merge moved them), those
+    /// pages. Reads of them fail as the marker makes them fail in functional fidelity. At
+    /// most one entry per physical group; an erase of its superblock clears it.
+    media_lost: BTreeMap<u32, PageSet>,
     reqs: Slab<ReqState>,
     jobs: Slab<Job>,
     pub(crate) write_seq: u64,
@@ -174,6 +180,7 @@ impl Device {
         let points = layout.write_points() as usize;
         Device {
             functional: bb.store().holds_data(),
+            media_lost: BTreeMap::new(),
             map,
             remap,
             sbs,

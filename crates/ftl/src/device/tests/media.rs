@@ -79,3 +79,20 @@ fn same_seed_same_media_errors() {
     assert_eq!(run(11), run(11));
     assert_ne!(run(11).0, run(12).0);
 }
+
+/// Timing fidelity keeps no page data, so no spare-area marker remembers a page that GC or a
+/// merge moved while it was uncorrectable; the device's `media_lost` table does instead. The
+/// same worn device under the same seed fails the same requests, with the same errors, in
+/// both fidelities (before the table, timing fidelity read such pages as good).
+#[test]
+fn timing_fidelity_fails_the_same_requests_as_functional_on_worn_media() {
+    let run = |functional: bool| {
+        let mut h = Harness::with_fidelity(worn_flash(5500, u32::MAX), tiny_ftl(), 7, functional);
+        h.random_ops(3000, 8, 64);
+        h.run_until_done();
+        h.errors.clone()
+    };
+    let functional = run(true);
+    assert!(functional.contains(&(BlockOp::Read, IoError::Uncorrectable)));
+    assert_eq!(functional, run(false));
+}
