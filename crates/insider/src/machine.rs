@@ -863,16 +863,18 @@ fn run_program(s: &mut Stream, chunk: &Chunk) -> Result<(u64, Vec<u8>), String> 
         let after = ((s.consumed_in_bytes + chunk.bytes) as f64 * s.run.output_per_input) as u64;
         return Ok((after - before, Vec::new()));
     };
+    let mut bytes = std::mem::take(&mut s.partial_flit);
+    bytes.extend_from_slice(&chunk.data);
     let flits: Vec<Flit> = if chunk.last {
-        flits_of(&chunk.data)
+        flits_of(&bytes)
     } else {
-        debug_assert!(chunk.data.len().is_multiple_of(FLIT_BYTES));
-        chunk
-            .data
-            .chunks(FLIT_BYTES)
+        s.partial_flit = bytes.split_off(bytes.len() / FLIT_BYTES * FLIT_BYTES);
+        bytes
+            .chunks_exact(FLIT_BYTES)
             .map(|c| Flit::new(c, false))
             .collect()
     };
+    debug_assert!(s.partial_flit.len() < FLIT_BYTES);
     let w: &mut FlitWriter = &mut s.writer;
     for f in &flits {
         p.on_flit(f, w).map_err(|e| e.to_string())?;

@@ -71,6 +71,10 @@ pub struct Stream {
     pub consumed_in_bytes: u64,
     pub produced_out_bytes: u64,
     pub writer: FlitWriter,
+    /// Input bytes past the last whole flit, carried into the next chunk: chunk boundaries
+    /// (extents, scatter-gather pieces, `vwrite` lengths) need not fall on flit boundaries,
+    /// but the program sees one byte stream in whole flits until its last.
+    pub partial_flit: Vec<u8>,
     pub program_ended: bool,
 
     /// Output FIFO: produced, not yet moved by DMA.
@@ -124,6 +128,7 @@ impl Stream {
             consumed_in_bytes: 0,
             produced_out_bytes: 0,
             writer: FlitWriter::new(),
+            partial_flit: Vec::new(),
             program_ended: false,
             out_fifo: VecDeque::new(),
             out_fifo_bytes: 0,
