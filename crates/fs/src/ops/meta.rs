@@ -149,6 +149,51 @@ impl Cx {
         Err(Corruption::Superblock("free block count disagrees with the bitmap").into())
     }
 
+    /// Allocates up to `max` contiguous blocks: the first as `alloc_block(goal)` does, then
+    /// every free block right after it. Returns the first block and how many.
+    pub async fn alloc_run(&self, goal: Option<BlockNo>, max: u32) -> Result<(BlockNo, u32), FsError> {
+        debug_assert!(max > 0);
+        let first = self.alloc_block(goal).await?;
+        let sb = self.sb()?;
+        let mut len = 1u32;
+        while len < max {
+            let b = BlockNo(first.0 + len);
+            if !sb.is_data_block(b) {
+                break;
+            }
+            let (bm, first_bit) = sb.block_bit(b);
+            let span = (BITS_PER_BLOCK - first_bit as u32)
+                .min(max - len)
+                .min(sb.total_blocks - b.0);
+            self.load(bm, BlockClass::Meta).await?;
+            let took = {
+                let mut st = self.st.borrow_mut();
+                let st = &mut *st;
+                let m = st.mounted.as_mut().expect("mounted");
+                let bits = st.cache.get_mut(bm);
+                let mut k = 0u32;
+                while k < span {
+                    let bit = first_bit + k as usize;
+                    if bits[bit / 8] & (1 << (bit % 8)) != 0
+                        || m.freed_uncommitted.contains(&BlockNo(b.0 + k))
+                    {
+                        break;
+                    }
+                    bits[bit / 8] |= 1 << (bit % 8);
+                    k += 1;
+                }
+                m.free_blocks -= u64::from(k);
+                m.block_cursor = b.0 + k;
+                k
+            };
+            len += took;
+            if took < span {
+                break;
+            }
+        }
+        Ok((first, len))
+    }
+
     fn is_freed_uncommitted(&self, b: BlockNo) -> bool {
         let st = self.st.borrow();
         st.mounted
