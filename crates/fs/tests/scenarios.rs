@@ -568,3 +568,37 @@ fn an_append_only_file_refuses_truncate_unlink_rename_and_overwrite_but_takes_ap
     .unwrap();
     fsck_clean(&mut h);
 }
+
+#[test]
+fn with_a_stripe_a_large_fallocate_starts_on_a_stripe_boundary_and_small_files_do_not_waste_one() {
+    let dev = RamDisk::new(16 << 20, SimDuration::from_us(20));
+    let cfg = FsConfig {
+        stripe_blocks: 64,
+        ..FsConfig::default()
+    };
+    let mut h = FsHost::new(Sim::new(1), dev, cfg).unwrap();
+    h.run(Caller::ROOT, FsOp::Format(FormatOptions::default()))
+        .unwrap();
+    let small = open(&mut h, Caller::ROOT, "/small", OpenFlags::CREATE_TRUNC);
+    write(&mut h, Caller::ROOT, small, 0, b"x");
+    let big = open(&mut h, Caller::ROOT, "/big", OpenFlags::CREATE_TRUNC);
+    h.run(
+        Caller::ROOT,
+        FsOp::Fallocate {
+            fh: big,
+            offset_bytes: 0,
+            len_bytes: 1 << 20,
+        },
+    )
+    .unwrap();
+    let extents = |h: &mut FsHost<RamDisk>, fh| match h.run(Caller::ROOT, FsOp::Extents(fh)).unwrap() {
+        FsReply::Extents(e) => e,
+        r => panic!("{r:?}"),
+    };
+    let s = extents(&mut h, small);
+    let b = extents(&mut h, big);
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].device_offset_bytes % (64 * 4096), 0, "{b:?}");
+    assert_ne!(s[0].device_offset_bytes % (64 * 4096), 0, "the small file was not aligned: {s:?}");
+    fsck_clean(&mut h);
+}

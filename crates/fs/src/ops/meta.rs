@@ -153,6 +153,11 @@ impl Cx {
     /// every free block right after it. Returns the first block and how many.
     pub async fn alloc_run(&self, goal: Option<BlockNo>, max: u32) -> Result<(BlockNo, u32), FsError> {
         debug_assert!(max > 0);
+        let stripe = self.cfg.stripe_blocks;
+        let goal = match goal {
+            None if stripe > 1 && max >= stripe => self.free_stripe_start().await?,
+            g => g,
+        };
         let first = self.alloc_block(goal).await?;
         let sb = self.sb()?;
         let mut len = 1u32;
@@ -192,6 +197,42 @@ impl Cx {
             }
         }
         Ok((first, len))
+    }
+
+    /// The first free block on a `stripe_blocks` boundary at or after the allocation cursor
+    /// (wrapping once); `None` when a bounded scan finds none (the caller falls back to any
+    /// free block).
+    async fn free_stripe_start(&self) -> Result<Option<BlockNo>, FsError> {
+        /// Stripe boundaries tried before giving up on alignment.
+        const CANDIDATES_MAX: u32 = 4096;
+        let sb = self.sb()?;
+        let stripe = self.cfg.stripe_blocks;
+        let cursor = self
+            .st
+            .borrow()
+            .mounted
+            .as_ref()
+            .map_or(0, |m| m.block_cursor)
+            .clamp(sb.data_start.0, sb.total_blocks - 1);
+        let round_up = |b: u32| b.div_ceil(stripe).saturating_mul(stripe);
+        let mut b = round_up(cursor);
+        let mut wrapped = false;
+        for _ in 0..CANDIDATES_MAX {
+            if b >= sb.total_blocks {
+                if wrapped {
+                    break;
+                }
+                wrapped = true;
+                b = round_up(sb.data_start.0);
+                continue;
+            }
+            let (bm, bit) = sb.block_bit(BlockNo(b));
+            if !self.is_freed_uncommitted(BlockNo(b)) && !self.bit(bm, bit).await? {
+                return Ok(Some(BlockNo(b)));
+            }
+            b = b.saturating_add(stripe);
+        }
+        Ok(None)
     }
 
     fn is_freed_uncommitted(&self, b: BlockNo) -> bool {
