@@ -3,7 +3,6 @@
 //! the host-side buffer the runtime pops `vread` from — or, for a virtual write, the bytes the
 //! host pushed and where the program's output goes in the real files.
 
-use crate::fs::Extent;
 use nearflash_sim::SimTime;
 use nearflash_stream::{FlitWriter, StreamProgram, WorkCost};
 use std::collections::VecDeque;
@@ -22,6 +21,13 @@ impl Direction {
             Direction::Write => "O_WRONLY",
         }
     }
+}
+
+/// A run of device bytes a stream reads or writes (a piece of a real file's extent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    pub device_offset_bytes: u64,
+    pub len_bytes: u64,
 }
 
 /// Data in an input FIFO: `bytes` long; `data` holds them in functional fidelity.
