@@ -31,5 +31,6 @@ pub use fsck::{FsckProblem, FsckReport};
 pub use host::{FsHost, HostError};
 pub use ops::{FsOp, FsReply, FALLOCATE_BLOCKS_MAX};
 pub use types::{
-    Access, BlockNo, Caller, DirEntry, Fh, FileExtent, FileKind, Ino, OpenFlags, Stat, BLOCK_BYTES, ROOT_INO,
+    Access, BlockNo, Caller, DirEntry, Fh, FileExtent, FileKind, Ino, OpenFlags, Stat, BLOCK_BYTES,
+    ROOT_INO,
 };

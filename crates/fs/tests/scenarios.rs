@@ -591,14 +591,19 @@ fn with_a_stripe_a_large_fallocate_starts_on_a_stripe_boundary_and_small_files_d
         },
     )
     .unwrap();
-    let extents = |h: &mut FsHost<RamDisk>, fh| match h.run(Caller::ROOT, FsOp::Extents(fh)).unwrap() {
-        FsReply::Extents(e) => e,
-        r => panic!("{r:?}"),
-    };
+    let extents =
+        |h: &mut FsHost<RamDisk>, fh| match h.run(Caller::ROOT, FsOp::Extents(fh)).unwrap() {
+            FsReply::Extents(e) => e,
+            r => panic!("{r:?}"),
+        };
     let s = extents(&mut h, small);
     let b = extents(&mut h, big);
     assert_eq!(b.len(), 1);
     assert_eq!(b[0].device_offset_bytes % (64 * 4096), 0, "{b:?}");
-    assert_ne!(s[0].device_offset_bytes % (64 * 4096), 0, "the small file was not aligned: {s:?}");
+    assert_ne!(
+        s[0].device_offset_bytes % (64 * 4096),
+        0,
+        "the small file was not aligned: {s:?}"
+    );
     fsck_clean(&mut h);
 }

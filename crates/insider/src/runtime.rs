@@ -1376,7 +1376,6 @@ impl Runtime {
     }
 }
 
-
 fn format_mapping(m: &Mapping) -> String {
     let pieces: Vec<String> = m
         .pieces

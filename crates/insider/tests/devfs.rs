@@ -62,6 +62,9 @@ fn a_vopen_and_its_vclose_each_commit_the_append_only_flag_on_the_drive() {
             w3 - w1,
             t3.since(t2).as_ns()
         );
-        assert!(w1 > w0 && w3 > w1, "{backing:?}: the commits are drive writes");
+        assert!(
+            w1 > w0 && w3 > w1,
+            "{backing:?}: the commits are drive writes"
+        );
     }
 }

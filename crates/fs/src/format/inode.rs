@@ -123,7 +123,11 @@ impl Inode {
         self.add_block(fb, b);
         let i = self.extents.partition_point(|e| e.file_end() <= fb);
         let e = &mut self.extents[i];
-        debug_assert_eq!(e.file_end(), fb + 1, "the run's first block ends its extent");
+        debug_assert_eq!(
+            e.file_end(),
+            fb + 1,
+            "the run's first block ends its extent"
+        );
         debug_assert!(self
             .extents
             .get(i + 1)

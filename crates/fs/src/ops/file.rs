@@ -12,8 +12,7 @@ use crate::format::dir::RawEntry;
 use crate::format::inode::{Inode, EXTENTS_MAX, INLINE_EXTENTS};
 use crate::ops::path::require;
 use crate::types::{
-    Access, BlockNo, Caller, Fh, FileExtent, FileKind, Ino, OpenFlags, BLOCK_BYTES,
-    BLOCK_BYTES_U64,
+    Access, BlockNo, Caller, Fh, FileExtent, FileKind, Ino, OpenFlags, BLOCK_BYTES, BLOCK_BYTES_U64,
 };
 
 /// Largest file: the last file block number must fit in 32 bits.
@@ -309,7 +308,13 @@ pub async fn fallocate(cx: &Cx, fh: Fh, offset: u64, len: u64) -> Result<u64, Fs
         - inode
             .extents
             .iter()
-            .map(|e| u64::from(e.file_end().min(stop).saturating_sub(e.file_block.max(first))))
+            .map(|e| {
+                u64::from(
+                    e.file_end()
+                        .min(stop)
+                        .saturating_sub(e.file_block.max(first)),
+                )
+            })
             .sum::<u64>();
     // One more for an extent block the new extents may need.
     cx.need_blocks(unmapped + 1)?;

@@ -151,7 +151,11 @@ impl Cx {
 
     /// Allocates up to `max` contiguous blocks: the first as `alloc_block(goal)` does, then
     /// every free block right after it. Returns the first block and how many.
-    pub async fn alloc_run(&self, goal: Option<BlockNo>, max: u32) -> Result<(BlockNo, u32), FsError> {
+    pub async fn alloc_run(
+        &self,
+        goal: Option<BlockNo>,
+        max: u32,
+    ) -> Result<(BlockNo, u32), FsError> {
         debug_assert!(max > 0);
         let stripe = self.cfg.stripe_blocks;
         let goal = match goal {
