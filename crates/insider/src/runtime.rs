@@ -1420,3 +1420,48 @@ fn parse_mapping(path: &str, line: &str) -> Result<Mapping, InsiderError> {
         pieces,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ext(file: u64, dev: u64, len: u64) -> FileExtent {
+        FileExtent {
+            file_offset_bytes: file,
+            device_offset_bytes: dev,
+            len_bytes: len,
+        }
+    }
+
+    #[test]
+    fn a_range_across_extents_maps_to_their_device_pieces_merged_where_contiguous() {
+        let extents = [
+            ext(0, 40_960, 8192),
+            ext(8192, 49_152, 4096),
+            ext(12_288, 4096, 4096),
+        ];
+        let got = map_extents(&extents, "/f", 100, 14_000).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                Extent {
+                    device_offset_bytes: 40_960 + 100,
+                    len_bytes: 12_188,
+                },
+                Extent {
+                    device_offset_bytes: 4096,
+                    len_bytes: 1812,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_range_past_the_allocated_blocks_is_out_of_file() {
+        let e = map_extents(&[ext(0, 0, 4096)], "/f", 4000, 200).unwrap_err();
+        assert!(
+            matches!(&e, InsiderError::OutOfFile { path, .. } if path == "/f"),
+            "{e}"
+        );
+    }
+}
