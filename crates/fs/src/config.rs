@@ -27,6 +27,11 @@ pub struct FsConfig {
     /// CPU time per 4 KiB copied between the caller and the cache. ASSUMED: 400 ns, a 4 KiB
     /// memcpy at about 10 GB/s.
     pub copy_ns_per_4k: u64,
+    /// Allocation alignment in blocks (ext4's `stripe=` mount option): a `Fallocate` run of
+    /// at least this many blocks that does not continue the file's previous block starts on
+    /// a multiple of it, so a device striping its logical space in units of this size sees
+    /// whole stripes. 1: no alignment (the default).
+    pub stripe_blocks: u32,
 }
 
 impl Default for FsConfig {
@@ -39,6 +44,7 @@ impl Default for FsConfig {
             write_bytes_max: 1 << 20,
             op_cpu_ns: 2_000,
             copy_ns_per_4k: 400,
+            stripe_blocks: 1,
         }
     }
 }
@@ -69,6 +75,7 @@ impl FsConfig {
         positive("fs.queue_depth_max", self.queue_depth_max as u64)?;
         positive("fs.open_files_max", self.open_files_max as u64)?;
         positive("fs.io_depth_max", self.io_depth_max as u64)?;
+        positive("fs.stripe_blocks", u64::from(self.stripe_blocks))?;
         if self.write_bytes_max < BLOCK_BYTES as u64 {
             return Err(ConfigError::Invalid {
                 field: "fs.write_bytes_max",

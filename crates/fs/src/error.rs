@@ -22,6 +22,10 @@ pub enum FsError {
     NoSpace(&'static str),
     #[error("permission denied: {0}")]
     Permission(String),
+    /// `EPERM` on an append-only file: a write elsewhere than its end, an open for writing
+    /// without `append`, a truncate, unlink or rename over it.
+    #[error("operation not permitted on an append-only file: {0}")]
+    AppendOnly(String),
     #[error("name too long ({len} bytes; at most {max})")]
     NameTooLong { len: usize, max: usize },
     #[error("invalid name or path: {0:?}")]

@@ -29,7 +29,8 @@ pub use exec::{Fs, FsCompletion, FsStats, IoKind, OpId};
 pub use format::superblock::FormatOptions;
 pub use fsck::{FsckProblem, FsckReport};
 pub use host::{FsHost, HostError};
-pub use ops::{FsOp, FsReply};
+pub use ops::{FsOp, FsReply, FALLOCATE_BLOCKS_MAX};
 pub use types::{
-    Access, BlockNo, Caller, DirEntry, Fh, FileKind, Ino, OpenFlags, Stat, BLOCK_BYTES, ROOT_INO,
+    Access, BlockNo, Caller, DirEntry, Fh, FileExtent, FileKind, Ino, OpenFlags, Stat, BLOCK_BYTES,
+    ROOT_INO,
 };

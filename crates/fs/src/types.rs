@@ -155,6 +155,18 @@ pub struct Stat {
     pub blocks: u64,
     pub mtime_ns: u64,
     pub ctime_ns: u64,
+    /// The append-only attribute (`chattr +a`).
+    pub append_only: bool,
+}
+
+/// A run of a file's bytes on the device (what `FIEMAP`/`filefrag` reports): file bytes
+/// `file_offset_bytes..+len_bytes` live at device bytes `device_offset_bytes..+len_bytes`.
+/// Whole blocks: the last extent of a file may reach past its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FileExtent {
+    pub file_offset_bytes: u64,
+    pub device_offset_bytes: u64,
+    pub len_bytes: u64,
 }
 
 /// One entry of `readdir` (`.` and `..` included, first).

@@ -27,6 +27,20 @@ fn host() -> FsHost<RamDisk> {
     h
 }
 
+/// A host with `/d`, a directory everyone may create files in.
+fn host_with_shared_dir() -> FsHost<RamDisk> {
+    let mut h = host();
+    h.run(
+        Caller::ROOT,
+        FsOp::Mkdir {
+            path: "/d".into(),
+            perm: 0o777,
+        },
+    )
+    .unwrap();
+    h
+}
+
 fn fs_err(r: Result<FsReply, HostError>) -> FsError {
     match r {
         Err(HostError::Fs(e)) => e,
@@ -393,4 +407,203 @@ fn a_remount_sees_what_was_synced_and_the_cache_counts_hits() {
         pattern(20_000, 5)
     );
     fsck_clean(&mut h2);
+}
+
+#[test]
+fn fallocate_maps_a_large_range_in_one_extent_that_the_extent_list_reports_for_the_device() {
+    let mut h = host_with_shared_dir();
+    let fh = open(&mut h, ALICE, "/d/big", OpenFlags::CREATE_TRUNC);
+    write(&mut h, ALICE, fh, 0, &pattern(100, 1));
+    let len = 3 << 20;
+    let covered = match h
+        .run(
+            ALICE,
+            FsOp::Fallocate {
+                fh,
+                offset_bytes: 100,
+                len_bytes: len,
+            },
+        )
+        .unwrap()
+    {
+        FsReply::Written(n) => n,
+        r => panic!("{r:?}"),
+    };
+    assert_eq!(covered, len, "3 MiB is below the per-call bound");
+    let FsReply::Extents(ext) = h.run(ALICE, FsOp::Extents(fh)).unwrap() else {
+        panic!("extents")
+    };
+    // The first block was written, the rest allocated right after it.
+    assert_eq!(ext.len(), 1, "{ext:?}");
+    assert_eq!(ext[0].file_offset_bytes, 0);
+    assert_eq!(ext[0].len_bytes, (100 + len).div_ceil(4096) * 4096);
+    let FsReply::Stat(st) = h.run(ALICE, FsOp::Stat("/d/big".into())).unwrap() else {
+        panic!("stat")
+    };
+    assert_eq!(st.size_bytes, 100 + len);
+    // The old tail past byte 100 was zeroed before the size grew.
+    let data = read_all(&mut h, ALICE, "/d/big");
+    assert_eq!(&data[..100], &pattern(100, 1)[..]);
+    assert!(data[100..4096].iter().all(|&b| b == 0));
+    // Fallocate over an allocated range changes nothing but may not shrink.
+    h.run(
+        ALICE,
+        FsOp::Fallocate {
+            fh,
+            offset_bytes: 0,
+            len_bytes: 10,
+        },
+    )
+    .unwrap();
+    let FsReply::Extents(again) = h.run(ALICE, FsOp::Extents(fh)).unwrap() else {
+        panic!("extents")
+    };
+    assert_eq!(again, ext);
+    h.run(ALICE, FsOp::Close(fh)).unwrap();
+    fsck_clean(&mut h);
+}
+
+#[test]
+fn fallocate_beyond_the_free_space_is_no_space_and_changes_nothing() {
+    let mut h = host_with_shared_dir();
+    let fh = open(&mut h, ALICE, "/d/f", OpenFlags::CREATE_TRUNC);
+    let before = h.fs().free_counts().unwrap();
+    let e = fs_err(h.run(
+        ALICE,
+        FsOp::Fallocate {
+            fh,
+            offset_bytes: 0,
+            len_bytes: 64 << 20,
+        },
+    ));
+    assert!(matches!(e, FsError::NoSpace(_)), "{e}");
+    assert_eq!(h.fs().free_counts().unwrap(), before);
+    h.run(ALICE, FsOp::Close(fh)).unwrap();
+    fsck_clean(&mut h);
+}
+
+#[test]
+fn an_append_only_file_refuses_truncate_unlink_rename_and_overwrite_but_takes_appends() {
+    let mut h = host_with_shared_dir();
+    let fh = open(&mut h, ALICE, "/d/log", OpenFlags::CREATE_TRUNC);
+    write(&mut h, ALICE, fh, 0, b"first\n");
+    // Only the owner (or root) may set the flag.
+    let e = fs_err(h.run(
+        BOB,
+        FsOp::SetAppendOnly {
+            path: "/d/log".into(),
+            on: true,
+        },
+    ));
+    assert!(matches!(e, FsError::Permission(_)), "{e}");
+    h.run(
+        ALICE,
+        FsOp::SetAppendOnly {
+            path: "/d/log".into(),
+            on: true,
+        },
+    )
+    .unwrap();
+    let FsReply::Stat(st) = h.run(ALICE, FsOp::Stat("/d/log".into())).unwrap() else {
+        panic!("stat")
+    };
+    assert!(st.append_only);
+    // The handle opened before the flag may still write at the end, nowhere else.
+    let e = fs_err(h.run(
+        ALICE,
+        FsOp::Write {
+            fh,
+            offset_bytes: 0,
+            data: b"X".to_vec(),
+        },
+    ));
+    assert!(matches!(e, FsError::AppendOnly(_)), "{e}");
+    write(&mut h, ALICE, fh, 6, b"second\n");
+    for op in [
+        FsOp::Truncate {
+            path: "/d/log".into(),
+            size_bytes: 0,
+        },
+        FsOp::Unlink("/d/log".into()),
+        FsOp::Rename {
+            from: "/d/log".into(),
+            to: "/d/other".into(),
+        },
+        FsOp::Open {
+            path: "/d/log".into(),
+            flags: OpenFlags::WRITE,
+            perm: 0,
+        },
+    ] {
+        let e = fs_err(h.run(ALICE, op.clone()));
+        assert!(matches!(e, FsError::AppendOnly(_)), "{op:?}: {e}");
+    }
+    let app = open(
+        &mut h,
+        ALICE,
+        "/d/log",
+        OpenFlags {
+            append: true,
+            ..OpenFlags::WRITE
+        },
+    );
+    write(&mut h, ALICE, app, 0, b"third\n");
+    assert_eq!(read_all(&mut h, ALICE, "/d/log"), b"first\nsecond\nthird\n");
+    // The flag is on disk: it survives a commit and clears again.
+    h.run(
+        ALICE,
+        FsOp::SetAppendOnly {
+            path: "/d/log".into(),
+            on: false,
+        },
+    )
+    .unwrap();
+    h.run(
+        ALICE,
+        FsOp::Truncate {
+            path: "/d/log".into(),
+            size_bytes: 0,
+        },
+    )
+    .unwrap();
+    fsck_clean(&mut h);
+}
+
+#[test]
+fn with_a_stripe_a_large_fallocate_starts_on_a_stripe_boundary_and_small_files_do_not_waste_one() {
+    let dev = RamDisk::new(16 << 20, SimDuration::from_us(20));
+    let cfg = FsConfig {
+        stripe_blocks: 64,
+        ..FsConfig::default()
+    };
+    let mut h = FsHost::new(Sim::new(1), dev, cfg).unwrap();
+    h.run(Caller::ROOT, FsOp::Format(FormatOptions::default()))
+        .unwrap();
+    let small = open(&mut h, Caller::ROOT, "/small", OpenFlags::CREATE_TRUNC);
+    write(&mut h, Caller::ROOT, small, 0, b"x");
+    let big = open(&mut h, Caller::ROOT, "/big", OpenFlags::CREATE_TRUNC);
+    h.run(
+        Caller::ROOT,
+        FsOp::Fallocate {
+            fh: big,
+            offset_bytes: 0,
+            len_bytes: 1 << 20,
+        },
+    )
+    .unwrap();
+    let extents =
+        |h: &mut FsHost<RamDisk>, fh| match h.run(Caller::ROOT, FsOp::Extents(fh)).unwrap() {
+            FsReply::Extents(e) => e,
+            r => panic!("{r:?}"),
+        };
+    let s = extents(&mut h, small);
+    let b = extents(&mut h, big);
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].device_offset_bytes % (64 * 4096), 0, "{b:?}");
+    assert_ne!(
+        s[0].device_offset_bytes % (64 * 4096),
+        0,
+        "the small file was not aligned: {s:?}"
+    );
+    fsck_clean(&mut h);
 }

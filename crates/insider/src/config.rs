@@ -65,7 +65,8 @@ pub struct InsiderConfig {
     pub host_cores: u32,
     pub host_clock_mhz: f64,
     pub host_cpi: f64,
-    /// Block size of the device file system (extent granularity).
+    /// Block size of the device file system (extent granularity); `nearflash-fs` has 4 KiB
+    /// blocks, the only value accepted.
     pub fs_block_bytes: u64,
     /// §5.5 cost efficiency: wholesale price of the FPGA (XC7A200T) and of the ARM core.
     pub fpga_price_usd: f64,
@@ -123,10 +124,10 @@ impl InsiderConfig {
                 "PCIe links have 1, 2, 4, 8 or 16 lanes",
             ));
         }
-        if self.fs_block_bytes < 512 || !self.fs_block_bytes.is_power_of_two() {
+        if self.fs_block_bytes != nearflash_fs::BLOCK_BYTES as u64 {
             return Err(bad(
                 "insider.fs_block_bytes",
-                "must be a power of two of at least 512 bytes",
+                "must be the device file system's block size (nearflash-fs: 4096 bytes)",
             ));
         }
         if self.credit_request_bytes == 0

@@ -80,6 +80,8 @@ pub struct RunResult {
     pub engine_utilization: f64,
     /// Busy fraction of the PCIe link, drive to host.
     pub pcie_d2h_utilization: f64,
+    /// What the drive's storage served during the run (data and the file system's own
+    /// requests; not the formatting and preconditioning before it).
     pub storage_read_bytes: u64,
     pub storage_write_bytes: u64,
     pub events: u64,
@@ -132,6 +134,7 @@ pub fn run_app_on(
         rt.install_file(UID, &format!("/data/in{k}"), 0o644, pass.input_bytes, None)?;
     }
     let start = rt.now();
+    let served_before = *rt.machine().backing_stats();
     for (k, pass) in app.passes.iter().enumerate() {
         match pass.direction {
             Direction::Read => read_pass(&mut rt, system, pass, k)?,
@@ -152,8 +155,8 @@ pub fn run_app_on(
         throughput_mb_s: app.input_bytes() as f64 * 1e3 / sim_ns as f64,
         engine_utilization,
         pcie_d2h_utilization: m.pcie_busy_ns().0 as f64 / sim_ns as f64,
-        storage_read_bytes: m.backing_stats().read_bytes,
-        storage_write_bytes: m.backing_stats().write_bytes,
+        storage_read_bytes: m.backing_stats().read_bytes - served_before.read_bytes,
+        storage_write_bytes: m.backing_stats().write_bytes - served_before.write_bytes,
         events: m.events(),
         trace_hash: m.trace_hash(),
     })

@@ -5,17 +5,18 @@
 //! stack of the baselines, host compute) → `machine` (the drive and its PCIe link as one event
 //! loop) → `isc` (multiplexer, Slots Index FIFO, dispatcher, credits) / `engine` (FPGA-like
 //! slots, time-shared cores) / `stream` (one open virtual file on both sides of the bus) →
-//! `backing` (the flash device through the FTL, or DRAM-emulated storage). `fs` is the file
-//! system's metadata; `config` the `[insider]` preset table.
+//! `backing` (the flash device through the FTL, or DRAM-emulated storage). `devfs` is the
+//! drive's file system (`nearflash-fs` on the drive, driven over the firmware path);
+//! `config` the `[insider]` preset table.
 
 pub mod app;
 pub mod backing;
 pub mod config;
+pub mod devfs;
 pub mod engine;
 pub mod error;
 pub mod experiment;
 pub mod fairness;
-pub mod fs;
 pub mod functional;
 pub mod isc;
 pub mod machine;

@@ -24,6 +24,7 @@ use crate::error::InsiderError;
 use crate::isc::{IscUnit, Origin, SifEntry};
 use crate::stream::{Chunk, Direction, Stream};
 use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
+use nearflash_blockdev::IoError;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Event, SECTOR_BYTES};
 use nearflash_hw::server::{transfer, FifoServer};
 use nearflash_sim::{
@@ -87,7 +88,7 @@ pub struct FwRequest {
     pub offset_bytes: u64,
     pub len_bytes: u64,
     pub data: Vec<u8>,
-    pub done: Option<Result<Vec<u8>, String>>,
+    pub done: Option<Result<Vec<u8>, IoError>>,
 }
 
 /// What a storage write was for.
@@ -332,7 +333,7 @@ impl Machine {
     }
 
     /// The result of firmware request `id` once done (removing it).
-    pub fn firmware_done(&mut self, id: u64) -> Option<Result<Vec<u8>, String>> {
+    pub fn firmware_done(&mut self, id: u64) -> Option<Result<Vec<u8>, IoError>> {
         let fw = &mut self.st.fw;
         if fw.get(&id)?.done.is_some() {
             return fw.remove(&id).and_then(|r| r.done);
@@ -372,7 +373,7 @@ impl Machine {
         self.run_until(|m| m.firmware_is_done(fw))?;
         match self.firmware_done(fw) {
             Some(Ok(_)) => Ok(()),
-            Some(Err(e)) => Err(InsiderError::Device(e)),
+            Some(Err(e)) => Err(InsiderError::Device(e.to_string())),
             None => unreachable!("waited for it"),
         }
     }
@@ -466,17 +467,16 @@ impl State {
             }
             _ => {
                 let purpose = self.writes.remove(&c.id).expect("a write of ours");
-                let result = c.result.map_err(|e| e.to_string());
                 match purpose {
                     WritePurpose::Firmware(id) => {
                         let r = self.fw.get_mut(&id).expect("a firmware request");
-                        r.done = Some(result.map(|()| Vec::new()));
+                        r.done = Some(c.result.map(|()| Vec::new()));
                     }
                     WritePurpose::Stream(fd) => {
                         if let Some(s) = self.streams.get_mut(&fd) {
                             s.writes_inflight -= 1;
-                            if let Err(e) = result {
-                                s.fault.get_or_insert(e);
+                            if let Err(e) = c.result {
+                                s.fault.get_or_insert(e.to_string());
                             }
                         }
                     }
@@ -499,7 +499,7 @@ impl State {
                 Origin::Firmware(id) => {
                     let r = self.fw.get_mut(&id).expect("a firmware request");
                     if let Err(err) = c.result {
-                        r.done = Some(Err(err.to_string()));
+                        r.done = Some(Err(err));
                         continue;
                     }
                     r.data = data;
@@ -863,16 +863,18 @@ fn run_program(s: &mut Stream, chunk: &Chunk) -> Result<(u64, Vec<u8>), String> 
         let after = ((s.consumed_in_bytes + chunk.bytes) as f64 * s.run.output_per_input) as u64;
         return Ok((after - before, Vec::new()));
     };
+    let mut bytes = std::mem::take(&mut s.partial_flit);
+    bytes.extend_from_slice(&chunk.data);
     let flits: Vec<Flit> = if chunk.last {
-        flits_of(&chunk.data)
+        flits_of(&bytes)
     } else {
-        debug_assert!(chunk.data.len().is_multiple_of(FLIT_BYTES));
-        chunk
-            .data
-            .chunks(FLIT_BYTES)
+        s.partial_flit = bytes.split_off(bytes.len() / FLIT_BYTES * FLIT_BYTES);
+        bytes
+            .chunks_exact(FLIT_BYTES)
             .map(|c| Flit::new(c, false))
             .collect()
     };
+    debug_assert!(s.partial_flit.len() < FLIT_BYTES);
     let w: &mut FlitWriter = &mut s.writer;
     for f in &flits {
         p.on_flit(f, w).map_err(|e| e.to_string())?;

@@ -3,31 +3,42 @@
 //! runs the machine's event loop until it completes, so simulated time passes while the drive
 //! (and every other open virtual file) keeps working in the background.
 //!
-//! Ordinary path: `create`/`write`/`pread`/`fsync`/`truncate`/`fallocate` through a page
-//! cache and the host storage stack (`[host]`: a system call, a per-request stack cost, the
-//! copies), requests of `io_request_bytes` through the drive's firmware (slot 0).
+//! The drive's file system is `nearflash-fs` on the drive itself (`devfs`): namespace,
+//! owners, modes, permission checks, sizes, extents, the append-only attribute and the
+//! mapping files all live there, and its metadata and journal writes are drive requests.
 //!
-//! Virtual files (Table 2): `reg_virt_file` records the mapping in the caller's mapping file
+//! Ordinary path: `create`/`pwrite`/`fsync`/`truncate`/`fallocate` are file-system
+//! operations (buffered writes sit in the file system's buffer cache until a commit);
+//! `pread` reads the file's extents through the host storage stack (`[host]`: a system call,
+//! a per-request stack cost, the copies) in requests of `io_request_bytes` through the
+//! drive's firmware (slot 0), keeping clean pages in a read cache; `pwrite_direct` writes
+//! extents the same way (`O_DIRECT`).
+//!
+//! Virtual files (Table 2): `reg_virt_file` appends the mapping to the caller's mapping file
 //! `/.<login>.nearflash` (mode 0640) and programs a free slot; `vopen` reads the mapping,
-//! checks the caller's permission on every real file *before anything starts* (denied ⇒ an
-//! error, no drive request), sets append-only for the duration, fetches the extents and
-//! hands extents and slot to the drive, which pre-issues them (pipelined mode). `vread` pops
-//! the host-side buffer; `vwrite` pushes bytes through the program into the preallocated real
-//! file; `vclose` returns the bytes the drive wrote.
+//! opens every real file as the caller — the file system checks the permission *before
+//! anything starts* (denied ⇒ an error, no drive request) — sets append-only for the
+//! duration, fetches the extents and hands extents and slot to the drive, which pre-issues
+//! them (pipelined mode). `vread` pops the host-side buffer; `vwrite` pushes bytes through
+//! the program into the preallocated real file; `vclose` returns the bytes the drive wrote.
 
 use crate::backing::{Backing, Emulated};
 use crate::config::{Backing as BackingKind, InsiderConfig};
+use crate::devfs::DevFs;
 use crate::error::InsiderError;
-use crate::fs::{Access, Extent, FileSystem, ROOT_UID};
 use crate::machine::{Machine, MachineEvent};
-use crate::stream::{Direction, ProgramRun, Stream};
+use crate::stream::{Direction, Extent, ProgramRun, Stream};
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
+use nearflash_fs::{Caller, Fh, FileExtent, FsError, FsOp, FsReply, Ino, OpenFlags, Stat};
 use nearflash_ftl::{BlockOp, Device, FtlConfig};
 use nearflash_host::HostConfig;
 use nearflash_hw::server::FifoServer;
 use nearflash_sim::{Schedule, Sim, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// The superuser passes every permission check.
+pub const ROOT_UID: u32 = 0;
 
 /// Makes a fresh instance of a drive program (a slot is reset to it at every vopen).
 pub type ProgramFactory = Box<dyn Fn() -> Box<dyn StreamProgram>>;
@@ -49,16 +60,33 @@ pub struct MachineSpec<'a> {
     pub seed: u64,
 }
 
+/// One row of the host's user table (`/etc/passwd`: the file system knows only numbers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct User {
+    pub uid: u32,
+    pub gid: u32,
+    pub login: String,
+}
+
+/// A real file vopen opened on the caller's behalf.
+struct RealFile {
+    path: String,
+    fh: Fh,
+    /// vopen set its append-only flag (vclose clears it again).
+    set_append_only: bool,
+}
+
 struct VirtualFd {
     dir: Direction,
-    /// Real files whose append-only flag vopen set (cleared again by vclose).
-    set_append_only: Vec<u64>,
-    real_inos: Vec<u64>,
+    files: Vec<RealFile>,
+    /// Their inodes (the host's read cache of them is dropped after a virtual write).
+    real_inos: Vec<Ino>,
     program: String,
 }
 
 struct RealFd {
-    ino: u64,
+    ino: Ino,
+    fh: Fh,
     path: String,
     writable: bool,
 }
@@ -68,10 +96,15 @@ enum Fd {
     Real(RealFd),
 }
 
-/// A page of the host page cache.
-struct CachedPage {
-    data: Vec<u8>,
-    dirty: bool,
+/// The host's in-core copy of a file's inode (what the kernel keeps after a lookup): the
+/// hot paths (`pread`, `pwrite_direct`) read it without a file-system operation; every
+/// runtime call that changes the file refreshes it.
+#[derive(Clone, Debug)]
+struct FileView {
+    size_bytes: u64,
+    append_only: bool,
+    /// Fetched on first use after a change.
+    extents: Option<Vec<FileExtent>>,
 }
 
 /// One registration of the mapping file.
@@ -85,7 +118,8 @@ struct Mapping {
 
 pub struct Runtime {
     m: Machine,
-    fs: FileSystem,
+    fs: DevFs,
+    users: BTreeMap<u32, User>,
     host: HostConfig,
     cfg: InsiderConfig,
     programs: BTreeMap<String, ProgramSpec>,
@@ -93,7 +127,13 @@ pub struct Runtime {
     slots: Vec<Option<(u32, String)>>,
     fds: BTreeMap<u32, Fd>,
     next_fd: u32,
-    cache: BTreeMap<(u64, u64), CachedPage>,
+    /// The host's clean pages of files read with `pread`: (inode, page) → bytes (empty in
+    /// timing fidelity).
+    cache: BTreeMap<(Ino, u64), Vec<u8>>,
+    /// Files with data the file system may hold dirty (written through it): synced before
+    /// the drive or `pread` reads their blocks directly.
+    fs_dirty: BTreeSet<Ino>,
+    views: BTreeMap<Ino, FileView>,
     /// The application thread's core: stack work and copies happen on it, in order.
     host_cpu: FifoServer,
     /// Cores of the processes reading with `vread_detached`, by descriptor.
@@ -107,8 +147,46 @@ fn mapping_path(login: &str) -> String {
     format!("/.{login}.nearflash")
 }
 
+/// Device byte ranges holding file bytes `offset .. offset + len` of a file with `extents`.
+fn map_extents(
+    extents: &[FileExtent],
+    path: &str,
+    offset: u64,
+    len: u64,
+) -> Result<Vec<Extent>, InsiderError> {
+    let mut out = Vec::new();
+    let end = offset + len;
+    for e in extents {
+        let (s, t) = (e.file_offset_bytes, e.file_offset_bytes + e.len_bytes);
+        if t <= offset || s >= end {
+            continue;
+        }
+        let (a, b) = (offset.max(s), end.min(t));
+        match out.last_mut() {
+            Some(Extent {
+                device_offset_bytes,
+                len_bytes,
+            }) if *device_offset_bytes + *len_bytes == e.device_offset_bytes + (a - s) => {
+                *len_bytes += b - a
+            }
+            _ => out.push(Extent {
+                device_offset_bytes: e.device_offset_bytes + (a - s),
+                len_bytes: b - a,
+            }),
+        }
+    }
+    if out.iter().map(|e| e.len_bytes).sum::<u64>() != len {
+        return Err(InsiderError::OutOfFile {
+            path: path.into(),
+            range: format!("{offset}+{len} (not allocated)"),
+            size_bytes: extents.iter().map(|e| e.len_bytes).sum(),
+        });
+    }
+    Ok(out)
+}
+
 impl Runtime {
-    /// Formats the drive and an empty file system; root is the only user.
+    /// Formats the drive and an empty file system on it; root is the only user.
     pub fn new(spec: &MachineSpec) -> Result<Runtime, InsiderError> {
         spec.insider.validate()?;
         spec.host
@@ -136,11 +214,19 @@ impl Runtime {
                 Backing::Flash(Box::new(dev))
             }
         };
-        let capacity = backing.capacity_bytes();
-        let m = Machine::new(spec.insider, backing, sim);
+        let mut m = Machine::new(spec.insider, backing, sim);
+        // Files start on a C boundary (ext4's `stripe=`): C is one page of every channel
+        // (`configs/insider.toml`), so each ISC request occupies every channel once.
+        let fs = DevFs::format(&mut m, spec.insider.credit_request_bytes)?;
+        let root = User {
+            uid: ROOT_UID,
+            gid: 0,
+            login: "root".into(),
+        };
         Ok(Runtime {
             m,
-            fs: FileSystem::new(capacity, spec.insider.fs_block_bytes),
+            fs,
+            users: BTreeMap::from([(ROOT_UID, root)]),
             host: spec.host.clone(),
             cfg: spec.insider.clone(),
             programs: BTreeMap::new(),
@@ -148,6 +234,8 @@ impl Runtime {
             fds: BTreeMap::new(),
             next_fd: 3,
             cache: BTreeMap::new(),
+            fs_dirty: BTreeSet::new(),
+            views: BTreeMap::new(),
             host_cpu: FifoServer::default(),
             process_cpu: BTreeMap::new(),
             pipelined: true,
@@ -159,7 +247,8 @@ impl Runtime {
         &self.m
     }
 
-    pub fn fs(&self) -> &FileSystem {
+    /// The drive's file system (its counters: operations, commits, block requests).
+    pub fn fs(&self) -> &DevFs {
         &self.fs
     }
 
@@ -175,17 +264,184 @@ impl Runtime {
         self.m.is_functional()
     }
 
+    pub fn user(&self, uid: u32) -> Result<&User, InsiderError> {
+        self.users
+            .get(&uid)
+            .ok_or(InsiderError::UnknownUser { uid })
+    }
+
+    pub fn users(&self) -> impl Iterator<Item = &User> {
+        self.users.values()
+    }
+
+    fn caller(&self, uid: u32) -> Result<Caller, InsiderError> {
+        Ok(Caller {
+            uid,
+            gid: self.user(uid)?.gid,
+        })
+    }
+
+    /// Runs a file-system operation as `uid`; its error is named after `path`, the user and
+    /// the access `needed` (for a permission failure).
+    fn fs_op(
+        &mut self,
+        uid: u32,
+        op: FsOp,
+        path: &str,
+        needed: &'static str,
+    ) -> Result<FsReply, InsiderError> {
+        let caller = self.caller(uid)?;
+        match self.fs.run(&mut self.m, caller, op)? {
+            Ok(r) => Ok(r),
+            Err(e) => Err(self.fs_error(e, uid, path, needed)),
+        }
+    }
+
+    fn fs_error(&self, e: FsError, uid: u32, path: &str, needed: &'static str) -> InsiderError {
+        let path = path.to_string();
+        match e {
+            FsError::NotFound(_) => InsiderError::NotFound { path },
+            FsError::Exists(_) => InsiderError::Exists { path },
+            FsError::NotDir(_) => InsiderError::NotADirectory { path },
+            FsError::IsDir(_) => InsiderError::IsADirectory { path },
+            FsError::AppendOnly(_) => InsiderError::AppendOnly { path },
+            FsError::Permission(_) => InsiderError::PermissionDenied {
+                path,
+                login: self.user(uid).map(|u| u.login.clone()).unwrap_or_default(),
+                needed,
+            },
+            e => InsiderError::Fs(e),
+        }
+    }
+
+    /// `stat(path)` as `uid`.
+    pub fn stat(&mut self, uid: u32, path: &str) -> Result<Stat, InsiderError> {
+        match self.fs_op(uid, FsOp::Stat(path.into()), path, "search")? {
+            FsReply::Stat(s) => Ok(s),
+            r => unreachable!("stat answered {r:?}"),
+        }
+    }
+
+    /// Stats `path` and refreshes the in-core view of its inode.
+    fn refresh(&mut self, path: &str) -> Result<Stat, InsiderError> {
+        let st = self.stat(ROOT_UID, path)?;
+        self.views.insert(
+            st.ino,
+            FileView {
+                size_bytes: st.size_bytes,
+                append_only: st.append_only,
+                extents: None,
+            },
+        );
+        Ok(st)
+    }
+
+    /// The in-core view of an open file, its extents fetched if needed.
+    fn view(&mut self, ino: Ino, fh: Fh, path: &str) -> Result<FileView, InsiderError> {
+        if !self.views.contains_key(&ino) {
+            self.refresh(path)?;
+        }
+        if self.views[&ino].extents.is_none() {
+            let e = self.fs_extents(fh, path)?;
+            self.views.get_mut(&ino).expect("refreshed").extents = Some(e);
+        }
+        Ok(self.views[&ino].clone())
+    }
+
+    fn fs_open(
+        &mut self,
+        uid: u32,
+        path: &str,
+        flags: OpenFlags,
+        perm: u16,
+    ) -> Result<Fh, InsiderError> {
+        let needed = if flags.write { "write" } else { "read" };
+        let op = FsOp::Open {
+            path: path.into(),
+            flags,
+            perm,
+        };
+        match self.fs_op(uid, op, path, needed)? {
+            FsReply::Opened(fh) => Ok(fh),
+            r => unreachable!("open answered {r:?}"),
+        }
+    }
+
+    fn fs_close(&mut self, fh: Fh) -> Result<(), InsiderError> {
+        self.fs_op(ROOT_UID, FsOp::Close(fh), "", "").map(|_| ())
+    }
+
+    fn fs_extents(&mut self, fh: Fh, path: &str) -> Result<Vec<FileExtent>, InsiderError> {
+        match self.fs_op(ROOT_UID, FsOp::Extents(fh), path, "read")? {
+            FsReply::Extents(e) => Ok(e),
+            r => unreachable!("extents answered {r:?}"),
+        }
+    }
+
+    /// Makes the file system write the data it holds dirty for `ino` (through `fh`).
+    fn fs_sync(&mut self, ino: Ino, fh: Fh, path: &str) -> Result<(), InsiderError> {
+        if self.fs_dirty.remove(&ino) {
+            self.fs_op(ROOT_UID, FsOp::Fsync(fh), path, "write")?;
+        }
+        Ok(())
+    }
+
+    /// `fallocate` through `fh` until `offset..offset + len` is covered.
+    fn fs_fallocate(
+        &mut self,
+        ino: Ino,
+        fh: Fh,
+        path: &str,
+        offset: u64,
+        len: u64,
+    ) -> Result<(), InsiderError> {
+        let mut done = 0;
+        while done < len {
+            let op = FsOp::Fallocate {
+                fh,
+                offset_bytes: offset + done,
+                len_bytes: len - done,
+            };
+            match self.fs_op(ROOT_UID, op, path, "write") {
+                Ok(FsReply::Written(n)) => done += n,
+                Ok(r) => unreachable!("fallocate answered {r:?}"),
+                Err(InsiderError::Fs(FsError::NoSpace(_))) => {
+                    return Err(InsiderError::NoSpace {
+                        needed_bytes: len - done,
+                    })
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        // A partial last block may have had its stale tail zeroed in the file system's cache.
+        self.fs_dirty.insert(ino);
+        self.refresh(path).map(|_| ())
+    }
+
     /// System startup for a user: a row in the user table and the hidden mapping file
     /// `/.<login>.nearflash`, owned by the user, mode 0640 (§3.3.1).
     pub fn add_user(&mut self, uid: u32, gid: u32, login: &str) -> Result<(), InsiderError> {
-        self.fs.add_user(uid, gid, login);
-        let ino = self
-            .fs
-            .create(ROOT_UID, &mapping_path(login), 0o640, false)?;
-        let n = self.fs.inode_mut(ino);
-        n.uid = uid;
-        n.gid = gid;
-        Ok(())
+        self.users.insert(
+            uid,
+            User {
+                uid,
+                gid,
+                login: login.to_string(),
+            },
+        );
+        let path = mapping_path(login);
+        let flags = OpenFlags {
+            excl: true,
+            ..OpenFlags::CREATE_TRUNC
+        };
+        let fh = self.fs_open(ROOT_UID, &path, flags, 0o640)?;
+        self.fs_close(fh)?;
+        let op = FsOp::Chown {
+            path: path.clone(),
+            uid,
+            gid,
+        };
+        self.fs_op(ROOT_UID, op, &path, "owner").map(|_| ())
     }
 
     /// The administrator installs a drive program under `name`.
@@ -214,15 +470,25 @@ impl Runtime {
     // ---- the ordinary file path ----------------------------------------------------------
 
     pub fn mkdir(&mut self, uid: u32, path: &str, mode: u16) -> Result<(), InsiderError> {
-        self.fs.create(uid, path, mode, true).map(|_| ())
+        let op = FsOp::Mkdir {
+            path: path.into(),
+            perm: mode,
+        };
+        self.fs_op(uid, op, path, "write").map(|_| ())
     }
 
     pub fn create(&mut self, uid: u32, path: &str, mode: u16) -> Result<(), InsiderError> {
-        self.fs.create(uid, path, mode, false).map(|_| ())
+        let flags = OpenFlags {
+            excl: true,
+            ..OpenFlags::CREATE_TRUNC
+        };
+        let fh = self.fs_open(uid, path, flags, mode)?;
+        self.fs_close(fh)
     }
 
     /// Untimed preconditioning: a file whose `contents` (timing fidelity: `size_bytes` of
-    /// no particular bytes) were written long before the run.
+    /// no particular bytes) were written long before the run. The file system's operations
+    /// (create, allocate) still take their simulated time.
     pub fn install_file(
         &mut self,
         uid: u32,
@@ -231,10 +497,21 @@ impl Runtime {
         size_bytes: u64,
         contents: Option<&[u8]>,
     ) -> Result<(), InsiderError> {
-        let ino = self.fs.create(uid, path, mode, false)?;
-        self.fs.reserve(ino, size_bytes)?;
-        self.fs.inode_mut(ino).size_bytes = size_bytes;
-        let extents = self.fs.map(ino, 0, size_bytes);
+        let flags = OpenFlags {
+            excl: true,
+            ..OpenFlags::CREATE_TRUNC
+        };
+        let fh = self.fs_open(uid, path, flags, mode)?;
+        let ino = self.stat(uid, path)?.ino;
+        if size_bytes > 0 {
+            self.fs_fallocate(ino, fh, path, 0, size_bytes)?;
+        }
+        let all = self.fs_extents(fh, path)?;
+        self.fs_close(fh)?;
+        // Long before the run: the file system committed it, too.
+        self.fs_op(ROOT_UID, FsOp::Sync, path, "write")?;
+        self.fs_dirty.remove(&ino);
+        let extents = map_extents(&all, path, 0, size_bytes)?;
         let emulated_timing =
             !self.is_functional() && self.cfg.backing == BackingKind::DramEmulated;
         if emulated_timing {
@@ -254,22 +531,28 @@ impl Runtime {
         Ok(())
     }
 
-    /// Opens a real file for the ordinary path.
+    /// Opens a real file for the ordinary path (a writable descriptor appends only to an
+    /// append-only file).
     pub fn open(&mut self, uid: u32, path: &str, writable: bool) -> Result<u32, InsiderError> {
-        let ino = self.fs.lookup(path)?;
-        if self.fs.inode(ino).entries.is_some() {
-            return Err(InsiderError::IsADirectory { path: path.into() });
-        }
-        self.fs.check(uid, ino, path, Access::Read)?;
-        if writable {
-            self.fs.check(uid, ino, path, Access::Write)?;
-        }
+        let flags = OpenFlags {
+            write: writable,
+            ..OpenFlags::READ
+        };
+        let fh = self.fs_open(uid, path, flags, 0)?;
+        let ino = match self.refresh(path) {
+            Ok(s) => s.ino,
+            Err(e) => {
+                self.fs_close(fh)?;
+                return Err(e);
+            }
+        };
         let fd = self.next_fd;
         self.next_fd += 1;
         self.fds.insert(
             fd,
             Fd::Real(RealFd {
                 ino,
+                fh,
                 path: path.into(),
                 writable,
             }),
@@ -279,9 +562,10 @@ impl Runtime {
 
     pub fn close(&mut self, fd: u32) -> Result<(), InsiderError> {
         match self.fds.get(&fd) {
-            Some(Fd::Real(_)) => {
+            Some(Fd::Real(r)) => {
+                let fh = r.fh;
                 self.fds.remove(&fd);
-                Ok(())
+                self.fs_close(fh)
             }
             Some(Fd::Virtual(_)) => Err(InsiderError::WrongMode {
                 fd,
@@ -304,17 +588,29 @@ impl Runtime {
         }
     }
 
+    fn writable(&self, fd: u32) -> Result<(Ino, Fh, String), InsiderError> {
+        let r = self.real(fd)?;
+        if !r.writable {
+            return Err(InsiderError::WrongMode {
+                fd,
+                mode: "read-only",
+                op: "write",
+            });
+        }
+        Ok((r.ino, r.fh, r.path.clone()))
+    }
+
     fn block(&self) -> u64 {
         self.cfg.fs_block_bytes
     }
 
-    /// `pwrite`: into the page cache (dirty), allocating blocks. Append-only files accept
-    /// writes at their end only.
+    /// `pwrite`: a file-system write (into its buffer cache, dirty until a commit).
+    /// Append-only files accept writes at their end only.
     pub fn pwrite(&mut self, fd: u32, offset: u64, data: &[u8]) -> Result<(), InsiderError> {
         self.pwrite_len(fd, offset, data.len() as u64, data)
     }
 
-    /// `pwrite` of `len` bytes; `data` is empty in timing fidelity.
+    /// `pwrite` of `len` bytes; `data` is empty in timing fidelity (zeros are written).
     pub fn pwrite_len(
         &mut self,
         fd: u32,
@@ -323,72 +619,60 @@ impl Runtime {
         data: &[u8],
     ) -> Result<(), InsiderError> {
         assert!(data.is_empty() || data.len() as u64 == len);
-        let r = self.real(fd)?;
-        let (ino, path, writable) = (r.ino, r.path.clone(), r.writable);
-        if !writable {
-            return Err(InsiderError::WrongMode {
-                fd,
-                mode: "read-only",
-                op: "write",
-            });
-        }
-        let size = self.fs.inode(ino).size_bytes;
-        if self.fs.inode(ino).append_only && offset != size {
-            return Err(InsiderError::AppendOnly { path });
-        }
-        let end = offset + len;
-        self.fs.reserve(ino, end)?;
+        let (ino, fh, path) = self.writable(fd)?;
         let b = self.block();
-        let mut at = offset;
-        while at < end {
-            let page = at / b;
-            if !self.cache.contains_key(&(ino, page)) {
-                let fill = self.read_pages_from_drive(ino, page, 1, size)?;
-                self.cache.insert(
-                    (ino, page),
-                    CachedPage {
-                        data: fill,
-                        dirty: false,
-                    },
-                );
+        let (first, end_page) = (offset / b, (offset + len).div_ceil(b));
+        self.cache
+            .retain(|&(i, p), _| i != ino || p < first || p >= end_page);
+        let mut at = 0u64;
+        while at < len {
+            let n = (len - at).min(nearflash_fs::FsConfig::default().write_bytes_max);
+            let bytes = if data.is_empty() {
+                vec![0; n as usize]
+            } else {
+                data[at as usize..(at + n) as usize].to_vec()
+            };
+            let op = FsOp::Write {
+                fh,
+                offset_bytes: offset + at,
+                data: bytes,
+            };
+            self.fs_dirty.insert(ino);
+            match self.fs_op(ROOT_UID, op, &path, "write") {
+                Ok(FsReply::Written(w)) => at += w,
+                Ok(r) => unreachable!("write answered {r:?}"),
+                Err(InsiderError::Fs(FsError::NoSpace(_))) => {
+                    return Err(InsiderError::NoSpace {
+                        needed_bytes: len - at,
+                    })
+                }
+                Err(e) => return Err(e),
             }
-            let p = self.cache.get_mut(&(ino, page)).expect("just cached");
-            let in_page = (at % b) as usize;
-            let n = ((b - at % b).min(end - at)) as usize;
-            if !data.is_empty() {
-                p.data.resize(b as usize, 0);
-                let src = (at - offset) as usize;
-                p.data[in_page..in_page + n].copy_from_slice(&data[src..src + n]);
-            }
-            p.dirty = true;
-            at += n as u64;
         }
-        let n = self.fs.inode_mut(ino);
-        n.size_bytes = n.size_bytes.max(end);
-        let ns = self.host.syscall_ns + self.host.copy_ns(len);
-        self.host_thread(ns);
+        self.refresh(&path)?;
         Ok(())
     }
 
     /// `pwrite` with `O_DIRECT` (timing fidelity: no data): straight to the drive in
     /// `io_request_bytes` requests through the storage stack, at most `io_queue_depth` in
-    /// flight, bypassing the page cache; returns when every request is acknowledged.
+    /// flight, bypassing the caches; returns when every request is acknowledged. Writes
+    /// past the size allocate first (and commit, so no cached block lands on them later).
     pub fn pwrite_direct(&mut self, fd: u32, offset: u64, len: u64) -> Result<(), InsiderError> {
-        let r = self.real(fd)?;
-        let (ino, path, writable) = (r.ino, r.path.clone(), r.writable);
-        if !writable {
-            return Err(InsiderError::WrongMode {
-                fd,
-                mode: "read-only",
-                op: "write",
-            });
-        }
-        if self.fs.inode(ino).append_only && offset != self.fs.inode(ino).size_bytes {
+        let (ino, fh, path) = self.writable(fd)?;
+        let v = self.view(ino, fh, &path)?;
+        if v.append_only && offset != v.size_bytes {
             return Err(InsiderError::AppendOnly { path });
         }
-        self.fs.reserve(ino, offset + len)?;
+        let v = if offset + len > v.size_bytes {
+            self.fs_fallocate(ino, fh, &path, offset, len)?;
+            self.view(ino, fh, &path)?
+        } else {
+            v
+        };
+        self.fs_sync(ino, fh, &path)?;
+        let all = v.extents.expect("fetched");
         let mut reqs = Vec::new();
-        for e in self.fs.map(ino, offset, len) {
+        for e in map_extents(&all, &path, offset, len)? {
             let mut at = 0;
             while at < e.len_bytes {
                 let n = self.host.io_request_bytes.min(e.len_bytes - at);
@@ -396,6 +680,10 @@ impl Runtime {
                 at += n;
             }
         }
+        let b = self.block();
+        let (first, end_page) = (offset / b, (offset + len).div_ceil(b));
+        self.cache
+            .retain(|&(i, p), _| i != ino || p < first || p >= end_page);
         self.host_thread(self.host.syscall_ns + self.host.copy_ns(len));
         for wave in reqs.chunks(self.host.io_queue_depth as usize) {
             let mut ids = Vec::new();
@@ -408,8 +696,6 @@ impl Runtime {
             }
             self.wait_firmware(&ids)?;
         }
-        let n = self.fs.inode_mut(ino);
-        n.size_bytes = n.size_bytes.max(offset + len);
         Ok(())
     }
 
@@ -417,7 +703,7 @@ impl Runtime {
     fn wait_firmware(&mut self, ids: &[u64]) -> Result<Vec<u8>, InsiderError> {
         let mut waiting: Vec<u64> = ids.to_vec();
         let mut out = Vec::new();
-        let mut done: BTreeMap<u64, Result<Vec<u8>, String>> = BTreeMap::new();
+        let mut done = BTreeMap::new();
         while !waiting.is_empty() {
             let first = waiting[0];
             self.m.run_until(|m| m.firmware_is_done(first))?;
@@ -434,40 +720,18 @@ impl Runtime {
             let data = done
                 .remove(id)
                 .expect("waited for")
-                .map_err(InsiderError::Device)?;
+                .map_err(|e| InsiderError::Device(e.to_string()))?;
             out.extend_from_slice(&data);
         }
         Ok(out)
     }
 
-    /// A page of a file read through the drive before a partial write (zeros past the size).
-    fn read_pages_from_drive(
-        &mut self,
-        ino: u64,
-        page: u64,
-        pages: u64,
-        size: u64,
-    ) -> Result<Vec<u8>, InsiderError> {
-        let b = self.block();
-        let start = page * b;
-        if !self.is_functional() {
-            return Ok(Vec::new());
-        }
-        if start >= size {
-            return Ok(vec![0; (pages * b) as usize]);
-        }
-        let len = (pages * b).min(size.div_ceil(b) * b - start);
-        let mut out = self.drive_read(ino, start, len)?;
-        out.resize((pages * b) as usize, 0);
-        Ok(out)
-    }
-
-    /// Reads file bytes `[offset, offset+len)` from the drive through the storage stack:
-    /// `io_request_bytes` requests, each costing the stack's per-request CPU before it is
-    /// handed to the drive, at most `io_queue_depth` in flight.
-    fn drive_read(&mut self, ino: u64, offset: u64, len: u64) -> Result<Vec<u8>, InsiderError> {
+    /// Reads device ranges `extents` through the storage stack: `io_request_bytes`
+    /// requests, each costing the stack's per-request CPU before it is handed to the drive,
+    /// at most `io_queue_depth` in flight.
+    fn drive_read(&mut self, extents: &[Extent]) -> Result<Vec<u8>, InsiderError> {
         let mut reqs = Vec::new();
-        for e in self.fs.map(ino, offset, len) {
+        for e in extents {
             let mut at = 0;
             while at < e.len_bytes {
                 let n = self.host.io_request_bytes.min(e.len_bytes - at);
@@ -499,8 +763,13 @@ impl Runtime {
         offset: u64,
         len: u64,
     ) -> Result<(u64, Vec<u8>), InsiderError> {
-        let ino = self.real(fd)?.ino;
-        let size = self.fs.inode(ino).size_bytes;
+        let r = self.real(fd)?;
+        let (ino, fh, path) = (r.ino, r.fh, r.path.clone());
+        self.fs_sync(ino, fh, &path)?;
+        let size = match self.views.get(&ino) {
+            Some(v) => v.size_bytes,
+            None => self.refresh(&path)?.size_bytes,
+        };
         let len = len.min(size.saturating_sub(offset));
         if len == 0 {
             self.host_thread(self.host.syscall_ns);
@@ -509,11 +778,12 @@ impl Runtime {
         let b = self.block();
         let (first, last) = (offset / b, (offset + len - 1) / b);
         let functional = self.is_functional();
+        let mut extents: Option<Vec<FileExtent>> = None;
         let mut pages: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
         let mut p = first;
         while p <= last {
             if let Some(c) = self.cache.get(&(ino, p)) {
-                pages.insert(p, c.data.clone());
+                pages.insert(p, c.clone());
                 p += 1;
                 continue;
             }
@@ -523,18 +793,16 @@ impl Runtime {
             }
             let start = p * b;
             let run = ((q + 1) * b).min(size.div_ceil(b) * b) - start;
-            let data = self.drive_read(ino, start, run)?;
+            if extents.is_none() {
+                extents = self.view(ino, fh, &path)?.extents;
+            }
+            let dev = map_extents(extents.as_deref().expect("fetched"), &path, start, run)?;
+            let data = self.drive_read(&dev)?;
             if functional {
                 for (i, chunk) in data.chunks(b as usize).enumerate() {
                     let mut page = chunk.to_vec();
                     page.resize(b as usize, 0);
-                    self.cache.insert(
-                        (ino, p + i as u64),
-                        CachedPage {
-                            data: page.clone(),
-                            dirty: false,
-                        },
-                    );
+                    self.cache.insert((ino, p + i as u64), page.clone());
                     pages.insert(p + i as u64, page);
                 }
             }
@@ -559,68 +827,24 @@ impl Runtime {
         Ok((len, out))
     }
 
-    /// Flushes the dirty pages of `ino` to the drive and waits for them.
-    fn flush_inode(&mut self, ino: u64) -> Result<(), InsiderError> {
-        let b = self.block();
-        let dirty: Vec<u64> = self
-            .cache
-            .range((ino, 0)..(ino + 1, 0))
-            .filter(|(_, p)| p.dirty)
-            .map(|(&(_, p), _)| p)
-            .collect();
-        let functional = self.m.is_functional();
-        // Runs of dirty pages contiguous on the device, at most `io_request_bytes` each.
-        let mut runs: Vec<(u64, u64, Vec<u8>)> = Vec::new();
-        for p in dirty {
-            let page = if functional {
-                let c = self.cache.get_mut(&(ino, p)).expect("listed");
-                c.dirty = false;
-                c.data.clone()
-            } else {
-                self.cache.remove(&(ino, p));
-                Vec::new()
-            };
-            let dev = self.fs.map(ino, p * b, b)[0].device_offset_bytes;
-            match runs.last_mut() {
-                Some((off, len, data))
-                    if *off + *len == dev && *len + b <= self.host.io_request_bytes =>
-                {
-                    *len += b;
-                    data.extend_from_slice(&page);
-                }
-                _ => runs.push((dev, b, page)),
-            }
-        }
-        for wave in runs.chunks(self.host.io_queue_depth as usize) {
-            let mut ids = Vec::new();
-            for (off, len, data) in wave {
-                let at = self.host_cpu.serve(
-                    self.m.now(),
-                    SimDuration::from_ns(self.host.io_stack_request_ns),
-                );
-                ids.push(
-                    self.m
-                        .firmware(at, BlockOp::Write, *off, *len, data.clone()),
-                );
-            }
-            self.wait_firmware(&ids)?;
-        }
-        Ok(())
-    }
-
+    /// `fsync`: the file system commits (the file's data, then the journal).
     pub fn fsync(&mut self, fd: u32) -> Result<(), InsiderError> {
-        let ino = self.real(fd)?.ino;
-        self.host_thread(self.host.syscall_ns);
-        self.flush_inode(ino)
+        let r = self.real(fd)?;
+        let (ino, fh, path) = (r.ino, r.fh, r.path.clone());
+        self.fs_dirty.remove(&ino);
+        self.fs_op(ROOT_UID, FsOp::Fsync(fh), &path, "write")
+            .map(|_| ())
     }
 
     /// `truncate(path, size)`: needs write permission; fails on an append-only file.
     pub fn truncate(&mut self, uid: u32, path: &str, size_bytes: u64) -> Result<(), InsiderError> {
-        let ino = self.fs.lookup(path)?;
-        self.fs.check(uid, ino, path, Access::Write)?;
-        self.fs.truncate(ino, path, size_bytes)?;
-        let b = self.block();
-        let keep = size_bytes.div_ceil(b);
+        let op = FsOp::Truncate {
+            path: path.into(),
+            size_bytes,
+        };
+        self.fs_op(uid, op, path, "write")?;
+        let ino = self.refresh(path)?.ino;
+        let keep = size_bytes.div_ceil(self.block());
         self.cache.retain(|&(i, p), _| i != ino || p < keep);
         Ok(())
     }
@@ -629,39 +853,42 @@ impl Runtime {
     /// least that size); the new blocks count as written (the unwritten flag is cleared, as
     /// §3.3.2 asks of users of virtual writes).
     pub fn fallocate(&mut self, uid: u32, path: &str, len: u64) -> Result<(), InsiderError> {
-        let ino = self.fs.lookup(path)?;
-        self.fs.check(uid, ino, path, Access::Write)?;
-        self.fs.reserve(ino, len)?;
-        let n = self.fs.inode_mut(ino);
-        n.size_bytes = n.size_bytes.max(len);
-        Ok(())
+        let flags = OpenFlags {
+            append: true,
+            ..OpenFlags::WRITE
+        };
+        let fh = self.fs_open(uid, path, flags, 0)?;
+        let ino = self.stat(uid, path)?.ino;
+        let r = if len > 0 {
+            self.fs_fallocate(ino, fh, path, 0, len)
+        } else {
+            Ok(())
+        };
+        self.fs_close(fh)?;
+        r
     }
 
-    /// `posix_fadvise(POSIX_FADV_DONTNEED)`: drops the file's clean pages from the page cache.
+    /// `posix_fadvise(POSIX_FADV_DONTNEED)`: drops the file's pages from the read cache.
     pub fn drop_cache(&mut self, path: &str) -> Result<(), InsiderError> {
-        let ino = self.fs.lookup(path)?;
-        self.cache.retain(|&(i, _), p| i != ino || p.dirty);
+        let ino = self.stat(ROOT_UID, path)?.ino;
+        self.cache.retain(|&(i, _), _| i != ino);
         Ok(())
     }
 
     /// Sets or clears the append-only attribute (`chattr +a`; owner or root).
     pub fn set_append_only(&mut self, uid: u32, path: &str, on: bool) -> Result<(), InsiderError> {
-        let ino = self.fs.lookup(path)?;
-        if uid != ROOT_UID && self.fs.inode(ino).uid != uid {
-            return Err(InsiderError::PermissionDenied {
-                path: path.into(),
-                login: self.fs.user(uid)?.login.clone(),
-                needed: "owner",
-            });
-        }
-        self.fs.inode_mut(ino).append_only = on;
-        Ok(())
+        let op = FsOp::SetAppendOnly {
+            path: path.into(),
+            on,
+        };
+        self.fs_op(uid, op, path, "owner")?;
+        self.refresh(path).map(|_| ())
     }
 
     /// The whole content of a real file through the ordinary path (functional fidelity).
     pub fn read_file(&mut self, uid: u32, path: &str) -> Result<Vec<u8>, InsiderError> {
         let fd = self.open(uid, path, false)?;
-        let size = self.fs.inode(self.real(fd)?.ino).size_bytes;
+        let size = self.refresh(path)?.size_bytes;
         let (_, data) = self.pread(fd, 0, size)?;
         self.close(fd)?;
         Ok(data)
@@ -670,37 +897,32 @@ impl Runtime {
     // ---- virtual files -----------------------------------------------------------------
 
     fn login(&self, uid: u32) -> Result<String, InsiderError> {
-        Ok(self.fs.user(uid)?.login.clone())
+        Ok(self.user(uid)?.login.clone())
     }
 
+    /// The caller's mapping file, read through the file system as the caller.
     fn read_mappings(&mut self, uid: u32) -> Result<Vec<Mapping>, InsiderError> {
         let path = mapping_path(&self.login(uid)?);
-        let fd = self.open(uid, &path, false)?;
-        let size = self.fs.inode(self.real(fd)?.ino).size_bytes;
-        let text = self.mapping_text(fd, size)?;
-        self.close(fd)?;
-        text.lines().map(|l| parse_mapping(&path, l)).collect()
-    }
-
-    /// The mapping file's text: from the page cache (it is written through it) or the drive.
-    fn mapping_text(&mut self, fd: u32, size: u64) -> Result<String, InsiderError> {
-        let ino = self.real(fd)?.ino;
-        let b = self.block();
+        let fh = self.fs_open(uid, &path, OpenFlags::READ, 0)?;
         let mut bytes = Vec::new();
-        for p in 0..size.div_ceil(b) {
-            match self.cache.get(&(ino, p)) {
-                Some(c) => bytes.extend_from_slice(&c.data),
-                None => {
-                    let (_, d) = self.pread(fd, p * b, b)?;
-                    bytes.extend_from_slice(&d);
-                }
+        loop {
+            let op = FsOp::Read {
+                fh,
+                offset_bytes: bytes.len() as u64,
+                len_bytes: u64::MAX,
+            };
+            match self.fs_op(uid, op, &path, "read")? {
+                FsReply::Data(d) if d.is_empty() => break,
+                FsReply::Data(d) => bytes.extend_from_slice(&d),
+                r => unreachable!("read answered {r:?}"),
             }
         }
-        bytes.truncate(size as usize);
-        String::from_utf8(bytes).map_err(|_| InsiderError::MappingFile {
-            path: format!("fd {fd}"),
+        self.fs_close(fh)?;
+        let text = String::from_utf8(bytes).map_err(|_| InsiderError::MappingFile {
+            path: path.clone(),
             reason: "not UTF-8".into(),
-        })
+        })?;
+        text.lines().map(|l| parse_mapping(&path, l)).collect()
     }
 
     /// `reg_virt_file(real_path, program)`: the virtual file `vpath` is the output of `program`
@@ -759,18 +981,50 @@ impl Runtime {
             .ok_or(InsiderError::NoFreeSlot {
                 slots: self.cfg.app_slots,
             })?;
-        self.slots[slot] = Some((uid, vpath.to_string()));
         let line = format_mapping(&Mapping {
             vpath: vpath.into(),
             program: program.into(),
             pieces,
         });
         let path = mapping_path(&self.login(uid)?);
-        let fd = self.open(uid, &path, true)?;
-        let end = self.fs.inode(self.real(fd)?.ino).size_bytes;
-        let r = self.pwrite(fd, end, line.as_bytes());
-        self.close(fd)?;
-        r
+        let flags = OpenFlags {
+            append: true,
+            ..OpenFlags::WRITE
+        };
+        let fh = self.fs_open(uid, &path, flags, 0)?;
+        let op = FsOp::Write {
+            fh,
+            offset_bytes: 0,
+            data: line.into_bytes(),
+        };
+        let r = self.fs_op(uid, op, &path, "write");
+        self.fs_close(fh)?;
+        r?;
+        self.slots[slot] = Some((uid, vpath.to_string()));
+        Ok(())
+    }
+
+    /// Closes the real files vopen opened (and clears the flags it set).
+    fn release(&mut self, files: Vec<RealFile>) -> Result<(), InsiderError> {
+        let mut first_err = None;
+        for f in files {
+            if f.set_append_only {
+                let op = FsOp::SetAppendOnly {
+                    path: f.path.clone(),
+                    on: false,
+                };
+                if let Err(e) = self
+                    .fs_op(ROOT_UID, op, &f.path, "owner")
+                    .and_then(|_| self.refresh(&f.path))
+                {
+                    first_err.get_or_insert(e);
+                }
+            }
+            if let Err(e) = self.fs_close(f.fh) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
     }
 
     /// `vopen(vpath, O_RDONLY | O_WRONLY)`.
@@ -781,55 +1035,84 @@ impl Runtime {
             .find(|m| m.vpath == vpath)
             .ok_or_else(|| InsiderError::UnknownVirtualPath {
                 vpath: vpath.into(),
-                login: self
-                    .fs
-                    .user(uid)
-                    .map(|u| u.login.clone())
-                    .unwrap_or_default(),
+                login: self.user(uid).map(|u| u.login.clone()).unwrap_or_default(),
             })?;
-        let access = match dir {
-            Direction::Read => Access::Read,
-            Direction::Write => Access::Write,
+        let flags = match dir {
+            Direction::Read => OpenFlags::READ,
+            Direction::Write => OpenFlags {
+                append: true,
+                ..OpenFlags::WRITE
+            },
         };
-        // Every permission first: a denied file means nothing starts.
-        let mut inos = Vec::new();
+        // Every permission first: the file system checks each open as the caller, and a
+        // denied file means nothing starts.
+        let mut files = Vec::new();
         for (path, _, _) in &mapping.pieces {
-            let ino = self.fs.lookup(path)?;
-            if self.fs.inode(ino).entries.is_some() {
-                return Err(InsiderError::IsADirectory { path: path.clone() });
+            match self.fs_open(uid, path, flags, 0) {
+                Ok(fh) => files.push(RealFile {
+                    path: path.clone(),
+                    fh,
+                    set_append_only: false,
+                }),
+                Err(e) => {
+                    self.release(files)?;
+                    return Err(e);
+                }
             }
-            self.fs.check(uid, ino, path, access)?;
-            inos.push(ino);
         }
+        match self.vopen_files(uid, vpath, dir, &mapping, &mut files) {
+            Ok(fd) => Ok(fd),
+            Err(e) => {
+                self.release(files)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// vopen once every real file is open: sizes and flags, extents, the stream.
+    fn vopen_files(
+        &mut self,
+        uid: u32,
+        vpath: &str,
+        dir: Direction,
+        mapping: &Mapping,
+        files: &mut [RealFile],
+    ) -> Result<u32, InsiderError> {
+        let mut stats = Vec::new();
+        for f in files.iter() {
+            stats.push(self.refresh(&f.path)?);
+        }
+        // The extents (filefrag) and, for a write, the file system's dirty data flushed so
+        // the drive's output lands after it.
         let mut extents: Vec<Extent> = Vec::new();
-        for ((path, off, len), &ino) in mapping.pieces.iter().zip(&inos) {
-            let n = self.fs.inode(ino);
+        for (((_, off, len), f), st) in mapping.pieces.iter().zip(files.iter()).zip(&stats) {
+            let all = self.fs_extents(f.fh, &f.path)?;
             let limit = match dir {
-                Direction::Read => n.size_bytes,
-                Direction::Write => n.allocated_bytes(),
+                Direction::Read => st.size_bytes,
+                Direction::Write => all.iter().map(|e| e.len_bytes).sum(),
             };
             let len = len.unwrap_or(limit.saturating_sub(*off));
             if off + len > limit {
                 return Err(InsiderError::OutOfFile {
-                    path: path.clone(),
+                    path: f.path.clone(),
                     range: format!("{off}+{len}"),
                     size_bytes: limit,
                 });
             }
-            extents.extend(self.fs.map(ino, *off, len));
+            extents.extend(map_extents(&all, &f.path, *off, len)?);
+            self.fs_sync(st.ino, f.fh, &f.path)?;
         }
-        if dir == Direction::Write {
-            for &ino in &inos {
-                self.host_thread(self.host.syscall_ns);
-                self.flush_inode(ino)?;
-            }
-        }
-        let mut set = Vec::new();
-        for &ino in &inos {
-            let n = self.fs.inode_mut(ino);
-            if !n.append_only {
-                n.append_only = true;
-                set.push(ino);
+        for (f, st) in files.iter_mut().zip(&stats) {
+            if !st.append_only {
+                let op = FsOp::SetAppendOnly {
+                    path: f.path.clone(),
+                    on: true,
+                };
+                self.fs_op(ROOT_UID, op, &f.path, "owner")?;
+                f.set_append_only = true;
+                if let Some(v) = self.views.get_mut(&st.ino) {
+                    v.append_only = true;
+                }
             }
         }
         let slot = 1 + self
@@ -855,9 +1138,7 @@ impl Runtime {
             Direction::Write => 0,
         };
         s.extents = extents;
-        // The runtime's calls: the extents (filefrag) and a message with extents and slot.
-        let ns = self.host.syscall_ns * (1 + inos.len() as u64);
-        self.host_thread(ns);
+        // The runtime's message with extents and slot.
         self.m
             .advance(SimDuration::from_us_f64(self.cfg.pcie_latency_us));
         self.m.open(s);
@@ -865,9 +1146,16 @@ impl Runtime {
             fd,
             Fd::Virtual(VirtualFd {
                 dir,
-                set_append_only: set,
-                real_inos: inos,
-                program: mapping.program,
+                files: files
+                    .iter_mut()
+                    .map(|f| RealFile {
+                        path: f.path.clone(),
+                        fh: f.fh,
+                        set_append_only: f.set_append_only,
+                    })
+                    .collect(),
+                real_inos: stats.iter().map(|s| s.ino).collect(),
+                program: mapping.program.clone(),
             }),
         );
         Ok(fd)
@@ -1056,7 +1344,8 @@ impl Runtime {
 
     /// `vclose(fd)`: ends the stream; for a virtual write, returns the bytes the drive wrote to
     /// the real file(s) (the caller may truncate to it). Clears the append-only flags vopen
-    /// set, drops the host's read cache of the real files after a write, resets the slot.
+    /// set, closes the real files, drops the host's read cache of them after a write, resets
+    /// the slot.
     pub fn vclose(&mut self, fd: u32) -> Result<u64, InsiderError> {
         let v = self.virt(fd)?;
         let dir = v.dir;
@@ -1078,13 +1367,11 @@ impl Runtime {
         let Some(Fd::Virtual(v)) = self.fds.remove(&fd) else {
             unreachable!("checked virtual");
         };
-        for ino in v.set_append_only {
-            self.fs.inode_mut(ino).append_only = false;
-        }
         if dir == Direction::Write {
-            let inos: BTreeSet<u64> = v.real_inos.iter().copied().collect();
+            let inos: BTreeSet<Ino> = v.real_inos.iter().copied().collect();
             self.cache.retain(|(i, _), _| !inos.contains(i));
         }
+        self.release(v.files)?;
         result
     }
 }
@@ -1132,4 +1419,49 @@ fn parse_mapping(path: &str, line: &str) -> Result<Mapping, InsiderError> {
         program: program.into(),
         pieces,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ext(file: u64, dev: u64, len: u64) -> FileExtent {
+        FileExtent {
+            file_offset_bytes: file,
+            device_offset_bytes: dev,
+            len_bytes: len,
+        }
+    }
+
+    #[test]
+    fn a_range_across_extents_maps_to_their_device_pieces_merged_where_contiguous() {
+        let extents = [
+            ext(0, 40_960, 8192),
+            ext(8192, 49_152, 4096),
+            ext(12_288, 4096, 4096),
+        ];
+        let got = map_extents(&extents, "/f", 100, 14_000).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                Extent {
+                    device_offset_bytes: 40_960 + 100,
+                    len_bytes: 12_188,
+                },
+                Extent {
+                    device_offset_bytes: 4096,
+                    len_bytes: 1812,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_range_past_the_allocated_blocks_is_out_of_file() {
+        let e = map_extents(&[ext(0, 0, 4096)], "/f", 4000, 200).unwrap_err();
+        assert!(
+            matches!(&e, InsiderError::OutOfFile { path, .. } if path == "/f"),
+            "{e}"
+        );
+    }
 }

@@ -3,7 +3,6 @@
 //! the host-side buffer the runtime pops `vread` from — or, for a virtual write, the bytes the
 //! host pushed and where the program's output goes in the real files.
 
-use crate::fs::Extent;
 use nearflash_sim::SimTime;
 use nearflash_stream::{FlitWriter, StreamProgram, WorkCost};
 use std::collections::VecDeque;
@@ -22,6 +21,13 @@ impl Direction {
             Direction::Write => "O_WRONLY",
         }
     }
+}
+
+/// A run of device bytes a stream reads or writes (a piece of a real file's extent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    pub device_offset_bytes: u64,
+    pub len_bytes: u64,
 }
 
 /// Data in an input FIFO: `bytes` long; `data` holds them in functional fidelity.
@@ -71,6 +77,10 @@ pub struct Stream {
     pub consumed_in_bytes: u64,
     pub produced_out_bytes: u64,
     pub writer: FlitWriter,
+    /// Input bytes past the last whole flit, carried into the next chunk: chunk boundaries
+    /// (extents, scatter-gather pieces, `vwrite` lengths) need not fall on flit boundaries,
+    /// but the program sees one byte stream in whole flits until its last.
+    pub partial_flit: Vec<u8>,
     pub program_ended: bool,
 
     /// Output FIFO: produced, not yet moved by DMA.
@@ -124,6 +134,7 @@ impl Stream {
             consumed_in_bytes: 0,
             produced_out_bytes: 0,
             writer: FlitWriter::new(),
+            partial_flit: Vec::new(),
             program_ended: false,
             out_fifo: VecDeque::new(),
             out_fifo_bytes: 0,

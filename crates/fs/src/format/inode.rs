@@ -16,6 +16,12 @@ pub const EXTENT_BLOCK_ENTRIES: usize = (BLOCK_BYTES - EXTENT_BLOCK_HEADER) / EX
 /// Extents one file can have.
 pub const EXTENTS_MAX: usize = INLINE_EXTENTS + EXTENT_BLOCK_ENTRIES;
 
+/// `Inode::flags`: the file is append-only (`chattr +a`): it opens for writing only with
+/// `append`, and it cannot be truncated, unlinked or renamed over while the flag is set.
+pub const FLAG_APPEND_ONLY: u32 = 1;
+/// Every flag bit this version knows; a decoder rejects the others.
+const FLAGS_KNOWN: u32 = FLAG_APPEND_ONLY;
+
 /// `len` device blocks from `start` hold file blocks `file_block..file_block + len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Extent {
@@ -46,6 +52,8 @@ pub struct Inode {
     pub extent_block: Option<BlockNo>,
     /// Bumped each time the inode number is reused; stale file handles detect it.
     pub generation: u32,
+    /// Attribute flags (`FLAG_*`).
+    pub flags: u32,
     /// Sorted by `file_block`, non-overlapping, non-empty.
     pub extents: Vec<Extent>,
 }
@@ -63,6 +71,7 @@ impl Inode {
             parent: Ino(0),
             extent_block: None,
             generation: 0,
+            flags: 0,
             extents: Vec::new(),
         }
     }
@@ -73,6 +82,10 @@ impl Inode {
 
     pub fn perm(&self) -> u16 {
         self.mode & PERM_MASK
+    }
+
+    pub fn append_only(&self) -> bool {
+        self.flags & FLAG_APPEND_ONLY != 0
     }
 
     /// The device block holding file block `fb`, if mapped.
@@ -102,6 +115,24 @@ impl Inode {
                 len: 1,
             },
         );
+    }
+
+    /// Maps file blocks `fb..fb + len` (unmapped until now) to device blocks `b..b + len`.
+    pub fn add_run(&mut self, fb: u32, b: BlockNo, len: u32) {
+        debug_assert!(len > 0);
+        self.add_block(fb, b);
+        let i = self.extents.partition_point(|e| e.file_end() <= fb);
+        let e = &mut self.extents[i];
+        debug_assert_eq!(
+            e.file_end(),
+            fb + 1,
+            "the run's first block ends its extent"
+        );
+        debug_assert!(self
+            .extents
+            .get(i + 1)
+            .is_none_or(|n| n.file_block >= fb + len));
+        self.extents[i].len += len - 1;
     }
 
     /// Unmaps every file block at or beyond `fb`; returns the freed device extents.
@@ -148,6 +179,7 @@ impl Inode {
         put_u32(out, 40, self.parent.0);
         put_u32(out, 44, self.extent_block.map_or(0, |b| b.0));
         put_u32(out, 48, self.generation);
+        put_u32(out, 52, self.flags);
         for (i, e) in self.extents.iter().take(INLINE_EXTENTS).enumerate() {
             put_extent(out, INLINE_AT + i * EXTENT_BYTES, e);
         }
@@ -165,6 +197,10 @@ impl Inode {
         let mode = get_u16(b, 0);
         if FileKind::from_mode(mode).is_none() || mode & !(0o170_000 | PERM_MASK) != 0 {
             return Err(bad("unknown file type or mode bits"));
+        }
+        let flags = get_u32(b, 52);
+        if flags & !FLAGS_KNOWN != 0 {
+            return Err(bad("unknown attribute flags"));
         }
         let count = get_u32(b, 12) as usize;
         if count > EXTENTS_MAX {
@@ -191,6 +227,7 @@ impl Inode {
             parent: Ino(get_u32(b, 40)),
             extent_block,
             generation: get_u32(b, 48),
+            flags,
             extents,
         })
         .and_then(|i: Inode| {

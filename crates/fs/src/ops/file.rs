@@ -1,4 +1,5 @@
-//! Regular files: open (create, truncate), close, read, write (append), truncate. The bytes
+//! Regular files: open (create, truncate), close, read, write (append), truncate,
+//! fallocate, extents (`FIEMAP`). The bytes
 //! of the last block past the end of a file may hold stale data; every size increase zeroes
 //! them first (`zero_tail`), so a hole or an extension reads as zeros. A truncate does *not*
 //! zero them: that would change a committed block in place before the truncate commits, and
@@ -8,9 +9,11 @@ use crate::cache::BlockClass;
 use crate::error::FsError;
 use crate::exec::{Cx, Handle};
 use crate::format::dir::RawEntry;
-use crate::format::inode::Inode;
+use crate::format::inode::{Inode, EXTENTS_MAX, INLINE_EXTENTS};
 use crate::ops::path::require;
-use crate::types::{Access, Caller, Fh, FileKind, Ino, OpenFlags, BLOCK_BYTES, BLOCK_BYTES_U64};
+use crate::types::{
+    Access, BlockNo, Caller, Fh, FileExtent, FileKind, Ino, OpenFlags, BLOCK_BYTES, BLOCK_BYTES_U64,
+};
 
 /// Largest file: the last file block number must fit in 32 bits.
 pub const FILE_BYTES_MAX: u64 = u32::MAX as u64 * BLOCK_BYTES_U64;
@@ -45,6 +48,9 @@ pub async fn open(
             }
             if flags.write {
                 require(&inode, caller, Access::Write, path)?;
+                if inode.append_only() && (!flags.append || flags.truncate) {
+                    return Err(FsError::AppendOnly(path.to_string()));
+                }
             }
             (e.ino, inode)
         }
@@ -163,6 +169,10 @@ pub async fn write(cx: &Cx, fh: Fh, offset: u64, data: &[u8]) -> Result<u64, FsE
         return Err(FsError::BadHandle(fh.0));
     }
     let off = if h.append { inode.size_bytes } else { offset };
+    if inode.append_only() && off != inode.size_bytes {
+        // A handle opened before the flag was set: its blocks may not be replaced.
+        return Err(FsError::AppendOnly(format!("{}", h.ino)));
+    }
     let len = (data.len() as u64).min(cx.cfg.write_bytes_max);
     if len == 0 {
         return Ok(0);
@@ -259,5 +269,112 @@ pub async fn truncate_path(cx: &Cx, caller: Caller, path: &str, size: u64) -> Re
         return Err(FsError::IsDir(path.to_string()));
     }
     require(&inode, caller, Access::Write, path)?;
+    if inode.append_only() {
+        return Err(FsError::AppendOnly(path.to_string()));
+    }
     set_size(cx, ino, &mut inode, size).await
+}
+
+/// Blocks one `Fallocate` allocates at most: eight bitmap blocks' worth (1 GiB), so the
+/// metadata it dirties (those bitmap blocks, the inode's table and extent blocks) stays far
+/// below half of the smallest journal (`JOURNAL_BLOCKS_MIN`).
+pub const FALLOCATE_BLOCKS_MAX: u32 = 8 * crate::format::superblock::BITS_PER_BLOCK;
+
+/// `fallocate(fh, 0, offset, len)`: maps every unmapped block of the range to newly
+/// allocated, contiguous where possible, blocks and raises the size to the range's end.
+/// At most [`FALLOCATE_BLOCKS_MAX`] blocks per call: answers how many bytes of the range
+/// (from `offset`) are now covered, like a short write; the caller continues from there.
+/// The new blocks are not zeroed: they read as whatever the device holds (this file system
+/// has no unwritten-extent flag; INSIDER §3.3.2 asks the users of virtual writes to clear
+/// it anyway).
+pub async fn fallocate(cx: &Cx, fh: Fh, offset: u64, len: u64) -> Result<u64, FsError> {
+    let (h, mut inode) = handle_inode(cx, fh).await?;
+    if !h.write {
+        return Err(FsError::BadHandle(fh.0));
+    }
+    if len == 0 {
+        return Err(FsError::InvalidArgument("fallocate of zero bytes"));
+    }
+    let end = offset
+        .checked_add(len)
+        .filter(|&e| e <= FILE_BYTES_MAX)
+        .ok_or(FsError::InvalidArgument(
+            "fallocate beyond the largest file size",
+        ))?;
+    let first = (offset / BLOCK_BYTES_U64) as u32;
+    let end_fb = end.div_ceil(BLOCK_BYTES_U64) as u32;
+    let stop = end_fb.min(first.saturating_add(FALLOCATE_BLOCKS_MAX));
+    let unmapped = u64::from(stop - first)
+        - inode
+            .extents
+            .iter()
+            .map(|e| {
+                u64::from(
+                    e.file_end()
+                        .min(stop)
+                        .saturating_sub(e.file_block.max(first)),
+                )
+            })
+            .sum::<u64>();
+    // One more for an extent block the new extents may need.
+    cx.need_blocks(unmapped + 1)?;
+    let old_size = inode.size_bytes;
+    let mut fb = first;
+    while fb < stop {
+        if inode.map(fb).is_some() {
+            fb += 1;
+            continue;
+        }
+        let next_mapped = inode
+            .extents
+            .iter()
+            .map(|e| e.file_block)
+            .find(|&s| s > fb)
+            .unwrap_or(stop)
+            .min(stop);
+        let goal = fb
+            .checked_sub(1)
+            .and_then(|p| inode.map(p))
+            .map(|b| BlockNo(b.0 + 1));
+        let (start, n) = cx.alloc_run(goal, next_mapped - fb).await?;
+        let merges = goal == Some(start);
+        if !merges {
+            if inode.extents.len() >= EXTENTS_MAX {
+                cx.free_blocks(start, n).await?;
+                break;
+            }
+            if inode.extents.len() == INLINE_EXTENTS && inode.extent_block.is_none() {
+                inode.extent_block = Some(cx.alloc_block(None).await?);
+            }
+        }
+        inode.add_run(fb, start, n);
+        fb += n;
+    }
+    if fb == first {
+        return Err(FsError::TooManyExtents(EXTENTS_MAX));
+    }
+    let covered_end = (u64::from(fb) * BLOCK_BYTES_U64).min(end);
+    if covered_end > old_size {
+        zero_tail(cx, &inode, old_size).await?;
+        inode.size_bytes = covered_end;
+    }
+    let now = cx.now().as_ns();
+    inode.mtime_ns = now;
+    inode.ctime_ns = now;
+    cx.write_inode(h.ino, &inode).await?;
+    Ok(covered_end - offset)
+}
+
+/// The handle's file's extents in file order, as device byte ranges.
+pub async fn extents(cx: &Cx, fh: Fh) -> Result<Vec<FileExtent>, FsError> {
+    let (_, inode) = handle_inode(cx, fh).await?;
+    Ok(inode
+        .extents
+        .iter()
+        .map(|e| FileExtent {
+            file_offset_bytes: u64::from(e.file_block) * BLOCK_BYTES_U64,
+            device_offset_bytes: e.start.offset_bytes(),
+            len_bytes: u64::from(e.len) * BLOCK_BYTES_U64,
+        })
+        .collect())
 }

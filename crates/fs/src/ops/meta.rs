@@ -149,6 +149,96 @@ impl Cx {
         Err(Corruption::Superblock("free block count disagrees with the bitmap").into())
     }
 
+    /// Allocates up to `max` contiguous blocks: the first as `alloc_block(goal)` does, then
+    /// every free block right after it. Returns the first block and how many.
+    pub async fn alloc_run(
+        &self,
+        goal: Option<BlockNo>,
+        max: u32,
+    ) -> Result<(BlockNo, u32), FsError> {
+        debug_assert!(max > 0);
+        let stripe = self.cfg.stripe_blocks;
+        let goal = match goal {
+            None if stripe > 1 && max >= stripe => self.free_stripe_start().await?,
+            g => g,
+        };
+        let first = self.alloc_block(goal).await?;
+        let sb = self.sb()?;
+        let mut len = 1u32;
+        while len < max {
+            let b = BlockNo(first.0 + len);
+            if !sb.is_data_block(b) {
+                break;
+            }
+            let (bm, first_bit) = sb.block_bit(b);
+            let span = (BITS_PER_BLOCK - first_bit as u32)
+                .min(max - len)
+                .min(sb.total_blocks - b.0);
+            self.load(bm, BlockClass::Meta).await?;
+            let took = {
+                let mut st = self.st.borrow_mut();
+                let st = &mut *st;
+                let m = st.mounted.as_mut().expect("mounted");
+                let bits = st.cache.get_mut(bm);
+                let mut k = 0u32;
+                while k < span {
+                    let bit = first_bit + k as usize;
+                    if bits[bit / 8] & (1 << (bit % 8)) != 0
+                        || m.freed_uncommitted.contains(&BlockNo(b.0 + k))
+                    {
+                        break;
+                    }
+                    bits[bit / 8] |= 1 << (bit % 8);
+                    k += 1;
+                }
+                m.free_blocks -= u64::from(k);
+                m.block_cursor = b.0 + k;
+                k
+            };
+            len += took;
+            if took < span {
+                break;
+            }
+        }
+        Ok((first, len))
+    }
+
+    /// The first free block on a `stripe_blocks` boundary at or after the allocation cursor
+    /// (wrapping once); `None` when a bounded scan finds none (the caller falls back to any
+    /// free block).
+    async fn free_stripe_start(&self) -> Result<Option<BlockNo>, FsError> {
+        /// Stripe boundaries tried before giving up on alignment.
+        const CANDIDATES_MAX: u32 = 4096;
+        let sb = self.sb()?;
+        let stripe = self.cfg.stripe_blocks;
+        let cursor = self
+            .st
+            .borrow()
+            .mounted
+            .as_ref()
+            .map_or(0, |m| m.block_cursor)
+            .clamp(sb.data_start.0, sb.total_blocks - 1);
+        let round_up = |b: u32| b.div_ceil(stripe).saturating_mul(stripe);
+        let mut b = round_up(cursor);
+        let mut wrapped = false;
+        for _ in 0..CANDIDATES_MAX {
+            if b >= sb.total_blocks {
+                if wrapped {
+                    break;
+                }
+                wrapped = true;
+                b = round_up(sb.data_start.0);
+                continue;
+            }
+            let (bm, bit) = sb.block_bit(BlockNo(b));
+            if !self.is_freed_uncommitted(BlockNo(b)) && !self.bit(bm, bit).await? {
+                return Ok(Some(BlockNo(b)));
+            }
+            b = b.saturating_add(stripe);
+        }
+        Ok(None)
+    }
+
     fn is_freed_uncommitted(&self, b: BlockNo) -> bool {
         let st = self.st.borrow();
         st.mounted

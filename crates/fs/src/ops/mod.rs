@@ -6,6 +6,7 @@
 
 mod dir;
 mod file;
+pub use file::FALLOCATE_BLOCKS_MAX;
 mod journal;
 mod meta;
 mod ns;
@@ -14,7 +15,7 @@ mod path;
 use crate::exec::Cx;
 use crate::format::superblock::FormatOptions;
 use crate::fsck::FsckReport;
-use crate::types::{Caller, DirEntry, Fh, OpenFlags, Stat};
+use crate::types::{Caller, DirEntry, Fh, FileExtent, OpenFlags, Stat};
 use crate::FsError;
 
 /// An operation on the file system. Paths are absolute (`/a/b`); `.` and `..` are not
@@ -48,6 +49,22 @@ pub enum FsOp {
     Truncate {
         path: String,
         size_bytes: u64,
+    },
+    /// Allocates blocks under `offset_bytes..+len_bytes` and raises the size to its end
+    /// (`fallocate` mode 0); at most [`FALLOCATE_BLOCKS_MAX`] blocks per call: the reply
+    /// (`Written`) says how many bytes of the range are covered.
+    Fallocate {
+        fh: Fh,
+        offset_bytes: u64,
+        len_bytes: u64,
+    },
+    /// The file's extents as device byte ranges (`FIEMAP`), for a device that reads the
+    /// file's blocks itself (INSIDER's drive).
+    Extents(Fh),
+    /// Sets or clears the append-only attribute (`chattr ±a`; owner or root).
+    SetAppendOnly {
+        path: String,
+        on: bool,
     },
     /// Atomically renames, replacing an existing target (a file, or an empty directory when
     /// the source is a directory).
@@ -95,6 +112,7 @@ impl FsOp {
             | FsOp::Rmdir(_)
             | FsOp::Chmod { .. }
             | FsOp::Chown { .. }
+            | FsOp::SetAppendOnly { .. }
             | FsOp::Fsync(_)
             | FsOp::Sync => true,
             FsOp::Format(_)
@@ -102,6 +120,8 @@ impl FsOp {
             | FsOp::Close(_)
             | FsOp::Read { .. }
             | FsOp::Write { .. }
+            | FsOp::Fallocate { .. }
+            | FsOp::Extents(_)
             | FsOp::Readdir(_)
             | FsOp::Stat(_)
             | FsOp::Fsck => false,
@@ -118,6 +138,7 @@ pub enum FsReply {
     Written(u64),
     Stat(Stat),
     Entries(Vec<DirEntry>),
+    Extents(Vec<FileExtent>),
     Fsck(FsckReport),
 }
 
@@ -176,6 +197,17 @@ async fn dispatch(cx: &Cx, caller: Caller, op: FsOp) -> Result<FsReply, FsError>
             .await
             .map(FsReply::Written),
         FsOp::Truncate { path, size_bytes } => file::truncate_path(cx, caller, &path, size_bytes)
+            .await
+            .map(|()| FsReply::Done),
+        FsOp::Fallocate {
+            fh,
+            offset_bytes,
+            len_bytes,
+        } => file::fallocate(cx, fh, offset_bytes, len_bytes)
+            .await
+            .map(FsReply::Written),
+        FsOp::Extents(fh) => file::extents(cx, fh).await.map(FsReply::Extents),
+        FsOp::SetAppendOnly { path, on } => ns::set_append_only(cx, caller, &path, on)
             .await
             .map(|()| FsReply::Done),
         FsOp::Rename { from, to } => ns::rename(cx, caller, &from, &to)

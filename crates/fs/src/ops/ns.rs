@@ -1,11 +1,11 @@
-//! The namespace: mkdir, rmdir, unlink, rename, readdir, stat, chmod, chown. Each checks
+//! The namespace: mkdir, rmdir, unlink, rename, readdir, stat, chmod, chown, chattr +a. Each checks
 //! everything first and then changes the cache; `ops::run` commits the journal before the
 //! operation completes, so a namespace change is atomic and durable at completion.
 
 use crate::error::{Corruption, FsError};
 use crate::exec::Cx;
 use crate::format::dir::RawEntry;
-use crate::format::inode::Inode;
+use crate::format::inode::{Inode, FLAG_APPEND_ONLY};
 use crate::ops::path::require;
 use crate::types::{Access, Caller, DirEntry, FileKind, Ino, Stat, PERM_MASK, ROOT_INO};
 
@@ -60,6 +60,9 @@ pub async fn unlink(cx: &Cx, caller: Caller, path: &str) -> Result<(), FsError> 
     let (pino, mut parent, e, slot, inode) = removable(cx, caller, path).await?;
     if inode.kind() == FileKind::Dir {
         return Err(FsError::IsDir(path.to_string()));
+    }
+    if inode.append_only() {
+        return Err(FsError::AppendOnly(path.to_string()));
     }
     cx.set_slot(slot, None).await?;
     cx.drop_inode(e.ino, &inode).await?;
@@ -120,6 +123,9 @@ pub async fn rename(cx: &Cx, caller: Caller, from: &str, to: &str) -> Result<(),
     let (tpino, tparent, tname) = cx.resolve_parent(caller, to).await?;
     require(&tparent, caller, Access::Write, to)?;
     let moving_dir = fe.kind == FileKind::Dir;
+    if !moving_dir && cx.read_inode(fe.ino).await?.append_only() {
+        return Err(FsError::AppendOnly(from.to_string()));
+    }
     if moving_dir && is_within(cx, tpino, fe.ino).await? {
         return Err(FsError::MoveIntoSelf(to.to_string()));
     }
@@ -137,7 +143,11 @@ pub async fn rename(cx: &Cx, caller: Caller, from: &str, to: &str) -> Result<(),
                     return Err(FsError::NotEmpty(to.to_string()));
                 }
             }
-            (false, FileKind::File) => {}
+            (false, FileKind::File) => {
+                if cx.read_inode(te.ino).await?.append_only() {
+                    return Err(FsError::AppendOnly(to.to_string()));
+                }
+            }
         }
     } else {
         let need = cx.blocks_to_add_entry(tpino, &tparent).await?;
@@ -233,7 +243,26 @@ pub async fn stat(cx: &Cx, caller: Caller, path: &str) -> Result<Stat, FsError> 
         blocks: inode.mapped_blocks(),
         mtime_ns: inode.mtime_ns,
         ctime_ns: inode.ctime_ns,
+        append_only: inode.append_only(),
     })
+}
+
+/// Sets or clears the append-only attribute (owner or root; Linux asks for
+/// `CAP_LINUX_IMMUTABLE`, which this model has no notion of).
+pub async fn set_append_only(cx: &Cx, caller: Caller, path: &str, on: bool) -> Result<(), FsError> {
+    let (ino, mut inode) = cx.resolve(caller, path).await?;
+    if !caller.is_root() && caller.uid != inode.uid {
+        return Err(FsError::Permission(format!(
+            "chattr on {path}: not the owner"
+        )));
+    }
+    if on {
+        inode.flags |= FLAG_APPEND_ONLY;
+    } else {
+        inode.flags &= !FLAG_APPEND_ONLY;
+    }
+    inode.ctime_ns = cx.now().as_ns();
+    cx.write_inode(ino, &inode).await
 }
 
 pub async fn chmod(cx: &Cx, caller: Caller, path: &str, perm: u16) -> Result<(), FsError> {
