@@ -17,6 +17,7 @@
 //! compressed is a rate balance that settles within the first extents (`--volume-mib 6144`
 //! runs the paper's volume; the figures agree to 0.3 points).
 
+use crate::prose::count_word;
 use crate::{Options, Paper, ReproduceError};
 use nearflash_activeflash::{
     run_background, run_split, ActiveFlashConfig, ActiveFlashError, BackgroundParams,
@@ -526,8 +527,8 @@ fn claims(
                 peak.throughput_mb_s,
                 model.balanced_split() * 100.0,
                 m.cfg.host_io_depth,
-                count_word(flash.channels),
-                count_word(m.cfg.controller_io_depth)
+                count_word(flash.channels as usize),
+                count_word(m.cfg.controller_io_depth as usize)
             ),
             reference: Reference::PaperFigure,
         },
@@ -545,14 +546,6 @@ fn claims(
             reference: Reference::Direction,
         },
     ])
-}
-
-/// A small count in words, as prose reads it ("one page operation in flight").
-fn count_word(n: u32) -> String {
-    match n {
-        1 => "one".into(),
-        n => n.to_string(),
-    }
 }
 
 fn background_run(system: &str, p: &BackgroundPoint) -> Run {

@@ -12,6 +12,7 @@ pub mod insider;
 mod options;
 mod paper;
 mod parallel;
+mod prose;
 
 pub use error::ReproduceError;
 pub use nearflash_sim::Fidelity;

@@ -195,7 +195,10 @@ impl Paper for FlashAbacus {
     }
 
     fn claims(&self, ev: &Evaluation) -> Result<Vec<Claim>, ReproduceError> {
-        Ok(claims::claims(&ev.measured))
+        Ok(claims::claims(
+            &ev.measured,
+            self.preset.host.as_ref().map(|h| h.copies_per_direction),
+        ))
     }
 
     fn summary_runs(&self, ev: &Evaluation) -> Vec<Run> {
