@@ -157,3 +157,65 @@ impl Bench<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Amount, Pattern};
+
+    fn mixed(preset: &Preset) -> Plan {
+        Plan::Synthetic(SyntheticSpec {
+            pattern: Pattern::Mixed,
+            request_bytes: 4096,
+            queue_depth: 8,
+            amount: Amount::Requests(3000),
+            read_percent: 50,
+            span_bytes: capacity_bytes(preset) / 2,
+        })
+    }
+
+    #[test]
+    fn a_functional_benchmark_verifies_every_read_and_replays_exactly() {
+        let preset = Preset::load("test-min", &[]).unwrap();
+        let plan = mixed(&preset);
+        let bench = Bench {
+            preset: &preset,
+            plan: &plan,
+            store: StoreSpec::Memory,
+            seed: 7,
+            precondition: Some(true),
+        };
+        let mut stages = Vec::new();
+        let a = bench
+            .run(&mut |s, _, _| {
+                if stages.last() != Some(&s) {
+                    stages.push(s);
+                }
+            })
+            .unwrap();
+        assert_eq!(stages, [Stage::Precondition, Stage::Measure]);
+        assert_eq!(a.fidelity, "functional");
+        assert_eq!(a.requests, 3000);
+        assert_eq!(a.requests_failed, 0);
+        assert!(a.reads_verified > 1000, "{}", a.reads_verified);
+        assert!(a.precondition.is_some());
+        let b = bench.run(&mut |_, _, _| {}).unwrap();
+        assert_eq!(a.trace_hash, b.trace_hash);
+        assert_eq!(a.reads_verified, b.reads_verified);
+    }
+
+    #[test]
+    fn functional_fidelity_in_ram_is_refused_past_its_bound() {
+        let preset = Preset::load("flashabacus", &[]).unwrap();
+        let plan = mixed(&preset);
+        let bench = Bench {
+            preset: &preset,
+            plan: &plan,
+            store: StoreSpec::Memory,
+            seed: 1,
+            precondition: None,
+        };
+        let e = bench.run(&mut |_, _, _| {}).unwrap_err();
+        assert!(e.to_string().contains("--store-file"), "{e}");
+    }
+}

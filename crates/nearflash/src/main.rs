@@ -102,9 +102,10 @@ fn list_presets(name: Option<&str>) -> Result<(), error::CliError> {
             print!("{text}");
         }
         None => {
+            // Name, the tables beyond [flash] and [ftl] (what the preset can run), description.
             for (n, _) in nearflash_preset::BUILTIN {
                 let p = nearflash_preset::Preset::load(n, &[])?;
-                println!("{n:<14} {:<32} {}", p.tables().join(" "), p.description);
+                println!("{n:<14} {:<16} {}", p.tables().join(" "), p.description);
             }
         }
     }

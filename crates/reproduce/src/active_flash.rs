@@ -921,3 +921,18 @@ fn page(m: &Measured) -> Result<Page, ReproduceError> {
         ],
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_resolution_is_the_step_that_straddles_the_paper_value() {
+        assert_eq!(
+            sweep_resolution_mb_s(FOREGROUND_MB_S, PAPER_FIG2_LIMIT_MB_S),
+            2.0
+        );
+        assert_eq!(sweep_resolution_mb_s(&[40.0, 10.0, 20.0], 24.0), 20.0);
+        assert_eq!(sweep_resolution_mb_s(&[30.0, 40.0], 24.0), 0.0);
+    }
+}

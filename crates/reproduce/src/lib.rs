@@ -56,3 +56,17 @@ pub fn run(
         _ => unreachable!("PAPERS lists every paper matched here"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_papers_and_zero_jobs_are_refused_before_any_work() {
+        let o = Options::new(Fidelity::Timing);
+        let e = check("hayagui", &o, 1).unwrap_err().to_string();
+        assert!(e.contains("unknown paper 'hayagui'"), "{e}");
+        let e = check("insider", &o, 0).unwrap_err().to_string();
+        assert!(e.contains("--jobs"), "{e}");
+    }
+}

@@ -70,3 +70,18 @@ impl Options {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_option_of_another_paper_is_refused_naming_the_flag_and_its_paper() {
+        let mut o = Options::new(Fidelity::Timing);
+        assert!(o.check_for("insider").is_ok());
+        o.splits = vec![0.2];
+        assert!(o.check_for("active-flash").is_ok());
+        let e = o.check_for("flashabacus").unwrap_err().to_string();
+        assert!(e.contains("--splits") && e.contains("active-flash"), "{e}");
+    }
+}

@@ -1,8 +1,8 @@
-//! The INSIDER reproduction (`nearflash reproduce insider`): seed 001's evaluation. Timing fidelity (paper sizes, byte
-//! counts only): the seven applications of Fig. 9 under host-only, host-bypass,
-//! host-bypass-pipeline and INSIDER at PCIe Gen3 x8 and x16, the no-reduction counterfactual
-//! that splits the speedup (Fig. 10), the ARM-core drive (Figs. 12–13) and the §5.3 fairness
-//! experiment (Fig. 11) — `Timing`. Functional fidelity: every application on real bytes
+//! The INSIDER reproduction (`nearflash reproduce insider`): seed 001's evaluation. Timing
+//! fidelity (paper sizes, byte counts only): the seven applications of Fig. 9 under
+//! host-only, host-bypass, host-bypass-pipeline and INSIDER at PCIe Gen3 x8 and x16, the
+//! no-reduction counterfactual that splits the speedup (Fig. 10), the ARM-core drive
+//! (Figs. 12–13) and the §5.3 fairness experiment (Fig. 11) — `Timing`. Functional fidelity: every application on real bytes
 //! through the runtime at reduced sizes, verified against its reference — `Functional`.
 
 mod claims;
