@@ -4,10 +4,10 @@
 //! last line is "N passed, M failed", and any failure makes the exit status non-zero.
 
 use crate::error::CliError;
-use crate::preset::Preset;
 use crate::progress::Progress;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 use nearflash_ftl::{run_seed, summarize, CrashOutcome, CrashSummary, CrashTestConfig};
+use nearflash_preset::Preset;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;

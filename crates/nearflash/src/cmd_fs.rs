@@ -16,13 +16,13 @@
 //! kept in the image: a reopened image starts with fresh erase counts.)
 
 use crate::error::CliError;
-use crate::preset::Preset;
 use nearflash_flash::{Backbone, BlockId, Geometry, PageId, PageState, PageStore, StoreError};
 use nearflash_fs::crashtest::{self, CrashOutcome, CrashSummary, CrashTestConfig};
 use nearflash_fs::host::HostEvent;
 use nearflash_fs::{Caller, FileKind, FormatOptions, FsConfig, FsHost, FsOp, FsReply, OpenFlags};
 use nearflash_ftl::recovery::recover;
 use nearflash_ftl::Device;
+use nearflash_preset::Preset;
 use nearflash_sim::{Schedule, Sim};
 use serde::Serialize;
 use std::fs::File;

@@ -3,9 +3,9 @@
 //! as `DIR/fig1.svg` with `--out DIR`.
 
 use crate::error::CliError;
-use crate::preset::Preset;
-use nearflash_activeflash::{ActiveFlashConfig, Model, ModelPoint};
-use nearflash_report::svg::{LineChart, Series};
+use nearflash_activeflash::{ActiveFlashConfig, Model};
+use nearflash_preset::Preset;
+use nearflash_reproduce::active_flash::fig1;
 use std::path::PathBuf;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -32,38 +32,6 @@ pub struct ModelArgs {
     pub out: Option<PathBuf>,
 }
 
-/// The [active_flash] table of `preset`, or an error naming the preset.
-pub fn active_flash_config(preset: &Preset) -> Result<ActiveFlashConfig, CliError> {
-    preset
-        .active_flash
-        .clone()
-        .ok_or_else(|| CliError::NoActiveFlash {
-            preset: preset.name.clone(),
-        })
-}
-
-/// Fig. 1: energy saving and slowdown against host utilization, both in % of the baseline
-/// (energy saved, and the hybrid's time), so they share one axis.
-pub fn fig1(curve: &[ModelPoint]) -> LineChart {
-    let series = |name: &str, f: fn(&ModelPoint) -> f64| Series {
-        name: name.into(),
-        points: curve
-            .iter()
-            .map(|p| (p.host_utilization, 100.0 * f(p)))
-            .collect(),
-    };
-    LineChart {
-        title: "Fig. 1 — analytic model: energy saving and slowdown".into(),
-        x_label: "host CPU utilization in the baseline, x".into(),
-        y_label: "% of the baseline".into(),
-        series: vec![
-            series("energy saved ΔE(x)", |p| p.energy_saving),
-            series("time S(x) (slowdown × 100)", |p| p.slowdown),
-        ],
-        step: false,
-    }
-}
-
 pub fn run(args: &ModelArgs) -> Result<(), CliError> {
     if let Some(dir) = &args.out {
         crate::output::check_dir("--out", dir)?;
@@ -76,7 +44,7 @@ pub fn run(args: &ModelArgs) -> Result<(), CliError> {
         )));
     }
     let preset = Preset::load(&args.preset, &args.set)?;
-    let cfg = active_flash_config(&preset)?;
+    let cfg: ActiveFlashConfig = preset.require()?;
     let m = Model::from_config(&cfg)?;
     println!(
         "Active Flash analytic model (seed 004 §II), preset {}",

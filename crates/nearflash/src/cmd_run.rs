@@ -8,13 +8,13 @@
 //! output is an error (non-zero exit) naming kernel, array and index.
 
 use crate::error::CliError;
-use crate::preset::Preset;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 use nearflash_accel::{
-    run_simd, run_workload, run_workload_functional, AccelError, Fidelity, InstanceCheck,
-    RunReport, RunSpec, SchedulerKind, SimdSpec,
+    run_workload_functional, AccelConfig, AccelError, Fidelity, InstanceCheck, RunReport,
 };
 use nearflash_kernels::Dataset;
+use nearflash_preset::Preset;
+use nearflash_reproduce::flashabacus::system::{accel_spec, run_system};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -58,15 +58,23 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         .parse()
         .map_err(|e: nearflash_kernels::KernelError| CliError::Kernel(e.to_string()))?;
     let fidelity: Fidelity = args.fidelity.parse().map_err(AccelError::from)?;
+    let accel: AccelConfig = preset.require()?;
     let wall = Instant::now();
     let (report, checks) = match fidelity {
         Fidelity::Timing => (
-            run_system(&preset, &args.system, &args.workload, dataset, args.seed)?,
+            run_system(
+                &preset,
+                &accel,
+                &args.system,
+                &args.workload,
+                dataset,
+                args.seed,
+            )?,
             None,
         ),
         Fidelity::Functional => {
             let max_bytes = args.max_functional_mib.saturating_mul(1 << 20);
-            let spec = accel_spec(&preset, &args.system, dataset, args.seed)?;
+            let spec = accel_spec(&preset, &accel, &args.system, dataset, args.seed)?;
             match run_workload_functional(&spec, &args.workload, max_bytes) {
                 Ok(run) => (run.report, Some(run.checks)),
                 Err(e) => {
@@ -106,65 +114,6 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         print_checks(checks);
     }
     Ok(())
-}
-
-/// Runs `workload` on `system` (simd or one of the four schedulers) of `preset`.
-pub fn run_system(
-    preset: &Preset,
-    system: &str,
-    workload: &str,
-    dataset: Dataset,
-    seed: u64,
-) -> Result<RunReport, CliError> {
-    if system.eq_ignore_ascii_case("simd") {
-        let accel = preset.accel.as_ref().ok_or_else(|| CliError::NoAccel {
-            preset: preset.name.clone(),
-        })?;
-        let missing = |table| CliError::NoHost {
-            preset: preset.name.clone(),
-            table,
-        };
-        let spec = SimdSpec {
-            accel,
-            host: preset.host.as_ref().ok_or_else(|| missing("host"))?,
-            ssd_flash: preset
-                .ssd_flash
-                .as_ref()
-                .ok_or_else(|| missing("ssd_flash"))?,
-            ssd_ftl: preset.ssd_ftl.as_ref().ok_or_else(|| missing("ssd_ftl"))?,
-            dataset,
-            seed,
-        };
-        Ok(run_simd(&spec, workload)?)
-    } else {
-        let spec = accel_spec(preset, system, dataset, seed)?;
-        Ok(run_workload(&spec, workload)?)
-    }
-}
-
-/// The accelerator run of `system` (one of the four FlashAbacus schedulers) of `preset`,
-/// for `run_workload` or `run_workload_functional`; `simd` has no functional fidelity and
-/// is refused.
-pub fn accel_spec<'a>(
-    preset: &'a Preset,
-    system: &str,
-    dataset: Dataset,
-    seed: u64,
-) -> Result<RunSpec<'a>, CliError> {
-    let accel = preset.accel.as_ref().ok_or_else(|| CliError::NoAccel {
-        preset: preset.name.clone(),
-    })?;
-    if system.eq_ignore_ascii_case("simd") {
-        return Err(AccelError::SimdFunctional.into());
-    }
-    Ok(RunSpec {
-        accel,
-        flash: &preset.flash,
-        ftl: &preset.ftl,
-        scheduler: system.parse::<SchedulerKind>()?,
-        dataset,
-        seed,
-    })
 }
 
 /// The functional verdicts: one row per instance.

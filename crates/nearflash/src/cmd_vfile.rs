@@ -5,12 +5,12 @@
 //! host-only read of the same file to compare, and another user's vopen refused.
 
 use crate::error::CliError;
-use crate::preset::Preset;
 use nearflash_insider::runtime::{MachineSpec, ProgramSpec, Runtime};
 use nearflash_insider::stream::Direction;
-use nearflash_insider::InsiderError;
+use nearflash_insider::{InsiderConfig, InsiderError};
 use nearflash_iscapps::apps::GrepApp;
 use nearflash_iscapps::IscApp;
+use nearflash_preset::Preset;
 use nearflash_sim::SimTime;
 
 #[derive(clap::Args, Debug)]
@@ -69,14 +69,10 @@ pub fn run(args: &VfileArgs) -> Result<(), CliError> {
         )));
     }
     let preset = Preset::load(&args.preset, &args.overrides)?;
-    let cfg = preset.insider.clone().ok_or_else(|| CliError::Config {
-        source_name: format!("preset {}", preset.name),
-        reason: "no [insider] table: virtual files need the INSIDER drive".into(),
-    })?;
-    let host = preset.host.clone().ok_or_else(|| CliError::Config {
-        source_name: format!("preset {}", preset.name),
-        reason: "no [host] table: the demo needs the host storage stack".into(),
-    })?;
+    let cfg: InsiderConfig = preset.require()?;
+    let host = preset
+        .require_host("the vfile demo (the host storage stack)")?
+        .clone();
     let mut rt = Runtime::new(&MachineSpec {
         insider: &cfg,
         host: &host,

@@ -9,14 +9,9 @@ mod cmd_reproduce;
 mod cmd_run;
 mod cmd_soak;
 mod cmd_vfile;
-mod driver;
 mod error;
 mod output;
-mod preset;
 mod progress;
-mod report;
-mod sysinfo;
-mod workload;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -102,14 +97,15 @@ fn main() -> ExitCode {
 fn list_presets(name: Option<&str>) -> Result<(), error::CliError> {
     match name {
         Some(n) => {
-            let (source, text) = preset::read_text(n)?;
-            preset::Preset::parse(&source, &text, &[])?;
+            let (source, text) = nearflash_preset::read_text(n)?;
+            nearflash_preset::Preset::parse(&source, &text, &[])?;
             print!("{text}");
         }
         None => {
-            for (n, _) in preset::BUILTIN {
-                let p = preset::Preset::load(n, &[])?;
-                println!("{n:<14} {}", p.description);
+            // Name, the tables beyond [flash] and [ftl] (what the preset can run), description.
+            for (n, _) in nearflash_preset::BUILTIN {
+                let p = nearflash_preset::Preset::load(n, &[])?;
+                println!("{n:<14} {:<16} {}", p.tables().join(" "), p.description);
             }
         }
     }

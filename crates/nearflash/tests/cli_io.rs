@@ -401,6 +401,10 @@ fn presets_command_lists_and_prints() {
     assert!(out.status.success());
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("flashabacus") && s.contains("test-min"));
+    // Each line names the tables beyond [flash] and [ftl]: what the preset can run.
+    let line = |name: &str| s.lines().find(|l| l.starts_with(name)).unwrap_or_default();
+    assert!(line("flashabacus ").contains(" host ssd accel "), "{s}");
+    assert!(line("active-flash ").contains(" active_flash "), "{s}");
     let out = nearflash(&["presets", "flashabacus"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("read_latency_us = 81.0"));
 }

@@ -2,12 +2,13 @@
 //! fixed request size over a span of the device, for a number of requests or bytes. The
 //! generator draws every random choice from the run's one seeded RNG.
 
-use crate::error::CliError;
+use crate::error::IoBenchError;
 use nearflash_ftl::{BlockOp, SECTOR_BYTES};
 use nearflash_sim::SimRng;
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Pattern {
     SeqRead,
@@ -54,8 +55,8 @@ pub struct SyntheticSpec {
 
 impl SyntheticSpec {
     /// Checks the spec against a device of `capacity_bytes` logical bytes.
-    pub fn validate(&self, capacity_bytes: u64) -> Result<(), CliError> {
-        let w = |m: String| Err(CliError::Workload(m));
+    pub fn validate(&self, capacity_bytes: u64) -> Result<(), IoBenchError> {
+        let w = |m: String| Err(IoBenchError::Workload(m));
         if self.request_bytes == 0 || !self.request_bytes.is_multiple_of(SECTOR_BYTES) {
             return w(format!(
                 "--request-kib gives {} bytes; requests must be a positive multiple of \
@@ -83,7 +84,7 @@ impl SyntheticSpec {
             _ => {}
         }
         if self.span_bytes > capacity_bytes {
-            return Err(CliError::PastCapacity {
+            return Err(IoBenchError::PastCapacity {
                 what: "the workload span".into(),
                 offset_bytes: 0,
                 len_bytes: self.span_bytes,
@@ -92,7 +93,7 @@ impl SyntheticSpec {
             });
         }
         if self.request_bytes > self.span_bytes {
-            return Err(CliError::PastCapacity {
+            return Err(IoBenchError::PastCapacity {
                 what: "a request".into(),
                 offset_bytes: 0,
                 len_bytes: self.request_bytes,

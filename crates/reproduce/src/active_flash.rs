@@ -1,4 +1,5 @@
-//! `nearflash reproduce active-flash`: seed 004's three figures and its claims.
+//! The Active Flash reproduction (`nearflash reproduce active-flash`): seed 004's three
+//! figures and its claims.
 //!
 //! - Fig. 1: the analytic model at the preset's parameters (`nearflash_activeflash::model`);
 //! - Fig. 2: a foreground of 4 KiB random writes at a swept throughput with compression in
@@ -16,19 +17,19 @@
 //! compressed is a rate balance that settles within the first extents (`--volume-mib 6144`
 //! runs the paper's volume; the figures agree to 0.3 points).
 
-use super::{parallel_map, ReproduceArgs};
-use crate::cmd_model::{active_flash_config, fig1};
-use crate::error::CliError;
-use crate::preset::Preset;
+use crate::prose::count_word;
+use crate::{Options, Paper, ReproduceError};
 use nearflash_activeflash::{
     run_background, run_split, ActiveFlashConfig, ActiveFlashError, BackgroundParams,
-    BackgroundPoint, Fidelity, Model, SplitPoint,
+    BackgroundPoint, Model, ModelPoint, SplitPoint,
 };
+use nearflash_preset::Preset;
 use nearflash_report::html::{Page, Section};
 use nearflash_report::svg::{LineChart, Series};
 use nearflash_report::{Claim, LatencyMs, Reference, Run, Summary};
+use nearflash_sim::Fidelity;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::fmt::Write;
 
 /// Foreground throughputs of the Fig. 2 sweep (MB/s): dense around the paper's 24 MB/s.
 const FOREGROUND_MB_S: &[f64] = &[
@@ -54,13 +55,13 @@ const CHECK_SPLIT: f64 = 0.2;
 
 /// What was read back through the FTL and decompressed.
 #[derive(Default)]
-struct Verified {
-    extents: u64,
-    pages: u64,
+pub struct Verified {
+    pub extents: u64,
+    pub pages: u64,
 }
 
 /// Everything one reproduction measured.
-struct Measured {
+pub struct Measured {
     cfg: ActiveFlashConfig,
     fidelity: Fidelity,
     verified: Verified,
@@ -72,7 +73,7 @@ struct Measured {
 
 /// One independent simulation of the reproduction.
 #[derive(Clone, Copy, Debug)]
-enum Task {
+pub enum Task {
     Background {
         mb_s: f64,
         charge_compute: bool,
@@ -84,129 +85,192 @@ enum Task {
     Check,
 }
 
-enum Outcome {
+pub enum Outcome {
     Background(BackgroundPoint, Verified),
     Split(SplitPoint, Verified),
     Check(Verified),
 }
 
-pub fn run(
-    args: &ReproduceArgs,
+/// The Active Flash reproduction at a preset, sweeps, volume and fidelity.
+pub struct ActiveFlash {
+    preset: Preset,
+    cfg: ActiveFlashConfig,
+    model: Model,
+    foreground_mb_s: Vec<f64>,
+    splits: Vec<f64>,
+    volume_bytes: u64,
     fidelity: Fidelity,
-    jobs: usize,
-    out: &Path,
-) -> Result<bool, CliError> {
-    let wall = std::time::Instant::now();
-    if !args.only.is_empty() {
-        return Err(CliError::Workload(
-            "reproduce active-flash has no workloads to pick with --only: choose the sweeps \
-             with --foreground-mb-s and --splits"
-                .into(),
-        ));
-    }
-    let preset = Preset::load(
-        args.preset.as_deref().unwrap_or("active-flash"),
-        &args.overrides,
-    )?;
-    let cfg = active_flash_config(&preset)?;
-    let model = Model::from_config(&cfg)?;
-    let fgs = if args.foreground_mb_s.is_empty() {
-        FOREGROUND_MB_S.to_vec()
-    } else {
-        args.foreground_mb_s.clone()
-    };
-    let splits = if args.splits.is_empty() {
-        SPLITS.to_vec()
-    } else {
-        args.splits.clone()
-    };
-    // Refuse bad sweep values before spending time on the good ones.
-    for &s in &splits {
-        model.split_speedup(s)?;
-    }
-    let sim_fidelity = fidelity;
-    let volume_mib = args.volume_mib.unwrap_or(match sim_fidelity {
-        Fidelity::Timing => VOLUME_MIB_TIMING,
-        Fidelity::Functional => VOLUME_MIB_FUNCTIONAL,
-    });
-    if volume_mib == 0 {
-        return Err(CliError::Workload("--volume-mib must be positive".into()));
-    }
-    let volume_bytes = volume_mib << 20;
+    seed: u64,
+}
 
-    let mut tasks: Vec<Task> = Vec::new();
-    for &mb_s in &fgs {
-        for charge_compute in [false, true] {
-            tasks.push(Task::Background {
-                mb_s,
-                charge_compute,
-            });
+impl ActiveFlash {
+    pub fn new(opts: &Options) -> Result<Self, ReproduceError> {
+        if !opts.only.is_empty() {
+            return Err(ReproduceError::Invalid(
+                "reproduce active-flash has no workloads to pick with --only: choose the \
+                 sweeps with --foreground-mb-s and --splits"
+                    .into(),
+            ));
         }
-    }
-    tasks.extend(splits.iter().map(|&share| Task::Split { share }));
-    if sim_fidelity == Fidelity::Timing {
-        tasks.push(Task::Check);
-    }
-    let bar = crate::progress::Progress::new("reproduce", true);
-    let results = parallel_map(
-        tasks.len(),
-        jobs,
-        |i| {
-            run_task(
-                &preset,
-                &cfg,
-                tasks[i],
-                volume_bytes,
-                sim_fidelity,
-                args.seed,
-            )
-        },
-        |done| bar.update(done as u64, tasks.len() as u64),
-    );
-    bar.finish();
-    let mut m = Measured {
-        cfg,
-        fidelity: sim_fidelity,
-        verified: Verified::default(),
-        model,
-        io_only: Vec::new(),
-        compute: Vec::new(),
-        split: Vec::new(),
-    };
-    for (task, r) in tasks.iter().zip(results) {
-        let v = match (task, r?) {
-            (Task::Background { charge_compute, .. }, Outcome::Background(p, v)) => {
-                if *charge_compute {
-                    m.compute.push(p);
-                } else {
-                    m.io_only.push(p);
-                }
-                v
-            }
-            (_, Outcome::Split(p, v)) => {
-                m.split.push(p);
-                v
-            }
-            (_, Outcome::Check(v)) => v,
-            (_, Outcome::Background(..)) => {
-                unreachable!("background outcomes come from background tasks")
-            }
+        let preset = Preset::load(
+            opts.preset.as_deref().unwrap_or("active-flash"),
+            &opts.overrides,
+        )?;
+        let cfg: ActiveFlashConfig = preset.require()?;
+        let model = Model::from_config(&cfg)?;
+        let foreground_mb_s = if opts.foreground_mb_s.is_empty() {
+            FOREGROUND_MB_S.to_vec()
+        } else {
+            opts.foreground_mb_s.clone()
         };
-        m.verified.extents += v.extents;
-        m.verified.pages += v.pages;
+        let splits = if opts.splits.is_empty() {
+            SPLITS.to_vec()
+        } else {
+            opts.splits.clone()
+        };
+        // Refuse bad sweep values before spending time on the good ones.
+        for &s in &splits {
+            model.split_speedup(s)?;
+        }
+        let volume_mib = opts.volume_mib.unwrap_or(match opts.fidelity {
+            Fidelity::Timing => VOLUME_MIB_TIMING,
+            Fidelity::Functional => VOLUME_MIB_FUNCTIONAL,
+        });
+        if volume_mib == 0 {
+            return Err(ReproduceError::Invalid(
+                "--volume-mib must be positive".into(),
+            ));
+        }
+        Ok(ActiveFlash {
+            preset,
+            cfg,
+            model,
+            foreground_mb_s,
+            splits,
+            volume_bytes: volume_mib << 20,
+            fidelity: opts.fidelity,
+            seed: opts.seed,
+        })
     }
-    let wall_s = wall.elapsed().as_secs_f64();
-    let summary = summarize(&m, args.seed, wall_s)?;
-    print_tables(&m, &summary);
-    println!(
-        "functional check: {} extents read back and decompressed; {} live pages match the \
-         bytes written",
-        m.verified.extents, m.verified.pages
-    );
-    println!("wall time {wall_s:.1} s");
-    nearflash_report::write_dir(out, &summary, &page(&m)?)?;
-    println!("wrote {}/summary.json and report.html", out.display());
-    Ok(true)
+}
+
+impl Paper for ActiveFlash {
+    type Run = Task;
+    type Measured = Outcome;
+    type Evaluation = Measured;
+
+    fn title(&self) -> &'static str {
+        "Active Flash (seed 004)"
+    }
+
+    fn fidelity(&self) -> Fidelity {
+        self.fidelity
+    }
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn runs(&self) -> Vec<Task> {
+        let mut tasks: Vec<Task> = Vec::new();
+        for &mb_s in &self.foreground_mb_s {
+            for charge_compute in [false, true] {
+                tasks.push(Task::Background {
+                    mb_s,
+                    charge_compute,
+                });
+            }
+        }
+        tasks.extend(self.splits.iter().map(|&share| Task::Split { share }));
+        if self.fidelity == Fidelity::Timing {
+            tasks.push(Task::Check);
+        }
+        tasks
+    }
+
+    fn simulate(&self, task: &Task) -> Result<Outcome, ReproduceError> {
+        Ok(run_task(
+            &self.preset,
+            &self.cfg,
+            *task,
+            self.volume_bytes,
+            self.fidelity,
+            self.seed,
+        )?)
+    }
+
+    fn evaluate(
+        &self,
+        tasks: Vec<Task>,
+        outcomes: Vec<Outcome>,
+    ) -> Result<Measured, ReproduceError> {
+        let mut m = Measured {
+            cfg: self.cfg.clone(),
+            fidelity: self.fidelity,
+            verified: Verified::default(),
+            model: self.model,
+            io_only: Vec::new(),
+            compute: Vec::new(),
+            split: Vec::new(),
+        };
+        for (task, outcome) in tasks.iter().zip(outcomes) {
+            let v = match (task, outcome) {
+                (Task::Background { charge_compute, .. }, Outcome::Background(p, v)) => {
+                    if *charge_compute {
+                        m.compute.push(p);
+                    } else {
+                        m.io_only.push(p);
+                    }
+                    v
+                }
+                (Task::Split { .. }, Outcome::Split(p, v)) => {
+                    m.split.push(p);
+                    v
+                }
+                (Task::Check, Outcome::Check(v)) => v,
+                _ => unreachable!("each task yields its own kind of outcome"),
+            };
+            m.verified.extents += v.extents;
+            m.verified.pages += v.pages;
+        }
+        Ok(m)
+    }
+
+    fn claims(&self, m: &Measured) -> Result<Vec<Claim>, ReproduceError> {
+        claims(m, &self.preset, &self.foreground_mb_s)
+    }
+
+    fn summary_runs(&self, m: &Measured) -> Vec<Run> {
+        let mut runs = Vec::new();
+        for (system, points) in [
+            ("background-io-only", &m.io_only),
+            ("background-compute", &m.compute),
+        ] {
+            for p in points {
+                runs.push(background_run(system, p));
+            }
+        }
+        for p in &m.split {
+            runs.push(split_run(p));
+        }
+        runs
+    }
+
+    fn figures(&self, m: &Measured) -> Result<Page, ReproduceError> {
+        page(m)
+    }
+
+    fn text(&self, m: &Measured, summary: &Summary) -> String {
+        let mut out = tables(m, summary);
+        writeln!(
+            out,
+            "functional check: {} extents read back and decompressed; {} live pages match the \
+             bytes written",
+            m.verified.extents, m.verified.pages
+        )
+        .expect("writing to a String");
+        out
+    }
 }
 
 /// Runs one simulation; functional runs are verified before they return.
@@ -322,15 +386,39 @@ fn argmax_by(points: &[SplitPoint], key: impl Fn(&SplitPoint) -> f64) -> &SplitP
         .expect("a non-empty sweep")
 }
 
-fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> {
+/// The paper's Fig. 2 limit: the largest foreground throughput fully compressed, MB/s.
+const PAPER_FIG2_LIMIT_MB_S: f64 = 24.0;
+
+/// The spacing of the swept foreground rates at the paper's limit: the step from the largest
+/// swept rate at or below it to the next (0 when the sweep does not straddle it).
+fn sweep_resolution_mb_s(foreground_mb_s: &[f64], at_mb_s: f64) -> f64 {
+    let mut rates = foreground_mb_s.to_vec();
+    rates.sort_by(f64::total_cmp);
+    rates
+        .windows(2)
+        .find(|w| w[0] <= at_mb_s && at_mb_s < w[1])
+        .map_or(0.0, |w| w[1] - w[0])
+}
+
+fn claims(
+    m: &Measured,
+    preset: &Preset,
+    foreground_mb_s: &[f64],
+) -> Result<Vec<Claim>, ReproduceError> {
     let model = &m.model;
+    let flash = &preset.flash;
     let e60 = model.energy_saving(0.6)?;
     let e100 = model.energy_saving(1.0)?;
     let io_limit = full_compression_limit(&m.io_only);
     let compute_limit = full_compression_limit(&m.compute);
     let peak = argmax_by(&m.split, |p| p.throughput_mb_s);
     let cheapest = argmax_by(&m.split, |p| -p.energy_j);
-    let claims = vec![
+    // One page's bus transfer (data + spare at the channel rate, plus the command cycles),
+    // as the backbone charges it.
+    let transfer_us = f64::from(flash.page_size_bytes + flash.oob_size_bytes)
+        / flash.channel_rate_mb_s
+        + flash.command_overhead_ns as f64 / 1e3;
+    Ok(vec![
         Claim {
             id: "model_saving_at_60pct_host_utilization".into(),
             description: "Fig. 1: energy saving at 60% host utilization (the paper: 20–30% \
@@ -388,17 +476,22 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
             description: "Fig. 2: largest foreground throughput with 100% background \
                           compression, I/O only (the paper's assumption)"
                 .into(),
-            paper: 24.0,
+            paper: PAPER_FIG2_LIMIT_MB_S,
             ours: io_limit,
             unit: "MB/s".into(),
             note: format!(
-                "Largest swept throughput with ≥ {:.0}% compressed (sweep resolution 2 MB/s \
-                 near 24; 0 = none of the swept rates). The limit is set by the compression task's own I/O: one page \
-                 operation in flight (controller_io_depth = {}), each read a 25 us tR plus a \
-                 32 us bus transfer and each program 232 us, queued FIFO behind the \
+                "Largest swept throughput with ≥ {:.0}% compressed (sweep resolution {:.0} MB/s \
+                 near {:.0}; 0 = none of the swept rates). The limit is set by the compression task's own I/O: one page \
+                 operation in flight (controller_io_depth = {}), each read a {:.0} us tR plus a \
+                 {:.0} us bus transfer and each program {:.0} us, queued FIFO behind the \
                  foreground's. The paper does not say how its simulator paced background I/O.",
                 FULLY_COMPRESSED * 100.0,
-                m.cfg.controller_io_depth
+                sweep_resolution_mb_s(foreground_mb_s, PAPER_FIG2_LIMIT_MB_S),
+                PAPER_FIG2_LIMIT_MB_S,
+                m.cfg.controller_io_depth,
+                flash.read_latency_us,
+                transfer_us,
+                flash.program_latency_us + transfer_us
             ),
             reference: Reference::PaperFigure,
         },
@@ -407,13 +500,14 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
             description: "Fig. 2 with the controller's compression time charged: largest \
                           foreground throughput with 100% background compression"
                 .into(),
-            paper: 24.0,
+            paper: PAPER_FIG2_LIMIT_MB_S,
             ours: compute_limit,
             unit: "MB/s".into(),
             note: format!(
-                "0 = none of the swept rates. The paper's 24 MB/s ignores computation. With DEFLATE at {:.1} cycles/B on \
+                "0 = none of the swept rates. The paper's {:.0} MB/s ignores computation. With DEFLATE at {:.1} cycles/B on \
                  the host the controller compresses at most {:.1} MB/s (the model's limit, \
                  x = 1/s), less the time its FTL work and its serial I/O take.",
+                PAPER_FIG2_LIMIT_MB_S,
                 m.cfg.compress_host_cycles_per_byte,
                 model_limit_mb_s(&m.cfg)
             ),
@@ -428,10 +522,13 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
             note: format!(
                 "Peak {:.1} MB/s. The model (computation only) balances host and controller \
                  at 1/(1+s) = {:.1}%; the simulated controller is slower than the model's \
-                 because its reads queue behind the host's 32 re-reads on the one bus and it \
-                 keeps one page operation in flight, so the peak moves to a smaller share.",
+                 because its reads queue behind the host's {} re-reads on the {} bus and it \
+                 keeps {} page operation in flight, so the peak moves to a smaller share.",
                 peak.throughput_mb_s,
-                model.balanced_split() * 100.0
+                model.balanced_split() * 100.0,
+                m.cfg.host_io_depth,
+                count_word(flash.channels as usize),
+                count_word(m.cfg.controller_io_depth as usize)
             ),
             reference: Reference::PaperFigure,
         },
@@ -448,27 +545,7 @@ fn summarize(m: &Measured, seed: u64, wall_s: f64) -> Result<Summary, CliError> 
                 .into(),
             reference: Reference::Direction,
         },
-    ];
-    let mut runs = Vec::new();
-    for (system, points) in [
-        ("background-io-only", &m.io_only),
-        ("background-compute", &m.compute),
-    ] {
-        for p in points {
-            runs.push(background_run(system, p));
-        }
-    }
-    for p in &m.split {
-        runs.push(split_run(p));
-    }
-    Ok(Summary {
-        paper: "Active Flash (seed 004)".into(),
-        fidelity: m.fidelity.name().into(),
-        seed,
-        claims,
-        runs,
-        wall_s,
-    })
+    ])
 }
 
 fn background_run(system: &str, p: &BackgroundPoint) -> Run {
@@ -545,9 +622,15 @@ fn split_run(p: &SplitPoint) -> Run {
     }
 }
 
-fn print_tables(m: &Measured, s: &Summary) {
-    println!("Fig. 2 — background compression on the controller while the foreground writes");
-    println!(
+fn tables(m: &Measured, s: &Summary) -> String {
+    let mut out = String::new();
+    writeln!(
+        out,
+        "Fig. 2 — background compression on the controller while the foreground writes"
+    )
+    .expect("writing to a String");
+    writeln!(
+        out,
         "{:>8} | {:>9} {:>9} | {:>9} {:>9} {:>9} | {:>9} {:>9} {:>10}",
         "fg MB/s",
         "io: frac",
@@ -558,9 +641,11 @@ fn print_tables(m: &Measured, s: &Summary) {
         "ctl ftl",
         "ctl cmp",
         "fg lat us"
-    );
+    )
+    .expect("writing to a String");
     for (a, b) in m.io_only.iter().zip(&m.compute) {
-        println!(
+        writeln!(
+            out,
             "{:>8.1} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3} {:>9.3} | {:>9.3} {:>9.3} {:>10.0}",
             a.foreground_mb_s,
             a.fraction_compressed,
@@ -571,16 +656,24 @@ fn print_tables(m: &Measured, s: &Summary) {
             b.controller_ftl_utilization,
             b.controller_offload_utilization,
             b.latency_us_mean
-        );
+        )
+        .expect("writing to a String");
     }
-    println!();
-    println!("Fig. 3 — compression after the foreground, split host / controller");
-    println!(
+    writeln!(out).expect("writing to a String");
+    writeln!(
+        out,
+        "Fig. 3 — compression after the foreground, split host / controller"
+    )
+    .expect("writing to a String");
+    writeln!(
+        out,
         "{:>7} {:>10} {:>10} {:>10} {:>12} {:>12}",
         "share", "MB/s", "model ×", "energy J", "energy rel", "model rel"
-    );
+    )
+    .expect("writing to a String");
     for p in &m.split {
-        println!(
+        writeln!(
+            out,
             "{:>7.2} {:>10.1} {:>10.3} {:>10.1} {:>12.3} {:>12.3}",
             p.controller_share,
             p.throughput_mb_s,
@@ -588,13 +681,21 @@ fn print_tables(m: &Measured, s: &Summary) {
             p.energy_j,
             p.energy_j / p.host_only_energy_j,
             p.model_energy
-        );
+        )
+        .expect("writing to a String");
     }
-    println!();
-    println!("{:<42} {:>9} {:>9} unit", "claim", "paper", "ours");
+    writeln!(out).expect("writing to a String");
+    writeln!(out, "{:<42} {:>9} {:>9} unit", "claim", "paper", "ours")
+        .expect("writing to a String");
     for c in &s.claims {
-        println!("{:<42} {:>9.2} {:>9.2} {}", c.id, c.paper, c.ours, c.unit);
+        writeln!(
+            out,
+            "{:<42} {:>9.2} {:>9.2} {}",
+            c.id, c.paper, c.ours, c.unit
+        )
+        .expect("writing to a String");
     }
+    out
 }
 
 /// Foreground rates up to which the comparison with c(x) is summed up.
@@ -633,6 +734,28 @@ fn fig2_comparison(compute: &[BackgroundPoint], io_only: &[BackgroundPoint]) -> 
     )
 }
 
+/// Fig. 1: energy saving and slowdown against host utilization, both in % of the baseline
+/// (energy saved, and the hybrid's time), so they share one axis.
+pub fn fig1(curve: &[ModelPoint]) -> LineChart {
+    let series = |name: &str, f: fn(&ModelPoint) -> f64| Series {
+        name: name.into(),
+        points: curve
+            .iter()
+            .map(|p| (p.host_utilization, 100.0 * f(p)))
+            .collect(),
+    };
+    LineChart {
+        title: "Fig. 1 — analytic model: energy saving and slowdown".into(),
+        x_label: "host CPU utilization in the baseline, x".into(),
+        y_label: "% of the baseline".into(),
+        series: vec![
+            series("energy saved ΔE(x)", |p| p.energy_saving),
+            series("time S(x) (slowdown × 100)", |p| p.slowdown),
+        ],
+        step: false,
+    }
+}
+
 fn line(title: &str, x: &str, y: &str, series: Vec<(&str, Vec<(f64, f64)>)>) -> String {
     LineChart {
         title: title.into(),
@@ -650,7 +773,7 @@ fn line(title: &str, x: &str, y: &str, series: Vec<(&str, Vec<(f64, f64)>)>) -> 
     .to_svg()
 }
 
-fn page(m: &Measured) -> Result<Page, CliError> {
+fn page(m: &Measured) -> Result<Page, ReproduceError> {
     let model = &m.model;
     let bg = |pts: &[BackgroundPoint], f: fn(&BackgroundPoint) -> f64| {
         pts.iter()
@@ -797,4 +920,19 @@ fn page(m: &Measured) -> Result<Page, CliError> {
             },
         ],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_resolution_is_the_step_that_straddles_the_paper_value() {
+        assert_eq!(
+            sweep_resolution_mb_s(FOREGROUND_MB_S, PAPER_FIG2_LIMIT_MB_S),
+            2.0
+        );
+        assert_eq!(sweep_resolution_mb_s(&[40.0, 10.0, 20.0], 24.0), 20.0);
+        assert_eq!(sweep_resolution_mb_s(&[30.0, 40.0], 24.0), 0.0);
+    }
 }

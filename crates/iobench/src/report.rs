@@ -1,11 +1,11 @@
-//! The result of `nearflash io`: every figure of the measured phase, derived from the events
+//! The result of an I/O benchmark (`nearflash io`): every figure of the measured phase, derived from the events
 //! the run processed (counts and busy times), beside the backbone's analytic limits for
 //! comparison. Serialised to JSON and rendered as a terminal table.
 
 use crate::driver::{PhaseResult, Snapshot};
-use crate::preset::Preset;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 use nearflash_ftl::Device;
+use nearflash_preset::Preset;
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize)]

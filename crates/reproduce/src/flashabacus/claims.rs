@@ -8,6 +8,7 @@
 //! B/KI); "all workloads" are the homogeneous and heterogeneous sets of Figs. 10 and 13.
 
 use super::{Group, Measured};
+use crate::prose::count_word;
 use nearflash_kernels::table2::PAPER;
 use nearflash_report::{Claim, Reference};
 
@@ -194,8 +195,25 @@ fn reuse_note(ms: &[Measured], workloads: &[String]) -> String {
     )
 }
 
-/// Every claim, paper value beside ours.
-pub fn claims(ms: &[Measured]) -> Vec<Claim> {
+/// Gains below this are "small" in the IntraO3-vs-IntraIo note, %.
+const SMALL_GAIN_PCT: f64 = 5.0;
+
+/// Kernel instances of the first run of group `g` (every workload of a group has as many).
+fn instances(ms: &[Measured], g: Group) -> usize {
+    ms.iter()
+        .find(|m| m.group == g)
+        .map_or(0, |m| m.report.instances.len())
+}
+
+/// Worker LWPs (all but Flashvisor's and Storengine's), as the runs report them.
+fn workers(ms: &[Measured]) -> usize {
+    ms.first()
+        .map_or(0, |m| m.report.lwp_utilization.len().saturating_sub(2))
+}
+
+/// Every claim, paper value beside ours; `host_copies` is the SIMD host's copies of every
+/// byte each way (`[host] copies_per_direction`).
+pub fn claims(ms: &[Measured], host_copies: Option<u32>) -> Vec<Claim> {
     let homo = of_group(ms, Group::Homogeneous);
     let hetero = of_group(ms, Group::Heterogeneous);
     let s56 = of_group(ms, Group::Section56);
@@ -204,6 +222,8 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
     let fa = ["inter-st", "inter-dy", "intra-io", "intra-o3"];
     let di_homo: Vec<String> = homo.iter().filter(|w| di.contains(w)).cloned().collect();
     let compute_bound = without(&homo, &di_homo);
+    let six = count_word(workers(ms));
+    let copies = host_copies.map_or_else(|| "the".to_string(), |c| count_word(c as usize));
     let mut v = vec![
         claim(
             "intra_o3_vs_simd_throughput",
@@ -212,7 +232,7 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
             mean_pair(ms, "intra-o3", "simd", &all, gain_pct),
             "%",
             &format!(
-                "Per kind: data-intensive homogeneous kernels {} (no host stack, no PCIe copies, the flash read in parallel with compute of other screens); the {} compute-bound homogeneous kernels {} (SIMD also spreads each kernel over all six workers, OpenMP-style); mixes {}.{} The compute-bound kernels pull the mean below the paper's.",
+                "Per kind: data-intensive homogeneous kernels {} (no host stack, no PCIe copies, the flash read in parallel with compute of other screens); the {} compute-bound homogeneous kernels {} (SIMD also spreads each kernel over all {six} workers, OpenMP-style); mixes {}.{} The compute-bound kernels pull the mean below the paper's.",
                 span(&per_workload(ms, "intra-o3", "simd", &di_homo, gain_pct), signed_pct),
                 compute_bound.len(),
                 span(&per_workload(ms, "intra-o3", "simd", &compute_bound, gain_pct), signed_pct),
@@ -234,7 +254,7 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
         ),
         claim(
             "flashabacus_vs_simd_data_intensive",
-            "The four FlashAbacus schedulers vs SIMD on data-intensive homogeneous workloads (B/KI > 10), throughput (§5.2)",
+            &format!("The four FlashAbacus schedulers vs SIMD on data-intensive homogeneous workloads (B/KI > {DATA_INTENSIVE_BYTES_PER_KI}), throughput (§5.2)"),
             144.0,
             mean(
                 &fa.iter()
@@ -242,7 +262,10 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
                     .collect::<Vec<_>>(),
             ),
             "%",
-            "Mean over InterSt, InterDy, IntraIo, IntraO3 and the seven kernels with B/KI > 10 in Table 2. SIMD pays the host file system, two user/kernel copies and PCIe for every byte (costs cited in [host]); ADI is the exception (see intra_o3_vs_simd_throughput).",
+            &format!(
+                "Mean over InterSt, InterDy, IntraIo, IntraO3 and the {} kernels with B/KI > {DATA_INTENSIVE_BYTES_PER_KI} in Table 2. SIMD pays the host file system, {copies} user/kernel copies and PCIe for every byte (costs cited in [host]); ADI is the exception (see intra_o3_vs_simd_throughput).",
+                count_word(di.len()),
+            ),
         ),
         claim(
             "inter_st_vs_inter_dy_homogeneous",
@@ -251,7 +274,8 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
             mean_pair(ms, "inter-st", "inter-dy", &homo, gain_pct),
             "%",
             &format!(
-                "Homogeneous instances are one application, so InterSt runs all six on the worker its application number selects while InterDy spreads them over six workers: compute-bound kernels {}, data-intensive ones {}.",
+                "Homogeneous instances are one application, so InterSt runs all {} on the worker its application number selects while InterDy spreads them over {six} workers: compute-bound kernels {}, data-intensive ones {}.",
+                count_word(instances(ms, Group::Homogeneous)),
                 span(&per_workload(ms, "inter-st", "inter-dy", &compute_bound, gain_pct), signed_pct),
                 span(&per_workload(ms, "inter-st", "inter-dy", &di_homo, gain_pct), signed_pct),
             ),
@@ -263,9 +287,9 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
             mean_pair(ms, "intra-o3", "intra-io", &homo, gain_pct),
             "%",
             &format!(
-                "IntraO3 gains where serial microblocks idle IntraIo's workers (largest: {}); {} of {} homogeneous kernels gain less than 5%. In our cost model most serial microblocks are short next to the screened ones (Table 2 kernels' serial parts are reductions over one vector), so IntraIo idles less than on the prototype.",
+                "IntraO3 gains where serial microblocks idle IntraIo's workers (largest: {}); {} of {} homogeneous kernels gain less than {SMALL_GAIN_PCT:.0}%. In our cost model most serial microblocks are short next to the screened ones (Table 2 kernels' serial parts are reductions over one vector), so IntraIo idles less than on the prototype.",
                 top(&per_workload(ms, "intra-o3", "intra-io", &homo, gain_pct), 3, signed_pct),
-                per_workload(ms, "intra-o3", "intra-io", &homo, gain_pct).iter().filter(|(_, g)| *g < 5.0).count(),
+                per_workload(ms, "intra-o3", "intra-io", &homo, gain_pct).iter().filter(|(_, g)| *g < SMALL_GAIN_PCT).count(),
                 per_workload(ms, "intra-o3", "intra-io", &homo, gain_pct).len(),
             ),
         ),
@@ -276,7 +300,8 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
             mean_pair(ms, "inter-dy", "inter-st", &hetero, gain_pct),
             "%",
             &format!(
-                "InterSt binds each of the 24 instances to a worker by application number, so the worker holding the long kernels finishes last; InterDy hands each kernel to whichever worker is free (per mix {}). Mix membership is our reconstruction (crates/accel/src/workload.rs), which sets how unbalanced InterSt gets. {}",
+                "InterSt binds each of the {} instances to a worker by application number, so the worker holding the long kernels finishes last; InterDy hands each kernel to whichever worker is free (per mix {}). Mix membership is our reconstruction (crates/accel/src/workload.rs), which sets how unbalanced InterSt gets. {}",
+                instances(ms, Group::Heterogeneous),
                 span(&per_workload(ms, "inter-dy", "inter-st", &hetero, gain_pct), signed_pct),
                 reuse_note(ms, &hetero),
             ),
@@ -288,7 +313,7 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
             mean_pair(ms, "intra-o3", "inter-dy", &hetero, gain_pct),
             "%",
             &format!(
-                "Per mix {}. Our mixes end with a few large compute-bound kernels (the largest instance holds {:.1} GB) that InterDy runs on one worker each while the other workers idle; IntraO3 spreads their screens over all six. The paper's mixes (membership lost from the seed) evidently left InterDy less of a straggler tail. {}",
+                "Per mix {}. Our mixes end with a few large compute-bound kernels (the largest instance holds {:.1} GB) that InterDy runs on one worker each while the other workers idle; IntraO3 spreads their screens over all {six}. The paper's mixes (membership lost from the seed) evidently left InterDy less of a straggler tail. {}",
                 span(&per_workload(ms, "intra-o3", "inter-dy", &hetero, gain_pct), signed_pct),
                 largest_instance_gb(ms, &hetero),
                 reuse_note(ms, &hetero),
@@ -309,7 +334,7 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
             mean_util(ms, "inter-dy", &homo),
             "%",
             &format!(
-                "Utilization = a worker's compute time over the makespan, averaged over the six workers. Compute-bound kernels reach {}; the {} data-intensive ones {}, their workers waiting for flash (no prefetch beyond the unit's own reads). The paper's figure suggests it counted those stalls as execution or overlapped them.",
+                "Utilization = a worker's compute time over the makespan, averaged over the {six} workers. Compute-bound kernels reach {}; the {} data-intensive ones {}, their workers waiting for flash (no prefetch beyond the unit's own reads). The paper's figure suggests it counted those stalls as execution or overlapped them.",
                 span(&utils(ms, "inter-dy", &compute_bound), |x| format!("{x:.0}%")),
                 di_homo.len(),
                 span(&utils(ms, "inter-dy", &di_homo), |x| format!("{x:.0}%")),
@@ -356,7 +381,10 @@ pub fn claims(ms: &[Measured]) -> Vec<Claim> {
             paper,
             mean_pair(ms, sys, "simd", &s56, energy_change_pct).map(|x| -x),
             "%",
-            "Mean over the five workloads of 1 − E/E_SIMD.",
+            &format!(
+                "Mean over the {} workloads of 1 − E/E_SIMD.",
+                count_word(s56.len())
+            ),
         ));
     }
     v.push(claim(

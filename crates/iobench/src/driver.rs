@@ -1,10 +1,10 @@
-//! The discrete-event driver of `nearflash io`: it owns the clock (the event queue), the one
+//! The discrete-event driver of the I/O benchmark (`nearflash io`): it owns the clock (the event queue), the one
 //! seeded RNG and the trace hash, hands each event to the device, and feeds host requests —
 //! closed-loop at a queue depth for synthetic workloads, open-loop at recorded arrival times
 //! for traces. In functional fidelity every write carries self-describing sectors and every
 //! read is checked against the independent `verify::Reference` model.
 
-use crate::error::CliError;
+use crate::error::IoBenchError;
 use crate::workload::Draw;
 use nearflash_blockdev::load::{self, LoadError, Rig, RigEvent, DEFAULT_STALL_LIMIT};
 use nearflash_flash::{MemoryStore, NoStore, PageStore, SparseFileStore};
@@ -187,11 +187,11 @@ impl Driver {
     /// Formats a device of `preset` over the chosen store. In functional fidelity the
     /// reference model covers the first `checked_bytes` of the device.
     pub fn new(
-        preset: &crate::preset::Preset,
+        preset: &nearflash_preset::Preset,
         store: &StoreSpec,
         seed: u64,
         checked_bytes: u64,
-    ) -> Result<Driver, CliError> {
+    ) -> Result<Driver, IoBenchError> {
         let geo = nearflash_flash::Geometry::from_config(&preset.flash);
         let store: Box<dyn PageStore> = match store {
             StoreSpec::None => Box::new(NoStore),
@@ -199,15 +199,12 @@ impl Driver {
                 geo.page_count(),
                 preset.flash.page_size_bytes,
             )),
-            StoreSpec::File(path) => Box::new(
-                SparseFileStore::create(
-                    path,
-                    geo.page_count(),
-                    preset.flash.page_size_bytes,
-                    preset.flash.oob_size_bytes,
-                )
-                .map_err(|e| CliError::Store(e.to_string()))?,
-            ),
+            StoreSpec::File(path) => Box::new(SparseFileStore::create(
+                path,
+                geo.page_count(),
+                preset.flash.page_size_bytes,
+                preset.flash.oob_size_bytes,
+            )?),
         };
         let mut sim = Sim::new(seed);
         let dev = Device::format(
@@ -216,9 +213,9 @@ impl Driver {
             store,
             &mut sim.queue().map(RigEvent::Device),
         )
-        .map_err(|e| CliError::Config {
-            source_name: format!("preset {}", preset.name),
-            reason: e.to_string(),
+        .map_err(|e| IoBenchError::Format {
+            preset: preset.name.clone(),
+            source: e,
         })?;
         let checker = dev.is_functional().then(|| Checker {
             reference: Reference::new(
@@ -263,11 +260,11 @@ impl Driver {
         }
     }
 
-    fn check_store(dev: &Device) -> Result<(), CliError> {
+    fn check_store(dev: &Device) -> Result<(), IoBenchError> {
         dev.backbone()
             .store()
             .health()
-            .map_err(|e| CliError::Store(e.to_string()))
+            .map_err(|e| IoBenchError::StoreFailed(e.to_string()))
     }
 
     /// Runs `source` closed-loop at `queue_depth` until every request has completed.
@@ -276,13 +273,10 @@ impl Driver {
         source: &mut dyn RequestSource,
         queue_depth: u32,
         progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<PhaseResult, CliError> {
-        let total = source.total();
-        let phase = RefCell::new(PhaseResult::new(self.sim.now()));
+    ) -> Result<PhaseResult, IoBenchError> {
         let checker = RefCell::new(self.checker.take());
+        let mut seen = Completions::new(self.sim.now(), source.total(), &checker, progress);
         let mut next_id = self.next_id;
-        let mut done = 0u64;
-        let mut next_report = PROGRESS_EVERY;
         let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
         let result = load::run_closed(
             &mut self.sim,
@@ -291,32 +285,18 @@ impl Driver {
             &mut watchdog,
             |rng| {
                 let d = source.next_request(rng)?;
-                let req = request(&mut next_id, d, checker.borrow_mut().as_mut());
-                Some(req)
+                Some(request(&mut next_id, d, checker.borrow_mut().as_mut()))
             },
-            |dev, c| {
-                record(&c, &mut phase.borrow_mut(), checker.borrow_mut().as_mut())?;
-                done += 1;
-                if done >= next_report {
-                    progress(done, total);
-                    next_report = done + PROGRESS_EVERY;
-                    Self::check_store(dev)?;
-                }
-                Ok(())
-            },
+            |dev, c| seen.record(dev, &c),
         );
-        self.checker = checker.into_inner();
         self.next_id = next_id;
-        result.map_err(|e| load_error(e, &self.rig.dev))?;
-        progress(done, total);
-        Self::check_store(&self.rig.dev)?;
-        Ok(phase.into_inner())
+        self.finish_phase(result, seen, &checker)
     }
 
     /// Lets the device run with no host traffic for `idle` and then until it is quiescent, so
     /// that the background work a preconditioning pass leaves behind (a mapping checkpoint,
     /// idle-time GC) finishes before measurement starts. Returns the simulated time spent.
-    pub fn settle(&mut self, idle: SimDuration) -> Result<SimDuration, CliError> {
+    pub fn settle(&mut self, idle: SimDuration) -> Result<SimDuration, IoBenchError> {
         let until = self.sim.now() + idle;
         load::settle(&mut self.sim, &mut self.rig, until, Device::is_quiescent)
             .map_err(|e| load_error(LoadError::Stall(e), &self.rig.dev))
@@ -328,14 +308,12 @@ impl Driver {
         requests: &[Draw],
         arrivals_ns: &[u64],
         progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<PhaseResult, CliError> {
+    ) -> Result<PhaseResult, IoBenchError> {
         assert_eq!(requests.len(), arrivals_ns.len());
         let total = requests.len() as u64;
-        let phase = RefCell::new(PhaseResult::new(self.sim.now()));
         let checker = RefCell::new(self.checker.take());
+        let mut seen = Completions::new(self.sim.now(), total, &checker, progress);
         let mut next_id = self.next_id;
-        let mut done = 0u64;
-        let mut next_report = PROGRESS_EVERY;
         let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
         let arrivals = arrivals_ns.iter().zip(requests).map(|(&a, &d)| {
             let req = request(&mut next_id, d, checker.borrow_mut().as_mut());
@@ -346,32 +324,89 @@ impl Driver {
             &mut self.rig,
             &mut watchdog,
             arrivals,
-            |dev, c| {
-                record(&c, &mut phase.borrow_mut(), checker.borrow_mut().as_mut())?;
-                done += 1;
-                if done >= next_report {
-                    progress(done, total);
-                    next_report = done + PROGRESS_EVERY;
-                    Self::check_store(dev)?;
-                }
-                Ok(())
-            },
+            |dev, c| seen.record(dev, &c),
         );
-        self.checker = checker.into_inner();
-        result.map_err(|e| load_error(e, &self.rig.dev))?;
         self.next_id += total;
-        progress(done, total);
+        self.finish_phase(result, seen, &checker)
+    }
+
+    /// Ends a phase of either loop: gives the checker back, turns a stall into an error
+    /// naming the stuck requests, reports the final progress and checks the store.
+    fn finish_phase(
+        &mut self,
+        result: Result<(), LoadError<IoBenchError>>,
+        seen: Completions,
+        checker: &RefCell<Option<Checker>>,
+    ) -> Result<PhaseResult, IoBenchError> {
+        let phase = seen.finish();
+        self.checker = checker.take();
+        result.map_err(|e| load_error(e, &self.rig.dev))?;
+        assert!(
+            phase.requests <= self.next_id,
+            "a phase completes only requests it issued"
+        );
         Self::check_store(&self.rig.dev)?;
-        Ok(phase.into_inner())
+        Ok(phase)
+    }
+}
+
+/// What both loops do with each completion: record it in the phase (verifying it in
+/// functional fidelity), count it, report progress every `PROGRESS_EVERY` completions and
+/// check the store's health then.
+struct Completions<'a> {
+    phase: PhaseResult,
+    checker: &'a RefCell<Option<Checker>>,
+    done: u64,
+    total: u64,
+    next_report: u64,
+    progress: &'a mut dyn FnMut(u64, u64),
+}
+
+impl<'a> Completions<'a> {
+    fn new(
+        start: SimTime,
+        total: u64,
+        checker: &'a RefCell<Option<Checker>>,
+        progress: &'a mut dyn FnMut(u64, u64),
+    ) -> Self {
+        Completions {
+            phase: PhaseResult::new(start),
+            checker,
+            done: 0,
+            total,
+            next_report: PROGRESS_EVERY,
+            progress,
+        }
+    }
+
+    fn record(&mut self, dev: &Device, c: &BlockCompletion) -> Result<(), IoBenchError> {
+        record(c, &mut self.phase, self.checker.borrow_mut().as_mut())?;
+        self.done += 1;
+        assert!(
+            self.done <= self.total,
+            "more completions than requests issued"
+        );
+        if self.done >= self.next_report {
+            (self.progress)(self.done, self.total);
+            self.next_report = self.done + PROGRESS_EVERY;
+            Driver::check_store(dev)?;
+        }
+        Ok(())
+    }
+
+    /// The phase's result, after reporting the final count.
+    fn finish(self) -> PhaseResult {
+        (self.progress)(self.done, self.total);
+        self.phase
     }
 }
 
 /// Stuck requests a stall report names (the rest are counted).
 const STALL_REQUESTS_NAMED: usize = 8;
 
-fn load_error(e: LoadError<CliError>, dev: &Device) -> CliError {
+fn load_error(e: LoadError<IoBenchError>, dev: &Device) -> IoBenchError {
     match e {
-        LoadError::Stall(s) => CliError::Stalled(format!(
+        LoadError::Stall(s) => IoBenchError::Stalled(format!(
             "{s}; stuck requests: {}",
             dev.describe_inflight(STALL_REQUESTS_NAMED)
         )),
@@ -416,7 +451,7 @@ fn record(
     c: &BlockCompletion,
     phase: &mut PhaseResult,
     checker: Option<&mut Checker>,
-) -> Result<(), CliError> {
+) -> Result<(), IoBenchError> {
     phase.record(c);
     let Some(ch) = checker else {
         return Ok(());
@@ -430,7 +465,7 @@ fn record(
             if c.result.is_ok() {
                 ch.reference
                     .check_read(lsn, &before, &c.data)
-                    .map_err(|v| CliError::Verification(format!("{v:?}")))?;
+                    .map_err(|v| IoBenchError::Verification(format!("{v:?}")))?;
                 phase.reads_verified += 1;
             }
         }

@@ -1,0 +1,221 @@
+//! One benchmark run: format the preset's device over the chosen store, optionally fill the
+//! span and let the device settle, then measure the workload (closed-loop synthetic, or a
+//! trace open-loop) and build the report from the counters before and after.
+
+use crate::driver::{Driver, ListSource, StoreSpec};
+use crate::error::IoBenchError;
+use crate::report::{IoReport, Measured, Precondition};
+use crate::trace::TracePlan;
+use crate::workload::{fill_requests, Generator, SyntheticSpec};
+use nearflash_preset::Preset;
+use nearflash_sim::{Fidelity, SimDuration};
+use std::time::Instant;
+
+/// Bytes of each preconditioning write.
+const FILL_REQUEST_BYTES: u64 = 1 << 20;
+/// Preconditioning queue depth.
+const FILL_QUEUE_DEPTH: u32 = 16;
+/// Most logical bytes a functional run may keep in RAM (the page store plus the reference
+/// model); beyond it, `--store-file` keeps pages in a sparse file.
+const FUNCTIONAL_MEMORY_BYTES_MAX: u64 = 8 << 30;
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// What to measure.
+pub enum Plan {
+    Synthetic(SyntheticSpec),
+    Trace(TracePlan),
+}
+
+/// The stretch of a run a progress report is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    Precondition,
+    Measure,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Precondition => "precondition",
+            Stage::Measure => "measure",
+        }
+    }
+}
+
+/// A benchmark: the machine, the plan, where pages go and the seed.
+pub struct Bench<'a> {
+    pub preset: &'a Preset,
+    pub plan: &'a Plan,
+    pub store: StoreSpec,
+    pub seed: u64,
+    /// Fill the span before measuring; `None` takes the plan's default (synthetic patterns
+    /// that read are preconditioned, writes and traces are not).
+    pub precondition: Option<bool>,
+}
+
+/// The logical capacity of the preset's device (no device is built).
+pub fn capacity_bytes(preset: &Preset) -> u64 {
+    let geo = nearflash_flash::Geometry::from_config(&preset.flash);
+    nearflash_ftl::Layout::new(&geo, &preset.ftl).logical_bytes()
+}
+
+impl Bench<'_> {
+    /// Runs the benchmark; `progress(stage, done, total)` is called as requests complete.
+    pub fn run(&self, progress: &mut dyn FnMut(Stage, u64, u64)) -> Result<IoReport, IoBenchError> {
+        let wall = Instant::now();
+        let capacity = capacity_bytes(self.preset);
+        let checked = match self.plan {
+            Plan::Synthetic(s) => s.span_bytes,
+            Plan::Trace(_) => capacity,
+        };
+        if self.store == StoreSpec::Memory && checked > FUNCTIONAL_MEMORY_BYTES_MAX {
+            return Err(IoBenchError::Workload(format!(
+                "functional fidelity in RAM would hold up to {:.1} GiB of pages (more than {} \
+                 GiB); lower --span-gib or keep pages on disk with --store-file PATH",
+                checked as f64 / GIB,
+                FUNCTIONAL_MEMORY_BYTES_MAX >> 30
+            )));
+        }
+        let fidelity = match self.store {
+            StoreSpec::None => Fidelity::Timing,
+            StoreSpec::Memory | StoreSpec::File(_) => Fidelity::Functional,
+        };
+        let mut driver = Driver::new(self.preset, &self.store, self.seed, checked)?;
+        let precondition_span = match self.plan {
+            Plan::Synthetic(s) => self
+                .precondition
+                .unwrap_or(s.pattern.reads())
+                .then_some(s.span_bytes),
+            Plan::Trace(_) => self.precondition.unwrap_or(false).then_some(capacity),
+        };
+        let precondition = match precondition_span {
+            Some(span) => Some(self.precondition(&mut driver, span, progress)?),
+            None => None,
+        };
+        let start = driver.snapshot();
+        let measure_t0 = Instant::now();
+        let mut on = |d, t| progress(Stage::Measure, d, t);
+        let (phase, workload) = match self.plan {
+            Plan::Synthetic(spec) => {
+                let mut g = Generator::new(spec.clone());
+                let phase = driver.run_closed(&mut g, spec.queue_depth, &mut on)?;
+                (phase, serde_json::to_value(spec).expect("serialisable"))
+            }
+            Plan::Trace(t) => {
+                let phase = driver.run_open(&t.requests, &t.arrivals_ns, &mut on)?;
+                (phase, t.describe())
+            }
+        };
+        let measured_wall_s = measure_t0.elapsed().as_secs_f64();
+        let end = driver.snapshot();
+        Ok(IoReport::build(Measured {
+            preset: self.preset,
+            seed: self.seed,
+            fidelity: fidelity.name(),
+            workload,
+            precondition,
+            phase: &phase,
+            start: &start,
+            end: &end,
+            device: driver.device(),
+            trace_hash: driver.trace_hash(),
+            wall_s: wall.elapsed().as_secs_f64(),
+            measured_wall_s,
+            total_events: driver.events(),
+            peak_rss_mb: crate::sysinfo::peak_rss_mb(),
+        }))
+    }
+
+    /// Fills [0, span) sequentially, then idles for one checkpoint interval or GC idle
+    /// threshold (whichever is longer) and until the device is quiescent.
+    fn precondition(
+        &self,
+        driver: &mut Driver,
+        span_bytes: u64,
+        progress: &mut dyn FnMut(Stage, u64, u64),
+    ) -> Result<Precondition, IoBenchError> {
+        let t0 = Instant::now();
+        let mut src = ListSource::new(fill_requests(span_bytes, FILL_REQUEST_BYTES).collect());
+        let r = driver.run_closed(&mut src, FILL_QUEUE_DEPTH, &mut |d, t| {
+            progress(Stage::Precondition, d, t)
+        })?;
+        if r.failed > 0 {
+            return Err(IoBenchError::Workload(format!(
+                "preconditioning failed: {}",
+                r.first_failure.unwrap_or_default()
+            )));
+        }
+        let cfg = &self.preset.ftl;
+        let idle_us = cfg.checkpoint_interval_us.max(cfg.gc_idle_threshold_us);
+        let settled = driver.settle(SimDuration::from_us_f64(idle_us))?;
+        Ok(Precondition {
+            requests: r.requests,
+            bytes: r.write_bytes,
+            sim_s: r.end.since(r.start).as_ns() as f64 * 1e-9,
+            settle_sim_s: settled.as_ns() as f64 * 1e-9,
+            wall_s: t0.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Amount, Pattern};
+
+    fn mixed(preset: &Preset) -> Plan {
+        Plan::Synthetic(SyntheticSpec {
+            pattern: Pattern::Mixed,
+            request_bytes: 4096,
+            queue_depth: 8,
+            amount: Amount::Requests(3000),
+            read_percent: 50,
+            span_bytes: capacity_bytes(preset) / 2,
+        })
+    }
+
+    #[test]
+    fn a_functional_benchmark_verifies_every_read_and_replays_exactly() {
+        let preset = Preset::load("test-min", &[]).unwrap();
+        let plan = mixed(&preset);
+        let bench = Bench {
+            preset: &preset,
+            plan: &plan,
+            store: StoreSpec::Memory,
+            seed: 7,
+            precondition: Some(true),
+        };
+        let mut stages = Vec::new();
+        let a = bench
+            .run(&mut |s, _, _| {
+                if stages.last() != Some(&s) {
+                    stages.push(s);
+                }
+            })
+            .unwrap();
+        assert_eq!(stages, [Stage::Precondition, Stage::Measure]);
+        assert_eq!(a.fidelity, "functional");
+        assert_eq!(a.requests, 3000);
+        assert_eq!(a.requests_failed, 0);
+        assert!(a.reads_verified > 1000, "{}", a.reads_verified);
+        assert!(a.precondition.is_some());
+        let b = bench.run(&mut |_, _, _| {}).unwrap();
+        assert_eq!(a.trace_hash, b.trace_hash);
+        assert_eq!(a.reads_verified, b.reads_verified);
+    }
+
+    #[test]
+    fn functional_fidelity_in_ram_is_refused_past_its_bound() {
+        let preset = Preset::load("flashabacus", &[]).unwrap();
+        let plan = mixed(&preset);
+        let bench = Bench {
+            preset: &preset,
+            plan: &plan,
+            store: StoreSpec::Memory,
+            seed: 1,
+            precondition: None,
+        };
+        let e = bench.run(&mut |_, _, _| {}).unwrap_err();
+        assert!(e.to_string().contains("--store-file"), "{e}");
+    }
+}

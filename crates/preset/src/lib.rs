@@ -1,0 +1,427 @@
+//! Presets: a machine's hardware and firmware parameters as one TOML document. The shared
+//! layers come first — `[flash]` and `[ftl]` (the device), optionally `[host]` (the host's
+//! storage stack and powers) and the conventional SSD of a baseline (`[ssd_flash]` with
+//! `[ssd_ftl]`) — then one table per system the preset can run (`[accel]`, `[insider]`,
+//! `[active_flash]`: see `system`), each typed by its system's config and validated on load.
+//! Built-in presets are compiled in from `configs/`; any other TOML file can be named by path.
+//! `--set table.field=value` overrides apply to the parsed document before it is checked, so
+//! an override is validated exactly like the file and an error names the field.
+
+mod error;
+mod overrides;
+pub mod system;
+
+pub use error::{PresetError, ValidationError};
+pub use system::SystemTable;
+
+use nearflash_flash::FlashConfig;
+use nearflash_ftl::FtlConfig;
+use nearflash_host::HostConfig;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+use std::collections::BTreeMap;
+use std::path::Path;
+use system::{CheckError, SYSTEMS};
+
+/// Built-in presets: (name, TOML text).
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "flashabacus",
+        include_str!("../../../configs/flashabacus.toml"),
+    ),
+    ("test-min", include_str!("../../../configs/test-min.toml")),
+    ("insider", include_str!("../../../configs/insider.toml")),
+    (
+        "active-flash",
+        include_str!("../../../configs/active-flash.toml"),
+    ),
+];
+
+/// The shared layers of a preset: everything but the system tables.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Layers {
+    name: String,
+    #[serde(default)]
+    description: String,
+    flash: FlashConfig,
+    ftl: FtlConfig,
+    #[serde(default)]
+    host: Option<HostConfig>,
+    #[serde(default)]
+    ssd_flash: Option<FlashConfig>,
+    #[serde(default)]
+    ssd_ftl: Option<FtlConfig>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Preset {
+    pub name: String,
+    pub description: String,
+    pub flash: FlashConfig,
+    pub ftl: FtlConfig,
+    /// The host: storage stack (syscall, copy costs), CPU and powers. Shared by the SIMD
+    /// baseline of FlashAbacus and INSIDER's host-side systems.
+    pub host: Option<HostConfig>,
+    /// A baseline's discrete SSD (FlashAbacus's SIMD): its flash and FTL.
+    pub ssd: Option<(FlashConfig, FtlConfig)>,
+    /// The system tables present, by table name, each already validated by its type.
+    systems: BTreeMap<&'static str, toml::Value>,
+}
+
+impl Preset {
+    /// Loads a built-in preset by name or a TOML file by path (see `read_text`), then applies
+    /// `overrides` (`table.field=value`).
+    pub fn load(name_or_path: &str, overrides: &[String]) -> Result<Preset, PresetError> {
+        let (source, text) = read_text(name_or_path)?;
+        Self::parse(&source, &text, overrides)
+    }
+
+    /// Parses preset text; `source` names it in errors.
+    pub fn parse(source: &str, text: &str, overrides: &[String]) -> Result<Preset, PresetError> {
+        let toml_err = |e: toml::de::Error| PresetError::Toml {
+            source_name: source.to_string(),
+            source: e,
+        };
+        let invalid = |prefix: &'static str| {
+            move |e: ValidationError| PresetError::Invalid {
+                source_name: source.to_string(),
+                prefix,
+                source: e,
+            }
+        };
+        let mut doc: toml::Table = text.parse().map_err(toml_err)?;
+        for o in overrides {
+            overrides::apply(&mut doc, o)?;
+        }
+        let mut systems = BTreeMap::new();
+        for entry in SYSTEMS {
+            let Some(value) = doc.remove(entry.table) else {
+                continue;
+            };
+            (entry.check)(value.clone()).map_err(|e| match e {
+                CheckError::Toml(e) => PresetError::Toml {
+                    source_name: format!("{source} [{}]", entry.table),
+                    source: e,
+                },
+                CheckError::Invalid(e) => invalid("")(e),
+            })?;
+            systems.insert(entry.table, value);
+        }
+        let layers: Layers = toml::Value::Table(doc).try_into().map_err(toml_err)?;
+        layers.flash.validate().map_err(|e| invalid("")(e.into()))?;
+        layers
+            .ftl
+            .validate(&layers.flash)
+            .map_err(|e| invalid("")(e.into()))?;
+        if let Some(h) = &layers.host {
+            h.validate().map_err(|e| invalid("")(e.into()))?;
+        }
+        let ssd = match (layers.ssd_flash, layers.ssd_ftl) {
+            (Some(f), Some(t)) => {
+                f.validate().map_err(|e| invalid("ssd: ")(e.into()))?;
+                t.validate(&f).map_err(|e| invalid("ssd: ")(e.into()))?;
+                Some((f, t))
+            }
+            (None, None) => None,
+            _ => {
+                return Err(PresetError::SsdHalf {
+                    source_name: source.to_string(),
+                })
+            }
+        };
+        Ok(Preset {
+            name: layers.name,
+            description: layers.description,
+            flash: layers.flash,
+            ftl: layers.ftl,
+            host: layers.host,
+            ssd,
+            systems,
+        })
+    }
+
+    /// The system table `T` if the preset has one.
+    pub fn system<T: SystemTable>(&self) -> Option<T> {
+        let value = self.systems.get(T::TABLE)?;
+        let parsed = value
+            .clone()
+            .try_into()
+            .expect("a system table is deserialised once when the preset loads");
+        Some(parsed)
+    }
+
+    /// The system table `T`, or an error naming the preset and the table.
+    pub fn require<T: SystemTable>(&self) -> Result<T, PresetError> {
+        self.system::<T>().ok_or_else(|| PresetError::Missing {
+            preset: self.name.clone(),
+            table: T::TABLE,
+            needed_by: T::NEEDED_BY,
+        })
+    }
+
+    /// The `[host]` table, or an error saying what needs it.
+    pub fn require_host(&self, needed_by: &'static str) -> Result<&HostConfig, PresetError> {
+        self.host.as_ref().ok_or_else(|| PresetError::Missing {
+            preset: self.name.clone(),
+            table: "host",
+            needed_by,
+        })
+    }
+
+    /// The baseline's SSD (`[ssd_flash]` and `[ssd_ftl]`), or an error saying what needs it.
+    pub fn require_ssd(
+        &self,
+        needed_by: &'static str,
+    ) -> Result<(&FlashConfig, &FtlConfig), PresetError> {
+        self.ssd
+            .as_ref()
+            .map(|(f, t)| (f, t))
+            .ok_or_else(|| PresetError::Missing {
+                preset: self.name.clone(),
+                table: "ssd_flash",
+                needed_by,
+            })
+    }
+
+    /// The tables the preset carries beyond `[flash]` and `[ftl]`, in a fixed order: the
+    /// shared layers, then the systems.
+    pub fn tables(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.host.is_some() {
+            v.push("host");
+        }
+        if self.ssd.is_some() {
+            v.push("ssd");
+        }
+        v.extend(self.systems.keys().copied());
+        v
+    }
+}
+
+/// A preset serialises as the document it was parsed from (overrides applied): the shared
+/// layers, then each system table as given.
+impl Serialize for Preset {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("name", &self.name)?;
+        m.serialize_entry("description", &self.description)?;
+        m.serialize_entry("flash", &self.flash)?;
+        m.serialize_entry("ftl", &self.ftl)?;
+        if let Some(h) = &self.host {
+            m.serialize_entry("host", h)?;
+        }
+        if let Some((f, t)) = &self.ssd {
+            m.serialize_entry("ssd_flash", f)?;
+            m.serialize_entry("ssd_ftl", t)?;
+        }
+        for (table, value) in &self.systems {
+            m.serialize_entry(table, value)?;
+        }
+        m.end()
+    }
+}
+
+/// The TOML text of a built-in preset by name, or of a file by path (anything containing a
+/// path separator or ending in `.toml`), with a name for it to use in errors.
+pub fn read_text(name_or_path: &str) -> Result<(String, String), PresetError> {
+    if name_or_path.ends_with(".toml") || name_or_path.contains('/') {
+        let text =
+            std::fs::read_to_string(Path::new(name_or_path)).map_err(|e| PresetError::Read {
+                path: name_or_path.to_string(),
+                source: e,
+            })?;
+        return Ok((name_or_path.to_string(), text));
+    }
+    BUILTIN
+        .iter()
+        .find(|(n, _)| *n == name_or_path)
+        .map(|(_, t)| (format!("preset {name_or_path}"), t.to_string()))
+        .ok_or_else(|| PresetError::Unknown {
+            name: name_or_path.to_string(),
+            known: BUILTIN
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nearflash_accel::AccelConfig;
+    use nearflash_activeflash::ActiveFlashConfig;
+    use nearflash_insider::InsiderConfig;
+
+    #[test]
+    fn every_builtin_preset_parses_and_validates() {
+        for (name, _) in BUILTIN {
+            let p = Preset::load(name, &[]).expect(name);
+            assert_eq!(&p.name, name);
+        }
+    }
+
+    #[test]
+    fn media_errors_are_off_in_every_preset_and_settable_as_a_nested_table() {
+        for (name, _) in BUILTIN {
+            assert!(
+                !Preset::load(name, &[]).unwrap().flash.media.enabled,
+                "{name}"
+            );
+        }
+        let p = Preset::load(
+            "test-min",
+            &[
+                "flash.media.enabled=true".into(),
+                "flash.media.correctable_bits=72".into(),
+            ],
+        )
+        .unwrap();
+        assert!(p.flash.media.enabled);
+        assert_eq!(p.flash.media.correctable_bits, 72);
+        let e = Preset::load("test-min", &["flash.media.codeword_bytes=8".into()]).unwrap_err();
+        assert!(e.to_string().contains("flash.media.codeword_bytes"), "{e}");
+    }
+
+    #[test]
+    fn flashabacus_preset_matches_table_1() {
+        let p = Preset::load("flashabacus", &[]).unwrap();
+        let f = &p.flash;
+        assert_eq!(f.channels, 4);
+        assert_eq!(f.channels * f.packages_per_channel, 16);
+        assert_eq!(f.dies_per_package, 2);
+        assert_eq!(f.page_size_bytes, 8192);
+        let raw = u64::from(f.channels * f.packages_per_channel * f.dies_per_package)
+            * u64::from(f.planes_per_die * f.blocks_per_plane * f.pages_per_block)
+            * u64::from(f.page_size_bytes);
+        assert_eq!(raw, 32 << 30);
+        assert_eq!(f.planes_per_die * f.channels * f.page_size_bytes, 64 << 10);
+    }
+
+    #[test]
+    fn flashabacus_accel_table_matches_table_1() {
+        let p = Preset::load("flashabacus", &[]).unwrap();
+        let a: AccelConfig = p.system().expect("flashabacus has an [accel] table");
+        assert_eq!(a, AccelConfig::default());
+        let e = Preset::load("flashabacus", &["accel.lwp_cpi=0".into()]).unwrap_err();
+        assert!(e.to_string().contains("accel.lwp_cpi"), "{e}");
+    }
+
+    #[test]
+    fn insider_preset_is_the_documented_drive() {
+        let p = Preset::load("insider", &[]).unwrap();
+        assert_eq!(p.system::<InsiderConfig>(), Some(InsiderConfig::default()));
+        assert_eq!(p.host, Some(nearflash_insider::config::insider_host()));
+        let e = Preset::load("insider", &["insider.credits_initial=0".into()]).unwrap_err();
+        assert!(e.to_string().contains("insider.credits_initial"), "{e}");
+        let e = Preset::load("insider", &["insider.pcie_lanes=3".into()]).unwrap_err();
+        assert!(e.to_string().contains("insider.pcie_lanes"), "{e}");
+    }
+
+    #[test]
+    fn active_flash_preset_has_its_engines_and_names_a_zero_clock() {
+        let p = Preset::load("active-flash", &[]).unwrap();
+        let a: ActiveFlashConfig = p
+            .system()
+            .expect("active-flash has an [active_flash] table");
+        assert_eq!(a.controller_clock_mhz, 800.0);
+        assert_eq!(p.flash.channels * p.flash.planes_per_die, 1);
+        let e = Preset::load(
+            "active-flash",
+            &["active_flash.controller_clock_mhz=0".into()],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("controller_clock_mhz"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_system_table_is_named_with_what_needs_it() {
+        let p = Preset::load("test-min", &[]).unwrap();
+        assert_eq!(p.system::<InsiderConfig>(), None);
+        let e = p.require::<InsiderConfig>().unwrap_err();
+        assert!(e.to_string().contains("no [insider] table"), "{e}");
+        let e = p.require_host("the test").unwrap_err();
+        assert!(e.to_string().contains("no [host] table: the test"), "{e}");
+        assert_eq!(p.tables(), vec!["accel"]);
+    }
+
+    #[test]
+    fn unknown_tables_and_system_fields_are_named() {
+        let (_, text) = read_text("test-min").unwrap();
+        let e = Preset::parse("x.toml", &format!("{text}\n[nosuch]\na = 1\n"), &[]).unwrap_err();
+        assert!(e.to_string().contains("nosuch"), "{e}");
+        let e = Preset::load("flashabacus", &["accel.lwp_cpix=1".into()]).unwrap_err();
+        assert!(
+            e.to_string().contains("[accel]") && e.to_string().contains("lwp_cpix"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn half_an_ssd_is_refused() {
+        let (_, text) = read_text("flashabacus").unwrap();
+        let cut = text.find("[ssd_ftl]").unwrap();
+        let e = Preset::parse("x.toml", &text[..cut], &[]).unwrap_err();
+        assert!(e.to_string().contains("come together"), "{e}");
+    }
+
+    #[test]
+    fn every_builtin_preset_round_trips_through_toml() {
+        for (name, _) in BUILTIN {
+            let p = Preset::load(name, &["flash.read_latency_us=30".into()]).unwrap();
+            let text = toml::to_string(&p).expect(name);
+            assert_eq!(Preset::parse(name, &text, &[]).unwrap(), p, "{name}");
+        }
+    }
+
+    #[test]
+    fn unknown_field_is_named() {
+        let e = Preset::load("test-min", &["flash.chanels=4".into()]).unwrap_err();
+        assert!(e.to_string().contains("chanels"), "{e}");
+    }
+
+    #[test]
+    fn zero_rate_is_named() {
+        let e = Preset::load("test-min", &["flash.channel_rate_mb_s=0".into()]).unwrap_err();
+        assert!(e.to_string().contains("flash.channel_rate_mb_s"), "{e}");
+    }
+
+    #[test]
+    fn impossible_geometry_is_named() {
+        let e = Preset::load("test-min", &["flash.planes_per_die=9".into()]).unwrap_err();
+        assert!(e.to_string().contains("flash.planes_per_die"), "{e}");
+        let e = Preset::load("test-min", &["flash.blocks_per_plane=3".into()]).unwrap_err();
+        assert!(e.to_string().contains("blocks_per_plane"), "{e}");
+    }
+
+    #[test]
+    fn overrides_change_values_and_keep_types() {
+        let p = Preset::load(
+            "test-min",
+            &[
+                "flash.read_latency_us=50".into(),
+                "ftl.gc_policy=cost-benefit".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(p.flash.read_latency_us, 50.0);
+        assert_eq!(p.ftl.gc_policy, nearflash_ftl::GcPolicy::CostBenefit);
+        let e = Preset::load("test-min", &["flash.channels=two".into()]).unwrap_err();
+        assert!(e.to_string().contains("flash.channels"), "{e}");
+        let e = Preset::load("test-min", &["nochannels".into()]).unwrap_err();
+        assert!(e.to_string().contains("table.field=value"), "{e}");
+    }
+
+    #[test]
+    fn malformed_toml_is_an_error_naming_the_source() {
+        let e = Preset::parse("my.toml", "name = \"x\"\n[flash\n", &[]).unwrap_err();
+        assert!(e.to_string().contains("my.toml"), "{e}");
+    }
+
+    #[test]
+    fn unknown_preset_lists_the_known_ones() {
+        let e = Preset::load("nosuch", &[]).unwrap_err();
+        assert!(e.to_string().contains("flashabacus"), "{e}");
+    }
+}

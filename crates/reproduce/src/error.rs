@@ -1,0 +1,40 @@
+//! Why a reproduction could not run, each message naming the problem (the flag where one is
+//! at fault); the lower layers' errors are carried whole.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ReproduceError {
+    #[error(transparent)]
+    Preset(#[from] nearflash_preset::PresetError),
+
+    /// An option that does not fit the paper (an unknown workload, a flag of another paper).
+    #[error("{0}")]
+    Invalid(String),
+
+    #[error("accelerator: {0}")]
+    Accel(#[from] nearflash_accel::AccelError),
+
+    #[error("kernel: {0}")]
+    Kernel(#[from] nearflash_kernels::KernelError),
+
+    #[error("active flash: {0}")]
+    ActiveFlash(#[from] nearflash_activeflash::ActiveFlashError),
+
+    #[error("{what}: {source}")]
+    Insider {
+        what: String,
+        #[source]
+        source: nearflash_insider::InsiderError,
+    },
+
+    #[error("application: {0}")]
+    App(#[from] nearflash_iscapps::AppError),
+
+    #[error("data verification failed: {what}: {source}")]
+    Verification {
+        what: String,
+        #[source]
+        source: nearflash_insider::InsiderError,
+    },
+}
