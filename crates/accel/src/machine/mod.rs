@@ -186,6 +186,7 @@ struct State {
     start: SimTime,
     done_at: Vec<Option<SimTime>>,
     started_at: Vec<Option<SimTime>>,
+    /// Completions taken from the device, a buffer kept across events.
     completions: Vec<BlockCompletion>,
     flash_read_bytes: u64,
     flash_write_bytes: u64,
