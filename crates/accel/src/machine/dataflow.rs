@@ -23,7 +23,7 @@
 use super::{State, Q};
 use crate::config::AccelConfig;
 use crate::ddr_cache::Evicted;
-use nearflash_ftl::{BlockCompletion, BlockOp};
+use nearflash_ftl::BlockOp;
 use std::ops::Range;
 
 /// Who waits for a flash request.
