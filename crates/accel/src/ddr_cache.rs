@@ -10,44 +10,13 @@
 //! whose footprint exceeds DDR3L streams through it.
 //!
 //! O(1) per access: a hash index into a slab of nodes threaded on a doubly linked recency
-//! list. The index hashes a group number with one folded multiply ([`GroupHasher`]): the
-//! keys are the machine's own group numbers, not adversarial input, and the index is never
-//! iterated, so the hash function decides no result — only speed (std's SipHash was a
-//! over half of this cache's time in a FlashAbacus profile).
+//! list. The index is a `KeyMap` (one folded multiply per key; std's SipHash was over half
+//! of this cache's time in a FlashAbacus profile). It is never iterated, so its hash decides
+//! no result.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use nearflash_sim::KeyMap;
 
 const NIL: u32 = u32::MAX;
-
-/// A hasher for the index's `u64` keys: a 64 × 64 → 128-bit multiply by an odd constant,
-/// folded (high half xor low half) so every key bit reaches both the bucket bits (low) and
-/// the tag bits (high) a hash table uses. Deterministic: no per-process keys.
-#[derive(Clone, Copy, Debug, Default)]
-struct GroupHasher(u64);
-
-impl GroupHasher {
-    const MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
-}
-
-impl Hasher for GroupHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        let p = u128::from(self.0 ^ n) * u128::from(Self::MULTIPLIER);
-        self.0 = (p as u64) ^ ((p >> 64) as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 struct Node {
@@ -71,7 +40,7 @@ pub struct Evicted {
 #[derive(Clone, Debug)]
 pub struct DdrCache {
     capacity_groups: u64,
-    index: HashMap<u64, u32, BuildHasherDefault<GroupHasher>>,
+    index: KeyMap<u64, u32>,
     nodes: Vec<Node>,
     free: Vec<u32>,
     /// Least and most recently used nodes.
@@ -86,7 +55,7 @@ impl DdrCache {
         assert!(capacity_groups > 0, "DDR3L holds at least one group");
         DdrCache {
             capacity_groups,
-            index: HashMap::default(),
+            index: KeyMap::default(),
             nodes: Vec::new(),
             free: Vec::new(),
             oldest: NIL,
@@ -236,19 +205,6 @@ mod tests {
         );
         assert_eq!(c.hit_counts(), (1, 2));
         assert_eq!(c.resident_groups(), 2);
-    }
-
-    #[test]
-    fn group_hashes_differ_in_low_and_high_bits_for_nearby_and_far_keys() {
-        use std::hash::BuildHasher;
-        let h = BuildHasherDefault::<GroupHasher>::default();
-        // Keys differing only in their high bits (another instance) or their low bits (the
-        // next group) must land in different buckets and carry different tags.
-        for (a, b) in [(1u64, 2u64), (1, 1 | 1 << 40), (0, 1 << 63)] {
-            let (ha, hb) = (h.hash_one(a), h.hash_one(b));
-            assert_ne!(ha & 0xffff, hb & 0xffff, "{a:#x} vs {b:#x}: low bits");
-            assert_ne!(ha >> 57, hb >> 57, "{a:#x} vs {b:#x}: high bits");
-        }
     }
 
     #[test]
