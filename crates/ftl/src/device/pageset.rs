@@ -84,7 +84,11 @@ impl PageSet {
     }
 
     pub fn count(&self) -> u32 {
-        self.low.iter().chain(&self.high).map(|w| w.count_ones()).sum()
+        self.low
+            .iter()
+            .chain(&self.high)
+            .map(|w| w.count_ones())
+            .sum()
     }
 
     /// Pages in `self` but not in `other`.
