@@ -651,8 +651,10 @@ impl Backbone {
             self.geo.oob_size_bytes as usize,
         );
         let fail_p = self.cfg.program_fail_probability;
-        let refused = self.slot(id).refused;
-        let op = std::mem::replace(&mut self.slot(id).op, placeholder_op());
+        // The slot is borrowed in place, beside the fields the loop updates (moving the op
+        // out and back cost a copy of it per program).
+        let slot = self.slots[id as usize].as_ref().expect("live op slot");
+        let (op, refused) = (&slot.op, slot.refused);
         let mut failed = 0u8;
         for (i, p) in op.plane_iter().enumerate() {
             let b = self.geo.block_id(op.die, p, op.plane_blocks[p as usize]);
@@ -686,7 +688,6 @@ impl Backbone {
                 );
             }
         }
-        self.slot(id).op = op;
         if failed == 0 {
             OpStatus::Ok
         } else {

@@ -1,5 +1,5 @@
 //! The deterministic simulation core: virtual time, the event queue, the one seeded RNG,
-//! latency statistics and the trace hash.
+//! latency statistics, the trace hash and hash maps for the model's integer keys.
 //!
 //! Nothing here reads a wall clock, spawns a thread or touches a file: the driver owns the
 //! clock and hands `now` to components, which answer with the events they want scheduled.
@@ -7,6 +7,7 @@
 pub mod fidelity;
 pub mod hash;
 pub mod histogram;
+pub mod keymap;
 pub mod queue;
 pub mod rng;
 pub mod run;
@@ -16,6 +17,7 @@ pub mod time;
 pub use fidelity::{Fidelity, UnknownFidelity};
 pub use hash::TraceHasher;
 pub use histogram::LatencyHistogram;
+pub use keymap::{KeyHasher, KeyMap};
 pub use queue::EventQueue;
 pub use rng::SimRng;
 pub use run::{Model, Progress, RunEnd, Sim, Stall, StallReason, TraceEvent, Watchdog};

@@ -23,7 +23,7 @@
 use super::{State, Q};
 use crate::config::AccelConfig;
 use crate::ddr_cache::Evicted;
-use nearflash_ftl::{BlockCompletion, BlockOp};
+use nearflash_ftl::BlockOp;
 use std::ops::Range;
 
 /// Who waits for a flash request.
@@ -253,9 +253,12 @@ impl State {
     }
 
     pub(super) fn drain_completions(&mut self, q: &mut Q) -> Result<(), crate::AccelError> {
-        self.dev.take_completions(&mut self.completions);
-        let done: Vec<BlockCompletion> = self.completions.drain(..).collect();
-        for c in done {
+        // The buffer is taken out (and put back below) so that handling a completion can
+        // borrow `self`; it keeps its capacity, so no event allocates it afresh.
+        let mut done = std::mem::take(&mut self.completions);
+        debug_assert!(done.is_empty());
+        self.dev.take_completions(&mut done);
+        for c in done.drain(..) {
             c.result.map_err(|e| {
                 crate::AccelError::Device(format!("{:?} {}: {e}", c.op, c.offset_bytes))
             })?;
@@ -299,6 +302,7 @@ impl State {
             }
             self.issue_io(q);
         }
+        self.completions = done;
         Ok(())
     }
 }

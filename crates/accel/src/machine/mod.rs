@@ -53,10 +53,12 @@ use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlCo
 use nearflash_hw::DramPort;
 use nearflash_kernels::{Access, Kernel};
 use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
-use nearflash_sim::{EventQueue, Model, Schedule, Sim, SimDuration, SimRng, SimTime, TraceEvent};
+use nearflash_sim::{
+    EventQueue, KeyMap, Model, Schedule, Sim, SimDuration, SimRng, SimTime, TraceEvent,
+};
 
 mod dataflow;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Range locks the table holds at most (sections × instances is far below).
 const RANGE_LOCKS_MAX: usize = 1 << 16;
@@ -158,7 +160,9 @@ struct State {
     die_sample: (SimTime, u64),
     last_event: SimTime,
     workers: Vec<Worker>,
-    io_owner: BTreeMap<u64, IoReq>,
+    /// Flash requests at the FTL by request id. This and the other `KeyMap`s below are
+    /// only looked up by key, never walked, so their order decides nothing.
+    io_owner: KeyMap<u64, IoReq>,
     /// Flash requests waiting for a free slot at the FTL, per worker: (op, offset, length,
     /// section of the worker's kernel).
     io_waiting: Vec<VecDeque<IoReq>>,
@@ -167,9 +171,9 @@ struct State {
     /// Flashvisor's DDR3L page-group cache, keyed by (instance, group) (`dataflow::key`).
     cache: DdrCache,
     /// Groups being read from flash → workers waiting for them besides the reader.
-    inflight: BTreeMap<u64, Vec<usize>>,
+    inflight: KeyMap<u64, Vec<usize>>,
     /// Groups whose write-back is in flight (a read of them is served from DDR3L).
-    writebacks: BTreeMap<u64, u32>,
+    writebacks: KeyMap<u64, u32>,
     /// Per instance: write-back requests in flight, and whether its last unit is done
     /// (it completes once its dirty groups are on flash).
     flush_pending: Vec<u32>,
@@ -180,12 +184,13 @@ struct State {
     io_turn: usize,
     next_request: u64,
     locks: RangeLockTable,
-    lock_owner: BTreeMap<LockId, usize>,
+    lock_owner: KeyMap<LockId, usize>,
     held: Vec<Vec<LockId>>,
     locks_waiting: Vec<u32>,
     start: SimTime,
     done_at: Vec<Option<SimTime>>,
     started_at: Vec<Option<SimTime>>,
+    /// Completions taken from the device, a buffer kept across events.
     completions: Vec<BlockCompletion>,
     flash_read_bytes: u64,
     flash_write_bytes: u64,
@@ -329,12 +334,12 @@ impl Machine {
             die_sample: (SimTime::ZERO, 0),
             last_event: SimTime::ZERO,
             workers: vec![Worker::default(); cfg.worker_count()],
-            io_owner: BTreeMap::new(),
+            io_owner: KeyMap::default(),
             // One queue per worker, and Flashvisor's own for write-backs.
             io_waiting: vec![VecDeque::new(); cfg.worker_count() + 1],
             cache: DdrCache::new(ddr_capacity_groups(cfg, n, layout_group_bytes)),
-            inflight: BTreeMap::new(),
-            writebacks: BTreeMap::new(),
+            inflight: KeyMap::default(),
+            writebacks: KeyMap::default(),
             flush_pending: vec![0; n],
             finishing: vec![false; n],
             unfinished: n,
@@ -342,7 +347,7 @@ impl Machine {
             io_turn: 0,
             next_request: 0,
             locks: RangeLockTable::new(RANGE_LOCKS_MAX),
-            lock_owner: BTreeMap::new(),
+            lock_owner: KeyMap::default(),
             held: vec![Vec::new(); n],
             locks_waiting: vec![0; n],
             start: SimTime::ZERO,

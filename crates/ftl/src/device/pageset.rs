@@ -1,17 +1,21 @@
 //! A set of the pages of one page group (page `k` = channel `k % channels`, plane
 //! `k / channels`). A group has channels × planes pages — up to 2^20 dies × 4 planes on a
-//! geometry validation accepts — so the set is a bit vector of any length. The first 64 pages
-//! live inline (no allocation for the common geometries); the rest in a vector.
+//! geometry validation accepts — so the set is a bit vector of any length. The first 256 pages
+//! live inline (no allocation for the common geometries, `flashabacus`'s 128-page groups
+//! among them: a page set is built on every host read and write); the rest in a vector.
 //!
 //! Story: page sets used to be a `u64`. A group of more than 64 pages (64 channels × 2 planes
 //! on `flashabacus`) shifted past the word, so a whole-group mask came out empty, a write
 //! submitted no flash operation and waited for a completion that never came — a deadlock on
 //! a geometry validation accepted.
 
+/// Words of a page set held inline.
+const INLINE_WORDS: u32 = 4;
+
 /// Pages of one group, as a bit set.
 #[derive(Clone, Debug, Default)]
 pub struct PageSet {
-    low: u64,
+    low: [u64; INLINE_WORDS as usize],
     high: Vec<u64>,
 }
 
@@ -28,30 +32,33 @@ impl PageSet {
     pub fn range(a: u32, b: u32) -> PageSet {
         assert!(a <= b, "an empty page range {a}..={b}");
         let mut s = PageSet::default();
-        for k in a..=b {
-            // Whole words at a time where possible.
-            if k % 64 == 0 && k + 63 <= b {
-                s.set_word(k / 64, u64::MAX);
-            } else if !s.contains(k) {
-                s.insert(k);
-            }
+        // A word at a time: the bits of word `i` that fall in a..=b (this sits on every host
+        // read's path, so no loop over single pages).
+        for i in a / 64..=b / 64 {
+            let bit_first = if i == a / 64 { a % 64 } else { 0 };
+            let bit_last = if i == b / 64 { b % 64 } else { 63 };
+            s.set_word(i, (u64::MAX >> (63 - bit_last)) & (u64::MAX << bit_first));
         }
+        debug_assert_eq!(s.count(), b - a + 1);
         s
     }
 
     fn word(&self, i: u32) -> u64 {
-        if i == 0 {
-            self.low
+        if i < INLINE_WORDS {
+            self.low[i as usize]
         } else {
-            self.high.get(i as usize - 1).copied().unwrap_or(0)
+            self.high
+                .get((i - INLINE_WORDS) as usize)
+                .copied()
+                .unwrap_or(0)
         }
     }
 
     fn set_word(&mut self, i: u32, w: u64) {
-        if i == 0 {
-            self.low = w;
+        if i < INLINE_WORDS {
+            self.low[i as usize] = w;
         } else {
-            let j = i as usize - 1;
+            let j = (i - INLINE_WORDS) as usize;
             if self.high.len() <= j {
                 self.high.resize(j + 1, 0);
             }
@@ -60,7 +67,7 @@ impl PageSet {
     }
 
     fn words(&self) -> u32 {
-        1 + self.high.len() as u32
+        INLINE_WORDS + self.high.len() as u32
     }
 
     pub fn insert(&mut self, k: u32) {
@@ -73,11 +80,15 @@ impl PageSet {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.low == 0 && self.high.iter().all(|&w| w == 0)
+        self.low.iter().chain(&self.high).all(|&w| w == 0)
     }
 
     pub fn count(&self) -> u32 {
-        self.low.count_ones() + self.high.iter().map(|w| w.count_ones()).sum::<u32>()
+        self.low
+            .iter()
+            .chain(&self.high)
+            .map(|w| w.count_ones())
+            .sum()
     }
 
     /// Pages in `self` but not in `other`.
@@ -110,6 +121,7 @@ impl PageSet {
 #[cfg(test)]
 mod tests {
     use super::PageSet;
+    use proptest::prelude::*;
 
     #[test]
     fn ranges_cover_inclusive_bounds_past_one_word() {
@@ -122,6 +134,23 @@ mod tests {
         assert_eq!(all.count(), 128);
         assert!(all.contains(127) && !all.contains(128));
         assert_eq!(PageSet::range(60, 200).count(), 141);
+    }
+
+    proptest! {
+        /// Word-at-a-time ranges hold exactly the pages of a page-by-page model.
+        #[test]
+        fn ranges_hold_exactly_their_pages(a in 0u32..300, len in 0u32..300) {
+            let b = a + len;
+            let r = PageSet::range(a, b);
+            for k in 0..b + 70 {
+                prop_assert_eq!(r.contains(k), (a..=b).contains(&k), "page {}", k);
+            }
+            let mut model = PageSet::default();
+            for k in a..=b {
+                model.insert(k);
+            }
+            prop_assert_eq!(r, model);
+        }
     }
 
     #[test]
