@@ -8,7 +8,7 @@ use crate::testing::{tiny_flash, tiny_ftl};
 use crate::verify::{AckedAt, Reference};
 use nearflash_blockdev::{BlockOp, IoError, SECTOR_BYTES};
 use nearflash_flash::{MemoryStore, NoStore};
-use nearflash_sim::EventQueue;
+use nearflash_sim::{EventQueue, Sim};
 
 enum Pending {
     Read { lsn: u64, before: Vec<AckedAt> },
@@ -19,8 +19,8 @@ enum Pending {
 
 struct Harness {
     dev: Device,
-    q: EventQueue<Event>,
-    rng: SimRng,
+    /// The one loop (`sim::Sim`): its RNG also draws the random workloads.
+    sim: Sim<Event>,
     reference: Reference,
     inflight: BTreeMap<u64, Pending>,
     next_id: u64,
@@ -35,20 +35,19 @@ impl Harness {
     /// A harness in functional fidelity (page data kept; reads are checked against the
     /// reference) or timing fidelity (no data; only completions and errors are recorded).
     fn with_fidelity(flash: FlashConfig, ftl: FtlConfig, seed: u64, functional: bool) -> Self {
-        let mut q = EventQueue::new();
+        let mut sim = Sim::new(seed);
         let pages = Geometry::from_config(&flash).page_count();
         let store: Box<dyn PageStore> = if functional {
             Box::new(MemoryStore::new(pages, flash.page_size_bytes))
         } else {
             Box::new(NoStore)
         };
-        let dev = Device::format(&flash, &ftl, store, &mut q).expect("valid config");
+        let dev = Device::format(&flash, &ftl, store, sim.queue()).expect("valid config");
         let sectors = dev.logical_bytes() / SECTOR_BYTES;
         let group_sectors = dev.layout().group_bytes() / SECTOR_BYTES;
         Harness {
             dev,
-            q,
-            rng: SimRng::seed_from_u64(seed),
+            sim,
             reference: Reference::new(sectors, group_sectors),
             inflight: BTreeMap::new(),
             next_id: 0,
@@ -90,7 +89,7 @@ impl Harness {
                 len_bytes: count * SECTOR_BYTES,
                 data,
             },
-            &mut self.q,
+            self.sim.queue(),
         );
         self.drain();
     }
@@ -127,10 +126,9 @@ impl Harness {
     }
 
     fn step(&mut self) -> bool {
-        let Some((_, ev)) = self.q.pop() else {
+        if !self.sim.step(&mut self.dev) {
             return false;
-        };
-        self.dev.handle(ev, &mut self.q, &mut self.rng);
+        }
         self.drain();
         true
     }
@@ -147,9 +145,9 @@ impl Harness {
             while self.inflight.len() >= qd {
                 self.step();
             }
-            let count = 1 + self.rng.below(max_sectors);
-            let lsn = self.rng.below(sectors - count + 1);
-            let op = match self.rng.below(100) {
+            let count = 1 + self.sim.rng().below(max_sectors);
+            let lsn = self.sim.rng().below(sectors - count + 1);
+            let op = match self.sim.rng().below(100) {
                 0..=59 => BlockOp::Write,
                 60..=91 => BlockOp::Read,
                 92..=96 => BlockOp::Trim,
@@ -262,7 +260,7 @@ fn request_past_capacity_or_misaligned_is_rejected() {
             len_bytes: 512,
             data: vec![0; 512],
         },
-        &mut h.q,
+        h.sim.queue(),
     );
     let mut out = Vec::new();
     h.dev.take_completions(&mut out);
@@ -350,8 +348,8 @@ fn background_gc_runs_when_idle() {
     h.random_ops(1500, 8, 48);
     let before = h.dev.stats().gc_background_runs;
     // Idle: let timers run for a while with no host commands.
-    let until = h.q.now() + SimDuration::from_ms(200);
-    while h.q.peek_time().is_some_and(|t| t < until) {
+    let until = h.sim.now() + SimDuration::from_ms(200);
+    while h.sim.next_deadline().is_some_and(|t| t < until) {
         h.step();
     }
     assert!(h.dev.stats().gc_background_runs > before);
@@ -370,9 +368,9 @@ fn clean_power_cut_recovers_everything_from_checkpoint_and_scan() {
     // source (whole by construction) over the copy.
     let victim = h.dev.gc_victim();
     let pages = h.dev.layout.groups_per_superblock();
-    let Harness { dev, mut rng, .. } = h;
+    let Harness { dev, mut sim, .. } = h;
     let mut bb = dev.bb;
-    bb.power_cut(&mut rng);
+    bb.power_cut(sim.rng());
     let mut q = EventQueue::new();
     let (dev, report) = recover(bb, &tiny_ftl(), &mut q).expect("recovers");
     assert!(report.checkpoint_seq.is_some(), "{report:?}");
@@ -501,11 +499,10 @@ mod properties {
 #[test]
 fn in_flight_writes_to_one_group_apply_in_issue_order_and_peek_sees_them() {
     let flash = tiny_flash();
-    let mut q = EventQueue::new();
+    let mut sim = Sim::new(3);
     let pages = Geometry::from_config(&flash).page_count();
     let store = Box::new(MemoryStore::new(pages, flash.page_size_bytes));
-    let mut dev = Device::format(&flash, &tiny_ftl(), store, &mut q).unwrap();
-    let mut rng = SimRng::seed_from_u64(3);
+    let mut dev = Device::format(&flash, &tiny_ftl(), store, sim.queue()).unwrap();
     let gb = dev.layout().group_bytes();
     let write = |id: u64, fill: u8, len: u64| BlockRequest {
         id,
@@ -514,12 +511,11 @@ fn in_flight_writes_to_one_group_apply_in_issue_order_and_peek_sees_them() {
         len_bytes: len,
         data: vec![fill; len as usize],
     };
-    dev.submit(write(0, 0xA1, gb), &mut q);
-    dev.submit(write(1, 0xB2, 2 * SECTOR_BYTES), &mut q);
+    dev.submit(write(0, 0xA1, gb), sim.queue());
+    dev.submit(write(1, 0xB2, 2 * SECTOR_BYTES), sim.queue());
     let mut done = Vec::new();
     while done.len() < 2 {
-        let (_, ev) = q.pop().expect("writes in flight");
-        dev.handle(ev, &mut q, &mut rng);
+        assert!(sim.step(&mut dev), "writes in flight");
         dev.take_completions(&mut done);
     }
     assert!(done.iter().all(|c| c.result.is_ok()));
