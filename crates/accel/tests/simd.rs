@@ -6,7 +6,8 @@
 mod common;
 
 use nearflash_accel::{
-    run_simd, run_workload, AccelConfig, HostConfig, RunReport, RunSpec, SchedulerKind, SimdSpec,
+    run_simd, run_workload, AccelConfig, HostConfig, NvmeConfig, PageCacheConfig, RunReport, RunSpec,
+    SchedulerKind, SimdSpec,
 };
 use nearflash_kernels::{Dataset, KERNELS};
 
@@ -15,6 +16,8 @@ fn simd_run(accel: &AccelConfig, host: &HostConfig, workload: &str, seed: u64) -
     let spec = SimdSpec {
         accel,
         host,
+        page_cache: &PageCacheConfig::default(),
+        ssd_nvme: &NvmeConfig::default(),
         ssd_flash: &flash,
         ssd_ftl: &ftl,
         dataset: Dataset::Mini,
@@ -224,6 +227,8 @@ fn zero_powers_are_named() {
         let spec = SimdSpec {
             accel: a,
             host: h,
+            page_cache: &PageCacheConfig::default(),
+            ssd_nvme: &NvmeConfig::default(),
             ssd_flash: &flash,
             ssd_ftl: &ftl,
             dataset: Dataset::Mini,
@@ -255,6 +260,8 @@ fn paper_atax_reads_at_the_ssd_rate() {
     let spec = SimdSpec {
         accel: &accel,
         host: &host,
+        page_cache: &PageCacheConfig::default(),
+        ssd_nvme: &NvmeConfig::default(),
         ssd_flash: &flash,
         ssd_ftl: &ftl,
         dataset: Dataset::Paper,

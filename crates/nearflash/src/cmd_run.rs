@@ -12,7 +12,7 @@ use crate::preset::Preset;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 use nearflash_accel::{
     run_simd, run_workload, run_workload_functional, AccelError, Fidelity, InstanceCheck,
-    RunReport, RunSpec, SchedulerKind, SimdSpec,
+    NvmeConfig, PageCacheConfig, RunReport, RunSpec, SchedulerKind, SimdSpec,
 };
 use nearflash_kernels::Dataset;
 use std::path::PathBuf;
@@ -127,6 +127,10 @@ pub fn run_system(
         let spec = SimdSpec {
             accel,
             host: preset.host.as_ref().ok_or_else(|| missing("host"))?,
+            // The host model's page cache and cores, and the SSD's NVMe front end: their
+            // cited defaults (the Intel 750 is a PCIe 3.0 x4 NVMe drive, the link's default).
+            page_cache: &PageCacheConfig::default(),
+            ssd_nvme: &NvmeConfig::default(),
             ssd_flash: preset
                 .ssd_flash
                 .as_ref()
