@@ -213,3 +213,116 @@ impl Ssd {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KIB: u64 = 1 << 10;
+    const MIB: u64 = 1 << 20;
+
+    /// The `flashabacus` preset's SIMD tables: host, and the SSD's flash and FTL.
+    fn preset() -> (HostConfig, FlashConfig, FtlConfig) {
+        let mut doc: toml::Table = include_str!("../../../configs/flashabacus.toml")
+            .parse()
+            .unwrap();
+        let host = doc.remove("host").unwrap().try_into().unwrap();
+        let flash = doc.remove("ssd_flash").unwrap().try_into().unwrap();
+        let ftl = doc.remove("ssd_ftl").unwrap().try_into().unwrap();
+        (host, flash, ftl)
+    }
+
+    /// The preset's SSD with `file_bytes` written at device offset 0 and declared as a file.
+    fn ssd_with_file(page_cache: &PageCacheConfig, file_bytes: u64) -> (Ssd, FileId) {
+        let (host, flash, ftl) = preset();
+        let mut ssd = Ssd::format(
+            &flash,
+            &ftl,
+            &NvmeConfig::default(),
+            &host,
+            page_cache,
+            1,
+        )
+        .unwrap();
+        ssd.preload(&[(0, file_bytes)], host.io_request_bytes)
+            .unwrap();
+        let file = ssd.add_file(0, file_bytes).unwrap();
+        (ssd, file)
+    }
+
+    /// A SIMD instance's buffered read of one 4 KiB page costs, by hand from the configs:
+    /// the system call, the stack's request and page costs, the NVMe path of one 4 KiB read
+    /// (doorbell, SQE fetch, controller, data DMA, CQE, MSI-X), the flash read of one page
+    /// (tR, then the page and its spare area over the channel), and the copy to the user.
+    #[test]
+    fn a_4kib_read_costs_the_stack_the_nvme_command_the_flash_page_and_the_copy() {
+        let (host, flash, _) = preset();
+        let cache = PageCacheConfig::default();
+        let nvme = NvmeConfig::default();
+        let (mut ssd, file) = ssd_with_file(&cache, 4 * KIB);
+        let from = ssd.now();
+        ssd.file_io(FileOp::Read, file, 0, 4 * KIB).unwrap();
+        let took_ns = ssd.now().since(from).as_ns();
+
+        let stack_ns = host.syscall_ns + host.io_stack_request_ns + cache.stack_page_ns;
+        let w = |b| nvme.link.wire_time(b).as_ns();
+        let lat = nvme.link.latency_ns;
+        let dram = nvme.host_memory.latency_ns;
+        let doorbell = w(4) + lat;
+        let fetch = w(0) + lat + dram + w(64) + lat;
+        let data = w(4096) + lat;
+        // The CQE's DRAM write starts as its first byte lands and ends after its last one.
+        let cqe = (w(16) + lat).max(lat + 1 + dram);
+        let nvme_ns = doorbell + fetch + nvme.controller_ns + data + cqe + nvme.msix_latency_ns;
+        assert_eq!(nvme_ns, 6_587, "the NVMe crate's QD1 4 KiB figure");
+        let page_bytes = f64::from(flash.page_size_bytes + flash.oob_size_bytes);
+        let flash_ns = (flash.read_latency_us * 1e3).round() as u64
+            + flash.command_overhead_ns
+            + (page_bytes / flash.channel_rate_mb_s * 1e3).round() as u64;
+        assert_eq!(flash_ns, 75_000 + 100 + 132_812);
+        let copy_ns = host.copy_ns(4 * KIB);
+        assert_eq!(took_ns, stack_ns + nvme_ns + flash_ns + copy_ns);
+
+        let (h, n) = (ssd.host_stats(), ssd.nvme_stats());
+        assert_eq!((h.syscalls, h.misses, h.device_requests), (1, 1, 1));
+        assert_eq!((n.commands, n.interrupts), (1, 1));
+        assert_eq!(h.cpu_busy_ns, stack_ns + copy_ns, "the host's CPU, once");
+        assert_eq!(ssd.dev().stats().host_read_bytes, 4 * KIB);
+    }
+
+    /// Reading a file four times the page cache keeps the cache at its limit; the reads go
+    /// as one request per `io_request_bytes`, at most a chunk and its read-ahead in flight.
+    #[test]
+    fn a_file_larger_than_the_page_cache_keeps_the_cache_bounded() {
+        let (host, _, _) = preset();
+        let cache = PageCacheConfig {
+            capacity_bytes: 2 * MIB,
+            ..PageCacheConfig::default()
+        };
+        let (mut ssd, file) = ssd_with_file(&cache, 8 * MIB);
+        for at in (0..8 * MIB).step_by(MIB as usize) {
+            ssd.file_io(FileOp::Read, file, at, MIB).unwrap();
+            let (bytes, capacity) = ssd.cache_bytes();
+            assert!(bytes <= capacity);
+        }
+        let h = ssd.host_stats();
+        assert_eq!(h.cache_bytes_max, cache.capacity_bytes, "filled, never beyond");
+        assert!(h.evictions > 0);
+        assert_eq!(h.device_requests, 8 * MIB / host.io_request_bytes);
+        let window = (host.io_request_bytes + cache.read_ahead_bytes) / host.io_request_bytes;
+        assert!(u64::from(h.device_in_flight_max) <= window, "{h:?}");
+        assert_eq!(ssd.dev().stats().host_read_bytes, 8 * MIB);
+    }
+
+    /// An output written and fsync'd is on the flash when the call returns: the flush
+    /// reached the device and every byte was written back.
+    #[test]
+    fn a_synced_write_reaches_the_flash_before_it_returns() {
+        let (mut ssd, file) = ssd_with_file(&PageCacheConfig::default(), 4 * MIB);
+        let before = ssd.dev().stats().host_write_bytes;
+        ssd.file_io(FileOp::WriteSync, file, 0, 3 * MIB).unwrap();
+        assert_eq!(ssd.dev().stats().host_write_bytes - before, 3 * MIB);
+        assert_eq!(ssd.nvme_stats().flushes, 1);
+        assert_eq!(ssd.host_stats().writeback_pages, 3 * MIB / PAGE_BYTES);
+    }
+}
