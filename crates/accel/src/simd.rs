@@ -36,8 +36,8 @@ use crate::workload::instances;
 use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
 use nearflash_host::{FileId, HostConfig, PageCacheConfig, PAGE_BYTES};
-use nearflash_nvme::NvmeConfig;
 use nearflash_kernels::{build, Access, Dataset, KernelDesc, ScreenPlan};
+use nearflash_nvme::NvmeConfig;
 use nearflash_sim::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 

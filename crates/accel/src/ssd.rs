@@ -148,7 +148,9 @@ impl Ssd {
                 self.wait(id)
             }
             FileOp::WriteSync => {
-                let id = self.host.write(file, offset, len, flags, self.sim.queue())?;
+                let id = self
+                    .host
+                    .write(file, offset, len, flags, self.sim.queue())?;
                 self.wait(id)?;
                 let id = self.host.fsync(file, self.sim.queue())?;
                 self.wait(id)
@@ -164,7 +166,10 @@ impl Ssd {
             self.host.take_completions(&mut self.done);
             if let Some(i) = self.done.iter().position(|c| c.op == id) {
                 let c = self.done.swap_remove(i);
-                assert!(self.done.is_empty(), "SIMD runs one host operation at a time");
+                assert!(
+                    self.done.is_empty(),
+                    "SIMD runs one host operation at a time"
+                );
                 return Ok(c.result?);
             }
             if !self.sim.step(&mut self.host) {
@@ -235,15 +240,8 @@ mod tests {
     /// The preset's SSD with `file_bytes` written at device offset 0 and declared as a file.
     fn ssd_with_file(page_cache: &PageCacheConfig, file_bytes: u64) -> (Ssd, FileId) {
         let (host, flash, ftl) = preset();
-        let mut ssd = Ssd::format(
-            &flash,
-            &ftl,
-            &NvmeConfig::default(),
-            &host,
-            page_cache,
-            1,
-        )
-        .unwrap();
+        let mut ssd =
+            Ssd::format(&flash, &ftl, &NvmeConfig::default(), &host, page_cache, 1).unwrap();
         ssd.preload(&[(0, file_bytes)], host.io_request_bytes)
             .unwrap();
         let file = ssd.add_file(0, file_bytes).unwrap();
@@ -306,7 +304,10 @@ mod tests {
             assert!(bytes <= capacity);
         }
         let h = ssd.host_stats();
-        assert_eq!(h.cache_bytes_max, cache.capacity_bytes, "filled, never beyond");
+        assert_eq!(
+            h.cache_bytes_max, cache.capacity_bytes,
+            "filled, never beyond"
+        );
         assert!(h.evictions > 0);
         assert_eq!(h.device_requests, 8 * MIB / host.io_request_bytes);
         let window = (host.io_request_bytes + cache.read_ahead_bytes) / host.io_request_bytes;

@@ -6,8 +6,8 @@
 mod common;
 
 use nearflash_accel::{
-    run_simd, run_workload, AccelConfig, HostConfig, NvmeConfig, PageCacheConfig, RunReport, RunSpec,
-    SchedulerKind, SimdSpec,
+    run_simd, run_workload, AccelConfig, HostConfig, NvmeConfig, PageCacheConfig, RunReport,
+    RunSpec, SchedulerKind, SimdSpec,
 };
 use nearflash_kernels::{Dataset, KERNELS};
 
