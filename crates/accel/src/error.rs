@@ -12,6 +12,9 @@ pub enum AccelError {
     #[error(transparent)]
     Host(#[from] nearflash_host::HostError),
 
+    #[error("SSD NVMe front end: {0}")]
+    Nvme(#[from] nearflash_nvme::NvmeError),
+
     #[error(
         "unknown system `{name}`; expected one of: simd, inter-st, inter-dy, intra-io, intra-o3"
     )]

@@ -13,8 +13,9 @@
 //! footprint) → `layout` (sections in logical space) → `machine` (the event-driven device
 //! over the FTL; `functional` moves and verifies real data in functional fidelity) →
 //! `workload` (homogeneous and MX1–MX14 sets) → `run` → `report`.
-//! The conventional baseline: `host` (host, storage stack, SSD powers) → `simd` (host + `ssd` +
-//! PCIe + the LWPs under `openmp`). `energy`: power × busy/idle time, Fig. 13 groups.
+//! The conventional baseline: `simd` (the LWPs under `openmp`, PCIe, and `ssd`: the shared
+//! host model `nearflash-host` over the NVMe front end `nearflash-nvme` over the FTL
+//! device). `energy`: power × busy/idle time, Fig. 13 groups.
 
 pub mod chain;
 pub mod config;
@@ -41,9 +42,8 @@ pub use chain::{Chain, Shape, Unit};
 pub use config::AccelConfig;
 pub use error::AccelError;
 pub use functional::{Fault, InstanceCheck};
-/// The host moved to `nearflash-host`; `crate::host::HostConfig` still names it.
-use nearflash_host::config as host;
-pub use nearflash_host::HostConfig;
+pub use nearflash_host::{HostConfig, PageCacheConfig};
+pub use nearflash_nvme::NvmeConfig;
 pub use report::RunReport;
 pub use run::{
     run_workload, run_workload_functional, verified, Fidelity, FunctionalRun, RunSpec,

@@ -1,7 +1,8 @@
 //! The conventional baseline "SIMD" (seed 000 §3.1 Fig. 3a, §5 "Accelerators"): the same
 //! low-power accelerator (LWPs, DDR3L, PCIe) without its flash, fed by a host that reads files
-//! from a discrete NVMe SSD (Intel 750 class, the project's own `nearflash-ftl` device)
-//! through its storage stack. Each kernel runs OpenMP-style over all worker LWPs: the screens
+//! from a discrete NVMe SSD (Intel 750 class: the project's own `nearflash-ftl` device behind
+//! the `nearflash-nvme` front end) through its storage stack (the `nearflash-host` model,
+//! buffered I/O through its page cache; `ssd` says why). Each kernel runs OpenMP-style over all worker LWPs: the screens
 //! of a parallel microblock are split across the workers, a serial microblock runs on one
 //! worker while the others wait at the barrier.
 //!
@@ -9,14 +10,17 @@
 //! across all LWPs; §5.2: it "cannot process data before the data are brought by the host").
 //! An instance whose input and output exceed DDR3L is cut into chunks that fit; each chunk:
 //!
-//! `ssd_read` (file system requests to the SSD, host CPU per request) → `copy_in` (host CPU
-//! copies page cache → user → driver buffer) → `pcie_in` (DMA over PCIe into DDR3L; the first
-//! chunk also carries the kernel description) → `compute` (every microblock, its units'
-//! data crossing DDR3L) → `pcie_out` → `copy_out` → `ssd_write`.
+//! `ssd_read` (a buffered `read` of the input file: the host's stack, page cache and its copy
+//! page cache → user buffer, over NVMe to the SSD) → `copy_in` (host CPU copies user buffer →
+//! the accelerator driver's buffer) → `pcie_in` (DMA over PCIe into DDR3L; the first chunk
+//! also carries the kernel description) → `compute` (every microblock, its units' data
+//! crossing DDR3L) → `pcie_out` → `copy_out` (driver buffer → user buffer) → `ssd_write` (a
+//! buffered `write` of the output file, its copy user buffer → page cache, then `fsync`).
 //!
 //! No phase overlaps another. Every cost is a request served by a resource: the host CPU,
-//! PCIe, DDR3L and each worker are FIFO servers, the SSD is the FTL device on the event
-//! queue; the clock only advances through the queue. Deterministic: one queue, one seeded
+//! PCIe, DDR3L and each worker are FIFO servers, the host's storage path is the host model
+//! over NVMe over the FTL device on the event queue; the clock only advances through the
+//! queue. Deterministic: one queue, one seeded
 //! RNG, the trace hash covers every event.
 
 use crate::config::AccelConfig;
@@ -27,12 +31,13 @@ use crate::plan::{KernelPlan, DDR_LINE_BYTES};
 use crate::report::{InstanceReport, LatencySummaryMs, PhaseInterval, RunReport};
 use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
-use crate::ssd::Ssd;
+use crate::ssd::{FileOp, Ssd};
 use crate::workload::instances;
 use nearflash_flash::FlashConfig;
-use nearflash_ftl::{BlockOp, FtlConfig};
-use nearflash_host::HostConfig;
+use nearflash_ftl::FtlConfig;
+use nearflash_host::{FileId, HostConfig, PageCacheConfig, PAGE_BYTES};
 use nearflash_kernels::{build, Access, Dataset, KernelDesc, ScreenPlan};
+use nearflash_nvme::NvmeConfig;
 use nearflash_sim::{SimDuration, SimTime};
 use std::collections::BTreeMap;
 
@@ -40,6 +45,10 @@ use std::collections::BTreeMap;
 pub struct SimdSpec<'a> {
     pub accel: &'a AccelConfig,
     pub host: &'a HostConfig,
+    /// The host's page cache and cores.
+    pub page_cache: &'a PageCacheConfig,
+    /// The SSD's NVMe front end and PCIe link.
+    pub ssd_nvme: &'a NvmeConfig,
     pub ssd_flash: &'a FlashConfig,
     pub ssd_ftl: &'a FtlConfig,
     pub dataset: Dataset,
@@ -74,6 +83,14 @@ fn round_up(x: u64, to: u64) -> u64 {
 pub fn run_simd(spec: &SimdSpec, workload: &str) -> Result<RunReport, AccelError> {
     spec.accel.validate()?;
     spec.host.validate()?;
+    if spec.host.copies_per_direction == 0 {
+        return Err(AccelError::Config {
+            field: "host.copies_per_direction",
+            reason: "SIMD's buffered file I/O copies every byte between the page cache and \
+                     the user buffer at least once"
+                .into(),
+        });
+    }
     let specs = instances(workload)?;
     let mut plans: BTreeMap<&'static str, KernelPlan> = BTreeMap::new();
     for s in &specs {
@@ -115,7 +132,14 @@ impl<'a> Simd<'a> {
         Ok(Simd {
             cfg: spec.accel,
             host: spec.host,
-            ssd: Ssd::format(spec.ssd_flash, spec.ssd_ftl, spec.seed)?,
+            ssd: Ssd::format(
+                spec.ssd_flash,
+                spec.ssd_ftl,
+                spec.ssd_nvme,
+                spec.host,
+                spec.page_cache,
+                spec.seed,
+            )?,
             seed: spec.seed,
             host_cpu: FifoServer::default(),
             pcie: FifoServer::default(),
@@ -158,13 +182,14 @@ impl<'a> Simd<'a> {
             .iter()
             .enumerate()
             .take(slots as usize)
-            .map(|(i, (p, _))| (i as u64 * slot, round_up(file_bytes(&p.desc).0, 512)))
+            .map(|(i, (p, _))| (i as u64 * slot, round_up(file_bytes(&p.desc).0, PAGE_BYTES)))
             .collect();
         self.ssd.preload(&preload, self.host.io_request_bytes)?;
         self.start = self.ssd.now();
         self.start_series();
         let events_start = self.ssd.events();
         let ssd_busy_start = self.ssd.device_busy();
+        let ftl_start = self.ssd.dev().stats().clone();
         let mut reports = Vec::with_capacity(order.len());
         for (i, (plan, app)) in order.iter().enumerate() {
             let base = (i as u64 % slots) * slot;
@@ -180,6 +205,7 @@ impl<'a> Simd<'a> {
             });
         }
         let ssd_busy_end = self.ssd.device_busy();
+        let ftl_end = self.ssd.dev().stats();
         let makespan = self.ssd.now().since(self.start).as_ns().max(1);
         let input_bytes: u64 = reports.iter().map(|r| r.input_bytes).sum();
         let latencies: Vec<u64> = reports.iter().map(|r| r.latency_ns).collect();
@@ -207,8 +233,8 @@ impl<'a> Simd<'a> {
             pcie_busy_ns: self.pcie.busy_ns(),
             flash_die_busy_ns: ssd_busy_end.0 - ssd_busy_start.0,
             flash_channel_busy_ns: ssd_busy_end.1 - ssd_busy_start.1,
-            flash_read_bytes: self.ssd.read_bytes,
-            flash_write_bytes: self.ssd.write_bytes,
+            flash_read_bytes: ftl_end.host_read_bytes - ftl_start.host_read_bytes,
+            flash_write_bytes: ftl_end.host_write_bytes - ftl_start.host_write_bytes,
             ddr_hit_groups: 0,
             ddr_miss_groups: 0,
             flashvisor_messages: 0,
@@ -303,11 +329,17 @@ impl<'a> Simd<'a> {
         let (in_bytes, out_bytes) = file_bytes(&plan.desc);
         let n = (in_bytes + out_bytes).div_ceil(self.cfg.ddr_bytes).max(1);
         let out_base = base + round_up(in_bytes, self.ssd.dev().layout().group_bytes());
+        // Each instance has its own files (a slot reused for lack of space holds new files).
+        let file = |ssd: &mut Ssd, at: u64, bytes: u64| -> Result<Option<FileId>, AccelError> {
+            (bytes > 0).then(|| ssd.add_file(at, bytes)).transpose()
+        };
+        let input = file(&mut self.ssd, base, in_bytes)?;
+        let output = file(&mut self.ssd, out_base, out_bytes)?;
         for c in 0..n {
             let chunk = c as u32;
             let (in_off, in_c) = (in_bytes * c / n, part(in_bytes, n, c));
             let (out_off, out_c) = (out_bytes * c / n, part(out_bytes, n, c));
-            self.ssd_phase(i, chunk, "ssd_read", BlockOp::Read, base + in_off, in_c)?;
+            self.ssd_phase(i, chunk, "ssd_read", FileOp::Read, input, in_off, in_c)?;
             self.copy_phase(i, chunk, "copy_in", in_c);
             let desc = if c == 0 {
                 self.cfg.kernel_description_bytes
@@ -322,8 +354,9 @@ impl<'a> Simd<'a> {
                 i,
                 chunk,
                 "ssd_write",
-                BlockOp::Write,
-                out_base + out_off,
+                FileOp::WriteSync,
+                output,
+                out_off,
                 out_c,
             )?;
         }
@@ -342,11 +375,13 @@ impl<'a> Simd<'a> {
         self.phases.push(iv);
     }
 
-    /// Host CPU: one system call, then `copies_per_direction` copies of every byte.
+    /// Host CPU: one system call (into the accelerator's driver), then the copies of every
+    /// byte besides the page cache ↔ user buffer one the host model makes in `ssd_phase`
+    /// (`copies_per_direction` counts both; `run_simd` checks it is at least 1).
     fn copy_phase(&mut self, i: usize, chunk: u32, phase: &'static str, bytes: u64) {
         let from = self.ssd.now();
         let ns = self.host.syscall_ns
-            + u64::from(self.host.copies_per_direction) * self.host.copy_ns(bytes);
+            + u64::from(self.host.copies_per_direction - 1) * self.host.copy_ns(bytes);
         let end = self.host_cpu.serve(from, SimDuration::from_ns(ns));
         self.ssd.advance_to(end);
         self.dram.add(from, end);
@@ -392,21 +427,29 @@ impl<'a> Simd<'a> {
         self.record(i, chunk, "compute", from);
     }
 
-    /// File system requests of at most `io_request_bytes`, `io_queue_depth` in flight: the
-    /// host CPU spends a system call on the phase and `io_stack_request_ns` on each request
-    /// before it reaches the SSD.
+    /// The host model's buffered `read` (or `write` + `fsync`) of `bytes` of `file` at
+    /// `offset` over NVMe to the SSD: every CPU cost of the stack (system calls, per request
+    /// and per page, the page cache ↔ user copy) is the host model's, from `HostConfig`; it
+    /// is charged to the host CPU spread over the phase. Nothing to move, nothing to call.
+    #[allow(clippy::too_many_arguments)]
     fn ssd_phase(
         &mut self,
         i: usize,
         chunk: u32,
         phase: &'static str,
-        op: BlockOp,
+        op: FileOp,
+        file: Option<FileId>,
         offset: u64,
         bytes: u64,
     ) -> Result<(), AccelError> {
         let from = self.ssd.now();
-        self.ssd
-            .io(self.host, &mut self.host_cpu, op, offset, bytes)?;
+        if bytes > 0 {
+            let file = file.expect("a file with bytes to move exists");
+            let cpu_before = self.ssd.host_stats().cpu_busy_ns;
+            self.ssd.file_io(op, file, offset, bytes)?;
+            let cpu_ns = self.ssd.host_stats().cpu_busy_ns - cpu_before;
+            self.host_cpu.account_spread(from, self.ssd.now(), cpu_ns);
+        }
         let end = self.ssd.now();
         self.ssd_busy.add(from, end);
         self.dram.add(from, end);

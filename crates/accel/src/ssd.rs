@@ -1,95 +1,104 @@
-//! SIMD's NVMe SSD as the host sees it: the project's flash device (`nearflash-ftl`) on the
-//! one simulation loop (`sim::Sim`), which is also the run's clock. The host's file system turns a byte range
-//! into requests of at most `io_request_bytes`, keeps `io_queue_depth` in flight, and spends
-//! `io_stack_request_ns` of host CPU on each before it reaches the drive. Every event after
-//! preconditioning goes into the trace hash.
+//! SIMD's host and its conventional NVMe SSD, on the shared layers: the host model
+//! (`nearflash-host`: system calls, the storage stack's CPU cost per request and per page, a
+//! bounded page cache with read-ahead and write-back, fsync) over an NVMe front end
+//! (`nearflash-nvme`: doorbell, SQE fetch, controller, DMA over the SSD's PCIe link, MSI-X)
+//! over the project's flash device (`nearflash-ftl`). One simulation loop (`sim::Sim`, the
+//! run's clock) drives them through their composed events, `HostEvent<NvmeEvent<Event>>`.
+//! Every event after preconditioning goes into the trace hash.
+//!
+//! SIMD's file I/O is buffered (through the page cache), as the paper describes the
+//! baseline: the application requests data from the SSD "through the I/O runtime library"
+//! and the file system, and the data are copied between OS-kernel buffers and user buffers
+//! inside host DRAM (seed 000 §2.1, Fig. 1b ❸; §3.1 decomposes the baseline's time into SSD
+//! latency and "CPU latency that host storage stack takes", Fig. 3d; §5 "Accelerators": SIMD
+//! "performs I/Os through a discrete high-performance SSD"). An output is written and then
+//! fsync'd: an instance is done when its output is on the SSD, as §3.1 counts the time "to
+//! load/store input/output data".
 
 use crate::error::AccelError;
-use crate::host::HostConfig;
-use crate::server::FifoServer;
-use nearflash_blockdev::load::{RigEvent, DEFAULT_STALL_LIMIT};
+use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
 use nearflash_flash::{FlashConfig, NoStore};
-use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
-use nearflash_sim::{
-    EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Watchdog,
+use nearflash_ftl::{Device, Event, FtlConfig};
+use nearflash_host::{
+    Extent, FileId, Host, HostCompletion, HostConfig, HostEvent, HostStats, OpFlags, OpId,
+    PageCacheConfig, PAGE_BYTES,
 };
-use std::collections::BTreeMap;
+use nearflash_nvme::{Nvme, NvmeConfig, NvmeEvent, NvmeStats};
+use nearflash_sim::{Progress, Schedule, Sim, SimTime, Watchdog};
 
-/// The drive and the requests the host's stack is still preparing: a `sim::Model`.
-struct Drive {
-    dev: Device,
-    next_request: u64,
-    /// Host tokens that submit a request when they fire (the host CPU finished its stack work).
-    submits: BTreeMap<u64, (BlockOp, u64, u64)>,
+/// The conventional SSD as the host reaches it.
+pub type Drive = Nvme<Device>;
+/// The run's events: the host's, wrapping the NVMe front end's, wrapping the FTL's.
+pub type SsdEvent = HostEvent<NvmeEvent<Event>>;
+
+fn wrap_device(e: Event) -> SsdEvent {
+    HostEvent::Device(NvmeEvent::Device(e))
 }
 
-impl Model for Drive {
-    type Event = RigEvent<Event>;
-
-    fn handle(
-        &mut self,
-        ev: RigEvent<Event>,
-        q: &mut EventQueue<RigEvent<Event>>,
-        rng: &mut SimRng,
-    ) {
-        match ev {
-            RigEvent::Arrival(token) => {
-                let (op, offset_bytes, len_bytes) = self
-                    .submits
-                    .remove(&token)
-                    .expect("every arrival token has its request");
-                let id = self.next_request;
-                self.next_request += 1;
-                let req = BlockRequest {
-                    id,
-                    op,
-                    offset_bytes,
-                    len_bytes,
-                    data: Vec::new(),
-                };
-                self.dev.submit(req, &mut q.map(RigEvent::Device));
-            }
-            RigEvent::Device(e) => self.dev.handle(e, &mut q.map(RigEvent::Device), rng),
-        }
+fn unwrap_device(e: SsdEvent) -> Event {
+    match e {
+        HostEvent::Device(NvmeEvent::Device(d)) => d,
+        other => unreachable!("{other:?} while preconditioning: only the flash device runs"),
     }
 }
 
+/// The host and its SSD on their simulation loop.
 pub struct Ssd {
-    sim: Sim<RigEvent<Event>>,
-    drive: Drive,
-    next_token: u64,
-    completions: Vec<BlockCompletion>,
-    /// Bytes the timed run read from / wrote to the drive.
-    pub read_bytes: u64,
-    pub write_bytes: u64,
+    sim: Sim<SsdEvent>,
+    host: Host<Drive>,
+    done: Vec<HostCompletion>,
+}
+
+/// The host's operations on one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOp {
+    Read,
+    /// A buffered write, then fsync.
+    WriteSync,
 }
 
 impl Ssd {
-    pub fn format(flash: &FlashConfig, ftl: &FtlConfig, seed: u64) -> Result<Ssd, AccelError> {
+    pub fn format(
+        flash: &FlashConfig,
+        ftl: &FtlConfig,
+        nvme: &NvmeConfig,
+        host: &HostConfig,
+        page_cache: &PageCacheConfig,
+        seed: u64,
+    ) -> Result<Ssd, AccelError> {
         let mut sim = Sim::new(seed);
         let dev = Device::format(
             flash,
             ftl,
             Box::new(NoStore),
-            &mut sim.queue().map(RigEvent::Device),
+            &mut sim.queue().map(wrap_device),
         )
         .map_err(|e| AccelError::Device(format!("SSD: {e}")))?;
+        let drive = Nvme::new(nvme.clone(), dev)?;
+        let host = Host::new(host.clone(), page_cache.clone(), drive)?;
         Ok(Ssd {
             sim,
-            drive: Drive {
-                dev,
-                next_request: 0,
-                submits: BTreeMap::new(),
-            },
-            next_token: 0,
-            completions: Vec::new(),
-            read_bytes: 0,
-            write_bytes: 0,
+            host,
+            done: Vec::new(),
         })
     }
 
     pub fn dev(&self) -> &Device {
-        &self.drive.dev
+        self.host.device().device()
+    }
+
+    pub fn host_stats(&self) -> HostStats {
+        self.host.stats()
+    }
+
+    pub fn nvme_stats(&self) -> NvmeStats {
+        self.host.device().stats()
+    }
+
+    /// Bytes in the host's page cache now, and its capacity.
+    pub fn cache_bytes(&self) -> (u64, u64) {
+        let c = self.host.cache();
+        (c.bytes(), c.capacity_bytes())
     }
 
     /// The run's clock.
@@ -110,86 +119,83 @@ impl Ssd {
     pub fn device_busy(&self) -> (u64, u64) {
         let now = self.sim.now();
         (
-            self.drive.dev.die_busy_ns(now).iter().sum(),
-            self.drive.dev.channel_busy_ns(now).iter().sum(),
+            self.dev().die_busy_ns(now).iter().sum(),
+            self.dev().channel_busy_ns(now).iter().sum(),
         )
     }
 
-    /// Reads or writes `bytes` at `offset` (rounded out to sectors) through the host's
-    /// storage stack on `cpu`; returns when every request has completed.
-    pub fn io(
+    /// Declares a file of `len_bytes` (rounded up to whole pages) at `dev_offset`.
+    pub fn add_file(&mut self, dev_offset: u64, len_bytes: u64) -> Result<FileId, AccelError> {
+        Ok(self.host.add_file(vec![Extent {
+            dev_offset,
+            len: len_bytes.div_ceil(PAGE_BYTES) * PAGE_BYTES,
+        }])?)
+    }
+
+    /// Reads `len` bytes of `file` at `offset`, or writes them and fsyncs the file, through
+    /// the host's buffered I/O; returns when the operation has completed.
+    pub fn file_io(
         &mut self,
-        host: &HostConfig,
-        cpu: &mut FifoServer,
-        op: BlockOp,
+        op: FileOp,
+        file: FileId,
         offset: u64,
-        bytes: u64,
+        len: u64,
     ) -> Result<(), AccelError> {
-        let from = self.sim.now();
-        let start = round_down(offset, 512);
-        let end = round_up(offset + bytes, 512);
-        let step = host.io_request_bytes;
-        let mut todo = (start..end)
-            .step_by(step as usize)
-            .map(|a| (a, step.min(end - a)));
-        cpu.serve(from, SimDuration::from_ns(host.syscall_ns));
-        let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, from);
-        let (mut inflight, mut completed) = (0u32, 0u64);
-        let mut exhausted = false;
+        let flags = OpFlags::default();
+        match op {
+            FileOp::Read => {
+                let id = self.host.read(file, offset, len, flags, self.sim.queue())?;
+                self.wait(id)
+            }
+            FileOp::WriteSync => {
+                let id = self
+                    .host
+                    .write(file, offset, len, flags, self.sim.queue())?;
+                self.wait(id)?;
+                let id = self.host.fsync(file, self.sim.queue())?;
+                self.wait(id)
+            }
+        }
+    }
+
+    /// Runs the loop until operation `id` completes (the watchdog counts NVMe completions
+    /// as progress).
+    fn wait(&mut self, id: OpId) -> Result<(), AccelError> {
+        let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
         loop {
-            while inflight < host.io_queue_depth && !exhausted {
-                match todo.next() {
-                    Some((o, len)) => {
-                        let at = cpu.serve(
-                            self.sim.now(),
-                            SimDuration::from_ns(host.io_stack_request_ns),
-                        );
-                        self.next_token += 1;
-                        let token = self.next_token;
-                        self.drive.submits.insert(token, (op, o, len));
-                        self.sim.queue().schedule_at(at, RigEvent::Arrival(token));
-                        inflight += 1;
-                    }
-                    None => exhausted = true,
-                }
+            self.host.take_completions(&mut self.done);
+            if let Some(i) = self.done.iter().position(|c| c.op == id) {
+                let c = self.done.swap_remove(i);
+                assert!(
+                    self.done.is_empty(),
+                    "SIMD runs one host operation at a time"
+                );
+                return Ok(c.result?);
             }
-            if inflight == 0 {
-                break;
-            }
-            if !self.sim.step(&mut self.drive) {
+            if !self.sim.step(&mut self.host) {
                 return Err(AccelError::Device(format!(
-                    "SSD {op:?}: {inflight} request(s) outstanding and no event pending"
+                    "SSD: host operation {id:?} outstanding and no event pending"
                 )));
             }
-            self.drive.dev.take_completions(&mut self.completions);
-            for c in self.completions.drain(..) {
-                c.result
-                    .map_err(|e| AccelError::Device(format!("SSD {op:?}: {e}")))?;
-                match c.op {
-                    BlockOp::Read => self.read_bytes += c.len_bytes,
-                    _ => self.write_bytes += c.len_bytes,
-                }
-                inflight -= 1;
-                completed += 1;
-            }
             let progress = Progress {
-                completed,
-                outstanding: u64::from(inflight),
+                completed: self.nvme_stats().cqes,
+                outstanding: 1,
             };
             watchdog
                 .observe(self.sim.now(), progress)
-                .map_err(|e| AccelError::Device(format!("SSD {op:?}: {e}")))?;
+                .map_err(|e| AccelError::Device(format!("SSD: {e}")))?;
         }
-        Ok(())
     }
 
-    /// Runs the drive (its background work included) until `at` (or now, if `at` is past).
+    /// Runs the machine (the drive's background work, the host's write-back) until `at` (or
+    /// now, if `at` is past).
     pub fn advance_to(&mut self, at: SimTime) {
         let t = at.max(self.sim.now());
-        self.sim.advance_to(t, &mut self.drive);
+        self.sim.advance_to(t, &mut self.host);
     }
 
-    /// Writes the input files (untimed preconditioning); the trace hash starts after it.
+    /// Writes the input files (untimed preconditioning, straight to the flash device); the
+    /// trace hash starts after it.
     pub fn preload(&mut self, files: &[(u64, u64)], request_bytes: u64) -> Result<(), AccelError> {
         let step = request_bytes.max(1 << 20);
         let todo = files.iter().flat_map(|&(base, len)| {
@@ -197,15 +203,13 @@ impl Ssd {
                 .step_by(step as usize)
                 .map(move |a| (a, step.min(base + len - a)))
         });
+        let mut next_id = 0;
         crate::preload::write_extents(
             &mut self.sim,
-            &mut self.drive.dev,
-            RigEvent::Device,
-            |e| match e {
-                RigEvent::Device(d) => d,
-                RigEvent::Arrival(t) => unreachable!("host token {t} while preconditioning"),
-            },
-            &mut self.drive.next_request,
+            self.host.device_mut().device_mut(),
+            wrap_device,
+            unwrap_device,
+            &mut next_id,
             todo,
             |_, _| Vec::new(),
             "SSD preconditioning",
@@ -215,10 +219,111 @@ impl Ssd {
     }
 }
 
-fn round_up(x: u64, to: u64) -> u64 {
-    x.div_ceil(to) * to
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn round_down(x: u64, to: u64) -> u64 {
-    x / to * to
+    const KIB: u64 = 1 << 10;
+    const MIB: u64 = 1 << 20;
+
+    /// The `flashabacus` preset's SIMD tables: host, and the SSD's flash and FTL.
+    fn preset() -> (HostConfig, FlashConfig, FtlConfig) {
+        let mut doc: toml::Table = include_str!("../../../configs/flashabacus.toml")
+            .parse()
+            .unwrap();
+        let host = doc.remove("host").unwrap().try_into().unwrap();
+        let flash = doc.remove("ssd_flash").unwrap().try_into().unwrap();
+        let ftl = doc.remove("ssd_ftl").unwrap().try_into().unwrap();
+        (host, flash, ftl)
+    }
+
+    /// The preset's SSD with `file_bytes` written at device offset 0 and declared as a file.
+    fn ssd_with_file(page_cache: &PageCacheConfig, file_bytes: u64) -> (Ssd, FileId) {
+        let (host, flash, ftl) = preset();
+        let mut ssd =
+            Ssd::format(&flash, &ftl, &NvmeConfig::default(), &host, page_cache, 1).unwrap();
+        ssd.preload(&[(0, file_bytes)], host.io_request_bytes)
+            .unwrap();
+        let file = ssd.add_file(0, file_bytes).unwrap();
+        (ssd, file)
+    }
+
+    /// A SIMD instance's buffered read of one 4 KiB page costs, by hand from the configs:
+    /// the system call, the stack's request and page costs, the NVMe path of one 4 KiB read
+    /// (doorbell, SQE fetch, controller, data DMA, CQE, MSI-X), the flash read of one page
+    /// (tR, then the page and its spare area over the channel), and the copy to the user.
+    #[test]
+    fn a_4kib_read_costs_the_stack_the_nvme_command_the_flash_page_and_the_copy() {
+        let (host, flash, _) = preset();
+        let cache = PageCacheConfig::default();
+        let nvme = NvmeConfig::default();
+        let (mut ssd, file) = ssd_with_file(&cache, 4 * KIB);
+        let from = ssd.now();
+        ssd.file_io(FileOp::Read, file, 0, 4 * KIB).unwrap();
+        let took_ns = ssd.now().since(from).as_ns();
+
+        let stack_ns = host.syscall_ns + host.io_stack_request_ns + cache.stack_page_ns;
+        let w = |b| nvme.link.wire_time(b).as_ns();
+        let lat = nvme.link.latency_ns;
+        let dram = nvme.host_memory.latency_ns;
+        let doorbell = w(4) + lat;
+        let fetch = w(0) + lat + dram + w(64) + lat;
+        let data = w(4096) + lat;
+        // The CQE's DRAM write starts as its first byte lands and ends after its last one.
+        let cqe = (w(16) + lat).max(lat + 1 + dram);
+        let nvme_ns = doorbell + fetch + nvme.controller_ns + data + cqe + nvme.msix_latency_ns;
+        assert_eq!(nvme_ns, 6_587, "the NVMe crate's QD1 4 KiB figure");
+        let page_bytes = f64::from(flash.page_size_bytes + flash.oob_size_bytes);
+        let flash_ns = (flash.read_latency_us * 1e3).round() as u64
+            + flash.command_overhead_ns
+            + (page_bytes / flash.channel_rate_mb_s * 1e3).round() as u64;
+        assert_eq!(flash_ns, 75_000 + 100 + 132_812);
+        let copy_ns = host.copy_ns(4 * KIB);
+        assert_eq!(took_ns, stack_ns + nvme_ns + flash_ns + copy_ns);
+
+        let (h, n) = (ssd.host_stats(), ssd.nvme_stats());
+        assert_eq!((h.syscalls, h.misses, h.device_requests), (1, 1, 1));
+        assert_eq!((n.commands, n.interrupts), (1, 1));
+        assert_eq!(h.cpu_busy_ns, stack_ns + copy_ns, "the host's CPU, once");
+        assert_eq!(ssd.dev().stats().host_read_bytes, 4 * KIB);
+    }
+
+    /// Reading a file four times the page cache keeps the cache at its limit; the reads go
+    /// as one request per `io_request_bytes`, at most a chunk and its read-ahead in flight.
+    #[test]
+    fn a_file_larger_than_the_page_cache_keeps_the_cache_bounded() {
+        let (host, _, _) = preset();
+        let cache = PageCacheConfig {
+            capacity_bytes: 2 * MIB,
+            ..PageCacheConfig::default()
+        };
+        let (mut ssd, file) = ssd_with_file(&cache, 8 * MIB);
+        for at in (0..8 * MIB).step_by(MIB as usize) {
+            ssd.file_io(FileOp::Read, file, at, MIB).unwrap();
+            let (bytes, capacity) = ssd.cache_bytes();
+            assert!(bytes <= capacity);
+        }
+        let h = ssd.host_stats();
+        assert_eq!(
+            h.cache_bytes_max, cache.capacity_bytes,
+            "filled, never beyond"
+        );
+        assert!(h.evictions > 0);
+        assert_eq!(h.device_requests, 8 * MIB / host.io_request_bytes);
+        let window = (host.io_request_bytes + cache.read_ahead_bytes) / host.io_request_bytes;
+        assert!(u64::from(h.device_in_flight_max) <= window, "{h:?}");
+        assert_eq!(ssd.dev().stats().host_read_bytes, 8 * MIB);
+    }
+
+    /// An output written and fsync'd is on the flash when the call returns: the flush
+    /// reached the device and every byte was written back.
+    #[test]
+    fn a_synced_write_reaches_the_flash_before_it_returns() {
+        let (mut ssd, file) = ssd_with_file(&PageCacheConfig::default(), 4 * MIB);
+        let before = ssd.dev().stats().host_write_bytes;
+        ssd.file_io(FileOp::WriteSync, file, 0, 3 * MIB).unwrap();
+        assert_eq!(ssd.dev().stats().host_write_bytes - before, 3 * MIB);
+        assert_eq!(ssd.nvme_stats().flushes, 1);
+        assert_eq!(ssd.host_stats().writeback_pages, 3 * MIB / PAGE_BYTES);
+    }
 }

@@ -6,7 +6,8 @@
 mod common;
 
 use nearflash_accel::{
-    run_simd, run_workload, AccelConfig, HostConfig, RunReport, RunSpec, SchedulerKind, SimdSpec,
+    run_simd, run_workload, AccelConfig, HostConfig, NvmeConfig, PageCacheConfig, RunReport,
+    RunSpec, SchedulerKind, SimdSpec,
 };
 use nearflash_kernels::{Dataset, KERNELS};
 
@@ -15,6 +16,8 @@ fn simd_run(accel: &AccelConfig, host: &HostConfig, workload: &str, seed: u64) -
     let spec = SimdSpec {
         accel,
         host,
+        page_cache: &PageCacheConfig::default(),
+        ssd_nvme: &NvmeConfig::default(),
         ssd_flash: &flash,
         ssd_ftl: &ftl,
         dataset: Dataset::Mini,
@@ -224,6 +227,8 @@ fn zero_powers_are_named() {
         let spec = SimdSpec {
             accel: a,
             host: h,
+            page_cache: &PageCacheConfig::default(),
+            ssd_nvme: &NvmeConfig::default(),
             ssd_flash: &flash,
             ssd_ftl: &ftl,
             dataset: Dataset::Mini,
@@ -247,14 +252,23 @@ fn ssd_preset_limits_match_the_intel_750_datasheet() {
     assert!((write_mb_s / 900.0 - 1.0).abs() < 0.02, "{write_mb_s}");
 }
 
-/// Paper size (cheap: SIMD's events are few): the timed SSD reads of atax run near the
-/// drive's sequential read rate.
+/// Paper size (cheap: SIMD's events are few): the timed SSD reads of atax are buffered
+/// reads, so the page cache's read-ahead, not the drive, sets their rate. By hand from the
+/// configs, per 128 KiB chunk (8 pages of 16 KiB on 8 channels, read in parallel):
+/// - at most a chunk and its 128 KiB read-ahead are in flight, each needing at least tR +
+///   one page over its channel (75 µs + 17,664 B / 133 MB/s + 100 ns = 207.9 µs): at most
+///   2 × 131,072 B / 207.9 µs = 1,261 MB/s, well under the drive's 2.2 GB/s at depth;
+/// - read-ahead beats a reader that waits for each chunk in turn: stack (8 µs + 32 pages ×
+///   0.1 µs) + NVMe (6.6 µs at least) + flash (207.9 µs) + copy (32 µs) = 257.7 µs per
+///   chunk, 509 MB/s.
 #[test]
-fn paper_atax_reads_at_the_ssd_rate() {
+fn paper_atax_reads_at_the_read_ahead_rate() {
     let (accel, host, flash, ftl) = common::simd();
     let spec = SimdSpec {
         accel: &accel,
         host: &host,
+        page_cache: &PageCacheConfig::default(),
+        ssd_nvme: &NvmeConfig::default(),
         ssd_flash: &flash,
         ssd_ftl: &ftl,
         dataset: Dataset::Paper,
@@ -268,5 +282,5 @@ fn paper_atax_reads_at_the_ssd_rate() {
         .map(|p| p.end_ns - p.start_ns)
         .sum();
     let mb_s = r.flash_read_bytes as f64 / (read_ns as f64 / 1e9) / 1e6;
-    assert!((1900.0..2250.0).contains(&mb_s), "{mb_s}");
+    assert!((509.0..1261.0).contains(&mb_s), "{mb_s}");
 }

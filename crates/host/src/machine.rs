@@ -308,6 +308,13 @@ impl<D: BlockDevice> Host<D> {
         &self.dev
     }
 
+    /// The block device, for work outside any host operation (untimed preconditioning
+    /// before a run). Requests submitted here bypass the host: their completions must be
+    /// taken from the device before the host handles another event.
+    pub fn device_mut(&mut self) -> &mut D {
+        &mut self.dev
+    }
+
     pub fn stats(&self) -> HostStats {
         HostStats {
             evictions: self.cache.evictions(),
