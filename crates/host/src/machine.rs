@@ -59,7 +59,7 @@ impl Default for PageCacheConfig {
 }
 
 impl PageCacheConfig {
-    fn validate(&self, host: &HostConfig) -> Result<(), HostError> {
+    pub fn validate(&self, host: &HostConfig) -> Result<(), HostError> {
         let err = |field: &'static str, reason: String| HostError::Config { field, reason };
         if !host.io_request_bytes.is_multiple_of(PAGE_BYTES) {
             return Err(err(
@@ -101,6 +101,12 @@ impl PageCacheConfig {
             return Err(err("cores", "must be at least 1".into()));
         }
         Ok(())
+    }
+
+    /// Host CPU time of the storage stack for one block request of `len_bytes`: the
+    /// per-request cost plus the per-page cost (every system on the shared host pays this).
+    pub fn request_stack_ns(&self, host: &HostConfig, len_bytes: u64) -> u64 {
+        host.io_stack_request_ns + len_bytes.div_ceil(PAGE_BYTES) * self.stack_page_ns
     }
 
     pub fn dirty_limit_bytes(&self) -> u64 {
@@ -682,8 +688,7 @@ impl<D: BlockDevice> Host<D> {
     ) {
         let io = self.next_io;
         self.next_io += 1;
-        let pages = len_bytes.div_ceil(PAGE_BYTES);
-        let ns = self.cfg.io_stack_request_ns + pages * self.cache_cfg.stack_page_ns;
+        let ns = self.cache_cfg.request_stack_ns(&self.cfg, len_bytes);
         self.ios.insert(
             io,
             Io {

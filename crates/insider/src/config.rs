@@ -6,6 +6,8 @@
 
 use crate::error::InsiderError;
 use nearflash_hw::compute::{CoreSpec, SlotSpec};
+use nearflash_hw::link::LinkConfig;
+use nearflash_nvme::NvmeConfig;
 use serde::{Deserialize, Serialize};
 
 /// Where the drive's logical bytes live.
@@ -152,7 +154,27 @@ impl InsiderConfig {
                 "too small for a file system",
             ));
         }
+        self.nvme().validate().map_err(|e| {
+            bad(
+                "insider.pcie_lanes",
+                &format!("as the NVMe front end's link: {e}"),
+            )
+        })?;
         Ok(())
+    }
+
+    /// The drive's NVMe front end for ordinary host requests (the project's defaults: 2 µs
+    /// of controller per command, MSI-X completion) on this drive's PCIe link (Gen3, its
+    /// lanes and latency): what each firmware request pays besides its data's DMA.
+    pub fn nvme(&self) -> NvmeConfig {
+        NvmeConfig {
+            link: LinkConfig {
+                lanes: self.pcie_lanes,
+                latency_ns: (self.pcie_latency_us * 1000.0).round() as u64,
+                ..LinkConfig::default()
+            },
+            ..NvmeConfig::default()
+        }
     }
 
     /// PCIe payload bandwidth, each direction.

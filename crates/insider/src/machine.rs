@@ -8,8 +8,10 @@
 //! control) → `vread`. Each stage is a queue with a bound, so a slow reader backs up into
 //! the output FIFO, the slot stops, the input FIFO fills, and credits stop coming back.
 //!
-//! Firmware path: host request → storage → SIF (slot 0) → pass-through slot → DMA → host.
-//! Writes: DMA to the drive → storage.
+//! Firmware path (ordinary host requests, through the drive's NVMe front end): doorbell and
+//! SQE fetch → the controller (one command at a time) → storage → SIF (slot 0) →
+//! pass-through slot → DMA → host → completion (CQE + MSI-X). Writes: doorbell, fetch,
+//! controller → DMA to the drive → storage → completion.
 //!
 //! Deterministic: the one simulation loop (`sim::Sim`: one event queue, ties in scheduling
 //! order, one seeded RNG), ordered maps; a watchdog turns a drive whose storage requests stop
@@ -27,6 +29,7 @@ use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
 use nearflash_blockdev::IoError;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Event, SECTOR_BYTES};
 use nearflash_hw::server::{transfer, FifoServer};
+use nearflash_nvme::NvmeConfig;
 use nearflash_sim::{
     EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, TraceEvent, Watchdog,
 };
@@ -61,6 +64,8 @@ pub enum Ev {
     FwDelivered(u64),
     /// A firmware write's data reached the drive.
     FwWriteArrived(u64),
+    /// The host's handler saw a firmware request's NVMe completion.
+    FwCompleted(u64),
     SlotDone(u32),
     DmaDone(u32),
     H2dDone(u32),
@@ -77,6 +82,7 @@ impl Ev {
             Ev::SlotDone(x) => 6 << 56 ^ u64::from(x),
             Ev::DmaDone(x) => 7 << 56 ^ u64::from(x),
             Ev::H2dDone(x) => 8 << 56 ^ u64::from(x),
+            Ev::FwCompleted(x) => 9 << 56 ^ x,
         }
     }
 }
@@ -88,6 +94,9 @@ pub struct FwRequest {
     pub offset_bytes: u64,
     pub len_bytes: u64,
     pub data: Vec<u8>,
+    /// The controller posted the completion (the host has not seen it yet).
+    pub posted: Option<Result<Vec<u8>, IoError>>,
+    /// The host's handler saw the completion.
     pub done: Option<Result<Vec<u8>, IoError>>,
 }
 
@@ -117,6 +126,10 @@ struct State {
     engines: Engines,
     pcie_d2h: FifoServer,
     pcie_h2d: FifoServer,
+    /// The NVMe front end of ordinary host requests: per-command costs and the controller,
+    /// which processes one command at a time.
+    nvme: NvmeConfig,
+    nvme_controller: FifoServer,
     streams: BTreeMap<u32, Stream>,
     next_req: u64,
     writes: BTreeMap<u64, WritePurpose>,
@@ -165,6 +178,8 @@ impl Machine {
                 engines: Engines::new(cfg),
                 pcie_d2h: FifoServer::default(),
                 pcie_h2d: FifoServer::default(),
+                nvme: cfg.nvme(),
+                nvme_controller: FifoServer::default(),
                 streams: BTreeMap::new(),
                 next_req: 0,
                 writes: BTreeMap::new(),
@@ -341,6 +356,11 @@ impl Machine {
         None
     }
 
+    /// Commands the NVMe front end's controller has processed (ordinary host requests).
+    pub fn nvme_commands(&self) -> u64 {
+        self.st.nvme_controller.served()
+    }
+
     pub fn firmware_is_done(&self, id: u64) -> bool {
         self.st.fw.get(&id).is_some_and(|r| r.done.is_some())
     }
@@ -363,6 +383,7 @@ impl Machine {
                 offset_bytes: a,
                 len_bytes: alen,
                 data: Vec::new(),
+                posted: None,
                 done: None,
             },
         );
@@ -437,7 +458,11 @@ impl State {
             Ev::FwDelivered(id) => {
                 let r = self.fw.get_mut(&id).expect("a firmware request");
                 let data = std::mem::take(&mut r.data);
-                r.done = Some(Ok(data));
+                self.post_completion(q, id, Ok(data));
+            }
+            Ev::FwCompleted(id) => {
+                let r = self.fw.get_mut(&id).expect("a firmware request");
+                r.done = Some(r.posted.take().expect("a posted completion"));
             }
             Ev::FwWriteArrived(id) => {
                 let r = self.fw.get_mut(&id).expect("a firmware request");
@@ -469,8 +494,7 @@ impl State {
                 let purpose = self.writes.remove(&c.id).expect("a write of ours");
                 match purpose {
                     WritePurpose::Firmware(id) => {
-                        let r = self.fw.get_mut(&id).expect("a firmware request");
-                        r.done = Some(c.result.map(|()| Vec::new()));
+                        self.post_completion(q, id, c.result.map(|()| Vec::new()));
                     }
                     WritePurpose::Stream(fd) => {
                         if let Some(s) = self.streams.get_mut(&fd) {
@@ -497,12 +521,11 @@ impl State {
             };
             match e.origin {
                 Origin::Firmware(id) => {
-                    let r = self.fw.get_mut(&id).expect("a firmware request");
                     if let Err(err) = c.result {
-                        r.done = Some(Err(err));
+                        self.post_completion(q, id, Err(err));
                         continue;
                     }
-                    r.data = data;
+                    self.fw.get_mut(&id).expect("a firmware request").data = data;
                     let at = self.engines.pass_through(e.take_bytes, now);
                     self.schedule(q, at, Ev::FwPassed(id));
                 }
@@ -820,11 +843,31 @@ impl State {
                 offset_bytes,
                 len_bytes,
                 data,
+                posted: None,
                 done: None,
             },
         );
-        self.schedule(q, at.max(q.now()), Ev::FwSubmit(id));
+        // NVMe steps 1–3: the doorbell, the SQE fetch, then the controller (one command at
+        // a time) before the drive serves the request.
+        let fetched = at.max(q.now()) + SimDuration::from_ns(self.nvme.submit_ns());
+        let ready = self
+            .nvme_controller
+            .serve(fetched, SimDuration::from_ns(self.nvme.controller_ns));
+        self.schedule(q, ready, Ev::FwSubmit(id));
         id
+    }
+
+    /// NVMe step 6: the controller posts the completion; the host sees it after the CQE
+    /// lands and the interrupt reaches its handler.
+    fn post_completion(&mut self, q: &mut Q, id: u64, result: Result<Vec<u8>, IoError>) {
+        let r = self.fw.get_mut(&id).expect("a firmware request");
+        assert!(
+            r.posted.is_none() && r.done.is_none(),
+            "one completion per request"
+        );
+        r.posted = Some(result);
+        let at = q.now() + SimDuration::from_ns(self.nvme.completion_ns());
+        self.schedule(q, at, Ev::FwCompleted(id));
     }
 
     fn fw_submit(&mut self, q: &mut Q, id: u64) {

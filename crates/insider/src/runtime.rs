@@ -9,10 +9,12 @@
 //!
 //! Ordinary path: `create`/`pwrite`/`fsync`/`truncate`/`fallocate` are file-system
 //! operations (buffered writes sit in the file system's buffer cache until a commit);
-//! `pread` reads the file's extents through the host storage stack (`[host]`: a system call,
-//! a per-request stack cost, the copies) in requests of `io_request_bytes` through the
-//! drive's firmware (slot 0), keeping clean pages in a read cache; `pwrite_direct` writes
-//! extents the same way (`O_DIRECT`).
+//! `pread` reads the file's extents through the shared host's storage stack
+//! (`nearflash-host`: a system call, the per-request and per-page stack cost, the copies) in
+//! requests of `io_request_bytes` through the drive's NVMe front end and firmware (slot 0),
+//! keeping clean pages in the shared host's bounded LRU page cache (`PageCache`: a page's
+//! slot is reserved before its read, so the cache never exceeds its limit); `pwrite_direct`
+//! writes extents the same way (`O_DIRECT`).
 //!
 //! Virtual files (Table 2): `reg_virt_file` appends the mapping to the caller's mapping file
 //! `/.<login>.nearflash` (mode 0640) and programs a free slot; `vopen` reads the mapping,
@@ -31,7 +33,7 @@ use crate::stream::{Direction, Extent, ProgramRun, Stream};
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_fs::{Caller, Fh, FileExtent, FsError, FsOp, FsReply, Ino, OpenFlags, Stat};
 use nearflash_ftl::{BlockOp, Device, FtlConfig};
-use nearflash_host::HostConfig;
+use nearflash_host::{HostConfig, PageCache, PageCacheConfig, PageKey, PAGE_BYTES};
 use nearflash_hw::server::FifoServer;
 use nearflash_sim::{Schedule, Sim, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
@@ -54,6 +56,8 @@ pub struct ProgramSpec {
 pub struct MachineSpec<'a> {
     pub insider: &'a InsiderConfig,
     pub host: &'a HostConfig,
+    /// The host's page cache and per-page stack cost (the shared host model's).
+    pub page_cache: &'a PageCacheConfig,
     /// Needed when `insider.backing = "flash"`.
     pub flash: Option<(&'a FlashConfig, &'a FtlConfig)>,
     pub functional: bool,
@@ -121,15 +125,17 @@ pub struct Runtime {
     fs: DevFs,
     users: BTreeMap<u32, User>,
     host: HostConfig,
+    page_cache: PageCacheConfig,
     cfg: InsiderConfig,
     programs: BTreeMap<String, ProgramSpec>,
     /// Slot i (1-based) → (owner uid, vpath) of the registration it holds.
     slots: Vec<Option<(u32, String)>>,
     fds: BTreeMap<u32, Fd>,
     next_fd: u32,
-    /// The host's clean pages of files read with `pread`: (inode, page) → bytes (empty in
-    /// timing fidelity).
-    cache: BTreeMap<(Ino, u64), Vec<u8>>,
+    /// The host's page cache of files read with `pread` (page key: inode number, page).
+    cache: PageCache,
+    /// Functional fidelity: the bytes of the pages `cache` holds (none in timing fidelity).
+    cache_data: BTreeMap<PageKey, Vec<u8>>,
     /// Files with data the file system may hold dirty (written through it): synced before
     /// the drive or `pread` reads their blocks directly.
     fs_dirty: BTreeSet<Ino>,
@@ -192,6 +198,13 @@ impl Runtime {
         spec.host
             .validate()
             .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
+        spec.page_cache
+            .validate(spec.host)
+            .map_err(|e| InsiderError::Device(format!("host page cache: {e}")))?;
+        assert_eq!(
+            spec.insider.fs_block_bytes, PAGE_BYTES,
+            "the file system's block is the host's page (validated)"
+        );
         let mut sim = Sim::new(spec.seed);
         let backing = match spec.insider.backing {
             BackingKind::DramEmulated => {
@@ -228,12 +241,14 @@ impl Runtime {
             fs,
             users: BTreeMap::from([(ROOT_UID, root)]),
             host: spec.host.clone(),
+            page_cache: spec.page_cache.clone(),
             cfg: spec.insider.clone(),
             programs: BTreeMap::new(),
             slots: vec![None; spec.insider.app_slots as usize],
             fds: BTreeMap::new(),
             next_fd: 3,
-            cache: BTreeMap::new(),
+            cache: PageCache::new(spec.page_cache.capacity_bytes / PAGE_BYTES),
+            cache_data: BTreeMap::new(),
             fs_dirty: BTreeSet::new(),
             views: BTreeMap::new(),
             host_cpu: FifoServer::default(),
@@ -621,9 +636,7 @@ impl Runtime {
         assert!(data.is_empty() || data.len() as u64 == len);
         let (ino, fh, path) = self.writable(fd)?;
         let b = self.block();
-        let (first, end_page) = (offset / b, (offset + len).div_ceil(b));
-        self.cache
-            .retain(|&(i, p), _| i != ino || p < first || p >= end_page);
+        self.drop_pages(ino, offset / b, (offset + len).div_ceil(b));
         let mut at = 0u64;
         while at < len {
             let n = (len - at).min(nearflash_fs::FsConfig::default().write_bytes_max);
@@ -681,17 +694,13 @@ impl Runtime {
             }
         }
         let b = self.block();
-        let (first, end_page) = (offset / b, (offset + len).div_ceil(b));
-        self.cache
-            .retain(|&(i, p), _| i != ino || p < first || p >= end_page);
+        self.drop_pages(ino, offset / b, (offset + len).div_ceil(b));
         self.host_thread(self.host.syscall_ns + self.host.copy_ns(len));
         for wave in reqs.chunks(self.host.io_queue_depth as usize) {
             let mut ids = Vec::new();
             for &(off, n) in wave {
-                let at = self.host_cpu.serve(
-                    self.m.now(),
-                    SimDuration::from_ns(self.host.io_stack_request_ns),
-                );
+                let ns = self.page_cache.request_stack_ns(&self.host, n);
+                let at = self.host_cpu.serve(self.m.now(), SimDuration::from_ns(ns));
                 ids.push(self.m.firmware(at, BlockOp::Write, off, n, Vec::new()));
             }
             self.wait_firmware(&ids)?;
@@ -727,8 +736,8 @@ impl Runtime {
     }
 
     /// Reads device ranges `extents` through the storage stack: `io_request_bytes`
-    /// requests, each costing the stack's per-request CPU before it is handed to the drive,
-    /// at most `io_queue_depth` in flight.
+    /// requests, each costing the stack's per-request and per-page CPU before it is handed
+    /// to the drive's NVMe front end, at most `io_queue_depth` in flight.
     fn drive_read(&mut self, extents: &[Extent]) -> Result<Vec<u8>, InsiderError> {
         let mut reqs = Vec::new();
         for e in extents {
@@ -743,10 +752,8 @@ impl Runtime {
         for wave in reqs.chunks(self.host.io_queue_depth as usize) {
             let mut ids = Vec::new();
             for &(off, n) in wave {
-                let at = self.host_cpu.serve(
-                    self.m.now(),
-                    SimDuration::from_ns(self.host.io_stack_request_ns),
-                );
+                let ns = self.page_cache.request_stack_ns(&self.host, n);
+                let at = self.host_cpu.serve(self.m.now(), SimDuration::from_ns(ns));
                 ids.push(self.m.firmware(at, BlockOp::Read, off, n, Vec::new()));
             }
             out.extend_from_slice(&self.wait_firmware(&ids)?);
@@ -780,34 +787,37 @@ impl Runtime {
         let functional = self.is_functional();
         let mut extents: Option<Vec<FileExtent>> = None;
         let mut pages: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-        let mut p = first;
-        while p <= last {
-            if let Some(c) = self.cache.get(&(ino, p)) {
-                pages.insert(p, c.clone());
-                p += 1;
+        // Missing pages get their cache slot before their read; when no clean page is left
+        // to evict, the pages reserved so far are read first (they are then clean).
+        let mut missing: Vec<u64> = Vec::new();
+        for p in first..=last {
+            let key = PageKey {
+                file: ino.0,
+                index: p,
+            };
+            if let Some(state) = self.cache.touch(key) {
+                assert!(state.uptodate && !state.dirty, "pread's pages are clean");
+                if functional {
+                    pages.insert(p, self.cache_data[&key].clone());
+                }
                 continue;
             }
-            let mut q = p;
-            while q < last && !self.cache.contains_key(&(ino, q + 1)) {
-                q += 1;
+            if !self.cache.reserve(key) {
+                self.read_pages(ino, fh, &path, size, &mut extents, &missing, &mut pages)?;
+                missing.clear();
+                assert!(self.cache.reserve(key), "the pages just read are clean");
             }
-            let start = p * b;
-            let run = ((q + 1) * b).min(size.div_ceil(b) * b) - start;
-            if extents.is_none() {
-                extents = self.view(ino, fh, &path)?.extents;
-            }
-            let dev = map_extents(extents.as_deref().expect("fetched"), &path, start, run)?;
-            let data = self.drive_read(&dev)?;
-            if functional {
-                for (i, chunk) in data.chunks(b as usize).enumerate() {
-                    let mut page = chunk.to_vec();
-                    page.resize(b as usize, 0);
-                    self.cache.insert((ino, p + i as u64), page.clone());
-                    pages.insert(p + i as u64, page);
-                }
-            }
-            p = q + 1;
+            missing.push(p);
         }
+        self.read_pages(ino, fh, &path, size, &mut extents, &missing, &mut pages)?;
+        if functional {
+            let cache = &self.cache;
+            self.cache_data.retain(|k, _| cache.state(*k).is_some());
+        }
+        assert!(
+            self.cache.bytes() <= self.cache.capacity_bytes(),
+            "the host's page cache holds its limit"
+        );
         let ns = self.host.syscall_ns
             + u64::from(self.host.copies_per_direction) * self.host.copy_ns(len);
         self.host_thread(ns);
@@ -825,6 +835,71 @@ impl Runtime {
             out.extend_from_slice(&page[s..e]);
         }
         Ok((len, out))
+    }
+
+    /// Reads `missing` (ascending pages of `ino`, their cache slots reserved) from the drive,
+    /// one device read per run of consecutive pages, and marks them up to date; functional
+    /// fidelity keeps their bytes in `cache_data` and `pages`.
+    #[allow(clippy::too_many_arguments)]
+    fn read_pages(
+        &mut self,
+        ino: Ino,
+        fh: Fh,
+        path: &str,
+        size: u64,
+        extents: &mut Option<Vec<FileExtent>>,
+        missing: &[u64],
+        pages: &mut BTreeMap<u64, Vec<u8>>,
+    ) -> Result<(), InsiderError> {
+        let b = self.block();
+        let functional = self.is_functional();
+        let mut i = 0;
+        while i < missing.len() {
+            let mut j = i;
+            while j + 1 < missing.len() && missing[j + 1] == missing[j] + 1 {
+                j += 1;
+            }
+            let (p, q) = (missing[i], missing[j]);
+            let start = p * b;
+            let run = ((q + 1) * b).min(size.div_ceil(b) * b) - start;
+            if extents.is_none() {
+                *extents = self.view(ino, fh, path)?.extents;
+            }
+            let dev = map_extents(extents.as_deref().expect("fetched"), path, start, run)?;
+            let data = self.drive_read(&dev)?;
+            for k in p..=q {
+                let key = PageKey {
+                    file: ino.0,
+                    index: k,
+                };
+                self.cache.set_uptodate(key);
+                if functional {
+                    let s = ((k - p) * b) as usize;
+                    let mut page = data[s..(s + b as usize).min(data.len())].to_vec();
+                    page.resize(b as usize, 0);
+                    self.cache_data.insert(key, page.clone());
+                    pages.insert(k, page);
+                }
+            }
+            i = j + 1;
+        }
+        Ok(())
+    }
+
+    /// Drops the host's cached pages `first .. end` of `ino` (they went stale).
+    fn drop_pages(&mut self, ino: Ino, first: u64, end: u64) {
+        if end <= first {
+            return;
+        }
+        for key in self.cache.cached_in(ino.0, first, end - 1) {
+            self.cache.remove(key);
+            self.cache_data.remove(&key);
+        }
+    }
+
+    /// The host's page cache (what `pread` keeps).
+    pub fn page_cache(&self) -> &PageCache {
+        &self.cache
     }
 
     /// `fsync`: the file system commits (the file's data, then the journal).
@@ -845,7 +920,7 @@ impl Runtime {
         self.fs_op(uid, op, path, "write")?;
         let ino = self.refresh(path)?.ino;
         let keep = size_bytes.div_ceil(self.block());
-        self.cache.retain(|&(i, p), _| i != ino || p < keep);
+        self.drop_pages(ino, keep, u64::MAX);
         Ok(())
     }
 
@@ -871,7 +946,7 @@ impl Runtime {
     /// `posix_fadvise(POSIX_FADV_DONTNEED)`: drops the file's pages from the read cache.
     pub fn drop_cache(&mut self, path: &str) -> Result<(), InsiderError> {
         let ino = self.stat(ROOT_UID, path)?.ino;
-        self.cache.retain(|&(i, _), _| i != ino);
+        self.drop_pages(ino, 0, u64::MAX);
         Ok(())
     }
 
@@ -1368,8 +1443,9 @@ impl Runtime {
             unreachable!("checked virtual");
         };
         if dir == Direction::Write {
-            let inos: BTreeSet<Ino> = v.real_inos.iter().copied().collect();
-            self.cache.retain(|(i, _), _| !inos.contains(i));
+            for &ino in &v.real_inos {
+                self.drop_pages(ino, 0, u64::MAX);
+            }
         }
         self.release(v.files)?;
         result

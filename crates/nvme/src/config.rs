@@ -122,6 +122,34 @@ impl NvmeConfig {
         Ok(())
     }
 
+    /// Unloaded time from the host writing the SQ tail doorbell until the controller holds
+    /// the command: the 4 B doorbell down, the SQE read request up, the host DRAM access,
+    /// the 64 B SQE down (steps 1–2). For a model of a drive that keeps its own link and
+    /// wants the front end's per-command cost without the queueing (`Nvme` itself occupies
+    /// its link and memory port step by step; its tests check the two agree at QD1).
+    pub fn submit_ns(&self) -> u64 {
+        let w = |b| self.link.wire_time(b).as_ns();
+        let lat = self.link.latency_ns;
+        let doorbell = w(DOORBELL_BYTES) + lat;
+        let fetch = w(0) + lat + self.host_memory.latency_ns + w(SQE_BYTES) + lat;
+        doorbell + fetch
+    }
+
+    /// Unloaded time from the controller posting a completion until the host's handler
+    /// sees it (step 6): the 16 B CQE up into host DRAM, then the MSI-X and the handler
+    /// latency, or a spinning core's detection.
+    pub fn completion_ns(&self) -> u64 {
+        let lat = self.link.latency_ns;
+        let dram_ns = (CQE_BYTES as f64 * 1000.0 / self.host_memory.bandwidth_mb_s).ceil() as u64;
+        let cqe_in_memory = (self.link.wire_time(CQE_BYTES).as_ns() + lat)
+            .max(lat + dram_ns + self.host_memory.latency_ns);
+        cqe_in_memory
+            + match self.completion {
+                CompletionMode::Interrupt => self.msix_latency_ns,
+                CompletionMode::Poll => self.poll_detect_ns,
+            }
+    }
+
     /// Commands one queue can hold in flight.
     pub fn depth_max(&self) -> u32 {
         self.queue_entries - 1

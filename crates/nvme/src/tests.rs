@@ -84,6 +84,13 @@ fn a_qd1_4kib_read_costs_doorbell_fetch_controller_flash_dma_and_completion() {
     let (lat, nvme) = qd1_latency(NvmeConfig::default());
     assert_eq!(lat, hand_qd1_read_ns(false));
     assert_eq!(lat, FLASH_NS + 6_587);
+    let cfg = NvmeConfig::default();
+    let data = cfg.link.wire_time(4096).as_ns() + cfg.link.latency_ns;
+    let closed = cfg.submit_ns() + cfg.controller_ns + FLASH_NS + data + cfg.completion_ns();
+    assert_eq!(
+        closed, lat,
+        "the closed per-command costs agree with the model at QD1"
+    );
     let s = nvme.stats();
     assert_eq!(
         (s.commands, s.sqe_fetches, s.cqes, s.interrupts),
@@ -104,8 +111,14 @@ fn a_polled_qd1_read_saves_the_interrupt_and_charges_the_spinning_core() {
         completion: CompletionMode::Poll,
         ..NvmeConfig::default()
     };
-    let (lat, nvme) = qd1_latency(cfg);
+    let (lat, nvme) = qd1_latency(cfg.clone());
     assert_eq!(lat, hand_qd1_read_ns(true));
+    let data = cfg.link.wire_time(4096).as_ns() + cfg.link.latency_ns;
+    let closed = cfg.submit_ns() + cfg.controller_ns + FLASH_NS + data + cfg.completion_ns();
+    assert_eq!(
+        closed, lat,
+        "the closed per-command costs agree with the model when polled"
+    );
     assert_eq!(lat, FLASH_NS + 4_687);
     assert_eq!(nvme.stats().interrupts, 0);
     assert_eq!(

@@ -1,0 +1,123 @@
+//! The host-only baseline's data path is the shared host model's: `pread` of a real file pays
+//! the system call, the per-request and per-page stack cost and the copy
+//! (`nearflash-host`), and each block request crosses the drive's NVMe front end (doorbell,
+//! SQE fetch, controller, completion: `nearflash-nvme`'s per-command costs) before and after
+//! the drive serves it; the pages it reads stay in the host's bounded LRU page cache
+//! (`nearflash_host::PageCache`). Before this, INSIDER charged a private per-request cost,
+//! no NVMe command cost, and kept every page it ever read in an unbounded cache.
+
+use nearflash_host::{PageCacheConfig, PAGE_BYTES};
+use nearflash_insider::config::{insider_host, Backing};
+use nearflash_insider::runtime::{MachineSpec, Runtime};
+use nearflash_insider::InsiderConfig;
+
+const CACHE_BYTES: u64 = 1 << 20;
+
+fn drive() -> InsiderConfig {
+    InsiderConfig {
+        backing: Backing::DramEmulated,
+        emulated_capacity_bytes: 64 << 20,
+        ..InsiderConfig::default()
+    }
+}
+
+fn runtime(functional: bool) -> Runtime {
+    let host = insider_host();
+    let cache = PageCacheConfig {
+        capacity_bytes: CACHE_BYTES,
+        ..PageCacheConfig::default()
+    };
+    let mut rt = Runtime::new(&MachineSpec {
+        insider: &drive(),
+        host: &host,
+        page_cache: &cache,
+        flash: None,
+        functional,
+        seed: 1,
+    })
+    .expect("a valid machine");
+    rt.mkdir(0, "/data", 0o777).unwrap();
+    rt
+}
+
+#[test]
+fn a_host_read_miss_pays_one_nvme_command_on_top_of_the_storage_stack() {
+    let mut rt = runtime(false);
+    rt.install_file(0, "/data/f", 0o644, 1 << 20, None).unwrap();
+    let fd = rt.open(0, "/data/f", false).unwrap();
+
+    let (commands, t) = (rt.machine().nvme_commands(), rt.now());
+    assert_eq!(rt.pread(fd, 0, PAGE_BYTES).unwrap().0, PAGE_BYTES);
+    let miss_ns = rt.now().since(t).as_ns();
+    assert_eq!(
+        rt.machine().nvme_commands(),
+        commands + 1,
+        "one 4 KiB command"
+    );
+
+    let t = rt.now();
+    assert_eq!(rt.pread(fd, 0, PAGE_BYTES).unwrap().0, PAGE_BYTES);
+    let hit_ns = rt.now().since(t).as_ns();
+    assert_eq!(
+        rt.machine().nvme_commands(),
+        commands + 1,
+        "a hit issues none"
+    );
+
+    // The miss costs at least the hit plus the stack's request and the NVMe command's
+    // doorbell, fetch, controller and completion (the drive's own time comes on top).
+    let nvme = drive().nvme();
+    let stack_ns = PageCacheConfig::default().request_stack_ns(&insider_host(), PAGE_BYTES);
+    let command_ns = nvme.submit_ns() + nvme.controller_ns + nvme.completion_ns();
+    assert!(
+        command_ns > 4_000,
+        "doorbell, fetch, 2 µs controller, 2 µs interrupt"
+    );
+    assert!(
+        miss_ns >= hit_ns + stack_ns + command_ns,
+        "miss {miss_ns} ns, hit {hit_ns} ns, stack {stack_ns} ns, NVMe {command_ns} ns"
+    );
+}
+
+#[test]
+fn reading_a_file_eight_times_the_page_cache_keeps_the_cache_within_its_limit() {
+    let mut rt = runtime(false);
+    let size = 8 * CACHE_BYTES;
+    rt.install_file(0, "/data/big", 0o644, size, None).unwrap();
+    let fd = rt.open(0, "/data/big", false).unwrap();
+    let commands = rt.machine().nvme_commands();
+    let mut at = 0;
+    while at < size {
+        // 2 MiB reads, twice the cache: the read itself must go in cache-sized batches.
+        let (n, _) = rt.pread(fd, at, 2 << 20).unwrap();
+        at += n;
+        let cache = rt.page_cache();
+        assert!(cache.bytes() <= cache.capacity_bytes());
+    }
+    let cache = rt.page_cache();
+    assert_eq!(cache.bytes(), CACHE_BYTES, "full, never beyond");
+    assert_eq!(cache.evictions(), (size - CACHE_BYTES) / PAGE_BYTES);
+    // Every byte came through the NVMe front end in requests of at most 128 KiB.
+    assert!(rt.machine().nvme_commands() - commands >= size / (128 << 10));
+    // The file's first page was evicted long ago: reading it again is a miss.
+    let before = rt.machine().nvme_commands();
+    rt.pread(fd, 0, PAGE_BYTES).unwrap();
+    assert_eq!(rt.machine().nvme_commands(), before + 1);
+}
+
+#[test]
+fn a_read_larger_than_the_page_cache_returns_the_files_bytes() {
+    let mut rt = runtime(true);
+    let size = 3 * CACHE_BYTES + 1234;
+    let data: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
+    rt.install_file(0, "/data/f", 0o644, size, Some(&data))
+        .unwrap();
+    let fd = rt.open(0, "/data/f", false).unwrap();
+    let (n, got) = rt.pread(fd, 100, size).unwrap();
+    assert_eq!(n, size - 100);
+    assert!(got == data[100..], "the bytes of the file, in order");
+    // Again, from a cache holding only its last megabyte.
+    let (_, again) = rt.pread(fd, size - 5000, 5000).unwrap();
+    assert!(again == data[(size - 5000) as usize..]);
+    assert!(rt.page_cache().bytes() <= CACHE_BYTES);
+}
