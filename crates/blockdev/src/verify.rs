@@ -68,9 +68,14 @@ struct SectorState {
     unread_since_stamp: u32,
 }
 
-/// The acked state of a sector at some instant (for checking a read later).
+/// The state of a sector when a read of it was issued (for checking the read later).
 #[derive(Clone, Copy, Debug)]
 pub struct AckedAt {
+    state: SectorState,
+}
+
+/// The acked stamp a read issued outside a cut's unknowns is held to.
+struct AckedStamp {
     stamp: u32,
     is_write: bool,
 }
@@ -171,26 +176,43 @@ impl Reference {
     /// Snapshot of the acked state of sectors [lsn, lsn + count), taken when a read is issued.
     pub fn acked_at(&self, lsn: u64, count: u64) -> Vec<AckedAt> {
         self.clip(lsn, count)
-            .map(|i| {
-                let s = self.sectors[i as usize];
-                AckedAt {
-                    stamp: s.acked,
-                    is_write: s.acked_is_write,
-                }
+            .map(|i| AckedAt {
+                state: self.sectors[i as usize],
             })
             .collect()
     }
 
-    /// Checks a completed read of [lsn, ..) issued when the acked state was `before`.
+    /// Checks a completed read of [lsn, ..) issued when the sectors' state was `before`.
+    ///
+    /// A read issued while a sector was unread since a cut is judged by the post-cut rule
+    /// against the state it was issued in (with the writes and trims issued since), even if
+    /// another read settled the sector before this one completed. (Story: a soak case on worn
+    /// media had two reads of a sector whose post-cut read failed; the first returned the
+    /// version a non-durable trim had hidden and settled it, and the second, returning the
+    /// same version, was judged against the trim and called wrong.)
     pub fn check_read(&self, lsn: u64, before: &[AckedAt], data: &[u8]) -> Result<(), Violation> {
         for (i, at) in before.iter().enumerate() {
             let s = lsn + i as u64;
             let st = self.sectors[s as usize];
             let sector = &data[i * SECTOR..(i + 1) * SECTOR];
-            if st.unread_since_stamp > 0 {
-                self.check_after_crash(s, sector)?;
+            let at = at.state;
+            debug_assert!(
+                st.unread_since_stamp == 0 || at.unread_since_stamp > 0,
+                "a sector becomes unread only before the first command after a cut"
+            );
+            if at.unread_since_stamp > 0 {
+                let cut_state = SectorState {
+                    issued_write_max: st.issued_write_max,
+                    issued_trim_max: st.issued_trim_max,
+                    ..at
+                };
+                Self::check_cut_rule(s, cut_state, sector)?;
                 continue;
             }
+            let at = AckedStamp {
+                stamp: at.acked,
+                is_write: at.acked_is_write,
+            };
             let got = decode_sector(sector);
             let ok = match got {
                 SectorContent::Zeros => !at.is_write || st.issued_trim_max > at.stamp,
@@ -224,7 +246,11 @@ impl Reference {
     /// reads as lost writes: the device had applied the trim, GC had erased the newest copy,
     /// and recovery found an older one — as the promise allows.)
     pub fn check_after_crash(&self, s: u64, data: &[u8]) -> Result<(), Violation> {
-        let st = self.sectors[s as usize];
+        Self::check_cut_rule(s, self.sectors[s as usize], data)
+    }
+
+    /// The post-cut rule of `check_after_crash` for sector `s` in state `st`.
+    fn check_cut_rule(s: u64, st: SectorState, data: &[u8]) -> Result<(), Violation> {
         let got = decode_sector(data);
         let trim_in_flight = st.issued_trim_max > st.acked;
         let ok = match got {
@@ -455,5 +481,37 @@ mod tests {
         r2.ack_write(0, 1, s);
         let before = r2.acked_at(0, 1);
         assert!(r2.check_read(0, &before, &old2).is_err());
+    }
+
+    /// Two reads issued while a sector is unread since a cut: the first to complete settles
+    /// it, and the second, returning the same version the cut allowed, is still legal; a
+    /// read that is issued after the settle is held to the settled state.
+    #[test]
+    fn reads_issued_while_a_sector_was_unread_are_judged_by_the_cut_rule() {
+        let mut r = Reference::new(4, 1);
+        let (old, s1) = r.issue_write(0, 1);
+        r.ack_write(0, 1, s1);
+        let t = r.issue_trim(0, 1);
+        r.ack_trim(0, 1, t);
+        r.unreadable_after_crash(0);
+        let first = r.acked_at(0, 1);
+        let second = r.acked_at(0, 1);
+        // A write issued after both reads and acknowledged before either completes: the
+        // reads raced it, so the old version is still legal for them.
+        let (new, s2) = r.issue_write(0, 1);
+        assert!(r.check_read(0, &first, &old).is_ok());
+        r.settle_unread(0, &old);
+        assert!(r.check_read(0, &second, &old).is_ok());
+        assert!(r.check_read(0, &second, &new).is_ok());
+        r.ack_write(0, 1, s2);
+        assert!(r.check_read(0, &second, &old).is_ok());
+        // A read issued now must see the acknowledged write.
+        let third = r.acked_at(0, 1);
+        assert!(r.check_read(0, &third, &old).is_err());
+        assert!(r.check_read(0, &third, &new).is_ok());
+        // Data of another sector is wrong under the cut rule too.
+        let mut foreign = vec![0u8; SECTOR];
+        fill_sector(1, s1, &mut foreign);
+        assert!(r.check_read(0, &second, &foreign).is_err());
     }
 }
