@@ -38,7 +38,9 @@ pub struct PageCache {
     /// Access stamp → page, oldest first.
     lru: BTreeMap<u64, PageKey>,
     dirty: BTreeSet<PageKey>,
-    writeback_pages: u64,
+    /// Pages under write-back (with `dirty`, what fsync waits for: both kept as sets so a
+    /// range query visits only unwritten pages, not every cached one).
+    writeback: BTreeSet<PageKey>,
     clock: u64,
     evictions: u64,
 }
@@ -51,7 +53,7 @@ impl PageCache {
             pages: BTreeMap::new(),
             lru: BTreeMap::new(),
             dirty: BTreeSet::new(),
-            writeback_pages: 0,
+            writeback: BTreeSet::new(),
             clock: 0,
             evictions: 0,
         }
@@ -72,7 +74,7 @@ impl PageCache {
     /// Dirty bytes plus bytes under write-back: what the dirty limit bounds (Linux's
     /// `balance_dirty_pages` counts both).
     pub fn unwritten_bytes(&self) -> u64 {
-        (self.dirty.len() as u64 + self.writeback_pages) * PAGE_BYTES
+        (self.dirty.len() + self.writeback.len()) as u64 * PAGE_BYTES
     }
 
     pub fn evictions(&self) -> u64 {
@@ -176,7 +178,7 @@ impl PageCache {
         page.state.dirty = false;
         page.state.writeback = true;
         self.dirty.remove(&key);
-        self.writeback_pages += 1;
+        self.writeback.insert(key);
     }
 
     pub fn end_writeback(&mut self, key: PageKey) {
@@ -186,7 +188,7 @@ impl PageCache {
             .expect("a page under write-back is cached");
         assert!(page.state.writeback);
         page.state.writeback = false;
-        self.writeback_pages -= 1;
+        self.writeback.remove(&key);
     }
 
     /// Drops a page (a failed read, or an O_DIRECT write making it stale). Must be clean.
@@ -209,9 +211,7 @@ impl PageCache {
     pub fn unwritten_in(&self, file: u32, first: u64, last: u64) -> bool {
         let lo = PageKey { file, index: first };
         let hi = PageKey { file, index: last };
-        self.pages
-            .range(lo..=hi)
-            .any(|(_, p)| p.state.dirty || p.state.writeback)
+        self.dirty.range(lo..=hi).next().is_some() || self.writeback.range(lo..=hi).next().is_some()
     }
 
     /// Pages of `file` in `first..=last` that are cached.
