@@ -26,20 +26,33 @@ pub struct PageState {
 
 #[derive(Clone, Copy, Debug)]
 struct Page {
+    /// When it was last used (reserved or touched): its place in the LRU order.
     stamp: u64,
     state: PageState,
     /// Writers holding the page until their copy lands in it (the page lock's role).
     pins: u32,
 }
 
+impl Page {
+    /// Up to date, clean, not under write-back and unpinned: the only pages eviction takes.
+    fn evictable(&self) -> bool {
+        let s = self.state;
+        s.uptodate && !s.dirty && !s.writeback && self.pins == 0
+    }
+}
+
+/// The bookkeeping is kept so that every call costs O(log n) or less in the cached pages: a
+/// hash map finds a page, an ordered map holds the evictable pages by last use (the least
+/// recently used evictable page is its first entry, the page a scan of the whole LRU list
+/// for the oldest clean page would find), and ordered sets hold the dirty pages and those
+/// under write-back (which the flusher walks in file order and fsync queries by range).
 pub struct PageCache {
     capacity_pages: u64,
     pages: BTreeMap<PageKey, Page>,
-    /// Access stamp → page, oldest first.
-    lru: BTreeMap<u64, PageKey>,
+    /// Last-use stamp → page, for the evictable pages only.
+    evictable: BTreeMap<u64, PageKey>,
     dirty: BTreeSet<PageKey>,
-    /// Pages under write-back (with `dirty`, what fsync waits for: both kept as sets so a
-    /// range query visits only unwritten pages, not every cached one).
+    /// Pages under write-back (with `dirty`, what fsync waits for).
     writeback: BTreeSet<PageKey>,
     clock: u64,
     evictions: u64,
@@ -51,7 +64,7 @@ impl PageCache {
         PageCache {
             capacity_pages,
             pages: BTreeMap::new(),
-            lru: BTreeMap::new(),
+            evictable: BTreeMap::new(),
             dirty: BTreeSet::new(),
             writeback: BTreeSet::new(),
             clock: 0,
@@ -81,14 +94,39 @@ impl PageCache {
         self.evictions
     }
 
+    /// Changes page `key` (which must be cached) by `f`, keeping the evictable index true;
+    /// returns the page's state after.
+    fn update(&mut self, key: PageKey, what: &str, f: impl FnOnce(&mut Page)) -> PageState {
+        let page = self.pages.get_mut(&key).unwrap_or_else(|| panic!("{what}"));
+        Self::apply(&mut self.evictable, key, page, f)
+    }
+
+    fn apply(
+        evictable: &mut BTreeMap<u64, PageKey>,
+        key: PageKey,
+        page: &mut Page,
+        f: impl FnOnce(&mut Page),
+    ) -> PageState {
+        let (before, stamp) = (page.evictable(), page.stamp);
+        f(page);
+        let (after, new_stamp) = (page.evictable(), page.stamp);
+        if before && (!after || stamp != new_stamp) {
+            evictable.remove(&stamp);
+        }
+        if after && (!before || stamp != new_stamp) {
+            evictable.insert(new_stamp, key);
+        }
+        page.state
+    }
+
     /// The page's state, marking it recently used.
     pub fn touch(&mut self, key: PageKey) -> Option<PageState> {
         let page = self.pages.get_mut(&key)?;
-        self.lru.remove(&page.stamp);
         self.clock += 1;
-        page.stamp = self.clock;
-        self.lru.insert(self.clock, key);
-        Some(page.state)
+        let clock = self.clock;
+        Some(Self::apply(&mut self.evictable, key, page, |p| {
+            p.stamp = clock
+        }))
     }
 
     pub fn state(&self, key: PageKey) -> Option<PageState> {
@@ -116,7 +154,6 @@ impl PageCache {
                 pins: 0,
             },
         );
-        self.lru.insert(self.clock, key);
         assert!(
             self.pages.len() as u64 <= self.capacity_pages,
             "the cache holds its limit"
@@ -125,69 +162,64 @@ impl PageCache {
     }
 
     fn evict_one(&mut self) -> bool {
-        let victim = self.lru.iter().find_map(|(&stamp, key)| {
-            let p = &self.pages[key];
-            let s = p.state;
-            (s.uptodate && !s.dirty && !s.writeback && p.pins == 0).then_some((stamp, *key))
-        });
-        let Some((stamp, key)) = victim else {
+        let Some((_, key)) = self.evictable.pop_first() else {
             return false;
         };
-        self.lru.remove(&stamp);
-        self.pages.remove(&key);
+        let page = self
+            .pages
+            .remove(&key)
+            .expect("an evictable page is cached");
+        debug_assert!(page.evictable());
         self.evictions += 1;
         true
     }
 
     /// Keeps the page from eviction until [`PageCache::unpin`].
     pub fn pin(&mut self, key: PageKey) {
-        self.pages
-            .get_mut(&key)
-            .expect("a pinned page is cached")
-            .pins += 1;
+        self.update(key, "a pinned page is cached", |p| p.pins += 1);
     }
 
     /// Releases a pin (a page dropped meanwhile, after a failed read, needs none).
     pub fn unpin(&mut self, key: PageKey) {
         if let Some(page) = self.pages.get_mut(&key) {
-            assert!(page.pins > 0, "unpin what was pinned");
-            page.pins -= 1;
+            Self::apply(&mut self.evictable, key, page, |p| {
+                assert!(p.pins > 0, "unpin what was pinned");
+                p.pins -= 1;
+            });
         }
     }
 
     pub fn set_uptodate(&mut self, key: PageKey) {
-        let page = self
-            .pages
-            .get_mut(&key)
-            .expect("a page read in was reserved");
-        assert!(!page.state.uptodate, "a page is read in once");
-        page.state.uptodate = true;
+        self.update(key, "a page read in was reserved", |p| {
+            assert!(!p.state.uptodate, "a page is read in once");
+            p.state.uptodate = true;
+        });
     }
 
     pub fn set_dirty(&mut self, key: PageKey) {
-        let page = self.pages.get_mut(&key).expect("a page written is cached");
-        assert!(page.state.uptodate, "a page is dirtied once up to date");
-        page.state.dirty = true;
+        self.update(key, "a page written is cached", |p| {
+            assert!(p.state.uptodate, "a page is dirtied once up to date");
+            p.state.dirty = true;
+        });
         self.dirty.insert(key);
     }
 
     /// Write-back takes the page's dirty data: it is clean unless written again meanwhile.
     pub fn start_writeback(&mut self, key: PageKey) {
-        let page = self.pages.get_mut(&key).expect("a dirty page is cached");
-        assert!(page.state.dirty && !page.state.writeback);
-        page.state.dirty = false;
-        page.state.writeback = true;
+        self.update(key, "a dirty page is cached", |p| {
+            assert!(p.state.dirty && !p.state.writeback);
+            p.state.dirty = false;
+            p.state.writeback = true;
+        });
         self.dirty.remove(&key);
         self.writeback.insert(key);
     }
 
     pub fn end_writeback(&mut self, key: PageKey) {
-        let page = self
-            .pages
-            .get_mut(&key)
-            .expect("a page under write-back is cached");
-        assert!(page.state.writeback);
-        page.state.writeback = false;
+        self.update(key, "a page under write-back is cached", |p| {
+            assert!(p.state.writeback);
+            p.state.writeback = false;
+        });
         self.writeback.remove(&key);
     }
 
@@ -198,7 +230,9 @@ impl PageCache {
                 !page.state.dirty && !page.state.writeback,
                 "never drop unwritten data"
             );
-            self.lru.remove(&page.stamp);
+            if page.evictable() {
+                self.evictable.remove(&page.stamp);
+            }
         }
     }
 
@@ -214,11 +248,23 @@ impl PageCache {
         self.dirty.range(lo..=hi).next().is_some() || self.writeback.range(lo..=hi).next().is_some()
     }
 
-    /// Pages of `file` in `first..=last` that are cached.
+    /// Pages of `file` in `first..=last` that are cached, in page order.
     pub fn cached_in(&self, file: u32, first: u64, last: u64) -> Vec<PageKey> {
-        let lo = PageKey { file, index: first };
-        let hi = PageKey { file, index: last };
-        self.pages.range(lo..=hi).map(|(k, _)| *k).collect()
+        if last - first >= self.pages.len() as u64 {
+            // A range wider than the cache: visit the cached pages instead of the range.
+            let mut keys: Vec<PageKey> = self
+                .pages
+                .keys()
+                .filter(|k| k.file == file && (first..=last).contains(&k.index))
+                .copied()
+                .collect();
+            keys.sort_unstable();
+            return keys;
+        }
+        (first..=last)
+            .map(|index| PageKey { file, index })
+            .filter(|k| self.pages.contains_key(k))
+            .collect()
     }
 }
 
@@ -271,6 +317,118 @@ mod tests {
         assert!(!c.reserve(key(1)));
         c.unpin(key(0));
         assert!(c.reserve(key(1)));
+    }
+
+    /// The reference: every page with its last-use stamp in one list; eviction scans it for
+    /// the oldest page that is up to date, clean, not under write-back and unpinned.
+    #[derive(Default)]
+    struct Model {
+        pages: Vec<(PageKey, u64, PageState, u32)>,
+        clock: u64,
+    }
+
+    impl Model {
+        fn find(&mut self, k: PageKey) -> Option<&mut (PageKey, u64, PageState, u32)> {
+            self.pages.iter_mut().find(|p| p.0 == k)
+        }
+        fn reserve(&mut self, k: PageKey, capacity: usize) -> bool {
+            if self.pages.len() >= capacity {
+                let victim = (0..self.pages.len())
+                    .filter(|&i| {
+                        let (_, _, s, pins) = self.pages[i];
+                        s.uptodate && !s.dirty && !s.writeback && pins == 0
+                    })
+                    .min_by_key(|&i| self.pages[i].1);
+                match victim {
+                    Some(i) => drop(self.pages.remove(i)),
+                    None => return false,
+                }
+            }
+            self.clock += 1;
+            let state = PageState {
+                uptodate: false,
+                dirty: false,
+                writeback: false,
+            };
+            self.pages.push((k, self.clock, state, 0));
+            true
+        }
+    }
+
+    proptest::proptest! {
+        /// Story: the cache's indexes (a hash map, the evictable pages by last use, the
+        /// dirty and write-back sets) replaced a scan of one LRU list; whatever the calls,
+        /// it keeps and evicts exactly the pages the scan would.
+        #[test]
+        fn the_indexes_evict_what_a_scan_of_the_lru_list_would(
+            ops in proptest::collection::vec((0u8..8, 0u64..12), 1..400)
+        ) {
+            const CAPACITY: usize = 6;
+            let mut c = PageCache::new(CAPACITY as u64);
+            let mut m = Model::default();
+            let mut pinned: Vec<PageKey> = Vec::new();
+            for (op, index) in ops {
+                let k = key(index);
+                let st = c.state(k);
+                match (op, st) {
+                    (0, None) => {
+                        let ok = c.reserve(k);
+                        proptest::prop_assert_eq!(ok, m.reserve(k, CAPACITY));
+                    }
+                    (1, Some(s)) if !s.uptodate => {
+                        c.set_uptodate(k);
+                        m.find(k).unwrap().2.uptodate = true;
+                    }
+                    (2, Some(s)) if s.uptodate => {
+                        c.set_dirty(k);
+                        m.find(k).unwrap().2.dirty = true;
+                    }
+                    (3, Some(s)) if s.dirty && !s.writeback => {
+                        c.start_writeback(k);
+                        let p = m.find(k).unwrap();
+                        (p.2.dirty, p.2.writeback) = (false, true);
+                    }
+                    (4, Some(s)) if s.writeback => {
+                        c.end_writeback(k);
+                        m.find(k).unwrap().2.writeback = false;
+                    }
+                    (5, Some(_)) => {
+                        c.touch(k);
+                        m.clock += 1;
+                        let clock = m.clock;
+                        m.find(k).unwrap().1 = clock;
+                    }
+                    (6, Some(_)) if pinned.len() < 3 => {
+                        c.pin(k);
+                        m.find(k).unwrap().3 += 1;
+                        pinned.push(k);
+                    }
+                    (7, _) if !pinned.is_empty() => {
+                        let k = pinned.remove(index as usize % pinned.len());
+                        c.unpin(k);
+                        if let Some(p) = m.find(k) {
+                            p.3 -= 1;
+                        }
+                    }
+                    _ => {}
+                }
+                let mut want: Vec<(PageKey, PageState)> =
+                    m.pages.iter().map(|p| (p.0, p.2)).collect();
+                want.sort_by_key(|p| p.0);
+                let got: Vec<(PageKey, PageState)> =
+                    (0..12).filter_map(|i| c.state(key(i)).map(|s| (key(i), s))).collect();
+                proptest::prop_assert_eq!(got, want);
+                // A page written again under write-back counts in both (as Linux counts
+                // NR_FILE_DIRTY and NR_WRITEBACK).
+                let count = |f: fn(&PageState) -> bool| m.pages.iter().filter(|p| f(&p.2)).count();
+                let (dirty, writeback) = (count(|s| s.dirty), count(|s| s.writeback));
+                proptest::prop_assert_eq!(c.unwritten_bytes(), (dirty + writeback) as u64 * PAGE_BYTES);
+                proptest::prop_assert_eq!(c.unwritten_in(0, 0, 11), dirty + writeback > 0);
+                let cached: Vec<PageKey> = m.pages.iter().map(|p| p.0).collect();
+                proptest::prop_assert_eq!(c.cached_in(0, 0, 11).len(), cached.len());
+                proptest::prop_assert_eq!(c.cached_in(0, 2, 3).len(), cached.iter().filter(|k| (2..=3).contains(&k.index)).count());
+            }
+        }
     }
 
     #[test]

@@ -17,9 +17,11 @@ use crate::cache::{PageCache, PageKey, PAGE_BYTES};
 use crate::config::HostConfig;
 use crate::error::HostError;
 use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest, SECTOR_BYTES};
-use nearflash_sim::{EventQueue, Model, Schedule, SimDuration, SimRng, SimTime, TraceEvent};
+use nearflash_sim::{
+    EventQueue, KeyMap, Model, Schedule, SimDuration, SimRng, SimTime, TraceEvent,
+};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Page-cache and CPU parameters of the host model (the storage-stack costs are in
 /// [`HostConfig`]).
@@ -268,13 +270,13 @@ pub struct Host<D> {
     cores_free_at: Vec<SimTime>,
     files: Vec<File>,
     cache: PageCache,
-    ops: BTreeMap<u64, Op>,
+    ops: KeyMap<u64, Op>,
     next_op: u64,
-    ios: BTreeMap<u64, Io>,
+    ios: KeyMap<u64, Io>,
     next_io: u64,
     ready: VecDeque<u64>,
     in_flight: u32,
-    page_waiters: BTreeMap<PageKey, Vec<u64>>,
+    page_waiters: KeyMap<PageKey, Vec<u64>>,
     /// Operations to retry when pages become clean or free.
     blocked: Vec<u64>,
     stats: HostStats,
@@ -296,13 +298,13 @@ impl<D: BlockDevice> Host<D> {
             cache_cfg,
             dev,
             files: Vec::new(),
-            ops: BTreeMap::new(),
+            ops: KeyMap::default(),
             next_op: 0,
-            ios: BTreeMap::new(),
+            ios: KeyMap::default(),
             next_io: 0,
             ready: VecDeque::new(),
             in_flight: 0,
-            page_waiters: BTreeMap::new(),
+            page_waiters: KeyMap::default(),
             blocked: Vec::new(),
             stats: HostStats::default(),
             dev_done: Vec::new(),
