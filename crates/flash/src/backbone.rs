@@ -22,7 +22,7 @@ use crate::geometry::{BlockId, DieId, Geometry};
 use crate::media::{MediaState, MediaStats, Rber};
 use crate::nand::NandState;
 use crate::store::PageStore;
-use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime};
+use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
 use std::collections::VecDeque;
 
 pub const PLANES_MAX: usize = PLANES_PER_DIE_MAX as usize;
@@ -90,10 +90,20 @@ pub struct FlashCompletion {
     pub weak_planes: u8,
 }
 
+/// The backbone's own events: a die or a channel finished its current step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlashEvent {
     DieDone(u32),
     ChannelDone(u32),
+}
+
+impl TraceEvent for FlashEvent {
+    fn hash_word(&self) -> u64 {
+        match *self {
+            FlashEvent::DieDone(d) => 1 << 32 | u64::from(d),
+            FlashEvent::ChannelDone(c) => 2 << 32 | u64::from(c),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

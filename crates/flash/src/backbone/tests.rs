@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::store::{MemoryStore, NoStore};
-use nearflash_sim::EventQueue;
+use nearflash_sim::{EventQueue, Model, Sim};
 
 fn cfg() -> FlashConfig {
     FlashConfig {
@@ -41,48 +41,69 @@ fn op(kind: OpKind, die: u32, page: u32, mask: u8, tag: u64) -> FlashOp {
     }
 }
 
-/// Runs the backbone until idle; returns (tag, completion time) in completion order.
-fn run(bb: &mut Backbone, q: &mut EventQueue<FlashEvent>) -> Vec<(u64, u64, OpStatus)> {
-    let mut rng = SimRng::seed_from_u64(1);
-    let mut out = Vec::new();
-    let mut done = Vec::new();
-    while let Some((t, ev)) = q.pop() {
-        bb.handle(ev, q, &mut rng, &mut done);
-        for c in done.drain(..) {
-            out.push((c.op.tag, t.as_ns(), c.status));
-        }
+/// The backbone alone on the one loop, keeping each completion with the time it came.
+struct Rig<'a> {
+    bb: &'a mut Backbone,
+    done: Vec<(SimTime, FlashCompletion)>,
+}
+
+impl Model for Rig<'_> {
+    type Event = FlashEvent;
+
+    fn handle(&mut self, ev: FlashEvent, q: &mut EventQueue<FlashEvent>, rng: &mut SimRng) {
+        let mut done = Vec::new();
+        self.bb.handle(ev, q, rng, &mut done);
+        let now = q.now();
+        self.done.extend(done.into_iter().map(|c| (now, c)));
     }
-    out
+}
+
+/// Steps the loop until no event is pending; the completions with their times, in order.
+fn drain(bb: &mut Backbone, sim: &mut Sim<FlashEvent>) -> Vec<(SimTime, FlashCompletion)> {
+    let mut rig = Rig {
+        bb,
+        done: Vec::new(),
+    };
+    while sim.step(&mut rig) {}
+    rig.done
+}
+
+/// Runs the backbone until idle; returns (tag, completion time) in completion order.
+fn run(bb: &mut Backbone, sim: &mut Sim<FlashEvent>) -> Vec<(u64, u64, OpStatus)> {
+    drain(bb, sim)
+        .into_iter()
+        .map(|(t, c)| (c.op.tag, t.as_ns(), c.status))
+        .collect()
 }
 
 #[test]
 fn single_read_takes_tr_plus_transfer() {
     let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
-    bb.submit(op(OpKind::Read, 0, 0, 0b01, 7), &mut q);
-    assert_eq!(run(&mut bb, &mut q), vec![(7, 51_000, OpStatus::Ok)]);
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(op(OpKind::Read, 0, 0, 0b01, 7), sim.queue());
+    assert_eq!(run(&mut bb, &mut sim), vec![(7, 51_000, OpStatus::Ok)]);
     assert_eq!(bb.stats().page_reads, 1);
 }
 
 #[test]
 fn multi_plane_read_shares_tr_and_carries_both_pages() {
     let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
-    bb.submit(op(OpKind::Read, 0, 0, 0b11, 7), &mut q);
-    assert_eq!(run(&mut bb, &mut q), vec![(7, 52_000, OpStatus::Ok)]);
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(op(OpKind::Read, 0, 0, 0b11, 7), sim.queue());
+    assert_eq!(run(&mut bb, &mut sim), vec![(7, 52_000, OpStatus::Ok)]);
     assert_eq!(bb.stats().page_reads, 2);
 }
 
 #[test]
 fn reads_on_one_die_serialize_and_dies_on_one_channel_share_the_bus() {
     let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
     // Dies 0 and 1 share channel 0; die 2 is on channel 1.
-    bb.submit(op(OpKind::Read, 0, 0, 1, 1), &mut q);
-    bb.submit(op(OpKind::Read, 0, 1, 1, 2), &mut q);
-    bb.submit(op(OpKind::Read, 1, 0, 1, 3), &mut q);
-    bb.submit(op(OpKind::Read, 2, 0, 1, 4), &mut q);
-    let got = run(&mut bb, &mut q);
+    bb.submit(op(OpKind::Read, 0, 0, 1, 1), sim.queue());
+    bb.submit(op(OpKind::Read, 0, 1, 1, 2), sim.queue());
+    bb.submit(op(OpKind::Read, 1, 0, 1, 3), sim.queue());
+    bb.submit(op(OpKind::Read, 2, 0, 1, 4), sim.queue());
+    let got = run(&mut bb, &mut sim);
     // Die 0 and die 1 finish tR at 50 us together: the bus serves die 0 first (51), then die 1
     // (52). Die 0's second read starts at 51 and finishes at 102. Die 2 has its own bus.
     assert_eq!(
@@ -106,40 +127,36 @@ fn reads_on_one_die_serialize_and_dies_on_one_channel_share_the_bus() {
 #[test]
 fn program_lands_in_store_after_transfer_and_tprog() {
     let mut bb = Backbone::new(&cfg(), Box::new(MemoryStore::new(512, 64)));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
     let mut o = op(OpKind::Program, 3, 0, 0b01, 9);
     o.data = vec![0xAB; 64];
     o.oob = vec![0xCD; 64];
-    bb.submit(o, &mut q);
-    assert_eq!(run(&mut bb, &mut q), vec![(9, 501_000, OpStatus::Ok)]);
+    bb.submit(o, sim.queue());
+    assert_eq!(run(&mut bb, &mut sim), vec![(9, 501_000, OpStatus::Ok)]);
     let mut r = op(OpKind::Read, 3, 0, 0b01, 10);
     r.plane_blocks = [1; PLANES_MAX];
-    bb.submit(r, &mut q);
-    let mut rng = SimRng::seed_from_u64(1);
-    let mut done = Vec::new();
-    while let Some((_, ev)) = q.pop() {
-        bb.handle(ev, &mut q, &mut rng, &mut done);
-    }
-    assert_eq!(done[0].op.data, vec![0xAB; 64]);
-    assert_eq!(done[0].op.oob, vec![0xCD; 64]);
+    bb.submit(r, sim.queue());
+    let done = drain(&mut bb, &mut sim);
+    assert_eq!(done[0].1.op.data, vec![0xAB; 64]);
+    assert_eq!(done[0].1.op.oob, vec![0xCD; 64]);
 }
 
 #[test]
 #[should_panic(expected = "programmed in order")]
 fn skipping_a_page_breaks_the_nand_rule() {
     let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
-    bb.submit(op(OpKind::Program, 0, 1, 1, 0), &mut q);
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(op(OpKind::Program, 0, 1, 1, 0), sim.queue());
 }
 
 #[test]
 fn erase_beyond_endurance_turns_the_block_bad() {
     let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
     for tag in 0..3 {
-        bb.submit(op(OpKind::Erase, 0, 0, 1, tag), &mut q);
+        bb.submit(op(OpKind::Erase, 0, 0, 1, tag), sim.queue());
     }
-    let got = run(&mut bb, &mut q);
+    let got = run(&mut bb, &mut sim);
     assert_eq!(got[0].2, OpStatus::Ok);
     assert_eq!(got[1].2, OpStatus::Ok);
     assert_eq!(got[2].2, OpStatus::Failed { plane_mask: 1 });
@@ -154,9 +171,9 @@ fn injected_program_failure_reports_the_plane_and_marks_it_bad() {
     let mut c = cfg();
     c.program_fail_probability = 1.0;
     let mut bb = Backbone::new(&c, Box::new(NoStore));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
-    bb.submit(op(OpKind::Program, 0, 0, 0b10, 1), &mut q);
-    let got = run(&mut bb, &mut q);
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(op(OpKind::Program, 0, 0, 0b10, 1), sim.queue());
+    let got = run(&mut bb, &mut sim);
     assert_eq!(got[0].2, OpStatus::Failed { plane_mask: 0b10 });
     assert!(bb.nand().is_bad(bb.geometry().block_id(DieId(0), 1, 1)));
 }
@@ -164,18 +181,20 @@ fn injected_program_failure_reports_the_plane_and_marks_it_bad() {
 #[test]
 fn power_cut_during_tprog_leaves_garbage_not_data() {
     let mut bb = Backbone::new(&cfg(), Box::new(MemoryStore::new(512, 64)));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let mut sim: Sim<FlashEvent> = Sim::new(3);
     let mut o = op(OpKind::Program, 0, 0, 0b01, 9);
     o.data = vec![0xAB; 64];
     o.oob = vec![0xCD; 64];
-    bb.submit(o, &mut q);
-    let mut rng = SimRng::seed_from_u64(3);
-    let mut done = Vec::new();
+    bb.submit(o, sim.queue());
     // First event: the bus transfer ends and tPROG begins.
-    let (_, ev) = q.pop().unwrap();
-    bb.handle(ev, &mut q, &mut rng, &mut done);
+    let mut rig = Rig {
+        bb: &mut bb,
+        done: Vec::new(),
+    };
+    assert!(sim.step(&mut rig));
+    assert!(rig.done.is_empty());
     assert!(bb.executing(OpKind::Program));
-    let report = bb.power_cut(&mut rng);
+    let report = bb.power_cut(sim.rng());
     assert_eq!(report.torn_program_pages, 1);
     let (mut d, mut oob) = (vec![0u8; 64], vec![0u8; 64]);
     let page = bb
@@ -192,12 +211,12 @@ fn saturated_channel_delivers_its_rate_and_never_more() {
     // the 1 us-per-page bus would be the limit if dies were many; with 2 dies and 51 us per read
     // the die limit (2 pages per 51 us) binds. Measured time must match that limit exactly.
     let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
     let n = 100;
     for i in 0..n {
-        bb.submit(op(OpKind::Read, i % 2, 0, 1, u64::from(i)), &mut q);
+        bb.submit(op(OpKind::Read, i % 2, 0, 1, u64::from(i)), sim.queue());
     }
-    let got = run(&mut bb, &mut q);
+    let got = run(&mut bb, &mut sim);
     let end = got.iter().map(|g| g.1).max().unwrap();
     let die_limit_ns = u64::from(n / 2) * 51_000;
     assert!(end >= die_limit_ns, "faster than the die limit: {end}");
@@ -209,11 +228,11 @@ fn program_queued_behind_a_failing_program_to_the_same_block_fails_too() {
     let mut c = cfg();
     c.program_fail_probability = 1.0;
     let mut bb = Backbone::new(&c, Box::new(NoStore));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
     // Both are queued before the first fails; the second reaches a block that is now bad.
-    bb.submit(op(OpKind::Program, 0, 0, 0b01, 1), &mut q);
-    bb.submit(op(OpKind::Program, 0, 1, 0b01, 2), &mut q);
-    let got = run(&mut bb, &mut q);
+    bb.submit(op(OpKind::Program, 0, 0, 0b01, 1), sim.queue());
+    bb.submit(op(OpKind::Program, 0, 1, 0b01, 2), sim.queue());
+    let got = run(&mut bb, &mut sim);
     assert_eq!(got[0].2, OpStatus::Failed { plane_mask: 1 });
     assert_eq!(got[1].2, OpStatus::Failed { plane_mask: 1 });
     assert_eq!(bb.stats().program_failures, 2);
@@ -227,11 +246,11 @@ fn program_queued_behind_a_failing_program_to_the_same_block_fails_too() {
 #[test]
 fn power_cut_during_data_transfer_leaves_the_page_erased_and_programmable() {
     let mut bb = Backbone::new(&cfg(), Box::new(MemoryStore::new(512, 64)));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
     let mut o = op(OpKind::Program, 0, 0, 0b01, 9);
     o.data = vec![0xAB; 64];
     o.oob = vec![0xCD; 64];
-    bb.submit(o.clone(), &mut q);
+    bb.submit(o.clone(), sim.queue());
     assert!(bb.executing(OpKind::Program));
     let report = bb.power_cut(&mut SimRng::seed_from_u64(3));
     assert_eq!(report.dropped_programs, 1);
@@ -239,9 +258,9 @@ fn power_cut_during_data_transfer_leaves_the_page_erased_and_programmable() {
     let b = bb.geometry().block_id(DieId(0), 0, 1);
     assert_eq!(bb.nand().write_ptr(b), 0);
     // The same page can be programmed again without an erase.
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
-    bb.submit(o, &mut q);
-    let got = run(&mut bb, &mut q);
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(o, sim.queue());
+    let got = run(&mut bb, &mut sim);
     assert_eq!(got[0].2, OpStatus::Ok);
 }
 
@@ -272,33 +291,29 @@ fn two_retry_media(steps_max: u32) -> FlashConfig {
 }
 
 /// Programs page 0 of block 1 on die 0, plane 0 with `0xAB`s; returns when it landed.
-fn program_page(bb: &mut Backbone, q: &mut EventQueue<FlashEvent>) -> u64 {
+fn program_page(bb: &mut Backbone, sim: &mut Sim<FlashEvent>) -> u64 {
     let mut o = op(OpKind::Program, 0, 0, 0b01, 1);
     o.data = vec![0xAB; 64];
     o.oob = vec![0xCD; 64];
-    bb.submit(o, q);
-    run(bb, q)[0].1
+    bb.submit(o, sim.queue());
+    run(bb, sim)[0].1
 }
 
-fn read_page(bb: &mut Backbone, q: &mut EventQueue<FlashEvent>) -> (u64, FlashCompletion) {
-    bb.submit(op(OpKind::Read, 0, 0, 0b01, 2), q);
-    let mut rng = SimRng::seed_from_u64(5);
-    let mut done = Vec::new();
-    let mut at = 0;
-    while let Some((t, ev)) = q.pop() {
-        bb.handle(ev, q, &mut rng, &mut done);
-        at = t.as_ns();
-    }
+fn read_page(bb: &mut Backbone, sim: &mut Sim<FlashEvent>) -> (u64, FlashCompletion) {
+    bb.submit(op(OpKind::Read, 0, 0, 0b01, 2), sim.queue());
+    *sim.rng() = SimRng::seed_from_u64(5);
+    let mut done = drain(bb, sim);
     assert_eq!(done.len(), 1);
-    (at, done.pop().unwrap())
+    let (at, c) = done.pop().expect("one");
+    (at.as_ns(), c)
 }
 
 #[test]
 fn a_read_needing_two_retries_costs_three_times_tr_plus_transfer_on_an_idle_die() {
     let mut bb = Backbone::new(&two_retry_media(7), Box::new(MemoryStore::new(512, 64)));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
-    let programmed = program_page(&mut bb, &mut q);
-    let (done_at, c) = read_page(&mut bb, &mut q);
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    let programmed = program_page(&mut bb, &mut sim);
+    let (done_at, c) = read_page(&mut bb, &mut sim);
     // Hand computation: tR = 50 us, transfer of one page + spare = 128 B at 128 B/us = 1 us;
     // the first read and each of the 2 retries cost tR + transfer.
     assert_eq!(c.read_retries, 2);
@@ -329,9 +344,9 @@ fn a_read_needing_two_retries_costs_three_times_tr_plus_transfer_on_an_idle_die(
 #[test]
 fn a_read_that_exhausts_its_retries_is_uncorrectable_and_its_data_is_not_trusted() {
     let mut bb = Backbone::new(&two_retry_media(1), Box::new(MemoryStore::new(512, 64)));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
-    let programmed = program_page(&mut bb, &mut q);
-    let (done_at, c) = read_page(&mut bb, &mut q);
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    let programmed = program_page(&mut bb, &mut sim);
+    let (done_at, c) = read_page(&mut bb, &mut sim);
     assert_eq!(c.status, OpStatus::Uncorrectable { plane_mask: 0b01 });
     assert_eq!(c.read_retries, 1);
     assert_eq!(done_at - programmed, 2 * 51_000);
@@ -346,16 +361,16 @@ fn a_read_that_exhausts_its_retries_is_uncorrectable_and_its_data_is_not_trusted
 #[test]
 fn erased_pages_are_not_decoded_and_media_off_draws_no_randomness() {
     let mut bb = Backbone::new(&two_retry_media(7), Box::new(NoStore));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
-    let (done_at, c) = read_page(&mut bb, &mut q);
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    let (done_at, c) = read_page(&mut bb, &mut sim);
     assert_eq!(
         (done_at, c.read_retries, c.status),
         (51_000, 0, OpStatus::Ok)
     );
     // Media off: identical timing and status to the model without media errors.
     let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
-    program_page(&mut bb, &mut q);
-    let (_, c) = read_page(&mut bb, &mut q);
+    program_page(&mut bb, &mut sim);
+    let (_, c) = read_page(&mut bb, &mut sim);
     assert_eq!((c.read_retries, c.status), (0, OpStatus::Ok));
     assert!(bb.media_stats().is_none());
 }
@@ -368,13 +383,13 @@ fn erase_resets_retention_and_read_disturb_but_wear_accumulates() {
     c.media.initial_pe_cycles = 40;
     c.validate().unwrap();
     let mut bb = Backbone::new(&c, Box::new(NoStore));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
     assert_eq!(
         bb.nand().pe_cycles(bb.geometry().block_id(DieId(0), 0, 1)),
         40
     );
-    bb.submit(op(OpKind::Erase, 0, 0, 0b01, 1), &mut q);
-    run(&mut bb, &mut q);
+    bb.submit(op(OpKind::Erase, 0, 0, 0b01, 1), sim.queue());
+    run(&mut bb, &mut sim);
     assert_eq!(
         bb.nand().pe_cycles(bb.geometry().block_id(DieId(0), 0, 1)),
         41
@@ -399,21 +414,17 @@ fn end_of_life_reads(pe_cycles: u32, reads: u32) -> (f64, f64) {
     };
     c.validate().unwrap();
     let mut bb = Backbone::new(&c, Box::new(NoStore));
-    let mut q: EventQueue<FlashEvent> = EventQueue::new();
-    bb.submit(op(OpKind::Program, 0, 0, 0b01, 0), &mut q);
-    run(&mut bb, &mut q);
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(op(OpKind::Program, 0, 0, 0b01, 0), sim.queue());
+    run(&mut bb, &mut sim);
     for i in 0..reads {
-        bb.submit(op(OpKind::Read, 0, 0, 0b01, u64::from(i) + 1), &mut q);
+        bb.submit(op(OpKind::Read, 0, 0, 0b01, u64::from(i) + 1), sim.queue());
     }
-    let mut rng = SimRng::seed_from_u64(u64::from(pe_cycles));
-    let (mut done, mut failed) = (Vec::new(), 0u32);
-    while let Some((_, ev)) = q.pop() {
-        bb.handle(ev, &mut q, &mut rng, &mut done);
-        failed += done
-            .drain(..)
-            .filter(|c| matches!(c.status, OpStatus::Uncorrectable { .. }))
-            .count() as u32;
-    }
+    *sim.rng() = SimRng::seed_from_u64(u64::from(pe_cycles));
+    let failed = drain(&mut bb, &mut sim)
+        .iter()
+        .filter(|(_, c)| matches!(c.status, OpStatus::Uncorrectable { .. }))
+        .count() as u32;
     let m = &c.media;
     // Retention measured from the program (microseconds) adds nothing visible to a year.
     let q_cw = m.codeword_loss_probability(m.rber(pe_cycles, 365.0, 0));
@@ -448,17 +459,14 @@ fn same_seed_same_media_counts_different_seed_different_draws() {
         c.media.rber_retention_coeff = 4.6 / c.media.codeword_bits() as f64;
         c.media.read_retry_rber_factor = 0.9;
         let mut bb = Backbone::new(&c, Box::new(NoStore));
-        let mut q: EventQueue<FlashEvent> = EventQueue::new();
-        bb.submit(op(OpKind::Program, 0, 0, 0b01, 0), &mut q);
-        run(&mut bb, &mut q);
+        let mut sim: Sim<FlashEvent> = Sim::new(1);
+        bb.submit(op(OpKind::Program, 0, 0, 0b01, 0), sim.queue());
+        run(&mut bb, &mut sim);
         for i in 0..200 {
-            bb.submit(op(OpKind::Read, 0, 0, 0b01, i + 1), &mut q);
+            bb.submit(op(OpKind::Read, 0, 0, 0b01, i + 1), sim.queue());
         }
-        let mut rng = SimRng::seed_from_u64(seed);
-        let mut done = Vec::new();
-        while let Some((_, ev)) = q.pop() {
-            bb.handle(ev, &mut q, &mut rng, &mut done);
-        }
+        *sim.rng() = SimRng::seed_from_u64(seed);
+        drain(&mut bb, &mut sim);
         bb.media_stats().unwrap().clone()
     };
     assert_eq!(stats(3), stats(3));

@@ -51,8 +51,7 @@ impl From<FlashEvent> for Event {
 impl TraceEvent for Event {
     fn hash_word(&self) -> u64 {
         match *self {
-            Event::Flash(FlashEvent::DieDone(d)) => 1 << 32 | u64::from(d),
-            Event::Flash(FlashEvent::ChannelDone(c)) => 2 << 32 | u64::from(c),
+            Event::Flash(f) => f.hash_word(),
             Event::CheckpointTimer => 3 << 32,
             Event::IdleTimer(g) => 4 << 32 ^ g,
         }
