@@ -19,6 +19,6 @@ pub use background::{run_background, BackgroundParams, BackgroundPoint};
 pub use config::{ActiveFlashConfig, EngineSpec};
 pub use error::ActiveFlashError;
 pub use model::{Model, ModelPoint};
-pub use rig::{Fidelity, Rig};
+pub use rig::{write_ceiling_mb_s, Fidelity, Rig};
 pub use split::{run_split, SplitPoint};
 pub use worker::Side;

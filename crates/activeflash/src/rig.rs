@@ -15,7 +15,7 @@ use crate::engine::{Engine, Finished};
 use crate::error::ActiveFlashError;
 use crate::worker::{ExtentJob, ExtentRecord, Side, Worker};
 use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
-use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
+use nearflash_flash::{Backbone, FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_sim::{
     EventQueue, LatencyHistogram, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime,
@@ -252,17 +252,9 @@ impl Rig {
         self.st.user_pages..self.st.log_next
     }
 
-    /// The device's 4 KiB random-write ceiling from its bus and die timing (closed form, for
-    /// rejecting a foreground it could never sustain).
+    /// The device's 4 KiB random-write ceiling (see [`write_ceiling_mb_s`]).
     pub fn write_ceiling_mb_s(&self) -> f64 {
-        let bb = self.st.dev.backbone();
-        let g = bb.geometry();
-        let xfer_ns = bb.transfer_time(1).as_ns() as f64;
-        let page = f64::from(g.page_size_bytes);
-        let bus = f64::from(g.channels) * page / xfer_ns * 1e3;
-        let prog_ns = bb.program_latency(0).as_ns() as f64;
-        let dies = f64::from(g.die_count()) * page / (xfer_ns + prog_ns) * 1e3;
-        bus.min(dies)
+        ceiling_of(self.st.dev.backbone())
     }
 
     /// Runs events until `done` holds (checked after every event and at the start), under
@@ -570,4 +562,21 @@ impl State {
         self.log_next += pages;
         at
     }
+}
+
+/// The 4 KiB random-write ceiling of a device built from `flash`, from its bus and die
+/// timing (closed form, for rejecting a foreground it could never sustain and for stating
+/// the device in a report).
+pub fn write_ceiling_mb_s(flash: &FlashConfig) -> f64 {
+    ceiling_of(&Backbone::new(flash, Box::new(NoStore)))
+}
+
+fn ceiling_of(bb: &Backbone) -> f64 {
+    let g = bb.geometry();
+    let xfer_ns = bb.transfer_time(1).as_ns() as f64;
+    let page = f64::from(g.page_size_bytes);
+    let bus = f64::from(g.channels) * page / xfer_ns * 1e3;
+    let prog_ns = bb.program_latency(0).as_ns() as f64;
+    let dies = f64::from(g.die_count()) * page / (xfer_ns + prog_ns) * 1e3;
+    bus.min(dies)
 }
