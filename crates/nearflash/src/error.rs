@@ -10,6 +10,9 @@ pub enum CliError {
     Preset(#[from] nearflash_preset::PresetError),
 
     #[error(transparent)]
+    Image(#[from] nearflash_image::ImageError),
+
+    #[error(transparent)]
     IoBench(#[from] nearflash_iobench::IoBenchError),
 
     /// Boxed: the accelerator's errors make it the largest variant by far.
