@@ -243,8 +243,13 @@ impl Machine {
         }
     }
 
+    /// When the next event is due (`None`: nothing is left to happen).
+    pub fn next_event_at(&self) -> Option<SimTime> {
+        self.sim.next_deadline()
+    }
+
     /// Processes one event under the watchdog; false when nothing is left to happen.
-    fn step(&mut self) -> Result<bool, InsiderError> {
+    pub fn step(&mut self) -> Result<bool, InsiderError> {
         if !self.sim.step(&mut self.st) {
             return Ok(false);
         }
@@ -291,6 +296,12 @@ impl Machine {
     /// Lets `d` of simulated time pass (the host computing) while the drive goes on.
     pub fn advance(&mut self, d: SimDuration) {
         let t = self.sim.now() + d;
+        self.advance_to(t);
+    }
+
+    /// Processes every event due by `t`, then moves the clock to `t` (not backwards).
+    pub fn advance_to(&mut self, t: SimTime) {
+        let t = t.max(self.sim.now());
         self.sim.advance_to(t, &mut self.st);
     }
 
