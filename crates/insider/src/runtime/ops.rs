@@ -345,13 +345,13 @@ impl Runtime {
     }
 
     /// One turn of the loop: resumes every call that can move, processes the next event
-    /// (or moves the clock to the next due deadline), resumes again. False when nothing is
-    /// left to happen (no event, no deadline).
+    /// (or moves the clock to the next due deadline), resumes again. False when nothing
+    /// happened (no call ended) and nothing is left to happen (no event, no deadline).
     pub fn step(&mut self) -> Result<bool, InsiderError> {
-        self.resume_all()?;
+        let ended = self.resume_all()?;
         let moved = self.turn()?;
-        self.resume_all()?;
-        Ok(moved)
+        let ended_after = self.resume_all()?;
+        Ok(ended || moved || ended_after)
     }
 
     /// Blocking layer: submits `call` and runs the loop until it ends (every other call
@@ -417,8 +417,9 @@ impl Runtime {
     }
 
     /// Resumes, in submission order, every call not waiting for a deadline still to come,
-    /// until none ends.
-    fn resume_all(&mut self) -> Result<(), InsiderError> {
+    /// until none ends; whether any ended.
+    fn resume_all(&mut self) -> Result<bool, InsiderError> {
+        let mut any = false;
         loop {
             self.fs.pump(&mut self.m);
             let mut ended = false;
@@ -452,8 +453,9 @@ impl Runtime {
                 ended = true;
             }
             if !ended {
-                return Ok(());
+                return Ok(any);
             }
+            any = true;
         }
     }
 
