@@ -14,12 +14,13 @@
 //!
 //! Ordinary path: `create`/`pwrite`/`fsync`/`truncate`/`fallocate` are file-system
 //! operations (buffered writes sit in the file system's buffer cache until a commit);
-//! `pread` reads the file's extents through the shared host's storage stack
-//! (`nearflash-host`: a system call, the per-request and per-page stack cost, the copies) in
-//! requests of `io_request_bytes` through the drive's NVMe front end and firmware (slot 0),
-//! keeping clean pages in the shared host's bounded LRU page cache (`PageCache`: a page's
-//! slot is reserved before its read, so the cache never exceeds its limit); `pwrite_direct`
-//! writes extents the same way (`O_DIRECT`).
+//! `pread` and `pwrite_direct` (`O_DIRECT`) are operations of the shared host model
+//! (`nearflash_host::Host`, a component of the machine: the system call, the storage stack
+//! per request and per page, the bounded LRU page cache with read-ahead, the copy, on the
+//! host's cores) over the file's extents, its block requests crossing the drive's NVMe front
+//! end and firmware (slot 0). The runtime declares each file's extents to the host and
+//! drops the host's cached pages of a file whose blocks the drive or the file system
+//! rewrote.
 //!
 //! Virtual files (Table 2): `reg_virt_file` appends the mapping to the caller's mapping file
 //! `/.<login>.nearflash` (mode 0640) and programs a free slot; `vopen` reads the mapping,
@@ -38,7 +39,7 @@ use crate::stream::{Direction, Extent, ProgramRun, Stream};
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_fs::{Caller, Fh, FileExtent, FsError, FsOp, FsReply, Ino, OpenFlags, Stat};
 use nearflash_ftl::{Device, FtlConfig};
-use nearflash_host::{HostConfig, PageCache, PageCacheConfig, PageKey, PAGE_BYTES};
+use nearflash_host::{Extent as HostExtent, FileId, HostConfig, PageCacheConfig, PAGE_BYTES};
 use nearflash_hw::server::FifoServer;
 use nearflash_sim::{Schedule, Sim, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
@@ -120,6 +121,12 @@ struct FileView {
     extents: Option<Vec<FileExtent>>,
 }
 
+/// A file as the host model knows it: its id there and the extents last declared.
+struct HostFile {
+    id: FileId,
+    extents: Vec<HostExtent>,
+}
+
 /// One registration of the mapping file.
 #[derive(Clone, Debug, PartialEq)]
 struct Mapping {
@@ -134,22 +141,20 @@ pub struct Runtime {
     fs: DevFs,
     users: BTreeMap<u32, User>,
     host: HostConfig,
-    page_cache: PageCacheConfig,
     cfg: InsiderConfig,
     programs: BTreeMap<String, ProgramSpec>,
     /// Slot i (1-based) → (owner uid, vpath) of the registration it holds.
     slots: Vec<Option<(u32, String)>>,
     fds: BTreeMap<u32, Fd>,
     next_fd: u32,
-    /// The host's page cache of files read with `pread` (page key: inode number, page).
-    cache: PageCache,
-    /// Functional fidelity: the bytes of the pages `cache` holds (none in timing fidelity).
-    cache_data: BTreeMap<PageKey, Vec<u8>>,
+    /// The files declared to the host model, by inode.
+    host_files: BTreeMap<Ino, HostFile>,
     /// Files with data the file system may hold dirty (written through it): synced before
     /// the drive or `pread` reads their blocks directly.
     fs_dirty: BTreeSet<Ino>,
     views: BTreeMap<Ino, FileView>,
-    /// The application thread's core: stack work and copies happen on it, in order.
+    /// The application thread's core: the runtime's own copies (virtual files) happen on
+    /// it, in order.
     host_cpu: FifoServer,
     /// Cores of the processes reading with `Call::ProcessVread`, by descriptor.
     process_cpu: BTreeMap<u32, FifoServer>,
@@ -212,9 +217,6 @@ impl Runtime {
         spec.host
             .validate()
             .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
-        spec.page_cache
-            .validate(spec.host)
-            .map_err(|e| InsiderError::Device(format!("host page cache: {e}")))?;
         assert_eq!(
             spec.insider.fs_block_bytes, PAGE_BYTES,
             "the file system's block is the host's page (validated)"
@@ -241,7 +243,7 @@ impl Runtime {
                 Backing::Flash(Box::new(dev))
             }
         };
-        let mut m = Machine::new(spec.insider, backing, sim);
+        let mut m = Machine::new(spec.insider, spec.host, spec.page_cache, backing, sim)?;
         // Files start on a C boundary (ext4's `stripe=`): C is one page of every channel
         // (`configs/insider.toml`), so each ISC request occupies every channel once.
         let fs = DevFs::format(&mut m, spec.insider.credit_request_bytes)?;
@@ -255,14 +257,12 @@ impl Runtime {
             fs,
             users: BTreeMap::from([(ROOT_UID, root)]),
             host: spec.host.clone(),
-            page_cache: spec.page_cache.clone(),
             cfg: spec.insider.clone(),
             programs: BTreeMap::new(),
             slots: vec![None; spec.insider.app_slots as usize],
             fds: BTreeMap::new(),
             next_fd: 3,
-            cache: PageCache::new(spec.page_cache.capacity_bytes / PAGE_BYTES),
-            cache_data: BTreeMap::new(),
+            host_files: BTreeMap::new(),
             fs_dirty: BTreeSet::new(),
             views: BTreeMap::new(),
             host_cpu: FifoServer::default(),
@@ -704,15 +704,14 @@ impl Runtime {
         if end <= first {
             return;
         }
-        for key in self.cache.cached_in(ino.0, first, end - 1) {
-            self.cache.remove(key);
-            self.cache_data.remove(&key);
+        if let Some(f) = self.host_files.get(&ino) {
+            self.m.host_drop_cached(f.id, first, end - 1);
         }
     }
 
     /// The host's page cache (what `pread` keeps).
-    pub fn page_cache(&self) -> &PageCache {
-        &self.cache
+    pub fn page_cache(&self) -> &nearflash_host::PageCache {
+        self.m.host().cache()
     }
 
     /// `fsync`: the file system commits (the file's data, then the journal).

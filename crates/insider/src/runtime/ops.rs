@@ -14,15 +14,15 @@
 //! has happened (as `Sim::advance_to` would), and a call waiting for the drive's state
 //! resumes right after the event that changed it.
 
-use super::{map_extents, FileView, Runtime, ROOT_UID};
+use super::{map_extents, FileView, HostFile, Runtime, ROOT_UID};
 use crate::error::InsiderError;
 use crate::machine::Machine;
-use crate::stream::{Direction, Extent};
+use crate::stream::Direction;
 use nearflash_fs::{Fh, FileExtent, FsError, FsOp, FsReply, Ino};
-use nearflash_ftl::BlockOp;
-use nearflash_host::PageKey;
+use nearflash_ftl::SECTOR_BYTES;
+use nearflash_host::{Extent as HostExtent, FileId, OpFlags, OpId as HostOpId, PAGE_BYTES};
 use nearflash_sim::{SimDuration, SimTime};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeSet;
 
 /// Calls in flight at once (submitted and not yet taken as completions).
 pub const CALLS_MAX: usize = 4096;
@@ -34,11 +34,13 @@ pub struct OpId(pub u64);
 /// What a host thread asks the runtime for, without waiting.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Call {
-    /// `pread(fd, offset, len)` on the application thread's core: cached pages are copied,
-    /// the rest read through the storage stack. Ends as [`Output::Read`].
+    /// `pread(fd, offset, len)`, an operation of the shared host model: cached pages are
+    /// copied, the rest read through the storage stack (with read-ahead). Ends as
+    /// [`Output::Read`].
     Pread { fd: u32, offset: u64, len: u64 },
-    /// `pwrite` with `O_DIRECT` of `len` bytes (timing fidelity: no data): straight to the
-    /// drive in `io_request_bytes` requests, at most `io_queue_depth` in flight.
+    /// `pwrite` with `O_DIRECT` of `len` bytes (timing fidelity: no data), an operation of
+    /// the shared host model: straight to the drive in `io_request_bytes` requests, at most
+    /// `io_queue_depth` in flight, whole sectors.
     PwriteDirect { fd: u32, offset: u64, len: u64 },
     /// `vread(fd, len)` on the application thread's core: up to `len` bytes of the
     /// program's output once `len` are buffered (at most the host-side buffer) or the
@@ -122,16 +124,6 @@ enum FsPoll {
     Reply(FsReply),
 }
 
-/// Device requests in waves of at most `io_queue_depth`, each request's storage-stack CPU
-/// cost (per request and per page) paid on the application thread's core before the drive's
-/// NVMe front end gets it; the next wave goes once the whole wave is acknowledged.
-struct Waves {
-    op: BlockOp,
-    reqs: VecDeque<(u64, u64)>,
-    wave: Vec<u64>,
-    data: Vec<u8>,
-}
-
 enum Task {
     Pread(Box<Pread>),
     PwriteDirect(Box<PwriteDirect>),
@@ -178,17 +170,8 @@ struct Pread {
     ino: Ino,
     fh: Fh,
     path: String,
-    first: u64,
-    last: u64,
-    next: u64,
-    size: u64,
-    missing: Vec<u64>,
-    /// Runs of consecutive missing pages being read, the current one's requests.
-    runs: VecDeque<(u64, u64)>,
-    reading: Option<((u64, u64), Waves)>,
-    extents: Option<Vec<FileExtent>>,
-    pages: BTreeMap<u64, Vec<u8>>,
-    walk_done: bool,
+    /// The host model's operation, once started.
+    op: Option<HostOpId>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -196,9 +179,8 @@ enum PStage {
     Start,
     Sync,
     Size,
-    Walk,
-    Read,
-    Copy,
+    Extents,
+    Host,
     End,
 }
 
@@ -213,7 +195,7 @@ struct PwriteDirect {
     path: String,
     allocated: u64,
     extents: Vec<FileExtent>,
-    waves: Option<Waves>,
+    op: Option<HostOpId>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -224,7 +206,7 @@ enum WStage {
     Refreshed,
     View2,
     Sync,
-    Copy,
+    Start2,
     Write,
 }
 
@@ -246,16 +228,7 @@ impl Runtime {
                 ino: Ino(0),
                 fh: Fh(0),
                 path: String::new(),
-                first: 0,
-                last: 0,
-                next: 0,
-                size: 0,
-                missing: Vec::new(),
-                runs: VecDeque::new(),
-                reading: None,
-                extents: None,
-                pages: BTreeMap::new(),
-                walk_done: false,
+                op: None,
             })),
             Call::PwriteDirect { fd, offset, len } => Task::PwriteDirect(Box::new(PwriteDirect {
                 fd,
@@ -268,7 +241,7 @@ impl Runtime {
                 path: String::new(),
                 allocated: 0,
                 extents: Vec::new(),
-                waves: None,
+                op: None,
             })),
             Call::Vread { fd, len } => Task::Vread {
                 fd,
@@ -600,70 +573,98 @@ impl Runtime {
         )?))
     }
 
-    /// Work on the application thread's own core (stack costs, copies): when it is done.
+    /// Work on the application thread's own core (the runtime's copies): when it is done.
     fn host_thread_done(&mut self, ns: u64) -> SimTime {
         self.host_cpu.serve(self.m.now(), SimDuration::from_ns(ns))
     }
 
-    fn waves(&self, op: BlockOp, extents: &[Extent], round_to_sector: bool) -> Waves {
-        let mut reqs = VecDeque::new();
+    /// Declares `ino`'s `extents` to the host model (or its new layout): its id there.
+    fn host_file(
+        &mut self,
+        ino: Ino,
+        extents: &[FileExtent],
+        path: &str,
+    ) -> Result<FileId, InsiderError> {
+        let mut runs: Vec<HostExtent> = Vec::new();
+        let mut at = 0;
         for e in extents {
-            let mut at = 0;
-            while at < e.len_bytes {
-                let n = self.host.io_request_bytes.min(e.len_bytes - at);
-                let len = if round_to_sector {
-                    n.div_ceil(512) * 512
-                } else {
-                    n
-                };
-                reqs.push_back((e.device_offset_bytes + at, len));
-                at += n;
+            if e.file_offset_bytes != at {
+                return Err(InsiderError::OutOfFile {
+                    path: path.into(),
+                    range: format!("{at}+{} (not allocated)", e.file_offset_bytes - at),
+                    size_bytes: extents.iter().map(|e| e.len_bytes).sum(),
+                });
+            }
+            at += e.len_bytes;
+            match runs.last_mut() {
+                Some(r) if r.dev_offset + r.len == e.device_offset_bytes => r.len += e.len_bytes,
+                _ => runs.push(HostExtent {
+                    dev_offset: e.device_offset_bytes,
+                    len: e.len_bytes,
+                }),
             }
         }
-        Waves {
-            op,
-            reqs,
-            wave: Vec::new(),
-            data: Vec::new(),
+        let host_err = |e: nearflash_host::HostError| InsiderError::Device(format!("host: {e}"));
+        match self.host_files.get_mut(&ino) {
+            Some(f) if f.extents == runs => Ok(f.id),
+            Some(f) => {
+                self.m
+                    .host_set_extents(f.id, runs.clone())
+                    .map_err(host_err)?;
+                f.extents = runs;
+                Ok(f.id)
+            }
+            None => {
+                let id = self.m.host_add_file(runs.clone()).map_err(host_err)?;
+                self.host_files.insert(ino, HostFile { id, extents: runs });
+                Ok(id)
+            }
         }
     }
 
-    /// Moves `w` on: collects a finished wave, issues the next. `Some(data)` when every
-    /// request is acknowledged (the data of reads, in order).
-    fn poll_waves(&mut self, w: &mut Waves) -> Result<Option<Vec<u8>>, InsiderError> {
-        loop {
-            if !w.wave.is_empty() {
-                if !w.wave.iter().all(|&id| self.m.firmware_is_done(id)) {
-                    return Ok(None);
-                }
-                for id in std::mem::take(&mut w.wave) {
-                    let data = self
-                        .m
-                        .firmware_done(id)
-                        .expect("done")
-                        .map_err(|e| InsiderError::Device(e.to_string()))?;
-                    w.data.extend_from_slice(&data);
-                }
-            }
-            if w.reqs.is_empty() {
-                return Ok(Some(std::mem::take(&mut w.data)));
-            }
-            for _ in 0..self.host.io_queue_depth {
-                let Some((off, n)) = w.reqs.pop_front() else {
-                    break;
-                };
-                let ns = self.page_cache.request_stack_ns(&self.host, n);
-                let at = self.host_cpu.serve(self.m.now(), SimDuration::from_ns(ns));
-                w.wave.push(self.m.firmware(at, w.op, off, n, Vec::new()));
-            }
+    /// The host operation `op`, once it ended: `Some(Ok)` or its error.
+    fn host_poll(&mut self, op: HostOpId) -> Option<Result<(), InsiderError>> {
+        let c = self.m.host_done(op)?;
+        Some(
+            c.result
+                .map_err(|e| InsiderError::Device(format!("host: {e}"))),
+        )
+    }
+
+    /// Functional fidelity: bytes `offset .. offset + len` of host file `file` (with
+    /// `extents`), from the pages the firmware path read for the host.
+    fn host_bytes(&mut self, ino: Ino, offset: u64, len: u64) -> Vec<u8> {
+        let b = PAGE_BYTES;
+        let mut out = Vec::with_capacity(len as usize);
+        let extents = &self.host_files[&ino].extents;
+        let port = self.m.host().device();
+        for p in offset / b..(offset + len).div_ceil(b) {
+            let dev = dev_of(extents, p * b);
+            let page = port
+                .page(dev)
+                .expect("the host read or holds every page it copied");
+            let s = (offset.max(p * b) - p * b) as usize;
+            let e = ((offset + len).min((p + 1) * b) - p * b) as usize;
+            out.extend_from_slice(&page[s..e]);
         }
+        // Keep the port's bytes to the pages the host still caches (amortized: when it
+        // holds twice as many).
+        let cache = self.m.host().cache();
+        if port.pages_held() as u64 > 2 * cache.bytes() / b {
+            let mut keep = BTreeSet::new();
+            for f in self.host_files.values() {
+                for key in cache.cached_in(f.id.0, 0, u64::MAX) {
+                    keep.insert(dev_of(&f.extents, key.index * b));
+                }
+            }
+            self.m.host_port_mut().retain_pages(|d| keep.contains(&d));
+        }
+        out
     }
 
     // ---- pread -------------------------------------------------------------------------------
 
     fn resume_pread(&mut self, t: &mut Pread) -> Result<Step, InsiderError> {
-        let b = self.block();
-        let functional = self.is_functional();
         loop {
             if let FsPoll::Waiting = self.fs_poll(&mut t.fs)? {
                 return Ok(Step::Wait(None));
@@ -689,135 +690,44 @@ impl Runtime {
                     }
                 }
                 PStage::Size => {
-                    t.size = self.views[&t.ino].size_bytes;
-                    t.len = t.len.min(t.size.saturating_sub(t.offset));
+                    let size = self.views[&t.ino].size_bytes;
+                    t.len = t.len.min(size.saturating_sub(t.offset));
                     if t.len == 0 {
                         let done = self.host_thread_done(self.host.syscall_ns);
                         t.stage = PStage::End;
                         return Ok(Step::Wait(Some(done)));
                     }
-                    (t.first, t.last) = (t.offset / b, (t.offset + t.len - 1) / b);
-                    t.next = t.first;
-                    t.stage = PStage::Walk;
+                    t.stage = PStage::Extents;
                 }
-                PStage::Walk => {
-                    // Missing pages get their cache slot before their read; when no clean
-                    // page is left to evict, the pages reserved so far are read first (they
-                    // are then clean).
-                    while t.next <= t.last {
-                        let p = t.next;
-                        let key = PageKey {
-                            file: t.ino.0,
-                            index: p,
-                        };
-                        if let Some(state) = self.cache.touch(key) {
-                            assert!(state.uptodate && !state.dirty, "pread's pages are clean");
-                            if functional {
-                                t.pages.insert(p, self.cache_data[&key].clone());
-                            }
-                            t.next += 1;
-                            continue;
-                        }
-                        if !self.cache.reserve(key) {
-                            assert!(!t.missing.is_empty(), "the pages just read are clean");
-                            break;
-                        }
-                        t.missing.push(p);
-                        t.next += 1;
-                    }
-                    t.walk_done = t.next > t.last;
-                    t.runs = runs_of(&std::mem::take(&mut t.missing));
-                    t.stage = PStage::Read;
-                }
-                PStage::Read => {
-                    if let Some(((p, q), w)) = t.reading.as_mut() {
-                        let Some(data) = self.poll_waves(w)? else {
-                            return Ok(Step::Wait(None));
-                        };
-                        let (p, q) = (*p, *q);
-                        t.reading = None;
-                        for k in p..=q {
-                            let key = PageKey {
-                                file: t.ino.0,
-                                index: k,
-                            };
-                            self.cache.set_uptodate(key);
-                            if functional {
-                                let s = ((k - p) * b) as usize;
-                                let mut page = data[s..(s + b as usize).min(data.len())].to_vec();
-                                page.resize(b as usize, 0);
-                                self.cache_data.insert(key, page.clone());
-                                t.pages.insert(k, page);
-                            }
-                        }
+                PStage::Extents => {
+                    let path = t.path.clone();
+                    if let Some(w) = self.view_need(t.ino, t.fh, &path)? {
+                        t.fs = Some(w);
                         continue;
                     }
-                    let Some(&(p, q)) = t.runs.front() else {
-                        t.stage = if t.walk_done {
-                            PStage::Copy
-                        } else {
-                            PStage::Walk
-                        };
-                        continue;
+                    let extents = self.views[&t.ino].extents.clone().expect("fetched");
+                    let file = self.host_file(t.ino, &extents, &path)?;
+                    let op = self
+                        .m
+                        .host_io(false, file, t.offset, t.len, OpFlags::default())
+                        .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
+                    t.op = Some(op);
+                    t.stage = PStage::Host;
+                }
+                PStage::Host => {
+                    let Some(r) = self.host_poll(t.op.expect("started")) else {
+                        return Ok(Step::Wait(None));
                     };
-                    if t.extents.is_none() {
-                        let path = t.path.clone();
-                        match self.view_need(t.ino, t.fh, &path)? {
-                            Some(w) => {
-                                t.fs = Some(w);
-                                continue;
-                            }
-                            None => t.extents = self.views[&t.ino].extents.clone(),
-                        }
-                    }
-                    t.runs.pop_front();
-                    let start = p * b;
-                    let run = ((q + 1) * b).min(t.size.div_ceil(b) * b) - start;
-                    let dev =
-                        map_extents(t.extents.as_deref().expect("fetched"), &t.path, start, run)?;
-                    let w = self.waves(BlockOp::Read, &dev, false);
-                    t.reading = Some(((p, q), w));
-                }
-                PStage::Copy => {
-                    if functional {
-                        let cache = &self.cache;
-                        self.cache_data.retain(|k, _| cache.state(*k).is_some());
-                    }
-                    assert!(
-                        self.cache.bytes() <= self.cache.capacity_bytes(),
-                        "the host's page cache holds its limit"
-                    );
-                    let ns = self.host.syscall_ns
-                        + u64::from(self.host.copies_per_direction) * self.host.copy_ns(t.len);
-                    let done = self.host_thread_done(ns);
+                    r?;
                     t.stage = PStage::End;
-                    return Ok(Step::Wait(Some(done)));
                 }
                 PStage::End => {
-                    if !functional || t.len == 0 {
-                        return Ok(Step::Done(Output::Read {
-                            n: t.len,
-                            data: Vec::new(),
-                        }));
-                    }
-                    let mut out = Vec::with_capacity(t.len as usize);
-                    for (p, page) in std::mem::take(&mut t.pages) {
-                        let s = if p == t.first {
-                            (t.offset % b) as usize
-                        } else {
-                            0
-                        };
-                        let e = if p == t.last {
-                            ((t.offset + t.len - 1) % b + 1) as usize
-                        } else {
-                            b as usize
-                        };
-                        out.extend_from_slice(&page[s..e]);
-                    }
-                    return Ok(Step::Done(Output::Read {
-                        n: t.len,
-                        data: out,
-                    }));
+                    let data = if self.is_functional() && t.len > 0 {
+                        self.host_bytes(t.ino, t.offset, t.len)
+                    } else {
+                        Vec::new()
+                    };
+                    return Ok(Step::Done(Output::Read { n: t.len, data }));
                 }
             }
         }
@@ -893,23 +803,27 @@ impl Runtime {
                 }
                 WStage::Refreshed => t.stage = WStage::View2,
                 WStage::Sync => {
-                    t.stage = WStage::Copy;
+                    t.stage = WStage::Start2;
                     t.fs = self.sync_need(t.ino, t.fh, &path)?;
                 }
-                WStage::Copy => {
-                    let dev = map_extents(&t.extents, &path, t.offset, t.len)?;
-                    t.waves = Some(self.waves(BlockOp::Write, &dev, true));
-                    let b = self.block();
-                    self.drop_pages(t.ino, t.offset / b, (t.offset + t.len).div_ceil(b));
-                    let done =
-                        self.host_thread_done(self.host.syscall_ns + self.host.copy_ns(t.len));
+                WStage::Start2 => {
+                    // O_DIRECT moves whole sectors (the extents are whole blocks); the host
+                    // writes back and drops its cached pages of the range first.
+                    map_extents(&t.extents, &path, t.offset, t.len)?;
+                    let file = self.host_file(t.ino, &t.extents, &path)?;
+                    let a = t.offset / SECTOR_BYTES * SECTOR_BYTES;
+                    let e = (t.offset + t.len).div_ceil(SECTOR_BYTES) * SECTOR_BYTES;
+                    let direct = OpFlags { direct: true };
+                    let op = self
+                        .m
+                        .host_io(true, file, a, e - a, direct)
+                        .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
+                    t.op = Some(op);
                     t.stage = WStage::Write;
-                    return Ok(Step::Wait(Some(done)));
                 }
                 WStage::Write => {
-                    let w = t.waves.as_mut().expect("built");
-                    return Ok(match self.poll_waves(w)? {
-                        Some(_) => Step::Done(Output::Done),
+                    return Ok(match self.host_poll(t.op.expect("started")) {
+                        Some(r) => r.map(|()| Step::Done(Output::Done))?,
                         None => Step::Wait(None),
                     });
                 }
@@ -1066,14 +980,13 @@ impl Runtime {
     }
 }
 
-/// Runs of consecutive pages in ascending `pages`.
-fn runs_of(pages: &[u64]) -> VecDeque<(u64, u64)> {
-    let mut runs: VecDeque<(u64, u64)> = VecDeque::new();
-    for &p in pages {
-        match runs.back_mut() {
-            Some((_, q)) if *q + 1 == p => *q = p,
-            _ => runs.push_back((p, p)),
+/// The device offset of file byte `offset` (within `extents`).
+fn dev_of(extents: &[HostExtent], mut offset: u64) -> u64 {
+    for e in extents {
+        if offset < e.len {
+            return e.dev_offset + offset;
         }
+        offset -= e.len;
     }
-    runs
+    unreachable!("an offset inside the file's extents")
 }
