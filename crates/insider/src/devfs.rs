@@ -168,7 +168,7 @@ impl DevFs {
                 None => data,
             };
             let now = m.now();
-            let fw = m.firmware(now, r.op, r.offset_bytes, r.len_bytes, payload);
+            let fw = m.firmware(r.op, r.offset_bytes, r.len_bytes, payload);
             self.inflight.insert(fw, (r, now));
         }
     }

@@ -382,17 +382,16 @@ impl Machine {
         self.st.push_write(self.sim.queue(), fd, bytes, data, last);
     }
 
-    /// An ordinary host request, handed to the drive at `at` (after the host's stack costs).
+    /// An ordinary request of the drive's file system, handed to the drive now.
     pub fn firmware(
         &mut self,
-        at: SimTime,
         op: BlockOp,
         offset_bytes: u64,
         len_bytes: u64,
         data: Vec<u8>,
     ) -> u64 {
         self.st
-            .firmware(self.sim.queue(), at, op, offset_bytes, len_bytes, data)
+            .firmware(self.sim.queue(), op, offset_bytes, len_bytes, data)
     }
 
     /// The result of firmware request `id` once done (removing it).
@@ -662,9 +661,8 @@ impl State {
     /// Hands the requests the host submitted to the drive's firmware path and collects the
     /// host's operations that ended.
     fn host_io(&mut self, q: &mut Q) {
-        let now = q.now();
         for req in self.host.device_mut().take_submitted() {
-            let id = self.firmware(q, now, req.op, req.offset_bytes, req.len_bytes, req.data);
+            let id = self.firmware(q, req.op, req.offset_bytes, req.len_bytes, req.data);
             self.fw.get_mut(&id).expect("just made").host = Some(req.id);
         }
         self.host.take_completions(&mut self.host_done);
@@ -944,11 +942,11 @@ impl State {
         self.schedule(q, at, Ev::H2dDone(fd));
     }
 
-    /// An ordinary host request, handed to the drive at `at` (after the host's stack costs).
+    /// An ordinary host request (the file system's, or the host model's), handed to the
+    /// drive now.
     pub fn firmware(
         &mut self,
         q: &mut Q,
-        at: SimTime,
         op: BlockOp,
         offset_bytes: u64,
         len_bytes: u64,
@@ -966,12 +964,12 @@ impl State {
                 posted: None,
                 done: None,
                 host: None,
-                submitted: at.max(q.now()),
+                submitted: q.now(),
             },
         );
         // NVMe steps 1–3: the doorbell, the SQE fetch, then the controller (one command at
         // a time) before the drive serves the request.
-        let fetched = at.max(q.now()) + SimDuration::from_ns(self.nvme.submit_ns());
+        let fetched = q.now() + SimDuration::from_ns(self.nvme.submit_ns());
         let ready = self
             .nvme_controller
             .serve(fetched, SimDuration::from_ns(self.nvme.controller_ns));
