@@ -236,6 +236,24 @@ impl PageCache {
         }
     }
 
+    /// Drops a page if it is up to date, clean, not under write-back and unpinned (what
+    /// `posix_fadvise(POSIX_FADV_DONTNEED)` may drop); whether it was dropped.
+    pub fn drop_clean(&mut self, key: PageKey) -> bool {
+        if !self.can_drop(key) {
+            return false;
+        }
+        self.remove(key);
+        true
+    }
+
+    /// Whether [`PageCache::drop_clean`] would drop the page.
+    pub fn can_drop(&self, key: PageKey) -> bool {
+        self.pages.get(&key).is_some_and(|page| {
+            let s = page.state;
+            s.uptodate && !s.dirty && !s.writeback && page.pins == 0
+        })
+    }
+
     /// Dirty pages not under write-back, in file and page order, from `from` on.
     pub fn dirty_from(&self, from: PageKey) -> impl Iterator<Item = PageKey> + '_ {
         self.dirty.range(from..).copied()
@@ -429,6 +447,28 @@ mod tests {
                 proptest::prop_assert_eq!(c.cached_in(0, 2, 3).len(), cached.iter().filter(|k| (2..=3).contains(&k.index)).count());
             }
         }
+    }
+
+    #[test]
+    fn only_clean_idle_pages_can_be_dropped() {
+        let mut c = PageCache::new(4);
+        fill(&mut c, 0);
+        fill(&mut c, 1);
+        c.set_dirty(key(1));
+        fill(&mut c, 2);
+        c.pin(key(2));
+        assert!(c.reserve(key(3)), "being read in");
+        assert!(c.drop_clean(key(0)));
+        assert_eq!(c.state(key(0)), None);
+        for i in 1..4 {
+            assert!(
+                !c.drop_clean(key(i)),
+                "page {i} is dirty, pinned or being read"
+            );
+            assert!(c.state(key(i)).is_some());
+        }
+        assert!(!c.drop_clean(key(9)), "not cached");
+        assert_eq!(c.bytes(), 3 * PAGE_BYTES);
     }
 
     #[test]

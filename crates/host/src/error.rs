@@ -16,6 +16,10 @@ pub enum HostError {
     BeyondFile { offset: u64, len: u64, size: u64 },
     #[error("O_DIRECT needs {offset}+{len} aligned to 512-byte sectors")]
     DirectUnaligned { offset: u64, len: u64 },
+    #[error("file {0} has operations in flight: its layout cannot change now")]
+    FileBusy(u32),
+    #[error("file {file}: page {index} beyond the new layout holds unwritten data")]
+    UnwrittenBeyond { file: u32, index: u64 },
     #[error("an operation needs a length of at least one byte")]
     Empty,
     #[error("the host model runs in timing fidelity; the block device stores data")]

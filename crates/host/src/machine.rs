@@ -341,6 +341,67 @@ impl<D: BlockDevice> Host<D> {
 
     /// Declares a file laid out as `extents` on the device (page-aligned, within capacity).
     pub fn add_file(&mut self, extents: Vec<Extent>) -> Result<FileId, HostError> {
+        self.check_extents(&extents)?;
+        let size = extents.iter().map(|e| e.len).sum();
+        let id = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
+        self.files.push(File {
+            extents,
+            size,
+            seq_next: 0,
+        });
+        Ok(FileId(id))
+    }
+
+    /// The file's layout changed (a file system allocated or freed its blocks): `extents`
+    /// replace the old ones. Refused while an operation (or a read-ahead beyond the new size)
+    /// on the file is in flight. Cached
+    /// pages beyond the new size are dropped (an error if one holds unwritten data); a
+    /// cached page whose block moved is the caller's to drop first ([`Host::drop_cached`]).
+    pub fn set_extents(&mut self, file: FileId, extents: Vec<Extent>) -> Result<(), HostError> {
+        self.file(file)?;
+        self.check_extents(&extents)?;
+        if self.ops.values().any(|op| op.file == file) {
+            return Err(HostError::FileBusy(file.0));
+        }
+        let size: u64 = extents.iter().map(|e| e.len).sum();
+        let beyond = self
+            .cache
+            .cached_in(file.0, size.div_ceil(PAGE_BYTES), u64::MAX);
+        for &key in &beyond {
+            let state = self.cache.state(key).expect("listed");
+            if state.dirty || state.writeback {
+                return Err(HostError::UnwrittenBeyond {
+                    file: file.0,
+                    index: key.index,
+                });
+            }
+            if !self.cache.can_drop(key) {
+                return Err(HostError::FileBusy(file.0)); // being read ahead
+            }
+        }
+        for key in beyond {
+            assert!(self.cache.drop_clean(key));
+        }
+        let f = &mut self.files[file.0 as usize];
+        f.extents = extents;
+        f.size = size;
+        f.seq_next = f.seq_next.min(size);
+        Ok(())
+    }
+
+    /// `posix_fadvise(POSIX_FADV_DONTNEED)` over pages `first..=last` of `file`: drops the
+    /// clean ones not in use (pages being read in, dirty, under write-back or held by a
+    /// writer stay); how many were dropped.
+    pub fn drop_cached(&mut self, file: FileId, first: u64, last: u64) -> Result<u64, HostError> {
+        self.file(file)?;
+        let mut dropped = 0;
+        for key in self.cache.cached_in(file.0, first, last) {
+            dropped += u64::from(self.cache.drop_clean(key));
+        }
+        Ok(dropped)
+    }
+
+    fn check_extents(&self, extents: &[Extent]) -> Result<(), HostError> {
         let capacity = self.dev.capacity_bytes();
         for (index, e) in extents.iter().enumerate() {
             let bad = |reason: &str| HostError::Extent {
@@ -360,14 +421,7 @@ impl<D: BlockDevice> Host<D> {
                 return Err(bad("lies beyond the device's capacity"));
             }
         }
-        let size = extents.iter().map(|e| e.len).sum();
-        let id = u32::try_from(self.files.len()).expect("fewer than 2^32 files");
-        self.files.push(File {
-            extents,
-            size,
-            seq_next: 0,
-        });
-        Ok(FileId(id))
+        Ok(())
     }
 
     pub fn read<S: Schedule<HostEvent<D::Event>>>(

@@ -112,6 +112,78 @@ fn a_second_read_of_a_cached_range_is_all_hits_and_faster() {
 }
 
 #[test]
+fn dropped_pages_are_read_again_and_kept_ones_are_hits() {
+    let (mut sim, mut host, file) = host();
+    host.read(file, 0, MIB, OpFlags::default(), sim.queue())
+        .unwrap();
+    run(&mut sim, &mut host);
+    // posix_fadvise(DONTNEED) over the first half of the range.
+    let half = MIB / PAGE_BYTES / 2;
+    assert_eq!(host.drop_cached(file, 0, half - 1), Ok(half));
+    assert_eq!(host.drop_cached(file, 0, half - 1), Ok(0), "gone already");
+    let before = host.stats();
+    host.read(file, 0, MIB, OpFlags::default(), sim.queue())
+        .unwrap();
+    run(&mut sim, &mut host);
+    let after = host.stats();
+    assert_eq!(
+        after.misses - before.misses,
+        half,
+        "the dropped half is read again"
+    );
+    assert_eq!(after.hits - before.hits, half, "the kept half is hit");
+    assert_eq!(
+        host.drop_cached(FileId(9), 0, 0),
+        Err(HostError::NoSuchFile(9))
+    );
+}
+
+#[test]
+fn a_file_takes_a_new_layout_when_idle_and_shrinking_drops_its_pages_beyond() {
+    let (mut sim, mut host, file) = host();
+    host.read(file, 0, MIB, OpFlags::default(), sim.queue())
+        .unwrap();
+    assert_eq!(
+        host.set_extents(file, vec![]),
+        Err(HostError::FileBusy(file.0)),
+        "an operation is in flight"
+    );
+    run(&mut sim, &mut host);
+    assert_eq!(
+        host.set_extents(file, vec![]),
+        Err(HostError::FileBusy(file.0)),
+        "the read-ahead beyond 512 KiB is in flight"
+    );
+    while sim.step(&mut host) {}
+    assert_eq!(
+        host.cache().bytes(),
+        MIB + (128 << 10),
+        "the refused change dropped nothing; 128 KiB were read ahead"
+    );
+    // Shrink to 512 KiB at a new place: every page beyond is dropped.
+    host.set_extents(
+        file,
+        vec![Extent {
+            dev_offset: 700 * MIB,
+            len: MIB / 2,
+        }],
+    )
+    .unwrap();
+    assert_eq!(host.cache().bytes(), MIB / 2);
+    let e = host
+        .read(file, MIB / 2, 4096, OpFlags::default(), sim.queue())
+        .unwrap_err();
+    assert!(e.to_string().contains("beyond the file"), "{e}");
+    // The kept pages were the caller's to drop; read again, they are misses.
+    host.drop_cached(file, 0, u64::MAX).unwrap();
+    let before = host.stats();
+    host.read(file, 0, MIB / 2, OpFlags::default(), sim.queue())
+        .unwrap();
+    assert_eq!(run(&mut sim, &mut host)[0].result, Ok(()));
+    assert_eq!(host.stats().misses - before.misses, MIB / 2 / PAGE_BYTES);
+}
+
+#[test]
 fn buffered_writes_stay_under_the_dirty_limit_and_fsync_writes_them_back_and_waits() {
     // A slow device (one 128 KiB request per ms, 128 MB/s) behind 4 GB/s copies.
     let (mut sim, mut host, file) = host_over(FixedDevice::new(1 << 30, 1_000_000, 1));

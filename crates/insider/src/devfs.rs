@@ -25,7 +25,18 @@ pub struct DevFs {
     shadow: Option<BTreeMap<u64, Vec<u8>>>,
     /// Firmware request id → the file system's request and when it was submitted.
     inflight: BTreeMap<u64, (BlockRequest, SimTime)>,
+    /// The file system's operation id → the ticket its caller holds.
+    tickets: BTreeMap<nearflash_fs::OpId, FsTicket>,
+    next_ticket: u64,
+    /// Answers not yet taken by their callers (bounded: one per operation in flight, and
+    /// the file system admits at most `queue_depth_max` of those).
+    done: BTreeMap<FsTicket, Result<FsReply, FsError>>,
 }
+
+/// An operation submitted to the drive's file system; its answer is taken with
+/// [`DevFs::take`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FsTicket(u64);
 
 impl DevFs {
     /// mkfs on the drive (default `nearflash-fs` layout and run-time configuration, large
@@ -41,58 +52,104 @@ impl DevFs {
             fs,
             shadow: (!m.is_functional()).then(BTreeMap::new),
             inflight: BTreeMap::new(),
+            tickets: BTreeMap::new(),
+            next_ticket: 0,
+            done: BTreeMap::new(),
         };
-        d.run(m, Caller::ROOT, FsOp::Format(FormatOptions::default()))?
-            .map_err(|e| InsiderError::Device(format!("mkfs on the drive: {e}")))?;
-        Ok(d)
+        let t = d.submit(m, Caller::ROOT, FsOp::Format(FormatOptions::default()));
+        // Nothing else runs before the file system exists: mkfs drives the machine itself.
+        loop {
+            if let Some(r) = d.take(t) {
+                r.map_err(|e| InsiderError::Device(format!("mkfs on the drive: {e}")))?;
+                return Ok(d);
+            }
+            match (m.next_event_at(), d.deadline()) {
+                (Some(e), Some(t)) if t < e => m.advance_to(t),
+                (Some(_), _) => {
+                    m.step()?;
+                }
+                (None, Some(t)) => m.advance_to(t),
+                (None, None) => {
+                    return Err(InsiderError::Device(
+                        "device file system waits for nothing and has not finished".into(),
+                    ))
+                }
+            }
+            d.pump(m);
+        }
     }
 
     pub fn stats(&self) -> FsStats {
         self.fs.stats()
     }
 
-    /// Runs one operation to completion, the machine (and every stream) running meanwhile.
-    /// The outer error is the machine's (a stall); the inner the operation's answer.
-    pub fn run(
-        &mut self,
-        m: &mut Machine,
-        caller: Caller,
-        op: FsOp,
-    ) -> Result<Result<FsReply, FsError>, InsiderError> {
-        let id = match self.fs.submit(m.now(), caller, op) {
-            Ok(id) => id,
-            Err(e) => return Ok(Err(e)),
-        };
+    /// Starts `op` as `caller` at the machine's `now` and hands its first block requests to
+    /// the drive. Never waits: the answer comes with [`DevFs::take`] once [`DevFs::pump`] has
+    /// seen the operation end.
+    pub fn submit(&mut self, m: &mut Machine, caller: Caller, op: FsOp) -> FsTicket {
+        let t = FsTicket(self.next_ticket);
+        self.next_ticket += 1;
+        match self.fs.submit(m.now(), caller, op) {
+            Ok(id) => {
+                self.tickets.insert(id, t);
+            }
+            Err(e) => {
+                self.done.insert(t, Err(e));
+            }
+        }
+        self.pump(m);
+        t
+    }
+
+    /// The answer of `t` once its operation has ended (taking it).
+    pub fn take(&mut self, t: FsTicket) -> Option<Result<FsReply, FsError>> {
+        self.done.remove(&t)
+    }
+
+    /// Operations submitted whose answers have not been produced yet.
+    pub fn busy(&self) -> bool {
+        !self.tickets.is_empty()
+    }
+
+    /// When the file system's CPU timer is due (its operations' compute time).
+    pub fn deadline(&self) -> Option<SimTime> {
+        self.fs.poll_timeout()
+    }
+
+    /// Moves the file system on at the machine's `now`: its completed block requests, a due
+    /// timer, new block requests, ended operations. Called after every machine event.
+    pub fn pump(&mut self, m: &mut Machine) {
         loop {
-            self.issue(m);
-            if let Some(c) = self.fs.poll_completion() {
-                assert_eq!(c.id, id, "one operation at a time");
-                return Ok(c.result);
-            }
-            let waiting: Vec<u64> = self.inflight.keys().copied().collect();
-            let timer = self.fs.poll_timeout();
-            if waiting.is_empty() && timer.is_none() {
-                return Err(InsiderError::Device(
-                    "device file system waits for nothing and has not finished".into(),
-                ));
-            }
-            let any_done = |m: &Machine| waiting.iter().any(|&f| m.firmware_is_done(f));
-            match timer {
-                Some(t) => {
-                    m.run_until_deadline(t, any_done)?;
-                }
-                None => m.run_until(any_done)?,
-            }
             let now = m.now();
-            for f in waiting {
-                if let Some(result) = m.firmware_done(f) {
-                    let (req, submitted) = self.inflight.remove(&f).expect("ours");
-                    let c = self.complete(req, submitted, now, result);
-                    self.fs.handle_block_completion(now, c);
-                }
+            let mut moved = false;
+            let finished: Vec<u64> = self
+                .inflight
+                .keys()
+                .copied()
+                .filter(|&f| m.firmware_is_done(f))
+                .collect();
+            for f in finished {
+                let result = m.firmware_done(f).expect("done");
+                let (req, submitted) = self.inflight.remove(&f).expect("ours");
+                let c = self.complete(req, submitted, now, result);
+                self.fs.handle_block_completion(now, c);
+                moved = true;
             }
             if self.fs.poll_timeout().is_some_and(|t| t <= now) {
                 self.fs.handle_timeout(now);
+                moved = true;
+            }
+            self.issue(m);
+            while let Some(c) = self.fs.poll_completion() {
+                let t = self
+                    .tickets
+                    .remove(&c.id)
+                    .expect("an operation we submitted");
+                self.done.insert(t, c.result);
+                moved = true;
+            }
+            if !moved {
+                return;
             }
         }
     }
@@ -111,7 +168,7 @@ impl DevFs {
                 None => data,
             };
             let now = m.now();
-            let fw = m.firmware(now, r.op, r.offset_bytes, r.len_bytes, payload);
+            let fw = m.firmware(r.op, r.offset_bytes, r.len_bytes, payload);
             self.inflight.insert(fw, (r, now));
         }
     }

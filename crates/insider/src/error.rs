@@ -61,6 +61,8 @@ pub enum InsiderError {
     Verification { app: String, reason: String },
     #[error("device: {0}")]
     Device(String),
+    #[error("{max} calls are already in flight")]
+    TooManyCalls { max: usize },
     #[error("device file system: {0}")]
     Fs(#[from] nearflash_fs::FsError),
     #[error("malformed mapping file {path}: {reason}")]

@@ -217,7 +217,7 @@ fn read_pass(rt: &mut Runtime, system: System, pass: &Pass, k: usize) -> Result<
                 break;
             }
             at += n;
-            rt.host_compute(n as f64 * pass.host_instructions_per_input_byte);
+            rt.host_compute(n as f64 * pass.host_instructions_per_input_byte)?;
         }
         return rt.close(fd);
     }
@@ -246,7 +246,7 @@ fn read_pass(rt: &mut Runtime, system: System, pass: &Pass, k: usize) -> Result<
             }
             _ => n as f64 * pass.host_instructions_per_output_byte,
         };
-        rt.host_compute(instructions);
+        rt.host_compute(instructions)?;
     }
     rt.vclose(fd)?;
     Ok(())
@@ -290,7 +290,7 @@ fn write_pass(rt: &mut Runtime, system: System, pass: &Pass, k: usize) -> Result
         let produced = ((at as f64 * pass.output_per_input) as u64).min(out_bytes) - written;
         match (out_fd, vfd) {
             (Some(fd), _) => {
-                rt.host_compute(n as f64 * pass.host_instructions_per_input_byte);
+                rt.host_compute(n as f64 * pass.host_instructions_per_input_byte)?;
                 rt.pwrite_direct(fd, written, produced)?;
             }
             // Without amplification the decoded volume itself would cross the bus.
@@ -299,7 +299,7 @@ fn write_pass(rt: &mut Runtime, system: System, pass: &Pass, k: usize) -> Result
             }
             (None, Some(fd)) if offload => rt.vwrite(fd, n, &[])?,
             (None, Some(fd)) => {
-                rt.host_compute(n as f64 * pass.host_instructions_per_input_byte);
+                rt.host_compute(n as f64 * pass.host_instructions_per_input_byte)?;
                 rt.vwrite(fd, produced, &[])?;
                 if system == System::HostBypass {
                     rt.vsync(fd)?;

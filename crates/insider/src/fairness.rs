@@ -1,8 +1,9 @@
 //! §5.3: programs whose processing rates are throttled below the drive's bandwidth run
 //! together; the credit-based scheduler should serve each in full while the drive can and
 //! share it fairly when it cannot. The host only calls the API (no host computation): one
-//! process per program, each on its own core, reads its virtual file as data arrives, so the
-//! measured rates are the drive side's.
+//! process per program, each on its own core, keeps one `vread` in flight on its virtual
+//! file (the runtime's non-blocking core: `Call::ProcessVread`) and issues the next when it
+//! ends, so the measured rates are the drive side's.
 //!
 //! Programs join one after another, so the run passes through phases with different sets of
 //! active programs; in each phase the measured rates are compared with the max-min fair
@@ -10,11 +11,12 @@
 
 use crate::config::InsiderConfig;
 use crate::error::InsiderError;
-use crate::runtime::{MachineSpec, ProgramSpec, Runtime};
+use crate::runtime::{Call, MachineSpec, OpId, Output, ProgramSpec, Runtime};
 use crate::stream::Direction;
 use nearflash_host::HostConfig;
 use nearflash_sim::{SimDuration, SimTime};
 use nearflash_stream::WorkCost;
+use std::collections::BTreeMap;
 
 /// One program of the experiment.
 #[derive(Clone, Debug)]
@@ -142,32 +144,44 @@ pub fn run_fairness(
     let t0 = rt.now();
     let at = |ms: f64| t0 + SimDuration::from_ns((ms * 1e6) as u64);
     let end = at(end_ms);
-    let mut fds: Vec<(usize, u32)> = Vec::new();
-    let mut next = 0;
     let read = crate::experiment::HOST_READ_BYTES;
+    // One process per program, each with its own read in flight (through the runtime's
+    // core); the main thread opens each program's file at its start time.
+    let mut fds: Vec<(usize, u32)> = Vec::new();
+    let mut reads: BTreeMap<OpId, u32> = BTreeMap::new();
+    let mut done = Vec::new();
+    let mut next = 0;
     while rt.now() < end {
         while next < order.len() && rt.now() >= at(contenders[order[next]].start_ms) {
             let i = order[next];
-            let fd = rt.vopen(
-                1000,
-                &format!("/data/{}.virt", contenders[i].name),
-                Direction::Read,
-            )?;
+            let vpath = format!("/data/{}.virt", contenders[i].name);
+            let fd = rt.vopen(1000, &vpath, Direction::Read)?;
             fds.push((i, fd));
+            reads.insert(rt.submit(Call::ProcessVread { fd, len: read })?, fd);
             next += 1;
         }
-        let deadline = if next < order.len() {
+        let wake = if next < order.len() {
             at(contenders[order[next]].start_ms).min(end)
         } else {
             end
         };
-        let list: Vec<u32> = fds.iter().map(|&(_, fd)| fd).collect();
-        if list.is_empty() {
-            rt.poll(&[], read, deadline)?;
-            continue;
-        }
-        if let Some(fd) = rt.poll(&list, read, deadline)? {
-            rt.vread_detached(fd, read)?;
+        let timer = rt.submit(Call::Sleep { until: wake })?;
+        'wait: loop {
+            rt.step()?;
+            rt.take_completions(&mut done);
+            for c in done.drain(..) {
+                if c.op == timer {
+                    break 'wait;
+                }
+                let fd = reads.remove(&c.op).expect("a process's read");
+                match c.result? {
+                    // The program's output ended: the process is done.
+                    Output::Read { n: 0, .. } => {}
+                    _ => {
+                        reads.insert(rt.submit(Call::ProcessVread { fd, len: read })?, fd);
+                    }
+                }
+            }
         }
     }
     let samples: Vec<(usize, Vec<(SimTime, u64)>)> = fds

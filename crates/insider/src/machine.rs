@@ -13,6 +13,12 @@
 //! pass-through slot → DMA → host → completion (CQE + MSI-X). Writes: doorbell, fetch,
 //! controller → DMA to the drive → storage → completion.
 //!
+//! The host's ordinary file I/O (`pread`, `O_DIRECT` `pwrite`) is the shared host model
+//! (`nearflash_host::Host`: system calls, the storage stack per request and per page, the
+//! bounded page cache with read-ahead, the copies, on the host's cores), one component of
+//! this machine: its events are `MachineEvent::Host`, and its block device is the firmware
+//! path above (`hostport::FirmwarePort`).
+//!
 //! Deterministic: the one simulation loop (`sim::Sim`: one event queue, ties in scheduling
 //! order, one seeded RNG), ordered maps; a watchdog turns a drive whose storage requests stop
 //! completing into an error.
@@ -23,11 +29,16 @@ use crate::backing::{Backing, BackingStats};
 use crate::config::InsiderConfig;
 use crate::engine::Engines;
 use crate::error::InsiderError;
+use crate::hostport::{FirmwarePort, PortEvent};
 use crate::isc::{IscUnit, Origin, SifEntry};
 use crate::stream::{Chunk, Direction, Stream};
 use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
 use nearflash_blockdev::IoError;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Event, SECTOR_BYTES};
+use nearflash_host::{
+    Extent as HostExtent, FileId, Host, HostCompletion, HostConfig, HostError, HostEvent, OpFlags,
+    OpId as HostOpId, PageCacheConfig,
+};
 use nearflash_hw::server::{transfer, FifoServer};
 use nearflash_nvme::NvmeConfig;
 use nearflash_sim::{
@@ -36,11 +47,13 @@ use nearflash_sim::{
 use nearflash_stream::{flits_of, Flit, FlitWriter, FLIT_BYTES};
 use std::collections::BTreeMap;
 
-/// The machine's events: the backing device's own, and the drive's and host's.
+/// The machine's events: the backing device's own, the drive's, and the shared host
+/// model's (over the drive's firmware path).
 #[derive(Clone, Copy, Debug)]
 pub enum MachineEvent {
     Dev(Event),
     Insider(Ev),
+    Host(HostEvent<PortEvent>),
 }
 
 impl TraceEvent for MachineEvent {
@@ -48,6 +61,7 @@ impl TraceEvent for MachineEvent {
         match self {
             MachineEvent::Dev(e) => e.hash_word(),
             MachineEvent::Insider(e) => e.code(),
+            MachineEvent::Host(e) => e.hash_word(),
         }
     }
 }
@@ -98,6 +112,10 @@ pub struct FwRequest {
     pub posted: Option<Result<Vec<u8>, IoError>>,
     /// The host's handler saw the completion.
     pub done: Option<Result<Vec<u8>, IoError>>,
+    /// The shared host model's block request this is (its completion goes to the host).
+    host: Option<u64>,
+    /// When the host handed it to the drive.
+    submitted: SimTime,
 }
 
 /// What a storage write was for.
@@ -136,6 +154,9 @@ struct State {
     fw: BTreeMap<u64, FwRequest>,
     next_fw: u64,
     completions: Vec<BlockCompletion>,
+    /// The shared host model over the firmware path, and its operations that ended.
+    host: Host<FirmwarePort>,
+    host_done: Vec<HostCompletion>,
     /// Storage requests submitted and completed so far.
     backing_submitted: u64,
     backing_completed: u64,
@@ -155,6 +176,11 @@ impl Model for State {
         match ev {
             MachineEvent::Insider(e) => self.on_event(q, e),
             MachineEvent::Dev(e) => self.backing.handle(e, &mut q.map(MachineEvent::Dev), rng),
+            MachineEvent::Host(e) => {
+                self.host
+                    .handle_event(e, &mut q.map(MachineEvent::Host), rng);
+                self.host_io(q);
+            }
         }
         self.backing.take_completions(&mut self.completions);
         for c in std::mem::take(&mut self.completions) {
@@ -164,11 +190,20 @@ impl Model for State {
 }
 
 impl Machine {
-    /// The drive over `backing`, on `sim` (whose queue may already hold the backing
-    /// device's events from formatting).
-    pub fn new(cfg: &InsiderConfig, backing: Backing, sim: Sim<MachineEvent>) -> Machine {
+    /// The drive over `backing` and the host reaching it, on `sim` (whose queue may already
+    /// hold the backing device's events from formatting).
+    pub fn new(
+        cfg: &InsiderConfig,
+        host: &HostConfig,
+        page_cache: &PageCacheConfig,
+        backing: Backing,
+        sim: Sim<MachineEvent>,
+    ) -> Result<Machine, InsiderError> {
         let now = sim.now();
-        Machine {
+        let port = FirmwarePort::new(backing.capacity_bytes());
+        let host = Host::new(host.clone(), page_cache.clone(), port)
+            .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
+        Ok(Machine {
             sim,
             st: State {
                 cfg: cfg.clone(),
@@ -186,11 +221,13 @@ impl Machine {
                 fw: BTreeMap::new(),
                 next_fw: 0,
                 completions: Vec::new(),
+                host,
+                host_done: Vec::new(),
                 backing_submitted: 0,
                 backing_completed: 0,
             },
             watchdog: Watchdog::starting_at(DEFAULT_STALL_LIMIT, now),
-        }
+        })
     }
 
     pub fn now(&self) -> SimTime {
@@ -243,8 +280,13 @@ impl Machine {
         }
     }
 
+    /// When the next event is due (`None`: nothing is left to happen).
+    pub fn next_event_at(&self) -> Option<SimTime> {
+        self.sim.next_deadline()
+    }
+
     /// Processes one event under the watchdog; false when nothing is left to happen.
-    fn step(&mut self) -> Result<bool, InsiderError> {
+    pub fn step(&mut self) -> Result<bool, InsiderError> {
         if !self.sim.step(&mut self.st) {
             return Ok(false);
         }
@@ -291,6 +333,12 @@ impl Machine {
     /// Lets `d` of simulated time pass (the host computing) while the drive goes on.
     pub fn advance(&mut self, d: SimDuration) {
         let t = self.sim.now() + d;
+        self.advance_to(t);
+    }
+
+    /// Processes every event due by `t`, then moves the clock to `t` (not backwards).
+    pub fn advance_to(&mut self, t: SimTime) {
+        let t = t.max(self.sim.now());
         self.sim.advance_to(t, &mut self.st);
     }
 
@@ -334,17 +382,16 @@ impl Machine {
         self.st.push_write(self.sim.queue(), fd, bytes, data, last);
     }
 
-    /// An ordinary host request, handed to the drive at `at` (after the host's stack costs).
+    /// An ordinary request of the drive's file system, handed to the drive now.
     pub fn firmware(
         &mut self,
-        at: SimTime,
         op: BlockOp,
         offset_bytes: u64,
         len_bytes: u64,
         data: Vec<u8>,
     ) -> u64 {
         self.st
-            .firmware(self.sim.queue(), at, op, offset_bytes, len_bytes, data)
+            .firmware(self.sim.queue(), op, offset_bytes, len_bytes, data)
     }
 
     /// The result of firmware request `id` once done (removing it).
@@ -354,6 +401,63 @@ impl Machine {
             return fw.remove(&id).and_then(|r| r.done);
         }
         None
+    }
+
+    // ---- the shared host model -----------------------------------------------------------
+
+    /// The host model (its page cache, its counters).
+    pub fn host(&self) -> &Host<FirmwarePort> {
+        &self.st.host
+    }
+
+    pub fn host_add_file(&mut self, extents: Vec<HostExtent>) -> Result<FileId, HostError> {
+        self.st.host.add_file(extents)
+    }
+
+    pub fn host_set_extents(
+        &mut self,
+        file: FileId,
+        extents: Vec<HostExtent>,
+    ) -> Result<(), HostError> {
+        self.st.host.set_extents(file, extents)
+    }
+
+    /// `posix_fadvise(POSIX_FADV_DONTNEED)` over pages `first..=last` of `file`.
+    pub fn host_drop_cached(&mut self, file: FileId, first: u64, last: u64) {
+        self.st
+            .host
+            .drop_cached(file, first, last)
+            .expect("a file the runtime declared");
+    }
+
+    /// Starts a read (`direct`: O_DIRECT) or write of `file` through the host at `now`.
+    pub fn host_io(
+        &mut self,
+        write: bool,
+        file: FileId,
+        offset: u64,
+        len: u64,
+        flags: OpFlags,
+    ) -> Result<HostOpId, HostError> {
+        let q = &mut self.sim.queue().map(MachineEvent::Host);
+        let op = if write {
+            self.st.host.write(file, offset, len, flags, q)
+        } else {
+            self.st.host.read(file, offset, len, flags, q)
+        }?;
+        self.st.host_io(self.sim.queue());
+        Ok(op)
+    }
+
+    /// The completion of host operation `op` once it ended (removing it).
+    pub fn host_done(&mut self, op: HostOpId) -> Option<HostCompletion> {
+        let i = self.st.host_done.iter().position(|c| c.op == op)?;
+        Some(self.st.host_done.remove(i))
+    }
+
+    /// The firmware path as the host's block device (functional fidelity: the pages read).
+    pub fn host_port_mut(&mut self) -> &mut FirmwarePort {
+        self.st.host.device_mut()
     }
 
     /// Commands the NVMe front end's controller has processed (ordinary host requests).
@@ -385,6 +489,8 @@ impl Machine {
                 data: Vec::new(),
                 posted: None,
                 done: None,
+                host: None,
+                submitted: self.sim.now(),
             },
         );
         let id = self
@@ -548,6 +654,18 @@ impl State {
                 }
             }
         }
+    }
+
+    // ---- the shared host model ---------------------------------------------------------
+
+    /// Hands the requests the host submitted to the drive's firmware path and collects the
+    /// host's operations that ended.
+    fn host_io(&mut self, q: &mut Q) {
+        for req in self.host.device_mut().take_submitted() {
+            let id = self.firmware(q, req.op, req.offset_bytes, req.len_bytes, req.data);
+            self.fw.get_mut(&id).expect("just made").host = Some(req.id);
+        }
+        self.host.take_completions(&mut self.host_done);
     }
 
     // ---- the ISC unit ----------------------------------------------------------------------
@@ -824,11 +942,11 @@ impl State {
         self.schedule(q, at, Ev::H2dDone(fd));
     }
 
-    /// An ordinary host request, handed to the drive at `at` (after the host's stack costs).
+    /// An ordinary host request (the file system's, or the host model's), handed to the
+    /// drive now.
     pub fn firmware(
         &mut self,
         q: &mut Q,
-        at: SimTime,
         op: BlockOp,
         offset_bytes: u64,
         len_bytes: u64,
@@ -845,11 +963,13 @@ impl State {
                 data,
                 posted: None,
                 done: None,
+                host: None,
+                submitted: q.now(),
             },
         );
         // NVMe steps 1–3: the doorbell, the SQE fetch, then the controller (one command at
         // a time) before the drive serves the request.
-        let fetched = at.max(q.now()) + SimDuration::from_ns(self.nvme.submit_ns());
+        let fetched = q.now() + SimDuration::from_ns(self.nvme.submit_ns());
         let ready = self
             .nvme_controller
             .serve(fetched, SimDuration::from_ns(self.nvme.controller_ns));
@@ -860,13 +980,35 @@ impl State {
     /// NVMe step 6: the controller posts the completion; the host sees it after the CQE
     /// lands and the interrupt reaches its handler.
     fn post_completion(&mut self, q: &mut Q, id: u64, result: Result<Vec<u8>, IoError>) {
+        let at = q.now() + SimDuration::from_ns(self.nvme.completion_ns());
+        if let Some(host_id) = self.fw[&id].host {
+            let r = self.fw.remove(&id).expect("a firmware request");
+            let (result, data) = match result {
+                Ok(data) => (Ok(()), data),
+                Err(e) => (Err(e), Vec::new()),
+            };
+            self.host.device_mut().post(BlockCompletion {
+                id: host_id,
+                op: r.op,
+                offset_bytes: r.offset_bytes,
+                len_bytes: r.len_bytes,
+                submitted: r.submitted,
+                completed: at,
+                result,
+                data,
+            });
+            q.schedule_at(
+                at,
+                MachineEvent::Host(HostEvent::Device(PortEvent(host_id))),
+            );
+            return;
+        }
         let r = self.fw.get_mut(&id).expect("a firmware request");
         assert!(
             r.posted.is_none() && r.done.is_none(),
             "one completion per request"
         );
         r.posted = Some(result);
-        let at = q.now() + SimDuration::from_ns(self.nvme.completion_ns());
         self.schedule(q, at, Ev::FwCompleted(id));
     }
 

@@ -1,7 +1,12 @@
 //! The host side (§3.3, §4.2): the INSIDER runtime library and the kernel's ordinary file
-//! path, over one simulated drive. Calls are blocking, like the POSIX calls they imitate: each
-//! runs the machine's event loop until it completes, so simulated time passes while the drive
-//! (and every other open virtual file) keeps working in the background.
+//! path, over one simulated drive. Its core does not block (`ops`): a call is submitted
+//! (`submit(Call)` → `OpId`), moves on as the machine's events and its own deadlines come,
+//! and ends as a `Completion` taken with `take_completions`; `step` turns the one simulation
+//! loop, so any number of simulated threads and processes have calls in flight at once and
+//! the drive (and every open virtual file) keeps working meanwhile. The POSIX-like entry
+//! points below (`pread`, `vread`, `vopen`, …) are a thin blocking layer over that core
+//! (`run_to_completion`): each steps the loop until its own call — or, for the control
+//! plane, its file-system operations — ends, every other call in flight going on meanwhile.
 //!
 //! The drive's file system is `nearflash-fs` on the drive itself (`devfs`): namespace,
 //! owners, modes, permission checks, sizes, extents, the append-only attribute and the
@@ -9,12 +14,13 @@
 //!
 //! Ordinary path: `create`/`pwrite`/`fsync`/`truncate`/`fallocate` are file-system
 //! operations (buffered writes sit in the file system's buffer cache until a commit);
-//! `pread` reads the file's extents through the shared host's storage stack
-//! (`nearflash-host`: a system call, the per-request and per-page stack cost, the copies) in
-//! requests of `io_request_bytes` through the drive's NVMe front end and firmware (slot 0),
-//! keeping clean pages in the shared host's bounded LRU page cache (`PageCache`: a page's
-//! slot is reserved before its read, so the cache never exceeds its limit); `pwrite_direct`
-//! writes extents the same way (`O_DIRECT`).
+//! `pread` and `pwrite_direct` (`O_DIRECT`) are operations of the shared host model
+//! (`nearflash_host::Host`, a component of the machine: the system call, the storage stack
+//! per request and per page, the bounded LRU page cache with read-ahead, the copy, on the
+//! host's cores) over the file's extents, its block requests crossing the drive's NVMe front
+//! end and firmware (slot 0). The runtime declares each file's extents to the host and
+//! drops the host's cached pages of a file whose blocks the drive or the file system
+//! rewrote.
 //!
 //! Virtual files (Table 2): `reg_virt_file` appends the mapping to the caller's mapping file
 //! `/.<login>.nearflash` (mode 0640) and programs a free slot; `vopen` reads the mapping,
@@ -32,12 +38,16 @@ use crate::machine::{Machine, MachineEvent};
 use crate::stream::{Direction, Extent, ProgramRun, Stream};
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_fs::{Caller, Fh, FileExtent, FsError, FsOp, FsReply, Ino, OpenFlags, Stat};
-use nearflash_ftl::{BlockOp, Device, FtlConfig};
-use nearflash_host::{HostConfig, PageCache, PageCacheConfig, PageKey, PAGE_BYTES};
+use nearflash_ftl::{Device, FtlConfig};
+use nearflash_host::{Extent as HostExtent, FileId, HostConfig, PageCacheConfig, PAGE_BYTES};
 use nearflash_hw::server::FifoServer;
 use nearflash_sim::{Schedule, Sim, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
 use std::collections::{BTreeMap, BTreeSet};
+
+mod ops;
+
+pub use ops::{Call, Completion, OpId, Output, CALLS_MAX};
 
 /// The superuser passes every permission check.
 pub const ROOT_UID: u32 = 0;
@@ -111,6 +121,12 @@ struct FileView {
     extents: Option<Vec<FileExtent>>,
 }
 
+/// A file as the host model knows it: its id there and the extents last declared.
+struct HostFile {
+    id: FileId,
+    extents: Vec<HostExtent>,
+}
+
 /// One registration of the mapping file.
 #[derive(Clone, Debug, PartialEq)]
 struct Mapping {
@@ -125,25 +141,28 @@ pub struct Runtime {
     fs: DevFs,
     users: BTreeMap<u32, User>,
     host: HostConfig,
-    page_cache: PageCacheConfig,
     cfg: InsiderConfig,
     programs: BTreeMap<String, ProgramSpec>,
     /// Slot i (1-based) → (owner uid, vpath) of the registration it holds.
     slots: Vec<Option<(u32, String)>>,
     fds: BTreeMap<u32, Fd>,
     next_fd: u32,
-    /// The host's page cache of files read with `pread` (page key: inode number, page).
-    cache: PageCache,
-    /// Functional fidelity: the bytes of the pages `cache` holds (none in timing fidelity).
-    cache_data: BTreeMap<PageKey, Vec<u8>>,
+    /// The files declared to the host model, by inode.
+    host_files: BTreeMap<Ino, HostFile>,
     /// Files with data the file system may hold dirty (written through it): synced before
     /// the drive or `pread` reads their blocks directly.
     fs_dirty: BTreeSet<Ino>,
     views: BTreeMap<Ino, FileView>,
-    /// The application thread's core: stack work and copies happen on it, in order.
+    /// The application thread's core: the runtime's own copies (virtual files) happen on
+    /// it, in order.
     host_cpu: FifoServer,
-    /// Cores of the processes reading with `vread_detached`, by descriptor.
+    /// Cores of the processes reading with `Call::ProcessVread`, by descriptor.
     process_cpu: BTreeMap<u32, FifoServer>,
+    /// The core's calls in flight, by number (at most `CALLS_MAX` with `completions`).
+    ops: BTreeMap<u64, ops::InFlight>,
+    next_op: u64,
+    /// Calls that ended, until their callers take them.
+    completions: Vec<Completion>,
     /// §3.5 system-level pipelining for virtual files opened from now on.
     pub pipelined: bool,
     throttles: BTreeMap<String, f64>,
@@ -198,9 +217,6 @@ impl Runtime {
         spec.host
             .validate()
             .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
-        spec.page_cache
-            .validate(spec.host)
-            .map_err(|e| InsiderError::Device(format!("host page cache: {e}")))?;
         assert_eq!(
             spec.insider.fs_block_bytes, PAGE_BYTES,
             "the file system's block is the host's page (validated)"
@@ -227,7 +243,7 @@ impl Runtime {
                 Backing::Flash(Box::new(dev))
             }
         };
-        let mut m = Machine::new(spec.insider, backing, sim);
+        let mut m = Machine::new(spec.insider, spec.host, spec.page_cache, backing, sim)?;
         // Files start on a C boundary (ext4's `stripe=`): C is one page of every channel
         // (`configs/insider.toml`), so each ISC request occupies every channel once.
         let fs = DevFs::format(&mut m, spec.insider.credit_request_bytes)?;
@@ -241,18 +257,19 @@ impl Runtime {
             fs,
             users: BTreeMap::from([(ROOT_UID, root)]),
             host: spec.host.clone(),
-            page_cache: spec.page_cache.clone(),
             cfg: spec.insider.clone(),
             programs: BTreeMap::new(),
             slots: vec![None; spec.insider.app_slots as usize],
             fds: BTreeMap::new(),
             next_fd: 3,
-            cache: PageCache::new(spec.page_cache.capacity_bytes / PAGE_BYTES),
-            cache_data: BTreeMap::new(),
+            host_files: BTreeMap::new(),
             fs_dirty: BTreeSet::new(),
             views: BTreeMap::new(),
             host_cpu: FifoServer::default(),
             process_cpu: BTreeMap::new(),
+            ops: BTreeMap::new(),
+            next_op: 0,
+            completions: Vec::new(),
             pipelined: true,
             throttles: BTreeMap::new(),
         })
@@ -306,10 +323,21 @@ impl Runtime {
         needed: &'static str,
     ) -> Result<FsReply, InsiderError> {
         let caller = self.caller(uid)?;
-        match self.fs.run(&mut self.m, caller, op)? {
-            Ok(r) => Ok(r),
-            Err(e) => Err(self.fs_error(e, uid, path, needed)),
-        }
+        let ticket = self.fs.submit(&mut self.m, caller, op);
+        let mut answer = None;
+        self.drive_until(|rt| {
+            answer = rt.fs.take(ticket);
+            answer.is_some()
+        })?;
+        answer
+            .expect("answered")
+            .map_err(|e| self.fs_error(e, uid, path, needed))
+    }
+
+    /// The caller waits `d` (a message crossing PCIe) while everything else goes on.
+    fn sleep(&mut self, d: SimDuration) -> Result<(), InsiderError> {
+        let until = self.m.now() + d;
+        self.call(Call::Sleep { until }).map(|_| ())
     }
 
     fn fs_error(&self, e: FsError, uid: u32, path: &str, needed: &'static str) -> InsiderError {
@@ -349,18 +377,6 @@ impl Runtime {
             },
         );
         Ok(st)
-    }
-
-    /// The in-core view of an open file, its extents fetched if needed.
-    fn view(&mut self, ino: Ino, fh: Fh, path: &str) -> Result<FileView, InsiderError> {
-        if !self.views.contains_key(&ino) {
-            self.refresh(path)?;
-        }
-        if self.views[&ino].extents.is_none() {
-            let e = self.fs_extents(fh, path)?;
-            self.views.get_mut(&ino).expect("refreshed").extents = Some(e);
-        }
-        Ok(self.views[&ino].clone())
     }
 
     fn fs_open(
@@ -470,16 +486,8 @@ impl Runtime {
     }
 
     /// Host compute of `instructions` spread over every host core (OpenMP, perfect scaling).
-    pub fn host_compute(&mut self, instructions: f64) {
-        let per_core = instructions / f64::from(self.cfg.host_cores);
-        self.m.advance(self.cfg.host_core().duration(per_core));
-    }
-
-    /// Work on the application thread's own core (stack costs, copies), then wait for it.
-    fn host_thread(&mut self, ns: u64) {
-        let now = self.m.now();
-        let done = self.host_cpu.serve(now, SimDuration::from_ns(ns));
-        self.m.advance(done.since(now));
+    pub fn host_compute(&mut self, instructions: f64) -> Result<(), InsiderError> {
+        self.call(Call::Compute { instructions }).map(|_| ())
     }
 
     // ---- the ordinary file path ----------------------------------------------------------
@@ -670,220 +678,25 @@ impl Runtime {
     /// `io_request_bytes` requests through the storage stack, at most `io_queue_depth` in
     /// flight, bypassing the caches; returns when every request is acknowledged. Writes
     /// past the size allocate first (and commit, so no cached block lands on them later).
+    /// Blocking form of `Call::PwriteDirect`.
     pub fn pwrite_direct(&mut self, fd: u32, offset: u64, len: u64) -> Result<(), InsiderError> {
-        let (ino, fh, path) = self.writable(fd)?;
-        let v = self.view(ino, fh, &path)?;
-        if v.append_only && offset != v.size_bytes {
-            return Err(InsiderError::AppendOnly { path });
-        }
-        let v = if offset + len > v.size_bytes {
-            self.fs_fallocate(ino, fh, &path, offset, len)?;
-            self.view(ino, fh, &path)?
-        } else {
-            v
-        };
-        self.fs_sync(ino, fh, &path)?;
-        let all = v.extents.expect("fetched");
-        let mut reqs = Vec::new();
-        for e in map_extents(&all, &path, offset, len)? {
-            let mut at = 0;
-            while at < e.len_bytes {
-                let n = self.host.io_request_bytes.min(e.len_bytes - at);
-                reqs.push((e.device_offset_bytes + at, n.div_ceil(512) * 512));
-                at += n;
-            }
-        }
-        let b = self.block();
-        self.drop_pages(ino, offset / b, (offset + len).div_ceil(b));
-        self.host_thread(self.host.syscall_ns + self.host.copy_ns(len));
-        for wave in reqs.chunks(self.host.io_queue_depth as usize) {
-            let mut ids = Vec::new();
-            for &(off, n) in wave {
-                let ns = self.page_cache.request_stack_ns(&self.host, n);
-                let at = self.host_cpu.serve(self.m.now(), SimDuration::from_ns(ns));
-                ids.push(self.m.firmware(at, BlockOp::Write, off, n, Vec::new()));
-            }
-            self.wait_firmware(&ids)?;
-        }
-        Ok(())
-    }
-
-    /// Waits for firmware requests `ids` (consecutive) and collects their data.
-    fn wait_firmware(&mut self, ids: &[u64]) -> Result<Vec<u8>, InsiderError> {
-        let mut waiting: Vec<u64> = ids.to_vec();
-        let mut out = Vec::new();
-        let mut done = BTreeMap::new();
-        while !waiting.is_empty() {
-            let first = waiting[0];
-            self.m.run_until(|m| m.firmware_is_done(first))?;
-            waiting.retain(|&id| {
-                if let Some(r) = self.m.firmware_done(id) {
-                    done.insert(id, r);
-                    false
-                } else {
-                    true
-                }
-            });
-        }
-        for id in ids {
-            let data = done
-                .remove(id)
-                .expect("waited for")
-                .map_err(|e| InsiderError::Device(e.to_string()))?;
-            out.extend_from_slice(&data);
-        }
-        Ok(out)
-    }
-
-    /// Reads device ranges `extents` through the storage stack: `io_request_bytes`
-    /// requests, each costing the stack's per-request and per-page CPU before it is handed
-    /// to the drive's NVMe front end, at most `io_queue_depth` in flight.
-    fn drive_read(&mut self, extents: &[Extent]) -> Result<Vec<u8>, InsiderError> {
-        let mut reqs = Vec::new();
-        for e in extents {
-            let mut at = 0;
-            while at < e.len_bytes {
-                let n = self.host.io_request_bytes.min(e.len_bytes - at);
-                reqs.push((e.device_offset_bytes + at, n));
-                at += n;
-            }
-        }
-        let mut out = Vec::new();
-        for wave in reqs.chunks(self.host.io_queue_depth as usize) {
-            let mut ids = Vec::new();
-            for &(off, n) in wave {
-                let ns = self.page_cache.request_stack_ns(&self.host, n);
-                let at = self.host_cpu.serve(self.m.now(), SimDuration::from_ns(ns));
-                ids.push(self.m.firmware(at, BlockOp::Read, off, n, Vec::new()));
-            }
-            out.extend_from_slice(&self.wait_firmware(&ids)?);
-        }
-        Ok(out)
+        self.call(Call::PwriteDirect { fd, offset, len })
+            .map(|_| ())
     }
 
     /// `pread`: cached pages are copied; the rest come from the drive through the stack.
     /// Returns the bytes read (short at the end of the file); `data` is empty in timing
-    /// fidelity.
+    /// fidelity. Blocking form of `Call::Pread`.
     pub fn pread(
         &mut self,
         fd: u32,
         offset: u64,
         len: u64,
     ) -> Result<(u64, Vec<u8>), InsiderError> {
-        let r = self.real(fd)?;
-        let (ino, fh, path) = (r.ino, r.fh, r.path.clone());
-        self.fs_sync(ino, fh, &path)?;
-        let size = match self.views.get(&ino) {
-            Some(v) => v.size_bytes,
-            None => self.refresh(&path)?.size_bytes,
-        };
-        let len = len.min(size.saturating_sub(offset));
-        if len == 0 {
-            self.host_thread(self.host.syscall_ns);
-            return Ok((0, Vec::new()));
+        match self.call(Call::Pread { fd, offset, len })? {
+            Output::Read { n, data } => Ok((n, data)),
+            o => unreachable!("pread answered {o:?}"),
         }
-        let b = self.block();
-        let (first, last) = (offset / b, (offset + len - 1) / b);
-        let functional = self.is_functional();
-        let mut extents: Option<Vec<FileExtent>> = None;
-        let mut pages: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-        // Missing pages get their cache slot before their read; when no clean page is left
-        // to evict, the pages reserved so far are read first (they are then clean).
-        let mut missing: Vec<u64> = Vec::new();
-        for p in first..=last {
-            let key = PageKey {
-                file: ino.0,
-                index: p,
-            };
-            if let Some(state) = self.cache.touch(key) {
-                assert!(state.uptodate && !state.dirty, "pread's pages are clean");
-                if functional {
-                    pages.insert(p, self.cache_data[&key].clone());
-                }
-                continue;
-            }
-            if !self.cache.reserve(key) {
-                self.read_pages(ino, fh, &path, size, &mut extents, &missing, &mut pages)?;
-                missing.clear();
-                assert!(self.cache.reserve(key), "the pages just read are clean");
-            }
-            missing.push(p);
-        }
-        self.read_pages(ino, fh, &path, size, &mut extents, &missing, &mut pages)?;
-        if functional {
-            let cache = &self.cache;
-            self.cache_data.retain(|k, _| cache.state(*k).is_some());
-        }
-        assert!(
-            self.cache.bytes() <= self.cache.capacity_bytes(),
-            "the host's page cache holds its limit"
-        );
-        let ns = self.host.syscall_ns
-            + u64::from(self.host.copies_per_direction) * self.host.copy_ns(len);
-        self.host_thread(ns);
-        if !functional {
-            return Ok((len, Vec::new()));
-        }
-        let mut out = Vec::with_capacity(len as usize);
-        for (p, page) in pages {
-            let s = if p == first { (offset % b) as usize } else { 0 };
-            let e = if p == last {
-                ((offset + len - 1) % b + 1) as usize
-            } else {
-                b as usize
-            };
-            out.extend_from_slice(&page[s..e]);
-        }
-        Ok((len, out))
-    }
-
-    /// Reads `missing` (ascending pages of `ino`, their cache slots reserved) from the drive,
-    /// one device read per run of consecutive pages, and marks them up to date; functional
-    /// fidelity keeps their bytes in `cache_data` and `pages`.
-    #[allow(clippy::too_many_arguments)]
-    fn read_pages(
-        &mut self,
-        ino: Ino,
-        fh: Fh,
-        path: &str,
-        size: u64,
-        extents: &mut Option<Vec<FileExtent>>,
-        missing: &[u64],
-        pages: &mut BTreeMap<u64, Vec<u8>>,
-    ) -> Result<(), InsiderError> {
-        let b = self.block();
-        let functional = self.is_functional();
-        let mut i = 0;
-        while i < missing.len() {
-            let mut j = i;
-            while j + 1 < missing.len() && missing[j + 1] == missing[j] + 1 {
-                j += 1;
-            }
-            let (p, q) = (missing[i], missing[j]);
-            let start = p * b;
-            let run = ((q + 1) * b).min(size.div_ceil(b) * b) - start;
-            if extents.is_none() {
-                *extents = self.view(ino, fh, path)?.extents;
-            }
-            let dev = map_extents(extents.as_deref().expect("fetched"), path, start, run)?;
-            let data = self.drive_read(&dev)?;
-            for k in p..=q {
-                let key = PageKey {
-                    file: ino.0,
-                    index: k,
-                };
-                self.cache.set_uptodate(key);
-                if functional {
-                    let s = ((k - p) * b) as usize;
-                    let mut page = data[s..(s + b as usize).min(data.len())].to_vec();
-                    page.resize(b as usize, 0);
-                    self.cache_data.insert(key, page.clone());
-                    pages.insert(k, page);
-                }
-            }
-            i = j + 1;
-        }
-        Ok(())
     }
 
     /// Drops the host's cached pages `first .. end` of `ino` (they went stale).
@@ -891,15 +704,14 @@ impl Runtime {
         if end <= first {
             return;
         }
-        for key in self.cache.cached_in(ino.0, first, end - 1) {
-            self.cache.remove(key);
-            self.cache_data.remove(&key);
+        if let Some(f) = self.host_files.get(&ino) {
+            self.m.host_drop_cached(f.id, first, end - 1);
         }
     }
 
     /// The host's page cache (what `pread` keeps).
-    pub fn page_cache(&self) -> &PageCache {
-        &self.cache
+    pub fn page_cache(&self) -> &nearflash_host::PageCache {
+        self.m.host().cache()
     }
 
     /// `fsync`: the file system commits (the file's data, then the journal).
@@ -1214,8 +1026,7 @@ impl Runtime {
         };
         s.extents = extents;
         // The runtime's message with extents and slot.
-        self.m
-            .advance(SimDuration::from_us_f64(self.cfg.pcie_latency_us));
+        self.sleep(SimDuration::from_us_f64(self.cfg.pcie_latency_us))?;
         self.m.open(s);
         self.fds.insert(
             fd,
@@ -1265,8 +1076,7 @@ impl Runtime {
     pub fn send_params(&mut self, fd: u32, params: &[u8]) -> Result<(), InsiderError> {
         self.virt(fd)?;
         self.fault(fd)?;
-        self.m
-            .advance(SimDuration::from_us_f64(self.cfg.pcie_latency_us));
+        self.sleep(SimDuration::from_us_f64(self.cfg.pcie_latency_us))?;
         let s = self.m.stream_mut(fd).expect("open");
         if let Some(p) = s.run.program.as_mut() {
             if let Err(e) = p.on_params(params) {
@@ -1277,144 +1087,25 @@ impl Runtime {
     }
 
     /// `vread(fd, len)`: up to `len` bytes of the program's output; 0 at the end. Blocks
-    /// until `len` bytes are buffered or the output has ended.
+    /// until `len` bytes are buffered or the output has ended (`Call::Vread`).
     pub fn vread(&mut self, fd: u32, len: u64) -> Result<(u64, Vec<u8>), InsiderError> {
-        let v = self.virt(fd)?;
-        if v.dir != Direction::Read {
-            return Err(InsiderError::WrongMode {
-                fd,
-                mode: Direction::Write.name(),
-                op: "vread",
-            });
+        match self.call(Call::Vread { fd, len })? {
+            Output::Read { n, data } => Ok((n, data)),
+            o => unreachable!("vread answered {o:?}"),
         }
-        self.m.arm(fd);
-        let pipelined = self.m.stream(fd).expect("open").pipelined;
-        if !pipelined {
-            self.m.want(fd, len);
-        }
-        // A vread larger than the host-side buffers returns what they hold when full.
-        let enough = if pipelined {
-            len.min(self.cfg.host_buffer_bytes)
-        } else {
-            len
-        };
-        self.m.run_until(|m| {
-            let s = m.stream(fd).expect("open");
-            s.host_buf_bytes >= enough || s.output_complete()
-        })?;
-        if !pipelined {
-            self.m.want(fd, 0);
-        }
-        self.fault(fd)?;
-        let (n, data) = self.m.take(fd, len);
-        // The runtime copies from its DMA buffer into the caller's buffer.
-        self.host_thread(self.host.copy_ns(n));
-        Ok((n, data))
     }
 
-    /// `poll` for several processes, each with its own descriptor and host core (§5.3 runs
-    /// one process per program): waits until a descriptor has `len` bytes (or its end) to
-    /// vread and its process is idle, or until `deadline`; returns the first such in `fds`
-    /// order. Read it with `vread_detached`.
-    pub fn poll(
-        &mut self,
-        fds: &[u32],
-        len: u64,
-        deadline: SimTime,
-    ) -> Result<Option<u32>, InsiderError> {
-        for &fd in fds {
-            self.virt(fd)?;
-            self.m.arm(fd);
-        }
-        let enough = len.min(self.cfg.host_buffer_bytes);
-        let free: BTreeMap<u32, SimTime> = fds
-            .iter()
-            .map(|&fd| {
-                (
-                    fd,
-                    self.process_cpu
-                        .get(&fd)
-                        .map_or(SimTime::ZERO, FifoServer::free_at),
-                )
-            })
-            .collect();
-        let ready = |m: &Machine, fd: u32| {
-            m.now() >= free[&fd]
-                && m.stream(fd)
-                    .is_some_and(|s| s.host_buf_bytes >= enough || s.output_complete())
-        };
-        self.m
-            .run_until_deadline(deadline, |m| fds.iter().any(|&fd| ready(m, fd)))?;
-        Ok(fds.iter().copied().find(|&fd| ready(&self.m, fd)))
-    }
-
-    /// `vread` by the process owning `fd` on its own core: takes what the host buffer holds
-    /// (up to `len`) without waiting; the copy occupies that process's core, not the caller.
-    pub fn vread_detached(&mut self, fd: u32, len: u64) -> Result<u64, InsiderError> {
-        self.virt(fd)?;
-        self.fault(fd)?;
-        let (n, _) = self.m.take(fd, len);
-        let now = self.m.now();
-        let ns = self.host.copy_ns(n);
-        self.process_cpu
-            .entry(fd)
-            .or_default()
-            .serve(now, SimDuration::from_ns(ns));
-        Ok(n)
-    }
-
-    /// `vwrite(fd, data)` (timing fidelity: `len` bytes of no particular content).
+    /// `vwrite(fd, data)` (timing fidelity: `len` bytes of no particular content;
+    /// `Call::Vwrite`).
     pub fn vwrite(&mut self, fd: u32, len: u64, data: &[u8]) -> Result<(), InsiderError> {
-        let v = self.virt(fd)?;
-        if v.dir != Direction::Write {
-            return Err(InsiderError::WrongMode {
-                fd,
-                mode: Direction::Read.name(),
-                op: "vwrite",
-            });
-        }
-        self.fault(fd)?;
-        self.m.arm(fd);
-        self.host_thread(self.host.copy_ns(len));
-        let c = self.cfg.credit_request_bytes;
-        let window = c * u64::from(self.cfg.credits_initial);
-        let mut at = 0u64;
-        while at < len {
-            let n = c.min(len - at);
-            self.m.run_until(|m| {
-                let s = m.stream(fd).expect("open");
-                s.fault.is_some()
-                    || s.h2d_inflight_bytes + s.fifo.iter().map(|c| c.bytes).sum::<u64>() + n
-                        <= window
-            })?;
-            self.fault(fd)?;
-            let chunk = if data.is_empty() {
-                Vec::new()
-            } else {
-                data[at as usize..(at + n) as usize].to_vec()
-            };
-            self.m.push_write(fd, n, chunk, false);
-            at += n;
-        }
-        Ok(())
-    }
-
-    fn write_idle(m: &Machine, fd: u32, ended: bool) -> bool {
-        let s = m.stream(fd).expect("open");
-        s.fault.is_some()
-            || (s.h2d.is_empty()
-                && s.fifo.is_empty()
-                && !s.slot_busy
-                && s.writes_inflight == 0
-                && (!ended || s.program_ended))
+        let data = data.to_vec();
+        self.call(Call::Vwrite { fd, len, data }).map(|_| ())
     }
 
     /// `vsync(fd)`: waits until the drive has processed every byte written so far and
-    /// written every whole request of output.
+    /// written every whole request of output (`Call::Vsync`).
     pub fn vsync(&mut self, fd: u32) -> Result<(), InsiderError> {
-        self.virt(fd)?;
-        self.m.run_until(|m| Self::write_idle(m, fd, false))?;
-        self.fault(fd)
+        self.call(Call::Vsync { fd }).map(|_| ())
     }
 
     /// `vclose(fd)`: ends the stream; for a virtual write, returns the bytes the drive wrote to
@@ -1428,17 +1119,16 @@ impl Runtime {
         if dir == Direction::Write {
             self.m.push_write(fd, 0, Vec::new(), true);
             self.m.arm(fd);
-            result = self
-                .m
-                .run_until(|m| Self::write_idle(m, fd, true))
-                .and_then(|()| self.fault(fd))
-                .map(|()| self.m.stream(fd).expect("open").written_bytes);
+            let drain = self.submit_drain(fd);
+            result = self.run_to_completion(drain).map(|o| match o {
+                Output::Drained { written_bytes } => written_bytes,
+                o => unreachable!("a drain answered {o:?}"),
+            });
         } else if let Err(e) = self.fault(fd) {
             result = Err(e);
         }
         self.m.close(fd);
-        self.m
-            .advance(SimDuration::from_us_f64(self.cfg.pcie_latency_us));
+        self.sleep(SimDuration::from_us_f64(self.cfg.pcie_latency_us))?;
         let Some(Fd::Virtual(v)) = self.fds.remove(&fd) else {
             unreachable!("checked virtual");
         };

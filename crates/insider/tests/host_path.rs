@@ -1,10 +1,9 @@
-//! The host-only baseline's data path is the shared host model's: `pread` of a real file pays
-//! the system call, the per-request and per-page stack cost and the copy
-//! (`nearflash-host`), and each block request crosses the drive's NVMe front end (doorbell,
-//! SQE fetch, controller, completion: `nearflash-nvme`'s per-command costs) before and after
-//! the drive serves it; the pages it reads stay in the host's bounded LRU page cache
-//! (`nearflash_host::PageCache`). Before this, INSIDER charged a private per-request cost,
-//! no NVMe command cost, and kept every page it ever read in an unbounded cache.
+//! The host-only baseline's data path is the shared host model (`nearflash_host::Host`, a
+//! component of INSIDER's machine): `pread` of a real file pays the system call, the
+//! per-request and per-page stack cost and the copy, reads ahead of a sequential reader,
+//! and each block request crosses the drive's NVMe front end (doorbell, SQE fetch,
+//! controller, completion: `nearflash-nvme`'s per-command costs) before and after the drive
+//! serves it; the pages it reads stay in the host's bounded LRU page cache.
 
 use nearflash_host::{PageCacheConfig, PAGE_BYTES};
 use nearflash_insider::config::{insider_host, Backing};
@@ -41,7 +40,7 @@ fn runtime(functional: bool) -> Runtime {
 }
 
 #[test]
-fn a_host_read_miss_pays_one_nvme_command_on_top_of_the_storage_stack() {
+fn a_host_read_miss_pays_an_nvme_command_on_top_of_the_storage_stack_and_reads_ahead() {
     let mut rt = runtime(false);
     rt.install_file(0, "/data/f", 0o644, 1 << 20, None).unwrap();
     let fd = rt.open(0, "/data/f", false).unwrap();
@@ -49,10 +48,17 @@ fn a_host_read_miss_pays_one_nvme_command_on_top_of_the_storage_stack() {
     let (commands, t) = (rt.machine().nvme_commands(), rt.now());
     assert_eq!(rt.pread(fd, 0, PAGE_BYTES).unwrap().0, PAGE_BYTES);
     let miss_ns = rt.now().since(t).as_ns();
+    let host = rt.machine().host().stats();
+    assert_eq!((host.misses, host.hits), (1, 0));
+    assert_eq!(
+        host.readahead_pages,
+        (128 << 10) / PAGE_BYTES,
+        "128 KiB read ahead"
+    );
     assert_eq!(
         rt.machine().nvme_commands(),
-        commands + 1,
-        "one 4 KiB command"
+        commands + 2,
+        "one 4 KiB command, and the read-ahead in one 128 KiB command"
     );
 
     let t = rt.now();
@@ -60,9 +66,13 @@ fn a_host_read_miss_pays_one_nvme_command_on_top_of_the_storage_stack() {
     let hit_ns = rt.now().since(t).as_ns();
     assert_eq!(
         rt.machine().nvme_commands(),
-        commands + 1,
+        commands + 2,
         "a hit issues none"
     );
+    // The next page was read ahead: a hit.
+    rt.pread(fd, PAGE_BYTES, PAGE_BYTES).unwrap();
+    let host = rt.machine().host().stats();
+    assert_eq!((host.misses, host.hits), (1, 2));
 
     // The miss costs at least the hit plus the stack's request and the NVMe command's
     // doorbell, fetch, controller and completion (the drive's own time comes on top).
@@ -77,6 +87,30 @@ fn a_host_read_miss_pays_one_nvme_command_on_top_of_the_storage_stack() {
         miss_ns >= hit_ns + stack_ns + command_ns,
         "miss {miss_ns} ns, hit {hit_ns} ns, stack {stack_ns} ns, NVMe {command_ns} ns"
     );
+}
+
+#[test]
+fn an_o_direct_write_goes_through_the_host_and_drops_its_cached_pages() {
+    let mut rt = runtime(false);
+    rt.install_file(0, "/data/f", 0o644, 256 << 10, None)
+        .unwrap();
+    let fd = rt.open(0, "/data/f", true).unwrap();
+    rt.pread(fd, 0, 256 << 10).unwrap();
+    let before = rt.machine().host().stats();
+    assert_eq!(rt.page_cache().bytes(), 256 << 10);
+    // 1000 bytes at 5000: whole sectors 4608..6144 go to the drive, page 1 goes stale.
+    rt.pwrite_direct(fd, 5000, 1000).unwrap();
+    let after = rt.machine().host().stats();
+    assert_eq!(after.syscalls, before.syscalls + 1);
+    assert_eq!(after.direct_bytes - before.direct_bytes, 6144 - 4608);
+    assert_eq!(
+        after.copy_bytes, before.copy_bytes,
+        "O_DIRECT copies nothing"
+    );
+    assert_eq!(rt.page_cache().bytes(), (256 << 10) - PAGE_BYTES);
+    let misses = rt.machine().host().stats().misses;
+    rt.pread(fd, PAGE_BYTES, 10).unwrap();
+    assert_eq!(rt.machine().host().stats().misses, misses + 1, "read again");
 }
 
 #[test]

@@ -232,7 +232,7 @@ fn a_slow_reader_never_overflows_the_host_buffer() {
     let mut got = Vec::new();
     let cap = rt.config().host_buffer_bytes;
     loop {
-        rt.host_compute(5e6);
+        rt.host_compute(5e6).unwrap();
         let s = rt.machine().stream(fd).unwrap();
         assert!(s.host_buf_bytes + s.dma_inflight_bytes <= cap);
         assert!(s.fifo.len() as u32 + s.inflight_chunks <= rt.config().credits_initial);
@@ -264,7 +264,7 @@ fn same_seed_same_trace_and_pipelining_overlaps_host_and_drive() {
                 break;
             }
             got.extend_from_slice(&d);
-            rt.host_compute(2e6);
+            rt.host_compute(2e6).unwrap();
         }
         rt.vclose(fd).unwrap();
         assert_eq!(got, data);

@@ -123,8 +123,9 @@ fn host_only_note(ev: &Evaluation, lanes: u32, speedups: &[f64]) -> String {
          assumptions, not fits) and computes on {} cores without overlap, reaching {:.1} GB/s \
          ({}) to {:.1} GB/s ({}) on the read apps; for {PAPER_HOST_ONLY_SPEEDUP_MIN:.0}x-\
          {PAPER_HOST_ONLY_SPEEDUP_MAX:.0}x the paper's host-only must have run near {:.1}-{:.1} \
-         GB/s. Read-ahead, which we do not model, and a costlier per-page path than the host \
-         model's assumed one would account for the difference.",
+         GB/s. The shared host model reads a buffered pread chunk by chunk with 128 KiB of \
+         read-ahead (at most two requests in flight per reader); a costlier per-page path than \
+         its assumed one would account for the difference.",
         listing(speedups),
         stack(ev),
         count_word(h.copies_per_direction as usize),

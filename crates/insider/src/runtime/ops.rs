@@ -1,0 +1,992 @@
+//! The runtime's non-blocking core: a host thread *submits* a call ([`Call`]) and gets an
+//! [`OpId`] back at once; the call is a state machine that moves on as the machine's events
+//! (and its own deadlines: host CPU work, a sleep) come, and ends as a [`Completion`] the
+//! caller takes with [`Runtime::take_completions`]. The one simulation loop drives it all:
+//! [`Runtime::step`] processes the next event or due deadline and resumes every call that
+//! can move, so several calls (one per simulated thread or process) are in flight at once
+//! and no call owns the clock.
+//!
+//! The blocking entry points of `runtime` (`pread`, `vread`, …, like the POSIX calls they
+//! imitate) are one layer on top: [`Runtime::run_to_completion`] submits and steps the loop
+//! until *that* call ends, while every other call in flight goes on meanwhile.
+//!
+//! Waiting is exact: a call waiting for a deadline `t` resumes once every event due by `t`
+//! has happened (as `Sim::advance_to` would), and a call waiting for the drive's state
+//! resumes right after the event that changed it.
+
+use super::{map_extents, FileView, HostFile, Runtime, ROOT_UID};
+use crate::error::InsiderError;
+use crate::machine::Machine;
+use crate::stream::Direction;
+use nearflash_fs::{Fh, FileExtent, FsError, FsOp, FsReply, Ino};
+use nearflash_ftl::SECTOR_BYTES;
+use nearflash_host::{Extent as HostExtent, FileId, OpFlags, OpId as HostOpId, PAGE_BYTES};
+use nearflash_sim::{SimDuration, SimTime};
+use std::collections::BTreeSet;
+
+/// Calls in flight at once (submitted and not yet taken as completions).
+pub const CALLS_MAX: usize = 4096;
+
+/// A submitted call's number, in submission order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OpId(pub u64);
+
+/// What a host thread asks the runtime for, without waiting.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Call {
+    /// `pread(fd, offset, len)`, an operation of the shared host model: cached pages are
+    /// copied, the rest read through the storage stack (with read-ahead). Ends as
+    /// [`Output::Read`].
+    Pread { fd: u32, offset: u64, len: u64 },
+    /// `pwrite` with `O_DIRECT` of `len` bytes (timing fidelity: no data), an operation of
+    /// the shared host model: straight to the drive in `io_request_bytes` requests, at most
+    /// `io_queue_depth` in flight, whole sectors.
+    PwriteDirect { fd: u32, offset: u64, len: u64 },
+    /// `vread(fd, len)` on the application thread's core: up to `len` bytes of the
+    /// program's output once `len` are buffered (at most the host-side buffer) or the
+    /// output has ended. Ends as [`Output::Read`] (0 bytes at the end).
+    Vread { fd: u32, len: u64 },
+    /// `vread` by the process owning `fd`, on that process's own core (§5.3 runs one
+    /// process per program): waits as `Vread` (pipelined), then the copy occupies that
+    /// core, not the application thread's.
+    ProcessVread { fd: u32, len: u64 },
+    /// `vwrite(fd, data)` (timing fidelity: `len` bytes, `data` empty).
+    Vwrite { fd: u32, len: u64, data: Vec<u8> },
+    /// `vsync(fd)`: until the drive has processed every byte written so far.
+    Vsync { fd: u32 },
+    /// Host compute of `instructions` spread over every host core (OpenMP, perfect
+    /// scaling).
+    Compute { instructions: f64 },
+    /// The thread sleeps until `until` (a timer).
+    Sleep { until: SimTime },
+}
+
+/// What a call produced.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Output {
+    /// Bytes read: `n` (short or 0 at the end); `data` is empty in timing fidelity.
+    Read {
+        n: u64,
+        data: Vec<u8>,
+    },
+    /// A virtual file's stream drained at its close: the bytes the drive wrote.
+    Drained {
+        written_bytes: u64,
+    },
+    Done,
+}
+
+/// A call that ended.
+#[derive(Debug)]
+pub struct Completion {
+    pub op: OpId,
+    pub submitted: SimTime,
+    pub completed: SimTime,
+    pub result: Result<Output, InsiderError>,
+}
+
+/// A call in flight.
+pub(super) struct InFlight {
+    task: Task,
+    submitted: SimTime,
+    /// Resume only once this deadline has passed (every event due by it has happened).
+    until: Option<SimTime>,
+}
+
+/// How a task answers a resume.
+enum Step {
+    /// Waiting: for a deadline, or (`None`) for the machine's or file system's state.
+    Wait(Option<SimTime>),
+    Done(Output),
+}
+
+/// A file-system operation a task waits for, and what its answer updates.
+struct FsWait {
+    ticket: crate::devfs::FsTicket,
+    uid: u32,
+    path: String,
+    needed: &'static str,
+    then: Then,
+}
+
+enum Then {
+    Nothing,
+    /// A `Stat`: refreshes the in-core view of the inode.
+    Refresh,
+    /// An `Extents`: fills the view's extents.
+    Extents(Ino),
+}
+
+enum FsPoll {
+    /// No operation was pending.
+    Idle,
+    Waiting,
+    Reply(FsReply),
+}
+
+enum Task {
+    Pread(Box<Pread>),
+    PwriteDirect(Box<PwriteDirect>),
+    Vread {
+        fd: u32,
+        len: u64,
+        process: bool,
+        stage: VStage,
+        /// The bytes taken, until the copy into the caller's buffer is done.
+        data: Vec<u8>,
+    },
+    Vwrite {
+        fd: u32,
+        len: u64,
+        data: Vec<u8>,
+        at: u64,
+        stage: VStage,
+    },
+    Vsync {
+        fd: u32,
+        end: bool,
+        started: bool,
+    },
+    Delay {
+        until: Option<SimTime>,
+        instructions: f64,
+    },
+}
+
+#[derive(Clone, Copy)]
+enum VStage {
+    Start,
+    Wait { enough: u64, pipelined: bool },
+    Copy { n: u64 },
+    Chunks,
+}
+
+struct Pread {
+    fd: u32,
+    offset: u64,
+    len: u64,
+    stage: PStage,
+    fs: Option<FsWait>,
+    ino: Ino,
+    fh: Fh,
+    path: String,
+    /// The host model's operation, once started.
+    op: Option<HostOpId>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PStage {
+    Start,
+    Sync,
+    Size,
+    Extents,
+    Host,
+    End,
+}
+
+struct PwriteDirect {
+    fd: u32,
+    offset: u64,
+    len: u64,
+    stage: WStage,
+    fs: Option<FsWait>,
+    ino: Ino,
+    fh: Fh,
+    path: String,
+    allocated: u64,
+    extents: Vec<FileExtent>,
+    op: Option<HostOpId>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WStage {
+    Start,
+    View,
+    Allocate,
+    Refreshed,
+    View2,
+    Sync,
+    Start2,
+    Write,
+}
+
+impl Runtime {
+    // ---- the core's interface --------------------------------------------------------------
+
+    /// Submits `call` at `now`; it moves on as the loop runs ([`Runtime::step`]).
+    pub fn submit(&mut self, call: Call) -> Result<OpId, InsiderError> {
+        if self.ops.len() + self.completions.len() >= CALLS_MAX {
+            return Err(InsiderError::TooManyCalls { max: CALLS_MAX });
+        }
+        let task = match call {
+            Call::Pread { fd, offset, len } => Task::Pread(Box::new(Pread {
+                fd,
+                offset,
+                len,
+                stage: PStage::Start,
+                fs: None,
+                ino: Ino(0),
+                fh: Fh(0),
+                path: String::new(),
+                op: None,
+            })),
+            Call::PwriteDirect { fd, offset, len } => Task::PwriteDirect(Box::new(PwriteDirect {
+                fd,
+                offset,
+                len,
+                stage: WStage::Start,
+                fs: None,
+                ino: Ino(0),
+                fh: Fh(0),
+                path: String::new(),
+                allocated: 0,
+                extents: Vec::new(),
+                op: None,
+            })),
+            Call::Vread { fd, len } => Task::Vread {
+                fd,
+                len,
+                process: false,
+                stage: VStage::Start,
+                data: Vec::new(),
+            },
+            Call::ProcessVread { fd, len } => Task::Vread {
+                fd,
+                len,
+                process: true,
+                stage: VStage::Start,
+                data: Vec::new(),
+            },
+            Call::Vwrite { fd, len, data } => {
+                assert!(data.is_empty() || data.len() as u64 == len);
+                Task::Vwrite {
+                    fd,
+                    len,
+                    data,
+                    at: 0,
+                    stage: VStage::Start,
+                }
+            }
+            Call::Vsync { fd } => Task::Vsync {
+                fd,
+                end: false,
+                started: false,
+            },
+            Call::Compute { instructions } => Task::Delay {
+                until: None,
+                instructions,
+            },
+            Call::Sleep { until } => Task::Delay {
+                until: Some(until),
+                instructions: 0.0,
+            },
+        };
+        Ok(self.insert(task))
+    }
+
+    /// The stream's drain at `vclose` of a virtual write (its last bytes are pushed).
+    pub(super) fn submit_drain(&mut self, fd: u32) -> OpId {
+        self.insert(Task::Vsync {
+            fd,
+            end: true,
+            started: false,
+        })
+    }
+
+    fn insert(&mut self, task: Task) -> OpId {
+        let id = self.next_op;
+        self.next_op += 1;
+        self.ops.insert(
+            id,
+            InFlight {
+                task,
+                submitted: self.m.now(),
+                until: None,
+            },
+        );
+        OpId(id)
+    }
+
+    /// Calls submitted and not yet ended.
+    pub fn in_flight(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Moves the calls that ended since the last take into `out`, in the order they ended.
+    pub fn take_completions(&mut self, out: &mut Vec<Completion>) {
+        out.append(&mut self.completions);
+    }
+
+    /// One turn of the loop: resumes every call that can move, processes the next event
+    /// (or moves the clock to the next due deadline), resumes again. False when nothing
+    /// happened (no call ended) and nothing is left to happen (no event, no deadline).
+    pub fn step(&mut self) -> Result<bool, InsiderError> {
+        let ended = self.resume_all()?;
+        let moved = self.turn()?;
+        let ended_after = self.resume_all()?;
+        Ok(ended || moved || ended_after)
+    }
+
+    /// Blocking layer: submits `call` and runs the loop until it ends (every other call
+    /// goes on meanwhile; their completions wait to be taken).
+    pub fn call(&mut self, call: Call) -> Result<Output, InsiderError> {
+        let id = self.submit(call)?;
+        self.run_to_completion(id)
+    }
+
+    /// Blocking layer: runs the loop until call `id` ends; returns its result.
+    pub fn run_to_completion(&mut self, id: OpId) -> Result<Output, InsiderError> {
+        let mut found = None;
+        self.drive_until(|rt| {
+            if let Some(i) = rt.completions.iter().position(|c| c.op == id) {
+                found = Some(rt.completions.remove(i));
+            }
+            found.is_some()
+        })?;
+        found.expect("ended").result
+    }
+
+    /// Runs the loop (every call in flight moving) until `done` holds.
+    pub(super) fn drive_until(
+        &mut self,
+        mut done: impl FnMut(&mut Runtime) -> bool,
+    ) -> Result<(), InsiderError> {
+        loop {
+            self.resume_all()?;
+            if done(self) {
+                return Ok(());
+            }
+            if !self.turn()? {
+                return Err(InsiderError::Device(
+                    "the simulation stalled: nothing left to happen".into(),
+                ));
+            }
+        }
+    }
+
+    /// The next event, or the clock moved to the earliest due deadline of a call or of the
+    /// file system's timer.
+    fn turn(&mut self) -> Result<bool, InsiderError> {
+        let deadline = self
+            .ops
+            .values()
+            .filter_map(|o| o.until)
+            .chain(self.fs.deadline())
+            .min();
+        match (self.m.next_event_at(), deadline) {
+            (Some(e), Some(d)) if d < e => self.m.advance_to(d),
+            (Some(_), _) => {
+                self.m.step()?;
+            }
+            (None, Some(d)) => self.m.advance_to(d),
+            (None, None) => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Every event due by `t` has happened and the clock stands at `t` or later.
+    fn reached(&self, t: SimTime) -> bool {
+        self.m.now() >= t && self.m.next_event_at().is_none_or(|e| e > t)
+    }
+
+    /// Resumes, in submission order, every call not waiting for a deadline still to come,
+    /// until none ends; whether any ended.
+    fn resume_all(&mut self) -> Result<bool, InsiderError> {
+        let mut any = false;
+        loop {
+            self.fs.pump(&mut self.m);
+            let mut ended = false;
+            let ids: Vec<u64> = self.ops.keys().copied().collect();
+            for id in ids {
+                let mut op = self.ops.remove(&id).expect("listed");
+                if let Some(t) = op.until {
+                    if !self.reached(t) {
+                        self.ops.insert(id, op);
+                        continue;
+                    }
+                    op.until = None;
+                }
+                let step = self.resume(&mut op.task);
+                self.fs.pump(&mut self.m);
+                let result = match step {
+                    Ok(Step::Wait(until)) => {
+                        op.until = until;
+                        self.ops.insert(id, op);
+                        continue;
+                    }
+                    Ok(Step::Done(out)) => Ok(out),
+                    Err(e) => Err(e),
+                };
+                self.completions.push(Completion {
+                    op: OpId(id),
+                    submitted: op.submitted,
+                    completed: self.m.now(),
+                    result,
+                });
+                ended = true;
+            }
+            if !ended {
+                return Ok(any);
+            }
+            any = true;
+        }
+    }
+
+    fn resume(&mut self, task: &mut Task) -> Result<Step, InsiderError> {
+        match task {
+            Task::Pread(t) => self.resume_pread(t),
+            Task::PwriteDirect(t) => self.resume_pwrite_direct(t),
+            Task::Vread {
+                fd,
+                len,
+                process,
+                stage,
+                data,
+            } => self.resume_vread(*fd, *len, *process, stage, data),
+            Task::Vwrite {
+                fd,
+                len,
+                data,
+                at,
+                stage,
+            } => self.resume_vwrite(*fd, *len, data, at, stage),
+            Task::Vsync { fd, end, started } => {
+                if !*started {
+                    self.virt(*fd)?;
+                    *started = true;
+                }
+                if !Self::write_idle(&self.m, *fd, *end) {
+                    return Ok(Step::Wait(None));
+                }
+                self.fault(*fd)?;
+                Ok(Step::Done(if *end {
+                    Output::Drained {
+                        written_bytes: self.m.stream(*fd).expect("open").written_bytes,
+                    }
+                } else {
+                    Output::Done
+                }))
+            }
+            Task::Delay {
+                until,
+                instructions,
+            } => match until {
+                Some(t) if self.reached(*t) => Ok(Step::Done(Output::Done)),
+                Some(t) => Ok(Step::Wait(Some(*t))),
+                None => {
+                    let per_core = *instructions / f64::from(self.cfg.host_cores);
+                    let t = self.m.now() + self.cfg.host_core().duration(per_core);
+                    *until = Some(t);
+                    Ok(Step::Wait(Some(t)))
+                }
+            },
+        }
+    }
+
+    // ---- shared pieces ---------------------------------------------------------------------
+
+    /// Starts a file-system operation as `uid` (its error named after `path`, `needed`).
+    fn fs_start(
+        &mut self,
+        uid: u32,
+        op: FsOp,
+        path: &str,
+        needed: &'static str,
+        then: Then,
+    ) -> Result<FsWait, InsiderError> {
+        let caller = self.caller(uid)?;
+        let ticket = self.fs.submit(&mut self.m, caller, op);
+        Ok(FsWait {
+            ticket,
+            uid,
+            path: path.to_string(),
+            needed,
+            then,
+        })
+    }
+
+    fn fs_poll(&mut self, slot: &mut Option<FsWait>) -> Result<FsPoll, InsiderError> {
+        let Some(w) = slot.as_ref() else {
+            return Ok(FsPoll::Idle);
+        };
+        let Some(r) = self.fs.take(w.ticket) else {
+            return Ok(FsPoll::Waiting);
+        };
+        let w = slot.take().expect("checked");
+        let reply = r.map_err(|e| self.fs_error(e, w.uid, &w.path, w.needed))?;
+        match (&w.then, &reply) {
+            (Then::Refresh, FsReply::Stat(st)) => {
+                self.views.insert(
+                    st.ino,
+                    FileView {
+                        size_bytes: st.size_bytes,
+                        append_only: st.append_only,
+                        extents: None,
+                    },
+                );
+            }
+            (Then::Extents(ino), FsReply::Extents(e)) => {
+                if let Some(v) = self.views.get_mut(ino) {
+                    v.extents = Some(e.clone());
+                }
+            }
+            (Then::Nothing, _) => {}
+            (_, r) => unreachable!("a view refresh answered {r:?}"),
+        }
+        Ok(FsPoll::Reply(reply))
+    }
+
+    /// The file-system operation the in-core view of `ino` still needs (its inode, then its
+    /// extents), started; `None` when the view is complete.
+    fn view_need(&mut self, ino: Ino, fh: Fh, path: &str) -> Result<Option<FsWait>, InsiderError> {
+        match self.views.get(&ino) {
+            None => Ok(Some(self.fs_start(
+                ROOT_UID,
+                FsOp::Stat(path.into()),
+                path,
+                "search",
+                Then::Refresh,
+            )?)),
+            Some(v) if v.extents.is_none() => Ok(Some(self.fs_start(
+                ROOT_UID,
+                FsOp::Extents(fh),
+                path,
+                "read",
+                Then::Extents(ino),
+            )?)),
+            Some(_) => Ok(None),
+        }
+    }
+
+    /// The `Fsync` that makes the file system write what it holds dirty for `ino`, started
+    /// (`None` when it holds nothing).
+    fn sync_need(&mut self, ino: Ino, fh: Fh, path: &str) -> Result<Option<FsWait>, InsiderError> {
+        if !self.fs_dirty.remove(&ino) {
+            return Ok(None);
+        }
+        Ok(Some(self.fs_start(
+            ROOT_UID,
+            FsOp::Fsync(fh),
+            path,
+            "write",
+            Then::Nothing,
+        )?))
+    }
+
+    /// Work on the application thread's own core (the runtime's copies): when it is done.
+    fn host_thread_done(&mut self, ns: u64) -> SimTime {
+        self.host_cpu.serve(self.m.now(), SimDuration::from_ns(ns))
+    }
+
+    /// Declares `ino`'s `extents` to the host model (or its new layout): its id there.
+    fn host_file(
+        &mut self,
+        ino: Ino,
+        extents: &[FileExtent],
+        path: &str,
+    ) -> Result<FileId, InsiderError> {
+        let mut runs: Vec<HostExtent> = Vec::new();
+        let mut at = 0;
+        for e in extents {
+            if e.file_offset_bytes != at {
+                return Err(InsiderError::OutOfFile {
+                    path: path.into(),
+                    range: format!("{at}+{} (not allocated)", e.file_offset_bytes - at),
+                    size_bytes: extents.iter().map(|e| e.len_bytes).sum(),
+                });
+            }
+            at += e.len_bytes;
+            match runs.last_mut() {
+                Some(r) if r.dev_offset + r.len == e.device_offset_bytes => r.len += e.len_bytes,
+                _ => runs.push(HostExtent {
+                    dev_offset: e.device_offset_bytes,
+                    len: e.len_bytes,
+                }),
+            }
+        }
+        let host_err = |e: nearflash_host::HostError| InsiderError::Device(format!("host: {e}"));
+        match self.host_files.get_mut(&ino) {
+            Some(f) if f.extents == runs => Ok(f.id),
+            Some(f) => {
+                self.m
+                    .host_set_extents(f.id, runs.clone())
+                    .map_err(host_err)?;
+                f.extents = runs;
+                Ok(f.id)
+            }
+            None => {
+                let id = self.m.host_add_file(runs.clone()).map_err(host_err)?;
+                self.host_files.insert(ino, HostFile { id, extents: runs });
+                Ok(id)
+            }
+        }
+    }
+
+    /// The host operation `op`, once it ended: `Some(Ok)` or its error.
+    fn host_poll(&mut self, op: HostOpId) -> Option<Result<(), InsiderError>> {
+        let c = self.m.host_done(op)?;
+        Some(
+            c.result
+                .map_err(|e| InsiderError::Device(format!("host: {e}"))),
+        )
+    }
+
+    /// Functional fidelity: bytes `offset .. offset + len` of host file `file` (with
+    /// `extents`), from the pages the firmware path read for the host.
+    fn host_bytes(&mut self, ino: Ino, offset: u64, len: u64) -> Vec<u8> {
+        let b = PAGE_BYTES;
+        let mut out = Vec::with_capacity(len as usize);
+        let extents = &self.host_files[&ino].extents;
+        let port = self.m.host().device();
+        for p in offset / b..(offset + len).div_ceil(b) {
+            let dev = dev_of(extents, p * b);
+            let page = port
+                .page(dev)
+                .expect("the host read or holds every page it copied");
+            let s = (offset.max(p * b) - p * b) as usize;
+            let e = ((offset + len).min((p + 1) * b) - p * b) as usize;
+            out.extend_from_slice(&page[s..e]);
+        }
+        // Keep the port's bytes to the pages the host still caches (amortized: when it
+        // holds twice as many).
+        let cache = self.m.host().cache();
+        if port.pages_held() as u64 > 2 * cache.bytes() / b {
+            let mut keep = BTreeSet::new();
+            for f in self.host_files.values() {
+                for key in cache.cached_in(f.id.0, 0, u64::MAX) {
+                    keep.insert(dev_of(&f.extents, key.index * b));
+                }
+            }
+            self.m.host_port_mut().retain_pages(|d| keep.contains(&d));
+        }
+        out
+    }
+
+    // ---- pread -------------------------------------------------------------------------------
+
+    fn resume_pread(&mut self, t: &mut Pread) -> Result<Step, InsiderError> {
+        loop {
+            if let FsPoll::Waiting = self.fs_poll(&mut t.fs)? {
+                return Ok(Step::Wait(None));
+            }
+            match t.stage {
+                PStage::Start => {
+                    let r = self.real(t.fd)?;
+                    (t.ino, t.fh, t.path) = (r.ino, r.fh, r.path.clone());
+                    t.stage = PStage::Sync;
+                    t.fs = self.sync_need(t.ino, t.fh, &t.path.clone())?;
+                }
+                PStage::Sync => {
+                    t.stage = PStage::Size;
+                    if !self.views.contains_key(&t.ino) {
+                        let path = t.path.clone();
+                        t.fs = Some(self.fs_start(
+                            ROOT_UID,
+                            FsOp::Stat(path.clone()),
+                            &path,
+                            "search",
+                            Then::Refresh,
+                        )?);
+                    }
+                }
+                PStage::Size => {
+                    let size = self.views[&t.ino].size_bytes;
+                    t.len = t.len.min(size.saturating_sub(t.offset));
+                    if t.len == 0 {
+                        let done = self.host_thread_done(self.host.syscall_ns);
+                        t.stage = PStage::End;
+                        return Ok(Step::Wait(Some(done)));
+                    }
+                    t.stage = PStage::Extents;
+                }
+                PStage::Extents => {
+                    let path = t.path.clone();
+                    if let Some(w) = self.view_need(t.ino, t.fh, &path)? {
+                        t.fs = Some(w);
+                        continue;
+                    }
+                    let extents = self.views[&t.ino].extents.clone().expect("fetched");
+                    let file = self.host_file(t.ino, &extents, &path)?;
+                    let op = self
+                        .m
+                        .host_io(false, file, t.offset, t.len, OpFlags::default())
+                        .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
+                    t.op = Some(op);
+                    t.stage = PStage::Host;
+                }
+                PStage::Host => {
+                    let Some(r) = self.host_poll(t.op.expect("started")) else {
+                        return Ok(Step::Wait(None));
+                    };
+                    r?;
+                    t.stage = PStage::End;
+                }
+                PStage::End => {
+                    let data = if self.is_functional() && t.len > 0 {
+                        self.host_bytes(t.ino, t.offset, t.len)
+                    } else {
+                        Vec::new()
+                    };
+                    return Ok(Step::Done(Output::Read { n: t.len, data }));
+                }
+            }
+        }
+    }
+
+    // ---- pwrite (O_DIRECT) -------------------------------------------------------------------
+
+    fn resume_pwrite_direct(&mut self, t: &mut PwriteDirect) -> Result<Step, InsiderError> {
+        loop {
+            let polled = if t.stage == WStage::Allocate {
+                self.fs_poll_nospace(t)?
+            } else {
+                self.fs_poll(&mut t.fs)?
+            };
+            let reply = match polled {
+                FsPoll::Waiting => return Ok(Step::Wait(None)),
+                FsPoll::Reply(r) => Some(r),
+                FsPoll::Idle => None,
+            };
+            let path = t.path.clone();
+            match t.stage {
+                WStage::Start => {
+                    (t.ino, t.fh, t.path) = self.writable(t.fd)?;
+                    t.stage = WStage::View;
+                }
+                WStage::View | WStage::View2 => {
+                    if let Some(w) = self.view_need(t.ino, t.fh, &path)? {
+                        t.fs = Some(w);
+                        continue;
+                    }
+                    let v = &self.views[&t.ino];
+                    t.extents = v.extents.clone().expect("fetched");
+                    if t.stage == WStage::View2 {
+                        t.stage = WStage::Sync;
+                        continue;
+                    }
+                    if v.append_only && t.offset != v.size_bytes {
+                        return Err(InsiderError::AppendOnly { path });
+                    }
+                    t.stage = if t.offset + t.len > v.size_bytes {
+                        WStage::Allocate
+                    } else {
+                        WStage::Sync
+                    };
+                }
+                WStage::Allocate => {
+                    match reply {
+                        Some(FsReply::Written(n)) => t.allocated += n,
+                        Some(r) => unreachable!("fallocate answered {r:?}"),
+                        None => {}
+                    }
+                    if t.allocated < t.len {
+                        let op = FsOp::Fallocate {
+                            fh: t.fh,
+                            offset_bytes: t.offset + t.allocated,
+                            len_bytes: t.len - t.allocated,
+                        };
+                        let w = self.fs_start(ROOT_UID, op, &path, "write", Then::Nothing)?;
+                        t.fs = Some(w);
+                        continue;
+                    }
+                    // A partial last block may have had its stale tail zeroed in the file
+                    // system's cache.
+                    self.fs_dirty.insert(t.ino);
+                    t.fs = Some(self.fs_start(
+                        ROOT_UID,
+                        FsOp::Stat(path.clone()),
+                        &path,
+                        "search",
+                        Then::Refresh,
+                    )?);
+                    t.stage = WStage::Refreshed;
+                }
+                WStage::Refreshed => t.stage = WStage::View2,
+                WStage::Sync => {
+                    t.stage = WStage::Start2;
+                    t.fs = self.sync_need(t.ino, t.fh, &path)?;
+                }
+                WStage::Start2 => {
+                    // O_DIRECT moves whole sectors (the extents are whole blocks); the host
+                    // writes back and drops its cached pages of the range first.
+                    map_extents(&t.extents, &path, t.offset, t.len)?;
+                    let file = self.host_file(t.ino, &t.extents, &path)?;
+                    let a = t.offset / SECTOR_BYTES * SECTOR_BYTES;
+                    let e = (t.offset + t.len).div_ceil(SECTOR_BYTES) * SECTOR_BYTES;
+                    let direct = OpFlags { direct: true };
+                    let op = self
+                        .m
+                        .host_io(true, file, a, e - a, direct)
+                        .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
+                    t.op = Some(op);
+                    t.stage = WStage::Write;
+                }
+                WStage::Write => {
+                    return Ok(match self.host_poll(t.op.expect("started")) {
+                        Some(r) => r.map(|()| Step::Done(Output::Done))?,
+                        None => Step::Wait(None),
+                    });
+                }
+            }
+        }
+    }
+
+    /// `fs_poll` for a fallocate: no space is the caller's `NoSpace` for what is left.
+    fn fs_poll_nospace(&mut self, t: &mut PwriteDirect) -> Result<FsPoll, InsiderError> {
+        let needed_bytes = t.len - t.allocated;
+        match self.fs_poll(&mut t.fs) {
+            Err(InsiderError::Fs(FsError::NoSpace(_))) => {
+                Err(InsiderError::NoSpace { needed_bytes })
+            }
+            r => r,
+        }
+    }
+
+    // ---- virtual files ---------------------------------------------------------------------
+
+    fn resume_vread(
+        &mut self,
+        fd: u32,
+        len: u64,
+        process: bool,
+        stage: &mut VStage,
+        out: &mut Vec<u8>,
+    ) -> Result<Step, InsiderError> {
+        loop {
+            match *stage {
+                VStage::Start => {
+                    let v = self.virt(fd)?;
+                    if v.dir != Direction::Read {
+                        return Err(InsiderError::WrongMode {
+                            fd,
+                            mode: Direction::Write.name(),
+                            op: "vread",
+                        });
+                    }
+                    if process {
+                        self.fault(fd)?;
+                    }
+                    self.m.arm(fd);
+                    let pipelined = process || self.m.stream(fd).expect("open").pipelined;
+                    if !pipelined {
+                        self.m.want(fd, len);
+                    }
+                    // A vread larger than the host-side buffers returns what they hold when
+                    // full.
+                    let enough = if pipelined {
+                        len.min(self.cfg.host_buffer_bytes)
+                    } else {
+                        len
+                    };
+                    *stage = VStage::Wait { enough, pipelined };
+                }
+                VStage::Wait { enough, pipelined } => {
+                    let s = self
+                        .m
+                        .stream(fd)
+                        .ok_or(InsiderError::BadDescriptor { fd })?;
+                    if !(s.host_buf_bytes >= enough || s.output_complete()) {
+                        return Ok(Step::Wait(None));
+                    }
+                    if !pipelined {
+                        self.m.want(fd, 0);
+                    }
+                    self.fault(fd)?;
+                    let (n, data) = self.m.take(fd, len);
+                    // The runtime copies from its DMA buffer into the caller's buffer.
+                    let ns = self.host.copy_ns(n);
+                    let done = if process {
+                        let now = self.m.now();
+                        self.process_cpu
+                            .entry(fd)
+                            .or_default()
+                            .serve(now, SimDuration::from_ns(ns))
+                    } else {
+                        self.host_thread_done(ns)
+                    };
+                    *out = data;
+                    *stage = VStage::Copy { n };
+                    return Ok(Step::Wait(Some(done)));
+                }
+                VStage::Copy { n } => {
+                    let data = std::mem::take(out);
+                    return Ok(Step::Done(Output::Read { n, data }));
+                }
+                VStage::Chunks => unreachable!("a vread has no chunks"),
+            }
+        }
+    }
+
+    fn resume_vwrite(
+        &mut self,
+        fd: u32,
+        len: u64,
+        data: &mut Vec<u8>,
+        at: &mut u64,
+        stage: &mut VStage,
+    ) -> Result<Step, InsiderError> {
+        if let VStage::Start = stage {
+            let v = self.virt(fd)?;
+            if v.dir != Direction::Write {
+                return Err(InsiderError::WrongMode {
+                    fd,
+                    mode: Direction::Read.name(),
+                    op: "vwrite",
+                });
+            }
+            self.fault(fd)?;
+            self.m.arm(fd);
+            let done = self.host_thread_done(self.host.copy_ns(len));
+            *stage = VStage::Chunks;
+            return Ok(Step::Wait(Some(done)));
+        }
+        let c = self.cfg.credit_request_bytes;
+        let window = c * u64::from(self.cfg.credits_initial);
+        while *at < len {
+            let n = c.min(len - *at);
+            let s = self
+                .m
+                .stream(fd)
+                .ok_or(InsiderError::BadDescriptor { fd })?;
+            let room = s.fault.is_some()
+                || s.h2d_inflight_bytes + s.fifo.iter().map(|c| c.bytes).sum::<u64>() + n <= window;
+            if !room {
+                return Ok(Step::Wait(None));
+            }
+            self.fault(fd)?;
+            let chunk = if data.is_empty() {
+                Vec::new()
+            } else {
+                data[*at as usize..(*at + n) as usize].to_vec()
+            };
+            self.m.push_write(fd, n, chunk, false);
+            *at += n;
+        }
+        data.clear();
+        Ok(Step::Done(Output::Done))
+    }
+
+    /// `write_idle` for the core (the machine's view of a virtual write's stream).
+    pub(super) fn write_idle(m: &Machine, fd: u32, ended: bool) -> bool {
+        let Some(s) = m.stream(fd) else {
+            return true;
+        };
+        s.fault.is_some()
+            || (s.h2d.is_empty()
+                && s.fifo.is_empty()
+                && !s.slot_busy
+                && s.writes_inflight == 0
+                && (!ended || s.program_ended))
+    }
+}
+
+/// The device offset of file byte `offset` (within `extents`).
+fn dev_of(extents: &[HostExtent], mut offset: u64) -> u64 {
+    for e in extents {
+        if offset < e.len {
+            return e.dev_offset + offset;
+        }
+        offset -= e.len;
+    }
+    unreachable!("an offset inside the file's extents")
+}
