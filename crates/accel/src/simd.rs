@@ -35,7 +35,7 @@ use crate::ssd::{FileOp, Ssd};
 use crate::workload::instances;
 use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
-use nearflash_host::{FileId, HostConfig, PageCacheConfig, PAGE_BYTES};
+use nearflash_host::{FileId, HostConfig, PAGE_BYTES};
 use nearflash_kernels::{build, Access, Dataset, KernelDesc, ScreenPlan};
 use nearflash_nvme::NvmeConfig;
 use nearflash_sim::{SimDuration, SimTime};
@@ -45,8 +45,6 @@ use std::collections::BTreeMap;
 pub struct SimdSpec<'a> {
     pub accel: &'a AccelConfig,
     pub host: &'a HostConfig,
-    /// The host's page cache and cores.
-    pub page_cache: &'a PageCacheConfig,
     /// The SSD's NVMe front end and PCIe link.
     pub ssd_nvme: &'a NvmeConfig,
     pub ssd_flash: &'a FlashConfig,
@@ -137,7 +135,6 @@ impl<'a> Simd<'a> {
                 spec.ssd_ftl,
                 spec.ssd_nvme,
                 spec.host,
-                spec.page_cache,
                 spec.seed,
             )?,
             seed: spec.seed,

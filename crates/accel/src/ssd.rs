@@ -21,7 +21,7 @@ use nearflash_flash::{FlashConfig, NoStore};
 use nearflash_ftl::{Device, Event, FtlConfig};
 use nearflash_host::{
     Extent, FileId, Host, HostCompletion, HostConfig, HostEvent, HostStats, OpFlags, OpId,
-    PageCacheConfig, PAGE_BYTES,
+    PAGE_BYTES,
 };
 use nearflash_nvme::{Nvme, NvmeConfig, NvmeEvent, NvmeStats};
 use nearflash_sim::{Progress, Schedule, Sim, SimTime, Watchdog};
@@ -63,7 +63,6 @@ impl Ssd {
         ftl: &FtlConfig,
         nvme: &NvmeConfig,
         host: &HostConfig,
-        page_cache: &PageCacheConfig,
         seed: u64,
     ) -> Result<Ssd, AccelError> {
         let mut sim = Sim::new(seed);
@@ -75,7 +74,7 @@ impl Ssd {
         )
         .map_err(|e| AccelError::Device(format!("SSD: {e}")))?;
         let drive = Nvme::new(nvme.clone(), dev)?;
-        let host = Host::new(host.clone(), page_cache.clone(), drive)?;
+        let host = Host::new(host.clone(), drive)?;
         Ok(Ssd {
             sim,
             host,
@@ -222,6 +221,7 @@ impl Ssd {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nearflash_host::PageCacheConfig;
 
     const KIB: u64 = 1 << 10;
     const MIB: u64 = 1 << 20;
@@ -240,8 +240,11 @@ mod tests {
     /// The preset's SSD with `file_bytes` written at device offset 0 and declared as a file.
     fn ssd_with_file(page_cache: &PageCacheConfig, file_bytes: u64) -> (Ssd, FileId) {
         let (host, flash, ftl) = preset();
-        let mut ssd =
-            Ssd::format(&flash, &ftl, &NvmeConfig::default(), &host, page_cache, 1).unwrap();
+        let host = HostConfig {
+            page_cache: page_cache.clone(),
+            ..host
+        };
+        let mut ssd = Ssd::format(&flash, &ftl, &NvmeConfig::default(), &host, 1).unwrap();
         ssd.preload(&[(0, file_bytes)], host.io_request_bytes)
             .unwrap();
         let file = ssd.add_file(0, file_bytes).unwrap();

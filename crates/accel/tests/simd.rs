@@ -6,8 +6,8 @@
 mod common;
 
 use nearflash_accel::{
-    run_simd, run_workload, AccelConfig, HostConfig, NvmeConfig, PageCacheConfig, RunReport,
-    RunSpec, SchedulerKind, SimdSpec,
+    run_simd, run_workload, AccelConfig, HostConfig, NvmeConfig, RunReport, RunSpec, SchedulerKind,
+    SimdSpec,
 };
 use nearflash_kernels::{Dataset, KERNELS};
 
@@ -16,7 +16,6 @@ fn simd_run(accel: &AccelConfig, host: &HostConfig, workload: &str, seed: u64) -
     let spec = SimdSpec {
         accel,
         host,
-        page_cache: &PageCacheConfig::default(),
         ssd_nvme: &NvmeConfig::default(),
         ssd_flash: &flash,
         ssd_ftl: &ftl,
@@ -227,7 +226,6 @@ fn zero_powers_are_named() {
         let spec = SimdSpec {
             accel: a,
             host: h,
-            page_cache: &PageCacheConfig::default(),
             ssd_nvme: &NvmeConfig::default(),
             ssd_flash: &flash,
             ssd_ftl: &ftl,
@@ -267,7 +265,6 @@ fn paper_atax_reads_at_the_read_ahead_rate() {
     let spec = SimdSpec {
         accel: &accel,
         host: &host,
-        page_cache: &PageCacheConfig::default(),
         ssd_nvme: &NvmeConfig::default(),
         ssd_flash: &flash,
         ssd_ftl: &ftl,

@@ -7,6 +7,7 @@
 //! (Moved here from `crates/accel/src/host.rs`: the host is shared by every system.)
 
 use crate::error::HostError;
+use crate::machine::PageCacheConfig;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -46,6 +47,8 @@ pub struct HostConfig {
     pub ssd_active_power_w: f64,
     /// Intel SSD 750 product specification: idle power 4 W (ARK "Power - Idle").
     pub ssd_idle_power_w: f64,
+    /// The page cache and the cores that serve the stack (`[host.page_cache]`).
+    pub page_cache: PageCacheConfig,
 }
 
 impl Default for HostConfig {
@@ -63,6 +66,7 @@ impl Default for HostConfig {
             dram_idle_power_w: 4.0,
             ssd_active_power_w: 22.0,
             ssd_idle_power_w: 4.0,
+            page_cache: PageCacheConfig::default(),
         }
     }
 }
@@ -120,6 +124,7 @@ impl HostConfig {
                 ));
             }
         }
+        self.page_cache.validate(self)?;
         Ok(())
     }
 

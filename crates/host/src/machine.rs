@@ -61,6 +61,8 @@ impl Default for PageCacheConfig {
 }
 
 impl PageCacheConfig {
+    /// Checks the values against each other and the host's request size (called by
+    /// [`HostConfig::validate`]).
     pub fn validate(&self, host: &HostConfig) -> Result<(), HostError> {
         let err = |field: &'static str, reason: String| HostError::Config { field, reason };
         if !host.io_request_bytes.is_multiple_of(PAGE_BYTES) {
@@ -74,7 +76,7 @@ impl PageCacheConfig {
             || self.capacity_bytes < 4 * (host.io_request_bytes + self.read_ahead_bytes)
         {
             return Err(err(
-                "capacity_bytes",
+                "page_cache.capacity_bytes",
                 format!(
                     "must be a multiple of {PAGE_BYTES} and at least 4 × (io_request_bytes + read_ahead_bytes) = {}, got {}",
                     4 * (host.io_request_bytes + self.read_ahead_bytes),
@@ -84,23 +86,26 @@ impl PageCacheConfig {
         }
         if !self.read_ahead_bytes.is_multiple_of(PAGE_BYTES) {
             return Err(err(
-                "read_ahead_bytes",
+                "page_cache.read_ahead_bytes",
                 format!("must be a multiple of {PAGE_BYTES}"),
             ));
         }
         if !(1..=100).contains(&self.dirty_ratio_percent) {
-            return Err(err("dirty_ratio_percent", "must be 1..=100".into()));
+            return Err(err(
+                "page_cache.dirty_ratio_percent",
+                "must be 1..=100".into(),
+            ));
         }
         if self.dirty_background_ratio_percent == 0
             || self.dirty_background_ratio_percent > self.dirty_ratio_percent
         {
             return Err(err(
-                "dirty_background_ratio_percent",
+                "page_cache.dirty_background_ratio_percent",
                 "must be at least 1 and at most dirty_ratio_percent".into(),
             ));
         }
         if self.cores == 0 {
-            return Err(err("cores", "must be at least 1".into()));
+            return Err(err("page_cache.cores", "must be at least 1".into()));
         }
         Ok(())
     }
@@ -285,9 +290,9 @@ pub struct Host<D> {
 }
 
 impl<D: BlockDevice> Host<D> {
-    pub fn new(cfg: HostConfig, cache_cfg: PageCacheConfig, dev: D) -> Result<Self, HostError> {
+    pub fn new(cfg: HostConfig, dev: D) -> Result<Self, HostError> {
         cfg.validate()?;
-        cache_cfg.validate(&cfg)?;
+        let cache_cfg = cfg.page_cache.clone();
         if dev.is_functional() {
             return Err(HostError::FunctionalDevice);
         }

@@ -16,6 +16,14 @@ const CACHE_BYTES: u64 = 4 * MIB;
 type Dev = Nvme<FixedDevice>;
 type Ev = HostEvent<NvmeEvent<FixedDone>>;
 
+/// The default host with page cache `cache`.
+fn with_cache(cache: PageCacheConfig) -> HostConfig {
+    HostConfig {
+        page_cache: cache,
+        ..HostConfig::default()
+    }
+}
+
 fn cache_cfg() -> PageCacheConfig {
     PageCacheConfig {
         capacity_bytes: CACHE_BYTES,
@@ -29,7 +37,7 @@ fn host() -> (Sim<Ev>, Host<Dev>, FileId) {
 
 fn host_over(dev: FixedDevice) -> (Sim<Ev>, Host<Dev>, FileId) {
     let nvme = Nvme::new(NvmeConfig::default(), dev).unwrap();
-    let mut host = Host::new(HostConfig::default(), cache_cfg(), nvme).unwrap();
+    let mut host = Host::new(with_cache(cache_cfg()), nvme).unwrap();
     // A 40 MiB file in two extents (ten times the cache).
     let file = host
         .add_file(vec![
@@ -274,8 +282,8 @@ fn bad_operations_are_named_errors() {
         ..PageCacheConfig::default()
     };
     let dev = Nvme::new(NvmeConfig::default(), FixedDevice::new(1 << 20, 1, 1)).unwrap();
-    let e = Host::new(HostConfig::default(), small, dev).err().unwrap();
-    assert!(e.to_string().contains("host.capacity_bytes"));
+    let e = Host::new(with_cache(small), dev).err().unwrap();
+    assert!(e.to_string().contains("host.page_cache.capacity_bytes"));
     assert_eq!(sim.now(), SimTime::ZERO);
 }
 
@@ -301,7 +309,7 @@ mod over_the_ftl {
             capacity_bytes: MIB,
             ..PageCacheConfig::default()
         };
-        let mut host = Host::new(HostConfig::default(), cfg, nvme).unwrap();
+        let mut host = Host::new(with_cache(cfg), nvme).unwrap();
         let file = host
             .add_file(vec![Extent {
                 dev_offset: 0,

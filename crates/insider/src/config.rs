@@ -250,6 +250,10 @@ pub fn insider_host() -> nearflash_host::HostConfig {
     nearflash_host::HostConfig {
         copy_ns_per_4kib: 400,
         copies_per_direction: 1,
+        page_cache: nearflash_host::PageCacheConfig {
+            cores: 32,
+            ..nearflash_host::PageCacheConfig::default()
+        },
         ..nearflash_host::HostConfig::default()
     }
 }

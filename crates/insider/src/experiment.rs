@@ -116,7 +116,6 @@ pub fn run_app_on(
     let mut rt = Runtime::new(&MachineSpec {
         insider: &cfg,
         host,
-        page_cache: &nearflash_host::PageCacheConfig::default(),
         flash,
         functional: false,
         seed,

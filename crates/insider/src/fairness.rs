@@ -118,7 +118,6 @@ pub fn run_fairness(
     let mut rt = Runtime::new(&MachineSpec {
         insider: cfg,
         host,
-        page_cache: &nearflash_host::PageCacheConfig::default(),
         flash: None,
         functional: false,
         seed,

@@ -37,7 +37,7 @@ use nearflash_blockdev::IoError;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Event, SECTOR_BYTES};
 use nearflash_host::{
     Extent as HostExtent, FileId, Host, HostCompletion, HostConfig, HostError, HostEvent, OpFlags,
-    OpId as HostOpId, PageCacheConfig,
+    OpId as HostOpId,
 };
 use nearflash_hw::server::{transfer, FifoServer};
 use nearflash_nvme::NvmeConfig;
@@ -195,13 +195,12 @@ impl Machine {
     pub fn new(
         cfg: &InsiderConfig,
         host: &HostConfig,
-        page_cache: &PageCacheConfig,
         backing: Backing,
         sim: Sim<MachineEvent>,
     ) -> Result<Machine, InsiderError> {
         let now = sim.now();
         let port = FirmwarePort::new(backing.capacity_bytes());
-        let host = Host::new(host.clone(), page_cache.clone(), port)
+        let host = Host::new(host.clone(), port)
             .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
         Ok(Machine {
             sim,

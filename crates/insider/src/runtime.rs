@@ -39,7 +39,7 @@ use crate::stream::{Direction, Extent, ProgramRun, Stream};
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_fs::{Caller, Fh, FileExtent, FsError, FsOp, FsReply, Ino, OpenFlags, Stat};
 use nearflash_ftl::{Device, FtlConfig};
-use nearflash_host::{Extent as HostExtent, FileId, HostConfig, PageCacheConfig, PAGE_BYTES};
+use nearflash_host::{Extent as HostExtent, FileId, HostConfig, PAGE_BYTES};
 use nearflash_hw::server::FifoServer;
 use nearflash_sim::{Schedule, Sim, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
@@ -66,8 +66,6 @@ pub struct ProgramSpec {
 pub struct MachineSpec<'a> {
     pub insider: &'a InsiderConfig,
     pub host: &'a HostConfig,
-    /// The host's page cache and per-page stack cost (the shared host model's).
-    pub page_cache: &'a PageCacheConfig,
     /// Needed when `insider.backing = "flash"`.
     pub flash: Option<(&'a FlashConfig, &'a FtlConfig)>,
     pub functional: bool,
@@ -243,7 +241,7 @@ impl Runtime {
                 Backing::Flash(Box::new(dev))
             }
         };
-        let mut m = Machine::new(spec.insider, spec.host, spec.page_cache, backing, sim)?;
+        let mut m = Machine::new(spec.insider, spec.host, backing, sim)?;
         // Files start on a C boundary (ext4's `stripe=`): C is one page of every channel
         // (`configs/insider.toml`), so each ISC request occupies every channel once.
         let fs = DevFs::format(&mut m, spec.insider.credit_request_bytes)?;

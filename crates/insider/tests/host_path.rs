@@ -5,7 +5,7 @@
 //! controller, completion: `nearflash-nvme`'s per-command costs) before and after the drive
 //! serves it; the pages it reads stay in the host's bounded LRU page cache.
 
-use nearflash_host::{PageCacheConfig, PAGE_BYTES};
+use nearflash_host::{HostConfig, PageCacheConfig, PAGE_BYTES};
 use nearflash_insider::config::{insider_host, Backing};
 use nearflash_insider::runtime::{MachineSpec, Runtime};
 use nearflash_insider::InsiderConfig;
@@ -21,15 +21,16 @@ fn drive() -> InsiderConfig {
 }
 
 fn runtime(functional: bool) -> Runtime {
-    let host = insider_host();
-    let cache = PageCacheConfig {
-        capacity_bytes: CACHE_BYTES,
-        ..PageCacheConfig::default()
+    let host = HostConfig {
+        page_cache: PageCacheConfig {
+            capacity_bytes: CACHE_BYTES,
+            ..PageCacheConfig::default()
+        },
+        ..insider_host()
     };
     let mut rt = Runtime::new(&MachineSpec {
         insider: &drive(),
         host: &host,
-        page_cache: &cache,
         flash: None,
         functional,
         seed: 1,
@@ -77,7 +78,8 @@ fn a_host_read_miss_pays_an_nvme_command_on_top_of_the_storage_stack_and_reads_a
     // The miss costs at least the hit plus the stack's request and the NVMe command's
     // doorbell, fetch, controller and completion (the drive's own time comes on top).
     let nvme = drive().nvme();
-    let stack_ns = PageCacheConfig::default().request_stack_ns(&insider_host(), PAGE_BYTES);
+    let host_cfg = insider_host();
+    let stack_ns = host_cfg.page_cache.request_stack_ns(&host_cfg, PAGE_BYTES);
     let command_ns = nvme.submit_ns() + nvme.controller_ns + nvme.completion_ns();
     assert!(
         command_ns > 4_000,

@@ -76,7 +76,6 @@ pub fn run(args: &VfileArgs) -> Result<(), CliError> {
     let mut rt = Runtime::new(&MachineSpec {
         insider: &cfg,
         host: &host,
-        page_cache: &nearflash_host::PageCacheConfig::default(),
         flash: Some((&preset.flash, &preset.ftl)),
         functional: true,
         seed: args.seed,

@@ -40,7 +40,7 @@ pub enum PresetError {
         source: ValidationError,
     },
 
-    #[error("{source_name}: [ssd_flash] and [ssd_ftl] come together")]
+    #[error("{source_name}: [ssd_flash] and [ssd_ftl] come together ([ssd_nvme] only with them)")]
     SsdHalf { source_name: String },
 
     #[error("preset {preset} has no [{table}] table: {needed_by} needs it")]

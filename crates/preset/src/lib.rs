@@ -17,6 +17,7 @@ pub use system::SystemTable;
 use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
 use nearflash_host::HostConfig;
+use nearflash_nvme::NvmeConfig;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -52,6 +53,8 @@ struct Layers {
     ssd_flash: Option<FlashConfig>,
     #[serde(default)]
     ssd_ftl: Option<FtlConfig>,
+    #[serde(default)]
+    ssd_nvme: Option<NvmeConfig>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -65,6 +68,9 @@ pub struct Preset {
     pub host: Option<HostConfig>,
     /// A baseline's discrete SSD (FlashAbacus's SIMD): its flash and FTL.
     pub ssd: Option<(FlashConfig, FtlConfig)>,
+    /// That SSD's NVMe front end and PCIe link (`[ssd_nvme]`; the NVMe crate's cited
+    /// defaults when the table is absent).
+    pub ssd_nvme: NvmeConfig,
     /// The system tables present, by table name, each already validated by its type.
     systems: BTreeMap<&'static str, toml::Value>,
 }
@@ -130,6 +136,13 @@ impl Preset {
                 })
             }
         };
+        if ssd.is_none() && layers.ssd_nvme.is_some() {
+            return Err(PresetError::SsdHalf {
+                source_name: source.to_string(),
+            });
+        }
+        let ssd_nvme = layers.ssd_nvme.unwrap_or_default();
+        ssd_nvme.validate().map_err(|e| invalid("ssd_")(e.into()))?;
         Ok(Preset {
             name: layers.name,
             description: layers.description,
@@ -137,6 +150,7 @@ impl Preset {
             ftl: layers.ftl,
             host: layers.host,
             ssd,
+            ssd_nvme,
             systems,
         })
     }
@@ -214,6 +228,7 @@ impl Serialize for Preset {
         if let Some((f, t)) = &self.ssd {
             m.serialize_entry("ssd_flash", f)?;
             m.serialize_entry("ssd_ftl", t)?;
+            m.serialize_entry("ssd_nvme", &self.ssd_nvme)?;
         }
         for (table, value) in &self.systems {
             m.serialize_entry(table, value)?;
@@ -282,6 +297,44 @@ mod tests {
         assert_eq!(p.flash.media.correctable_bits, 72);
         let e = Preset::load("test-min", &["flash.media.codeword_bytes=8".into()]).unwrap_err();
         assert!(e.to_string().contains("flash.media.codeword_bytes"), "{e}");
+    }
+
+    #[test]
+    fn the_host_page_cache_and_the_ssd_nvme_front_end_are_settable_and_checked() {
+        let p = Preset::load(
+            "flashabacus",
+            &[
+                "host.page_cache.capacity_bytes=268435456".into(),
+                "ssd_nvme.queue_entries=64".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            p.host.as_ref().unwrap().page_cache.capacity_bytes,
+            256 << 20
+        );
+        assert_eq!(p.ssd_nvme.queue_entries, 64);
+        let dflt = Preset::load("flashabacus", &[]).unwrap();
+        assert_eq!(dflt.ssd_nvme, NvmeConfig::default());
+        let e = Preset::load(
+            "flashabacus",
+            &["host.page_cache.capacity_bytes=4096".into()],
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("host.page_cache.capacity_bytes"),
+            "{e}"
+        );
+        let e = Preset::load("flashabacus", &["ssd_nvme.queue_entries=1".into()]).unwrap_err();
+        assert!(e.to_string().contains("ssd_nvme.queue_entries"), "{e}");
+        let (_, text) = read_text("test-min").unwrap();
+        let e = Preset::parse(
+            "t",
+            &format!("{text}\n[ssd_nvme]\nqueue_entries = 64\n"),
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("[ssd_nvme] only with them"), "{e}");
     }
 
     #[test]

@@ -166,7 +166,6 @@ pub fn small(backing: BackingKind, functional: bool, seed: u64) -> Runtime {
     let mut rt = Runtime::new(&MachineSpec {
         insider: &cfg,
         host: &host,
-        page_cache: &nearflash_host::PageCacheConfig::default(),
         flash: Some((&flash, &ftl)),
         functional,
         seed,

@@ -3,8 +3,7 @@
 //! accelerator fed by the host, `[host]`, from its discrete SSD, `[ssd_flash]`/`[ssd_ftl]`).
 
 use nearflash_accel::{
-    run_simd, run_workload, AccelConfig, AccelError, NvmeConfig, PageCacheConfig, RunReport,
-    RunSpec, SchedulerKind, SimdSpec,
+    run_simd, run_workload, AccelConfig, AccelError, RunReport, RunSpec, SchedulerKind, SimdSpec,
 };
 use nearflash_kernels::Dataset;
 use nearflash_preset::Preset;
@@ -30,10 +29,9 @@ pub fn run_system(
         let spec = SimdSpec {
             accel,
             host,
-            // The host model's page cache and cores, and the SSD's NVMe front end: their
-            // cited defaults (the Intel 750 is a PCIe 3.0 x4 NVMe drive, the link's default).
-            page_cache: &PageCacheConfig::default(),
-            ssd_nvme: &NvmeConfig::default(),
+            // The SSD's NVMe front end: `[ssd_nvme]`, or the NVMe crate's cited defaults (the
+            // Intel 750 is a PCIe 3.0 x4 NVMe drive, the link's default).
+            ssd_nvme: &preset.ssd_nvme,
             ssd_flash,
             ssd_ftl,
             dataset,

@@ -78,7 +78,7 @@ const FAIRNESS_BOUND_PCT: f64 = 10.0;
 /// and the copy rate.
 fn stack(ev: &Evaluation) -> String {
     let h = &ev.host;
-    let page_ns = nearflash_host::PageCacheConfig::default().stack_page_ns;
+    let page_ns = h.page_cache.stack_page_ns;
     let nvme = ev.cfg.nvme();
     let command_ns = nvme.submit_ns() + nvme.controller_ns + nvme.completion_ns();
     format!(

@@ -382,7 +382,6 @@ impl Functional {
         let mut rt = Runtime::new(&MachineSpec {
             insider: &self.cfg,
             host: &self.host,
-            page_cache: &nearflash_host::PageCacheConfig::default(),
             flash: Some((&self.preset.flash, &self.preset.ftl)),
             functional: true,
             seed: self.seed,
