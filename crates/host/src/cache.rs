@@ -4,6 +4,8 @@
 //! and the cache never holds more than its limit — not even for an instant.
 //! Timing fidelity: pages carry state, not data.
 
+use nearflash_sim::KeyMap;
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The page size of the cache (x86-64 base pages; Linux's page cache unit).
@@ -41,19 +43,138 @@ impl Page {
     }
 }
 
+/// Pages per [`Chunk`] of the page table.
+const CHUNK_PAGES: u64 = 32;
+
+/// Chunk `chunk` of a file: its pages `chunk × CHUNK_PAGES ..` of the next [`CHUNK_PAGES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct ChunkKey {
+    file: u32,
+    chunk: u64,
+}
+
+impl PageKey {
+    /// The chunk holding the page and the page's place in it.
+    fn chunk(self) -> (ChunkKey, usize) {
+        let ck = ChunkKey {
+            file: self.file,
+            chunk: self.index / CHUNK_PAGES,
+        };
+        (ck, (self.index % CHUNK_PAGES) as usize)
+    }
+}
+
+impl ChunkKey {
+    /// The chunk's pages in `first..=last`, as a mask of places.
+    fn mask(self, first: u64, last: u64) -> u32 {
+        let base = self.chunk * CHUNK_PAGES;
+        let lo = first.max(base) - base;
+        let hi = last.min(base + CHUNK_PAGES - 1) - base;
+        if lo > hi {
+            return 0;
+        }
+        (((1u64 << (hi + 1)) - 1) & !((1u64 << lo) - 1)) as u32
+    }
+
+    /// The pages of the chunk at the places set in `mask`, in page order.
+    fn pages(self, mask: u32) -> impl Iterator<Item = PageKey> {
+        places(mask).map(move |place| self.page(place))
+    }
+
+    fn page(self, place: usize) -> PageKey {
+        PageKey {
+            file: self.file,
+            index: self.chunk * CHUNK_PAGES + place as u64,
+        }
+    }
+}
+
+/// The places set in `mask`, lowest first.
+fn places(mut mask: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let place = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            place
+        })
+    })
+}
+
+/// [`CHUNK_PAGES`] consecutive pages of a file: which are cached, their states as bit masks
+/// (bit `i` is the chunk's page `i`), their stamps and pins.
+#[derive(Default)]
+struct Chunk {
+    cached: u32,
+    uptodate: u32,
+    dirty: u32,
+    writeback: u32,
+    /// The pages [`Page::evictable`].
+    evictable: u32,
+    stamps: [u64; CHUNK_PAGES as usize],
+    pins: [u32; CHUNK_PAGES as usize],
+}
+
+impl Chunk {
+    fn get(&self, place: usize) -> Option<Page> {
+        let on = |mask: u32| mask >> place & 1 != 0;
+        on(self.cached).then(|| Page {
+            stamp: self.stamps[place],
+            state: PageState {
+                uptodate: on(self.uptodate),
+                dirty: on(self.dirty),
+                writeback: on(self.writeback),
+            },
+            pins: self.pins[place],
+        })
+    }
+
+    fn set(&mut self, place: usize, page: Option<Page>) {
+        let bit = 1u32 << place;
+        let put = |mask: &mut u32, on: bool| {
+            if on {
+                *mask |= bit;
+            } else {
+                *mask &= !bit;
+            }
+        };
+        put(&mut self.cached, page.is_some());
+        put(&mut self.uptodate, page.is_some_and(|p| p.state.uptodate));
+        put(&mut self.dirty, page.is_some_and(|p| p.state.dirty));
+        put(&mut self.writeback, page.is_some_and(|p| p.state.writeback));
+        put(&mut self.evictable, page.is_some_and(|p| p.evictable()));
+        self.stamps[place] = page.map_or(0, |p| p.stamp);
+        self.pins[place] = page.map_or(0, |p| p.pins);
+    }
+
+    /// The last-use stamp of the chunk's least recently used evictable page.
+    fn oldest(&self) -> Option<u64> {
+        places(self.evictable).map(|place| self.stamps[place]).min()
+    }
+}
+
 /// The bookkeeping is kept so that every call costs O(log n) or less in the cached pages: a
-/// hash map finds a page, an ordered map holds the evictable pages by last use (the least
-/// recently used evictable page is its first entry, the page a scan of the whole LRU list
-/// for the oldest clean page would find), and ordered sets hold the dirty pages and those
-/// under write-back (which the flusher walks in file order and fsync queries by range).
+/// hash map of chunks of consecutive pages finds a page (a sequential stream stays in one
+/// chunk for [`CHUNK_PAGES`] pages; an ordered set of the chunks serves range queries), an
+/// ordered map holds the chunks with evictable pages by the last use of their oldest one
+/// (the least recently used evictable page is the oldest of its first entry, the page a scan
+/// of the whole LRU list for the oldest clean page would find), and ordered sets hold the
+/// chunks with dirty pages and those with pages under write-back (which the flusher walks in
+/// file order and fsync queries by range).
 pub struct PageCache {
     capacity_pages: u64,
-    pages: BTreeMap<PageKey, Page>,
-    /// Last-use stamp → page, for the evictable pages only.
-    evictable: BTreeMap<u64, PageKey>,
-    dirty: BTreeSet<PageKey>,
-    /// Pages under write-back (with `dirty`, what fsync waits for).
-    writeback: BTreeSet<PageKey>,
+    chunks: KeyMap<ChunkKey, Box<Chunk>>,
+    /// The keys of `chunks` in file and chunk order.
+    order: BTreeSet<ChunkKey>,
+    /// [`Chunk::oldest`] → chunk, for the chunks with an evictable page (stamps are never
+    /// reused, so no two chunks share one).
+    evictable: BTreeMap<u64, ChunkKey>,
+    /// Chunks with a dirty page.
+    dirty: BTreeSet<ChunkKey>,
+    /// Chunks with a page under write-back (with `dirty`, what fsync waits for).
+    writeback: BTreeSet<ChunkKey>,
+    pages: u64,
+    dirty_pages: u64,
+    writeback_pages: u64,
     clock: u64,
     evictions: u64,
 }
@@ -63,17 +184,21 @@ impl PageCache {
         assert!(capacity_pages > 0, "the capacity is validated positive");
         PageCache {
             capacity_pages,
-            pages: BTreeMap::new(),
+            chunks: KeyMap::default(),
+            order: BTreeSet::new(),
             evictable: BTreeMap::new(),
             dirty: BTreeSet::new(),
             writeback: BTreeSet::new(),
+            pages: 0,
+            dirty_pages: 0,
+            writeback_pages: 0,
             clock: 0,
             evictions: 0,
         }
     }
 
     pub fn bytes(&self) -> u64 {
-        self.pages.len() as u64 * PAGE_BYTES
+        self.pages * PAGE_BYTES
     }
 
     pub fn capacity_bytes(&self) -> u64 {
@@ -81,95 +206,149 @@ impl PageCache {
     }
 
     pub fn dirty_bytes(&self) -> u64 {
-        self.dirty.len() as u64 * PAGE_BYTES
+        self.dirty_pages * PAGE_BYTES
     }
 
     /// Dirty bytes plus bytes under write-back: what the dirty limit bounds (Linux's
     /// `balance_dirty_pages` counts both).
     pub fn unwritten_bytes(&self) -> u64 {
-        (self.dirty.len() + self.writeback.len()) as u64 * PAGE_BYTES
+        (self.dirty_pages + self.writeback_pages) * PAGE_BYTES
     }
 
     pub fn evictions(&self) -> u64 {
         self.evictions
     }
 
-    /// Changes page `key` (which must be cached) by `f`, keeping the evictable index true;
-    /// returns the page's state after.
-    fn update(&mut self, key: PageKey, what: &str, f: impl FnOnce(&mut Page)) -> PageState {
-        let page = self.pages.get_mut(&key).unwrap_or_else(|| panic!("{what}"));
-        Self::apply(&mut self.evictable, key, page, f)
+    fn page(&self, key: PageKey) -> Option<Page> {
+        let (ck, place) = key.chunk();
+        self.chunks.get(&ck).and_then(|c| c.get(place))
     }
 
-    fn apply(
-        evictable: &mut BTreeMap<u64, PageKey>,
-        key: PageKey,
-        page: &mut Page,
-        f: impl FnOnce(&mut Page),
-    ) -> PageState {
-        let (before, stamp) = (page.evictable(), page.stamp);
-        f(page);
-        let (after, new_stamp) = (page.evictable(), page.stamp);
-        if before && (!after || stamp != new_stamp) {
-            evictable.remove(&stamp);
+    /// Changes page `key` by `f` (`None`: not cached; `f` may insert or drop it), keeping the
+    /// counts, the evictable index and the dirty and write-back chunk sets true; returns the
+    /// page's state after.
+    fn change(&mut self, key: PageKey, f: impl FnOnce(&mut Option<Page>)) -> Option<PageState> {
+        let (ck, place) = key.chunk();
+        let entry = self.chunks.entry(ck);
+        let before = match &entry {
+            Entry::Occupied(chunk) => chunk.get().get(place),
+            Entry::Vacant(_) => None,
+        };
+        let mut after = before;
+        f(&mut after);
+        if before.is_none() && after.is_none() {
+            return None;
         }
-        if after && (!before || stamp != new_stamp) {
-            evictable.insert(new_stamp, key);
+        let chunk = match entry {
+            Entry::Occupied(chunk) => chunk.into_mut(),
+            Entry::Vacant(place) => {
+                self.order.insert(ck);
+                place.insert(Box::default())
+            }
+        };
+        let evictable = |p: Option<Page>| p.filter(Page::evictable).map(|p| p.stamp);
+        let moved = evictable(before) != evictable(after);
+        let (was_dirty, was_writeback) = (chunk.dirty != 0, chunk.writeback != 0);
+        let was_oldest = if moved { chunk.oldest() } else { None };
+        chunk.set(place, after);
+        let (is_dirty, is_writeback, empty) =
+            (chunk.dirty != 0, chunk.writeback != 0, chunk.cached == 0);
+        let is_oldest = if moved { chunk.oldest() } else { None };
+        if empty {
+            self.chunks.remove(&ck);
+            self.order.remove(&ck);
         }
-        page.state
+        let flag = |p: Option<Page>, f: fn(&Page) -> bool| u64::from(p.as_ref().is_some_and(f));
+        self.pages = self.pages + flag(after, |_| true) - flag(before, |_| true);
+        self.dirty_pages =
+            self.dirty_pages + flag(after, |p| p.state.dirty) - flag(before, |p| p.state.dirty);
+        self.writeback_pages = self.writeback_pages + flag(after, |p| p.state.writeback)
+            - flag(before, |p| p.state.writeback);
+        let toggle = |set: &mut BTreeSet<ChunkKey>, was: bool, is: bool| {
+            if was && !is {
+                set.remove(&ck);
+            } else if is && !was {
+                set.insert(ck);
+            }
+        };
+        toggle(&mut self.dirty, was_dirty, is_dirty);
+        toggle(&mut self.writeback, was_writeback, is_writeback);
+        if was_oldest != is_oldest {
+            if let Some(stamp) = was_oldest {
+                self.evictable.remove(&stamp);
+            }
+            if let Some(stamp) = is_oldest {
+                self.evictable.insert(stamp, ck);
+            }
+        }
+        after.map(|p| p.state)
+    }
+
+    /// Changes page `key` (which must be cached) by `f`.
+    fn update(&mut self, key: PageKey, what: &str, f: impl FnOnce(&mut Page)) {
+        self.change(key, |page| {
+            f(page.as_mut().unwrap_or_else(|| panic!("{what}")))
+        });
     }
 
     /// The page's state, marking it recently used.
     pub fn touch(&mut self, key: PageKey) -> Option<PageState> {
-        let page = self.pages.get_mut(&key)?;
-        self.clock += 1;
-        let clock = self.clock;
-        Some(Self::apply(&mut self.evictable, key, page, |p| {
-            p.stamp = clock
-        }))
+        let clock = self.clock + 1;
+        let state = self.change(key, |page| {
+            if let Some(p) = page {
+                p.stamp = clock;
+            }
+        });
+        if state.is_some() {
+            self.clock = clock;
+        }
+        state
     }
 
     pub fn state(&self, key: PageKey) -> Option<PageState> {
-        self.pages.get(&key).map(|p| p.state)
+        self.page(key).map(|p| p.state)
     }
 
     /// Makes room for `key` (evicting the least recently used clean page if full) and
     /// inserts it not yet up to date. False when every page is pinned (being read, dirty or
     /// under write-back): the caller waits for one to become clean.
     pub fn reserve(&mut self, key: PageKey) -> bool {
-        assert!(!self.pages.contains_key(&key), "reserve a page once");
-        if self.pages.len() as u64 >= self.capacity_pages && !self.evict_one() {
+        assert!(self.page(key).is_none(), "reserve a page once");
+        if self.pages >= self.capacity_pages && !self.evict_one() {
             return false;
         }
         self.clock += 1;
-        self.pages.insert(
-            key,
-            Page {
-                stamp: self.clock,
+        let stamp = self.clock;
+        self.change(key, |page| {
+            *page = Some(Page {
+                stamp,
                 state: PageState {
                     uptodate: false,
                     dirty: false,
                     writeback: false,
                 },
                 pins: 0,
-            },
-        );
+            })
+        });
         assert!(
-            self.pages.len() as u64 <= self.capacity_pages,
+            self.pages <= self.capacity_pages,
             "the cache holds its limit"
         );
         true
     }
 
     fn evict_one(&mut self) -> bool {
-        let Some((_, key)) = self.evictable.pop_first() else {
+        let Some((&stamp, &ck)) = self.evictable.first_key_value() else {
             return false;
         };
-        let page = self
-            .pages
-            .remove(&key)
-            .expect("an evictable page is cached");
-        debug_assert!(page.evictable());
+        let chunk = &self.chunks[&ck];
+        let place = places(chunk.evictable)
+            .find(|&place| chunk.stamps[place] == stamp)
+            .expect("the chunk's oldest evictable page");
+        self.change(ck.page(place), |page| {
+            debug_assert!(page.is_some_and(|p| p.evictable()));
+            *page = None;
+        });
         self.evictions += 1;
         true
     }
@@ -181,12 +360,12 @@ impl PageCache {
 
     /// Releases a pin (a page dropped meanwhile, after a failed read, needs none).
     pub fn unpin(&mut self, key: PageKey) {
-        if let Some(page) = self.pages.get_mut(&key) {
-            Self::apply(&mut self.evictable, key, page, |p| {
+        self.change(key, |page| {
+            if let Some(p) = page {
                 assert!(p.pins > 0, "unpin what was pinned");
                 p.pins -= 1;
-            });
-        }
+            }
+        });
     }
 
     pub fn set_uptodate(&mut self, key: PageKey) {
@@ -201,7 +380,6 @@ impl PageCache {
             assert!(p.state.uptodate, "a page is dirtied once up to date");
             p.state.dirty = true;
         });
-        self.dirty.insert(key);
     }
 
     /// Write-back takes the page's dirty data: it is clean unless written again meanwhile.
@@ -211,8 +389,6 @@ impl PageCache {
             p.state.dirty = false;
             p.state.writeback = true;
         });
-        self.dirty.remove(&key);
-        self.writeback.insert(key);
     }
 
     pub fn end_writeback(&mut self, key: PageKey) {
@@ -220,20 +396,18 @@ impl PageCache {
             assert!(p.state.writeback);
             p.state.writeback = false;
         });
-        self.writeback.remove(&key);
     }
 
     /// Drops a page (a failed read, or an O_DIRECT write making it stale). Must be clean.
     pub fn remove(&mut self, key: PageKey) {
-        if let Some(page) = self.pages.remove(&key) {
-            assert!(
-                !page.state.dirty && !page.state.writeback,
-                "never drop unwritten data"
-            );
-            if page.evictable() {
-                self.evictable.remove(&page.stamp);
+        self.change(key, |page| {
+            if let Some(p) = page.take() {
+                assert!(
+                    !p.state.dirty && !p.state.writeback,
+                    "never drop unwritten data"
+                );
             }
-        }
+        });
     }
 
     /// Drops a page if it is up to date, clean, not under write-back and unpinned (what
@@ -248,40 +422,35 @@ impl PageCache {
 
     /// Whether [`PageCache::drop_clean`] would drop the page.
     pub fn can_drop(&self, key: PageKey) -> bool {
-        self.pages.get(&key).is_some_and(|page| {
-            let s = page.state;
-            s.uptodate && !s.dirty && !s.writeback && page.pins == 0
-        })
+        self.page(key).is_some_and(|p| p.evictable())
     }
 
     /// Dirty pages not under write-back, in file and page order, from `from` on.
     pub fn dirty_from(&self, from: PageKey) -> impl Iterator<Item = PageKey> + '_ {
-        self.dirty.range(from..).copied()
+        self.dirty
+            .range(from.chunk().0..)
+            .flat_map(|&ck| ck.pages(self.chunks[&ck].dirty))
+            .filter(move |&key| key >= from)
     }
 
     /// Whether any page of `file` in `first..=last` is dirty or under write-back.
     pub fn unwritten_in(&self, file: u32, first: u64, last: u64) -> bool {
-        let lo = PageKey { file, index: first };
-        let hi = PageKey { file, index: last };
-        self.dirty.range(lo..=hi).next().is_some() || self.writeback.range(lo..=hi).next().is_some()
+        let lo = PageKey { file, index: first }.chunk().0;
+        let hi = PageKey { file, index: last }.chunk().0;
+        let any = |set: &BTreeSet<ChunkKey>, mask: fn(&Chunk) -> u32| {
+            set.range(lo..=hi)
+                .any(|&ck| mask(&self.chunks[&ck]) & ck.mask(first, last) != 0)
+        };
+        any(&self.dirty, |c| c.dirty) || any(&self.writeback, |c| c.writeback)
     }
 
     /// Pages of `file` in `first..=last` that are cached, in page order.
     pub fn cached_in(&self, file: u32, first: u64, last: u64) -> Vec<PageKey> {
-        if last - first >= self.pages.len() as u64 {
-            // A range wider than the cache: visit the cached pages instead of the range.
-            let mut keys: Vec<PageKey> = self
-                .pages
-                .keys()
-                .filter(|k| k.file == file && (first..=last).contains(&k.index))
-                .copied()
-                .collect();
-            keys.sort_unstable();
-            return keys;
-        }
-        (first..=last)
-            .map(|index| PageKey { file, index })
-            .filter(|k| self.pages.contains_key(k))
+        let lo = PageKey { file, index: first }.chunk().0;
+        let hi = PageKey { file, index: last }.chunk().0;
+        self.order
+            .range(lo..=hi)
+            .flat_map(|&ck| ck.pages(self.chunks[&ck].cached & ck.mask(first, last)))
             .collect()
     }
 }
@@ -379,8 +548,12 @@ mod tests {
         /// it keeps and evicts exactly the pages the scan would.
         #[test]
         fn the_indexes_evict_what_a_scan_of_the_lru_list_would(
-            ops in proptest::collection::vec((0u8..8, 0u64..12), 1..400)
+            ops in proptest::collection::vec((0u8..8, 0u64..12), 1..400),
+            stride in 1u64..40,
         ) {
+            // Page i of the story is page i × stride of the file: with a stride, the pages
+            // fall in different chunks of the page table.
+            let key = |index: u64| key(index * stride);
             const CAPACITY: usize = 6;
             let mut c = PageCache::new(CAPACITY as u64);
             let mut m = Model::default();
@@ -441,10 +614,11 @@ mod tests {
                 let count = |f: fn(&PageState) -> bool| m.pages.iter().filter(|p| f(&p.2)).count();
                 let (dirty, writeback) = (count(|s| s.dirty), count(|s| s.writeback));
                 proptest::prop_assert_eq!(c.unwritten_bytes(), (dirty + writeback) as u64 * PAGE_BYTES);
-                proptest::prop_assert_eq!(c.unwritten_in(0, 0, 11), dirty + writeback > 0);
+                proptest::prop_assert_eq!(c.unwritten_in(0, 0, 11 * stride), dirty + writeback > 0);
                 let cached: Vec<PageKey> = m.pages.iter().map(|p| p.0).collect();
-                proptest::prop_assert_eq!(c.cached_in(0, 0, 11).len(), cached.len());
-                proptest::prop_assert_eq!(c.cached_in(0, 2, 3).len(), cached.iter().filter(|k| (2..=3).contains(&k.index)).count());
+                proptest::prop_assert_eq!(c.cached_in(0, 0, 11 * stride).len(), cached.len());
+                let (lo, hi) = (2 * stride, 3 * stride);
+                proptest::prop_assert_eq!(c.cached_in(0, lo, hi).len(), cached.iter().filter(|k| (lo..=hi).contains(&k.index)).count());
             }
         }
     }
@@ -469,6 +643,27 @@ mod tests {
         }
         assert!(!c.drop_clean(key(9)), "not cached");
         assert_eq!(c.bytes(), 3 * PAGE_BYTES);
+    }
+
+    #[test]
+    fn range_queries_cross_chunk_boundaries() {
+        let mut c = PageCache::new(16);
+        for i in [30, 31, 32, 33, 63, 64, 95] {
+            fill(&mut c, i);
+        }
+        c.set_dirty(key(31));
+        c.set_dirty(key(64));
+        c.start_writeback(key(64));
+        c.set_dirty(key(33));
+        let indexes = |keys: Vec<PageKey>| keys.iter().map(|k| k.index).collect::<Vec<_>>();
+        assert_eq!(indexes(c.cached_in(0, 31, 64)), vec![31, 32, 33, 63, 64]);
+        assert_eq!(indexes(c.cached_in(0, 34, 62)), Vec::<u64>::new());
+        assert_eq!(indexes(c.dirty_from(key(32)).collect()), vec![33]);
+        assert_eq!(indexes(c.dirty_from(key(0)).collect()), vec![31, 33]);
+        assert!(c.unwritten_in(0, 64, 64) && c.unwritten_in(0, 0, 31));
+        assert!(!c.unwritten_in(0, 34, 63) && !c.unwritten_in(0, 65, u64::MAX));
+        assert!(!c.unwritten_in(1, 0, u64::MAX), "another file");
+        assert_eq!(c.unwritten_bytes(), 3 * PAGE_BYTES);
     }
 
     #[test]
