@@ -119,6 +119,17 @@ struct FileView {
     extents: Option<Vec<FileExtent>>,
 }
 
+impl FileView {
+    /// The view of a freshly stat'ed inode (its extents fetched on first use).
+    fn of(st: &Stat) -> FileView {
+        FileView {
+            size_bytes: st.size_bytes,
+            append_only: st.append_only,
+            extents: None,
+        }
+    }
+}
+
 /// A file as the host model knows it: its id there and the extents last declared.
 struct HostFile {
     id: FileId,
@@ -366,14 +377,7 @@ impl Runtime {
     /// Stats `path` and refreshes the in-core view of its inode.
     fn refresh(&mut self, path: &str) -> Result<Stat, InsiderError> {
         let st = self.stat(ROOT_UID, path)?;
-        self.views.insert(
-            st.ino,
-            FileView {
-                size_bytes: st.size_bytes,
-                append_only: st.append_only,
-                extents: None,
-            },
-        );
+        self.views.insert(st.ino, FileView::of(&st));
         Ok(st)
     }
 

@@ -486,6 +486,17 @@ impl Runtime {
     // ---- shared pieces ---------------------------------------------------------------------
 
     /// Starts a file-system operation as `uid` (its error named after `path`, `needed`).
+    /// Starts a stat of `path` that refreshes the in-core view of its inode when it ends.
+    fn start_refresh(&mut self, path: &str) -> Result<FsWait, InsiderError> {
+        self.fs_start(
+            ROOT_UID,
+            FsOp::Stat(path.to_string()),
+            path,
+            "search",
+            Then::Refresh,
+        )
+    }
+
     fn fs_start(
         &mut self,
         uid: u32,
@@ -516,14 +527,7 @@ impl Runtime {
         let reply = r.map_err(|e| self.fs_error(e, w.uid, &w.path, w.needed))?;
         match (&w.then, &reply) {
             (Then::Refresh, FsReply::Stat(st)) => {
-                self.views.insert(
-                    st.ino,
-                    FileView {
-                        size_bytes: st.size_bytes,
-                        append_only: st.append_only,
-                        extents: None,
-                    },
-                );
+                self.views.insert(st.ino, FileView::of(st));
             }
             (Then::Extents(ino), FsReply::Extents(e)) => {
                 if let Some(v) = self.views.get_mut(ino) {
@@ -680,13 +684,7 @@ impl Runtime {
                     t.stage = PStage::Size;
                     if !self.views.contains_key(&t.ino) {
                         let path = t.path.clone();
-                        t.fs = Some(self.fs_start(
-                            ROOT_UID,
-                            FsOp::Stat(path.clone()),
-                            &path,
-                            "search",
-                            Then::Refresh,
-                        )?);
+                        t.fs = Some(self.start_refresh(&path)?);
                     }
                 }
                 PStage::Size => {
@@ -792,13 +790,7 @@ impl Runtime {
                     // A partial last block may have had its stale tail zeroed in the file
                     // system's cache.
                     self.fs_dirty.insert(t.ino);
-                    t.fs = Some(self.fs_start(
-                        ROOT_UID,
-                        FsOp::Stat(path.clone()),
-                        &path,
-                        "search",
-                        Then::Refresh,
-                    )?);
+                    t.fs = Some(self.start_refresh(&path)?);
                     t.stage = WStage::Refreshed;
                 }
                 WStage::Refreshed => t.stage = WStage::View2,
