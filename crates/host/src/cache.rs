@@ -4,9 +4,12 @@
 //! and the cache never holds more than its limit — not even for an instant.
 //! Timing fidelity: pages carry state, not data.
 
+mod lru;
+
+use lru::LruIndex;
 use nearflash_sim::KeyMap;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The page size of the cache (x86-64 base pages; Linux's page cache unit).
 pub const PAGE_BYTES: u64 = 4096;
@@ -112,6 +115,11 @@ struct Chunk {
     evictable: u32,
     stamps: [u64; CHUNK_PAGES as usize],
     pins: [u32; CHUNK_PAGES as usize],
+    /// The stamp the chunk is filed under in the evictable index (`None`: not filed).
+    indexed: Option<u64>,
+    /// An evictable page's stamp changed since the chunk was last filed: it is in
+    /// `PageCache::stale` and is filed anew before the index is next read.
+    stale: bool,
 }
 
 impl Chunk {
@@ -155,19 +163,27 @@ impl Chunk {
 /// The bookkeeping is kept so that every call costs O(log n) or less in the cached pages: a
 /// hash map of chunks of consecutive pages finds a page (a sequential stream stays in one
 /// chunk for [`CHUNK_PAGES`] pages; an ordered set of the chunks serves range queries), an
-/// ordered map holds the chunks with evictable pages by the last use of their oldest one
+/// ordered index holds the chunks with evictable pages by the last use of their oldest one
 /// (the least recently used evictable page is the oldest of its first entry, the page a scan
 /// of the whole LRU list for the oldest clean page would find), and ordered sets hold the
 /// chunks with dirty pages and those with pages under write-back (which the flusher walks in
 /// file order and fsync queries by range).
+///
+/// The evictable index is filed lazily: a change that moves a chunk's evictable stamps only
+/// marks the chunk stale, and the stale chunks are filed anew when eviction next reads the
+/// index. A stream's 32 touches of one chunk file it once, not 32 times; what eviction sees
+/// is the same as if every change had been filed at once.
 pub struct PageCache {
     capacity_pages: u64,
     chunks: KeyMap<ChunkKey, Box<Chunk>>,
     /// The keys of `chunks` in file and chunk order.
     order: BTreeSet<ChunkKey>,
     /// [`Chunk::oldest`] → chunk, for the chunks with an evictable page (stamps are never
-    /// reused, so no two chunks share one).
-    evictable: BTreeMap<u64, ChunkKey>,
+    /// reused, so no two chunks share one), as of the last [`PageCache::file_stale`].
+    lru: LruIndex,
+    /// Chunks marked [`Chunk::stale`] (a key may repeat after its chunk was dropped and made
+    /// anew; filing is idempotent).
+    stale: Vec<ChunkKey>,
     /// Chunks with a dirty page.
     dirty: BTreeSet<ChunkKey>,
     /// Chunks with a page under write-back (with `dirty`, what fsync waits for).
@@ -186,7 +202,8 @@ impl PageCache {
             capacity_pages,
             chunks: KeyMap::default(),
             order: BTreeSet::new(),
-            evictable: BTreeMap::new(),
+            lru: LruIndex::default(),
+            stale: Vec::new(),
             dirty: BTreeSet::new(),
             writeback: BTreeSet::new(),
             pages: 0,
@@ -249,14 +266,18 @@ impl PageCache {
         let evictable = |p: Option<Page>| p.filter(Page::evictable).map(|p| p.stamp);
         let moved = evictable(before) != evictable(after);
         let (was_dirty, was_writeback) = (chunk.dirty != 0, chunk.writeback != 0);
-        let was_oldest = if moved { chunk.oldest() } else { None };
         chunk.set(place, after);
         let (is_dirty, is_writeback, empty) =
             (chunk.dirty != 0, chunk.writeback != 0, chunk.cached == 0);
-        let is_oldest = if moved { chunk.oldest() } else { None };
         if empty {
+            if chunk.indexed.is_some() {
+                self.lru.reindex(ck, chunk.indexed, None);
+            }
             self.chunks.remove(&ck);
             self.order.remove(&ck);
+        } else if moved && !chunk.stale {
+            chunk.stale = true;
+            self.stale.push(ck);
         }
         let flag = |p: Option<Page>, f: fn(&Page) -> bool| u64::from(p.as_ref().is_some_and(f));
         self.pages = self.pages + flag(after, |_| true) - flag(before, |_| true);
@@ -273,15 +294,22 @@ impl PageCache {
         };
         toggle(&mut self.dirty, was_dirty, is_dirty);
         toggle(&mut self.writeback, was_writeback, is_writeback);
-        if was_oldest != is_oldest {
-            if let Some(stamp) = was_oldest {
-                self.evictable.remove(&stamp);
-            }
-            if let Some(stamp) = is_oldest {
-                self.evictable.insert(stamp, ck);
+        after.map(|p| p.state)
+    }
+
+    /// Files every stale chunk in the evictable index under its oldest evictable page.
+    fn file_stale(&mut self) {
+        for ck in self.stale.drain(..) {
+            let Some(chunk) = self.chunks.get_mut(&ck) else {
+                continue; // dropped since it was marked
+            };
+            chunk.stale = false;
+            let oldest = chunk.oldest();
+            if oldest != chunk.indexed {
+                self.lru.reindex(ck, chunk.indexed, oldest);
+                chunk.indexed = oldest;
             }
         }
-        after.map(|p| p.state)
     }
 
     /// Changes page `key` (which must be cached) by `f`.
@@ -338,7 +366,8 @@ impl PageCache {
     }
 
     fn evict_one(&mut self) -> bool {
-        let Some((&stamp, &ck)) = self.evictable.first_key_value() else {
+        self.file_stale();
+        let Some((stamp, ck)) = self.lru.first() else {
             return false;
         };
         let chunk = &self.chunks[&ck];
