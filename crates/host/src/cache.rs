@@ -458,7 +458,10 @@ impl PageCache {
     pub fn dirty_from(&self, from: PageKey) -> impl Iterator<Item = PageKey> + '_ {
         self.dirty
             .range(from.chunk().0..)
-            .flat_map(|&ck| ck.pages(self.chunks[&ck].dirty))
+            .flat_map(|&ck| {
+                let chunk = &self.chunks[&ck];
+                ck.pages(chunk.dirty & !chunk.writeback)
+            })
             .filter(move |&key| key >= from)
     }
 
@@ -702,6 +705,7 @@ mod tests {
         c.set_dirty(key(0));
         c.start_writeback(key(0));
         c.set_dirty(key(0));
+        assert_eq!(c.dirty_from(key(0)).count(), 0, "goes once write-back ends");
         c.end_writeback(key(0));
         assert!(c.state(key(0)).unwrap().dirty);
         assert_eq!(c.dirty_from(key(0)).collect::<Vec<_>>(), vec![key(0)]);

@@ -21,7 +21,9 @@ use nearflash_sim::{
     EventQueue, KeyMap, Model, Schedule, SimDuration, SimRng, SimTime, TraceEvent,
 };
 use serde::{Deserialize, Serialize};
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
+use std::ops::Range;
 
 /// Page-cache and CPU parameters of the host model (the storage-stack costs are in
 /// [`HostConfig`]).
@@ -251,21 +253,81 @@ struct Op {
     counted_to: u64,
     stage: Stage,
     waiting: u32,
-    /// Pages a writer holds until its copy lands in them.
-    pinned: Vec<PageKey>,
+    /// Pages (indexes in `file`) a writer holds until its copy lands in them.
+    pinned: Range<u64>,
     error: Option<HostError>,
     submitted: SimTime,
 }
 
+/// The pages one block request of the page cache reads in or writes back: pages of one
+/// file, device-contiguous and in page order.
+enum PageRun {
+    /// Pages `first..first + count` of `file` (a run is consecutive in the file unless the
+    /// file's extents put the pages between two of its pages elsewhere on the device).
+    Span { file: u32, first: u64, count: u64 },
+    /// Pages with gaps between them.
+    Scattered(Vec<PageKey>),
+}
+
+impl PageRun {
+    fn file(&self) -> u32 {
+        match self {
+            PageRun::Span { file, .. } => *file,
+            PageRun::Scattered(keys) => keys[0].file,
+        }
+    }
+
+    fn len(&self) -> u64 {
+        match self {
+            PageRun::Span { count, .. } => *count,
+            PageRun::Scattered(keys) => keys.len() as u64,
+        }
+    }
+
+    /// The run's `i`th page.
+    fn key(&self, i: u64) -> PageKey {
+        match self {
+            PageRun::Span { file, first, .. } => PageKey {
+                file: *file,
+                index: first + i,
+            },
+            PageRun::Scattered(keys) => keys[i as usize],
+        }
+    }
+
+    /// Appends `key`, a later page of the same file.
+    fn push(&mut self, key: PageKey) {
+        match self {
+            PageRun::Span { first, count, .. } if key.index == *first + *count => *count += 1,
+            PageRun::Span { .. } => {
+                let mut keys: Vec<PageKey> = (0..self.len()).map(|i| self.key(i)).collect();
+                keys.push(key);
+                *self = PageRun::Scattered(keys);
+            }
+            PageRun::Scattered(keys) => keys.push(key),
+        }
+    }
+}
+
 enum Purpose {
-    Fetch(Vec<PageKey>),
-    Writeback(Vec<PageKey>),
+    Fetch(PageRun),
+    Writeback(PageRun),
     Op(u64),
 }
 
+/// A block request the stack has built (the device gets it as a [`BlockRequest`]).
 struct Io {
-    req: BlockRequest,
+    op: BlockOp,
+    offset_bytes: u64,
+    len_bytes: u64,
     purpose: Purpose,
+}
+
+/// The operations waiting for a page being read in, in the order they came: the first
+/// inline (a page rarely has a second).
+struct Waiters {
+    first: u64,
+    more: Vec<u64>,
 }
 
 pub struct Host<D> {
@@ -281,7 +343,7 @@ pub struct Host<D> {
     next_io: u64,
     ready: VecDeque<u64>,
     in_flight: u32,
-    page_waiters: KeyMap<PageKey, Vec<u64>>,
+    page_waiters: KeyMap<PageKey, Waiters>,
     /// Operations to retry when pages become clean or free.
     blocked: Vec<u64>,
     stats: HostStats,
@@ -505,7 +567,7 @@ impl<D: BlockDevice> Host<D> {
                 counted_to: 0,
                 stage: Stage::Syscall,
                 waiting: 0,
-                pinned: Vec::new(),
+                pinned: 0..0,
                 error: None,
                 submitted: q.now(),
             },
@@ -590,22 +652,24 @@ impl<D: BlockDevice> Host<D> {
         op.chunk_end = end.min((op.pos / chunk + 1) * chunk);
         op.stage = Stage::Pages;
         let (kind, file, pos, chunk_end) = (op.kind, op.file.0, op.pos, op.chunk_end);
-        for key in std::mem::take(&mut op.pinned) {
-            self.cache.unpin(key);
+        let (offset, len) = (op.offset, op.len);
+        for index in std::mem::take(&mut op.pinned) {
+            self.cache.unpin(PageKey { file, index });
         }
-        let mut pinned = Vec::new();
+        let first = pos / PAGE_BYTES;
+        let mut pinned = first..first;
         let mut counted_to = op.counted_to;
         let mut fetch = Vec::new();
         let mut waiting = 0u32;
         let mut short_of_memory = false;
-        for index in pos / PAGE_BYTES..chunk_end.div_ceil(PAGE_BYTES) {
+        for index in first..chunk_end.div_ceil(PAGE_BYTES) {
             let key = PageKey { file, index };
             let count = index >= counted_to;
             match self.cache.touch(key) {
                 Some(s) if s.uptodate => self.stats.hits += u64::from(count),
                 Some(_) => {
                     self.stats.hits += u64::from(count);
-                    self.page_waiters.entry(key).or_default().push(id);
+                    self.wait_for(key, id);
                     waiting += 1;
                 }
                 None => {
@@ -614,15 +678,14 @@ impl<D: BlockDevice> Host<D> {
                         break;
                     }
                     let (page_start, page_end) = (index * PAGE_BYTES, (index + 1) * PAGE_BYTES);
-                    let whole = kind == OpKind::Write
-                        && page_start >= self.ops[&id].offset
-                        && page_end <= self.ops[&id].offset + self.ops[&id].len;
+                    let whole =
+                        kind == OpKind::Write && page_start >= offset && page_end <= offset + len;
                     if whole {
                         // A write covering the whole page needs no read.
                         self.cache.set_uptodate(key);
                     } else {
                         self.stats.misses += u64::from(count);
-                        self.page_waiters.entry(key).or_default().push(id);
+                        self.wait_for(key, id);
                         fetch.push(key);
                         waiting += 1;
                     }
@@ -630,7 +693,7 @@ impl<D: BlockDevice> Host<D> {
             }
             if kind == OpKind::Write {
                 self.cache.pin(key);
-                pinned.push(key);
+                pinned.end = index + 1;
             }
             counted_to = counted_to.max(index + 1);
         }
@@ -638,7 +701,7 @@ impl<D: BlockDevice> Host<D> {
         op.pinned = pinned;
         op.counted_to = counted_to;
         op.waiting += waiting;
-        self.fetch(fetch, q);
+        self.fetch(&fetch, q);
         if kind == OpKind::Read {
             self.read_ahead(id, q);
         }
@@ -648,6 +711,19 @@ impl<D: BlockDevice> Host<D> {
             self.blocked.push(id);
         } else if waiting == 0 {
             self.copy(id, q);
+        }
+    }
+
+    /// Op `id` waits for page `key`, being read in.
+    fn wait_for(&mut self, key: PageKey, id: u64) {
+        match self.page_waiters.entry(key) {
+            Entry::Occupied(mut w) => w.get_mut().more.push(id),
+            Entry::Vacant(w) => {
+                w.insert(Waiters {
+                    first: id,
+                    more: Vec::new(),
+                });
+            }
         }
     }
 
@@ -676,7 +752,7 @@ impl<D: BlockDevice> Host<D> {
             fetch.push(key);
         }
         self.stats.readahead_pages += fetch.len() as u64;
-        self.fetch(fetch, q);
+        self.fetch(&fetch, q);
     }
 
     fn copy<S: Schedule<HostEvent<D::Event>>>(&mut self, id: u64, q: &mut S) {
@@ -687,21 +763,19 @@ impl<D: BlockDevice> Host<D> {
         }
         let (kind, file, pos, chunk_end) = (op.kind, op.file.0, op.pos, op.chunk_end);
         if kind == OpKind::Write {
-            // The pinned pages are all here; the copy lands in them: dirty, unpinned.
-            for key in std::mem::take(&mut op.pinned) {
+            // The pinned pages are the whole chunk's, all here; the copy lands in them:
+            // dirty, unpinned.
+            let pinned = std::mem::take(&mut op.pinned);
+            assert_eq!(
+                pinned,
+                pos / PAGE_BYTES..chunk_end.div_ceil(PAGE_BYTES),
+                "every page of the chunk is pinned"
+            );
+            for index in pinned {
+                let key = PageKey { file, index };
                 self.cache.set_dirty(key);
                 self.cache.unpin(key);
             }
-            assert_eq!(
-                chunk_end.div_ceil(PAGE_BYTES) - pos / PAGE_BYTES,
-                (pos / PAGE_BYTES..chunk_end.div_ceil(PAGE_BYTES))
-                    .filter(|&index| self
-                        .cache
-                        .state(PageKey { file, index })
-                        .is_some_and(|s| s.dirty))
-                    .count() as u64,
-                "every page of the chunk is dirty"
-            );
         }
         self.ops.get_mut(&id).expect("live").stage = Stage::Copy;
         let bytes = chunk_end - pos;
@@ -711,30 +785,46 @@ impl<D: BlockDevice> Host<D> {
     }
 
     /// Reads `pages` (sorted) in: one block request per device-contiguous run.
-    fn fetch<S: Schedule<HostEvent<D::Event>>>(&mut self, pages: Vec<PageKey>, q: &mut S) {
-        for run in self.runs(&pages) {
-            self.request(BlockOp::Read, run.0, run.1, Purpose::Fetch(run.2), q);
-        }
+    fn fetch<S: Schedule<HostEvent<D::Event>>>(&mut self, pages: &[PageKey], q: &mut S) {
+        self.request_runs(BlockOp::Read, pages, Purpose::Fetch, q);
     }
 
-    /// Groups sorted pages into device-contiguous runs of at most `io_request_bytes`.
-    fn runs(&self, pages: &[PageKey]) -> Vec<(u64, u64, Vec<PageKey>)> {
-        let mut runs: Vec<(u64, u64, Vec<PageKey>)> = Vec::new();
+    /// Groups sorted pages into device-contiguous runs of one file and at most
+    /// `io_request_bytes`, and requests `op` of each, in order.
+    fn request_runs<S: Schedule<HostEvent<D::Event>>>(
+        &mut self,
+        op: BlockOp,
+        pages: &[PageKey],
+        purpose: fn(PageRun) -> Purpose,
+        q: &mut S,
+    ) {
+        let mut run: Option<(u64, u64, PageRun)> = None;
         for &key in pages {
             let (dev, _) = self.files[key.file as usize].map(key.index * PAGE_BYTES);
-            match runs.last_mut() {
+            match &mut run {
                 Some((start, len, keys))
                     if *start + *len == dev
-                        && keys.last().is_some_and(|k| k.file == key.file)
+                        && keys.file() == key.file
                         && *len + PAGE_BYTES <= self.cfg.io_request_bytes =>
                 {
                     *len += PAGE_BYTES;
                     keys.push(key);
                 }
-                _ => runs.push((dev, PAGE_BYTES, vec![key])),
+                _ => {
+                    let span = PageRun::Span {
+                        file: key.file,
+                        first: key.index,
+                        count: 1,
+                    };
+                    if let Some((start, len, keys)) = run.replace((dev, PAGE_BYTES, span)) {
+                        self.request(op, start, len, purpose(keys), q);
+                    }
+                }
             }
         }
-        runs
+        if let Some((start, len, keys)) = run {
+            self.request(op, start, len, purpose(keys), q);
+        }
     }
 
     /// The stack builds a block request (its CPU cost per request and per page), then
@@ -753,13 +843,9 @@ impl<D: BlockDevice> Host<D> {
         self.ios.insert(
             io,
             Io {
-                req: BlockRequest {
-                    id: io,
-                    op,
-                    offset_bytes,
-                    len_bytes,
-                    data: Vec::new(),
-                },
+                op,
+                offset_bytes,
+                len_bytes,
                 purpose,
             },
         );
@@ -773,7 +859,14 @@ impl<D: BlockDevice> Host<D> {
             let Some(io) = self.ready.pop_front() else {
                 break;
             };
-            let req = self.ios[&io].req.clone();
+            let built = &self.ios[&io];
+            let req = BlockRequest {
+                id: io,
+                op: built.op,
+                offset_bytes: built.offset_bytes,
+                len_bytes: built.len_bytes,
+                data: Vec::new(),
+            };
             self.in_flight += 1;
             self.stats.device_requests += 1;
             self.stats.device_in_flight_max = self.stats.device_in_flight_max.max(self.in_flight);
@@ -806,21 +899,25 @@ impl<D: BlockDevice> Host<D> {
         let mut freed = false;
         match io.purpose {
             Purpose::Fetch(pages) => {
-                for key in pages {
+                for i in 0..pages.len() {
+                    let key = pages.key(i);
                     if c.result.is_ok() {
                         self.cache.set_uptodate(key);
                     } else {
                         self.cache.remove(key);
                     }
                     freed = true;
-                    for op in self.page_waiters.remove(&key).unwrap_or_default() {
-                        self.page_ready(op, &c, q);
+                    if let Some(waiters) = self.page_waiters.remove(&key) {
+                        self.page_ready(waiters.first, &c, q);
+                        for op in waiters.more {
+                            self.page_ready(op, &c, q);
+                        }
                     }
                 }
             }
             Purpose::Writeback(pages) => {
-                for key in pages {
-                    self.cache.end_writeback(key);
+                for i in 0..pages.len() {
+                    self.cache.end_writeback(pages.key(i));
                 }
                 freed = true;
             }
@@ -929,7 +1026,8 @@ impl<D: BlockDevice> Host<D> {
     }
 
     /// Starts write-back of dirty pages (of `range` if given) in file and page order until
-    /// no more than `until_bytes` stay dirty.
+    /// no more than `until_bytes` stay dirty (a page written again during its write-back
+    /// goes once that finishes).
     fn writeback<S: Schedule<HostEvent<D::Event>>>(
         &mut self,
         range: Option<(u32, u64, u64)>,
@@ -948,9 +1046,6 @@ impl<D: BlockDevice> Host<D> {
             {
                 break;
             }
-            if self.cache.state(key).is_some_and(|s| s.writeback) {
-                continue; // written again during write-back: goes once that finishes
-            }
             pages.push(key);
             dirty -= PAGE_BYTES;
         }
@@ -958,16 +1053,17 @@ impl<D: BlockDevice> Host<D> {
             self.cache.start_writeback(key);
         }
         self.stats.writeback_pages += pages.len() as u64;
-        for run in self.runs(&pages) {
-            self.request(BlockOp::Write, run.0, run.1, Purpose::Writeback(run.2), q);
-        }
+        self.request_runs(BlockOp::Write, &pages, Purpose::Writeback, q);
     }
 
     fn finish(&mut self, id: u64, now: SimTime) {
         let op = self.ops.remove(&id).expect("an op finishes once");
         assert_eq!(op.waiting, 0, "nothing is pending for a finished op");
-        for &key in &op.pinned {
-            self.cache.unpin(key);
+        for index in op.pinned {
+            self.cache.unpin(PageKey {
+                file: op.file.0,
+                index,
+            });
         }
         if op.kind == OpKind::Read && !op.direct {
             self.files[op.file.0 as usize].seq_next = op.offset + op.len;

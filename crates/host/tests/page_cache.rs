@@ -4,7 +4,7 @@
 
 use nearflash_host::{
     Extent, FileId, Host, HostCompletion, HostConfig, HostError, HostEvent, OpFlags,
-    PageCacheConfig, PAGE_BYTES,
+    PageCacheConfig, PageKey, PAGE_BYTES,
 };
 use nearflash_nvme::testing::{FixedDevice, FixedDone};
 use nearflash_nvme::{Nvme, NvmeConfig, NvmeEvent};
@@ -144,6 +144,77 @@ fn dropped_pages_are_read_again_and_kept_ones_are_hits() {
         host.drop_cached(FileId(9), 0, 0),
         Err(HostError::NoSuchFile(9))
     );
+}
+
+/// Story: a block request of the page cache carries its pages compactly when they are
+/// consecutive in the file; pages contiguous on the device with a gap in the file between
+/// them still go in one request.
+#[test]
+fn pages_contiguous_on_the_device_across_a_gap_in_the_file_go_in_one_request() {
+    let nvme = Nvme::new(NvmeConfig::default(), FixedDevice::new(1 << 30, 50_000, 8)).unwrap();
+    let mut host = Host::new(with_cache(cache_cfg()), nvme).unwrap();
+    let mut sim = Sim::new(1);
+    // File pages 0, 1, 2 at device pages 0, 256, 1; page 3 at device page 2.
+    let page = |dev_page: u64| Extent {
+        dev_offset: dev_page * PAGE_BYTES,
+        len: PAGE_BYTES,
+    };
+    let file = host
+        .add_file(vec![page(0), page(256), page(1), page(2)])
+        .unwrap();
+    host.read(
+        file,
+        PAGE_BYTES,
+        PAGE_BYTES,
+        OpFlags::default(),
+        sim.queue(),
+    )
+    .unwrap();
+    run(&mut sim, &mut host);
+    let before = host.stats();
+    // Pages 0 and 2 are missing (device pages 0 and 1): one request reads both.
+    host.read(file, 0, 3 * PAGE_BYTES, OpFlags::default(), sim.queue())
+        .unwrap();
+    let done = run(&mut sim, &mut host);
+    assert_eq!(done[0].result, Ok(()));
+    let after = host.stats();
+    assert_eq!(
+        (after.misses - before.misses, after.hits - before.hits),
+        (2, 1)
+    );
+    assert_eq!(after.device_requests - before.device_requests, 1);
+    for index in 0..3 {
+        let key = PageKey {
+            file: file.0,
+            index,
+        };
+        assert!(host.cache().state(key).is_some_and(|s| s.uptodate));
+    }
+    // Pages 0, 2 and 3 written (device pages 0, 1, 2), page 1 clean: fsync writes them
+    // back in one request, then flushes.
+    for index in [0, 2, 3] {
+        host.write(
+            file,
+            index * PAGE_BYTES,
+            PAGE_BYTES,
+            OpFlags::default(),
+            sim.queue(),
+        )
+        .unwrap();
+        run(&mut sim, &mut host);
+    }
+    let before = host.stats();
+    host.fsync(file, sim.queue()).unwrap();
+    let done = run(&mut sim, &mut host);
+    assert_eq!(done[0].result, Ok(()));
+    let after = host.stats();
+    assert_eq!(after.writeback_pages - before.writeback_pages, 3);
+    assert_eq!(
+        after.device_requests - before.device_requests,
+        2,
+        "a write and a flush"
+    );
+    assert_eq!(host.cache().unwritten_bytes(), 0);
 }
 
 #[test]
