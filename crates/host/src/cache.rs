@@ -92,6 +92,15 @@ impl ChunkKey {
     }
 }
 
+/// Files `ck` in `set` or takes it out as its chunk gained or lost the set's kind of page.
+fn toggle(set: &mut BTreeSet<ChunkKey>, ck: ChunkKey, was: bool, is: bool) {
+    if was && !is {
+        set.remove(&ck);
+    } else if is && !was {
+        set.insert(ck);
+    }
+}
+
 /// The places set in `mask`, lowest first.
 fn places(mut mask: u32) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
@@ -113,6 +122,8 @@ struct Chunk {
     writeback: u32,
     /// The pages [`Page::evictable`].
     evictable: u32,
+    /// The pages with a pin.
+    pinned: u32,
     stamps: [u64; CHUNK_PAGES as usize],
     pins: [u32; CHUNK_PAGES as usize],
     /// The stamp the chunk is filed under in the evictable index (`None`: not filed).
@@ -150,8 +161,14 @@ impl Chunk {
         put(&mut self.dirty, page.is_some_and(|p| p.state.dirty));
         put(&mut self.writeback, page.is_some_and(|p| p.state.writeback));
         put(&mut self.evictable, page.is_some_and(|p| p.evictable()));
+        put(&mut self.pinned, page.is_some_and(|p| p.pins > 0));
         self.stamps[place] = page.map_or(0, |p| p.stamp);
         self.pins[place] = page.map_or(0, |p| p.pins);
+    }
+
+    /// The pages [`Page::evictable`] by the masks.
+    fn evictable_by_masks(&self) -> u32 {
+        self.cached & self.uptodate & !self.dirty & !self.writeback & !self.pinned
     }
 
     /// The last-use stamp of the chunk's least recently used evictable page.
@@ -285,13 +302,7 @@ impl PageCache {
             self.dirty_pages + flag(after, |p| p.state.dirty) - flag(before, |p| p.state.dirty);
         self.writeback_pages = self.writeback_pages + flag(after, |p| p.state.writeback)
             - flag(before, |p| p.state.writeback);
-        let toggle = |set: &mut BTreeSet<ChunkKey>, was: bool, is: bool| {
-            if was && !is {
-                set.remove(&ck);
-            } else if is && !was {
-                set.insert(ck);
-            }
-        };
+        let toggle = |set: &mut BTreeSet<ChunkKey>, was: bool, is: bool| toggle(set, ck, was, is);
         toggle(&mut self.dirty, was_dirty, is_dirty);
         toggle(&mut self.writeback, was_writeback, is_writeback);
         after.map(|p| p.state)
@@ -398,33 +409,121 @@ impl PageCache {
     }
 
     pub fn set_uptodate(&mut self, key: PageKey) {
-        self.update(key, "a page read in was reserved", |p| {
-            assert!(!p.state.uptodate, "a page is read in once");
-            p.state.uptodate = true;
-        });
+        self.set_uptodate_pages([key]);
     }
 
     pub fn set_dirty(&mut self, key: PageKey) {
-        self.update(key, "a page written is cached", |p| {
-            assert!(p.state.uptodate, "a page is dirtied once up to date");
-            p.state.dirty = true;
+        self.change_pages([key], "a page written is cached", |c, m| {
+            assert_eq!(c.uptodate & m, m, "a page is dirtied once up to date");
+            c.dirty |= m;
         });
     }
 
     /// Write-back takes the page's dirty data: it is clean unless written again meanwhile.
     pub fn start_writeback(&mut self, key: PageKey) {
-        self.update(key, "a dirty page is cached", |p| {
-            assert!(p.state.dirty && !p.state.writeback);
-            p.state.dirty = false;
-            p.state.writeback = true;
-        });
+        self.start_writeback_pages([key]);
     }
 
     pub fn end_writeback(&mut self, key: PageKey) {
-        self.update(key, "a page under write-back is cached", |p| {
-            assert!(p.state.writeback);
-            p.state.writeback = false;
+        self.end_writeback_pages([key]);
+    }
+
+    /// [`PageCache::set_uptodate`] of each page (ascending): one chunk lookup per chunk.
+    pub fn set_uptodate_pages(&mut self, keys: impl IntoIterator<Item = PageKey>) {
+        self.change_pages(keys, "a page read in was reserved", |c, m| {
+            assert_eq!(c.uptodate & m, 0, "a page is read in once");
+            c.uptodate |= m;
         });
+    }
+
+    /// [`PageCache::start_writeback`] of each page (ascending).
+    pub fn start_writeback_pages(&mut self, keys: impl IntoIterator<Item = PageKey>) {
+        self.change_pages(keys, "a dirty page is cached", |c, m| {
+            assert!(c.dirty & m == m && c.writeback & m == 0);
+            c.dirty &= !m;
+            c.writeback |= m;
+        });
+    }
+
+    /// [`PageCache::end_writeback`] of each page (ascending).
+    pub fn end_writeback_pages(&mut self, keys: impl IntoIterator<Item = PageKey>) {
+        self.change_pages(keys, "a page under write-back is cached", |c, m| {
+            assert_eq!(c.writeback & m, m);
+            c.writeback &= !m;
+        });
+    }
+
+    /// A writer's copy has landed in its pinned pages (ascending): each becomes dirty and
+    /// loses the writer's pin.
+    pub fn land_write_pages(&mut self, keys: impl IntoIterator<Item = PageKey>) {
+        self.change_pages(keys, "a page written is cached", |c, m| {
+            assert_eq!(c.uptodate & m, m, "a page is dirtied once up to date");
+            c.dirty |= m;
+            for place in places(m) {
+                assert!(c.pins[place] > 0, "unpin what was pinned");
+                c.pins[place] -= 1;
+                if c.pins[place] == 0 {
+                    c.pinned &= !(1 << place);
+                }
+            }
+        });
+    }
+
+    /// Applies `f` to the state masks of cached pages, a chunk at a time: `f` gets the chunk
+    /// and the mask of its pages among `keys` (ascending), and may change their `uptodate`,
+    /// `dirty`, `writeback`, `pins` and `pinned` — never which pages are cached nor their
+    /// stamps. Keeps the counts, the evictable mask and index and the dirty and write-back
+    /// chunk sets true, as [`PageCache::change`] does page by page.
+    fn change_pages(
+        &mut self,
+        keys: impl IntoIterator<Item = PageKey>,
+        what: &str,
+        mut f: impl FnMut(&mut Chunk, u32),
+    ) {
+        let mut run: Option<(ChunkKey, u32)> = None;
+        for key in keys {
+            let (ck, place) = key.chunk();
+            match &mut run {
+                Some((at, mask)) if *at == ck => {
+                    debug_assert!(*mask >> place == 0, "pages come in ascending order");
+                    *mask |= 1 << place;
+                }
+                _ => {
+                    if let Some((at, mask)) = run.replace((ck, 1 << place)) {
+                        self.change_chunk(at, mask, what, &mut f);
+                    }
+                }
+            }
+        }
+        if let Some((at, mask)) = run {
+            self.change_chunk(at, mask, what, &mut f);
+        }
+    }
+
+    fn change_chunk(
+        &mut self,
+        ck: ChunkKey,
+        mask: u32,
+        what: &str,
+        f: &mut impl FnMut(&mut Chunk, u32),
+    ) {
+        let chunk = self.chunks.get_mut(&ck).unwrap_or_else(|| panic!("{what}"));
+        assert_eq!(chunk.cached & mask, mask, "{what}");
+        let (cached, dirty, writeback, evictable) =
+            (chunk.cached, chunk.dirty, chunk.writeback, chunk.evictable);
+        f(chunk, mask);
+        assert_eq!(chunk.cached, cached, "which pages are cached stays");
+        chunk.evictable = chunk.evictable_by_masks();
+        if chunk.evictable != evictable && !chunk.stale {
+            chunk.stale = true;
+            self.stale.push(ck);
+        }
+        let count = |m: u32| u64::from(m.count_ones());
+        self.dirty_pages = self.dirty_pages + count(chunk.dirty) - count(dirty);
+        self.writeback_pages = self.writeback_pages + count(chunk.writeback) - count(writeback);
+        let toggle = |set: &mut BTreeSet<ChunkKey>, was: bool, is: bool| toggle(set, ck, was, is);
+        toggle(&mut self.dirty, dirty != 0, chunk.dirty != 0);
+        toggle(&mut self.writeback, writeback != 0, chunk.writeback != 0);
     }
 
     /// Drops a page (a failed read, or an O_DIRECT write making it stale). Must be clean.
@@ -580,7 +679,7 @@ mod tests {
         /// it keeps and evicts exactly the pages the scan would.
         #[test]
         fn the_indexes_evict_what_a_scan_of_the_lru_list_would(
-            ops in proptest::collection::vec((0u8..8, 0u64..12), 1..400),
+            ops in proptest::collection::vec((0u8..12, 0u64..12), 1..400),
             stride in 1u64..40,
         ) {
             // Page i of the story is page i × stride of the file: with a stride, the pages
@@ -632,6 +731,49 @@ mod tests {
                         if let Some(p) = m.find(k) {
                             p.3 -= 1;
                         }
+                    }
+                    // The many-page calls, over the story's pages `index..index + 4` (in
+                    // one chunk or several, by the stride) that qualify.
+                    (8..=10, _) => {
+                        let keys: Vec<PageKey> = (index..(index + 4).min(12))
+                            .map(key)
+                            .filter(|&k| c.state(k).is_some_and(|s| match op {
+                                8 => !s.uptodate,
+                                9 => s.dirty && !s.writeback,
+                                _ => s.writeback,
+                            }))
+                            .collect();
+                        for &k in &keys {
+                            let s = &mut m.find(k).unwrap().2;
+                            match op {
+                                8 => s.uptodate = true,
+                                9 => (s.dirty, s.writeback) = (false, true),
+                                _ => s.writeback = false,
+                            }
+                        }
+                        match op {
+                            8 => c.set_uptodate_pages(keys),
+                            9 => c.start_writeback_pages(keys),
+                            _ => c.end_writeback_pages(keys),
+                        }
+                    }
+                    (11, _) => {
+                        // A writer's copy lands in the pinned, up-to-date pages.
+                        let mut keys: Vec<PageKey> = pinned
+                            .iter()
+                            .copied()
+                            .filter(|&k| c.state(k).is_some_and(|s| s.uptodate))
+                            .collect();
+                        keys.sort();
+                        keys.dedup();
+                        for &k in &keys {
+                            let p = m.find(k).unwrap();
+                            p.2.dirty = true;
+                            p.3 -= 1;
+                            let at = pinned.iter().position(|&q| q == k).unwrap();
+                            pinned.remove(at);
+                        }
+                        c.land_write_pages(keys);
                     }
                     _ => {}
                 }

@@ -771,11 +771,8 @@ impl<D: BlockDevice> Host<D> {
                 pos / PAGE_BYTES..chunk_end.div_ceil(PAGE_BYTES),
                 "every page of the chunk is pinned"
             );
-            for index in pinned {
-                let key = PageKey { file, index };
-                self.cache.set_dirty(key);
-                self.cache.unpin(key);
-            }
+            self.cache
+                .land_write_pages(pinned.map(|index| PageKey { file, index }));
         }
         self.ops.get_mut(&id).expect("live").stage = Stage::Copy;
         let bytes = chunk_end - pos;
@@ -899,13 +896,15 @@ impl<D: BlockDevice> Host<D> {
         let mut freed = false;
         match io.purpose {
             Purpose::Fetch(pages) => {
+                // Nothing below reserves or evicts, so the pages may all be marked first.
+                let keys = (0..pages.len()).map(|i| pages.key(i));
+                if c.result.is_ok() {
+                    self.cache.set_uptodate_pages(keys);
+                } else {
+                    keys.for_each(|key| self.cache.remove(key));
+                }
                 for i in 0..pages.len() {
                     let key = pages.key(i);
-                    if c.result.is_ok() {
-                        self.cache.set_uptodate(key);
-                    } else {
-                        self.cache.remove(key);
-                    }
                     freed = true;
                     if let Some(waiters) = self.page_waiters.remove(&key) {
                         self.page_ready(waiters.first, &c, q);
@@ -916,9 +915,8 @@ impl<D: BlockDevice> Host<D> {
                 }
             }
             Purpose::Writeback(pages) => {
-                for i in 0..pages.len() {
-                    self.cache.end_writeback(pages.key(i));
-                }
+                self.cache
+                    .end_writeback_pages((0..pages.len()).map(|i| pages.key(i)));
                 freed = true;
             }
             Purpose::Op(id) => {
@@ -1049,9 +1047,7 @@ impl<D: BlockDevice> Host<D> {
             pages.push(key);
             dirty -= PAGE_BYTES;
         }
-        for &key in &pages {
-            self.cache.start_writeback(key);
-        }
+        self.cache.start_writeback_pages(pages.iter().copied());
         self.stats.writeback_pages += pages.len() as u64;
         self.request_runs(BlockOp::Write, &pages, Purpose::Writeback, q);
     }
