@@ -92,6 +92,25 @@ impl ChunkKey {
     }
 }
 
+/// Marks chunk `ck` stale: an evictable page's stamp changed or a page became or stopped
+/// being evictable; it is filed anew in the evictable index before the index is next read.
+fn mark_stale(stale: &mut Vec<ChunkKey>, ck: ChunkKey, chunk: &mut Chunk) {
+    if !chunk.stale {
+        chunk.stale = true;
+        stale.push(ck);
+    }
+}
+
+/// Recomputes the chunk's evictable mask from its state masks, marking it stale if that
+/// changed.
+fn refresh_evictable(stale: &mut Vec<ChunkKey>, ck: ChunkKey, chunk: &mut Chunk) {
+    let evictable = chunk.evictable_by_masks();
+    if evictable != chunk.evictable {
+        chunk.evictable = evictable;
+        mark_stale(stale, ck, chunk);
+    }
+}
+
 /// Files `ck` in `set` or takes it out as its chunk gained or lost the set's kind of page.
 fn toggle(set: &mut BTreeSet<ChunkKey>, ck: ChunkKey, was: bool, is: bool) {
     if was && !is {
@@ -292,9 +311,8 @@ impl PageCache {
             }
             self.chunks.remove(&ck);
             self.order.remove(&ck);
-        } else if moved && !chunk.stale {
-            chunk.stale = true;
-            self.stale.push(ck);
+        } else if moved {
+            mark_stale(&mut self.stale, ck, chunk);
         }
         let flag = |p: Option<Page>, f: fn(&Page) -> bool| u64::from(p.as_ref().is_some_and(f));
         self.pages = self.pages + flag(after, |_| true) - flag(before, |_| true);
@@ -323,25 +341,19 @@ impl PageCache {
         }
     }
 
-    /// Changes page `key` (which must be cached) by `f`.
-    fn update(&mut self, key: PageKey, what: &str, f: impl FnOnce(&mut Page)) {
-        self.change(key, |page| {
-            f(page.as_mut().unwrap_or_else(|| panic!("{what}")))
-        });
-    }
-
     /// The page's state, marking it recently used.
     pub fn touch(&mut self, key: PageKey) -> Option<PageState> {
-        let clock = self.clock + 1;
-        let state = self.change(key, |page| {
-            if let Some(p) = page {
-                p.stamp = clock;
-            }
-        });
-        if state.is_some() {
-            self.clock = clock;
+        let (ck, place) = key.chunk();
+        let chunk = self.chunks.get_mut(&ck)?;
+        if chunk.cached >> place & 1 == 0 {
+            return None;
         }
-        state
+        self.clock += 1;
+        chunk.stamps[place] = self.clock;
+        if chunk.evictable >> place & 1 != 0 {
+            mark_stale(&mut self.stale, ck, chunk);
+        }
+        chunk.get(place).map(|p| p.state)
     }
 
     pub fn state(&self, key: PageKey) -> Option<PageState> {
@@ -352,23 +364,29 @@ impl PageCache {
     /// inserts it not yet up to date. False when every page is pinned (being read, dirty or
     /// under write-back): the caller waits for one to become clean.
     pub fn reserve(&mut self, key: PageKey) -> bool {
-        assert!(self.page(key).is_none(), "reserve a page once");
         if self.pages >= self.capacity_pages && !self.evict_one() {
             return false;
         }
+        let (ck, place) = key.chunk();
+        let chunk = match self.chunks.entry(ck) {
+            Entry::Occupied(chunk) => chunk.into_mut(),
+            Entry::Vacant(slot) => {
+                self.order.insert(ck);
+                slot.insert(Box::default())
+            }
+        };
+        let bit = 1u32 << place;
+        assert_eq!(chunk.cached & bit, 0, "reserve a page once");
+        debug_assert_eq!(
+            (chunk.uptodate | chunk.dirty | chunk.writeback | chunk.pinned) & bit,
+            0,
+            "an uncached page has no state"
+        );
+        // Not up to date: not evictable, so the evictable index is unchanged.
+        chunk.cached |= bit;
         self.clock += 1;
-        let stamp = self.clock;
-        self.change(key, |page| {
-            *page = Some(Page {
-                stamp,
-                state: PageState {
-                    uptodate: false,
-                    dirty: false,
-                    writeback: false,
-                },
-                pins: 0,
-            })
-        });
+        chunk.stamps[place] = self.clock;
+        self.pages += 1;
         assert!(
             self.pages <= self.capacity_pages,
             "the cache holds its limit"
@@ -376,36 +394,68 @@ impl PageCache {
         true
     }
 
+    /// Evicts the least recently used evictable page, and files its chunk anew at once
+    /// (nothing is stale after [`PageCache::file_stale`]).
     fn evict_one(&mut self) -> bool {
         self.file_stale();
         let Some((stamp, ck)) = self.lru.first() else {
             return false;
         };
-        let chunk = &self.chunks[&ck];
+        let chunk = self
+            .chunks
+            .get_mut(&ck)
+            .expect("an indexed chunk is cached");
         let place = places(chunk.evictable)
             .find(|&place| chunk.stamps[place] == stamp)
             .expect("the chunk's oldest evictable page");
-        self.change(ck.page(place), |page| {
-            debug_assert!(page.is_some_and(|p| p.evictable()));
-            *page = None;
-        });
+        let bit = 1u32 << place;
+        debug_assert_eq!((chunk.dirty | chunk.writeback | chunk.pinned) & bit, 0);
+        chunk.cached &= !bit;
+        chunk.uptodate &= !bit;
+        chunk.evictable &= !bit;
+        chunk.stamps[place] = 0;
+        debug_assert_eq!(chunk.indexed, Some(stamp));
+        let oldest = chunk.oldest();
+        self.lru.reindex(ck, chunk.indexed, oldest);
+        chunk.indexed = oldest;
+        if chunk.cached == 0 {
+            self.chunks.remove(&ck);
+            self.order.remove(&ck);
+        }
+        self.pages -= 1;
         self.evictions += 1;
         true
     }
 
     /// Keeps the page from eviction until [`PageCache::unpin`].
     pub fn pin(&mut self, key: PageKey) {
-        self.update(key, "a pinned page is cached", |p| p.pins += 1);
+        let (ck, place) = key.chunk();
+        let chunk = self
+            .chunks
+            .get_mut(&ck)
+            .filter(|c| c.cached >> place & 1 != 0)
+            .expect("a pinned page is cached");
+        chunk.pins[place] += 1;
+        chunk.pinned |= 1 << place;
+        refresh_evictable(&mut self.stale, ck, chunk);
     }
 
     /// Releases a pin (a page dropped meanwhile, after a failed read, needs none).
     pub fn unpin(&mut self, key: PageKey) {
-        self.change(key, |page| {
-            if let Some(p) = page {
-                assert!(p.pins > 0, "unpin what was pinned");
-                p.pins -= 1;
-            }
-        });
+        let (ck, place) = key.chunk();
+        let Some(chunk) = self
+            .chunks
+            .get_mut(&ck)
+            .filter(|c| c.cached >> place & 1 != 0)
+        else {
+            return;
+        };
+        assert!(chunk.pins[place] > 0, "unpin what was pinned");
+        chunk.pins[place] -= 1;
+        if chunk.pins[place] == 0 {
+            chunk.pinned &= !(1 << place);
+            refresh_evictable(&mut self.stale, ck, chunk);
+        }
     }
 
     pub fn set_uptodate(&mut self, key: PageKey) {
@@ -509,15 +559,10 @@ impl PageCache {
     ) {
         let chunk = self.chunks.get_mut(&ck).unwrap_or_else(|| panic!("{what}"));
         assert_eq!(chunk.cached & mask, mask, "{what}");
-        let (cached, dirty, writeback, evictable) =
-            (chunk.cached, chunk.dirty, chunk.writeback, chunk.evictable);
+        let (cached, dirty, writeback) = (chunk.cached, chunk.dirty, chunk.writeback);
         f(chunk, mask);
         assert_eq!(chunk.cached, cached, "which pages are cached stays");
-        chunk.evictable = chunk.evictable_by_masks();
-        if chunk.evictable != evictable && !chunk.stale {
-            chunk.stale = true;
-            self.stale.push(ck);
-        }
+        refresh_evictable(&mut self.stale, ck, chunk);
         let count = |m: u32| u64::from(m.count_ones());
         self.dirty_pages = self.dirty_pages + count(chunk.dirty) - count(dirty);
         self.writeback_pages = self.writeback_pages + count(chunk.writeback) - count(writeback);
