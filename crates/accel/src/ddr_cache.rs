@@ -9,30 +9,30 @@
 //! eviction is least-recently-used. Groups are not pinned while a unit uses them: a unit
 //! whose footprint exceeds DDR3L streams through it.
 //!
-//! O(1) per access: a hash index into a slab of nodes threaded on a doubly linked recency
-//! list. The index is a `KeyMap` (one folded multiply per key; std's SipHash was over half
-//! of this cache's time in a FlashAbacus profile). It is never iterated, so its hash decides
-//! no result.
-
-use nearflash_sim::KeyMap;
+//! O(1) per access: a slab of nodes threaded on a doubly linked recency list, indexed
+//! directly by key. Keys are dense, `0..keys` (the caller numbers the groups it may cache:
+//! `dataflow::CacheKeys`), so the index is a table with one `u32` per key — a key's node
+//! plus one, or 0 when the group is not resident. A zero-filled table is allocated zeroed,
+//! so the pages of keys never touched cost no memory. A hit on the newest group leaves the
+//! list as it is.
 
 const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 struct Node {
-    key: u64,
-    dirty: bool,
-    /// The kernel instance whose writes made the group dirty.
-    owner: usize,
+    key: u32,
     /// Towards the least / most recently used end.
     older: u32,
     newer: u32,
+    dirty: bool,
+    /// The kernel instance whose writes made the group dirty.
+    owner: usize,
 }
 
 /// A group pushed out of DDR3L; `dirty` groups must be written back to flash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Evicted {
-    pub group: u64,
+    pub key: u32,
     pub dirty: bool,
     pub owner: usize,
 }
@@ -40,9 +40,11 @@ pub struct Evicted {
 #[derive(Clone, Debug)]
 pub struct DdrCache {
     capacity_groups: u64,
-    index: KeyMap<u64, u32>,
+    /// Per key: its node + 1, or 0 when not resident.
+    index: Vec<u32>,
     nodes: Vec<Node>,
     free: Vec<u32>,
+    resident_groups: u64,
     /// Least and most recently used nodes.
     oldest: u32,
     newest: u32,
@@ -51,13 +53,15 @@ pub struct DdrCache {
 }
 
 impl DdrCache {
-    pub fn new(capacity_groups: u64) -> DdrCache {
+    /// A cache of `capacity_groups` groups named by keys `0..keys`.
+    pub fn new(capacity_groups: u64, keys: u32) -> DdrCache {
         assert!(capacity_groups > 0, "DDR3L holds at least one group");
         DdrCache {
             capacity_groups,
-            index: KeyMap::default(),
+            index: vec![0; keys as usize],
             nodes: Vec::new(),
             free: Vec::new(),
+            resident_groups: 0,
             oldest: NIL,
             newest: NIL,
             hits: 0,
@@ -66,7 +70,7 @@ impl DdrCache {
     }
 
     pub fn resident_groups(&self) -> u64 {
-        self.index.len() as u64
+        self.resident_groups
     }
 
     /// (hits, misses) of reads so far.
@@ -74,10 +78,11 @@ impl DdrCache {
         (self.hits, self.misses)
     }
 
-    /// A unit reads `group`: true when it is resident (no flash read needed). A miss makes
-    /// room (evictions go to `out`) and installs the group clean; the caller reads it.
-    pub fn read(&mut self, group: u64, owner: usize, out: &mut Vec<Evicted>) -> bool {
-        let hit = self.access(group, owner, false, out);
+    /// A unit reads group `key`: true when it is resident (no flash read needed). A miss
+    /// makes room (evictions go to `out`) and installs the group clean; the caller reads it.
+    #[inline]
+    pub fn read(&mut self, key: u32, owner: usize, out: &mut Vec<Evicted>) -> bool {
+        let hit = self.access(key, owner, false, out);
         if hit {
             self.hits += 1;
         } else {
@@ -86,41 +91,57 @@ impl DdrCache {
         hit
     }
 
-    /// A unit writes `group` for `owner`: it becomes resident and dirty. Returns whether it
-    /// was resident before.
-    pub fn write(&mut self, group: u64, owner: usize, out: &mut Vec<Evicted>) -> bool {
-        self.access(group, owner, true, out)
+    /// A unit writes group `key` for `owner`: it becomes resident and dirty. Returns whether
+    /// it was resident before.
+    #[inline]
+    pub fn write(&mut self, key: u32, owner: usize, out: &mut Vec<Evicted>) -> bool {
+        self.access(key, owner, true, out)
     }
 
-    fn access(&mut self, group: u64, owner: usize, wrote: bool, out: &mut Vec<Evicted>) -> bool {
-        if let Some(&n) = self.index.get(&group) {
+    #[inline]
+    fn access(&mut self, key: u32, owner: usize, wrote: bool, out: &mut Vec<Evicted>) -> bool {
+        let slot = self.index[key as usize];
+        if slot == 0 {
+            self.install(key, owner, wrote, out);
+            return false;
+        }
+        let n = slot - 1;
+        if n != self.newest {
             self.unlink(n);
             self.push_newest(n);
-            let node = &mut self.nodes[n as usize];
-            if wrote {
-                node.dirty = true;
-                node.owner = owner;
-            }
-            return true;
         }
-        while self.index.len() as u64 >= self.capacity_groups {
+        if wrote {
+            let node = &mut self.nodes[n as usize];
+            node.dirty = true;
+            node.owner = owner;
+        }
+        true
+    }
+
+    /// A miss: evicts least recently used groups while DDR3L is full, then makes `key` the
+    /// newest.
+    #[inline(never)]
+    fn install(&mut self, key: u32, owner: usize, wrote: bool, out: &mut Vec<Evicted>) {
+        while self.resident_groups >= self.capacity_groups {
             let victim = self.oldest;
             self.unlink(victim);
             let v = self.nodes[victim as usize];
-            self.index.remove(&v.key);
+            debug_assert_eq!(self.index[v.key as usize], victim + 1);
+            self.index[v.key as usize] = 0;
+            self.resident_groups -= 1;
             self.free.push(victim);
             out.push(Evicted {
-                group: v.key,
+                key: v.key,
                 dirty: v.dirty,
                 owner: v.owner,
             });
         }
         let node = Node {
-            key: group,
-            dirty: wrote,
-            owner,
+            key,
             older: NIL,
             newer: NIL,
+            dirty: wrote,
+            owner,
         };
         let n = match self.free.pop() {
             Some(n) => {
@@ -129,12 +150,12 @@ impl DdrCache {
             }
             None => {
                 self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
+                u32::try_from(self.nodes.len() - 1).expect("fewer nodes than u32::MAX")
             }
         };
-        self.index.insert(group, n);
+        self.index[key as usize] = n + 1;
+        self.resident_groups += 1;
         self.push_newest(n);
-        false
     }
 
     fn unlink(&mut self, n: u32) {
@@ -163,9 +184,9 @@ impl DdrCache {
         self.newest = n;
     }
 
-    /// The dirty groups `owner` left in DDR3L, ascending, now marked clean (the caller writes
-    /// them back).
-    pub fn take_dirty(&mut self, owner: usize) -> Vec<u64> {
+    /// The dirty groups `owner` left in DDR3L, ascending by key, now marked clean (the
+    /// caller writes them back).
+    pub fn take_dirty(&mut self, owner: usize) -> Vec<u32> {
         let mut v = Vec::new();
         let mut n = self.oldest;
         while n != NIL {
@@ -184,11 +205,12 @@ impl DdrCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use std::collections::BTreeMap;
 
     #[test]
     fn a_second_read_hits_and_the_least_recent_group_is_evicted() {
-        let mut c = DdrCache::new(2);
+        let mut c = DdrCache::new(2, 4);
         let mut ev = Vec::new();
         assert!(!c.read(1, 0, &mut ev));
         assert!(!c.write(2, 0, &mut ev));
@@ -198,7 +220,7 @@ mod tests {
         assert_eq!(
             ev,
             [Evicted {
-                group: 2,
+                key: 2,
                 dirty: true,
                 owner: 0
             }]
@@ -209,9 +231,9 @@ mod tests {
 
     #[test]
     fn take_dirty_returns_each_owners_groups_once_in_order() {
-        let mut c = DdrCache::new(8);
+        let mut c = DdrCache::new(8, 4);
         let mut ev = Vec::new();
-        for g in [3u64, 0, 2, 1] {
+        for g in [3u32, 0, 2, 1] {
             c.write(g, (g % 2) as usize, &mut ev);
         }
         assert_eq!(c.take_dirty(1), [1, 3]);
@@ -222,14 +244,14 @@ mod tests {
     /// Against a reference LRU (a map of last-use stamps): same hits, same evictions.
     #[test]
     fn matches_a_reference_lru_on_a_pseudo_random_sequence() {
-        let mut c = DdrCache::new(16);
-        let mut stamps: BTreeMap<u64, (u64, bool)> = BTreeMap::new();
+        let mut c = DdrCache::new(16, 40);
+        let mut stamps: BTreeMap<u32, (u64, bool)> = BTreeMap::new();
         let mut x = 12345u64;
         for t in 0..20_000u64 {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let g = (x >> 33) % 40;
+            let g = ((x >> 33) % 40) as u32;
             let wrote = (x >> 20).is_multiple_of(3);
             let mut ev = Vec::new();
             let hit = if wrote {
@@ -243,7 +265,7 @@ mod tests {
                 let (&old, &(_, d)) = stamps.iter().min_by_key(|(_, (s, _))| *s).unwrap();
                 stamps.remove(&old);
                 ref_ev.push(Evicted {
-                    group: old,
+                    key: old,
                     dirty: d,
                     owner: 0,
                 });
@@ -252,6 +274,110 @@ mod tests {
             stamps.insert(g, (t, dirty));
             assert_eq!(hit, ref_hit, "step {t}");
             assert_eq!(ev, ref_ev, "step {t}");
+        }
+    }
+
+    /// The simplest LRU: resident groups in a `Vec` with their last-use stamps; a miss when
+    /// full evicts the one with the least stamp.
+    #[derive(Default)]
+    struct ReferenceLru {
+        /// (key, last use, dirty, owner)
+        groups: Vec<(u32, u64, bool, usize)>,
+        now: u64,
+    }
+
+    impl ReferenceLru {
+        fn access(
+            &mut self,
+            capacity: usize,
+            key: u32,
+            owner: usize,
+            wrote: bool,
+        ) -> (bool, Vec<Evicted>) {
+            self.now += 1;
+            let mut ev = Vec::new();
+            if let Some(e) = self.groups.iter_mut().find(|e| e.0 == key) {
+                e.1 = self.now;
+                if wrote {
+                    (e.2, e.3) = (true, owner);
+                }
+                return (true, ev);
+            }
+            if self.groups.len() == capacity {
+                let (at, _) = self
+                    .groups
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, e)| e.1)
+                    .unwrap();
+                let (key, _, dirty, owner) = self.groups.remove(at);
+                ev.push(Evicted { key, dirty, owner });
+            }
+            self.groups.push((key, self.now, wrote, owner));
+            (false, ev)
+        }
+
+        fn take_dirty(&mut self, owner: usize) -> Vec<u32> {
+            let mut v: Vec<u32> = Vec::new();
+            for e in self.groups.iter_mut().filter(|e| e.2 && e.3 == owner) {
+                e.2 = false;
+                v.push(e.0);
+            }
+            v.sort_unstable();
+            v
+        }
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    enum Op {
+        Read(u32, usize),
+        Write(u32, usize),
+        TakeDirty(usize),
+    }
+
+    fn op(keys: u32) -> impl Strategy<Value = Op> {
+        prop_oneof![
+            8 => (0..keys, 0..3usize).prop_map(|(k, o)| Op::Read(k, o)),
+            4 => (0..keys, 0..3usize).prop_map(|(k, o)| Op::Write(k, o)),
+            1 => (0..3usize).prop_map(Op::TakeDirty),
+        ]
+    }
+
+    proptest! {
+        /// Hits, evictions (their order, dirtiness and owner), take_dirty and the counts
+        /// agree with the reference on random sequences, repeats of the newest group
+        /// included.
+        #[test]
+        fn matches_a_vec_scanned_reference_lru(
+            capacity in 1usize..12,
+            ops in prop::collection::vec(op(24), 0..400),
+        ) {
+            let mut c = DdrCache::new(capacity as u64, 24);
+            let mut r = ReferenceLru::default();
+            let (mut hits, mut misses) = (0, 0);
+            for (t, op) in ops.into_iter().enumerate() {
+                let mut ev = Vec::new();
+                match op {
+                    Op::Read(k, o) => {
+                        let hit = c.read(k, o, &mut ev);
+                        let (ref_hit, ref_ev) = r.access(capacity, k, o, false);
+                        prop_assert_eq!(hit, ref_hit, "step {}", t);
+                        prop_assert_eq!(ev, ref_ev, "step {}", t);
+                        if hit { hits += 1 } else { misses += 1 }
+                    }
+                    Op::Write(k, o) => {
+                        let hit = c.write(k, o, &mut ev);
+                        let (ref_hit, ref_ev) = r.access(capacity, k, o, true);
+                        prop_assert_eq!(hit, ref_hit, "step {}", t);
+                        prop_assert_eq!(ev, ref_ev, "step {}", t);
+                    }
+                    Op::TakeDirty(o) => {
+                        prop_assert_eq!(c.take_dirty(o), r.take_dirty(o), "step {}", t);
+                    }
+                }
+                prop_assert_eq!(c.resident_groups(), r.groups.len() as u64);
+            }
+            prop_assert_eq!(c.hit_counts(), (hits, misses));
         }
     }
 }

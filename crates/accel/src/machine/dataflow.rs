@@ -12,8 +12,8 @@
 //!
 //! Flash requests wait in per-worker queues (write-backs in Flashvisor's own) and are issued
 //! round robin while fewer than `flash_queue_depth` are outstanding at the FTL. Cache keys
-//! are (instance, group): instances do not share DDR3L copies, as each kernel maps its own
-//! data sections (§4.3).
+//! name (instance, group) pairs (`CacheKeys`): instances do not share DDR3L copies, as each
+//! kernel maps its own data sections (§4.3).
 //!
 //! Functional fidelity hooks: a completed read fills whole groups of the instance's image
 //! (`Functional::fill`), a group first written without having been read is filled before
@@ -23,6 +23,7 @@
 use super::{State, Q};
 use crate::config::AccelConfig;
 use crate::ddr_cache::Evicted;
+use crate::layout::Layout;
 use nearflash_ftl::BlockOp;
 use std::ops::Range;
 
@@ -53,14 +54,90 @@ pub(super) fn ddr_capacity_groups(cfg: &AccelConfig, instances: usize, group_byt
     (cfg.ddr_bytes.saturating_sub(descriptions) / group_bytes).max(1)
 }
 
-/// Cache key of group `g` of instance `i`.
-fn key(i: usize, g: u64) -> u64 {
-    debug_assert!(g < 1 << 40, "group numbers fit in 40 bits");
-    ((i as u64) << 40) | g
+/// Dense cache keys, `0..count`, for the (instance, group) pairs a run may cache: instance
+/// 0's sections in section order, then instance 1's, and so on, each section's groups in
+/// order. The DDR3L cache, and the in-flight reads and write-backs, are indexed by them.
+#[derive(Clone, Debug)]
+pub(super) struct CacheKeys {
+    /// Per instance: its first section's entry in `sections`.
+    first_section: Vec<usize>,
+    /// Per (instance, section), ascending by `first_key`.
+    sections: Vec<SectionKeys>,
+    count: u32,
 }
 
-fn unkey(k: u64) -> (usize, u64) {
-    ((k >> 40) as usize, k & ((1 << 40) - 1))
+#[derive(Clone, Copy, Debug)]
+struct SectionKeys {
+    first_key: u32,
+    groups: u64,
+    instance: usize,
+    section: usize,
+    /// The section's first absolute page group.
+    first_group: u64,
+}
+
+impl CacheKeys {
+    /// Keys for `layout`, whose instance `i` has sections of `section_bytes[i]`.
+    pub(super) fn new(layout: &Layout, section_bytes: &[Vec<u64>]) -> Self {
+        assert_eq!(layout.offsets.len(), section_bytes.len());
+        let mut first_section = Vec::with_capacity(section_bytes.len());
+        let mut sections = Vec::new();
+        let mut next_key = 0u64;
+        for (i, bytes) in section_bytes.iter().enumerate() {
+            first_section.push(sections.len());
+            for (s, &b) in bytes.iter().enumerate() {
+                let groups = layout.section_groups(i, s, b);
+                sections.push(SectionKeys {
+                    first_key: u32::try_from(next_key).expect("cache keys fit in u32"),
+                    groups: groups.end - groups.start,
+                    instance: i,
+                    section: s,
+                    first_group: groups.start,
+                });
+                next_key += groups.end - groups.start;
+            }
+        }
+        let count = u32::try_from(next_key).expect("cache keys fit in u32");
+        CacheKeys {
+            first_section,
+            sections,
+            count,
+        }
+    }
+
+    pub(super) fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// The keys of section-relative groups `run` of section `s` of instance `i`.
+    fn keys(&self, i: usize, s: usize, run: &Range<u64>) -> Range<u32> {
+        let e = &self.sections[self.first_section[i] + s];
+        assert!(run.end <= e.groups, "runs lie within their section");
+        // In u32: below `e.first_key + e.groups`, at most `count`.
+        e.first_key + run.start as u32..e.first_key + run.end as u32
+    }
+
+    /// The key of absolute group `g` of section `s` of instance `i`.
+    fn key(&self, i: usize, s: usize, g: u64) -> u32 {
+        let e = &self.sections[self.first_section[i] + s];
+        let rel = g - e.first_group;
+        assert!(rel < e.groups, "the group lies within its section");
+        e.first_key + rel as u32
+    }
+
+    /// (instance, section, absolute group) of key `k`.
+    fn group(&self, k: u32) -> (usize, usize, u64) {
+        assert!(k < self.count);
+        // The last section starting at or before `k`: empty sections share their successor's
+        // first key, so this is the non-empty one holding `k`.
+        let at = self.sections.partition_point(|e| e.first_key <= k) - 1;
+        let e = &self.sections[at];
+        (
+            e.instance,
+            e.section,
+            e.first_group + u64::from(k - e.first_key),
+        )
+    }
 }
 
 impl State {
@@ -71,8 +148,8 @@ impl State {
         let mut evicted = Vec::new();
         let mut missed: Vec<(usize, Range<u64>)> = Vec::new();
         for (section, run) in &runs.runs {
-            for g in self.layout.groups(i, *section, run) {
-                let k = key(i, g);
+            let keys = self.keys.keys(i, *section, run);
+            for (g, k) in self.layout.groups(i, *section, run).zip(keys) {
                 let resident = self.cache.read(k, i, &mut evicted);
                 if let Some(waiters) = self.inflight.get_mut(&k) {
                     waiters.push(w);
@@ -105,9 +182,8 @@ impl State {
         let runs = self.unit_plan(w).writes.clone();
         let mut evicted = Vec::new();
         for (section, run) in &runs.runs {
-            let abs = self.layout.groups(i, *section, run);
-            for g in abs {
-                let k = key(i, g);
+            let keys = self.keys.keys(i, *section, run);
+            for (g, k) in self.layout.groups(i, *section, run).zip(keys) {
                 let resident = self.cache.write(k, i, &mut evicted);
                 if !resident && !self.inflight.contains_key(&k) {
                     if let Some(f) = self.func.as_mut() {
@@ -124,10 +200,17 @@ impl State {
     /// Instance `i`'s last unit is done: write its dirty groups back, then complete it.
     pub(super) fn flush(&mut self, q: &mut Q, i: usize) {
         self.finishing[i] = true;
+        let mut dirty: Vec<(u64, usize)> = (self.cache.take_dirty(i).into_iter())
+            .map(|k| {
+                let (ki, s, g) = self.keys.group(k);
+                debug_assert_eq!(ki, i, "take_dirty returns the instance's own groups");
+                (g, s)
+            })
+            .collect();
+        // In group order, as write-backs are queued.
+        dirty.sort_unstable();
         let mut runs: Vec<(usize, Range<u64>)> = Vec::new();
-        for k in self.cache.take_dirty(i) {
-            let (_, g) = unkey(k);
-            let s = self.section_of(i, g);
+        for (g, s) in dirty {
             match runs.last_mut() {
                 Some((rs, r)) if *rs == s && r.end == g => r.end = g + 1,
                 _ => runs.push((s, g..g + 1)),
@@ -144,32 +227,20 @@ impl State {
 
     fn evict(&mut self, evicted: Vec<Evicted>) {
         for e in evicted.into_iter().filter(|e| e.dirty) {
-            let (i, g) = unkey(e.group);
+            let (i, s, g) = self.keys.group(e.key);
             debug_assert_eq!(i, e.owner, "keys are per instance");
-            let s = self.section_of(i, g);
             self.write_back(i, s, g..g + 1);
         }
     }
 
     fn write_back(&mut self, i: usize, section: usize, groups: Range<u64>) {
         for g in groups.clone() {
-            *self.writebacks.entry(key(i, g)).or_insert(0) += 1;
+            *self
+                .writebacks
+                .entry(self.keys.key(i, section, g))
+                .or_insert(0) += 1;
         }
         self.queue_runs(i, section, groups, BlockOp::Write, Owner::WriteBack);
-    }
-
-    /// The section of instance `i` holding absolute group `g`.
-    fn section_of(&self, i: usize, g: u64) -> usize {
-        let at = g * self.layout.group_bytes;
-        let sections = &self.plans[self.instances[i].plan].desc.sections;
-        (0..sections.len())
-            .find(|&s| {
-                let start = self.layout.offsets[i][s];
-                let end = start
-                    + sections[s].bytes.div_ceil(self.layout.group_bytes) * self.layout.group_bytes;
-                (start..end).contains(&at)
-            })
-            .expect("cached groups belong to a section")
     }
 
     /// Splits a run into requests of at most `flash_request_bytes_max` and queues them.
@@ -278,7 +349,8 @@ impl State {
                         f.fill(i, req.section, rel, c.len_bytes, Some(&c.data));
                     }
                     for g in req.groups.0..req.groups.1 {
-                        let waiters = self.inflight.remove(&key(i, g)).unwrap_or_default();
+                        let k = self.keys.key(i, req.section, g);
+                        let waiters = self.inflight.remove(&k).unwrap_or_default();
                         for v in waiters {
                             self.unit_io_done(q, v);
                         }
@@ -287,7 +359,7 @@ impl State {
                 }
                 Owner::WriteBack => {
                     for g in req.groups.0..req.groups.1 {
-                        let k = key(i, g);
+                        let k = self.keys.key(i, req.section, g);
                         let n = self.writebacks.get_mut(&k).expect("counted at issue");
                         *n -= 1;
                         if *n == 0 {
@@ -313,12 +385,41 @@ mod tests {
 
     #[test]
     fn keys_round_trip_and_capacity_leaves_room_for_descriptions() {
-        assert_eq!(unkey(key(23, 12345)), (23, 12345));
         let cfg = AccelConfig::default();
         assert_eq!(
             ddr_capacity_groups(&cfg, 0, 64 << 10),
             cfg.ddr_bytes / (64 << 10)
         );
         assert!(ddr_capacity_groups(&cfg, 24, 64 << 10) < cfg.ddr_bytes / (64 << 10));
+    }
+
+    #[test]
+    fn cache_keys_are_dense_and_round_trip() {
+        // Instance 1 shares instance 0's input (section 0) and has an empty section between
+        // two others.
+        let layout = Layout {
+            group_bytes: 512,
+            offsets: vec![vec![0, 1024], vec![0, 4096, 4096, 8192]],
+            preload: Vec::new(),
+            end_bytes: 9216,
+            reused_instances: 0,
+        };
+        let keys = CacheKeys::new(&layout, &[vec![1000, 600], vec![1000, 0, 100, 512]]);
+        assert_eq!(keys.count(), 2 + 2 + 2 + 1 + 1);
+        let mut seen = Vec::new();
+        for (i, sections) in [vec![(0, 2), (1, 2)], vec![(0, 2), (2, 1), (3, 1)]]
+            .into_iter()
+            .enumerate()
+        {
+            for (s, groups) in sections {
+                let ks = keys.keys(i, s, &(0..groups));
+                for (g, k) in layout.groups(i, s, &(0..groups)).zip(ks) {
+                    assert_eq!(keys.key(i, s, g), k);
+                    assert_eq!(keys.group(k), (i, s, g));
+                    seen.push(k);
+                }
+            }
+        }
+        assert_eq!(seen, (0..keys.count()).collect::<Vec<_>>());
     }
 }

@@ -47,7 +47,7 @@ use crate::report::{InstanceReport, LatencySummaryMs, RunReport};
 use crate::sched::{Scheduler, SchedulerKind};
 use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
-use dataflow::{ddr_capacity_groups, IoReq};
+use dataflow::{ddr_capacity_groups, CacheKeys, IoReq};
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_hw::DramPort;
@@ -168,12 +168,15 @@ struct State {
     io_waiting: Vec<VecDeque<IoReq>>,
     /// Flash requests outstanding at the FTL (at most `flash_queue_depth`).
     io_outstanding: u32,
-    /// Flashvisor's DDR3L page-group cache, keyed by (instance, group) (`dataflow::key`).
+    /// Dense keys of the (instance, group) pairs, which index `cache`, `inflight` and
+    /// `writebacks`.
+    keys: CacheKeys,
+    /// Flashvisor's DDR3L page-group cache.
     cache: DdrCache,
     /// Groups being read from flash → workers waiting for them besides the reader.
-    inflight: KeyMap<u64, Vec<usize>>,
+    inflight: KeyMap<u32, Vec<usize>>,
     /// Groups whose write-back is in flight (a read of them is served from DDR3L).
-    writebacks: KeyMap<u64, u32>,
+    writebacks: KeyMap<u32, u32>,
     /// Per instance: write-back requests in flight, and whether its last unit is done
     /// (it completes once its dirty groups are on flash).
     flush_pending: Vec<u32>,
@@ -317,6 +320,18 @@ impl Machine {
         );
         let n = instances.len();
         let layout_group_bytes = layout.group_bytes;
+        let section_bytes: Vec<Vec<u64>> = instances
+            .iter()
+            .map(|i| {
+                plans[i.plan]
+                    .desc
+                    .sections
+                    .iter()
+                    .map(|s| s.bytes)
+                    .collect()
+            })
+            .collect();
+        let keys = CacheKeys::new(&layout, &section_bytes);
         let st = State {
             cfg: cfg.clone(),
             dev,
@@ -337,7 +352,11 @@ impl Machine {
             io_owner: KeyMap::default(),
             // One queue per worker, and Flashvisor's own for write-backs.
             io_waiting: vec![VecDeque::new(); cfg.worker_count() + 1],
-            cache: DdrCache::new(ddr_capacity_groups(cfg, n, layout_group_bytes)),
+            cache: DdrCache::new(
+                ddr_capacity_groups(cfg, n, layout_group_bytes),
+                keys.count(),
+            ),
+            keys,
             inflight: KeyMap::default(),
             writebacks: KeyMap::default(),
             flush_pending: vec![0; n],
