@@ -9,21 +9,31 @@
 //! eviction is least-recently-used. Groups are not pinned while a unit uses them: a unit
 //! whose footprint exceeds DDR3L streams through it.
 //!
-//! O(1) per access: a slab of nodes threaded on a doubly linked recency list, indexed
-//! directly by key. Keys are dense, `0..keys` (the caller numbers the groups it may cache:
-//! `dataflow::CacheKeys`), so the index is a table with one `u32` per key — a key's node
-//! plus one, or 0 when the group is not resident. A zero-filled table is allocated zeroed,
-//! so the pages of keys never touched cost no memory. A hit on the newest group leaves the
-//! list as it is.
+//! O(1) per access: a slab of nodes threaded on a circular doubly linked recency list,
+//! indexed directly by key. Node 0 is the list's sentinel — its newer neighbour is the least
+//! recently used group's node, its older one the most recently used's — so splicing takes
+//! no test for the ends. Keys are dense, `0..keys` (the caller numbers the groups it may
+//! cache: `dataflow::CacheKeys`), so the index is a table with one `u32` per key: the key's
+//! node, or 0 (the sentinel) when the group is not resident. A zero-filled table is
+//! allocated zeroed, so the pages of keys never touched cost no memory. A node's links are
+//! kept apart from its group (key, dirtiness, owner), as a hit splices links only; a hit on
+//! the newest group leaves the list as it is.
 
-const NIL: u32 = u32::MAX;
+/// The sentinel node; in the index, "not resident".
+const SENTINEL: u32 = 0;
 
+/// A node's place on the recency list.
 #[derive(Clone, Copy, Debug)]
-struct Node {
-    key: u32,
-    /// Towards the least / most recently used end.
+struct Links {
+    /// Towards the least / most recently used end (through the sentinel at the ends).
     older: u32,
     newer: u32,
+}
+
+/// The group a node holds.
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    key: u32,
     dirty: bool,
     /// The kernel instance whose writes made the group dirty.
     owner: usize,
@@ -40,14 +50,13 @@ pub struct Evicted {
 #[derive(Clone, Debug)]
 pub struct DdrCache {
     capacity_groups: u64,
-    /// Per key: its node + 1, or 0 when not resident.
+    /// Per key: its node, or `SENTINEL` when not resident.
     index: Vec<u32>,
-    nodes: Vec<Node>,
+    /// Per node: its links and its group (the sentinel's group is a placeholder).
+    links: Vec<Links>,
+    groups: Vec<Group>,
     free: Vec<u32>,
     resident_groups: u64,
-    /// Least and most recently used nodes.
-    oldest: u32,
-    newest: u32,
     hits: u64,
     misses: u64,
 }
@@ -58,12 +67,18 @@ impl DdrCache {
         assert!(capacity_groups > 0, "DDR3L holds at least one group");
         DdrCache {
             capacity_groups,
-            index: vec![0; keys as usize],
-            nodes: Vec::new(),
+            index: vec![SENTINEL; keys as usize],
+            links: vec![Links {
+                older: SENTINEL,
+                newer: SENTINEL,
+            }],
+            groups: vec![Group {
+                key: 0,
+                dirty: false,
+                owner: 0,
+            }],
             free: Vec::new(),
             resident_groups: 0,
-            oldest: NIL,
-            newest: NIL,
             hits: 0,
             misses: 0,
         }
@@ -100,20 +115,19 @@ impl DdrCache {
 
     #[inline]
     fn access(&mut self, key: u32, owner: usize, wrote: bool, out: &mut Vec<Evicted>) -> bool {
-        let slot = self.index[key as usize];
-        if slot == 0 {
+        let n = self.index[key as usize];
+        if n == SENTINEL {
             self.install(key, owner, wrote, out);
             return false;
         }
-        let n = slot - 1;
-        if n != self.newest {
+        if n != self.links[SENTINEL as usize].older {
             self.unlink(n);
             self.push_newest(n);
         }
         if wrote {
-            let node = &mut self.nodes[n as usize];
-            node.dirty = true;
-            node.owner = owner;
+            let group = &mut self.groups[n as usize];
+            group.dirty = true;
+            group.owner = owner;
         }
         true
     }
@@ -123,11 +137,12 @@ impl DdrCache {
     #[inline(never)]
     fn install(&mut self, key: u32, owner: usize, wrote: bool, out: &mut Vec<Evicted>) {
         while self.resident_groups >= self.capacity_groups {
-            let victim = self.oldest;
+            let victim = self.links[SENTINEL as usize].newer;
+            assert_ne!(victim, SENTINEL, "a full DDR3L holds groups");
             self.unlink(victim);
-            let v = self.nodes[victim as usize];
-            debug_assert_eq!(self.index[v.key as usize], victim + 1);
-            self.index[v.key as usize] = 0;
+            let v = self.groups[victim as usize];
+            debug_assert_eq!(self.index[v.key as usize], victim);
+            self.index[v.key as usize] = SENTINEL;
             self.resident_groups -= 1;
             self.free.push(victim);
             out.push(Evicted {
@@ -136,66 +151,59 @@ impl DdrCache {
                 owner: v.owner,
             });
         }
-        let node = Node {
+        let group = Group {
             key,
-            older: NIL,
-            newer: NIL,
             dirty: wrote,
             owner,
         };
+        // Its links are set by `push_newest`.
         let n = match self.free.pop() {
             Some(n) => {
-                self.nodes[n as usize] = node;
+                self.groups[n as usize] = group;
                 n
             }
             None => {
-                self.nodes.push(node);
-                u32::try_from(self.nodes.len() - 1).expect("fewer nodes than u32::MAX")
+                self.groups.push(group);
+                self.links.push(Links {
+                    older: SENTINEL,
+                    newer: SENTINEL,
+                });
+                u32::try_from(self.groups.len() - 1).expect("fewer nodes than u32::MAX")
             }
         };
-        self.index[key as usize] = n + 1;
+        self.index[key as usize] = n;
         self.resident_groups += 1;
         self.push_newest(n);
     }
 
     fn unlink(&mut self, n: u32) {
-        let Node { older, newer, .. } = self.nodes[n as usize];
-        match older {
-            NIL => self.oldest = newer,
-            o => self.nodes[o as usize].newer = newer,
-        }
-        match newer {
-            NIL => self.newest = older,
-            w => self.nodes[w as usize].older = older,
-        }
+        let Links { older, newer } = self.links[n as usize];
+        self.links[older as usize].newer = newer;
+        self.links[newer as usize].older = older;
     }
 
     fn push_newest(&mut self, n: u32) {
-        let prev = self.newest;
-        {
-            let node = &mut self.nodes[n as usize];
-            node.older = prev;
-            node.newer = NIL;
-        }
-        match prev {
-            NIL => self.oldest = n,
-            p => self.nodes[p as usize].newer = n,
-        }
-        self.newest = n;
+        let prev = self.links[SENTINEL as usize].older;
+        self.links[n as usize] = Links {
+            older: prev,
+            newer: SENTINEL,
+        };
+        self.links[prev as usize].newer = n;
+        self.links[SENTINEL as usize].older = n;
     }
 
     /// The dirty groups `owner` left in DDR3L, ascending by key, now marked clean (the
     /// caller writes them back).
     pub fn take_dirty(&mut self, owner: usize) -> Vec<u32> {
         let mut v = Vec::new();
-        let mut n = self.oldest;
-        while n != NIL {
-            let node = &mut self.nodes[n as usize];
-            if node.dirty && node.owner == owner {
-                node.dirty = false;
-                v.push(node.key);
+        let mut n = self.links[SENTINEL as usize].newer;
+        while n != SENTINEL {
+            let group = &mut self.groups[n as usize];
+            if group.dirty && group.owner == owner {
+                group.dirty = false;
+                v.push(group.key);
             }
-            n = node.newer;
+            n = self.links[n as usize].newer;
         }
         v.sort_unstable();
         v
