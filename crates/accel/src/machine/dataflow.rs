@@ -36,6 +36,15 @@ pub(super) enum Owner {
     WriteBack,
 }
 
+/// A page group's flash traffic in flight.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct GroupIo {
+    /// Being read from flash (by one unit; others wait in `State::waiters`).
+    pub(super) reading: bool,
+    /// Write-backs of it in flight.
+    pub(super) writebacks: u32,
+}
+
 /// One flash request of a page-group run of one section of one instance.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct IoReq {
@@ -151,15 +160,16 @@ impl State {
             let keys = self.keys.keys(i, *section, run);
             for (g, k) in self.layout.groups(i, *section, run).zip(keys) {
                 let resident = self.cache.read(k, i, &mut evicted);
-                if let Some(waiters) = self.inflight.get_mut(&k) {
-                    waiters.push(w);
+                let io = &mut self.group_io[k as usize];
+                if io.reading {
+                    self.waiters.entry(k).or_default().push(w);
                     self.workers[w].io_pending += 1;
                     continue;
                 }
-                if resident || self.writebacks.contains_key(&k) {
+                if resident || io.writebacks > 0 {
                     continue;
                 }
-                self.inflight.insert(k, Vec::new());
+                io.reading = true;
                 match missed.last_mut() {
                     Some((s, r)) if *s == *section && r.end == g => r.end = g + 1,
                     _ => missed.push((*section, g..g + 1)),
@@ -185,7 +195,7 @@ impl State {
             let keys = self.keys.keys(i, *section, run);
             for (g, k) in self.layout.groups(i, *section, run).zip(keys) {
                 let resident = self.cache.write(k, i, &mut evicted);
-                if !resident && !self.inflight.contains_key(&k) {
+                if !resident && !self.group_io[k as usize].reading {
                     if let Some(f) = self.func.as_mut() {
                         let rel = g * self.layout.group_bytes - self.layout.offsets[i][*section];
                         f.fill(i, *section, rel, self.layout.group_bytes, None);
@@ -235,10 +245,7 @@ impl State {
 
     fn write_back(&mut self, i: usize, section: usize, groups: Range<u64>) {
         for g in groups.clone() {
-            *self
-                .writebacks
-                .entry(self.keys.key(i, section, g))
-                .or_insert(0) += 1;
+            self.group_io[self.keys.key(i, section, g) as usize].writebacks += 1;
         }
         self.queue_runs(i, section, groups, BlockOp::Write, Owner::WriteBack);
     }
@@ -350,7 +357,14 @@ impl State {
                     }
                     for g in req.groups.0..req.groups.1 {
                         let k = self.keys.key(i, req.section, g);
-                        let waiters = self.inflight.remove(&k).unwrap_or_default();
+                        let io = &mut self.group_io[k as usize];
+                        assert!(io.reading, "a group is read once at a time");
+                        io.reading = false;
+                        let waiters = if self.waiters.is_empty() {
+                            Vec::new()
+                        } else {
+                            self.waiters.remove(&k).unwrap_or_default()
+                        };
                         for v in waiters {
                             self.unit_io_done(q, v);
                         }
@@ -360,11 +374,9 @@ impl State {
                 Owner::WriteBack => {
                     for g in req.groups.0..req.groups.1 {
                         let k = self.keys.key(i, req.section, g);
-                        let n = self.writebacks.get_mut(&k).expect("counted at issue");
+                        let n = &mut self.group_io[k as usize].writebacks;
+                        assert!(*n > 0, "counted at issue");
                         *n -= 1;
-                        if *n == 0 {
-                            self.writebacks.remove(&k);
-                        }
                     }
                     self.flush_pending[i] -= 1;
                     if self.finishing[i] && self.flush_pending[i] == 0 {

@@ -47,7 +47,7 @@ use crate::report::{InstanceReport, LatencySummaryMs, RunReport};
 use crate::sched::{Scheduler, SchedulerKind};
 use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
-use dataflow::{ddr_capacity_groups, CacheKeys, IoReq};
+use dataflow::{ddr_capacity_groups, CacheKeys, GroupIo, IoReq};
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_hw::DramPort;
@@ -168,15 +168,18 @@ struct State {
     io_waiting: Vec<VecDeque<IoReq>>,
     /// Flash requests outstanding at the FTL (at most `flash_queue_depth`).
     io_outstanding: u32,
-    /// Dense keys of the (instance, group) pairs, which index `cache`, `inflight` and
-    /// `writebacks`.
+    /// Dense keys of the (instance, group) pairs, which index `cache`, `group_io` and
+    /// `waiters`.
     keys: CacheKeys,
     /// Flashvisor's DDR3L page-group cache.
     cache: DdrCache,
+    /// Per key: whether the group is being read from flash, and how many write-backs of it
+    /// are in flight (a read of it is then served from DDR3L). A table, not a map: the
+    /// flash completions of a large mix probe it per group, and a hash table's probes
+    /// missed the cache.
+    group_io: Vec<GroupIo>,
     /// Groups being read from flash → workers waiting for them besides the reader.
-    inflight: KeyMap<u32, Vec<usize>>,
-    /// Groups whose write-back is in flight (a read of them is served from DDR3L).
-    writebacks: KeyMap<u32, u32>,
+    waiters: KeyMap<u32, Vec<usize>>,
     /// Per instance: write-back requests in flight, and whether its last unit is done
     /// (it completes once its dirty groups are on flash).
     flush_pending: Vec<u32>,
@@ -332,6 +335,7 @@ impl Machine {
             })
             .collect();
         let keys = CacheKeys::new(&layout, &section_bytes);
+        let key_count = keys.count() as usize;
         let st = State {
             cfg: cfg.clone(),
             dev,
@@ -357,8 +361,8 @@ impl Machine {
                 keys.count(),
             ),
             keys,
-            inflight: KeyMap::default(),
-            writebacks: KeyMap::default(),
+            group_io: vec![GroupIo::default(); key_count],
+            waiters: KeyMap::default(),
             flush_pending: vec![0; n],
             finishing: vec![false; n],
             unfinished: n,
