@@ -162,18 +162,13 @@ fn pages_contiguous_on_the_device_across_a_gap_in_the_file_go_in_one_request() {
     let file = host
         .add_file(vec![page(0), page(256), page(1), page(2)])
         .unwrap();
-    host.read(
-        file,
-        PAGE_BYTES,
-        PAGE_BYTES,
-        OpFlags::default(),
-        sim.queue(),
-    )
-    .unwrap();
+    let flags = OpFlags::default();
+    host.read(file, PAGE_BYTES, PAGE_BYTES, flags, sim.queue())
+        .unwrap();
     run(&mut sim, &mut host);
     let before = host.stats();
     // Pages 0 and 2 are missing (device pages 0 and 1): one request reads both.
-    host.read(file, 0, 3 * PAGE_BYTES, OpFlags::default(), sim.queue())
+    host.read(file, 0, 3 * PAGE_BYTES, flags, sim.queue())
         .unwrap();
     let done = run(&mut sim, &mut host);
     assert_eq!(done[0].result, Ok(()));
@@ -193,14 +188,9 @@ fn pages_contiguous_on_the_device_across_a_gap_in_the_file_go_in_one_request() {
     // Pages 0, 2 and 3 written (device pages 0, 1, 2), page 1 clean: fsync writes them
     // back in one request, then flushes.
     for index in [0, 2, 3] {
-        host.write(
-            file,
-            index * PAGE_BYTES,
-            PAGE_BYTES,
-            OpFlags::default(),
-            sim.queue(),
-        )
-        .unwrap();
+        let offset = index * PAGE_BYTES;
+        host.write(file, offset, PAGE_BYTES, flags, sim.queue())
+            .unwrap();
         run(&mut sim, &mut host);
     }
     let before = host.stats();
