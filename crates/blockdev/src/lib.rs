@@ -6,6 +6,7 @@
 
 pub mod load;
 pub mod request;
+pub mod shadow;
 pub mod verify;
 
 pub use request::{BlockCompletion, BlockOp, BlockRequest, IoError, SECTOR_BYTES};

@@ -165,6 +165,21 @@ impl BufferCache {
         Some(e.data)
     }
 
+    /// Drops every clean block (Linux's `echo 3 > /proc/sys/vm/drop_caches`: dirty blocks
+    /// stay); returns how many left.
+    pub fn drop_clean(&mut self) -> usize {
+        let clean: Vec<BlockNo> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| !e.dirty)
+            .map(|(&b, _)| b)
+            .collect();
+        for &b in &clean {
+            self.remove(b);
+        }
+        clean.len()
+    }
+
     /// Dirty blocks of `class`, in address order, with a copy of their bytes.
     pub fn dirty(&self, class: BlockClass) -> Vec<(BlockNo, Vec<u8>)> {
         self.entries
@@ -194,6 +209,19 @@ mod tests {
 
     fn blk(v: u8) -> Vec<u8> {
         vec![v; BLOCK_BYTES]
+    }
+
+    #[test]
+    fn dropping_clean_blocks_keeps_the_dirty_ones() {
+        let mut c = BufferCache::new(8);
+        c.insert(BlockNo(1), BlockClass::Data, blk(1), false);
+        c.insert(BlockNo(2), BlockClass::Data, blk(2), true);
+        c.insert(BlockNo(3), BlockClass::Meta, blk(3), true);
+        c.insert(BlockNo(4), BlockClass::Meta, blk(4), false);
+        assert_eq!(c.drop_clean(), 2);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.dirty_meta(), 1);
+        assert_eq!(c.get(BlockNo(2)), &blk(2)[..]);
     }
 
     #[test]

@@ -464,6 +464,50 @@ fn fallocate_maps_a_large_range_in_one_extent_that_the_extent_list_reports_for_t
 }
 
 #[test]
+fn set_size_of_a_device_written_file_zeroes_nothing_and_frees_blocks_past_a_smaller_size() {
+    let mut h = host_with_shared_dir();
+    let fh = open(&mut h, ALICE, "/d/owned", OpenFlags::CREATE_TRUNC);
+    write(&mut h, ALICE, fh, 0, &pattern(6000, 3));
+    // Cut to 100 bytes with SetSize, then grow back: the bytes past 100 in the first block
+    // are the caller's and stay as they were (a truncate-and-grow would zero them).
+    for size in [100, 6000] {
+        h.run(
+            ALICE,
+            FsOp::SetSize {
+                fh,
+                size_bytes: size,
+            },
+        )
+        .unwrap();
+    }
+    let data = read_all(&mut h, ALICE, "/d/owned");
+    assert_eq!(&data[..4096], &pattern(6000, 3)[..4096]);
+    // The second block was wholly past 100 bytes: freed, so it reads as zeros again.
+    assert!(
+        data[4096..].iter().all(|&b| b == 0),
+        "freed block reads as a hole"
+    );
+    let FsReply::Extents(ext) = h.run(ALICE, FsOp::Extents(fh)).unwrap() else {
+        panic!("extents")
+    };
+    assert_eq!(ext.iter().map(|e| e.len_bytes).sum::<u64>(), 4096);
+    // A read-only handle may not set the size.
+    let ro = open(&mut h, ALICE, "/d/owned", OpenFlags::READ);
+    assert!(h
+        .run(
+            ALICE,
+            FsOp::SetSize {
+                fh: ro,
+                size_bytes: 1
+            }
+        )
+        .is_err());
+    h.run(ALICE, FsOp::Close(fh)).unwrap();
+    h.run(ALICE, FsOp::Close(ro)).unwrap();
+    fsck_clean(&mut h);
+}
+
+#[test]
 fn fallocate_beyond_the_free_space_is_no_space_and_changes_nothing() {
     let mut h = host_with_shared_dir();
     let fh = open(&mut h, ALICE, "/d/f", OpenFlags::CREATE_TRUNC);

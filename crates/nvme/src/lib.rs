@@ -195,6 +195,11 @@ impl<D: BlockDevice> Nvme<D> {
         &self.dev
     }
 
+    /// Gives the device up (the front end's state goes with it).
+    pub fn into_device(self) -> D {
+        self.dev
+    }
+
     pub fn device_mut(&mut self) -> &mut D {
         &mut self.dev
     }

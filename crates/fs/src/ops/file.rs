@@ -242,13 +242,24 @@ async fn zero_tail(cx: &Cx, inode: &Inode, from: u64) -> Result<(), FsError> {
 
 /// Sets a file's size: frees blocks past a smaller size; zeroes the stale tail before growing.
 async fn set_size(cx: &Cx, ino: Ino, inode: &mut Inode, size: u64) -> Result<(), FsError> {
+    resize(cx, ino, inode, size, true).await
+}
+
+/// [`set_size`], zeroing the tail before growing only when `zero_tail_on_grow`.
+async fn resize(
+    cx: &Cx,
+    ino: Ino,
+    inode: &mut Inode,
+    size: u64,
+    zero_tail_on_grow: bool,
+) -> Result<(), FsError> {
     if size < inode.size_bytes {
         let keep = size.div_ceil(BLOCK_BYTES_U64) as u32;
         for (start, len) in inode.cut_from(keep) {
             cx.free_blocks(start, len).await?;
         }
         cx.shrink_extent_block(inode).await?;
-    } else {
+    } else if zero_tail_on_grow {
         zero_tail(cx, inode, inode.size_bytes).await?;
     }
     inode.size_bytes = size;
@@ -273,6 +284,27 @@ pub async fn truncate_path(cx: &Cx, caller: Caller, path: &str, size: u64) -> Re
         return Err(FsError::AppendOnly(path.to_string()));
     }
     set_size(cx, ino, &mut inode, size).await
+}
+
+/// `SetSize`: the size of a file whose bytes its caller writes to the file's blocks itself
+/// (a device's own data path, as AccelFS's). Nothing is zeroed — the caller owns every byte
+/// of the mapped blocks, and zeroing a tail here would put a stale copy of the caller's
+/// block in the cache, to be written over the caller's newer data at the next commit; blocks
+/// wholly past a smaller size are freed as by truncate. Commits with the next commit.
+pub async fn set_size_owned(cx: &Cx, fh: Fh, size: u64) -> Result<(), FsError> {
+    let (h, mut inode) = handle_inode(cx, fh).await?;
+    if !h.write {
+        return Err(FsError::BadHandle(fh.0));
+    }
+    if size > FILE_BYTES_MAX {
+        return Err(FsError::InvalidArgument(
+            "size beyond the largest file size",
+        ));
+    }
+    if inode.append_only() && size < inode.size_bytes {
+        return Err(FsError::InvalidArgument("shrinking an append-only file"));
+    }
+    resize(cx, h.ino, &mut inode, size, false).await
 }
 
 /// Blocks one `Fallocate` allocates at most: eight bitmap blocks' worth (1 GiB), so the

@@ -58,6 +58,13 @@ pub enum FsOp {
         offset_bytes: u64,
         len_bytes: u64,
     },
+    /// Sets the size of a file whose data the caller writes to its blocks itself (found with
+    /// `Extents`, allocated with `Fallocate`): no byte is zeroed; blocks wholly past a
+    /// smaller size are freed. Needs a handle open for writing; commits with the next commit.
+    SetSize {
+        fh: Fh,
+        size_bytes: u64,
+    },
     /// The file's extents as device byte ranges (`FIEMAP`), for a device that reads the
     /// file's blocks itself (INSIDER's drive).
     Extents(Fh),
@@ -97,6 +104,9 @@ pub enum FsOp {
     Sync,
     /// Commits, then checks the on-device image (`crate::fsck`).
     Fsck,
+    /// Drops every clean block from the buffer cache (`drop_caches`), so what follows reads
+    /// from the device; dirty blocks stay.
+    DropCaches,
 }
 
 impl FsOp {
@@ -121,9 +131,11 @@ impl FsOp {
             | FsOp::Read { .. }
             | FsOp::Write { .. }
             | FsOp::Fallocate { .. }
+            | FsOp::SetSize { .. }
             | FsOp::Extents(_)
             | FsOp::Readdir(_)
             | FsOp::Stat(_)
+            | FsOp::DropCaches
             | FsOp::Fsck => false,
         }
     }
@@ -207,6 +219,13 @@ async fn dispatch(cx: &Cx, caller: Caller, op: FsOp) -> Result<FsReply, FsError>
             .await
             .map(FsReply::Written),
         FsOp::Extents(fh) => file::extents(cx, fh).await.map(FsReply::Extents),
+        FsOp::DropCaches => {
+            cx.st.borrow_mut().cache.drop_clean();
+            Ok(FsReply::Done)
+        }
+        FsOp::SetSize { fh, size_bytes } => file::set_size_owned(cx, fh, size_bytes)
+            .await
+            .map(|()| FsReply::Done),
         FsOp::SetAppendOnly { path, on } => ns::set_append_only(cx, caller, &path, on)
             .await
             .map(|()| FsReply::Done),

@@ -1,0 +1,340 @@
+//! Hayagui's parameters (the preset's `[hayagui]` table): the accelerator (an NEC SX-Aurora
+//! TSUBASA Vector Engine), the two access paths' costs, AccelFS's geometry, and the
+//! application's compute cost model. Every default cites its source (`../shared/HAYAGUI.md`
+//! collects them) or says it is an assumption and why. Validated at the edge: an impossible
+//! value is an error naming the field.
+
+use nearflash_hw::compute::CoreSpec;
+use nearflash_hw::link::LinkConfig;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq)]
+#[error("hayagui.{field}: {reason}")]
+pub struct ConfigError {
+    pub field: &'static str,
+    pub reason: String,
+}
+
+/// The accelerator: a Vector Engine Type 10B (seed 003 does not name the type; a Xeon Gold
+/// 6126 host suggests an A300-class server, whose cards are 10Bs — HAYAGUI.md §1.6).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VeConfig {
+    /// 8 vector cores (VE Type 10B; SX-Aurora.github.io "VE HW overview", 2018-06-20).
+    pub cores: u32,
+    /// 1.4 GHz (Type 10B, same source).
+    pub clock_mhz: f64,
+    /// Cycles per instruction of the scalar processing unit (SPU). Assumption: 2.0. NEC's own
+    /// HPCG post calls it "the slow scalar processor" (SX-Aurora.github.io, 2019-11-01); an
+    /// out-of-order 4-issue core that runs branchy storage code (hash lookups, list walks,
+    /// pointer chasing) well below its peak. No published CPI exists.
+    pub scalar_cpi: f64,
+    /// Bytes per second one core copies between buffers in HBM (AccelFS's cache ↔ the
+    /// caller's buffer, LevelDB's memcpy): assumption 10,000 MB/s — the vector unit loads and
+    /// stores at up to 400 GB/s per core (same source), but a library memcpy of kilobyte
+    /// buffers is bound by its start-up and the scalar loop around it.
+    pub memcpy_mb_s: f64,
+    /// HBM2: 1.22 TB/s per chip (Type 10B; same source).
+    pub hbm_mb_s: f64,
+    /// Assumption: 120 ns loaded HBM access latency (a DRAM row miss plus the on-chip
+    /// network), of the order of a DDR4 access.
+    pub hbm_latency_ns: u64,
+    /// The card's PCIe link: Gen3 ×16 (WikiChip, "A look at NEC's latest vector processor").
+    pub link: LinkConfig,
+}
+
+impl Default for VeConfig {
+    fn default() -> Self {
+        VeConfig {
+            cores: 8,
+            clock_mhz: 1400.0,
+            scalar_cpi: 2.0,
+            memcpy_mb_s: 10_000.0,
+            hbm_mb_s: 1_220_000.0,
+            hbm_latency_ns: 120,
+            link: LinkConfig {
+                lanes: 16,
+                ..LinkConfig::default()
+            },
+        }
+    }
+}
+
+impl VeConfig {
+    /// One core running scalar code.
+    pub fn scalar_core(&self) -> CoreSpec {
+        CoreSpec::new(self.clock_mhz, self.scalar_cpi)
+    }
+}
+
+/// The VE↔host copy of a redirected call's buffer, by VEOS's system DMA (plain) or by the
+/// accelerated-I/O library's user DMA over a huge-page buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CopyPath {
+    /// VEOS 2.0.3 system-call offloading: arguments and buffers by system DMA.
+    Veos,
+    /// libsysve accelerated I/O (`VE_ACC_IO=1`).
+    AcceleratedIo,
+}
+
+/// A copy's bandwidth against the record size: the readings of one thread's iozone
+/// bandwidth at 1 MB and 16 MB records (HAYAGUI.md §1.5, read off SX-Aurora.github.io's
+/// `accelio_iozone_{read,write}_bw.png`, ±10%). Between the two sizes the bandwidth is
+/// interpolated linearly in log2(size); outside them it is held at the nearer reading.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CopyRates {
+    /// Host → VE (a `read(2)`'s data), MB/s at a 1 MB and a 16 MB record.
+    pub to_ve_mb_s: [f64; 2],
+    /// VE → host (a `write(2)`'s data), MB/s at 1 MB and 16 MB.
+    pub to_host_mb_s: [f64; 2],
+}
+
+impl CopyRates {
+    /// Bandwidth (MB/s) of one copy of `bytes`.
+    pub fn rate_mb_s(&self, to_ve: bool, bytes: u64) -> f64 {
+        let [small, large] = if to_ve {
+            self.to_ve_mb_s
+        } else {
+            self.to_host_mb_s
+        };
+        const SMALL: f64 = 1e6;
+        const LARGE: f64 = 16e6;
+        let b = bytes as f64;
+        if b <= SMALL {
+            return small;
+        }
+        if b >= LARGE {
+            return large;
+        }
+        let f = (b / SMALL).log2() / (LARGE / SMALL).log2();
+        small + (large - small) * f
+    }
+
+    /// Nanoseconds to copy `bytes` (rounded up).
+    pub fn copy_ns(&self, to_ve: bool, bytes: u64) -> u64 {
+        (bytes as f64 * 1e3 / self.rate_mb_s(to_ve, bytes)).ceil() as u64
+    }
+}
+
+/// The redirected path: what a system call from the VE costs beyond the host's own work.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedirectConfig {
+    /// A call redirected from the VE to its pseudo process on the host and back, less the
+    /// call's own work on the host: slide 4 of seed 003 labels 105 ns (native) and 42,748 ns
+    /// (redirected) — HAYAGUI.md §1.2 reads them as the same call native and redirected — so
+    /// 42,748 − 105 = 42,643 ns. Derived.
+    pub call_overhead_ns: u64,
+    /// Which copy engine moves the buffers.
+    pub copy: CopyPath,
+    /// VEOS 2.0.3, one thread: read ≈0.35 GB/s at 1 MB and ≈0.75 at 16 MB records; write
+    /// ≈0.27 and ≈0.55 (HAYAGUI.md §1.5 table).
+    pub veos: CopyRates,
+    /// Accelerated I/O, one thread: read ≈2.5 and ≈2.4 GB/s; write ≈1.4 and ≈1.8 (same).
+    pub accelerated_io: CopyRates,
+}
+
+impl Default for RedirectConfig {
+    fn default() -> Self {
+        RedirectConfig {
+            call_overhead_ns: 42_748 - 105,
+            copy: CopyPath::Veos,
+            veos: CopyRates {
+                to_ve_mb_s: [350.0, 750.0],
+                to_host_mb_s: [270.0, 550.0],
+            },
+            accelerated_io: CopyRates {
+                to_ve_mb_s: [2_500.0, 2_400.0],
+                to_host_mb_s: [1_400.0, 1_800.0],
+            },
+        }
+    }
+}
+
+impl RedirectConfig {
+    pub fn rates(&self) -> &CopyRates {
+        match self.copy {
+            CopyPath::Veos => &self.veos,
+            CopyPath::AcceleratedIo => &self.accelerated_io,
+        }
+    }
+}
+
+/// The host's file system and page cache on the redirected path (its NVMe driver is the
+/// preset's `[ssd_nvme]`, or the NVMe crate's defaults).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostFsConfig {
+    /// Page-cache capacity. Assumption: 8 GiB of the host's 96 GB (seed 003's testbed; the
+    /// rest holds the VEOS pseudo processes, huge pages and the OS). Bounded so a run's
+    /// memory is; the workloads here fit either way.
+    pub page_cache_bytes: u64,
+    /// CPU time per file-system call on the host (VFS, ext4): assumption 2 µs, the shared
+    /// file system's default (crates/fs: `fs.op_cpu_ns`).
+    pub op_cpu_ns: u64,
+    /// Host memcpy per 4 KiB between the page cache and the pseudo process's buffer:
+    /// assumption 400 ns (≈10 GB/s, the shared file system's default).
+    pub copy_ns_per_4k: u64,
+}
+
+impl Default for HostFsConfig {
+    fn default() -> Self {
+        HostFsConfig {
+            page_cache_bytes: 8 << 30,
+            op_cpu_ns: 2_000,
+            copy_ns_per_4k: 400,
+        }
+    }
+}
+
+/// AccelFS ("Vefs", `liva/accelfs`) as its code sets it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AccelFsConfig {
+    /// `kChunkSize` = 8 KiB (`_misc.h`).
+    pub chunk_bytes: u64,
+    /// Chunks each file caches: 256 (2 MiB); 4096 with `LARGE_CACHE` (`cache_container.h`).
+    pub cache_chunks_per_file: u32,
+    /// Cache misses are read in physically contiguous runs of at most 2 MiB per NVMe command
+    /// (`Vefs::Read`), the direct engine's largest DMA buffer (`liva/sxaurora_unvme`).
+    pub run_bytes_max: u64,
+    /// Entries of the direct engine's one I/O queue: 256 (`qsize = 256`, `unvme_core.c`).
+    pub queue_entries: u32,
+    /// Instructions AccelFS runs per call on the VE's scalar core (name lookup, the chunk
+    /// cache's hash probes, bookkeeping). Assumption: 2,000.
+    pub call_instructions: u64,
+    /// Instructions the direct engine runs per NVMe command (build the SQE, the PRP list,
+    /// ring the doorbell, reap the CQE). Assumption: 1,000 — unvme's submit and poll paths
+    /// are a few hundred lines of straight-line code.
+    pub command_instructions: u64,
+    /// File-system operations on the VE (create, rename, allocation — the shared file
+    /// system's metadata engine runs on the VE's scalar core): CPU time per operation.
+    /// Assumption: 4 µs, the host's 2 µs (`hayagui.host_fs.op_cpu_ns`) on a core of about
+    /// half the speed (1.4 GHz at CPI 2 against 2.6 GHz).
+    pub fs_op_cpu_ns: u64,
+}
+
+impl Default for AccelFsConfig {
+    fn default() -> Self {
+        AccelFsConfig {
+            chunk_bytes: 8192,
+            cache_chunks_per_file: 256,
+            run_bytes_max: 2 << 20,
+            queue_entries: 256,
+            call_instructions: 2_000,
+            command_instructions: 1_000,
+            fs_op_cpu_ns: 4_000,
+        }
+    }
+}
+
+/// The whole `[hayagui]` table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HayaguiConfig {
+    pub ve: VeConfig,
+    pub redirect: RedirectConfig,
+    pub host_fs: HostFsConfig,
+    pub accelfs: AccelFsConfig,
+}
+
+impl HayaguiConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |field: &'static str, reason: String| Err(ConfigError { field, reason });
+        let positive = |field: &'static str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                err(field, format!("must be positive and finite, got {v}"))
+            }
+        };
+        if self.ve.cores == 0 {
+            return err("ve.cores", "must be at least 1".into());
+        }
+        positive("ve.clock_mhz", self.ve.clock_mhz)?;
+        positive("ve.scalar_cpi", self.ve.scalar_cpi)?;
+        positive("ve.memcpy_mb_s", self.ve.memcpy_mb_s)?;
+        positive("ve.hbm_mb_s", self.ve.hbm_mb_s)?;
+        self.ve.link.validate().map_err(|e| ConfigError {
+            field: "ve.link",
+            reason: e.to_string(),
+        })?;
+        for (name, r) in [
+            ("redirect.veos", &self.redirect.veos),
+            ("redirect.accelerated_io", &self.redirect.accelerated_io),
+        ] {
+            for v in r.to_ve_mb_s.iter().chain(&r.to_host_mb_s) {
+                positive(name, *v)?;
+            }
+        }
+        if self.host_fs.page_cache_bytes < 1 << 20 {
+            return err("host_fs.page_cache_bytes", "must be at least 1 MiB".into());
+        }
+        let a = &self.accelfs;
+        if a.chunk_bytes == 0 || !a.chunk_bytes.is_multiple_of(4096) {
+            return err(
+                "accelfs.chunk_bytes",
+                format!("must be a positive multiple of 4096, got {}", a.chunk_bytes),
+            );
+        }
+        if a.cache_chunks_per_file == 0 {
+            return err("accelfs.cache_chunks_per_file", "must be at least 1".into());
+        }
+        if a.run_bytes_max < a.chunk_bytes || !a.run_bytes_max.is_multiple_of(a.chunk_bytes) {
+            return err(
+                "accelfs.run_bytes_max",
+                format!(
+                    "must be a multiple of accelfs.chunk_bytes ({}), got {}",
+                    a.chunk_bytes, a.run_bytes_max
+                ),
+            );
+        }
+        if !(2..=65_536).contains(&a.queue_entries) {
+            return err(
+                "accelfs.queue_entries",
+                format!("must be 2..=65536, got {}", a.queue_entries),
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_bad_fields_are_named() {
+        HayaguiConfig::default().validate().unwrap();
+        let mut c = HayaguiConfig::default();
+        c.accelfs.chunk_bytes = 5000;
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("accelfs.chunk_bytes"));
+        let mut c = HayaguiConfig::default();
+        c.redirect.veos.to_ve_mb_s[0] = 0.0;
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("redirect.veos"));
+    }
+
+    #[test]
+    fn copy_bandwidth_follows_the_chart_readings() {
+        let r = RedirectConfig::default();
+        let v = &r.veos;
+        assert_eq!(v.rate_mb_s(true, 4096), 350.0);
+        assert_eq!(v.rate_mb_s(true, 16_000_000), 750.0);
+        assert_eq!(v.rate_mb_s(true, 64_000_000), 750.0);
+        // 4 MB is half-way between 1 and 16 MB in log2.
+        assert!((v.rate_mb_s(true, 4_000_000) - 550.0).abs() < 1e-9);
+        // 1 MB at 350 MB/s: 2,857,143 ns.
+        assert_eq!(v.copy_ns(true, 1_000_000), 2_857_143);
+    }
+}

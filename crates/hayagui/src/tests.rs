@@ -1,0 +1,207 @@
+//! Scenario tests of the two access paths on the tiny test device.
+
+use crate::config::HayaguiConfig;
+use crate::fileops::{self, FileOp};
+use crate::files::{Access, OpenMode, PathStats, Ve};
+use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
+use nearflash_ftl::FtlConfig;
+use nearflash_nvme::NvmeConfig;
+
+fn test_min() -> (FlashConfig, FtlConfig) {
+    let doc: toml::Table = include_str!("../../../configs/test-min.toml")
+        .parse()
+        .unwrap();
+    (
+        doc["flash"].clone().try_into().unwrap(),
+        doc["ftl"].clone().try_into().unwrap(),
+    )
+}
+
+fn ve(access: Access, functional: bool) -> Ve {
+    let (flash, ftl) = test_min();
+    let store: Box<dyn PageStore> = if functional {
+        Box::new(MemoryStore::new(
+            nearflash_flash::Geometry::from_config(&flash).page_count(),
+            flash.page_size_bytes,
+        ))
+    } else {
+        Box::new(NoStore)
+    };
+    Ve::format(
+        &flash,
+        &ftl,
+        store,
+        &NvmeConfig::default(),
+        &HayaguiConfig::default(),
+        access,
+        7,
+    )
+    .unwrap()
+}
+
+#[test]
+fn both_paths_read_back_what_they_wrote_in_both_fidelities() {
+    for access in [Access::Direct, Access::Redirected] {
+        for functional in [false, true] {
+            for op in [FileOp::Read, FileOp::Write, FileOp::WriteSync] {
+                let mut v = ve(access, functional);
+                let r = fileops::run(&mut v, op, 12_288, 5, 1).unwrap();
+                assert_eq!(r.verified_bytes, 5 * 12_288, "{access:?} {op:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_direct_call_is_faster_than_a_redirected_one_for_every_operation() {
+    for op in [FileOp::Read, FileOp::Write, FileOp::WriteSync] {
+        let d = fileops::run(&mut ve(Access::Direct, false), op, 4096, 4, 1).unwrap();
+        let r = fileops::run(&mut ve(Access::Redirected, false), op, 4096, 4, 1).unwrap();
+        assert!(
+            d.latency.mean_ns < r.latency.mean_ns,
+            "{op:?}: direct {} ns, redirected {} ns",
+            d.latency.mean_ns,
+            r.latency.mean_ns
+        );
+    }
+}
+
+#[test]
+fn a_redirected_page_cache_hit_costs_the_call_the_host_and_the_copy() {
+    let mut v = ve(Access::Redirected, false);
+    let fd = v.open("/f", OpenMode::CREATE_TRUNC).unwrap();
+    v.write_at(fd, 0, &[5u8; 4096]).unwrap();
+    let t0 = v.now();
+    let got = v.read_at(fd, 0, 4096).unwrap();
+    let took = v.now().as_ns() - t0.as_ns();
+    assert_eq!(got, vec![5u8; 4096]);
+    let cfg = HayaguiConfig::default();
+    // The call's overhead (42,748 − 105 ns), the host file system's call (2 µs) and its
+    // 4 KiB copy (400 ns), then VEOS's DMA of 4 KiB at 350 MB/s (11,703 ns).
+    let expect = cfg.redirect.call_overhead_ns
+        + cfg.host_fs.op_cpu_ns
+        + cfg.host_fs.copy_ns_per_4k
+        + (4096f64 * 1e3 / 350.0).ceil() as u64;
+    assert_eq!(expect, 42_643 + 2_000 + 400 + 11_703);
+    assert_eq!(took, expect);
+}
+
+#[test]
+fn accelfs_reads_a_cold_megabyte_in_one_run_and_a_cached_one_without_the_ssd() {
+    let mut v = ve(Access::Direct, true);
+    let fd = v.open("/big", OpenMode::CREATE_TRUNC).unwrap();
+    let data: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 253) as u8).collect();
+    v.write_at(fd, 0, &data).unwrap();
+    v.sync(fd).unwrap();
+    v.close(fd).unwrap();
+    v.drop_caches().unwrap();
+    let PathStats::Direct(before) = v.path_stats() else {
+        panic!()
+    };
+    let fd = v.open("/big", OpenMode::EXISTING).unwrap();
+    assert_eq!(v.read_at(fd, 0, 1 << 20).unwrap(), data);
+    let PathStats::Direct(after) = v.path_stats() else {
+        panic!()
+    };
+    // 128 chunk misses, allocated contiguously: at most a few commands of ≤ 2 MiB.
+    assert_eq!(after.chunk_misses - before.chunk_misses, 128);
+    let commands = after.read_commands - before.read_commands;
+    assert!((1..=4).contains(&commands), "{commands} read commands");
+    let nvme_before = v.nvme_stats().commands;
+    assert_eq!(v.read_at(fd, 4096, 100_000).unwrap(), data[4096..104_096]);
+    assert_eq!(
+        v.nvme_stats().commands,
+        nvme_before,
+        "a cached read issues nothing"
+    );
+}
+
+#[test]
+fn a_file_larger_than_its_cache_is_written_back_and_read_back_exactly() {
+    let mut v = ve(Access::Direct, true);
+    let fd = v.open("/wide", OpenMode::CREATE_TRUNC).unwrap();
+    // 3 MiB of appends in odd sizes, past the 2 MiB cache: dirty chunks are evicted.
+    let data: Vec<u8> = (0..3 << 20).map(|i: u32| (i * 7 % 251) as u8).collect();
+    let mut at = 0usize;
+    for len in [1usize, 5000, 8192, 100_000, 3].iter().cycle() {
+        if at >= data.len() {
+            break;
+        }
+        let n = (*len).min(data.len() - at);
+        v.write_at(fd, at as u64, &data[at..at + n]).unwrap();
+        at += n;
+    }
+    let PathStats::Direct(s) = v.path_stats() else {
+        panic!()
+    };
+    assert!(s.dirty_evictions > 0);
+    // An overwrite in the middle, partial chunks on both sides.
+    v.write_at(fd, 10_000, &[9u8; 20_000]).unwrap();
+    v.sync(fd).unwrap();
+    assert_eq!(v.size("/wide").unwrap(), 3 << 20);
+    let mut want = data.clone();
+    want[10_000..30_000].fill(9);
+    assert_eq!(v.read_at(fd, 0, 3 << 20).unwrap(), want);
+    v.close(fd).unwrap();
+    // Forgotten and reread from the SSD.
+    v.drop_caches().unwrap();
+    let fd = v.open("/wide", OpenMode::EXISTING).unwrap();
+    assert_eq!(v.read_at(fd, 0, 3 << 20).unwrap(), want);
+}
+
+#[test]
+fn namespace_calls_behave_the_same_on_both_paths() {
+    for access in [Access::Direct, Access::Redirected] {
+        let mut v = ve(access, false);
+        v.mkdir("/db").unwrap();
+        let fd = v.open("/db/a", OpenMode::CREATE).unwrap();
+        v.write_at(fd, 0, b"hello").unwrap();
+        v.sync(fd).unwrap();
+        v.close(fd).unwrap();
+        v.rename("/db/a", "/db/b").unwrap();
+        assert!(!v.exists("/db/a").unwrap());
+        assert!(v.exists("/db/b").unwrap());
+        assert_eq!(v.size("/db/b").unwrap(), 5);
+        assert_eq!(v.children("/db").unwrap(), vec!["b".to_string()]);
+        let fd = v.open("/db/b", OpenMode::EXISTING).unwrap();
+        assert_eq!(v.read_at(fd, 0, 100).unwrap(), b"hello");
+        v.close(fd).unwrap();
+        v.delete("/db/b").unwrap();
+        assert!(v.children("/db").unwrap().is_empty());
+        assert!(v.open("/db/b", OpenMode::EXISTING).is_err());
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_trace() {
+    let a = fileops::run(
+        &mut ve(Access::Direct, false),
+        FileOp::WriteSync,
+        8192,
+        6,
+        3,
+    )
+    .unwrap();
+    let b = fileops::run(
+        &mut ve(Access::Direct, false),
+        FileOp::WriteSync,
+        8192,
+        6,
+        3,
+    )
+    .unwrap();
+    assert_eq!(a.trace_hash, b.trace_hash);
+    assert_eq!(a.timed_ns, b.timed_ns);
+}
+
+#[test]
+fn zero_counts_and_unknown_names_are_errors() {
+    let mut v = ve(Access::Direct, false);
+    assert!(fileops::run(&mut v, FileOp::Read, 0, 1, 1).is_err());
+    assert!(fileops::run(&mut v, FileOp::Read, 4096, 0, 1).is_err());
+    assert!(FileOp::parse("append")
+        .unwrap_err()
+        .to_string()
+        .contains("append"));
+    assert!(Access::parse("host").is_err());
+}
