@@ -97,6 +97,8 @@ pub struct FileOpsReport {
     pub timed_ns: u64,
     pub verified_bytes: u64,
     pub path: PathStats,
+    /// NVMe commands and FLUSHes of the run (preparation and read-back included; the
+    /// file system's mkfs before it not).
     pub nvme_commands: u64,
     pub ssd_flushes: u64,
     pub events: u64,
@@ -126,6 +128,7 @@ pub fn run(
         return Err(FileOpsError::Zero { field: "count" });
     }
     let total = size_bytes * count;
+    let nvme_at_start = ve.nvme_stats();
     let data = pattern(seed, total as usize);
     let chunk = |i: u64| &data[(i * size_bytes) as usize..((i + 1) * size_bytes) as usize];
     let mut h = LatencyHistogram::default();
@@ -188,8 +191,8 @@ pub fn run(
         timed_ns,
         verified_bytes: total,
         path: ve.path_stats(),
-        nvme_commands: nvme.commands,
-        ssd_flushes: nvme.flushes,
+        nvme_commands: nvme.commands - nvme_at_start.commands,
+        ssd_flushes: nvme.flushes - nvme_at_start.flushes,
         events: ve.machine().events(),
         trace_hash: ve.machine().trace_hash(),
     })

@@ -123,11 +123,11 @@ pub struct Ve {
     compute_ns: u64,
 }
 
-/// The NVMe front end each path drives: the host's driver (`host_nvme`, e.g. the preset's
-/// `[ssd_nvme]`) for the redirected path; for the direct path the same controller and link,
+/// The NVMe front end each path drives: the host's driver (`hayagui.nvme`) for the redirected path; for the direct path the same controller and link,
 /// with the engine's one queue of `accelfs.queue_entries`, polled, its queues and buffers in
 /// the VE's HBM — a peer memory whose accesses also cross the VE's own PCIe link.
-pub fn nvme_for(access: Access, host_nvme: &NvmeConfig, cfg: &HayaguiConfig) -> NvmeConfig {
+pub fn nvme_for(access: Access, cfg: &HayaguiConfig) -> NvmeConfig {
+    let host_nvme = &cfg.nvme;
     match access {
         Access::Redirected => host_nvme.clone(),
         Access::Direct => NvmeConfig {
@@ -170,7 +170,6 @@ impl Ve {
         flash: &FlashConfig,
         ftl: &FtlConfig,
         store: Box<dyn PageStore>,
-        host_nvme: &NvmeConfig,
         cfg: &HayaguiConfig,
         access: Access,
         seed: u64,
@@ -179,7 +178,7 @@ impl Ve {
             flash,
             ftl,
             store,
-            &nvme_for(access, host_nvme, cfg),
+            &nvme_for(access, cfg),
             fs_for(access, cfg),
             seed,
         )?;
@@ -191,17 +190,10 @@ impl Ve {
         sim: Sim<crate::machine::Ev>,
         dev: Device,
         start: crate::machine::Start,
-        host_nvme: &NvmeConfig,
         cfg: &HayaguiConfig,
         access: Access,
     ) -> Result<Ve, FileError> {
-        let m = Machine::over(
-            sim,
-            dev,
-            &nvme_for(access, host_nvme, cfg),
-            fs_for(access, cfg),
-            start,
-        )?;
+        let m = Machine::over(sim, dev, &nvme_for(access, cfg), fs_for(access, cfg), start)?;
         Ok(Self::with(m, cfg, access))
     }
 

@@ -5,7 +5,6 @@ use crate::fileops::{self, FileOp};
 use crate::files::{Access, OpenMode, PathStats, Ve};
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::FtlConfig;
-use nearflash_nvme::NvmeConfig;
 
 fn test_min() -> (FlashConfig, FtlConfig) {
     let doc: toml::Table = include_str!("../../../configs/test-min.toml")
@@ -27,16 +26,7 @@ fn ve(access: Access, functional: bool) -> Ve {
     } else {
         Box::new(NoStore)
     };
-    Ve::format(
-        &flash,
-        &ftl,
-        store,
-        &NvmeConfig::default(),
-        &HayaguiConfig::default(),
-        access,
-        7,
-    )
-    .unwrap()
+    Ve::format(&flash, &ftl, store, &HayaguiConfig::default(), access, 7).unwrap()
 }
 
 #[test]

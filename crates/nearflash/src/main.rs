@@ -1,6 +1,7 @@
 //! `nearflash`: the command-line front end of the simulator.
 
 mod cmd_crashtest;
+mod cmd_fileops;
 mod cmd_fs;
 mod cmd_io;
 mod cmd_kernel;
@@ -49,6 +50,8 @@ enum Command {
     Vfile(cmd_vfile::VfileArgs),
     /// Seeded soak: draw configurations, workloads and faults from a seed until one fails.
     Soak(cmd_soak::SoakArgs),
+    /// Hayagui: read/write/write-sync latency from the accelerator, direct or redirected.
+    Fileops(cmd_fileops::FileopsArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => cmd_reproduce::run(&args),
         Command::Vfile(args) => cmd_vfile::run(&args).map(|()| true),
         Command::Soak(args) => cmd_soak::run(&args),
+        Command::Fileops(args) => cmd_fileops::run(&args).map(|()| true),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {

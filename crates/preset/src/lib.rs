@@ -36,6 +36,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "active-flash",
         include_str!("../../../configs/active-flash.toml"),
     ),
+    ("hayagui", include_str!("../../../configs/hayagui.toml")),
 ];
 
 /// The shared layers of a preset: everything but the system tables.

@@ -1,4 +1,4 @@
-//! A system's own table in a preset (`[accel]`, `[insider]`, `[active_flash]`): typed by the
+//! A system's own table in a preset (`[accel]`, `[insider]`, `[active_flash]`, `[hayagui]`): typed by the
 //! system's config struct, validated by it when the preset loads, and read back by the
 //! commands that need that system. Adding a system is one `SystemTable` impl and one line in
 //! `SYSTEMS`; the preset struct does not grow a field per paper.
@@ -6,6 +6,7 @@
 use crate::error::ValidationError;
 use nearflash_accel::AccelConfig;
 use nearflash_activeflash::ActiveFlashConfig;
+use nearflash_hayagui::HayaguiConfig;
 use nearflash_insider::InsiderConfig;
 use serde::de::DeserializeOwned;
 
@@ -45,6 +46,15 @@ impl SystemTable for ActiveFlashConfig {
     }
 }
 
+impl SystemTable for HayaguiConfig {
+    const TABLE: &'static str = "hayagui";
+    const NEEDED_BY: &'static str =
+        "Hayagui (the Vector Engine, AccelFS, the redirected path's costs, the SSD's NVMe front end)";
+    fn validate_table(&self) -> Result<(), ValidationError> {
+        Ok(self.validate()?)
+    }
+}
+
 /// One known system table: its name and how to check a parsed table of it.
 pub struct SystemEntry {
     pub table: &'static str,
@@ -74,4 +84,5 @@ pub const SYSTEMS: &[SystemEntry] = &[
     entry::<AccelConfig>(),
     entry::<InsiderConfig>(),
     entry::<ActiveFlashConfig>(),
+    entry::<HayaguiConfig>(),
 ];

@@ -1,0 +1,102 @@
+//! `nearflash fileops`: Hayagui's file-operation microbenchmark — `read`, `write` or
+//! `write-sync` calls of one size from the accelerator, over the direct path (AccelFS and
+//! the in-accelerator NVMe engine) or redirected to the host — latency per call, the bytes
+//! checked after the run.
+
+use crate::error::CliError;
+use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
+use nearflash_flash::NoStore;
+use nearflash_hayagui::fileops::{self, FileOp};
+use nearflash_hayagui::{Access, HayaguiConfig, Ve};
+use nearflash_preset::Preset;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct FileopsArgs {
+    /// Built-in preset name or path to a TOML preset with a [hayagui] table.
+    #[arg(long, default_value = "hayagui")]
+    pub preset: String,
+    /// Override a preset field, e.g. --set hayagui.redirect.copy=accelerated-io (repeatable).
+    #[arg(long = "set", value_name = "TABLE.FIELD=VALUE")]
+    pub overrides: Vec<String>,
+    /// direct (AccelFS, NVMe engine in the accelerator) or redirected (system calls to the
+    /// host).
+    #[arg(long)]
+    pub access: String,
+    /// read, write or write-sync.
+    #[arg(long)]
+    pub op: String,
+    /// Bytes per call, in KiB.
+    #[arg(long)]
+    pub size_kib: u64,
+    /// Calls to time.
+    #[arg(long, default_value_t = 100)]
+    pub count: u64,
+    /// Seed of the run (the data pattern and the simulation's RNG).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+fn hay_err(e: impl std::fmt::Display) -> CliError {
+    CliError::Workload(e.to_string())
+}
+
+pub fn run(args: &FileopsArgs) -> Result<(), CliError> {
+    if let Some(path) = &args.json {
+        crate::output::check_file("--json", path)?;
+    }
+    let access = Access::parse(&args.access).map_err(hay_err)?;
+    let op = FileOp::parse(&args.op).map_err(hay_err)?;
+    if args.size_kib == 0 {
+        return Err(hay_err("--size-kib must be at least 1"));
+    }
+    if args.count == 0 {
+        return Err(hay_err("--count must be at least 1"));
+    }
+    let size_bytes = args
+        .size_kib
+        .checked_mul(1024)
+        .filter(|b| b.checked_mul(args.count).is_some_and(|t| t <= 1 << 34))
+        .ok_or_else(|| hay_err("--size-kib × --count must stay within 16 GiB"))?;
+    let preset = Preset::load(&args.preset, &args.overrides)?;
+    let cfg: HayaguiConfig = preset.require()?;
+    let mut ve = Ve::format(
+        &preset.flash,
+        &preset.ftl,
+        Box::new(NoStore),
+        &cfg,
+        access,
+        args.seed,
+    )
+    .map_err(hay_err)?;
+    let report = fileops::run(&mut ve, op, size_bytes, args.count, args.seed).map_err(hay_err)?;
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report).expect("serialisable");
+        crate::output::write_atomic(path, (text + "\n").as_bytes())?;
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY);
+    t.set_header(vec![
+        "access", "op", "size", "calls", "mean µs", "p50 µs", "p99 µs", "MB/s",
+    ]);
+    let us = |ns: f64| format!("{:.1}", ns / 1e3);
+    t.add_row(vec![
+        access.name().to_string(),
+        op.name().to_string(),
+        format!("{} KiB", args.size_kib),
+        args.count.to_string(),
+        us(report.latency.mean_ns),
+        us(report.latency.p50_ns as f64),
+        us(report.latency.p99_ns as f64),
+        format!("{:.1}", report.throughput_mb_s),
+    ]);
+    println!("{t}");
+    println!(
+        "verified {} bytes; {} NVMe commands; trace {}",
+        report.verified_bytes, report.nvme_commands, report.trace_hash
+    );
+    Ok(())
+}
