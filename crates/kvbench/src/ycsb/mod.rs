@@ -602,7 +602,6 @@ impl Ycsb {
             let same = model
                 .range(start.to_vec()..)
                 .take(len)
-                .map(|(k, f)| (k, f))
                 .eq(got.iter().map(|(k, f)| (k, f)));
             if !same {
                 let k = String::from_utf8_lossy(start).into_owned();
