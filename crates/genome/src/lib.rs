@@ -9,6 +9,8 @@
 //! a `PhaseObserver` to stamp simulated time, then call `run_pipeline(&mut io, &config,
 //! &mut observer)` and price each phase's `PhaseCounts` with the cost model.
 
+#![deny(missing_docs)]
+
 pub mod dataset;
 pub mod error;
 pub mod fasta;

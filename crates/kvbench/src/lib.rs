@@ -12,6 +12,8 @@
 //!   `y.load(&mut db, &clock, &mut hook)?` and `y.run(&mut db, &clock, &mut hook)?` over a `DB`
 //!   you opened with those options.
 
+#![deny(missing_docs)]
+
 pub mod dbbench;
 pub mod drive;
 pub mod error;
