@@ -3,7 +3,7 @@
 //! databases where db_bench destroys them, and the report line exactly as db_bench prints it.
 //! Time comes from the caller's `BenchClock`; every operation goes through the caller's `OpHook`.
 //!
-//! Differences forced by rusty-leveldb (documented in `docs`, asserted nowhere else):
+//! Differences forced by rusty-leveldb:
 //! - no `SeekToLast`: `readreverse` positions on the last key with `Seek`s (`seek_to_last`),
 //!   counted in `BenchResult::emulation_seeks`;
 //! - no "no filter" option exported: `bloom_bits < 0` installs a filter policy that matches

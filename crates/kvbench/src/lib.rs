@@ -2,8 +2,9 @@
 //! (`dbbench`) and YCSB's core workloads A–F (`ycsb`). The caller supplies the `Env` (in
 //! `rusty_leveldb::Options::env`), the clock (`BenchClock`) and a hook around every database
 //! operation (`OpHook`); this crate reads no clock, spawns no thread, does no file I/O and uses
-//! no OS randomness of its own (see the crate's README note on rusty-leveldb's iterator
-//! sampling in `docs`).
+//! no OS randomness of its own. rusty-leveldb's iterator read sampling does use OS-seeded
+//! randomness (`db_iter.rs::random_period`); `tests/env_trace.rs` checks that the Env traffic
+//! still repeats run to run on iterator-heavy workloads.
 //!
 //! Plugging in: build `Options { env: Rc::new(Box::new(your_env)), ..Options::default() }`
 //! (or `rusty_leveldb::in_memory()` in tests), then
