@@ -287,6 +287,12 @@ impl AccelFs {
         Ok(())
     }
 
+    pub fn rmdir(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
+        self.call(m);
+        self.fs(m, FsOp::Rmdir(path.to_string()))?;
+        Ok(())
+    }
+
     pub fn delete(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
         self.call(m);
         if self.fds.values().any(|p| p == path) {

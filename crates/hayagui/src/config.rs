@@ -234,6 +234,42 @@ impl Default for AccelFsConfig {
     }
 }
 
+/// LevelDB's own compute, charged on a VE core the same way on both paths (the storage
+/// calls it makes are charged by the path that serves them). No figure is published for
+/// LevelDB on the VE; these are assumptions of the order of LevelDB's work on a scalar core:
+/// db_bench's fillseq runs ≈2 µs per 100-byte put on a ≈3 GHz x86 at an IPC near 2 (LevelDB's
+/// own published db_bench output), i.e. ≈10k instructions per operation including its file
+/// work.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LevelDbCostConfig {
+    /// Instructions per database call (a put, a get, an iterator step): memtable skip-list
+    /// search, batch encoding, key comparisons. Assumption: 5,000.
+    pub op_instructions: u64,
+    /// Instructions per byte of key and value a call moves (copies into the batch and the
+    /// memtable, comparisons). Assumption: 20.
+    pub instructions_per_op_byte: f64,
+    /// Instructions per byte LevelDB reads or writes through its Env (CRC32C — the VE has
+    /// no CRC instruction, so a table-driven loop — Snappy, block parsing, merging in
+    /// compaction). Assumption: 10.
+    pub instructions_per_io_byte: f64,
+    /// LevelDB's user-space write buffer per writable file: 64 KiB on both paths — Hayagui's
+    /// VE Env (`VE_OPT`, `helpers/veenv/veenv.cc`) and LevelDB's POSIX Env
+    /// (`kWritableFileBufferSize = 65536`, `util/env_posix.cc`).
+    pub write_buffer_bytes: u64,
+}
+
+impl Default for LevelDbCostConfig {
+    fn default() -> Self {
+        LevelDbCostConfig {
+            op_instructions: 5_000,
+            instructions_per_op_byte: 20.0,
+            instructions_per_io_byte: 10.0,
+            write_buffer_bytes: 64 << 10,
+        }
+    }
+}
+
 /// The whole `[hayagui]` table.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -248,6 +284,7 @@ pub struct HayaguiConfig {
     pub redirect: RedirectConfig,
     pub host_fs: HostFsConfig,
     pub accelfs: AccelFsConfig,
+    pub leveldb: LevelDbCostConfig,
 }
 
 impl HayaguiConfig {
@@ -304,6 +341,14 @@ impl HayaguiConfig {
                     a.chunk_bytes, a.run_bytes_max
                 ),
             );
+        }
+        if !(self.leveldb.instructions_per_op_byte >= 0.0
+            && self.leveldb.instructions_per_io_byte >= 0.0)
+        {
+            return err("leveldb", "instruction costs must not be negative".into());
+        }
+        if self.leveldb.write_buffer_bytes == 0 {
+            return err("leveldb.write_buffer_bytes", "must be at least 1".into());
         }
         if !(2..=65_536).contains(&a.queue_entries) {
             return err(

@@ -250,6 +250,11 @@ impl Ve {
         self.compute_ns
     }
 
+    /// The program waits (`sleep`): simulated time passes, the machine's events run.
+    pub fn sleep(&mut self, d: nearflash_sim::SimDuration) {
+        self.m.advance(d);
+    }
+
     /// The program's own work: `instructions` on one VE core's scalar unit. The same charge
     /// on both paths.
     pub fn compute(&mut self, instructions: f64) {
@@ -308,6 +313,10 @@ impl Ve {
 
     pub fn delete(&mut self, path: &str) -> Result<(), FileError> {
         dispatch!(self, delete(path))
+    }
+
+    pub fn rmdir(&mut self, path: &str) -> Result<(), FileError> {
+        dispatch!(self, rmdir(path))
     }
 
     pub fn rename(&mut self, from: &str, to: &str) -> Result<(), FileError> {

@@ -8,8 +8,10 @@
 
 pub mod accelfs;
 pub mod config;
+pub mod dbbench;
 pub mod fileops;
 pub mod files;
+pub mod leveldb;
 pub mod machine;
 pub mod redirect;
 

@@ -216,6 +216,12 @@ impl Redirected {
         Ok(())
     }
 
+    pub fn rmdir(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
+        self.call(m);
+        Self::fs(m, FsOp::Rmdir(path.to_string()))?;
+        Ok(())
+    }
+
     pub fn delete(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
         self.call(m);
         Self::fs(m, FsOp::Unlink(path.to_string()))?;

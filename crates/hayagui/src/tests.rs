@@ -195,3 +195,85 @@ fn zero_counts_and_unknown_names_are_errors() {
         .contains("append"));
     assert!(Access::parse("host").is_err());
 }
+
+fn small_bench(benchmarks: &str, num: i64) -> nearflash_kvbench::DbBenchConfig {
+    let mut c = nearflash_kvbench::DbBenchConfig::hayagui();
+    c.benchmarks = benchmarks.split(',').map(str::to_string).collect();
+    c.num = num;
+    c
+}
+
+#[test]
+fn leveldb_runs_db_bench_on_both_paths_and_leaves_a_database_it_reopens() {
+    let cost = HayaguiConfig::default().leveldb;
+    for access in [Access::Direct, Access::Redirected] {
+        let cfg = small_bench(
+            "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse",
+            3000,
+        );
+        let (run, ve) = crate::dbbench::run(ve(access, true), &cfg, "/db", &cost)
+            .map_err(|(e, _)| e)
+            .unwrap();
+        let names: Vec<&str> = run.report.results.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names.len(), 6, "{names:?}");
+        for r in &run.report.results {
+            assert!(r.micros_per_op > 0.0, "{access:?} {}: {r:?}", r.name);
+        }
+        assert!(run.compute_ns > 0 && run.nvme_commands > 0);
+        // The database is on the device: reopen it with a plain rusty-leveldb over the same
+        // Env and read every key fillseq/fillrandom wrote (Hayagui's seeds: one key stream).
+        let shared = std::rc::Rc::new(std::cell::RefCell::new(ve));
+        let opt = rusty_leveldb::Options {
+            env: std::rc::Rc::new(Box::new(crate::leveldb::SimEnv::new(
+                shared.clone(),
+                cost.clone(),
+            ))),
+            create_if_missing: false,
+            ..rusty_leveldb::Options::default()
+        };
+        let mut db = rusty_leveldb::DB::open("/db", opt).unwrap();
+        let mut it = db.new_iter().unwrap();
+        let mut n = 0;
+        use rusty_leveldb::LdbIterator;
+        while it.advance() {
+            let (k, _) = it.current().expect("an advanced iterator has an entry");
+            assert_eq!(k.len(), 16);
+            n += 1;
+        }
+        assert!(n > 0 && n <= 3000, "{access:?}: {n} keys");
+        let files = shared.borrow_mut().children("/db").unwrap();
+        assert!(files.iter().any(|f| f == "CURRENT"), "{files:?}");
+        assert!(
+            files.iter().any(|f| f.starts_with("MANIFEST-")),
+            "{files:?}"
+        );
+    }
+}
+
+#[test]
+fn db_bench_replays_identically_including_iterators() {
+    let cost = HayaguiConfig::default().leveldb;
+    let cfg = small_bench("fillrandom,readseq,readreverse,readrandom", 2000);
+    let once = || {
+        crate::dbbench::run(ve(Access::Direct, false), &cfg, "/db", &cost)
+            .map_err(|(e, _)| e)
+            .unwrap()
+            .0
+    };
+    let (a, b) = (once(), once());
+    assert_eq!(a.trace_hash, b.trace_hash);
+    assert_eq!(a.sim_ns, b.sim_ns);
+    assert_eq!(a.report.text(), b.report.text());
+}
+
+#[test]
+fn a_full_device_reaches_leveldb_as_an_error_not_a_panic() {
+    let cost = HayaguiConfig::default().leveldb;
+    // 12 MiB of flash cannot hold 200k 100-byte values.
+    let cfg = small_bench("fillseq", 200_000);
+    let Err((e, _)) = crate::dbbench::run(ve(Access::Direct, false), &cfg, "/db", &cost) else {
+        panic!("12 MiB cannot hold it")
+    };
+    let msg = e.to_string();
+    assert!(msg.contains("space") || msg.contains("No space"), "{msg}");
+}
