@@ -45,7 +45,7 @@ pub fn run(
     cfg: &DbBenchConfig,
     db: &str,
     cost: &LevelDbCostConfig,
-) -> Result<(DbBenchRun, Ve), (DbBenchError, Ve)> {
+) -> (Result<DbBenchRun, DbBenchError>, Ve) {
     let start = ve.now();
     let nvme0 = ve.nvme_stats();
     let compute0 = ve.compute_ns();
@@ -71,15 +71,13 @@ pub fn run(
         .into_inner();
     let f = failures.borrow().clone();
     let report = match result {
-        Err(e) => return Err((e.into(), ve)),
+        Err(e) => return (Err(e.into()), ve),
         Ok(_) if f.count > 0 => {
-            return Err((
-                DbBenchError::Lost {
-                    count: f.count,
-                    first: f.first.unwrap_or_default(),
-                },
-                ve,
-            ))
+            let lost = DbBenchError::Lost {
+                count: f.count,
+                first: f.first.unwrap_or_default(),
+            };
+            return (Err(lost), ve);
         }
         Ok(r) => r,
     };
@@ -95,5 +93,5 @@ pub fn run(
         events: ve.machine().events(),
         trace_hash: ve.machine().trace_hash(),
     };
-    Ok((run, ve))
+    (Ok(run), ve)
 }

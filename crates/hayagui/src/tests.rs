@@ -211,9 +211,8 @@ fn leveldb_runs_db_bench_on_both_paths_and_leaves_a_database_it_reopens() {
             "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse",
             3000,
         );
-        let (run, ve) = crate::dbbench::run(ve(access, true), &cfg, "/db", &cost)
-            .map_err(|(e, _)| e)
-            .unwrap();
+        let (run, ve) = crate::dbbench::run(ve(access, true), &cfg, "/db", &cost);
+        let run = run.unwrap();
         let names: Vec<&str> = run.report.results.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names.len(), 6, "{names:?}");
         for r in &run.report.results {
@@ -256,9 +255,8 @@ fn db_bench_replays_identically_including_iterators() {
     let cfg = small_bench("fillrandom,readseq,readreverse,readrandom", 2000);
     let once = || {
         crate::dbbench::run(ve(Access::Direct, false), &cfg, "/db", &cost)
-            .map_err(|(e, _)| e)
-            .unwrap()
             .0
+            .unwrap()
     };
     let (a, b) = (once(), once());
     assert_eq!(a.trace_hash, b.trace_hash);
@@ -271,7 +269,7 @@ fn a_full_device_reaches_leveldb_as_an_error_not_a_panic() {
     let cost = HayaguiConfig::default().leveldb;
     // 12 MiB of flash cannot hold 200k 100-byte values.
     let cfg = small_bench("fillseq", 200_000);
-    let Err((e, _)) = crate::dbbench::run(ve(Access::Direct, false), &cfg, "/db", &cost) else {
+    let (Err(e), _) = crate::dbbench::run(ve(Access::Direct, false), &cfg, "/db", &cost) else {
         panic!("12 MiB cannot hold it")
     };
     let msg = e.to_string();
