@@ -444,8 +444,32 @@ impl AccelFs {
     /// AccelFS's `Sync`: the dirty chunks, then the metadata, then an NVMe FLUSH.
     pub fn sync(&mut self, m: &mut Machine, fd: Fd) -> Result<(), FileError> {
         self.call(m);
-        self.stats.syncs += 1;
         let path = self.path_of(fd)?;
+        self.sync_path(m, &path)
+    }
+
+    /// Syncs every file with dirty chunks or metadata (an unmount), then forgets those no
+    /// descriptor holds.
+    pub fn sync_all(&mut self, m: &mut Machine) -> Result<(), FileError> {
+        let paths: Vec<String> = self
+            .files
+            .iter()
+            .filter(|(_, f)| f.meta_dirty || f.size != f.fs_size || f.cache.values().any(|c| c.dirty))
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in paths {
+            self.sync_path(m, &p)?;
+            if self.files[&p].opens == 0 {
+                let f = self.files.remove(&p).expect("known file");
+                self.fs(m, FsOp::Close(f.fh))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn sync_path(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
+        self.stats.syncs += 1;
+        let path = path.to_string();
         let dirty = self.files[&path].dirty_chunks();
         self.write_back(m, &path, &dirty)?;
         let f = &self.files[&path];

@@ -323,6 +323,17 @@ impl Ve {
         dispatch!(self, rename(from, to))
     }
 
+    /// Makes everything durable, as an unmount does: AccelFS writes back every file's dirty
+    /// chunks and metadata; then the file system commits (`sync(2)`).
+    pub fn sync_all(&mut self) -> Result<(), FileError> {
+        if let Path::Direct(a) = &mut self.path {
+            a.sync_all(&mut self.m)?;
+        }
+        self.m
+            .fs_run(nearflash_fs::Caller::ROOT, nearflash_fs::FsOp::Sync)?;
+        Ok(())
+    }
+
     /// Drops what the path caches of files no one has open, clean only (a benchmark's
     /// cold start): the file system's buffer cache — the host's page cache on the redirected
     /// path, AccelFS's metadata on the direct one. AccelFS's chunk caches belong to files it

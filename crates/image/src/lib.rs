@@ -45,6 +45,55 @@ use store::ImageStore;
 /// Host file bytes moved per file-system operation.
 pub const CHUNK_BYTES: usize = 1 << 20;
 
+/// Creates (or overwrites) an image file of `preset` at `path` and formats the FTL device on
+/// it, its events on `q` — for a machine that puts its own file system on the device (mkfs
+/// is the caller's; [`Image::create`] does both).
+pub fn create_device(
+    preset: &Preset,
+    path: &Path,
+    q: &mut impl Schedule<nearflash_ftl::Event>,
+) -> Result<Device, ImageError> {
+    let name = path.display().to_string();
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(ImageError::io(format!("image {name}")))?;
+    store::write_header(&file, &name, preset)?;
+    let store = ImageStore::create(file, &name, preset)?;
+    Device::format(&preset.flash, &preset.ftl, Box::new(store), q).map_err(ImageError::Format)
+}
+
+/// Opens an image file's device: reads its preset and recovers the FTL from the pages, its
+/// events on `q` (mounting the file system is the caller's; [`Image::open`] does both).
+pub fn open_device(
+    path: &Path,
+    q: &mut impl Schedule<nearflash_ftl::Event>,
+) -> Result<(Preset, Device), ImageError> {
+    let name = path.display().to_string();
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(ImageError::io(format!("image {name}")))?;
+    let preset = store::read_header(&file, &name)?;
+    let store = ImageStore::open(file, &name, &preset)?;
+    let bb = Backbone::new(&preset.flash, Box::new(store));
+    let (dev, _) = recover(bb, &preset.ftl, q).map_err(|source| ImageError::Recovery {
+        image: name.clone(),
+        source,
+    })?;
+    Ok((preset, dev))
+}
+
+/// Whether the device's page store took every write (an image file that failed to take a
+/// page write is an error naming it).
+pub fn store_health(dev: &Device) -> Result<(), ImageError> {
+    dev.backbone().store().health().map_err(ImageError::store)
+}
+
 /// One entry of a directory listing: its name (`.` and `..` first) and what `stat` says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Listing {
@@ -66,23 +115,8 @@ impl Image {
     /// it (mkfs); the new file system is committed and left mounted.
     pub fn create(preset: &Preset, path: &Path) -> Result<Image, ImageError> {
         let name = path.display().to_string();
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(ImageError::io(format!("image {name}")))?;
-        store::write_header(&file, &name, preset)?;
-        let store = ImageStore::create(file, &name, preset)?;
         let mut sim = Sim::new(0);
-        let dev = Device::format(
-            &preset.flash,
-            &preset.ftl,
-            Box::new(store),
-            &mut sim.queue().map(HostEvent::Dev),
-        )
-        .map_err(ImageError::Format)?;
+        let dev = create_device(preset, path, &mut sim.queue().map(HostEvent::Dev))?;
         let mut image = Image::new(sim, dev, name)?;
         image.run(Caller::ROOT, FsOp::Format(FormatOptions::default()))?;
         image.run(Caller::ROOT, FsOp::Sync)?;
@@ -93,22 +127,8 @@ impl Image {
     /// the journal).
     pub fn open(path: &Path) -> Result<Image, ImageError> {
         let name = path.display().to_string();
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(ImageError::io(format!("image {name}")))?;
-        let preset = store::read_header(&file, &name)?;
-        let store = ImageStore::open(file, &name, &preset)?;
-        let bb = Backbone::new(&preset.flash, Box::new(store));
         let mut sim = Sim::new(0);
-        let (dev, _) =
-            recover(bb, &preset.ftl, &mut sim.queue().map(HostEvent::Dev)).map_err(|source| {
-                ImageError::Recovery {
-                    image: name.clone(),
-                    source,
-                }
-            })?;
+        let (_, dev) = open_device(path, &mut sim.queue().map(HostEvent::Dev))?;
         let mut image = Image::new(sim, dev, name)?;
         image.run(Caller::ROOT, FsOp::Mount)?;
         Ok(image)
@@ -140,12 +160,7 @@ impl Image {
     }
 
     fn check_store(&self) -> Result<(), ImageError> {
-        self.host
-            .dev()
-            .backbone()
-            .store()
-            .health()
-            .map_err(ImageError::store)
+        store_health(self.host.dev())
     }
 
     /// Runs `op` as root.

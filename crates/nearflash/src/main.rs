@@ -1,6 +1,7 @@
 //! `nearflash`: the command-line front end of the simulator.
 
 mod cmd_crashtest;
+mod cmd_dbbench;
 mod cmd_fileops;
 mod cmd_fs;
 mod cmd_io;
@@ -52,6 +53,8 @@ enum Command {
     Soak(cmd_soak::SoakArgs),
     /// Hayagui: read/write/write-sync latency from the accelerator, direct or redirected.
     Fileops(cmd_fileops::FileopsArgs),
+    /// Hayagui: LevelDB's db_bench by a real LevelDB on the accelerator, direct or redirected.
+    DbBench(cmd_dbbench::DbBenchArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => cmd_reproduce::run(&args),
         Command::Vfile(args) => cmd_vfile::run(&args).map(|()| true),
         Command::Soak(args) => cmd_soak::run(&args),
+        Command::DbBench(args) => cmd_dbbench::run(&args).map(|()| true),
         Command::Fileops(args) => cmd_fileops::run(&args).map(|()| true),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
