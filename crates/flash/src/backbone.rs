@@ -52,6 +52,10 @@ pub struct FlashOp {
     pub data: Vec<u8>,
     /// Spare bytes, as `data`.
     pub oob: Vec<u8>,
+    /// The addressed blocks are used in SLC mode (one bit per cell): the read or program
+    /// takes the SLC-mode latency set with `Backbone::set_slc_mode_latencies` instead of the
+    /// native (per-page-type) one. Erases ignore it.
+    pub slc: bool,
 }
 
 impl FlashOp {
@@ -182,6 +186,8 @@ pub struct Backbone {
     read_latency: Vec<SimDuration>,
     program_latency: Vec<SimDuration>,
     erase_latency: SimDuration,
+    /// SLC-mode (read, program) latencies, for operations flagged `slc`.
+    slc_latency: Option<(SimDuration, SimDuration)>,
     stats: FlashStats,
     in_flight: usize,
     /// Media error model, when `[flash.media]` is enabled.
@@ -230,6 +236,7 @@ impl Backbone {
                 &cfg.program_latency_by_page_type_us,
             ),
             erase_latency: SimDuration::from_us_f64(cfg.erase_latency_us),
+            slc_latency: None,
             stats: FlashStats::default(),
             in_flight: 0,
         }
@@ -288,6 +295,29 @@ impl Backbone {
 
     pub fn erase_latency(&self) -> SimDuration {
         self.erase_latency
+    }
+
+    /// Sets the latencies of operations flagged `slc` (blocks of a multi-bit die used in SLC
+    /// mode, e.g. an FTL's SLC write cache). Without this, flagged operations take the
+    /// native latencies.
+    pub fn set_slc_mode_latencies(&mut self, read: SimDuration, program: SimDuration) {
+        self.slc_latency = Some((read, program));
+    }
+
+    /// The array time of a read of `page`, in SLC mode or not.
+    fn read_time(&self, page: u32, slc: bool) -> SimDuration {
+        match self.slc_latency {
+            Some((read, _)) if slc => read,
+            _ => self.read_latency(page),
+        }
+    }
+
+    /// The array time of a program of `page`, in SLC mode or not.
+    fn program_time(&self, page: u32, slc: bool) -> SimDuration {
+        match self.slc_latency {
+            Some((_, program)) if slc => program,
+            _ => self.program_latency(page),
+        }
     }
 
     /// Busy time of each die so far (an op in progress counts up to `now`).
@@ -352,14 +382,14 @@ impl Backbone {
         };
         server.current = Some(id);
         server.busy_since = now;
-        let (kind, page) = {
+        let (kind, page, slc) = {
             let s = self.slot(id);
-            (s.op.kind, s.op.page)
+            (s.op.kind, s.op.page, s.op.slc)
         };
         match kind {
             OpKind::Read => {
                 self.slot(id).phase = Phase::DieWork;
-                q.schedule_in(self.read_latency(page), FlashEvent::DieDone(die));
+                q.schedule_in(self.read_time(page, slc), FlashEvent::DieDone(die));
             }
             OpKind::Program => {
                 self.apply_program_order(id);
@@ -484,16 +514,18 @@ impl Backbone {
                         // Read-retry: the die (still held) senses the page again with shifted
                         // references, then the register crosses the bus again.
                         let (page, die) = (self.slot(id).op.page, self.slot(id).op.die.0);
+                        let slc = self.slot(id).op.slc;
                         self.slot(id).phase = Phase::DieWork;
-                        q.schedule_in(self.read_latency(page), FlashEvent::DieDone(die));
+                        q.schedule_in(self.read_time(page, slc), FlashEvent::DieDone(die));
                     }
                 }
             }
             OpKind::Program => {
                 let page = self.slot(id).op.page;
                 let die = self.slot(id).op.die.0;
+                let slc = self.slot(id).op.slc;
                 self.slot(id).phase = Phase::DieWork;
-                q.schedule_in(self.program_latency(page), FlashEvent::DieDone(die));
+                q.schedule_in(self.program_time(page, slc), FlashEvent::DieDone(die));
             }
             OpKind::Erase => unreachable!("erases do not use the bus"),
         }
@@ -877,6 +909,7 @@ fn placeholder_op() -> FlashOp {
         tag: 0,
         data: Vec::new(),
         oob: Vec::new(),
+        slc: false,
     }
 }
 

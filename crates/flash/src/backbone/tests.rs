@@ -38,6 +38,7 @@ fn op(kind: OpKind, die: u32, page: u32, mask: u8, tag: u64) -> FlashOp {
         tag,
         data: Vec::new(),
         oob: Vec::new(),
+        slc: false,
     }
 }
 
@@ -83,6 +84,30 @@ fn single_read_takes_tr_plus_transfer() {
     bb.submit(op(OpKind::Read, 0, 0, 0b01, 7), sim.queue());
     assert_eq!(run(&mut bb, &mut sim), vec![(7, 51_000, OpStatus::Ok)]);
     assert_eq!(bb.stats().page_reads, 1);
+}
+
+#[test]
+fn slc_mode_ops_take_the_slc_latencies_and_native_ops_do_not() {
+    let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
+    bb.set_slc_mode_latencies(SimDuration::from_us(20), SimDuration::from_us(150));
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    // Die 0: an SLC-mode program (1 us transfer + 150 us), then an SLC-mode read of it
+    // (20 us + 1 us transfer). Die 2 (other channel): a native read (50 + 1 us).
+    let mut p = op(OpKind::Program, 0, 0, 0b01, 1);
+    p.slc = true;
+    bb.submit(p, sim.queue());
+    let mut r = op(OpKind::Read, 0, 0, 0b01, 2);
+    r.slc = true;
+    bb.submit(r, sim.queue());
+    bb.submit(op(OpKind::Read, 2, 0, 0b01, 3), sim.queue());
+    assert_eq!(
+        run(&mut bb, &mut sim),
+        vec![
+            (3, 51_000, OpStatus::Ok),
+            (1, 151_000, OpStatus::Ok),
+            (2, 172_000, OpStatus::Ok),
+        ]
+    );
 }
 
 #[test]
