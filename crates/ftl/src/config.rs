@@ -41,6 +41,74 @@ pub struct FtlConfig {
     /// Scratchpad bytes available for the mapping table; a table that does not fit is a
     /// configuration error.
     pub scratchpad_bytes: u64,
+    /// Hybrid SLC write cache (`[ftl.slc_cache]`, off by default; left out of the
+    /// serialized config while off, so presets without it print as before).
+    #[serde(default, skip_serializing_if = "SlcCacheConfig::is_default")]
+    pub slc_cache: SlcCacheConfig,
+}
+
+/// The hybrid SLC write cache (`[ftl.slc_cache]`): host writes land in superblocks
+/// programmed in SLC mode (one bit per cell, so a block holds `1 / bits_per_cell` of its
+/// pages) while the cache has room; idle time folds them into native (TLC) superblocks.
+/// The cache is a *static* part, always there (taken from over-provisioning), plus a
+/// *dynamic* part of at most `dynamic_capacity_max_bytes` that exists only while the free
+/// user capacity can hold it: the dynamic part may have at most as many superblocks as the
+/// free user capacity fills in native mode, ⌊(logical groups − groups holding data) /
+/// groups per superblock⌋. Once the cache is full, host writes go straight to native
+/// superblocks. See docs/design.md, "The hybrid SLC write cache".
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SlcCacheConfig {
+    #[serde(default)]
+    pub enabled: bool,
+    /// Bits per cell of the die's native mode (3 = TLC, the 970 EVO's V-NAND).
+    #[serde(default = "default_bits_per_cell")]
+    pub bits_per_cell: u32,
+    /// Host data the static SLC region holds (the 970 EVO 1 TB: 6 GB, Samsung's
+    /// datasheet via HAYAGUI.md §1.7). Rounded up to whole SLC-mode superblocks.
+    #[serde(default)]
+    pub static_capacity_bytes: u64,
+    /// Most host data the dynamic region holds on an empty drive (970 EVO 1 TB: 36 GB).
+    #[serde(default)]
+    pub dynamic_capacity_max_bytes: u64,
+    /// Array time of a read in SLC mode. Default 25 us: SLC read, OSTEP ch. 44 Fig. 44.2.
+    #[serde(default = "default_slc_read_latency_us")]
+    pub slc_read_latency_us: f64,
+    /// Array time of a program in SLC mode. Default 250 us: SLC program 200-300 us, OSTEP
+    /// ch. 44 Fig. 44.2 (midpoint).
+    #[serde(default = "default_slc_program_latency_us")]
+    pub slc_program_latency_us: f64,
+}
+
+fn default_bits_per_cell() -> u32 {
+    3
+}
+
+fn default_slc_read_latency_us() -> f64 {
+    25.0
+}
+
+fn default_slc_program_latency_us() -> f64 {
+    250.0
+}
+
+impl Default for SlcCacheConfig {
+    fn default() -> Self {
+        SlcCacheConfig {
+            enabled: false,
+            bits_per_cell: default_bits_per_cell(),
+            static_capacity_bytes: 0,
+            dynamic_capacity_max_bytes: 0,
+            slc_read_latency_us: default_slc_read_latency_us(),
+            slc_program_latency_us: default_slc_program_latency_us(),
+        }
+    }
+}
+
+impl SlcCacheConfig {
+    pub fn is_default(&self) -> bool {
+        *self == SlcCacheConfig::default()
+    }
 }
 
 /// Longest firmware timer accepted (µs): one hour of simulated time.
@@ -128,6 +196,7 @@ impl FtlConfig {
                 "leaves no logical capacity".into(),
             );
         }
+        self.validate_slc_cache(flash, &layout)?;
         let table = layout.logical_groups() * MAP_ENTRY_BYTES;
         if table > self.scratchpad_bytes {
             return bad(
@@ -136,6 +205,87 @@ impl FtlConfig {
                     "the mapping table needs {table} bytes but the scratchpad holds {}",
                     self.scratchpad_bytes
                 ),
+            );
+        }
+        Ok(())
+    }
+}
+
+impl FtlConfig {
+    /// `[ftl.slc_cache]`: checked even while off, so a typo'd value is caught before it is
+    /// switched on.
+    fn validate_slc_cache(
+        &self,
+        flash: &FlashConfig,
+        layout: &crate::layout::Layout,
+    ) -> Result<(), ConfigError> {
+        let c = &self.slc_cache;
+        let bad = |field: &str, reason: String| {
+            Err(ConfigError::Invalid {
+                field: format!("ftl.slc_cache.{field}"),
+                reason,
+            })
+        };
+        if !(2..=4).contains(&c.bits_per_cell) {
+            return bad(
+                "bits_per_cell",
+                format!("must be 2 (MLC) to 4 (QLC), got {}", c.bits_per_cell),
+            );
+        }
+        if flash.pages_per_block < c.bits_per_cell {
+            return bad(
+                "bits_per_cell",
+                format!(
+                    "a block in SLC mode keeps 1/{} of flash.pages_per_block ({}): no page left",
+                    c.bits_per_cell, flash.pages_per_block
+                ),
+            );
+        }
+        for (f, v) in [
+            ("slc_read_latency_us", c.slc_read_latency_us),
+            ("slc_program_latency_us", c.slc_program_latency_us),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return bad(f, format!("must be a positive number, got {v}"));
+            }
+            if v > nearflash_flash::config::OP_LATENCY_US_MAX {
+                return bad(
+                    f,
+                    format!(
+                        "must be at most {} us (one second), got {v}",
+                        nearflash_flash::config::OP_LATENCY_US_MAX
+                    ),
+                );
+            }
+        }
+        if !c.enabled {
+            return Ok(());
+        }
+        // The static region's superblocks hold 1/bits of what they would hold natively: the
+        // rest of their capacity must come out of over-provisioning, or a full device could
+        // not hold its logical capacity with the static region in use.
+        let static_sbs = layout.slc_superblocks_for(c.static_capacity_bytes, c.bits_per_cell);
+        let spare = layout.over_provisioned_superblocks(self);
+        let cost = (u64::from(static_sbs) * u64::from(c.bits_per_cell - 1))
+            .div_ceil(u64::from(c.bits_per_cell));
+        if cost > u64::from(spare) {
+            return bad(
+                "static_capacity_bytes",
+                format!(
+                    "{} bytes take {static_sbs} superblocks in SLC mode, which would hold \
+                     {cost} superblocks' worth more in native mode than over-provisioning \
+                     has ({spare} superblocks held back by ftl.over_provisioning_percent)",
+                    c.static_capacity_bytes
+                ),
+            );
+        }
+        let dynamic_sbs = layout.slc_superblocks_for(c.dynamic_capacity_max_bytes, c.bits_per_cell);
+        if u64::from(static_sbs) + u64::from(dynamic_sbs) == 0 {
+            return bad(
+                "static_capacity_bytes",
+                "the cache is enabled but static_capacity_bytes and dynamic_capacity_max_bytes \
+                 are both zero"
+                    .into(),
             );
         }
         Ok(())

@@ -168,6 +168,30 @@ impl Layout {
         self.write_points
     }
 
+    /// Page groups a superblock holds in SLC mode: `1 / bits_per_cell` of its page rows (the
+    /// first ones; the rest stay erased until the superblock is erased).
+    pub fn slc_groups_per_superblock(&self, bits_per_cell: u32) -> u32 {
+        self.groups_per_superblock() / bits_per_cell.max(1)
+    }
+
+    /// SLC-mode superblocks that hold `bytes` of host data (rounded up).
+    pub fn slc_superblocks_for(&self, bytes: u64, bits_per_cell: u32) -> u32 {
+        let per_sb = u64::from(self.slc_groups_per_superblock(bits_per_cell)) * self.group_bytes();
+        u32::try_from(bytes.div_ceil(per_sb.max(1))).unwrap_or(u32::MAX)
+    }
+
+    /// Data superblocks beyond the logical capacity, the write points and the GC reserve:
+    /// what `over_provisioning_percent` held back (whole superblocks).
+    pub fn over_provisioned_superblocks(&self, cfg: &FtlConfig) -> u32 {
+        let n = u64::from(self.groups_per_superblock());
+        let floor = u64::from(cfg.gc_foreground_free_superblocks + 2 * self.write_points + 1);
+        let logical_sbs = self.logical_groups.div_ceil(n);
+        u64::from(self.data_superblocks())
+            .saturating_sub(floor + logical_sbs)
+            .try_into()
+            .unwrap_or(0)
+    }
+
     pub fn way_of(&self, sb: SbId) -> u32 {
         sb.0 % self.geo.ways_per_channel
     }

@@ -14,6 +14,8 @@ pub struct Mapping {
     p2l: Vec<u32>,
     valid: Vec<u32>,
     groups_per_sb: u32,
+    /// Logical groups mapped (holding data).
+    mapped: u64,
 }
 
 impl Mapping {
@@ -24,11 +26,17 @@ impl Mapping {
             p2l: vec![UNMAPPED; total_pgns as usize],
             valid: vec![0; superblocks as usize],
             groups_per_sb,
+            mapped: 0,
         }
     }
 
     pub fn logical_groups(&self) -> u64 {
         self.l2p.len() as u64
+    }
+
+    /// Logical groups that hold data (mapped to a physical group).
+    pub fn mapped_groups(&self) -> u64 {
+        self.mapped
     }
 
     pub fn lookup(&self, g: Lgn) -> Option<Pgn> {
@@ -62,6 +70,7 @@ impl Mapping {
             "physical group mapped twice"
         );
         self.unmap(g);
+        self.mapped += 1;
         self.l2p[g.0 as usize] = p.0;
         self.seq[g.0 as usize] = seq;
         self.p2l[p.0 as usize] = g.0;
@@ -78,6 +87,7 @@ impl Mapping {
             self.p2l[old as usize] = UNMAPPED;
             let sb = self.sb(old);
             self.valid[sb] -= 1;
+            self.mapped -= 1;
             self.l2p[g.0 as usize] = UNMAPPED;
         }
     }
@@ -124,6 +134,11 @@ impl Mapping {
             }
         }
         assert_eq!(valid, self.valid, "valid counts drifted");
+        assert_eq!(
+            self.l2p.iter().filter(|&&p| p != UNMAPPED).count() as u64,
+            self.mapped,
+            "mapped count drifted"
+        );
     }
 }
 

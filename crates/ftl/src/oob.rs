@@ -8,7 +8,7 @@
 //! | 4..12 | lpn   | logical page (data) or page index within the checkpoint |
 //! | 12..20| seq   | write sequence number of the group version (kept by GC copies) |
 //! | 20..28| epoch | the superblock's open epoch when the page was programmed |
-//! | 28..32| kind  | 1 = data, 2 = checkpoint, 3 = lost data |
+//! | 28..32| kind  | 1 = data, 2 = checkpoint, 3/4 = lost data; bit 8 = block in SLC mode |
 //! | 32..36| crc   | CRC-32 over the page data and bytes 0..32 |
 //! | 36..40| zero  | reserved |
 //!
@@ -43,7 +43,14 @@ pub struct OobRecord {
     pub seq: u64,
     pub epoch: u64,
     pub kind: PageKind,
+    /// The page's superblock is used in SLC mode (the SLC write cache): recovery restores
+    /// the mode from the first page of each superblock. Bit 8 of the kind word, so a record
+    /// without it is byte for byte what it was before the cache existed.
+    pub slc: bool,
 }
+
+/// Bit of the kind word that marks a page of a superblock in SLC mode.
+const SLC_FLAG: u32 = 1 << 8;
 
 impl OobRecord {
     /// Writes the record for a page holding `data` into `oob` (at least 40 bytes; the rest of
@@ -60,7 +67,7 @@ impl OobRecord {
             PageKind::Checkpoint => 2,
             PageKind::Lost(LossCause::Integrity) => 3,
             PageKind::Lost(LossCause::Media) => 4,
-        };
+        } | if self.slc { SLC_FLAG } else { 0 };
         oob[28..32].copy_from_slice(&kind.to_le_bytes());
         let crc = checksum(data, &oob[0..32]);
         oob[32..36].copy_from_slice(&crc.to_le_bytes());
@@ -76,7 +83,11 @@ impl OobRecord {
         if u32_at(32) != checksum(data, &oob[0..32]) {
             return None;
         }
-        let kind = match u32_at(28) {
+        let word = u32_at(28);
+        if word & !(SLC_FLAG | 0xFF) != 0 {
+            return None;
+        }
+        let kind = match word & 0xFF {
             1 => PageKind::Data,
             2 => PageKind::Checkpoint,
             3 => PageKind::Lost(LossCause::Integrity),
@@ -88,6 +99,7 @@ impl OobRecord {
             seq: u64_at(12),
             epoch: u64_at(20),
             kind,
+            slc: word & SLC_FLAG != 0,
         })
     }
 }
@@ -111,6 +123,7 @@ mod tests {
             seq: 9,
             epoch: 3,
             kind: PageKind::Data,
+            slc: false,
         };
         let mut oob = vec![0u8; 48];
         rec.encode(&data, &mut oob);
@@ -127,6 +140,32 @@ mod tests {
         let mut d = data.clone();
         d[10] ^= 0x80;
         assert_eq!(OobRecord::decode(&d, &oob), None);
+    }
+
+    #[test]
+    fn slc_flag_round_trips_and_leaves_native_records_unchanged() {
+        let data = vec![7u8; 64];
+        let native = OobRecord {
+            lpn: 5,
+            seq: 2,
+            epoch: 1,
+            kind: PageKind::Lost(LossCause::Media),
+            slc: false,
+        };
+        let slc = OobRecord {
+            slc: true,
+            ..native
+        };
+        let (mut a, mut b) = (vec![0u8; 48], vec![0u8; 48]);
+        native.encode(&data, &mut a);
+        slc.encode(&data, &mut b);
+        assert_eq!(
+            &a[28..32],
+            &4u32.to_le_bytes(),
+            "native kind word as before"
+        );
+        assert_eq!(OobRecord::decode(&data, &a), Some(native));
+        assert_eq!(OobRecord::decode(&data, &b), Some(slc));
     }
 
     #[test]

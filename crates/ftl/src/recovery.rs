@@ -20,6 +20,10 @@
 //!    checkpoint records as unmapped after version `s` (trimmed) takes no scanned version
 //!    numbered `s` or lower.
 //!
+//! A superblock whose first page carries the SLC flag is in SLC mode (the SLC write cache):
+//! it is scanned and trusted like any other (its unused page rows are erased, so they yield
+//! no candidates) and stays in SLC mode, to be folded, until its erase.
+//!
 //! Partially written superblocks are closed (never programmed again before an erase), and a
 //! checkpoint is requested at once so the recovered state is durable.
 
@@ -141,6 +145,8 @@ pub fn recover(
     let n = layout.data_superblocks();
     let mut status = vec![SbStatus::Empty; n as usize];
     let mut epochs = vec![0u64; n as usize];
+    // Superblocks whose first page says they are in SLC mode (the SLC write cache).
+    let mut slc = vec![false; n as usize];
     for s in 0..n {
         let sb = SbId(s);
         if snap
@@ -165,6 +171,7 @@ pub fn recover(
             if k == 0 {
                 first = rec;
             }
+            slc[s as usize] |= rec.is_some_and(|rec| rec.slc);
             whole &= rec.is_some_and(|rec| {
                 matches!(rec.kind, PageKind::Data | PageKind::Lost(_))
                     && first.is_some_and(|f| f.epoch == rec.epoch)
@@ -292,6 +299,7 @@ pub fn recover(
                 info.state = SbState::Closed;
                 info.epoch = epochs[s as usize];
                 dev.sbs.set_retiring(sb, any_bad);
+                dev.sbs.set_slc(sb, slc[s as usize]);
             }
         }
         max_epoch = max_epoch.max(epochs[s as usize]);

@@ -65,6 +65,9 @@ pub struct SbInfo {
     pub pins: u32,
     /// Page groups allocated in it whose programs have not completed; GC may not pick it.
     pub programs_inflight: u32,
+    /// Opened in SLC mode (the SLC write cache) and not erased since; set with
+    /// `SbTable::set_slc`, which keeps the count.
+    pub slc: bool,
 }
 
 pub struct SbTable {
@@ -76,6 +79,8 @@ pub struct SbTable {
     /// Superblocks a member of which failed a program: GC collects them first and remaps
     /// the bad block. A set, so the common case (none) costs GC nothing to check.
     retiring: BTreeSet<u32>,
+    /// Superblocks in SLC mode (open, closed or being folded).
+    slc_count: u32,
 }
 
 impl SbTable {
@@ -89,6 +94,7 @@ impl SbTable {
                     pe: 0,
                     pins: 0,
                     programs_inflight: 0,
+                    slc: false,
                 };
                 superblocks as usize
             ],
@@ -96,7 +102,26 @@ impl SbTable {
             free_count: 0,
             ways,
             retiring: BTreeSet::new(),
+            slc_count: 0,
         }
+    }
+
+    /// Marks `sb` as used in SLC mode (or no longer, after its erase).
+    pub fn set_slc(&mut self, sb: SbId, slc: bool) {
+        let info = &mut self.info[sb.0 as usize];
+        if info.slc != slc {
+            info.slc = slc;
+            if slc {
+                self.slc_count += 1;
+            } else {
+                self.slc_count -= 1;
+            }
+        }
+    }
+
+    /// Superblocks in SLC mode that are not free (the SLC cache's occupancy in superblocks).
+    pub fn slc_count(&self) -> u32 {
+        self.slc_count
     }
 
     pub fn get(&self, sb: SbId) -> &SbInfo {
@@ -128,6 +153,10 @@ impl SbTable {
     pub fn release(&mut self, sb: SbId) {
         let ways = self.ways;
         let info = &mut self.info[sb.0 as usize];
+        debug_assert!(
+            !info.slc,
+            "an SLC superblock is released only after its erase"
+        );
         info.state = SbState::Free;
         let inserted = self.free[(sb.0 % ways) as usize].insert((info.pe, sb.0));
         assert!(inserted, "superblock {} freed twice", sb.0);

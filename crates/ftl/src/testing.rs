@@ -43,6 +43,38 @@ pub fn tiny_ftl() -> FtlConfig {
         spare_blocks_per_plane: 2,
         checkpoint_interval_us: 3000.0,
         scratchpad_bytes: 1 << 20,
+        slc_cache: Default::default(),
+    }
+}
+
+/// The tiny device with TLC-like timing for the SLC write cache: 24 page rows per block
+/// (8 in SLC mode), native program 600 us and read 50 us.
+pub fn tiny_slc_flash() -> FlashConfig {
+    FlashConfig {
+        pages_per_block: 24,
+        read_latency_us: 50.0,
+        program_latency_us: 600.0,
+        ..tiny_flash()
+    }
+}
+
+/// Bytes an SLC-mode superblock of `tiny_slc_flash` holds: 8 groups of 16 KiB.
+pub const TINY_SLC_SB_BYTES: u64 = 8 * 16 * 1024;
+
+/// `tiny_ftl` with the SLC write cache on: 4 static + up to 4 dynamic SLC superblocks
+/// (1 MiB on an empty device), SLC mode at 20 us read / 200 us program.
+pub fn tiny_slc_ftl() -> FtlConfig {
+    FtlConfig {
+        over_provisioning_percent: 30.0,
+        slc_cache: crate::config::SlcCacheConfig {
+            enabled: true,
+            bits_per_cell: 3,
+            static_capacity_bytes: 4 * TINY_SLC_SB_BYTES,
+            dynamic_capacity_max_bytes: 4 * TINY_SLC_SB_BYTES,
+            slc_read_latency_us: 20.0,
+            slc_program_latency_us: 200.0,
+        },
+        ..tiny_ftl()
     }
 }
 
@@ -366,6 +398,7 @@ pub fn draw_case(seed: u64) -> SoakCase {
                 200.0 + 9800.0 * unit(r)
             },
             scratchpad_bytes: 1 << 20,
+            slc_cache: Default::default(),
         };
         let faults = draw_faults(r);
         faults.apply(&mut flash);

@@ -104,6 +104,7 @@ fn ftl() -> impl Strategy<Value = FtlConfig> {
                 spare_blocks_per_plane: spare,
                 checkpoint_interval_us: ckpt,
                 scratchpad_bytes: 1 << 20,
+                slc_cache: Default::default(),
             },
         )
 }

@@ -479,3 +479,16 @@ fn a_trim_seen_after_one_cut_stays_in_effect_after_the_next() {
     assert!(trims_dropped > 0, "{o:?}");
     assert_clean_and_spacious(&[o]);
 }
+
+/// The SLC write cache on: host writes land in SLC-mode superblocks, foreground GC folds
+/// them, and cuts land in SLC programs, folds and their erases. Recovery finds the SLC
+/// superblocks' data through their spare-area records like any other: no acknowledged
+/// write is lost, no read is wrong, across two cuts per seed.
+#[test]
+fn slc_cache_on_keeps_every_acknowledged_write_across_two_cuts() {
+    let flash = crate::testing::tiny_slc_flash();
+    let ftl = crate::testing::tiny_slc_ftl();
+    let outcomes: Vec<CrashOutcome> = (0..12).map(|s| run_seed(&flash, &ftl, &cfg(), s)).collect();
+    let summary = assert_clean(&outcomes);
+    assert!(summary.seeds == 12, "{summary:?}");
+}

@@ -27,8 +27,11 @@ pub struct WritePoint {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
+    /// Host writes into native (TLC) superblocks.
     Host,
     Gc,
+    /// Host writes into superblocks in SLC mode (the SLC write cache, `slc.rs`).
+    Slc,
 }
 
 impl Device {
@@ -36,12 +39,11 @@ impl Device {
     /// superblock is pinned until the program completes (`program_done`).
     pub(super) fn alloc_group(&mut self, stream: Stream, now: SimTime) -> Option<Pgn> {
         let n = self.layout.write_points() as usize;
-        let pages = self.layout.groups_per_superblock();
         for attempt in 0..n {
             let i = (self.rr(stream) + attempt) % n;
             let point = self.points(stream)[i];
             let wp = match point {
-                Some(wp) if wp.next_page < pages => wp,
+                Some(wp) if wp.next_page < self.sb_capacity(wp.sb) => wp,
                 _ => {
                     if let Some(wp) = point {
                         self.close_point(stream, i, wp.sb);
@@ -52,7 +54,7 @@ impl Device {
                     }
                 }
             };
-            if stream == Stream::Host
+            if stream != Stream::Gc
                 && self.sbs.get(wp.sb).programs_inflight >= HOST_PROGRAMS_PER_POINT
             {
                 continue;
@@ -79,28 +81,46 @@ impl Device {
         info.programs_inflight -= 1;
     }
 
-    /// Whether some host write point has a free page group left.
-    pub(super) fn host_points_have_room(&self) -> bool {
-        let pages = self.layout.groups_per_superblock();
-        self.host_points
+    /// Page groups superblock `sb` holds: all its page rows, or `1 / bits_per_cell` of them
+    /// in SLC mode.
+    pub(super) fn sb_capacity(&self, sb: SbId) -> u32 {
+        if self.sbs.get(sb).slc {
+            self.layout
+                .slc_groups_per_superblock(self.cfg.slc_cache.bits_per_cell)
+        } else {
+            self.layout.groups_per_superblock()
+        }
+    }
+
+    /// Whether some write point of `stream` has a free page group left.
+    pub(super) fn points_have_room(&self, stream: Stream) -> bool {
+        self.points(stream)
             .iter()
             .flatten()
-            .any(|wp| wp.next_page < pages)
+            .any(|wp| wp.next_page < self.sb_capacity(wp.sb))
+    }
+
+    /// Whether some host write point (native or SLC) has a free page group left.
+    pub(super) fn host_points_have_room(&self) -> bool {
+        self.points_have_room(Stream::Host) || self.points_have_room(Stream::Slc)
     }
 
     /// Page groups left in GC's open write points.
     pub(super) fn gc_points_room(&self) -> u32 {
-        let pages = self.layout.groups_per_superblock();
         self.gc_points
             .iter()
             .flatten()
-            .map(|wp| pages - wp.next_page)
+            .map(|wp| self.sb_capacity(wp.sb) - wp.next_page)
             .sum()
     }
 
     fn can_open(&self, stream: Stream) -> bool {
         match stream {
             Stream::Host => self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks,
+            Stream::Slc => {
+                self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks
+                    && self.sbs.slc_count() < self.slc_budget_superblocks()
+            }
             // The last free superblock is the crash reserve (see `gc_room`).
             Stream::Gc => {
                 self.sbs.free_count() > 1 || (self.sbs.free_count() > 0 && self.gc_rescuing())
@@ -116,6 +136,10 @@ impl Device {
         let sb = self.sbs.take(way)?;
         let epoch = self.next_epoch;
         self.next_epoch += 1;
+        if stream == Stream::Slc {
+            self.sbs.set_slc(sb, true);
+            self.note_slc_opened();
+        }
         let info = self.sbs.get_mut(sb);
         debug_assert_eq!(info.state, SbState::Free);
         info.state = SbState::Open;
@@ -126,7 +150,7 @@ impl Device {
         Some(wp)
     }
 
-    fn close_point(&mut self, stream: Stream, i: usize, sb: SbId) {
+    pub(super) fn close_point(&mut self, stream: Stream, i: usize, sb: SbId) {
         self.points_mut(stream)[i] = None;
         let info = self.sbs.get_mut(sb);
         if info.state == SbState::Open {
@@ -136,7 +160,7 @@ impl Device {
 
     /// Stops writing into `sb` (a member failed a program): its point is closed early.
     pub(super) fn close_superblock(&mut self, sb: SbId) {
-        for stream in [Stream::Host, Stream::Gc] {
+        for stream in [Stream::Host, Stream::Gc, Stream::Slc] {
             for i in 0..self.points(stream).len() {
                 if self.points(stream)[i].is_some_and(|wp| wp.sb == sb) {
                     self.close_point(stream, i, sb);
@@ -145,10 +169,11 @@ impl Device {
         }
     }
 
-    fn points(&self, stream: Stream) -> &Vec<Option<WritePoint>> {
+    pub(super) fn points(&self, stream: Stream) -> &Vec<Option<WritePoint>> {
         match stream {
             Stream::Host => &self.host_points,
             Stream::Gc => &self.gc_points,
+            Stream::Slc => &self.slc_points,
         }
     }
 
@@ -156,6 +181,7 @@ impl Device {
         match stream {
             Stream::Host => &mut self.host_points,
             Stream::Gc => &mut self.gc_points,
+            Stream::Slc => &mut self.slc_points,
         }
     }
 
@@ -163,6 +189,7 @@ impl Device {
         match stream {
             Stream::Host => self.rr_host,
             Stream::Gc => self.rr_gc,
+            Stream::Slc => self.rr_slc,
         }
     }
 
@@ -170,6 +197,7 @@ impl Device {
         match stream {
             Stream::Host => &mut self.rr_host,
             Stream::Gc => &mut self.rr_gc,
+            Stream::Slc => &mut self.rr_slc,
         }
     }
 }

@@ -283,6 +283,7 @@ impl Device {
                         seq: ckpt_seq,
                         epoch: 0,
                         kind: PageKind::Checkpoint,
+                        slc: false,
                     }
                     .encode(&page, &mut rec);
                     data.extend_from_slice(&page);
@@ -299,6 +300,7 @@ impl Device {
                     tag: u64::from(job),
                     data,
                     oob,
+                    slc: false,
                 },
                 &mut q.map(Event::Flash),
             );

@@ -34,6 +34,8 @@ pub struct GcRun {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Reason {
     Retiring,
+    /// Idle time folds an SLC superblock into native ones (`slc.rs`).
+    Fold,
     WearLeveling,
     Policy,
 }
@@ -73,7 +75,8 @@ impl Device {
         let foreground = self.foreground_needed();
         if self.gc.is_none() {
             let background = self.background_allowed
-                && self.sbs.free_count() < self.cfg.gc_background_free_superblocks;
+                && (self.sbs.free_count() < self.cfg.gc_background_free_superblocks
+                    || self.fold_pending());
             let wanted = foreground || background;
             let normal = self.select_victim(now, wanted, self.gc_room(false));
             let rescue = normal.is_none() && foreground && self.sbs.free_count() > 0;
@@ -94,8 +97,14 @@ impl Device {
             };
             self.sbs.get_mut(victim).state = SbState::Victim;
             self.stats.gc_runs += 1;
+            if self.sbs.get(victim).slc {
+                if let Some(s) = self.stats.slc.as_mut() {
+                    s.fold_runs += 1;
+                }
+            }
             match reason {
                 Reason::WearLeveling => self.stats.wear_leveling_runs += 1,
+                Reason::Fold => {}
                 _ if foreground => self.stats.gc_foreground_runs += 1,
                 _ => self.stats.gc_background_runs += 1,
             }
@@ -191,6 +200,13 @@ impl Device {
         }
         if !wanted {
             return None;
+        }
+        // Idle time folds the SLC cache before anything else (foreground GC, when space runs
+        // short, goes by the policy, which may pick an SLC superblock too).
+        if self.background_allowed && !self.foreground_needed() {
+            if let Some(sb) = self.fold_victim(room) {
+                return Some((sb, Reason::Fold));
+            }
         }
         if self.cfg.wear_leveling_spread_pe > 0 {
             let max_pe = (0..n)
@@ -346,6 +362,7 @@ impl Device {
                 };
                 self.set_media_lost(dest, cp.lost_to_media);
                 if self.map.lookup(lgn) == Some(src) {
+                    self.note_copy(src);
                     self.map.map(lgn, dest, seq);
                     self.ckpt.dirty = true;
                     self.stats.gc_groups_copied += 1;
@@ -475,6 +492,7 @@ impl Device {
                         tag: u64::from(job),
                         data: Vec::new(),
                         oob: Vec::new(),
+                        slc: false,
                     },
                     &mut q.map(Event::Flash),
                 );
@@ -552,6 +570,7 @@ impl Device {
             ErasePurpose::Checkpoint => self.on_ckpt_erase_done(sb, q),
             ErasePurpose::Gc => {
                 self.forget_media_lost(sb);
+                self.sbs.set_slc(sb, false);
                 let (remapped, exhausted) = self.remap_bad_members(sb);
                 self.sbs.set_retiring(sb, false);
                 let pe = self.sb_pe(sb);

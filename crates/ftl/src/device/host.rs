@@ -5,7 +5,6 @@
 //! the mapping unit is the 64 KiB page group), take a new group and program it on every
 //! channel at once, and only then switch the mapping and acknowledge.
 
-use super::alloc::Stream;
 use super::jobs::{Job, ReadJob, ReqState, Segment, TrimJob, WriteJob, WritePhase};
 use super::pageset::PageSet;
 use super::Device;
@@ -209,6 +208,7 @@ impl Device {
         let page = self.layout.page_of(pgn);
         let channels = self.layout.geo.channels;
         let planes = self.layout.geo.planes_per_die;
+        let slc = self.sbs.get(sb).slc;
         let mut ops = 0;
         for c in 0..channels {
             let mut plane_mask = 0u8;
@@ -237,6 +237,7 @@ impl Device {
                     tag: u64::from(job),
                     data,
                     oob,
+                    slc,
                 },
                 &mut q.map(Event::Flash),
             );
@@ -250,7 +251,8 @@ impl Device {
         let ps = self.layout.geo.page_size_bytes as usize;
         let os = self.layout.geo.oob_size_bytes as usize;
         let gp = u64::from(self.layout.group_pages());
-        let epoch = self.sbs.get(self.layout.sb_of(pgn)).epoch;
+        let info = self.sbs.get(self.layout.sb_of(pgn));
+        let (epoch, slc) = (info.epoch, info.slc);
         let (buf, lgn, seq, lost, lost_to_media) = match self.jobs.get(job) {
             Job::Write(w) => (&w.buf, w.seg.lgn, w.seq, &w.lost, &w.lost_to_media),
             Job::Copy(cp) => (&cp.buf, cp.lgn, cp.seq, &cp.lost, &cp.lost_to_media),
@@ -274,6 +276,7 @@ impl Device {
                 } else {
                     PageKind::Data
                 },
+                slc,
             }
             .encode(page, &mut oob[i * os..(i + 1) * os]);
         }
@@ -470,7 +473,7 @@ impl Device {
         if let Job::Write(w) = self.jobs.get_mut(job) {
             w.phase = WritePhase::WaitAlloc;
         }
-        match self.alloc_group(Stream::Host, now) {
+        match self.alloc_host(now) {
             Some(pgn) => self.write_program(job, pgn, q),
             None => {
                 self.alloc_waiters.push_back(job);
@@ -611,6 +614,7 @@ impl Device {
                 self.map.map(seg.lgn, dest, seq);
                 self.ckpt.dirty = true;
                 self.stats.host_group_programs += 1;
+                self.note_host_program(dest);
                 let Job::Write(w) = self.jobs.remove(id) else {
                     unreachable!()
                 };
@@ -739,7 +743,7 @@ impl Device {
     pub(super) fn wake_alloc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         let now = q.now();
         while let Some(&job) = self.alloc_waiters.front() {
-            match self.alloc_group(Stream::Host, now) {
+            match self.alloc_host(now) {
                 Some(pgn) => {
                     self.alloc_waiters.pop_front();
                     self.write_program(job, pgn, q);

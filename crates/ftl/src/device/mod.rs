@@ -13,10 +13,12 @@ mod inflight;
 mod jobs;
 mod pageset;
 mod peek;
+mod slc;
 mod stats;
 
 pub use inflight::{InflightRequest, RequestPhase};
-pub use stats::FtlStats;
+pub use slc::SlcOccupancy;
+pub use stats::{FtlStats, SlcStats};
 
 use crate::config::FtlConfig;
 use crate::layout::{Layout, RemapTable, SbId};
@@ -92,8 +94,11 @@ pub struct Device {
     pub(crate) next_epoch: u64,
     host_points: Vec<Option<WritePoint>>,
     gc_points: Vec<Option<WritePoint>>,
+    /// Host write points in SLC mode (the SLC write cache; unused while it is off).
+    slc_points: Vec<Option<WritePoint>>,
     rr_host: usize,
     rr_gc: usize,
+    rr_slc: usize,
     /// Logical groups with a write or trim in progress, and the jobs queued behind it.
     locks: BTreeMap<u32, VecDeque<u32>>,
     /// Write jobs waiting for a free page group (foreground GC is running for them).
@@ -137,7 +142,7 @@ impl Device {
     /// Shared constructor for `format` and recovery: empty mapping, all spares unused except
     /// those the remap table already uses.
     pub(crate) fn assemble(
-        bb: Backbone,
+        mut bb: Backbone,
         layout: Layout,
         cfg: FtlConfig,
         remap: RemapTable,
@@ -177,6 +182,17 @@ impl Device {
             layout.groups_per_superblock(),
         );
         let points = layout.write_points() as usize;
+        let slc = &cfg.slc_cache;
+        if slc.enabled {
+            bb.set_slc_mode_latencies(
+                SimDuration::from_us_f64(slc.slc_read_latency_us),
+                SimDuration::from_us_f64(slc.slc_program_latency_us),
+            );
+        }
+        let stats = FtlStats {
+            slc: slc.enabled.then(SlcStats::default),
+            ..FtlStats::default()
+        };
         Device {
             functional: bb.store().holds_data(),
             media_lost: BTreeMap::new(),
@@ -190,8 +206,10 @@ impl Device {
             next_epoch: 1,
             host_points: vec![None; points],
             gc_points: vec![None; points],
+            slc_points: vec![None; points],
             rr_host: 0,
             rr_gc: 0,
+            rr_slc: 0,
             locks: BTreeMap::new(),
             alloc_waiters: VecDeque::new(),
             gc_alloc_waiters: VecDeque::new(),
@@ -203,7 +221,7 @@ impl Device {
             host_inflight: 0,
             idle_gen: 0,
             background_allowed: false,
-            stats: FtlStats::default(),
+            stats,
             flash_done: Vec::new(),
             completions: Vec::new(),
             layout,
@@ -323,6 +341,7 @@ impl Device {
             Event::IdleTimer(generation) => {
                 if generation == self.idle_gen && self.host_inflight == 0 {
                     self.background_allowed = true;
+                    self.close_idle_slc_points();
                     self.pump_gc(q);
                 }
             }
@@ -384,7 +403,9 @@ impl Device {
     /// Called when a host command finishes: tracks idleness for background GC.
     fn host_request_finished(&mut self, q: &mut impl Schedule<Event>) {
         self.host_inflight -= 1;
-        if self.host_inflight == 0 && self.cfg.gc_background_free_superblocks > 0 {
+        if self.host_inflight == 0
+            && (self.cfg.gc_background_free_superblocks > 0 || self.cfg.slc_cache.enabled)
+        {
             self.idle_gen += 1;
             q.schedule_in(
                 SimDuration::from_us_f64(self.cfg.gc_idle_threshold_us),
@@ -396,6 +417,16 @@ impl Device {
     /// Checks the internal invariants (tests call it between steps; O(device)).
     pub fn check_invariants(&self) {
         self.map.check();
+        let slc: Vec<u32> = (0..self.layout.superblocks())
+            .filter(|&s| self.sbs.get(SbId(s)).slc)
+            .collect();
+        assert_eq!(slc.len() as u32, self.sbs.slc_count(), "SLC count drifted");
+        for s in slc {
+            assert!(
+                self.map.valid_count(SbId(s)) <= self.sb_capacity(SbId(s)),
+                "SLC superblock {s} holds more groups than SLC mode allows"
+            );
+        }
         for s in 0..self.layout.superblocks() {
             let sb = SbId(s);
             let info = self.sbs.get(sb);

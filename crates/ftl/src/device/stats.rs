@@ -45,4 +45,28 @@ pub struct FtlStats {
     /// Blocks retired because too many of their reads needed read-retry or failed.
     pub media_blocks_retired: u64,
     pub requests_failed: u64,
+    /// The SLC write cache's counters; `None` (and left out of the serialized stats) when
+    /// `[ftl.slc_cache]` is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slc: Option<SlcStats>,
+}
+
+/// What the SLC write cache did (`[ftl.slc_cache]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SlcStats {
+    /// Host page-group programs into superblocks in SLC mode.
+    pub slc_group_programs: u64,
+    /// Bytes of those groups (logical group size each).
+    pub slc_write_bytes: u64,
+    /// Host page-group programs straight into native (TLC) superblocks: the cache was full.
+    pub tlc_direct_group_programs: u64,
+    pub tlc_direct_write_bytes: u64,
+    /// GC runs whose victim was an SLC superblock (idle-time folds and foreground GC of one).
+    pub fold_runs: u64,
+    /// Page groups and flash pages copied out of SLC superblocks into native ones.
+    pub fold_groups: u64,
+    pub fold_pages: u64,
+    /// SLC-mode superblocks opened, and the most in use at once.
+    pub superblocks_opened: u64,
+    pub superblocks_peak: u32,
 }

@@ -584,3 +584,4 @@ fn in_flight_requests_name_what_they_wait_for() {
 }
 
 mod media;
+mod slc;
