@@ -169,6 +169,9 @@ pub struct IoReport {
     /// Media errors, ECC and read-retry over the whole run (preconditioning included); null
     /// when `[flash.media]` is off.
     pub media: Option<MediaReport>,
+    /// The SLC write cache (`[ftl.slc_cache]`); left out of the JSON when it is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slc_cache: Option<SlcReport>,
     pub mapping_table_bytes: u64,
     pub scratchpad_bytes: u64,
     pub logical_capacity_bytes: u64,
@@ -206,6 +209,70 @@ impl MediaReport {
             uncorrectable_requests: dev.stats().uncorrectable_reads,
             blocks_retired: dev.stats().media_blocks_retired,
         })
+    }
+}
+
+/// What the SLC write cache did in the measured phase, and its state at the phase's end.
+#[derive(Clone, Debug, Serialize)]
+pub struct SlcReport {
+    /// Host data programmed into SLC-mode superblocks, and straight into native (TLC) ones
+    /// because the cache was full (page-group bytes: a partial write counts its group).
+    pub slc_write_bytes: u64,
+    pub tlc_direct_write_bytes: u64,
+    /// Folds (GC runs with an SLC victim) and the flash pages they copied into TLC.
+    pub fold_runs: u64,
+    pub fold_pages: u64,
+    /// At the end of the phase: host data held in SLC, SLC-mode superblocks in use, and the
+    /// cache's size then (static + dynamic).
+    pub occupancy_bytes: u64,
+    pub occupancy_superblocks: u32,
+    pub capacity_bytes: u64,
+    /// Most SLC-mode superblocks in use at once, whole run.
+    pub superblocks_peak: u32,
+}
+
+impl SlcReport {
+    fn of(m: &Measured) -> Option<Self> {
+        let (s, e) = (m.start.ftl.slc.as_ref()?, m.end.ftl.slc.as_ref()?);
+        let occ = m.device.slc_occupancy()?;
+        Some(SlcReport {
+            slc_write_bytes: e.slc_write_bytes - s.slc_write_bytes,
+            tlc_direct_write_bytes: e.tlc_direct_write_bytes - s.tlc_direct_write_bytes,
+            fold_runs: e.fold_runs - s.fold_runs,
+            fold_pages: e.fold_pages - s.fold_pages,
+            occupancy_bytes: occ.valid_bytes,
+            occupancy_superblocks: occ.superblocks,
+            capacity_bytes: occ.capacity_bytes,
+            superblocks_peak: e.superblocks_peak,
+        })
+    }
+
+    fn rows(&self) -> Vec<(String, String)> {
+        let mb = |b: u64| format!("{:.1}", b as f64 / 1e6);
+        vec![
+            (
+                "SLC cache: written to SLC / straight to TLC".into(),
+                format!(
+                    "{} / {} MB",
+                    mb(self.slc_write_bytes),
+                    mb(self.tlc_direct_write_bytes)
+                ),
+            ),
+            (
+                "SLC cache: folds / pages folded".into(),
+                format!("{} / {}", self.fold_runs, self.fold_pages),
+            ),
+            (
+                "SLC cache: held at end / cache size (superblocks, peak)".into(),
+                format!(
+                    "{} / {} MB ({}, {})",
+                    mb(self.occupancy_bytes),
+                    mb(self.capacity_bytes),
+                    self.occupancy_superblocks,
+                    self.superblocks_peak
+                ),
+            ),
+        ]
     }
 }
 
@@ -261,6 +328,7 @@ impl IoReport {
         let channel = diff(&s.channel_busy_ns, &e.channel_busy_ns, dur_ns);
         let die = diff(&s.die_busy_ns, &e.die_busy_ns, dur_ns);
         let wall = m.wall_s.max(1e-9);
+        let slc_cache = SlcReport::of(&m);
         IoReport {
             version: env!("CARGO_PKG_VERSION"),
             preset: m.preset.name.clone(),
@@ -310,6 +378,7 @@ impl IoReport {
             flash_page_programs: page_programs,
             flash_block_erases: block_erases,
             media: MediaReport::of(m.device),
+            slc_cache,
             mapping_table_bytes: m.device.mapping().table_bytes(),
             scratchpad_bytes: m.preset.ftl.scratchpad_bytes,
             logical_capacity_bytes: m.device.logical_bytes(),
@@ -477,6 +546,10 @@ impl IoReport {
         if let Some(m) = &self.media {
             let at = rows.len() - 5; // after the flash counters, before sizes and wall time
             rows.splice(at..at, m.rows());
+        }
+        if let Some(c) = &self.slc_cache {
+            let at = rows.len() - 5;
+            rows.splice(at..at, c.rows());
         }
         for (k, v) in rows {
             t.add_row(vec![k, v]);

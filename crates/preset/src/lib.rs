@@ -36,6 +36,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "active-flash",
         include_str!("../../../configs/active-flash.toml"),
     ),
+    (
+        "ssd-970evo",
+        include_str!("../../../configs/ssd-970evo.toml"),
+    ),
     ("hayagui", include_str!("../../../configs/hayagui.toml")),
 ];
 
