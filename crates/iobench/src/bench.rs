@@ -218,4 +218,71 @@ mod tests {
         let e = bench.run(&mut |_, _, _| {}).unwrap_err();
         assert!(e.to_string().contains("--store-file"), "{e}");
     }
+
+    /// The ssd-970evo preset scaled down to 40 blocks per plane (27 GiB raw) with a 512 MiB
+    /// SLC cache (4 static + 4 dynamic SLC superblocks of 64 MiB): a write burst smaller than
+    /// the cache runs at the SLC rate; a sustained write 8x the cache runs at about the TLC
+    /// rate of the same device with the cache off.
+    #[test]
+    fn the_970evo_preset_scaled_down_bursts_at_slc_speed_then_sustains_at_tlc_speed() {
+        let sb = 64u64 << 20;
+        let load = |cache: bool| {
+            Preset::load(
+                "ssd-970evo",
+                &[
+                    "flash.blocks_per_plane=40".into(),
+                    "ftl.spare_blocks_per_plane=2".into(),
+                    format!("ftl.slc_cache.static_capacity_bytes={}", 4 * sb),
+                    format!("ftl.slc_cache.dynamic_capacity_max_bytes={}", 4 * sb),
+                    format!("ftl.slc_cache.enabled={cache}"),
+                ],
+            )
+            .unwrap()
+        };
+        let run = |preset: &Preset, bytes: u64| {
+            let plan = Plan::Synthetic(SyntheticSpec {
+                pattern: Pattern::SeqWrite,
+                request_bytes: 1 << 20,
+                queue_depth: 8,
+                amount: Amount::TotalBytes(bytes),
+                read_percent: 0,
+                span_bytes: capacity_bytes(preset),
+            });
+            Bench {
+                preset,
+                plan: &plan,
+                store: StoreSpec::None,
+                seed: 1,
+                precondition: Some(false),
+            }
+            .run(&mut |_, _, _| {})
+            .unwrap()
+        };
+        let (on, off) = (load(true), load(false));
+        let burst = run(&on, 4 * sb);
+        let sustained = run(&on, 64 * sb);
+        let tlc = run(&off, 64 * sb);
+        let b = burst.slc_cache.as_ref().expect("cache on");
+        assert_eq!(b.tlc_direct_write_bytes, 0, "{b:?}");
+        assert!(off_none(&tlc));
+        let s = sustained.slc_cache.as_ref().expect("cache on");
+        assert!(
+            s.slc_write_bytes >= 8 * sb && s.tlc_direct_write_bytes > 0,
+            "{s:?}"
+        );
+        let (bw_burst, bw_sus, bw_tlc) = (
+            burst.write_bandwidth_mb_s,
+            sustained.write_bandwidth_mb_s,
+            tlc.write_bandwidth_mb_s,
+        );
+        assert!(bw_burst > 1.8 * bw_tlc, "{bw_burst} vs TLC {bw_tlc}");
+        assert!(
+            bw_sus > bw_tlc && bw_sus < 1.25 * bw_tlc,
+            "{bw_sus} vs TLC {bw_tlc}"
+        );
+    }
+
+    fn off_none(r: &IoReport) -> bool {
+        r.slc_cache.is_none()
+    }
 }

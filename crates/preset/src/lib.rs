@@ -433,6 +433,31 @@ mod tests {
         }
     }
 
+    /// The 970 EVO preset is the 1 TB drive: 32 dies on 8 channels, 10^12 bytes of user
+    /// capacity, and the TurboWrite cache on (6 GB static + 36 GB dynamic).
+    #[test]
+    fn ssd_970evo_is_a_1_tb_drive_with_its_slc_cache() {
+        let p = Preset::load("ssd-970evo", &[]).unwrap();
+        let geo = nearflash_flash::Geometry::from_config(&p.flash);
+        assert_eq!((geo.channels, geo.die_count()), (8, 32));
+        let raw = geo.page_count() * u64::from(p.flash.page_size_bytes);
+        assert!(raw >= 1 << 40, "{raw}");
+        let user = nearflash_ftl::Layout::new(&geo, &p.ftl).logical_bytes();
+        assert!(
+            (1_000_000_000_000..1_001_000_000_000).contains(&user),
+            "{user}"
+        );
+        let c = &p.ftl.slc_cache;
+        assert!(c.enabled);
+        assert_eq!(
+            (c.static_capacity_bytes, c.dynamic_capacity_max_bytes),
+            (6_000_000_000, 36_000_000_000)
+        );
+        // Off by an override, like any field.
+        let off = Preset::load("ssd-970evo", &["ftl.slc_cache.enabled=false".into()]).unwrap();
+        assert!(!off.ftl.slc_cache.enabled);
+    }
+
     #[test]
     fn unknown_field_is_named() {
         let e = Preset::load("test-min", &["flash.chanels=4".into()]).unwrap_err();
