@@ -91,9 +91,10 @@ fn ftl() -> impl Strategy<Value = FtlConfig> {
         ],
         (1u32..=3, 0u32..=6, 1u32..=8, 1u32..=20, 0u32..=3),
         (0.0f64..2000.0, prop_oneof![Just(0.0), 200.0f64..10_000.0]),
+        slc_cache(),
     )
         .prop_map(
-            |(op, policy, (fg, bg, par, wl, spare), (idle, ckpt))| FtlConfig {
+            |(op, policy, (fg, bg, par, wl, spare), (idle, ckpt), slc_cache)| FtlConfig {
                 over_provisioning_percent: op,
                 gc_policy: policy,
                 gc_foreground_free_superblocks: fg,
@@ -104,7 +105,29 @@ fn ftl() -> impl Strategy<Value = FtlConfig> {
                 spare_blocks_per_plane: spare,
                 checkpoint_interval_us: ckpt,
                 scratchpad_bytes: 1 << 20,
-                slc_cache: Default::default(),
+                slc_cache,
+            },
+        )
+}
+
+/// The SLC write cache: off in two cases of three, else a random static and dynamic size
+/// (validation refuses a static part over-provisioning cannot carry, and an empty cache).
+fn slc_cache() -> impl Strategy<Value = nearflash_ftl::SlcCacheConfig> {
+    (
+        prop_oneof![2 => Just(false), 1 => Just(true)],
+        2u32..=4,
+        0u64..(1 << 20),
+        0u64..(4 << 20),
+        (5.0f64..100.0, 50.0f64..500.0),
+    )
+        .prop_map(
+            |(enabled, bits, st, dy, (read, program))| nearflash_ftl::SlcCacheConfig {
+                enabled,
+                bits_per_cell: bits,
+                static_capacity_bytes: st,
+                dynamic_capacity_max_bytes: dy,
+                slc_read_latency_us: read,
+                slc_program_latency_us: program,
             },
         )
 }
