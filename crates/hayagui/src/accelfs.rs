@@ -454,7 +454,9 @@ impl AccelFs {
         let paths: Vec<String> = self
             .files
             .iter()
-            .filter(|(_, f)| f.meta_dirty || f.size != f.fs_size || f.cache.values().any(|c| c.dirty))
+            .filter(|(_, f)| {
+                f.meta_dirty || f.size != f.fs_size || f.cache.values().any(|c| c.dirty)
+            })
             .map(|(p, _)| p.clone())
             .collect();
         for p in paths {

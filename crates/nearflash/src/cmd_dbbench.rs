@@ -95,7 +95,9 @@ pub fn run(args: &DbBenchArgs) -> Result<(), CliError> {
     let ve = match &args.image {
         Some(path) => {
             let mut sim: Sim<Ev> = Sim::new(args.seed);
-            let mut q = sim.queue().map(|e| Ev::Dev(nearflash_nvme::NvmeEvent::Device(e)));
+            let mut q = sim
+                .queue()
+                .map(|e| Ev::Dev(nearflash_nvme::NvmeEvent::Device(e)));
             let (dev, start) = if path.exists() {
                 let (_, dev) = nearflash_image::open_device(path, &mut q)?;
                 (dev, Start::Mount)
