@@ -270,6 +270,44 @@ impl Default for LevelDbCostConfig {
     }
 }
 
+/// The genome application's compute (`nearflash-genome`'s per-phase work counts), charged on
+/// a VE core the same way on both paths: parsing is scalar; k-mer hashing, the index's
+/// prefix scan, seed voting and Hamming verification are vectorizable loops, charged at the
+/// vector unit's throughput. Assumptions, with the reasoning beside each.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GenomeCostConfig {
+    /// Scalar instructions per FASTA byte parsed (a byte-at-a-time state machine: load,
+    /// compare, branch, store). Assumption: 8.
+    pub parse_instructions_per_byte: f64,
+    /// Vector element operations per k-mer hashed (2-bit packing and a shift/or per base of
+    /// a rolling k-mer, the count or scatter). Assumption: 4.
+    pub ops_per_kmer: f64,
+    /// Per offset-table entry of the prefix scan, per index byte (de)serialised, per vote,
+    /// per base compared: element operations. Assumption: 1 each.
+    pub ops_per_element: f64,
+    /// Element operations the vector unit retires per cycle: 32, one vector pipe's 32 lanes
+    /// (the VE core's 192 DP flop/cycle are 3 FMA pipes × 32 lanes × 2; SX-Aurora.github.io
+    /// "VE HW overview").
+    pub vector_ops_per_cycle: f64,
+    /// The application's read and write size, bytes. Assumption: 1 MiB — the paper does not
+    /// say; a larger call only lowers the redirected path's cost (HAYAGUI.md §1.3 discusses
+    /// ≈1 KiB calls as one reading of the baseline's 23 MB/s).
+    pub chunk_bytes: u32,
+}
+
+impl Default for GenomeCostConfig {
+    fn default() -> Self {
+        GenomeCostConfig {
+            parse_instructions_per_byte: 8.0,
+            ops_per_kmer: 4.0,
+            ops_per_element: 1.0,
+            vector_ops_per_cycle: 32.0,
+            chunk_bytes: 1 << 20,
+        }
+    }
+}
+
 /// The whole `[hayagui]` table.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -285,6 +323,7 @@ pub struct HayaguiConfig {
     pub host_fs: HostFsConfig,
     pub accelfs: AccelFsConfig,
     pub leveldb: LevelDbCostConfig,
+    pub genome: GenomeCostConfig,
 }
 
 impl HayaguiConfig {
@@ -346,6 +385,23 @@ impl HayaguiConfig {
             && self.leveldb.instructions_per_io_byte >= 0.0)
         {
             return err("leveldb", "instruction costs must not be negative".into());
+        }
+        let g = &self.genome;
+        for (field, v) in [
+            (
+                "genome.parse_instructions_per_byte",
+                g.parse_instructions_per_byte,
+            ),
+            ("genome.ops_per_kmer", g.ops_per_kmer),
+            ("genome.ops_per_element", g.ops_per_element),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return err(field, format!("must be finite and not negative, got {v}"));
+            }
+        }
+        positive("genome.vector_ops_per_cycle", g.vector_ops_per_cycle)?;
+        if g.chunk_bytes == 0 {
+            return err("genome.chunk_bytes", "must be at least 1".into());
         }
         if self.leveldb.write_buffer_bytes == 0 {
             return err("leveldb.write_buffer_bytes", "must be at least 1".into());

@@ -255,6 +255,14 @@ impl Ve {
         self.m.advance(d);
     }
 
+    /// Work on a VE core at a given CPI (the vector unit's element operations: `instructions`
+    /// at one per cycle of `cpi`), charged like [`Ve::compute`].
+    pub fn compute_at_cpi(&mut self, instructions: f64, cpi: f64) {
+        let d = CoreSpec::new(self.core.clock_mhz, cpi).duration(instructions);
+        self.compute_ns += d.as_ns();
+        self.m.advance(d);
+    }
+
     /// The program's own work: `instructions` on one VE core's scalar unit. The same charge
     /// on both paths.
     pub fn compute(&mut self, instructions: f64) {

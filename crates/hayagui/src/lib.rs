@@ -11,9 +11,11 @@ pub mod config;
 pub mod dbbench;
 pub mod fileops;
 pub mod files;
+pub mod genome;
 pub mod leveldb;
 pub mod machine;
 pub mod redirect;
+pub mod ycsb;
 
 pub use config::HayaguiConfig;
 pub use files::{Access, Fd, FileError, OpenMode, Ve};

@@ -275,3 +275,75 @@ fn a_full_device_reaches_leveldb_as_an_error_not_a_panic() {
     let msg = e.to_string();
     assert!(msg.contains("space") || msg.contains("No space"), "{msg}");
 }
+
+#[test]
+fn ycsb_reads_return_what_was_written_on_both_paths() {
+    let cost = HayaguiConfig::default().leveldb;
+    for access in [Access::Direct, Access::Redirected] {
+        for w in ["a", "e"] {
+            let mut cfg = nearflash_kvbench::YcsbConfig::new(
+                nearflash_kvbench::CoreWorkload::named(w).unwrap(),
+                5,
+            );
+            cfg.record_count = 500;
+            cfg.operation_count = 500;
+            cfg.check = true;
+            let (r, _) = crate::ycsb::run(ve(access, true), w, cfg, "/ycsb", &cost);
+            let r = r.unwrap();
+            let check = r.run.check.clone().expect("check mode");
+            assert_eq!(check.mismatches, 0, "{access:?} {w}: {check:?}");
+            assert!(r.run.throughput_ops_per_s > 0.0);
+        }
+    }
+}
+
+#[test]
+fn genome_phases_run_on_both_paths_and_match_the_in_memory_run() {
+    let cost = HayaguiConfig::default().genome;
+    let ds = nearflash_genome::generate(&nearflash_genome::DatasetSizes::tiny(), 3);
+    // The same pipeline in memory: the reference answer for the paths' runs.
+    let mut mem = nearflash_genome::MemIo::default();
+    use nearflash_genome::GenomeIo;
+    for (p, d) in [
+        (crate::genome::REFERENCE, &ds.reference_fasta),
+        (crate::genome::TARGET, &ds.target_fasta),
+    ] {
+        mem.create(p).unwrap();
+        mem.append(p, d).unwrap();
+    }
+    let cfg = nearflash_genome::GenomeConfig::new(
+        crate::genome::REFERENCE,
+        crate::genome::TARGET,
+        crate::genome::INDEX,
+    );
+    let want =
+        nearflash_genome::run_pipeline(&mut mem, &cfg, &mut nearflash_genome::NoObserver).unwrap();
+    // The 970 EVO (k = 12's offset table alone is 64 MiB), timing fidelity: the shadow copy
+    // answers reads with the bytes written.
+    let doc: toml::Table = include_str!("../../../configs/hayagui.toml")
+        .parse()
+        .unwrap();
+    let flash: FlashConfig = doc["flash"].clone().try_into().unwrap();
+    let ftl: FtlConfig = doc["ftl"].clone().try_into().unwrap();
+    for access in [Access::Direct, Access::Redirected] {
+        let mut v = Ve::format(
+            &flash,
+            &ftl,
+            Box::new(NoStore),
+            &HayaguiConfig::default(),
+            access,
+            7,
+        )
+        .unwrap();
+        let (run, report) =
+            crate::genome::run(&mut v, &ds.reference_fasta, &ds.target_fasta, &cost).unwrap();
+        assert_eq!(report.hits, want.hits, "{access:?}");
+        assert_eq!(run.phases.len(), 6);
+        assert!(
+            run.phases.iter().all(|p| p.ns > 0),
+            "{access:?}: {:?}",
+            run.phases
+        );
+        assert!(run.mapped > 0);
+    }
+}
