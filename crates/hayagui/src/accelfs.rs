@@ -433,10 +433,12 @@ impl AccelFs {
                     .copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
                 ch.dirty = true;
             }
+            // The window's bytes are in the file now: a later window's evictions write
+            // back these chunks up to this size.
+            f.size = f.size.max(end.min((stop + 1) * c));
             chunk = stop + 1;
         }
-        let f = self.files.get_mut(&path).expect("known file");
-        f.size = f.size.max(end);
+        debug_assert!(self.files[&path].size >= end);
         self.memcpy(m, data.len() as u64);
         Ok(())
     }

@@ -347,3 +347,52 @@ fn genome_phases_run_on_both_paths_and_match_the_in_memory_run() {
         assert!(run.mapped > 0);
     }
 }
+
+#[test]
+fn an_overwrite_larger_than_the_cache_writes_back_every_evicted_chunk() {
+    let doc: toml::Table = include_str!("../../../configs/hayagui.toml")
+        .parse()
+        .unwrap();
+    let flash: FlashConfig = doc["flash"].clone().try_into().unwrap();
+    let ftl: FtlConfig = doc["ftl"].clone().try_into().unwrap();
+    let mut v = Ve::format(
+        &flash,
+        &ftl,
+        Box::new(NoStore),
+        &HayaguiConfig::default(),
+        Access::Direct,
+        7,
+    )
+    .unwrap();
+    v.mkdir("/g").unwrap();
+    let data: Vec<u8> = (0..5_190_000u32)
+        .map(|i| (i * 13 % 251) as u8 + 1)
+        .collect();
+    for name in ["/g/a", "/g/b"] {
+        let fd = v.open(name, OpenMode::CREATE_TRUNC).unwrap();
+        v.write_at(fd, 0, &data[..7400.min(data.len())]).unwrap();
+        if name == "/g/b" {
+            v.write_at(fd, 0, &data).unwrap();
+        }
+        v.sync(fd).unwrap();
+        v.close(fd).unwrap();
+    }
+    v.sync_all().unwrap();
+    v.drop_caches().unwrap();
+    for (name, want) in [("/g/a", &data[..7400]), ("/g/b", &data[..])] {
+        let fd = v.open(name, OpenMode::EXISTING).unwrap();
+        let mut at = 0;
+        while at < want.len() {
+            let got = v.read_at(fd, at as u64, 1 << 20).unwrap();
+            let n = got.len();
+            assert!(n > 0);
+            let bad = (0..n).find(|&i| got[i] != want[at + i]);
+            assert!(
+                bad.is_none(),
+                "{name}: first bad byte at {}",
+                at + bad.unwrap()
+            );
+            at += n;
+        }
+    }
+}

@@ -58,8 +58,48 @@ pub struct DbBenchArgs {
     pub json: Option<PathBuf>,
 }
 
-fn err(e: impl std::fmt::Display) -> CliError {
+pub(crate) fn err(e: impl std::fmt::Display) -> CliError {
     CliError::Workload(e.to_string())
+}
+
+/// The accelerator over `access` on the preset's SSD: kept in `image` (created if missing,
+/// reopened with recovery if present), or fresh in memory — functional on a memory store,
+/// timing on none.
+pub(crate) fn build_ve(
+    preset: &Preset,
+    hay: &HayaguiConfig,
+    access: Access,
+    fidelity: Fidelity,
+    image: Option<&std::path::Path>,
+    seed: u64,
+) -> Result<Ve, CliError> {
+    Ok(match image {
+        Some(path) => {
+            let mut sim: Sim<Ev> = Sim::new(seed);
+            let mut q = sim
+                .queue()
+                .map(|e| Ev::Dev(nearflash_nvme::NvmeEvent::Device(e)));
+            let (dev, start) = if path.exists() {
+                let (_, dev) = nearflash_image::open_device(path, &mut q)?;
+                (dev, Start::Mount)
+            } else {
+                (
+                    nearflash_image::create_device(preset, path, &mut q)?,
+                    Start::Format,
+                )
+            };
+            Ve::over(sim, dev, start, hay, access).map_err(err)?
+        }
+        None => {
+            let store: Box<dyn PageStore> = if fidelity.is_functional() {
+                let pages = Geometry::from_config(&preset.flash).page_count();
+                Box::new(MemoryStore::new(pages, preset.flash.page_size_bytes))
+            } else {
+                Box::new(NoStore)
+            };
+            Ve::format(&preset.flash, &preset.ftl, store, hay, access, seed).map_err(err)?
+        }
+    })
 }
 
 pub fn run(args: &DbBenchArgs) -> Result<(), CliError> {
@@ -92,33 +132,14 @@ pub fn run(args: &DbBenchArgs) -> Result<(), CliError> {
     }
     let preset = Preset::load(&args.preset, &args.overrides)?;
     let hay: HayaguiConfig = preset.require()?;
-    let ve = match &args.image {
-        Some(path) => {
-            let mut sim: Sim<Ev> = Sim::new(args.seed);
-            let mut q = sim
-                .queue()
-                .map(|e| Ev::Dev(nearflash_nvme::NvmeEvent::Device(e)));
-            let (dev, start) = if path.exists() {
-                let (_, dev) = nearflash_image::open_device(path, &mut q)?;
-                (dev, Start::Mount)
-            } else {
-                (
-                    nearflash_image::create_device(&preset, path, &mut q)?,
-                    Start::Format,
-                )
-            };
-            Ve::over(sim, dev, start, &hay, access).map_err(err)?
-        }
-        None => {
-            let store: Box<dyn PageStore> = if fidelity.is_functional() {
-                let pages = Geometry::from_config(&preset.flash).page_count();
-                Box::new(MemoryStore::new(pages, preset.flash.page_size_bytes))
-            } else {
-                Box::new(NoStore)
-            };
-            Ve::format(&preset.flash, &preset.ftl, store, &hay, access, args.seed).map_err(err)?
-        }
-    };
+    let ve = build_ve(
+        &preset,
+        &hay,
+        access,
+        fidelity,
+        args.image.as_deref(),
+        args.seed,
+    )?;
     let (result, mut ve) = nearflash_hayagui::dbbench::run(ve, &cfg, &args.db, &hay.leveldb);
     let run = result.map_err(err)?;
     ve.sync_all().map_err(err)?;

@@ -4,6 +4,7 @@ mod cmd_crashtest;
 mod cmd_dbbench;
 mod cmd_fileops;
 mod cmd_fs;
+mod cmd_genome;
 mod cmd_io;
 mod cmd_kernel;
 mod cmd_model;
@@ -11,6 +12,7 @@ mod cmd_reproduce;
 mod cmd_run;
 mod cmd_soak;
 mod cmd_vfile;
+mod cmd_ycsb;
 mod error;
 mod output;
 mod progress;
@@ -55,6 +57,10 @@ enum Command {
     Fileops(cmd_fileops::FileopsArgs),
     /// Hayagui: LevelDB's db_bench by a real LevelDB on the accelerator, direct or redirected.
     DbBench(cmd_dbbench::DbBenchArgs),
+    /// Hayagui: a YCSB core workload against LevelDB on the accelerator, direct or redirected.
+    Ycsb(cmd_ycsb::YcsbArgs),
+    /// Hayagui: the six-phase genome matching application on the accelerator.
+    Genome(cmd_genome::GenomeArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -88,6 +94,8 @@ fn main() -> ExitCode {
         Command::Vfile(args) => cmd_vfile::run(&args).map(|()| true),
         Command::Soak(args) => cmd_soak::run(&args),
         Command::DbBench(args) => cmd_dbbench::run(&args).map(|()| true),
+        Command::Ycsb(args) => cmd_ycsb::run(&args),
+        Command::Genome(args) => cmd_genome::run(&args),
         Command::Fileops(args) => cmd_fileops::run(&args).map(|()| true),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
