@@ -32,6 +32,11 @@ use std::collections::{BTreeMap, HashMap};
 
 const BLOCK: u64 = BLOCK_BYTES as u64;
 
+/// Files AccelFS keeps known (with their caches) while no descriptor holds them.
+/// Assumption: 256 — a LevelDB of a few hundred tables keeps its caches; the file system's
+/// 1024 open handles are never reached.
+pub const IDLE_FILES_MAX: usize = 256;
+
 /// AccelFS's counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct AccelFsStats {
@@ -222,23 +227,36 @@ impl AccelFs {
         Ok(fd)
     }
 
-    /// Closes `fd`. A file no descriptor holds and with nothing dirty is forgotten (its
-    /// cache dropped, its file-system handle closed); one with dirty chunks stays until a
-    /// `Sync` or its deletion.
+    /// Closes `fd`. The file stays known with its cache, as AccelFS's in-memory inode keeps
+    /// its chunk cache (`cache_container.h` hangs the cache off the inode); beyond
+    /// [`IDLE_FILES_MAX`] files no descriptor holds, clean ones are forgotten (cache dropped,
+    /// file-system handle closed) in name order, so memory and handles stay bounded.
     pub fn close(&mut self, m: &mut Machine, fd: Fd) -> Result<(), FileError> {
         self.call(m);
         let path = self.fds.remove(&fd).ok_or(FileError::BadFd(fd))?;
-        self.forget_if_idle(m, &path)
-    }
-
-    fn forget_if_idle(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
         let f = self
             .files
-            .get_mut(path)
+            .get_mut(&path)
             .expect("an open fd names a known file");
         f.opens = f.opens.saturating_sub(1);
-        if f.opens == 0 && !f.meta_dirty && f.cache.values().all(|c| !c.dirty) {
-            let f = self.files.remove(path).expect("known file");
+        let idle = self.files.values().filter(|f| f.opens == 0).count();
+        if idle > IDLE_FILES_MAX {
+            self.forget_idle(m, idle - IDLE_FILES_MAX)?;
+        }
+        Ok(())
+    }
+
+    /// Forgets up to `n` files no descriptor holds and with nothing dirty (name order).
+    pub fn forget_idle(&mut self, m: &mut Machine, n: usize) -> Result<(), FileError> {
+        let victims: Vec<String> = self
+            .files
+            .iter()
+            .filter(|(_, f)| f.opens == 0 && !f.meta_dirty && f.cache.values().all(|c| !c.dirty))
+            .map(|(p, _)| p.clone())
+            .take(n)
+            .collect();
+        for p in victims {
+            let f = self.files.remove(&p).expect("known file");
             self.fs(m, FsOp::Close(f.fh))?;
         }
         Ok(())

@@ -344,9 +344,12 @@ impl Ve {
 
     /// Drops what the path caches of files no one has open, clean only (a benchmark's
     /// cold start): the file system's buffer cache — the host's page cache on the redirected
-    /// path, AccelFS's metadata on the direct one. AccelFS's chunk caches belong to files it
-    /// knows; a closed, clean file is already forgotten.
+    /// path, AccelFS's metadata on the direct one — and AccelFS's closed, clean files with
+    /// their chunk caches.
     pub fn drop_caches(&mut self) -> Result<(), FileError> {
+        if let Path::Direct(a) = &mut self.path {
+            a.forget_idle(&mut self.m, usize::MAX)?;
+        }
         self.m
             .fs_run(nearflash_fs::Caller::ROOT, nearflash_fs::FsOp::DropCaches)?;
         Ok(())

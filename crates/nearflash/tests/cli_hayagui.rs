@@ -82,3 +82,153 @@ fn bad_fileops_input_is_named() {
         "accelfs.chunk_bytes",
     );
 }
+
+fn ok(args: &[&str]) -> String {
+    let out = nearflash(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_db_bench_database_on_an_image_exports_as_a_leveldb_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("dev.img");
+    let img = img.to_str().unwrap();
+    // A small 970 EVO (the full one is 1 TB of sparse image): fewer blocks per plane.
+    let small = [
+        "--set",
+        "flash.blocks_per_plane=40",
+        "--set",
+        "ftl.spare_blocks_per_plane=2",
+        "--set",
+        "ftl.slc_cache.static_capacity_bytes=100000000",
+        "--set",
+        "ftl.slc_cache.dynamic_capacity_max_bytes=0",
+        "--set",
+        "ftl.over_provisioning_percent=10",
+    ];
+    for access in ["direct", "redirected"] {
+        let _ = std::fs::remove_file(img);
+        let out = ok(&[
+            &[
+                "db-bench",
+                "--access",
+                access,
+                "--benchmarks",
+                "fillseq,readseq",
+            ][..],
+            &["--num", "3000", "--image", img][..],
+            &small[..],
+        ]
+        .concat());
+        assert!(out.contains("fillseq      :"), "{out}");
+        let export = dir.path().join(format!("export-{access}"));
+        ok(&[
+            "fs",
+            "export",
+            "--image",
+            img,
+            "/db",
+            export.to_str().unwrap(),
+        ]);
+        // `fs export SRC DIR` copies the directory SRC into DIR.
+        let export = export.join("db");
+        let names: Vec<String> = std::fs::read_dir(&export)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().any(|n| n == "CURRENT"), "{names:?}");
+        assert!(
+            names.iter().any(|n| n.starts_with("MANIFEST-")),
+            "{names:?}"
+        );
+        // Open the exported copy with a plain LevelDB on the host's disk: every key is there.
+        let mut db = rusty_leveldb::DB::open(
+            &export,
+            rusty_leveldb::Options {
+                create_if_missing: false,
+                ..rusty_leveldb::Options::default()
+            },
+        )
+        .unwrap();
+        for i in [0, 1, 1500, 2999] {
+            let key = format!("{i:016}");
+            assert!(db.get(key.as_bytes()).is_some(), "{access}: key {key}");
+        }
+        assert!(db.get(b"0000000000003000").is_none());
+        let fsck = ok(&["fs", "fsck", "--image", img]);
+        assert!(fsck.contains(" 0 problem(s)"), "{fsck}");
+    }
+}
+
+#[test]
+fn ycsb_and_genome_run_and_check_their_data() {
+    let out = ok(&[
+        "ycsb",
+        "--access",
+        "direct",
+        "--workload",
+        "e",
+        "--records",
+        "300",
+        "--operations",
+        "300",
+    ]);
+    assert!(out.contains("0 mismatches"), "{out}");
+    let out = ok(&["genome", "--access", "redirected", "--dataset", "tiny"]);
+    assert!(out.contains("identical to the in-memory run"), "{out}");
+    fails_naming(&["ycsb", "--access", "direct", "--workload", "g"], "g");
+    fails_naming(
+        &["genome", "--access", "direct", "--dataset", "yeast"],
+        "yeast",
+    );
+    fails_naming(
+        &["db-bench", "--access", "direct", "--benchmarks", "fillfast"],
+        "fillfast",
+    );
+    fails_naming(&["db-bench", "--access", "direct", "--num", "0"], "num");
+    fails_naming(
+        &[
+            "db-bench",
+            "--access",
+            "direct",
+            "--image",
+            "/nonexistent-dir/x.img",
+            "--num",
+            "10",
+        ],
+        "nonexistent-dir",
+    );
+}
+
+#[test]
+fn reproduce_hayagui_writes_every_claim_and_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    ok(&["reproduce", "hayagui", "--out", out.to_str().unwrap()]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let ids: Vec<&str> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    for id in [
+        "fileops_latency_reduction_min",
+        "db_bench_latency_reduction_max",
+        "ycsb_throughput_gain_min",
+        "genome_time_reduction_max",
+        "genome_mouse_load_target_share_redirected",
+    ] {
+        assert!(ids.contains(&id), "{id} missing from {ids:?}");
+    }
+    assert!(std::fs::read_to_string(out.join("report.html"))
+        .unwrap()
+        .contains("Genome"));
+}

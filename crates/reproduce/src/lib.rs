@@ -8,6 +8,7 @@
 pub mod active_flash;
 mod error;
 pub mod flashabacus;
+pub mod hayagui;
 pub mod insider;
 mod options;
 mod paper;
@@ -21,7 +22,7 @@ pub use paper::{claims_table, reproduce, Paper, Reproduced};
 pub use parallel::parallel_map;
 
 /// The reproducible papers.
-pub const PAPERS: &[&str] = &["flashabacus", "insider", "active-flash"];
+pub const PAPERS: &[&str] = &["flashabacus", "insider", "active-flash", "hayagui"];
 
 /// Checks, before any work, that `paper` is known and every option applies to it.
 pub fn check(paper: &str, opts: &Options, jobs: usize) -> Result<(), ReproduceError> {
@@ -53,6 +54,7 @@ pub fn run(
             reproduce(&insider::Functional::new(opts)?, jobs, progress)
         }
         ("active-flash", _) => reproduce(&active_flash::ActiveFlash::new(opts)?, jobs, progress),
+        ("hayagui", _) => reproduce(&hayagui::Hayagui::new(opts)?, jobs, progress),
         _ => unreachable!("PAPERS lists every paper matched here"),
     }
 }
@@ -64,8 +66,8 @@ mod tests {
     #[test]
     fn unknown_papers_and_zero_jobs_are_refused_before_any_work() {
         let o = Options::new(Fidelity::Timing);
-        let e = check("hayagui", &o, 1).unwrap_err().to_string();
-        assert!(e.contains("unknown paper 'hayagui'"), "{e}");
+        let e = check("hayagui20", &o, 1).unwrap_err().to_string();
+        assert!(e.contains("unknown paper 'hayagui20'"), "{e}");
         let e = check("insider", &o, 0).unwrap_err().to_string();
         assert!(e.contains("--jobs"), "{e}");
     }
