@@ -47,7 +47,7 @@ const GENOME_DATASETS: [(&str, f64, f64); 3] = [
 fn calls_for(size_kib: u64) -> u64 {
     // At least 4 MiB and at least 8 calls per size: enough to cover the chunk and page
     // cache's alternation (every other 4 KiB read hits AccelFS's 8 KiB chunk).
-    ((4096 / size_kib).max(8)).min(256)
+    (4096 / size_kib).clamp(8, 256)
 }
 
 /// One independent simulation.
