@@ -7,6 +7,7 @@
 //! the driver checks `health()` after each event, failing the run with that error.
 
 use crate::geometry::{BlockId, PageId};
+use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -64,18 +65,26 @@ impl PageStore for NoStore {
     }
 }
 
-/// Pages in RAM, allocated when first programmed.
+/// Pages in RAM, allocated when first programmed and freed when erased: memory follows the
+/// data written, not the device's size (a 1 TB device holding a few MB costs a few MB).
 pub struct MemoryStore {
-    pages: Vec<Option<Box<[u8]>>>,
+    pages: HashMap<u64, Box<[u8]>>,
+    page_count: u64,
     page_size: usize,
 }
 
 impl MemoryStore {
     pub fn new(page_count: u64, page_size_bytes: u32) -> Self {
         MemoryStore {
-            pages: vec![None; page_count as usize],
+            pages: HashMap::new(),
+            page_count,
             page_size: page_size_bytes as usize,
         }
+    }
+
+    /// Pages holding data now.
+    pub fn programmed_pages(&self) -> usize {
+        self.pages.len()
     }
 }
 
@@ -85,13 +94,19 @@ impl PageStore for MemoryStore {
     }
     fn program(&mut self, page: PageId, data: &[u8], oob: &[u8]) {
         debug_assert_eq!(data.len(), self.page_size);
+        assert!(
+            page.0 < self.page_count,
+            "page {} of {}",
+            page.0,
+            self.page_count
+        );
         let mut buf = Vec::with_capacity(data.len() + oob.len());
         buf.extend_from_slice(data);
         buf.extend_from_slice(oob);
-        self.pages[page.0 as usize] = Some(buf.into_boxed_slice());
+        self.pages.insert(page.0, buf.into_boxed_slice());
     }
     fn read(&mut self, page: PageId, data: &mut [u8], oob: &mut [u8]) -> PageState {
-        match &self.pages[page.0 as usize] {
+        match self.pages.get(&page.0) {
             None => {
                 data.fill(0xFF);
                 oob.fill(0xFF);
@@ -107,9 +122,9 @@ impl PageStore for MemoryStore {
         }
     }
     fn erase(&mut self, block: BlockId, pages_per_block: u32) {
-        let first = (block.0 * u64::from(pages_per_block)) as usize;
-        for p in &mut self.pages[first..first + pages_per_block as usize] {
-            *p = None;
+        let first = block.0 * u64::from(pages_per_block);
+        for p in first..first + u64::from(pages_per_block) {
+            self.pages.remove(&p);
         }
     }
     fn health(&self) -> Result<(), &StoreError> {

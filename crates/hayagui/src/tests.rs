@@ -396,3 +396,20 @@ fn an_overwrite_larger_than_the_cache_writes_back_every_evicted_chunk() {
         }
     }
 }
+
+#[test]
+fn ycsb_e_replays_identically() {
+    let cost = HayaguiConfig::default().leveldb;
+    let once = || {
+        let mut cfg = nearflash_kvbench::YcsbConfig::new(
+            nearflash_kvbench::CoreWorkload::named("e").unwrap(),
+            9,
+        );
+        cfg.record_count = 400;
+        cfg.operation_count = 400;
+        let (r, _) = crate::ycsb::run(ve(Access::Redirected, false), "e", cfg, "/y", &cost);
+        let r = r.unwrap();
+        (r.trace_hash, r.run.elapsed_us)
+    };
+    assert_eq!(once(), once());
+}

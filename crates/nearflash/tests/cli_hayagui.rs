@@ -161,6 +161,24 @@ fn a_db_bench_database_on_an_image_exports_as_a_leveldb_directory() {
             assert!(db.get(key.as_bytes()).is_some(), "{access}: key {key}");
         }
         assert!(db.get(b"0000000000003000").is_none());
+        drop(db);
+        // And with Google's C++ LevelDB (plyvel; `scripts/setup.sh` installs it): the same
+        // keys, the iteration in order.
+        let script = "import plyvel,sys\n\
+            db = plyvel.DB(sys.argv[1], create_if_missing=False)\n\
+            keys = [k for k, _ in db]\n\
+            assert keys == sorted(keys)\n\
+            print(len(keys), all(db.get(b'%016d' % i) is not None for i in range(3000)))\n";
+        let py = std::process::Command::new("/usr/bin/python3")
+            .args(["-c", script, export.to_str().unwrap()])
+            .output()
+            .expect("Debian's /usr/bin/python3 (scripts/setup.sh installs python3-plyvel)");
+        assert!(
+            py.status.success(),
+            "C++ LevelDB (plyvel) could not open the export; run scripts/setup.sh: {}",
+            String::from_utf8_lossy(&py.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&py.stdout).trim(), "3000 True");
         let fsck = ok(&["fs", "fsck", "--image", img]);
         assert!(fsck.contains(" 0 problem(s)"), "{fsck}");
     }

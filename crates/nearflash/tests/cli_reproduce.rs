@@ -120,7 +120,7 @@ fn same_seed_gives_the_same_summary_for_any_job_count_apart_from_wall_time() {
 
 #[test]
 fn bad_reproduce_arguments_are_named() {
-    fails_naming(&["reproduce", "hayagui"], "unknown paper 'hayagui'");
+    fails_naming(&["reproduce", "hayagui2"], "unknown paper 'hayagui2'");
     fails_naming(
         &["reproduce", "flashabacus", "--only", "atax,nosuch"],
         "'nosuch' is not a workload",
