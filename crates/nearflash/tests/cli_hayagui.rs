@@ -225,7 +225,7 @@ fn ycsb_and_genome_run_and_check_their_data() {
 }
 
 #[test]
-fn reproduce_hayagui_writes_every_claim_and_replays() {
+fn reproduce_hayagui_writes_every_claim_and_its_figures() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
     ok(&["reproduce", "hayagui", "--out", out.to_str().unwrap()]);

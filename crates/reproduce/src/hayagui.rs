@@ -11,6 +11,12 @@
 //! genome data sets at 1/100 of the sizes `nearflash-genome` derives from the paper's
 //! datasets. Every run checks its data: fileops reads back each byte, YCSB checks every read
 //! and scan against a model, the genome's matches must equal the same pipeline in memory.
+//!
+//! `--fidelity functional` keeps the bytes on the simulated flash (a memory page store) and
+//! runs smaller workloads on a smaller drive (`Sizes`, `FUNCTIONAL_DRIVE`): the page store
+//! holds every programmed page until GC erases it, and the FTL programs whole 256 KiB page
+//! groups, so a synced 4 KiB write stores 256 KiB. It takes about 90 s and 11 GB of memory on
+//! 2 cores.
 
 use crate::prose::count_word;
 use crate::{Options, Paper, ReproduceError};
@@ -29,13 +35,43 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 const OPS: [FileOp; 3] = [FileOp::Read, FileOp::Write, FileOp::WriteSync];
-const SIZES_KIB: [u64; 4] = [4, 64, 1024, 8192];
+/// The workloads' sizes: timing fidelity's, and functional fidelity's smaller ones.
+#[derive(Clone, Debug)]
+pub struct Sizes {
+    pub fileops_kib: Vec<u64>,
+    pub db_num: i64,
+    pub ycsb_records: i64,
+    pub genome_scale: u64,
+}
+
+impl Sizes {
+    fn for_fidelity(f: Fidelity) -> Sizes {
+        match f {
+            Fidelity::Timing => Sizes {
+                fileops_kib: vec![4, 64, 1024, 8192],
+                db_num: 20_000,
+                ycsb_records: 5_000,
+                genome_scale: 100,
+            },
+            // A functional page store holds every programmed page until GC erases it, and
+            // the FTL programs whole 256 KiB page groups (a synced 4 KiB write programs
+            // 256 KiB): smaller runs on a smaller drive keep memory to a few GB.
+            Fidelity::Functional => Sizes {
+                fileops_kib: vec![4, 64, 1024],
+                db_num: 2_000,
+                ycsb_records: 1_000,
+                genome_scale: 1_000,
+            },
+        }
+    }
+}
+
+/// Functional fidelity's drive: the 970 EVO with 400 blocks per plane (a 300 GB array, its
+/// 6 GB static SLC cache kept), so GC bounds what the page store holds sooner.
+const FUNCTIONAL_DRIVE: [&str; 1] = ["flash.blocks_per_plane=400"];
 const PATHS: [Access; 2] = [Access::Direct, Access::Redirected];
 const DB_BENCHMARKS: &str = "fillseq,fillsync,fillrandom,overwrite,readrandom,readseq,readreverse";
-const DB_NUM: i64 = 20_000;
-const YCSB_RECORDS: i64 = 5_000;
 const YCSB_WORKLOADS: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
-const GENOME_SCALE: u64 = 100;
 /// Seed 003 slide 3: the baseline's phases, seconds (Bacteria, Killifish, Mouse), and the
 /// share of the total that loading the target takes.
 const GENOME_DATASETS: [(&str, f64, f64); 3] = [
@@ -79,6 +115,7 @@ pub enum Outcome {
 }
 
 pub struct Measured {
+    sizes: Sizes,
     fileops: Vec<fileops::FileOpsReport>,
     db: Vec<nearflash_hayagui::dbbench::DbBenchRun>,
     ycsb: Vec<nearflash_hayagui::ycsb::YcsbRun>,
@@ -87,6 +124,7 @@ pub struct Measured {
 }
 
 pub struct Hayagui {
+    sizes: Sizes,
     preset: Preset,
     cfg: HayaguiConfig,
     fidelity: Fidelity,
@@ -100,9 +138,15 @@ impl Hayagui {
                 "reproduce hayagui runs its four experiments whole; --only does not apply".into(),
             ));
         }
-        let preset = Preset::load(opts.preset.as_deref().unwrap_or("hayagui"), &opts.overrides)?;
+        let mut overrides: Vec<String> = Vec::new();
+        if opts.fidelity == Fidelity::Functional && opts.preset.is_none() {
+            overrides.extend(FUNCTIONAL_DRIVE.iter().map(|s| s.to_string()));
+        }
+        overrides.extend(opts.overrides.iter().cloned());
+        let preset = Preset::load(opts.preset.as_deref().unwrap_or("hayagui"), &overrides)?;
         let cfg: HayaguiConfig = preset.require()?;
         Ok(Hayagui {
+            sizes: Sizes::for_fidelity(opts.fidelity),
             preset,
             cfg,
             fidelity: opts.fidelity,
@@ -173,7 +217,7 @@ impl Paper for Hayagui {
             }
         }
         for op in OPS {
-            for size_kib in SIZES_KIB {
+            for &size_kib in &self.sizes.fileops_kib {
                 for access in PATHS {
                     v.push(Task::FileOps {
                         access,
@@ -201,7 +245,7 @@ impl Paper for Hayagui {
             Task::DbBench { access } => {
                 let mut cfg = DbBenchConfig::hayagui();
                 cfg.benchmarks = DB_BENCHMARKS.split(',').map(str::to_string).collect();
-                cfg.num = DB_NUM;
+                cfg.num = self.sizes.db_num;
                 let (r, _) = nearflash_hayagui::dbbench::run(
                     self.ve(access)?,
                     &cfg,
@@ -213,8 +257,8 @@ impl Paper for Hayagui {
             Task::Ycsb { access, workload } => {
                 let mut cfg =
                     YcsbConfig::new(CoreWorkload::named(workload).map_err(hay)?, self.seed);
-                cfg.record_count = YCSB_RECORDS;
-                cfg.operation_count = YCSB_RECORDS;
+                cfg.record_count = self.sizes.ycsb_records;
+                cfg.operation_count = self.sizes.ycsb_records;
                 cfg.check = true;
                 let (r, _) = nearflash_hayagui::ycsb::run(
                     self.ve(access)?,
@@ -237,7 +281,7 @@ impl Paper for Hayagui {
             Task::Genome { access, dataset } => {
                 let sizes = nearflash_genome::DatasetSizes::full(dataset)
                     .expect("a built-in data set")
-                    .scaled(GENOME_SCALE);
+                    .scaled(self.sizes.genome_scale);
                 let ds = nearflash_genome::generate(&sizes, self.seed);
                 let mut ve = self.ve(access)?;
                 let (run, report) = genome::run(
@@ -262,6 +306,7 @@ impl Paper for Hayagui {
 
     fn evaluate(&self, tasks: Vec<Task>, outs: Vec<Outcome>) -> Result<Measured, ReproduceError> {
         let mut m = Measured {
+            sizes: self.sizes.clone(),
             fileops: Vec::new(),
             db: Vec::new(),
             ycsb: Vec::new(),
@@ -360,7 +405,7 @@ impl Spread {
 fn fileops_spread(m: &Measured) -> Spread {
     let mut rows = Vec::new();
     for op in OPS {
-        for size in SIZES_KIB {
+        for &size in &m.sizes.fileops_kib {
             let get = |a: Access| {
                 m.fileops
                     .iter()
@@ -555,7 +600,8 @@ fn claims(m: &Measured) -> Vec<Claim> {
         33.0,
         81.0,
         format!(
-            "N = {DB_NUM} 100-byte values (Hayagui's fork: fillsync = N synchronous puts). {}",
+            "N = {} 100-byte values (Hayagui's fork: fillsync = N synchronous puts). {}",
+            m.sizes.db_num,
             if db.rows.is_empty() {
                 String::new()
             } else if db.min().3.abs() < 0.5 {
@@ -581,8 +627,9 @@ fn claims(m: &Measured) -> Vec<Claim> {
         12.0,
         89.0,
         format!(
-            "{YCSB_RECORDS} records of 10 × 100 B, {YCSB_RECORDS} operations; every read and \
-             scan checked against a model. {}",
+            "{} records of 10 × 100 B, as many operations; every read and scan checked \
+             against a model. {}",
+            m.sizes.ycsb_records,
             ycsb_why(m, &ys)
         ),
     );
@@ -594,9 +641,10 @@ fn claims(m: &Measured) -> Vec<Claim> {
         33.0,
         46.0,
         format!(
-            "Data sets at 1/{GENOME_SCALE} of the sizes derived from the paper's (the k = 12 \
+            "Data sets at 1/{} of the sizes derived from the paper's (the k = 12 \
              index's 4^12-entry offset table does not scale down, so saving and loading the \
              index weigh more than in the paper); reads and writes of {} KiB.",
+            m.sizes.genome_scale,
             cfg.genome.chunk_bytes >> 10
         ),
     );
@@ -745,8 +793,9 @@ fn page(m: &Measured) -> Page {
         genome_sections.push(
             BarChart {
                 title: format!(
-                    "Genome {ds} (1/{GENOME_SCALE}): phase times; the paper's baseline loads the \
-                     target in {paper_load} of {paper_total} s"
+                    "Genome {ds} (1/{}): phase times; the paper's baseline loads the target in \
+                     {paper_load} of {paper_total} s",
+                    m.sizes.genome_scale
                 ),
                 y_label: "seconds".into(),
                 categories: cats,
