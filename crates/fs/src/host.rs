@@ -50,6 +50,8 @@ pub struct Machine<D: BlockDevice> {
     timer_armed: Option<SimTime>,
     finished: BTreeMap<OpId, FsCompletion>,
     block_done: Vec<BlockCompletion>,
+    /// Block requests the device completed (watchdog progress).
+    blocks_completed: u64,
 }
 
 impl<D: BlockDevice> Machine<D> {
@@ -61,6 +63,7 @@ impl<D: BlockDevice> Machine<D> {
             self.dev.take_completions(&mut self.block_done);
             for c in self.block_done.drain(..) {
                 self.fs.handle_block_completion(q.now(), c);
+                self.blocks_completed += 1;
                 moved = true;
             }
             while let Some(r) = self.fs.poll_block_request() {
@@ -84,8 +87,10 @@ impl<D: BlockDevice> Machine<D> {
 
     fn progress(&self) -> Progress {
         let s = self.fs.stats();
+        // A block completion is progress too: one operation (a large sync on a slow device)
+        // may rightly take longer than the watchdog's limit while the device keeps completing.
         Progress {
-            completed: s.ops_completed + s.ops_failed,
+            completed: s.ops_completed + s.ops_failed + self.blocks_completed,
             outstanding: self.fs.outstanding(),
         }
     }
@@ -127,6 +132,7 @@ impl<D: BlockDevice> FsHost<D> {
                 timer_armed: None,
                 finished: BTreeMap::new(),
                 block_done: Vec::new(),
+                blocks_completed: 0,
             },
             watchdog_limit: WATCHDOG_LIMIT_DEFAULT,
         })

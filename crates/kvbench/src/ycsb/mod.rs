@@ -193,13 +193,13 @@ struct Meter {
 impl Meter {
     fn new() -> Self {
         Self {
-            hist: (0..5).map(|_| LatencyHistogram::new()).collect(),
+            hist: (0..5).map(|_| LatencyHistogram::default()).collect(),
             not_found: [0; 5],
             operations: 0,
         }
     }
     fn record(&mut self, op: YcsbOp, latency_us: f64) {
-        self.hist[op as usize].record_us(latency_us);
+        self.hist[op as usize].record((latency_us * 1000.0).round().max(0.0) as u64);
     }
     fn report(self, phase: &str, elapsed_us: f64, check: Option<CheckReport>) -> PhaseReport {
         let per_op = YcsbOp::ALL
@@ -209,7 +209,7 @@ impl Meter {
                 op,
                 count: self.hist[op as usize].count(),
                 not_found: self.not_found[op as usize],
-                latency: self.hist[op as usize].summary(),
+                latency: LatencySummary::of(&self.hist[op as usize]),
             })
             .collect();
         PhaseReport {
