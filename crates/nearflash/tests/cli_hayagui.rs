@@ -212,6 +212,52 @@ fn ycsb_and_genome_run_and_check_their_data() {
     fails_naming(&["db-bench", "--access", "direct", "--num", "0"], "num");
     fails_naming(
         &[
+            "ycsb",
+            "--access",
+            "direct",
+            "--workload",
+            "a",
+            "--records",
+            "0",
+        ],
+        "--records",
+    );
+    fails_naming(
+        &[
+            "genome",
+            "--access",
+            "direct",
+            "--dataset",
+            "mouse",
+            "--scale",
+            "0",
+        ],
+        "--scale",
+    );
+    fails_naming(
+        &["db-bench", "--access", "direct", "--variant", "rocks"],
+        "rocks",
+    );
+    fails_naming(
+        &[
+            "db-bench", "--access", "direct", "--db", "relative", "--num", "10",
+        ],
+        "--db",
+    );
+    fails_naming(
+        &[
+            "db-bench",
+            "--access",
+            "direct",
+            "--fidelity",
+            "exact",
+            "--num",
+            "10",
+        ],
+        "exact",
+    );
+    fails_naming(
+        &[
             "db-bench",
             "--access",
             "direct",
