@@ -5,9 +5,9 @@
 use crate::error::IoBenchError;
 use nearflash_ftl::{BlockOp, SECTOR_BYTES};
 use nearflash_sim::SimRng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Pattern {

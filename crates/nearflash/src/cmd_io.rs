@@ -1,13 +1,12 @@
 //! `nearflash io`: drive the simulated device with a synthetic workload or an MSR Cambridge
-//! trace, then print the figures and optionally write them as JSON.
+//! trace, then print the figures and optionally write them as JSON (the job itself is
+//! `nearflash_jobs::io`).
 
 use crate::error::CliError;
 use crate::progress::Progress;
-use nearflash_ftl::SECTOR_BYTES;
-use nearflash_iobench::trace::{TraceOptions, TracePlan};
-use nearflash_iobench::workload::{Amount, Pattern, SyntheticSpec};
-use nearflash_iobench::{capacity_bytes, Bench, Plan, Stage, StoreSpec};
-use nearflash_preset::Preset;
+use nearflash_iobench::workload::Pattern;
+use nearflash_iobench::Stage;
+use nearflash_jobs::IoOptions;
 use std::path::PathBuf;
 
 /// The command-line face of [`nearflash_sim::Fidelity`].
@@ -106,15 +105,32 @@ pub struct IoArgs {
     pub quiet: bool,
 }
 
-const GIB: f64 = (1u64 << 30) as f64;
-
-fn gib_to_bytes(flag: &str, gib: f64) -> Result<u64, CliError> {
-    if !(gib.is_finite() && gib > 0.0) {
-        return Err(CliError::Workload(format!(
-            "{flag} must be a positive number, got {gib}"
-        )));
+/// The job's options from the command line.
+fn options(args: &IoArgs) -> IoOptions {
+    IoOptions {
+        preset: args.preset.clone(),
+        overrides: args.overrides.clone(),
+        pattern: args.pattern,
+        request_kib: args.request_kib,
+        total_gib: args.total_gib,
+        requests: args.requests,
+        queue_depth: args.queue_depth,
+        read_percent: args.read_percent,
+        span_gib: args.span_gib,
+        precondition: match (args.precondition, args.no_precondition) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            (false, false) => None,
+        },
+        trace: args.trace.clone(),
+        time_scale: args.time_scale,
+        disk: args.disk,
+        fold_offsets: args.fold_offsets,
+        fidelity: args.fidelity.into(),
+        store_file: args.store_file.clone(),
+        seed: args.seed,
+        trace_requests_max: args.trace_requests_max,
     }
-    Ok(((gib * GIB) as u64) / SECTOR_BYTES * SECTOR_BYTES)
 }
 
 /// Runs the command; `Ok(false)` when requests failed and `--allow-failures` was not given.
@@ -122,50 +138,8 @@ pub fn run(args: &IoArgs) -> Result<bool, CliError> {
     if let Some(path) = &args.json {
         crate::output::check_file("--json", path)?;
     }
-    if args.trace.is_none() && (args.disk.is_some() || args.fold_offsets || args.time_scale != 1.0)
-    {
-        return Err(CliError::Workload(
-            "--disk, --fold-offsets and --time-scale apply to --trace only".into(),
-        ));
-    }
-    let preset = Preset::load(&args.preset, &args.overrides)?;
-    let store = match (args.fidelity, &args.store_file) {
-        (Fidelity::Timing, Some(_)) => {
-            return Err(CliError::Workload(
-                "--store-file needs --fidelity functional".into(),
-            ))
-        }
-        (Fidelity::Timing, None) => StoreSpec::None,
-        (Fidelity::Functional, None) => StoreSpec::Memory,
-        (Fidelity::Functional, Some(p)) => StoreSpec::File(p.clone()),
-    };
-    let capacity = capacity_bytes(&preset);
-    let plan = match &args.trace {
-        Some(spec) => Plan::Trace(TracePlan::load(
-            spec,
-            &TraceOptions {
-                time_scale: args.time_scale,
-                disk: args.disk,
-                fold_offsets: args.fold_offsets,
-                requests_max: args.trace_requests_max,
-            },
-            capacity,
-        )?),
-        None => Plan::Synthetic(synthetic_spec(args, capacity)?),
-    };
-    let bench = Bench {
-        preset: &preset,
-        plan: &plan,
-        store,
-        seed: args.seed,
-        precondition: match (args.precondition, args.no_precondition) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            (false, false) => None,
-        },
-    };
     let mut bar: Option<(Stage, Progress)> = None;
-    let result = bench.run(&mut |stage, done, total| {
+    let result = nearflash_jobs::io(&options(args), &mut |stage, done, total| {
         if bar.as_ref().is_none_or(|(s, _)| *s != stage) {
             if let Some((_, old)) = &bar {
                 old.finish();
@@ -202,44 +176,4 @@ pub fn run(args: &IoArgs) -> Result<bool, CliError> {
         return Ok(false);
     }
     Ok(true)
-}
-
-fn synthetic_spec(args: &IoArgs, capacity: u64) -> Result<SyntheticSpec, CliError> {
-    let pattern = args
-        .pattern
-        .expect("clap requires --pattern without --trace");
-    if args.read_percent.is_some() && pattern != Pattern::Mixed {
-        return Err(CliError::Workload(format!(
-            "--read-percent applies to --pattern mixed only, not {pattern:?}"
-        )));
-    }
-    let request_bytes = args
-        .request_kib
-        .unwrap_or(4)
-        .checked_mul(1024)
-        .ok_or_else(|| CliError::Workload("--request-kib is too large".into()))?;
-    let amount = match (args.requests, args.total_gib) {
-        (Some(n), None) => Amount::Requests(n),
-        (None, Some(g)) => Amount::TotalBytes(gib_to_bytes("--total-gib", g)?),
-        (None, None) => {
-            return Err(CliError::Workload(
-                "give the amount with --requests N or --total-gib X".into(),
-            ))
-        }
-        (Some(_), Some(_)) => unreachable!("clap rejects both"),
-    };
-    let span_bytes = match args.span_gib {
-        Some(g) => gib_to_bytes("--span-gib", g)?,
-        None => capacity,
-    };
-    let spec = SyntheticSpec {
-        pattern,
-        request_bytes,
-        queue_depth: args.queue_depth.unwrap_or(32),
-        amount,
-        read_percent: args.read_percent.unwrap_or(70),
-        span_bytes,
-    };
-    spec.validate(capacity)?;
-    Ok(spec)
 }

@@ -1,10 +1,10 @@
 //! `nearflash reproduce <paper>`: re-runs a paper's evaluation (`nearflash-reproduce`) and
 //! reports paper-vs-ours for every headline claim — a table on the terminal,
 //! `DIR/summary.json` (schema in `nearflash-report`) and `DIR/report.html` (the paper's
-//! figures as SVG).
+//! figures as SVG). The job itself is `nearflash_jobs::reproduce`.
 
 use crate::error::CliError;
-use nearflash_reproduce::{Fidelity, Options};
+use nearflash_jobs::ReproduceOptions;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -54,42 +54,28 @@ pub struct ReproduceArgs {
     pub splits: Vec<f64>,
 }
 
-/// The outputs a reproduction writes into its directory.
-const OUTPUTS: [&str; 2] = ["summary.json", "report.html"];
-
 pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
-    let fidelity: Fidelity = args
-        .fidelity
-        .parse()
-        .map_err(|e: nearflash_sim::UnknownFidelity| CliError::Workload(e.to_string()))?;
-    let jobs = args.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("reproduce-{}", args.paper)));
-    let opts = Options {
-        fidelity,
+    let opts = ReproduceOptions {
+        fidelity: Some(args.fidelity.clone()),
+        out: args.out.clone(),
         preset: args.preset.clone(),
         overrides: args.overrides.clone(),
-        seed: args.seed,
-        only: args.only.clone(),
+        seed: Some(args.seed),
         dataset: args.dataset.clone(),
         max_functional_mib: args.max_functional_mib,
+        only: args.only.clone(),
+        jobs: args.jobs,
         volume_mib: args.volume_mib,
         foreground_mb_s: args.foreground_mb_s.clone(),
         splits: args.splits.clone(),
     };
-    nearflash_reproduce::check(&args.paper, &opts, jobs)?;
-    prepare_out(&out)?;
+    let out = nearflash_jobs::reproduce::out_dir(&args.paper, &opts);
     let bar = crate::progress::Progress::new("reproduce", true);
-    let result = nearflash_reproduce::run(&args.paper, &opts, jobs, &|done, total| {
+    let result = nearflash_jobs::reproduce(&args.paper, &opts, &|done, total| {
         bar.update(done as u64, total as u64)
     });
     bar.finish();
     let r = result?;
-    nearflash_report::write_dir(&out, &r.summary, &r.page)?;
     print!("{}", r.text);
     println!(
         "{} runs in {:.1} s wall; wrote {}/summary.json and {}/report.html",
@@ -99,25 +85,4 @@ pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
         out.display()
     );
     Ok(true)
-}
-
-/// Before any work: the output directory must take files, and the previous run's outputs
-/// are removed — a rerun killed half-way must not leave the old `summary.json` looking like
-/// its result. (The new ones are written atomically at the end.)
-fn prepare_out(out: &std::path::Path) -> Result<(), CliError> {
-    crate::output::check_dir("--out", out)?;
-    for name in OUTPUTS {
-        let p = out.join(name);
-        match std::fs::remove_file(&p) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(CliError::Io {
-                    what: format!("removing the stale {}", p.display()),
-                    source: e,
-                })
-            }
-        }
-    }
-    Ok(())
 }

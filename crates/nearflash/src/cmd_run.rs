@@ -5,18 +5,15 @@
 //! simulated time and the trace hash; `--json` writes the whole report. `--fidelity
 //! functional` (FlashAbacus systems) also moves real data through the simulated flash,
 //! verifies every instance against its kernel's reference and prints the verdicts; a wrong
-//! output is an error (non-zero exit) naming kernel, array and index.
+//! output is an error (non-zero exit) naming kernel, array and index. The job itself is
+//! `nearflash_jobs::run`.
 
 use crate::error::CliError;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
-use nearflash_accel::{
-    run_workload_functional, AccelConfig, AccelError, Fidelity, InstanceCheck, RunReport,
-};
+use nearflash_accel::{InstanceCheck, RunReport};
+use nearflash_jobs::{RunFailure, RunOptions};
 use nearflash_kernels::Dataset;
-use nearflash_preset::Preset;
-use nearflash_reproduce::flashabacus::system::{accel_spec, run_system};
 use std::path::PathBuf;
-use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -52,65 +49,31 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     if let Some(path) = &args.json {
         crate::output::check_file("--json", path)?;
     }
-    let preset = Preset::load(&args.preset, &args.overrides)?;
-    let dataset: Dataset = args
-        .dataset
-        .parse()
-        .map_err(|e: nearflash_kernels::KernelError| CliError::Kernel(e.to_string()))?;
-    let fidelity: Fidelity = args.fidelity.parse().map_err(AccelError::from)?;
-    let accel: AccelConfig = preset.require()?;
-    let wall = Instant::now();
-    let (report, checks) = match fidelity {
-        Fidelity::Timing => (
-            run_system(
-                &preset,
-                &accel,
-                &args.system,
-                &args.workload,
-                dataset,
-                args.seed,
-            )?,
-            None,
-        ),
-        Fidelity::Functional => {
-            let max_bytes = args.max_functional_mib.saturating_mul(1 << 20);
-            let spec = accel_spec(&preset, &accel, &args.system, dataset, args.seed)?;
-            match run_workload_functional(&spec, &args.workload, max_bytes) {
-                Ok(run) => (run.report, Some(run.checks)),
-                Err(e) => {
-                    if let AccelError::Verification { checks, .. } = &e {
-                        print_checks(checks);
-                    }
-                    return Err(e.into());
-                }
+    let opts = RunOptions {
+        preset: args.preset.clone(),
+        overrides: args.overrides.clone(),
+        system: args.system.clone(),
+        workload: args.workload.clone(),
+        dataset: args.dataset.clone(),
+        seed: args.seed,
+        fidelity: args.fidelity.clone(),
+        max_functional_mib: args.max_functional_mib,
+    };
+    let out = match nearflash_jobs::run(&opts) {
+        Ok(out) => out,
+        Err(RunFailure { error, checks }) => {
+            if let Some(checks) = &checks {
+                print_checks(checks);
             }
+            return Err(error.into());
         }
     };
-    let wall_s = wall.elapsed().as_secs_f64();
     if let Some(path) = &args.json {
-        let doc = serde_json::json!({
-            "preset": preset.name,
-            "dataset": dataset.name(),
-            "fidelity": fidelity.name(),
-            "verification": checks.as_ref().map(|cs| cs
-                .iter()
-                .map(|c| serde_json::json!({
-                    "instance": c.instance,
-                    "kernel": c.kernel,
-                    "app": c.app,
-                    "live_out": c.live_out,
-                    "ok": c.result.is_ok(),
-                }))
-                .collect::<Vec<_>>()),
-            "version": env!("CARGO_PKG_VERSION"),
-            "wall_s": wall_s,
-            "report": report,
-        });
-        let text = serde_json::to_string_pretty(&doc).expect("serialisable");
+        let text = serde_json::to_string_pretty(&out.json()).expect("serialisable");
         crate::output::write_atomic(path, (text + "\n").as_bytes())?;
     }
-    print_report(&report, &preset.name, dataset, wall_s);
-    if let Some(checks) = &checks {
+    print_report(&out.report, &out.preset, out.dataset, out.wall_s);
+    if let Some(checks) = &out.checks {
         print_checks(checks);
     }
     Ok(())

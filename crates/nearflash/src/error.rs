@@ -19,9 +19,6 @@ pub enum CliError {
     #[error(transparent)]
     Reproduce(Box<nearflash_reproduce::ReproduceError>),
 
-    #[error("{source_name}: {reason}")]
-    Config { source_name: String, reason: String },
-
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -38,9 +35,6 @@ pub enum CliError {
     #[error("kernel: {0}")]
     Kernel(String),
 
-    #[error("data verification failed: {0}")]
-    Verification(String),
-
     #[error("accelerator: {0}")]
     Accel(#[from] nearflash_accel::AccelError),
 
@@ -49,6 +43,11 @@ pub enum CliError {
 
     #[error("report: {0}")]
     Report(#[from] nearflash_report::ReportError),
+
+    /// A job of the library every front end shares (`nearflash-jobs`), carried whole: its
+    /// messages are the CLI's.
+    #[error(transparent)]
+    Job(#[from] nearflash_jobs::JobError),
 }
 
 impl From<nearflash_reproduce::ReproduceError> for CliError {

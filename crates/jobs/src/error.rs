@@ -1,0 +1,60 @@
+//! Every way a job can fail, each with a message that names the problem — the same messages
+//! the CLI has always printed (the CLI carries this error whole; Python raises it as an
+//! exception). The libraries' errors are carried whole.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum JobError {
+    #[error(transparent)]
+    Preset(#[from] nearflash_preset::PresetError),
+
+    #[error(transparent)]
+    IoBench(#[from] nearflash_iobench::IoBenchError),
+
+    /// Boxed: the accelerator's errors make it the largest variant by far.
+    #[error(transparent)]
+    Reproduce(Box<nearflash_reproduce::ReproduceError>),
+
+    #[error("{source_name}: {reason}")]
+    Config { source_name: String, reason: String },
+
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("invalid workload: {0}")]
+    Workload(String),
+
+    #[error("kernel: {0}")]
+    Kernel(String),
+
+    #[error("data verification failed: {0}")]
+    Verification(String),
+
+    #[error("accelerator: {0}")]
+    Accel(#[from] nearflash_accel::AccelError),
+
+    #[error("insider: {0}")]
+    Insider(#[from] nearflash_insider::InsiderError),
+
+    #[error("application: {0}")]
+    App(#[from] nearflash_iscapps::AppError),
+
+    #[error("report: {0}")]
+    Report(#[from] nearflash_report::ReportError),
+
+    /// Options given as a document (Python keyword arguments, a sweep's parameters) that do
+    /// not fit the job's options: an unknown name or a value of the wrong type.
+    #[error("{job}: {reason}")]
+    Options { job: &'static str, reason: String },
+}
+
+impl From<nearflash_reproduce::ReproduceError> for JobError {
+    fn from(e: nearflash_reproduce::ReproduceError) -> Self {
+        JobError::Reproduce(Box::new(e))
+    }
+}

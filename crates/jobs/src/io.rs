@@ -1,0 +1,231 @@
+//! The `io` job: drive the simulated device with a synthetic workload or an MSR Cambridge
+//! trace and return the run's report (`IoReport`, the JSON of `nearflash io --json`). Options
+//! are typed; every combination that does not apply is refused with the CLI's message.
+
+use crate::error::JobError;
+use nearflash_ftl::SECTOR_BYTES;
+use nearflash_iobench::trace::{TraceOptions, TracePlan};
+use nearflash_iobench::workload::{Amount, Pattern, SyntheticSpec};
+use nearflash_iobench::{capacity_bytes, Bench, IoReport, Plan, Stage, StoreSpec};
+use nearflash_preset::Preset;
+use nearflash_sim::Fidelity;
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// The options of `nearflash io`, by the same names (without dashes); defaults are the CLI's.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IoOptions {
+    pub preset: String,
+    /// `table.field=value` overrides.
+    pub overrides: Vec<String>,
+    pub pattern: Option<Pattern>,
+    pub request_kib: Option<u64>,
+    pub total_gib: Option<f64>,
+    pub requests: Option<u64>,
+    pub queue_depth: Option<u32>,
+    pub read_percent: Option<u32>,
+    pub span_gib: Option<f64>,
+    /// `Some(true)`: fill the span first; `Some(false)`: skip it; `None`: the pattern's default.
+    pub precondition: Option<bool>,
+    /// `msr:PATH`.
+    pub trace: Option<String>,
+    pub time_scale: f64,
+    pub disk: Option<u32>,
+    pub fold_offsets: bool,
+    #[serde(deserialize_with = "crate::de_fidelity")]
+    pub fidelity: Fidelity,
+    pub store_file: Option<PathBuf>,
+    pub seed: u64,
+    pub trace_requests_max: u64,
+}
+
+impl Default for IoOptions {
+    fn default() -> Self {
+        IoOptions {
+            preset: "flashabacus".into(),
+            overrides: Vec::new(),
+            pattern: None,
+            request_kib: None,
+            total_gib: None,
+            requests: None,
+            queue_depth: None,
+            read_percent: None,
+            span_gib: None,
+            precondition: None,
+            trace: None,
+            time_scale: 1.0,
+            disk: None,
+            fold_offsets: false,
+            fidelity: Fidelity::Timing,
+            store_file: None,
+            seed: 1,
+            trace_requests_max: nearflash_iotrace::REQUESTS_MAX,
+        }
+    }
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+fn gib_to_bytes(flag: &str, gib: f64) -> Result<u64, JobError> {
+    if !(gib.is_finite() && gib > 0.0) {
+        return Err(JobError::Workload(format!(
+            "{flag} must be a positive number, got {gib}"
+        )));
+    }
+    Ok(((gib * GIB) as u64) / SECTOR_BYTES * SECTOR_BYTES)
+}
+
+/// Runs the job; `progress(stage, done, total)` is called as requests complete. Failed
+/// requests are in the report (`requests_failed`), not an error: the caller decides.
+pub fn io(
+    opts: &IoOptions,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<IoReport, JobError> {
+    let is_trace = opts.trace.is_some();
+    if !is_trace && (opts.disk.is_some() || opts.fold_offsets || opts.time_scale != 1.0) {
+        return Err(JobError::Workload(
+            "--disk, --fold-offsets and --time-scale apply to --trace only".into(),
+        ));
+    }
+    if is_trace
+        && (opts.pattern.is_some()
+            || opts.request_kib.is_some()
+            || opts.total_gib.is_some()
+            || opts.requests.is_some()
+            || opts.queue_depth.is_some()
+            || opts.read_percent.is_some()
+            || opts.span_gib.is_some())
+    {
+        return Err(JobError::Workload(
+            "--pattern, --request-kib, --total-gib, --requests, --queue-depth, --read-percent \
+             and --span-gib do not apply to --trace"
+                .into(),
+        ));
+    }
+    let preset = Preset::load(&opts.preset, &opts.overrides)?;
+    let store = match (opts.fidelity, &opts.store_file) {
+        (Fidelity::Timing, Some(_)) => {
+            return Err(JobError::Workload(
+                "--store-file needs --fidelity functional".into(),
+            ))
+        }
+        (Fidelity::Timing, None) => StoreSpec::None,
+        (Fidelity::Functional, None) => StoreSpec::Memory,
+        (Fidelity::Functional, Some(p)) => StoreSpec::File(p.clone()),
+    };
+    let capacity = capacity_bytes(&preset);
+    let plan = match &opts.trace {
+        Some(spec) => Plan::Trace(TracePlan::load(
+            spec,
+            &TraceOptions {
+                time_scale: opts.time_scale,
+                disk: opts.disk,
+                fold_offsets: opts.fold_offsets,
+                requests_max: opts.trace_requests_max,
+            },
+            capacity,
+        )?),
+        None => Plan::Synthetic(synthetic_spec(opts, capacity)?),
+    };
+    let bench = Bench {
+        preset: &preset,
+        plan: &plan,
+        store,
+        seed: opts.seed,
+        precondition: opts.precondition,
+    };
+    Ok(bench.run(progress)?)
+}
+
+fn synthetic_spec(opts: &IoOptions, capacity: u64) -> Result<SyntheticSpec, JobError> {
+    let pattern = opts
+        .pattern
+        .ok_or_else(|| JobError::Workload("give a --pattern (or a --trace to replay)".into()))?;
+    if opts.read_percent.is_some() && pattern != Pattern::Mixed {
+        return Err(JobError::Workload(format!(
+            "--read-percent applies to --pattern mixed only, not {pattern:?}"
+        )));
+    }
+    let request_bytes = opts
+        .request_kib
+        .unwrap_or(4)
+        .checked_mul(1024)
+        .ok_or_else(|| JobError::Workload("--request-kib is too large".into()))?;
+    let amount = match (opts.requests, opts.total_gib) {
+        (Some(n), None) => Amount::Requests(n),
+        (None, Some(g)) => Amount::TotalBytes(gib_to_bytes("--total-gib", g)?),
+        (None, None) => {
+            return Err(JobError::Workload(
+                "give the amount with --requests N or --total-gib X".into(),
+            ))
+        }
+        (Some(_), Some(_)) => {
+            return Err(JobError::Workload(
+                "give the amount with --requests N or --total-gib X, not both".into(),
+            ))
+        }
+    };
+    let span_bytes = match opts.span_gib {
+        Some(g) => gib_to_bytes("--span-gib", g)?,
+        None => capacity,
+    };
+    let spec = SyntheticSpec {
+        pattern,
+        request_bytes,
+        queue_depth: opts.queue_depth.unwrap_or(32),
+        amount,
+        read_percent: opts.read_percent.unwrap_or(70),
+        span_bytes,
+    };
+    spec.validate(capacity)?;
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> IoOptions {
+        IoOptions {
+            preset: "test-min".into(),
+            pattern: Some(Pattern::RandRead),
+            requests: Some(500),
+            ..IoOptions::default()
+        }
+    }
+
+    #[test]
+    fn the_same_options_and_seed_give_the_same_report() {
+        let a = io(&small(), &mut |_, _, _| {}).unwrap();
+        let b = io(&small(), &mut |_, _, _| {}).unwrap();
+        assert_eq!(a.trace_hash, b.trace_hash);
+        assert_eq!(a.requests, 500);
+        assert!(a.iops > 0.0);
+    }
+
+    #[test]
+    fn options_that_do_not_apply_are_refused_with_the_flag_named() {
+        let o = IoOptions {
+            read_percent: Some(50),
+            ..small()
+        };
+        let e = io(&o, &mut |_, _, _| {}).unwrap_err().to_string();
+        assert!(
+            e.contains("--read-percent applies to --pattern mixed only"),
+            "{e}"
+        );
+        let o = IoOptions {
+            total_gib: Some(1.0),
+            ..small()
+        };
+        let e = io(&o, &mut |_, _, _| {}).unwrap_err().to_string();
+        assert!(e.contains("not both"), "{e}");
+        let o = IoOptions {
+            pattern: None,
+            ..small()
+        };
+        let e = io(&o, &mut |_, _, _| {}).unwrap_err().to_string();
+        assert!(e.contains("--pattern"), "{e}");
+    }
+}
