@@ -48,6 +48,10 @@ pub enum CliError {
     /// messages are the CLI's.
     #[error(transparent)]
     Job(#[from] nearflash_jobs::JobError),
+
+    /// Boxed: it carries a job's error beside the point it stopped at.
+    #[error(transparent)]
+    Sweep(Box<nearflash_sweep::SweepError>),
 }
 
 impl From<nearflash_reproduce::ReproduceError> for CliError {

@@ -11,6 +11,7 @@ mod cmd_model;
 mod cmd_reproduce;
 mod cmd_run;
 mod cmd_soak;
+mod cmd_sweep;
 mod cmd_vfile;
 mod cmd_ycsb;
 mod error;
@@ -61,6 +62,8 @@ enum Command {
     Ycsb(cmd_ycsb::YcsbArgs),
     /// Hayagui: the six-phase genome matching application on the accelerator.
     Genome(cmd_genome::GenomeArgs),
+    /// A design-space sweep: grid/random points x seeds, a resumable table, a summary page.
+    Sweep(cmd_sweep::SweepArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         Command::Ycsb(args) => cmd_ycsb::run(&args),
         Command::Genome(args) => cmd_genome::run(&args),
         Command::Fileops(args) => cmd_fileops::run(&args).map(|()| true),
+        Command::Sweep(args) => cmd_sweep::run(&args),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {

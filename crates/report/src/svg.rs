@@ -311,6 +311,115 @@ impl BarChart {
     }
 }
 
+/// A heat map: a value per (column, row) cell, coloured from the smallest value (light) to
+/// the largest (dark), each cell labelled with its value; a missing cell stays blank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeatMap {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<String>,
+    /// `values[row][column]`.
+    pub values: Vec<Vec<Option<f64>>>,
+}
+
+/// Light yellow to dark blue (viridis' ends and middle), linear in between.
+fn heat_colour(t: f64) -> String {
+    const STOPS: [(f64, f64, f64); 3] = [
+        (253.0, 231.0, 37.0),
+        (33.0, 145.0, 140.0),
+        (68.0, 1.0, 84.0),
+    ];
+    let t = t.clamp(0.0, 1.0) * 2.0;
+    let k = (t.floor() as usize).min(1);
+    let f = t - k as f64;
+    let (a, b) = (STOPS[k], STOPS[k + 1]);
+    let mix = |x: f64, y: f64| (x + (y - x) * f).round() as u8;
+    format!(
+        "#{:02x}{:02x}{:02x}",
+        mix(a.0, b.0),
+        mix(a.1, b.1),
+        mix(a.2, b.2)
+    )
+}
+
+impl HeatMap {
+    pub fn to_svg(&self) -> String {
+        assert_eq!(
+            self.values.len(),
+            self.rows.len(),
+            "one row of values per row label"
+        );
+        let known = || {
+            self.values
+                .iter()
+                .flatten()
+                .flatten()
+                .copied()
+                .filter(|v| v.is_finite())
+        };
+        let lo = known().fold(f64::INFINITY, f64::min);
+        let hi = known().fold(f64::NEG_INFINITY, f64::max);
+        let (nx, ny) = (
+            self.columns.len().max(1) as f64,
+            self.rows.len().max(1) as f64,
+        );
+        let (cw, ch) = ((W - RIGHT - LEFT) / nx, (H - BOTTOM - TOP) / ny);
+        let mut out = String::new();
+        open(&mut out, &self.title);
+        for (r, row) in self.values.iter().enumerate() {
+            assert_eq!(row.len(), self.columns.len(), "one value per column");
+            for (c, v) in row.iter().enumerate() {
+                let Some(v) = v.filter(|v| v.is_finite()) else {
+                    continue;
+                };
+                let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+                let (x, y) = (LEFT + c as f64 * cw, TOP + (ny - 1.0 - r as f64) * ch);
+                let ink = if t > 0.5 { "white" } else { "black" };
+                let _ = write!(
+                    out,
+                    r#"<rect x="{x:.1}" y="{y:.1}" width="{cw:.1}" height="{ch:.1}" fill="{}"/><text x="{:.1}" y="{:.1}" text-anchor="middle" fill="{ink}">{}</text>"#,
+                    heat_colour(t),
+                    x + cw / 2.0,
+                    y + ch / 2.0 + 4.0,
+                    fmt_tick(v)
+                );
+            }
+        }
+        for (c, name) in self.columns.iter().enumerate() {
+            let _ = write!(
+                out,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                LEFT + (c as f64 + 0.5) * cw,
+                H - BOTTOM + 16.0,
+                escape(name)
+            );
+        }
+        for (r, name) in self.rows.iter().enumerate() {
+            let _ = write!(
+                out,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+                LEFT - 4.0,
+                TOP + (ny - 0.5 - r as f64) * ch + 4.0,
+                escape(name)
+            );
+        }
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text x="14" y="{:.1}" text-anchor="middle" transform="rotate(-90 14 {:.1})">{}</text>"#,
+            (LEFT + W - RIGHT) / 2.0,
+            H - 12.0,
+            escape(&self.x_label),
+            (TOP + H - BOTTOM) / 2.0,
+            (TOP + H - BOTTOM) / 2.0,
+            escape(&self.y_label)
+        );
+        out.push_str("</svg>");
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,5 +477,22 @@ mod tests {
             step: true,
         };
         assert!(c.to_svg().ends_with("</svg>"));
+    }
+
+    #[test]
+    fn a_heat_map_colours_the_extremes_apart_and_leaves_missing_cells_blank() {
+        let h = HeatMap {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            columns: vec!["a".into(), "b".into()],
+            rows: vec!["r".into()],
+            values: vec![vec![Some(1.0), None]],
+        };
+        let svg = h.to_svg();
+        assert_eq!(svg.matches("<rect x=").count(), 1, "{svg}");
+        assert_eq!(heat_colour(0.0), "#fde725");
+        assert_eq!(heat_colour(1.0), "#440154");
+        assert_eq!(svg, h.to_svg(), "a pure function of the data");
     }
 }

@@ -1,0 +1,140 @@
+"""nearflash: a deterministic full-system simulator of computational flash storage.
+
+Every function runs the same job as the command of the same name (``nearflash io``,
+``nearflash run``, ...) and returns the same fields as that command's JSON, as dicts; tabular
+results (a sweep's table, a reproduction's claims and runs) come as pandas DataFrames when
+pandas is installed. Keyword arguments mirror the command-line flags (``--queue-depth`` is
+``queue_depth``); ``overrides`` takes ``{"table.field": value}`` like repeated ``--set``.
+Long runs release the GIL. Errors raise ``NearflashError`` with the CLI's message.
+
+    >>> import nearflash
+    >>> nearflash.io(preset="test-min", pattern="rand-read", requests=1000)["iops"]
+"""
+
+import json as _json
+
+from . import _native
+from ._native import NearflashError
+
+__version__ = _native.VERSION
+__all__ = [
+    "NearflashError",
+    "io",
+    "run",
+    "insider",
+    "insider_share",
+    "vfile_demo",
+    "reproduce",
+    "presets",
+    "preset",
+    "sweep",
+]
+
+
+def _overrides(overrides):
+    """{"table.field": value} (or a list of "table.field=value") -> ["table.field=value"]."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, dict):
+        out = []
+        for key, value in overrides.items():
+            if isinstance(value, bool):
+                text = "true" if value else "false"
+            elif isinstance(value, str):
+                text = _json.dumps(value)  # a TOML basic string
+            else:
+                text = repr(value)
+            out.append(f"{key}={text}")
+        return out
+    return [str(o) for o in overrides]
+
+
+def _options(kwargs, overrides):
+    opts = {k: v for k, v in kwargs.items() if v is not None}
+    opts["overrides"] = _overrides(overrides)
+    return _json.dumps(opts)
+
+
+def _frame(rows):
+    """A pandas DataFrame of a list of dicts, or the list itself without pandas."""
+    try:
+        import pandas
+    except ImportError:
+        return rows
+    return pandas.DataFrame(rows)
+
+
+def io(*, overrides=None, allow_failures=False, **options):
+    """Block I/O on a preset's device (``nearflash io``): pattern, request_kib, requests or
+    total_gib, queue_depth, read_percent, span_gib, precondition (True/False/None), trace
+    ("msr:PATH"), time_scale, disk, fold_offsets, fidelity, store_file, seed, preset.
+
+    Returns the report dict (``iops``, ``latency_us``, ``waf``...). Failed requests raise
+    unless ``allow_failures``, as the CLI's exit status does.
+    """
+    report = _json.loads(_native.io(_options(options, overrides)))
+    if report["requests_failed"] > 0 and not allow_failures:
+        kinds = ", ".join(f"{k}: {n}" for k, n in report["requests_failed_by_kind"].items())
+        raise NearflashError(
+            f"{report['requests_failed']} of {report['requests']} requests failed ({kinds}); "
+            "pass allow_failures=True if failures are expected"
+        )
+    return report
+
+
+def run(*, system, workload, overrides=None, **options):
+    """A workload on the FlashAbacus accelerator (``nearflash run``): system (simd | inter-st |
+    inter-dy | intra-io | intra-o3), workload (a kernel or mx1..mx14), dataset, fidelity,
+    max_functional_mib, seed, preset. Returns ``nearflash run --json``'s document."""
+    options.update(system=system, workload=workload)
+    return _json.loads(_native.run(_options(options, overrides)))
+
+
+def insider(*, app, system="insider", overrides=None, **options):
+    """One INSIDER application at the paper's size on one system (host-only, host-bypass,
+    host-bypass-pipeline, insider, insider-no-reduction, arm): throughput, engine and PCIe
+    utilization, simulated time."""
+    options.update(app=app, system=system)
+    return _json.loads(_native.insider(_options(options, overrides)))
+
+
+def insider_share(*, app="statistics", overrides=None, **options):
+    """``programs`` copies of an application's drive program side by side in the drive's
+    slots (default one per slot, ``insider.app_slots``), each at most ``demand_mb_s``, for
+    ``duration_ms``: per-program and total bandwidth against the max-min fair share."""
+    options.update(app=app)
+    return _json.loads(_native.insider_share(_options(options, overrides)))
+
+
+def vfile_demo(*, overrides=None, **options):
+    """INSIDER's virtual files walk-through (``nearflash vfile demo``) on real bytes: the
+    simulated time of each step and the refused vopen. Options: size_mib, seed, preset."""
+    return _json.loads(_native.vfile_demo(_options(options, overrides)))
+
+
+def reproduce(paper, *, out=None, overrides=None, **options):
+    """Re-run a paper's evaluation (``nearflash reproduce``) into ``out`` (summary.json,
+    report.html). Returns the summary dict; its ``claims`` and ``runs`` are DataFrames."""
+    if out is not None:
+        options["out"] = str(out)
+    summary = _json.loads(_native.reproduce(paper, _options(options, overrides)))
+    summary["claims"] = _frame(summary["claims"])
+    summary["runs"] = _frame(summary["runs"])
+    return summary
+
+
+def presets():
+    """The built-in presets: a DataFrame (or list of dicts) of name, tables, description."""
+    return _frame(_json.loads(_native.presets()))
+
+
+def preset(name, overrides=None):
+    """A preset (built-in name or TOML path) after overrides, as a dict of its tables."""
+    return _json.loads(_native.preset(name, _overrides(overrides)))
+
+
+def sweep(spec, *, out, backend="local", address=None, jobs=None, progress=True):
+    """Run a design-space sweep (see ``nearflash.sweep`` module); returns its table."""
+    from .sweep import sweep as _sweep
+
+    return _sweep(spec, out=out, backend=backend, address=address, jobs=jobs, progress=progress)

@@ -1,0 +1,195 @@
+//! `nearflash._native`: the Rust side of the Python package. Every job crosses the boundary
+//! as JSON text (options in, the CLI's JSON out), so the Python wrappers (`python/nearflash`)
+//! turn keyword arguments into the jobs' typed options (`nearflash-jobs`, unknown names
+//! refused there) and results into dicts and DataFrames. Each long call releases the GIL
+//! (`Python::detach`); every error is raised as `nearflash.NearflashError` carrying the
+//! CLI's message.
+
+use nearflash_jobs as jobs;
+use nearflash_sweep::{Point, Sweep};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+create_exception!(
+    _native,
+    NearflashError,
+    PyException,
+    "A nearflash job failed; the message names the problem."
+);
+
+fn err(e: impl std::fmt::Display) -> PyErr {
+    NearflashError::new_err(e.to_string())
+}
+
+fn doc(options: &str) -> PyResult<serde_json::Value> {
+    serde_json::from_str(options).map_err(|e| err(format!("options are not JSON: {e}")))
+}
+
+fn text(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).expect("a result serialises")
+}
+
+/// `io(options_json) -> report_json`: the JSON of `nearflash io --json`.
+#[pyfunction]
+fn io(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::IoOptions = jobs::options_from("io", doc(options)?).map_err(err)?;
+    py.detach(|| jobs::io(&o, &mut |_, _, _| {}).map(|r| text(&r)))
+        .map_err(err)
+}
+
+/// `run(options_json) -> json`: the JSON of `nearflash run --json`.
+#[pyfunction]
+fn run(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::RunOptions = jobs::options_from("run", doc(options)?).map_err(err)?;
+    py.detach(|| jobs::run(&o).map(|out| text(&out.json())))
+        .map_err(|f| err(f.error))
+}
+
+/// `insider(options_json) -> json`: one INSIDER application on one system.
+#[pyfunction]
+fn insider(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::InsiderOptions = jobs::options_from("insider", doc(options)?).map_err(err)?;
+    py.detach(|| jobs::insider(&o).map(|v| text(&v)))
+        .map_err(err)
+}
+
+/// `insider_share(options_json) -> json`: programs side by side in the drive's slots.
+#[pyfunction]
+fn insider_share(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::ShareOptions = jobs::options_from("insider-share", doc(options)?).map_err(err)?;
+    py.detach(|| jobs::insider_share(&o).map(|v| text(&v)))
+        .map_err(err)
+}
+
+/// `vfile_demo(options_json) -> json`: the `nearflash vfile demo` walk-through's figures.
+#[pyfunction]
+fn vfile_demo(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::VfileOptions = jobs::options_from("vfile", doc(options)?).map_err(err)?;
+    py.detach(|| jobs::vfile_demo(&o).map(|v| text(&v)))
+        .map_err(err)
+}
+
+/// `reproduce(paper, options_json) -> summary_json`; writes summary.json and report.html.
+#[pyfunction]
+fn reproduce(py: Python<'_>, paper: &str, options: &str) -> PyResult<String> {
+    let o: jobs::ReproduceOptions = jobs::options_from("reproduce", doc(options)?).map_err(err)?;
+    py.detach(|| jobs::reproduce(paper, &o, &|_, _| {}).map(|r| text(&r.summary)))
+        .map_err(err)
+}
+
+/// `presets() -> json`: [{name, tables, description}] of the built-in presets.
+#[pyfunction]
+fn presets() -> PyResult<String> {
+    let list = jobs::presets().map_err(err)?;
+    Ok(text(
+        &list
+            .iter()
+            .map(|p| {
+                serde_json::json!({"name": p.name, "tables": p.tables, "description": p.description})
+            })
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// `preset(name, overrides) -> json`: a preset after `table.field=value` overrides.
+#[pyfunction]
+fn preset(name: &str, overrides: Vec<String>) -> PyResult<String> {
+    jobs::preset(name, &overrides)
+        .map(|v| text(&v))
+        .map_err(err)
+}
+
+/// `run_point(point_json) -> row`: one sweep point (on any process, e.g. a Ray worker).
+#[pyfunction]
+fn run_point(py: Python<'_>, point: &str) -> PyResult<String> {
+    let p: Point =
+        serde_json::from_str(point).map_err(|e| err(format!("not a sweep point: {e}")))?;
+    py.detach(|| p.run()).map_err(err)
+}
+
+/// A sweep opened on its output directory (the engine of both backends).
+#[pyclass(name = "Sweep")]
+struct PySweep {
+    inner: Mutex<Sweep>,
+}
+
+#[pymethods]
+impl PySweep {
+    #[new]
+    fn new(
+        source_name: &str,
+        title: &str,
+        spec: &str,
+        out: PathBuf,
+        progress: bool,
+    ) -> PyResult<Self> {
+        let s = Sweep::open(source_name, title, spec, &out, progress).map_err(err)?;
+        Ok(PySweep {
+            inner: Mutex::new(s),
+        })
+    }
+
+    /// Points not in the table yet, as JSON texts.
+    fn missing(&self) -> Vec<String> {
+        self.lock().missing().iter().map(text).collect()
+    }
+
+    fn points(&self) -> usize {
+        self.lock().points().len()
+    }
+
+    fn record(&self, row: &str) -> PyResult<()> {
+        self.lock().record(row).map_err(err)
+    }
+
+    /// Rewrites the table in point order and writes the summary: {points, computed, table, summary}.
+    fn finish(&self) -> PyResult<String> {
+        self.lock().finish().map(|f| finished(&f)).map_err(err)
+    }
+
+    /// The local backend: `jobs` threads, GIL released.
+    fn run_local(&self, py: Python<'_>, jobs: usize) -> PyResult<String> {
+        if jobs == 0 {
+            return Err(err("jobs must be at least 1"));
+        }
+        py.detach(|| self.lock().run_local(jobs).map(|f| finished(&f)))
+            .map_err(err)
+    }
+}
+
+impl PySweep {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Sweep> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn finished(f: &nearflash_sweep::Finished) -> String {
+    text(&serde_json::json!({
+        "points": f.points,
+        "computed": f.computed,
+        "table": f.table,
+        "summary": f.summary,
+    }))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("NearflashError", m.py().get_type::<NearflashError>())?;
+    m.add("VERSION", jobs::VERSION)?;
+    m.add_function(wrap_pyfunction!(io, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(insider, m)?)?;
+    m.add_function(wrap_pyfunction!(insider_share, m)?)?;
+    m.add_function(wrap_pyfunction!(vfile_demo, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(preset, m)?)?;
+    m.add_function(wrap_pyfunction!(run_point, m)?)?;
+    m.add_class::<PySweep>()?;
+    Ok(())
+}

@@ -1,0 +1,78 @@
+"""The Python package's jobs: the same fields as the CLI's JSON, overrides as dicts, errors
+carrying the CLI's messages."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import nearflash
+
+ROOT = Path(__file__).resolve().parents[3]
+# Figures that depend on the machine, not the model (IoReport's docs).
+WALL_CLOCK = {"wall_s", "events_per_wall_s", "speed", "peak_rss_mb"}
+
+
+def cli():
+    """The CLI binary the workspace's release build leaves (CI builds it before pytest)."""
+    exe = Path(os.environ.get("NEARFLASH_BIN", ROOT / "target" / "release" / "nearflash"))
+    assert exe.exists(), f"{exe} is missing: build it with `cargo build --release -p nearflash`"
+    return exe
+
+
+def test_io_gives_the_cli_json_field_for_field(tmp_path):
+    py = nearflash.io(preset="test-min", pattern="rand-read", requests=1000, queue_depth=8, seed=3)
+    out = tmp_path / "io.json"
+    subprocess.run(
+        [cli(), "io", "--preset", "test-min", "--pattern", "rand-read", "--requests", "1000",
+         "--queue-depth", "8", "--seed", "3", "--quiet", "--json", out],
+        check=True,
+    )
+    want = json.loads(out.read_text())
+    assert py.keys() == want.keys()
+    for k in want.keys() - WALL_CLOCK:
+        assert py[k] == want[k], k
+    assert py["iops"] > 0
+
+
+def test_overrides_as_a_dict_reach_the_preset_and_the_run():
+    p = nearflash.preset("test-min", {"flash.channels": 4, "ftl.gc_policy": "round-robin"})
+    assert p["flash"]["channels"] == 4 and p["ftl"]["gc_policy"] == "round-robin"
+    a = nearflash.io(preset="test-min", pattern="rand-read", requests=300)
+    b = nearflash.io(preset="test-min", pattern="rand-read", requests=300,
+                     overrides={"flash.channels": 4})
+    assert a["trace_hash"] != b["trace_hash"]
+    names = set(nearflash.presets()["name"])
+    assert {"test-min", "flashabacus", "insider"} <= names
+
+
+def test_bad_input_raises_with_the_cli_message():
+    with pytest.raises(nearflash.NearflashError, match="unknown preset 'nope'|nope"):
+        nearflash.io(preset="nope", pattern="rand-read", requests=10)
+    with pytest.raises(nearflash.NearflashError, match="unknown field `queue_dpeth`"):
+        nearflash.io(preset="test-min", pattern="rand-read", requests=10, queue_dpeth=4)
+    with pytest.raises(nearflash.NearflashError, match="--read-percent applies to --pattern mixed"):
+        nearflash.io(preset="test-min", pattern="rand-read", requests=10, read_percent=50)
+    with pytest.raises(nearflash.NearflashError, match="flash.chanels"):
+        nearflash.io(preset="test-min", pattern="rand-read", requests=10,
+                     overrides={"flash.chanels": 2})
+
+
+def test_flashabacus_insider_and_vfile_runs_return_their_figures():
+    r = nearflash.run(system="intra-o3", workload="atax", dataset="mini")
+    assert r["report"]["scheduler"] == "intra-o3" and r["report"]["throughput_mb_s"] > 0
+    i = nearflash.insider(app="grep", system="insider")
+    assert i["app"] == "grep" and i["throughput_mb_s"] > 0
+    s = nearflash.insider_share(programs=2, duration_ms=4.0)
+    assert s["programs"] == 2 and s["per_program_mb_s"] > 0
+    d = nearflash.vfile_demo(size_mib=1)
+    assert d["refused_requests"] == 0 and d["vread_bytes"] > 0
+
+
+def test_reproduce_writes_its_directory_and_returns_claims_as_a_frame(tmp_path):
+    s = nearflash.reproduce("flashabacus", out=tmp_path / "fa", only=["atax"], dataset="mini", jobs=2)
+    assert (tmp_path / "fa" / "summary.json").exists()
+    assert (tmp_path / "fa" / "report.html").exists()
+    assert len(s["runs"]) == 5  # atax on SIMD and the four schedulers

@@ -1,0 +1,31 @@
+//! Every way a sweep can fail, each naming the problem: the spec (a field, a parameter, an
+//! empty grid), the output directory and its table, or a point's job (with the point named).
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum SweepError {
+    #[error("sweep spec {source_name}: {reason}")]
+    Spec { source_name: String, reason: String },
+
+    #[error("point {point} ({params}): {source}")]
+    Point {
+        point: String,
+        params: String,
+        #[source]
+        source: nearflash_jobs::JobError,
+    },
+
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{path}: {reason}")]
+    Table { path: String, reason: String },
+
+    #[error(transparent)]
+    Job(#[from] nearflash_jobs::JobError),
+}

@@ -1,0 +1,164 @@
+//! The jobs a sweep can run, each mapping a point's options document onto the job's typed
+//! options (`nearflash-jobs`) and returning the same JSON the CLI writes; and which of their
+//! figures a table may record (only reproducible ones: wall-clock figures are refused).
+
+use nearflash_jobs::JobError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Job {
+    /// `nearflash io`: block I/O on a preset's device.
+    Io,
+    /// `nearflash run`: a workload on FlashAbacus.
+    Run,
+    /// An INSIDER application on one system.
+    Insider,
+    /// INSIDER programs side by side in the drive's slots.
+    InsiderShare,
+}
+
+/// Figures that depend on the machine that ran the simulation, not on the model (the first
+/// part of a metric's path).
+const WALL_CLOCK: [&str; 4] = ["wall_s", "events_per_wall_s", "speed", "peak_rss_mb"];
+
+impl Job {
+    pub const ALL: [Job; 4] = [Job::Io, Job::Run, Job::Insider, Job::InsiderShare];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Job::Io => "io",
+            Job::Run => "run",
+            Job::Insider => "insider",
+            Job::InsiderShare => "insider-share",
+        }
+    }
+
+    pub fn named(name: &str) -> Result<Job, String> {
+        Job::ALL
+            .into_iter()
+            .find(|j| j.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown job '{name}' (known: {})",
+                    Job::ALL.map(Job::name).join(", ")
+                )
+            })
+    }
+
+    /// The preset a point uses when the spec names none (the CLI's default).
+    pub fn default_preset(self) -> &'static str {
+        match self {
+            Job::Io | Job::Run => "flashabacus",
+            Job::Insider | Job::InsiderShare => "insider",
+        }
+    }
+
+    /// The table's columns when the spec lists no `metrics`.
+    pub fn default_metrics(self) -> &'static [&'static str] {
+        match self {
+            Job::Io => &[
+                "iops",
+                "read_bandwidth_mb_s",
+                "write_bandwidth_mb_s",
+                "latency_us.p50",
+                "latency_us.p99",
+                "latency_us.p999",
+                "waf",
+                "gc_runs",
+                "trace_hash",
+            ],
+            Job::Run => &[
+                "report.throughput_mb_s",
+                "report.latency_ms.avg",
+                "report.latency_ms.max",
+                "report.energy_j.total",
+                "report.sim_time_ns",
+                "report.trace_hash",
+            ],
+            Job::Insider => &[
+                "throughput_mb_s",
+                "sim_ns",
+                "engine_utilization",
+                "pcie_d2h_utilization",
+                "trace_hash",
+            ],
+            Job::InsiderShare => &[
+                "per_program_mb_s",
+                "min_program_mb_s",
+                "max_program_mb_s",
+                "total_mb_s",
+                "fair_share_mb_s",
+                "worst_deviation",
+            ],
+        }
+    }
+
+    /// A metric path is a dotted path into the job's JSON; wall-clock figures are refused.
+    pub fn check_metric(self, m: &str) -> Result<(), String> {
+        let first = m.split('.').next().unwrap_or("");
+        let first_of_report = m.strip_prefix("report.").unwrap_or(m);
+        let first_of_report = first_of_report.split('.').next().unwrap_or("");
+        if WALL_CLOCK.contains(&first) || WALL_CLOCK.contains(&first_of_report) {
+            return Err(format!(
+                "metric '{m}' depends on the machine that runs the simulation, not on the model; \
+                 a sweep's table records only reproducible figures"
+            ));
+        }
+        if m.is_empty() || m.split('.').any(str::is_empty) {
+            return Err(format!("metric '{m}' is not a dotted path"));
+        }
+        Ok(())
+    }
+
+    /// Runs the job on an options document (`preset`, `overrides`, `seed` and the job's own
+    /// options), returning its JSON.
+    pub fn run(self, doc: serde_json::Value) -> Result<serde_json::Value, JobError> {
+        use nearflash_jobs as j;
+        Ok(match self {
+            Job::Io => {
+                let o: j::IoOptions = j::options_from("io", doc)?;
+                serde_json::to_value(j::io(&o, &mut |_, _, _| {})?).expect("a report serialises")
+            }
+            Job::Run => {
+                let o: j::RunOptions = j::options_from("run", doc)?;
+                j::run(&o).map_err(|f| f.error)?.json()
+            }
+            Job::Insider => j::insider(&j::options_from("insider", doc)?)?,
+            Job::InsiderShare => j::insider_share(&j::options_from("insider-share", doc)?)?,
+        })
+    }
+
+    /// Checks an options document without running it (every name known, every value typed).
+    pub fn check(self, doc: serde_json::Value) -> Result<(), JobError> {
+        use nearflash_jobs as j;
+        match self {
+            Job::Io => j::options_from::<j::IoOptions>("io", doc).map(drop),
+            Job::Run => j::options_from::<j::RunOptions>("run", doc).map(drop),
+            Job::Insider => j::options_from::<j::InsiderOptions>("insider", doc).map(drop),
+            Job::InsiderShare => j::options_from::<j::ShareOptions>("insider-share", doc).map(drop),
+        }
+    }
+}
+
+/// The value at a dotted `path` in `doc` (object keys, or list indices as numbers).
+pub fn lookup<'a>(doc: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
+    path.split('.').try_fold(doc, |v, part| match v {
+        serde_json::Value::Object(m) => m.get(part),
+        serde_json::Value::Array(a) => part.parse::<usize>().ok().and_then(|i| a.get(i)),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wall_clock_metrics_are_refused_and_paths_are_followed() {
+        assert!(Job::Io.check_metric("speed.events_per_wall_s").is_err());
+        assert!(Job::Run.check_metric("report.wall_s").is_err());
+        assert!(Job::Io.check_metric("latency_us.p99").is_ok());
+        let doc = serde_json::json!({"a": {"b": [1, {"c": 2}]}});
+        assert_eq!(lookup(&doc, "a.b.1.c"), Some(&serde_json::json!(2)));
+        assert_eq!(lookup(&doc, "a.x"), None);
+    }
+}
