@@ -1,0 +1,67 @@
+//! `nearflash sweep` through the real binary: a small local sweep writes its table and
+//! summary and a rerun computes nothing; a spec with an unknown field, an empty grid, a
+//! wall-clock metric, and a Ray backend whose Python cannot start each exit non-zero with an
+//! error naming the problem.
+
+mod common;
+use common::{fails_naming, nearflash};
+use std::process::Command;
+
+const SPEC: &str = "job = \"io\"\npreset = \"test-min\"\nmetrics = [\"iops\", \"trace_hash\"]\n[fixed]\npattern = \"rand-read\"\nrequests = 200\n[grid]\nqueue_depth = [1, 8]\n";
+
+fn spec(dir: &std::path::Path, text: &str) -> String {
+    let p = dir.join("spec.toml");
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_local_sweep_writes_its_table_and_summary_and_a_rerun_computes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = spec(dir.path(), SPEC);
+    let out = dir.path().join("out");
+    let args = ["sweep", &s, "--out", out.to_str().unwrap(), "--jobs", "2"];
+    let first = nearflash(&args);
+    assert!(first.status.success(), "{first:?}");
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert!(stdout.contains("2 points (2 computed now"), "{stdout}");
+    let table = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(table.starts_with("point,seed,queue_depth,iops,trace_hash\n"), "{table}");
+    assert_eq!(table.lines().count(), 3);
+    assert!(out.join("summary.html").exists());
+    let again = nearflash(&args);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("0 computed now"));
+    assert_eq!(std::fs::read_to_string(out.join("results.csv")).unwrap(), table);
+}
+
+#[test]
+fn bad_specs_are_errors_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    let s = spec(dir.path(), &format!("colour = 1\n{SPEC}"));
+    fails_naming(&["sweep", &s, "--out", o], "unknown field `colour`");
+    let s = spec(dir.path(), &SPEC.replace("queue_depth = [1, 8]", "queue_depth = []"));
+    fails_naming(&["sweep", &s, "--out", o], "grid.queue_depth is empty");
+    let s = spec(dir.path(), &SPEC.replace("[grid]\nqueue_depth = [1, 8]\n", "[grid]\n"));
+    fails_naming(&["sweep", &s, "--out", o], "the grid is empty");
+    let s = spec(dir.path(), &SPEC.replace("\"iops\"", "\"wall_s\""));
+    fails_naming(&["sweep", &s, "--out", o], "metric 'wall_s' depends on the machine");
+    let s = spec(dir.path(), &SPEC.replace("queue_depth =", "\"flash.chanels\" ="));
+    fails_naming(&["sweep", &s, "--out", o], "chanels");
+}
+
+#[test]
+fn the_ray_backend_without_its_python_says_what_to_install() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = spec(dir.path(), SPEC);
+    let out = Command::new(env!("CARGO_BIN_EXE_nearflash"))
+        .args(["sweep", &s, "--out", dir.path().join("o").to_str().unwrap()])
+        .args(["--backend", "ray"])
+        .env("NEARFLASH_PYTHON", dir.path().join("no-python"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("pip install ./crates/python") && err.contains("ray[default]"), "{err}");
+}
