@@ -7,7 +7,7 @@ another parameter (the mean over seeds), with matplotlib if installed, else as t
 import sys
 from pathlib import Path
 
-import nearflash.sweep as sw
+import nearflash.sweeps as sw
 
 
 def main(out, metric, x, by=None):

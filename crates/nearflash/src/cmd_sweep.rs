@@ -2,7 +2,7 @@
 //! random points × seeds over any preset field and job option; rows appended to
 //! `DIR/results.csv` as points finish (a rerun computes only the missing ones), then
 //! `DIR/summary.html`. `--backend local` runs points on this machine's cores; `--backend ray`
-//! hands the sweep to the Python package (`python3 -m nearflash.sweep`), which runs each point
+//! hands the sweep to the Python package (`python3 -m nearflash.sweeps`), which runs each point
 //! as a Ray task through the same library — Ray lives in Python, so the CLI delegates rather
 //! than reimplementing a Ray client.
 
@@ -75,7 +75,7 @@ pub fn run(args: &SweepArgs) -> Result<bool, CliError> {
         Backend::Ray => {
             let py = python();
             let mut cmd = Command::new(&py);
-            cmd.args(["-m", "nearflash.sweep"])
+            cmd.args(["-m", "nearflash.sweeps"])
                 .arg(&args.spec)
                 .arg("--out")
                 .arg(&args.out)

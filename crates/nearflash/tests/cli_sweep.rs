@@ -26,12 +26,18 @@ fn a_local_sweep_writes_its_table_and_summary_and_a_rerun_computes_nothing() {
     let stdout = String::from_utf8_lossy(&first.stdout);
     assert!(stdout.contains("2 points (2 computed now"), "{stdout}");
     let table = std::fs::read_to_string(out.join("results.csv")).unwrap();
-    assert!(table.starts_with("point,seed,queue_depth,iops,trace_hash\n"), "{table}");
+    assert!(
+        table.starts_with("point,seed,queue_depth,iops,trace_hash\n"),
+        "{table}"
+    );
     assert_eq!(table.lines().count(), 3);
     assert!(out.join("summary.html").exists());
     let again = nearflash(&args);
     assert!(String::from_utf8_lossy(&again.stdout).contains("0 computed now"));
-    assert_eq!(std::fs::read_to_string(out.join("results.csv")).unwrap(), table);
+    assert_eq!(
+        std::fs::read_to_string(out.join("results.csv")).unwrap(),
+        table
+    );
 }
 
 #[test]
@@ -41,13 +47,25 @@ fn bad_specs_are_errors_naming_the_problem() {
     let o = out.to_str().unwrap();
     let s = spec(dir.path(), &format!("colour = 1\n{SPEC}"));
     fails_naming(&["sweep", &s, "--out", o], "unknown field `colour`");
-    let s = spec(dir.path(), &SPEC.replace("queue_depth = [1, 8]", "queue_depth = []"));
+    let s = spec(
+        dir.path(),
+        &SPEC.replace("queue_depth = [1, 8]", "queue_depth = []"),
+    );
     fails_naming(&["sweep", &s, "--out", o], "grid.queue_depth is empty");
-    let s = spec(dir.path(), &SPEC.replace("[grid]\nqueue_depth = [1, 8]\n", "[grid]\n"));
+    let s = spec(
+        dir.path(),
+        &SPEC.replace("[grid]\nqueue_depth = [1, 8]\n", "[grid]\n"),
+    );
     fails_naming(&["sweep", &s, "--out", o], "the grid is empty");
     let s = spec(dir.path(), &SPEC.replace("\"iops\"", "\"wall_s\""));
-    fails_naming(&["sweep", &s, "--out", o], "metric 'wall_s' depends on the machine");
-    let s = spec(dir.path(), &SPEC.replace("queue_depth =", "\"flash.chanels\" ="));
+    fails_naming(
+        &["sweep", &s, "--out", o],
+        "metric 'wall_s' depends on the machine",
+    );
+    let s = spec(
+        dir.path(),
+        &SPEC.replace("queue_depth =", "\"flash.chanels\" ="),
+    );
     fails_naming(&["sweep", &s, "--out", o], "chanels");
 }
 
@@ -63,5 +81,8 @@ fn the_ray_backend_without_its_python_says_what_to_install() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("pip install ./crates/python") && err.contains("ray[default]"), "{err}");
+    assert!(
+        err.contains("pip install ./crates/python") && err.contains("ray[default]"),
+        "{err}"
+    );
 }

@@ -61,7 +61,7 @@ def test_bad_input_raises_with_the_cli_message():
         nearflash.io(preset="test-min", pattern="rand-read", requests=10, queue_dpeth=4)
     with pytest.raises(nearflash.NearflashError, match="--read-percent applies to --pattern mixed"):
         nearflash.io(preset="test-min", pattern="rand-read", requests=10, read_percent=50)
-    with pytest.raises(nearflash.NearflashError, match="flash.chanels"):
+    with pytest.raises(nearflash.NearflashError, match="unknown field `chanels`"):
         nearflash.io(preset="test-min", pattern="rand-read", requests=10,
                      overrides={"flash.chanels": 2})
 

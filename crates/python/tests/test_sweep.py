@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import nearflash
-from nearflash import sweep as sw
+from nearflash import sweeps as sw
 
 SPEC = {
     "job": "io",
@@ -37,7 +37,7 @@ def test_a_killed_sweep_reruns_only_the_missing_points(tmp_path):
     spec = tmp_path / "spec.toml"
     spec.write_text(sw._toml({**SPEC, "seeds": [1, 2, 3], "fixed": {**SPEC["fixed"], "requests": 3000}}))
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "nearflash.sweep", str(spec), "--out", str(out), "--jobs", "1", "--quiet"]
+    cmd = [sys.executable, "-m", "nearflash.sweeps", str(spec), "--out", str(out), "--jobs", "1", "--quiet"]
     p = subprocess.Popen(cmd)
     table = out / "results.csv"
     deadline = time.monotonic() + 60

@@ -134,7 +134,7 @@ def preset(name, overrides=None):
 
 
 def sweep(spec, *, out, backend="local", address=None, jobs=None, progress=True):
-    """Run a design-space sweep (see ``nearflash.sweep`` module); returns its table."""
-    from .sweep import sweep as _sweep
+    """Run a design-space sweep (see the ``nearflash.sweeps`` module); returns its table."""
+    from .sweeps import sweep as _sweep
 
     return _sweep(spec, out=out, backend=backend, address=address, jobs=jobs, progress=progress)

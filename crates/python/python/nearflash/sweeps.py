@@ -1,5 +1,5 @@
 """Design-space sweeps: ``nearflash.sweep(spec, out=DIR, backend="local"|"ray")`` and
-``python -m nearflash.sweep SPEC.toml --out DIR [--backend ray] [--address A] [--jobs N]``
+``python -m nearflash.sweeps SPEC.toml --out DIR [--backend ray] [--address A] [--jobs N]``
 (which ``nearflash sweep --backend ray`` runs).
 
 The engine is the Rust library (``nearflash-sweep``): it checks the spec, makes the points
@@ -160,7 +160,7 @@ def sweep(spec, *, out, backend="local", address=None, jobs=None, progress=True)
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m nearflash.sweep", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m nearflash.sweeps", description=__doc__.split("\n\n")[0])
     p.add_argument("spec")
     p.add_argument("--out", required=True)
     p.add_argument("--backend", choices=["local", "ray"], default="local")
