@@ -86,7 +86,8 @@ pub struct Spec {
     pub seeds: Vec<u64>,
     pub metrics: Vec<String>,
     pub fixed: toml::Table,
-    /// Swept parameters in column order: the grid's, then the random ones.
+    /// Swept parameters in column order: the grid's, then the random ones (each in name
+    /// order: TOML tables are read sorted).
     pub swept: Vec<String>,
     grid: Vec<(String, Vec<toml::Value>)>,
     random: Option<(u32, u64, Vec<(String, Draw)>)>,
