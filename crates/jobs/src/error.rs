@@ -35,8 +35,9 @@ pub enum JobError {
     #[error("data verification failed: {0}")]
     Verification(String),
 
+    /// Boxed: a verification failure carries every instance's verdict.
     #[error("accelerator: {0}")]
-    Accel(#[from] nearflash_accel::AccelError),
+    Accel(Box<nearflash_accel::AccelError>),
 
     #[error("insider: {0}")]
     Insider(#[from] nearflash_insider::InsiderError),
@@ -51,6 +52,12 @@ pub enum JobError {
     /// not fit the job's options: an unknown name or a value of the wrong type.
     #[error("{job}: {reason}")]
     Options { job: &'static str, reason: String },
+}
+
+impl From<nearflash_accel::AccelError> for JobError {
+    fn from(e: nearflash_accel::AccelError) -> Self {
+        JobError::Accel(Box::new(e))
+    }
 }
 
 impl From<nearflash_reproduce::ReproduceError> for JobError {

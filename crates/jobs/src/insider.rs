@@ -404,7 +404,7 @@ pub fn vfile_demo(opts: &VfileOptions) -> Result<VfileDemo, JobError> {
         credits_initial: cfg.credits_initial,
         path: path.into(),
         file_bytes: data.input.len() as u64,
-        file_lines: data.record_count as u64,
+        file_lines: data.record_count,
         write_us: us(t0, t1),
         vpath: vpath.into(),
         pattern: String::from_utf8_lossy(&data.params[0]).into_owned(),

@@ -62,12 +62,12 @@ pub struct RunFailure {
     pub checks: Option<Vec<InstanceCheck>>,
 }
 
-impl<E: Into<JobError>> From<E> for RunFailure {
+impl<E: Into<JobError>> From<E> for Box<RunFailure> {
     fn from(e: E) -> Self {
-        RunFailure {
+        Box::new(RunFailure {
             error: e.into(),
             checks: None,
-        }
+        })
     }
 }
 
@@ -95,8 +95,8 @@ impl RunOutcome {
     }
 }
 
-/// Runs the job.
-pub fn run(opts: &RunOptions) -> Result<RunOutcome, RunFailure> {
+/// Runs the job (a failure is boxed: it carries every instance's verdict).
+pub fn run(opts: &RunOptions) -> Result<RunOutcome, Box<RunFailure>> {
     if opts.system.is_empty() || opts.workload.is_empty() {
         return Err(JobError::Workload("give a system and a workload".into()).into());
     }
@@ -130,10 +130,10 @@ pub fn run(opts: &RunOptions) -> Result<RunOutcome, RunFailure> {
                         AccelError::Verification { checks, .. } => Some(checks.clone()),
                         _ => None,
                     };
-                    return Err(RunFailure {
+                    return Err(Box::new(RunFailure {
                         error: e.into(),
                         checks,
-                    });
+                    }));
                 }
             }
         }

@@ -61,7 +61,8 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     };
     let out = match nearflash_jobs::run(&opts) {
         Ok(out) => out,
-        Err(RunFailure { error, checks }) => {
+        Err(failure) => {
+            let RunFailure { error, checks } = *failure;
             if let Some(checks) = &checks {
                 print_checks(checks);
             }

@@ -13,7 +13,7 @@ pub enum SweepError {
         point: String,
         params: String,
         #[source]
-        source: nearflash_jobs::JobError,
+        source: Box<nearflash_jobs::JobError>,
     },
 
     #[error("{what}: {source}")]
@@ -26,6 +26,13 @@ pub enum SweepError {
     #[error("{path}: {reason}")]
     Table { path: String, reason: String },
 
+    /// Boxed, as in `Point`: the jobs' errors are large.
     #[error(transparent)]
-    Job(#[from] nearflash_jobs::JobError),
+    Job(Box<nearflash_jobs::JobError>),
+}
+
+impl From<nearflash_jobs::JobError> for SweepError {
+    fn from(e: nearflash_jobs::JobError) -> Self {
+        SweepError::Job(Box::new(e))
+    }
 }

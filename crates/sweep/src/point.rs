@@ -93,7 +93,7 @@ fn point(spec: &Spec, values: &Combination, seed: u64) -> Result<Point, SweepErr
     let fail = |source: nearflash_jobs::JobError| SweepError::Point {
         point: "-".into(),
         params: params(),
-        source,
+        source: Box::new(source),
     };
     let preset = nearflash_jobs::preset(&preset_name, &overrides).map_err(fail)?;
     let identity = serde_json::json!({
@@ -131,7 +131,7 @@ impl Point {
         let fail = |source| SweepError::Point {
             point: self.hash.clone(),
             params: self.describe(),
-            source,
+            source: Box::new(source),
         };
         let out = job.run(self.doc.clone()).map_err(fail)?;
         let mut cells = vec![self.hash.clone(), self.seed.to_string()];

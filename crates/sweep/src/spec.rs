@@ -90,7 +90,15 @@ pub struct Spec {
     /// order: TOML tables are read sorted).
     pub swept: Vec<String>,
     grid: Vec<(String, Vec<toml::Value>)>,
-    random: Option<(u32, u64, Vec<(String, Draw)>)>,
+    random: Option<Random>,
+}
+
+/// `[random]`, checked: draws per grid point, the RNG's seed, and each parameter's draw.
+#[derive(Clone, Debug)]
+struct Random {
+    samples: u32,
+    seed: u64,
+    draws: Vec<(String, Draw)>,
 }
 
 /// One combination of swept values (before seeds), in `Spec::swept` order.
@@ -162,7 +170,11 @@ impl Spec {
                     }
                     draws.push((k.clone(), draw_of(&k, range).map_err(bad)?));
                 }
-                Some((r.samples, r.seed, draws))
+                Some(Random {
+                    samples: r.samples,
+                    seed: r.seed,
+                    draws,
+                })
             }
         };
         if grid.is_empty() && random.is_none() {
@@ -173,8 +185,8 @@ impl Spec {
             ));
         }
         let mut swept: Vec<String> = grid.iter().map(|(k, _)| k.clone()).collect();
-        if let Some((_, _, d)) = &random {
-            swept.extend(d.iter().map(|(k, _)| k.clone()));
+        if let Some(r) = &random {
+            swept.extend(r.draws.iter().map(|(k, _)| k.clone()));
         }
         for k in &swept {
             if f.fixed.contains_key(k) {
@@ -182,7 +194,7 @@ impl Spec {
             }
         }
         let combos = grid.iter().map(|(_, v)| v.len()).product::<usize>();
-        let samples = random.as_ref().map_or(1, |r| r.0 as usize);
+        let samples = random.as_ref().map_or(1, |r| r.samples as usize);
         let total = combos.saturating_mul(samples).saturating_mul(seeds.len());
         if total > POINTS_MAX {
             return Err(bad(format!(
@@ -217,15 +229,15 @@ impl Spec {
                 })
                 .collect();
         }
-        let Some((samples, seed, draws)) = &self.random else {
+        let Some(r) = &self.random else {
             return out;
         };
-        let mut rng = SimRng::seed_from_u64(*seed);
-        let mut with = Vec::with_capacity(out.len() * *samples as usize);
+        let mut rng = SimRng::seed_from_u64(r.seed);
+        let mut with = Vec::with_capacity(out.len() * r.samples as usize);
         for c in out {
-            for _ in 0..*samples {
+            for _ in 0..r.samples {
                 let mut c = c.clone();
-                for (_, d) in draws {
+                for (_, d) in &r.draws {
                     c.push(draw(&mut rng, d));
                 }
                 with.push(c);
