@@ -1,0 +1,66 @@
+//! The limits one program runs under: linear memory, fuel per run, output per input byte and
+//! module size. Every one is a bound that turns a hostile program into a typed error.
+
+/// One WebAssembly page.
+pub const PAGE_BYTES: u64 = 65_536;
+
+/// Limits of one program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Linear memory, in 64 KiB pages (declared and grown).
+    pub memory_pages_max: u64,
+    /// Fuel for the whole run (docs/programs.md: one unit per executed operator).
+    pub fuel_max: u64,
+    /// Output allowed regardless of input (headers, a final summary).
+    pub output_base_bytes: u64,
+    /// Output allowed per input byte consumed so far (a filter writes at most a few).
+    pub output_bytes_per_input_byte: u64,
+    /// Size of the module file.
+    pub module_bytes_max: u64,
+    /// Diagnostics (fd 2) kept; the rest is counted and dropped.
+    pub diagnostics_bytes_max: u64,
+}
+
+impl Default for Limits {
+    /// 64 MiB of memory (1024 pages: enough for a C filter's heap and buffers);
+    /// 10^11 fuel (about 100 instructions per byte of a 1 GiB input); 1 MiB of output plus 4
+    /// bytes per input byte; 16 MiB modules; 64 KiB of diagnostics. All assumptions, chosen
+    /// as generous bounds for filters, not for any figure; `program run` overrides the first
+    /// two (`--memory-max-mib`, `--fuel-max`).
+    fn default() -> Limits {
+        Limits {
+            memory_pages_max: 1024,
+            fuel_max: 100_000_000_000,
+            output_base_bytes: 1 << 20,
+            output_bytes_per_input_byte: 4,
+            module_bytes_max: 16 << 20,
+            diagnostics_bytes_max: 64 << 10,
+        }
+    }
+}
+
+impl Limits {
+    /// Output bytes allowed after `input_bytes` of input.
+    pub fn output_bytes_max(&self, input_bytes: u64) -> u64 {
+        self.output_base_bytes
+            .saturating_add(self.output_bytes_per_input_byte.saturating_mul(input_bytes))
+    }
+
+    /// Linear memory limit in bytes.
+    pub fn memory_bytes_max(&self) -> u64 {
+        self.memory_pages_max.saturating_mul(PAGE_BYTES)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_allowance_grows_with_input_and_saturates() {
+        let l = Limits::default();
+        assert_eq!(l.output_bytes_max(0), 1 << 20);
+        assert_eq!(l.output_bytes_max(10), (1 << 20) + 40);
+        assert_eq!(l.output_bytes_max(u64::MAX), u64::MAX);
+    }
+}

@@ -1,0 +1,179 @@
+//! Loading a user's program: WAT text or a binary module, validated and compiled eagerly, its
+//! imports checked against the WASI subset (anything else is refused by name), its exports
+//! (`_start`, `memory`) and its declared memory checked against the limits.
+//!
+//! Tolerates arbitrary bytes: every failure is a `LoadError`, never a panic (fuzzed in
+//! tests/sandbox.rs); the module size is bounded before parsing.
+
+use crate::cost;
+use crate::error::LoadError;
+use crate::limits::Limits;
+use crate::run::Run;
+use crate::wasi::{self, WasiState, WASI_FUNCTIONS, WASI_MODULE};
+use wasmi::{CompilationMode, Config, Engine, ExternType, Linker, Module};
+
+/// A loaded, checked program.
+pub struct Program {
+    name: String,
+    engine: Engine,
+    module: Module,
+    linker: Linker<WasiState>,
+    limits: Limits,
+    imports: Vec<String>,
+    memory_pages: u64,
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("name", &self.name)
+            .field("imports", &self.imports)
+            .field("memory_pages", &self.memory_pages)
+            .finish()
+    }
+}
+
+fn engine() -> Engine {
+    let mut c = Config::default();
+    c.consume_fuel(true)
+        .compilation_mode(CompilationMode::Eager)
+        .operator_cost(cost::operator_cost())
+        .fuel_cost(cost::custom_fuel_costs());
+    Engine::new(&c)
+}
+
+impl Program {
+    /// Loads `bytes` (a binary module, or WAT text) under `name` (argv[0]: the file name).
+    pub fn load(name: &str, bytes: &[u8], limits: Limits) -> Result<Program, LoadError> {
+        let bad = |reason: String| LoadError::BadModule {
+            name: name.to_string(),
+            reason,
+        };
+        if bytes.len() as u64 > limits.module_bytes_max {
+            return Err(LoadError::TooLarge {
+                name: name.to_string(),
+                bytes: bytes.len() as u64,
+                bytes_max: limits.module_bytes_max,
+            });
+        }
+        let binary;
+        let wasm: &[u8] = if bytes.starts_with(b"\0asm") {
+            bytes
+        } else {
+            binary = wat::parse_bytes(bytes).map_err(|e| bad(e.to_string()))?;
+            &binary
+        };
+        let engine = engine();
+        let module = Module::new(&engine, wasm).map_err(|e| bad(e.to_string()))?;
+        let imports = check_imports(name, &module)?;
+        let memory_pages = check_exports(name, &module, &limits)?;
+        let linker = wasi::linker(&engine);
+        Ok(Program {
+            name: name.to_string(),
+            engine,
+            module,
+            linker,
+            limits,
+            imports,
+            memory_pages,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The WASI functions the module imports, in its order.
+    pub fn imports(&self) -> &[String] {
+        &self.imports
+    }
+
+    /// Pages of linear memory the module declares initially.
+    pub fn memory_pages(&self) -> u64 {
+        self.memory_pages
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// A fresh run with `args` (after argv[0]) and the run's `seed` (random_get).
+    pub fn start(&self, args: &[String], seed: u64) -> Result<Run, crate::RunError> {
+        let mut argv = vec![self.name.as_bytes().to_vec()];
+        argv.extend(args.iter().map(|a| a.as_bytes().to_vec()));
+        Run::new(self, WasiState::new(argv, seed, self.limits))
+    }
+
+    pub(crate) fn parts(&self) -> (&Engine, &Module, &Linker<WasiState>) {
+        (&self.engine, &self.module, &self.linker)
+    }
+}
+
+fn check_imports(name: &str, module: &Module) -> Result<Vec<String>, LoadError> {
+    let mut names = Vec::new();
+    for import in module.imports() {
+        let refuse = || LoadError::ForbiddenImport {
+            name: name.to_string(),
+            module: import.module().to_string(),
+            field: import.name().to_string(),
+        };
+        if import.module() != WASI_MODULE {
+            return Err(refuse());
+        }
+        let Some((_, params, results)) = WASI_FUNCTIONS.iter().find(|f| f.0 == import.name())
+        else {
+            return Err(refuse());
+        };
+        let ExternType::Func(ty) = import.ty() else {
+            return Err(refuse());
+        };
+        if ty.params() != *params || ty.results() != *results {
+            return Err(LoadError::ImportSignature {
+                name: name.to_string(),
+                module: import.module().to_string(),
+                field: import.name().to_string(),
+                reason: format!(
+                    "{:?} -> {:?}, expected {:?} -> {:?}",
+                    ty.params(),
+                    ty.results(),
+                    params,
+                    results
+                ),
+            });
+        }
+        names.push(import.name().to_string());
+    }
+    Ok(names)
+}
+
+/// Checks `_start` and `memory`; returns the declared initial pages.
+fn check_exports(name: &str, module: &Module, limits: &Limits) -> Result<u64, LoadError> {
+    let mut start = None;
+    let mut memory = None;
+    for e in module.exports() {
+        match (e.name(), e.ty()) {
+            ("_start", ExternType::Func(f)) => start = Some(f.clone()),
+            ("memory", ExternType::Memory(m)) => memory = Some(*m),
+            _ => {}
+        }
+    }
+    let missing = |export| LoadError::MissingExport {
+        name: name.to_string(),
+        export,
+    };
+    let start = start.ok_or_else(|| missing("_start"))?;
+    if !start.params().is_empty() || !start.results().is_empty() {
+        return Err(LoadError::StartSignature {
+            name: name.to_string(),
+        });
+    }
+    let memory = memory.ok_or_else(|| missing("memory"))?;
+    if memory.minimum() > limits.memory_pages_max {
+        return Err(LoadError::MemoryDeclared {
+            name: name.to_string(),
+            pages: memory.minimum(),
+            pages_max: limits.memory_pages_max,
+        });
+    }
+    Ok(memory.minimum())
+}
