@@ -89,3 +89,53 @@ fn crc32_example_matches_crc32fast() {
         assert_eq!(String::from_utf8(got.output).unwrap(), want, "{len} bytes");
     }
 }
+
+/// Compiles examples/programs/NAME.c with Debian's clang for wasm32-wasi (wasi-libc).
+fn compile_c(dir: &std::path::Path, name: &str) -> Program {
+    let src = format!(
+        "{}/../../examples/programs/{name}.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let out = dir.join(format!("{name}.wasm"));
+    let status = std::process::Command::new("clang")
+        .args(["--target=wasm32-wasi", "-O2", "-Wl,--strip-all", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .expect("clang runs (scripts/setup.sh installs clang, lld, wasi-libc)");
+    assert!(status.success(), "clang {src}");
+    Program::load(
+        &format!("{name}.wasm"),
+        &std::fs::read(&out).unwrap(),
+        Limits::default(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_c_examples_compiled_with_wasi_libc_compute_what_the_builtins_compute() {
+    let dir = tempfile::tempdir().unwrap();
+    let grep = compile_c(dir.path(), "grep");
+    let app = GrepApp::with_line_chars(120).unwrap();
+    let (input, params, want) = builtin(&app, 7, 40_000);
+    let pattern = String::from_utf8(params[0].clone()).unwrap();
+    let got = run_chunks(&grep, &[pattern], 0, &input, 5000).unwrap();
+    assert_eq!((got.exit_code, got.output), (0, want));
+
+    let stats = compile_c(dir.path(), "statistics");
+    let app = StatisticsApp::with_row_values(50).unwrap();
+    let (input, _, want) = builtin(&app, 8, 40_000);
+    let got = run_chunks(&stats, &["200".into()], 0, &input, 3333).unwrap();
+    assert_eq!((got.exit_code, got.output), (0, want));
+    let got = run_chunks(&stats, &["7".into()], 0, &input, 3333).unwrap();
+    assert_eq!(got.exit_code, 2);
+    assert!(String::from_utf8_lossy(&got.diagnostics).contains("usage"));
+
+    let crc = compile_c(dir.path(), "crc32");
+    let got = run_chunks(&crc, &[], 0, &input, 4096).unwrap();
+    let want = format!("{:08x}\n", crc32fast::hash(&input));
+    assert_eq!(
+        (got.exit_code, String::from_utf8(got.output).unwrap()),
+        (0, want)
+    );
+}
