@@ -1,7 +1,8 @@
 ;; grep: for each line of standard input, the first column where the pattern (argv[1])
 ;; occurs, written as a (row, col) pair of little-endian u32s; lines without a match write
 ;; nothing. The same output as nearflash's built-in INSIDER grep drive program
-;; (crates/iscapps/src/apps/grep/program.rs), the same algorithm (KMP per line).
+;; (crates/iscapps/src/apps/grep/program.rs), the same algorithm (KMP per line up to its first
+;; match, then a word-at-a-time search for the newline).
 ;; Exit 2 on a bad pattern (none, empty, longer than 64 bytes or containing a newline).
 ;;
 ;; Memory: 0 iovec, 16 nread, 256 argc/argv sizes, 512 argv, 1024..4096 argument bytes,
@@ -67,6 +68,7 @@
   (func (export "_start")
     (local $plen i32) (local $n i32) (local $p i32) (local $end i32) (local $b i32)
     (local $row i32) (local $col i32) (local $m i32) (local $done i32)
+    (local $last8 i32) (local $w i64)
     (local.set $plen (call $pattern))
     (call $failure (local.get $plen))
     (block $eof
@@ -79,34 +81,50 @@
         (br_if $eof (i32.eqz (local.get $n)))
         (local.set $p (i32.const 65536))
         (local.set $end (i32.add (i32.const 65536) (local.get $n)))
-        (loop $byte
-          (local.set $b (i32.load8_u (local.get $p)))
-          (local.set $p (i32.add (local.get $p) (i32.const 1)))
-          (if (i32.eq (local.get $b) (i32.const 10))
-            (then
-              (local.set $row (i32.add (local.get $row) (i32.const 1)))
-              (local.set $col (i32.const 0))
-              (local.set $m (i32.const 0))
-              (local.set $done (i32.const 0)))
-            (else (if (i32.eqz (local.get $done))
+        (local.set $last8 (i32.sub (local.get $end) (i32.const 8)))
+        (block $chunk
+          (loop $byte
+            (if (local.get $done)
               (then
-                (block $stop
-                  (loop $back
-                    (br_if $stop (i32.eqz (local.get $m)))
-                    (br_if $stop (i32.eq (i32.load8_u (i32.add (i32.const 4096) (local.get $m))) (local.get $b)))
-                    (local.set $m (i32.load (i32.add (i32.const 4156) (i32.shl (local.get $m) (i32.const 2)))))
-                    (br $back)))
-                (if (i32.eq (i32.load8_u (i32.add (i32.const 4096) (local.get $m))) (local.get $b))
-                  (then (local.set $m (i32.add (local.get $m) (i32.const 1)))))
-                (local.set $col (i32.add (local.get $col) (i32.const 1)))
-                (if (i32.eq (local.get $m) (local.get $plen))
-                  (then
-                    (i32.store (i32.const 8192) (local.get $row))
-                    (i32.store (i32.const 8196) (i32.sub (local.get $col) (local.get $plen)))
-                    (i32.store (i32.const 32) (i32.const 8192))
-                    (i32.store (i32.const 36) (i32.const 8))
-                    (if (call $fd_write (i32.const 1) (i32.const 32) (i32.const 1) (i32.const 40))
-                      (then (call $proc_exit (i32.const 1))))
-                    (local.set $done (i32.const 1))))))))
-          (br_if $byte (i32.lt_u (local.get $p) (local.get $end))))
+                ;; the line matched: find its newline a 64-bit word at a time
+                (block $found
+                  (loop $word
+                    (br_if $found (i32.gt_u (local.get $p) (local.get $last8)))
+                    (local.set $w (i64.xor (i64.load (local.get $p)) (i64.const 0x0a0a0a0a0a0a0a0a)))
+                    (br_if $found (i64.ne (i64.and (i64.and (i64.sub (local.get $w) (i64.const 0x0101010101010101))
+                                                            (i64.xor (local.get $w) (i64.const -1)))
+                                                   (i64.const 0x8080808080808080))
+                                          (i64.const 0)))
+                    (local.set $p (i32.add (local.get $p) (i32.const 8)))
+                    (br $word)))))
+            (br_if $chunk (i32.ge_u (local.get $p) (local.get $end)))
+            (local.set $b (i32.load8_u (local.get $p)))
+            (local.set $p (i32.add (local.get $p) (i32.const 1)))
+            (if (i32.eq (local.get $b) (i32.const 10))
+              (then
+                (local.set $row (i32.add (local.get $row) (i32.const 1)))
+                (local.set $col (i32.const 0))
+                (local.set $m (i32.const 0))
+                (local.set $done (i32.const 0)))
+              (else (if (i32.eqz (local.get $done))
+                (then
+                  (block $stop
+                    (loop $back
+                      (br_if $stop (i32.eqz (local.get $m)))
+                      (br_if $stop (i32.eq (i32.load8_u (i32.add (i32.const 4096) (local.get $m))) (local.get $b)))
+                      (local.set $m (i32.load (i32.add (i32.const 4156) (i32.shl (local.get $m) (i32.const 2)))))
+                      (br $back)))
+                  (if (i32.eq (i32.load8_u (i32.add (i32.const 4096) (local.get $m))) (local.get $b))
+                    (then (local.set $m (i32.add (local.get $m) (i32.const 1)))))
+                  (local.set $col (i32.add (local.get $col) (i32.const 1)))
+                  (if (i32.eq (local.get $m) (local.get $plen))
+                    (then
+                      (i32.store (i32.const 8192) (local.get $row))
+                      (i32.store (i32.const 8196) (i32.sub (local.get $col) (local.get $plen)))
+                      (i32.store (i32.const 32) (i32.const 8192))
+                      (i32.store (i32.const 36) (i32.const 8))
+                      (if (call $fd_write (i32.const 1) (i32.const 32) (i32.const 1) (i32.const 40))
+                        (then (call $proc_exit (i32.const 1))))
+                      (local.set $done (i32.const 1))))))))
+            (br $byte)))
         (br $read)))))
