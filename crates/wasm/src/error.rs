@@ -67,6 +67,4 @@ pub enum RunError {
     },
     #[error("{name}: could not be instantiated: {reason}")]
     Instantiate { name: String, reason: String },
-    #[error("{name}: fed input after it exited")]
-    FedAfterExit { name: String },
 }

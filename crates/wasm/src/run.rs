@@ -126,14 +126,20 @@ impl Run {
     /// Feeds one chunk of input at simulated time `now_ns`; `last` says none follows.
     /// Runs the program until it has read the whole chunk and wants more, or exits.
     pub fn feed(&mut self, now_ns: u64, chunk: &[u8], last: bool) -> Result<Step, RunError> {
+        match &self.state {
+            State::Failed(e) => return Err(e.clone()),
+            State::Exited(code) => {
+                return Ok(Step {
+                    fuel: 0,
+                    status: Status::Exited { code: *code },
+                })
+            }
+            State::Fresh(_) | State::Waiting(_) => {}
+        }
         let before = self.fuel_consumed();
         {
             let st = self.store.data_mut();
-            assert_eq!(
-                st.input_at,
-                st.input.len(),
-                "a chunk is fed once the last is read"
-            );
+            assert_eq!(st.input_at, st.input.len(), "a chunk is fed once the last is read");
             assert!(!st.input_last, "no chunk is fed after the last");
             st.input.clear();
             st.input.extend_from_slice(chunk);
@@ -157,10 +163,7 @@ impl Run {
                 let left = self.store.get_fuel().expect("fuel metering is on");
                 if left < fuel {
                     self.store.set_fuel(0).expect("fuel metering is on");
-                    let e = RunError::OutOfFuel {
-                        name: self.name.clone(),
-                        fuel_max: self.fuel_max,
-                    };
+                    let e = self.out_of_fuel();
                     self.state = State::Failed(e.clone());
                     return Err(e);
                 }
@@ -169,32 +172,12 @@ impl Run {
                     .expect("fuel metering is on");
                 invocation.resume(&mut self.store, &[Val::I32(errno)], &mut [])
             }
-            State::Exited(code) => {
-                self.state = State::Exited(code);
-                self.store.data_mut().input_at = chunk.len();
-                self.store.data_mut().input_last = false;
-                return Ok(Step {
-                    fuel: 0,
-                    status: Status::Exited { code },
-                });
-            }
-            State::Failed(e) => {
-                self.state = State::Failed(e.clone());
-                return Err(e);
-            }
+            State::Exited(_) | State::Failed(_) => unreachable!("answered above"),
         };
         let status = self.settle(call);
         let fuel = self.fuel_consumed() - before;
         match status {
-            Ok(status) => {
-                if let Status::Exited { .. } = status {
-                    // The rest of this chunk is not read; the next feed is accepted.
-                    let st = self.store.data_mut();
-                    st.input_at = st.input.len();
-                    st.input_last = false;
-                }
-                Ok(Step { fuel, status })
-            }
+            Ok(status) => Ok(Step { fuel, status }),
             Err(e) => {
                 self.state = State::Failed(e.clone());
                 Err(e)

@@ -83,8 +83,8 @@ pub struct PendingRead {
     pub nread_ptr: u32,
 }
 
-/// Linear-memory growth limit; records that it refused, so that the trap it causes is
-/// reported as a memory-limit hit.
+/// Linear-memory growth limit: growing past it traps, and the limiter records that it refused
+/// so that the trap is reported as a memory-limit hit.
 #[derive(Debug)]
 pub struct MemoryLimiter {
     pub memory_bytes_max: u64,
@@ -101,18 +101,12 @@ impl ResourceLimiter for MemoryLimiter {
         desired: usize,
         maximum: Option<usize>,
     ) -> Result<bool, LimiterError> {
-        let ok = desired as u64 <= self.memory_bytes_max && maximum.is_none_or(|m| desired <= m);
-        if !ok {
+        if desired as u64 > self.memory_bytes_max {
+            // A trap, not -1 from memory.grow: hitting the limit is the run's typed error.
             self.hit = true;
+            return Err(LimiterError::ResourceLimiterDeniedAllocation);
         }
-        Ok(ok)
-    }
-
-    fn memory_grow_failed(
-        &mut self,
-        _error: &wasmi::errors::MemoryError,
-    ) -> Result<(), LimiterError> {
-        Err(LimiterError::ResourceLimiterDeniedAllocation)
+        Ok(maximum.is_none_or(|m| desired <= m))
     }
 
     fn table_growing(

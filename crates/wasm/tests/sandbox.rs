@@ -1,0 +1,213 @@
+//! The sandbox holds: hostile and broken programs end in their own typed error within bounded
+//! fuel (so bounded simulated and wall time), a well-behaved program run beside them finishes
+//! with the right output, and the loader survives arbitrary and mutated bytes.
+
+use nearflash_wasm::{run_chunks, Limits, LoadError, Program, RunError, Status};
+use proptest::prelude::*;
+
+const CAT: &str = r#"(module
+  (import "wasi_snapshot_preview1" "fd_read" (func $r (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (loop $l
+      (i32.store (i32.const 0) (i32.const 1024))
+      (i32.store (i32.const 4) (i32.const 4096))
+      (drop (call $r (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 16)))
+      (if (i32.load (i32.const 16))
+        (then
+          (i32.store (i32.const 4) (i32.load (i32.const 16)))
+          (drop (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 16)))
+          (br $l))))))"#;
+
+fn body(code: &str) -> String {
+    format!(r#"(module (memory (export "memory") 1) (func (export "_start") {code}))"#)
+}
+
+fn small() -> Limits {
+    Limits {
+        memory_pages_max: 16,
+        fuel_max: 2_000_000,
+        ..Limits::default()
+    }
+}
+
+fn load(src: &str) -> Result<Program, LoadError> {
+    Program::load("p.wat", src.as_bytes(), small())
+}
+
+#[test]
+fn cat_copies_its_input_in_any_chunking() {
+    let p = load(CAT).unwrap();
+    let input: Vec<u8> = (0..20_000u32).map(|i| i as u8).collect();
+    for chunk in [1, 100, 4096, 20_000] {
+        let out = run_chunks(&p, &[], 0, &input, chunk).unwrap();
+        assert_eq!((out.exit_code, &out.output), (0, &input));
+        assert_eq!(out.input_read_bytes, 20_000);
+    }
+}
+
+#[test]
+fn two_programs_side_by_side_one_misbehaves_the_other_finishes() {
+    let input: Vec<u8> = (0..50_000u32).map(|i| (i * 7) as u8).collect();
+    let bad = [
+        ("an infinite loop", body("(loop $l (br $l))")),
+        ("a memory bomb", body("(loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))")),
+        ("an out-of-bounds store", body("(i32.store (i32.const 70000) (i32.const 1))")),
+        ("an unreachable", body("unreachable")),
+        ("deep recursion", r#"(module (memory (export "memory") 1) (func $f (call $f)) (func (export "_start") (call $f)))"#.to_string()),
+        ("a division by zero", body("(drop (i32.div_u (i32.const 1) (i32.const 0)))")),
+    ];
+    let good = load(CAT).unwrap();
+    for (what, src) in bad {
+        let bad = load(&src).unwrap();
+        let mut b = bad.start(&[], 1).unwrap();
+        let mut g = good.start(&[], 1).unwrap();
+        let mut out = Vec::new();
+        let mut bad_error = None;
+        for (i, chunk) in input.chunks(4096).enumerate() {
+            let last = (i + 1) * 4096 >= input.len();
+            if bad_error.is_none() {
+                match b.feed(i as u64, chunk, last) {
+                    Ok(_) => {}
+                    Err(e) => bad_error = Some(e),
+                }
+            }
+            let s = g.feed(i as u64, chunk, last).unwrap();
+            out.extend(g.take_output());
+            if last {
+                assert_eq!(s.status, Status::Exited { code: 0 });
+            }
+        }
+        assert_eq!(out, input, "{what}: the good program's output");
+        let e = bad_error.unwrap_or_else(|| panic!("{what}: no error"));
+        let expected = match what {
+            "an infinite loop" => matches!(e, RunError::OutOfFuel { fuel_max: 2_000_000, .. }),
+            "a memory bomb" => matches!(e, RunError::MemoryLimit { pages_max: 16, .. }),
+            "an out-of-bounds store" => matches!(e, RunError::OutOfBounds { .. }),
+            _ => matches!(e, RunError::Trap { .. }),
+        };
+        assert!(expected, "{what}: {e}");
+        assert!(b.fuel_consumed() <= 2_000_000, "{what}: fuel is bounded");
+        assert!(b.feed(99, b"", true).is_err(), "{what}: a failed run stays failed");
+    }
+}
+
+#[test]
+fn unknown_imports_garbage_and_oversized_declarations_are_refused_at_load_by_name() {
+    let e = load(r#"(module (import "wasi_snapshot_preview1" "path_open" (func (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32))) (memory (export "memory") 1) (func (export "_start")))"#).unwrap_err();
+    assert!(matches!(&e, LoadError::ForbiddenImport { field, .. } if field == "path_open"), "{e}");
+    assert!(e.to_string().contains("path_open"));
+    let e = load(r#"(module (import "env" "sock" (func)) (memory (export "memory") 1) (func (export "_start")))"#).unwrap_err();
+    assert!(e.to_string().contains("env.sock"), "{e}");
+    let e = load(r#"(module (import "wasi_snapshot_preview1" "fd_read" (func (param i32))) (memory (export "memory") 1) (func (export "_start")))"#).unwrap_err();
+    assert!(matches!(e, LoadError::ImportSignature { .. }), "{e}");
+    assert!(matches!(load("\0asm garbage"), Err(LoadError::BadModule { .. })));
+    assert!(matches!(load("(module"), Err(LoadError::BadModule { .. })));
+    let e = load(r#"(module (memory (export "memory") 65536) (func (export "_start")))"#).unwrap_err();
+    assert!(matches!(e, LoadError::MemoryDeclared { pages: 65536, pages_max: 16, .. }), "{e}");
+    let e = load(r#"(module (memory (export "memory") 1))"#).unwrap_err();
+    assert!(matches!(e, LoadError::MissingExport { export: "_start", .. }), "{e}");
+    let e = load(r#"(module (func (export "_start")))"#).unwrap_err();
+    assert!(matches!(e, LoadError::MissingExport { export: "memory", .. }), "{e}");
+    let big = vec![b' '; 17 << 20];
+    assert!(matches!(Program::load("big", &big, Limits::default()), Err(LoadError::TooLarge { .. })));
+}
+
+#[test]
+fn output_beyond_the_allowance_per_input_byte_is_an_error() {
+    // Writes 64 KiB per 1-byte read: far above 1 MiB + 4 per input byte after a few reads.
+    let src = r#"(module
+      (import "wasi_snapshot_preview1" "fd_read" (func $r (param i32 i32 i32 i32) (result i32)))
+      (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+      (memory (export "memory") 2)
+      (func (export "_start")
+        (loop $l
+          (i32.store (i32.const 0) (i32.const 100)) (i32.store (i32.const 4) (i32.const 1))
+          (drop (call $r (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 16)))
+          (i32.store (i32.const 0) (i32.const 0)) (i32.store (i32.const 4) (i32.const 65536))
+          (drop (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 16)))
+          (br_if $l (i32.load (i32.const 16))))))"#;
+    let p = Program::load("flood.wat", src.as_bytes(), Limits::default()).unwrap();
+    let e = run_chunks(&p, &[], 0, &[7; 1000], 1000).unwrap_err();
+    assert!(matches!(e, RunError::OutputLimit { .. }), "{e}");
+}
+
+#[test]
+fn args_environ_clock_random_and_exit_are_deterministic() {
+    // Writes argv (sizes), then 8 random bytes, then the clock, then exits 3.
+    let src = r#"(module
+      (import "wasi_snapshot_preview1" "args_sizes_get" (func $as (param i32 i32) (result i32)))
+      (import "wasi_snapshot_preview1" "args_get" (func $ag (param i32 i32) (result i32)))
+      (import "wasi_snapshot_preview1" "environ_sizes_get" (func $es (param i32 i32) (result i32)))
+      (import "wasi_snapshot_preview1" "random_get" (func $rg (param i32 i32) (result i32)))
+      (import "wasi_snapshot_preview1" "clock_time_get" (func $ct (param i32 i64 i32) (result i32)))
+      (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+      (import "wasi_snapshot_preview1" "proc_exit" (func $x (param i32)))
+      (memory (export "memory") 1)
+      (func (export "_start")
+        (drop (call $as (i32.const 100) (i32.const 104)))
+        (drop (call $ag (i32.const 200) (i32.const 300)))
+        (drop (call $es (i32.const 108) (i32.const 112)))
+        (drop (call $rg (i32.const 120) (i32.const 8)))
+        (drop (call $ct (i32.const 1) (i64.const 0) (i32.const 128)))
+        ;; out: sizes+environ (16 bytes), random+clock (16 bytes), then the argument strings
+        (i32.store (i32.const 0) (i32.const 100)) (i32.store (i32.const 4) (i32.const 16))
+        (i32.store (i32.const 8) (i32.const 120)) (i32.store (i32.const 12) (i32.const 16))
+        (i32.store (i32.const 16) (i32.const 300)) (i32.store (i32.const 20) (i32.load (i32.const 104)))
+        (drop (call $w (i32.const 1) (i32.const 0) (i32.const 3) (i32.const 40)))
+        (call $x (i32.const 3))))"#;
+    let p = load(src).unwrap();
+    let run = |seed: u64| {
+        let mut r = p.start(&["a".into(), "bc".into()], seed).unwrap();
+        let s = r.feed(12_345, b"", true).unwrap();
+        assert_eq!(s.status, Status::Exited { code: 3 });
+        r.take_output()
+    };
+    let out = run(5);
+    assert_eq!(&out[0..4], &3u32.to_le_bytes(), "argc");
+    assert_eq!(&out[4..8], &(6 + 2 + 3u32).to_le_bytes(), "argv bytes");
+    assert_eq!(&out[8..16], &[0; 8], "empty environment");
+    assert_eq!(&out[24..32], &12_345u64.to_le_bytes(), "simulated time");
+    assert_eq!(&out[32..], b"p.wat\0a\0bc\0");
+    assert_eq!(out, run(5), "same seed, same bytes");
+    assert_ne!(out[16..24], run(6)[16..24], "another seed, other random bytes");
+}
+
+/// A valid module to mutate: CAT compiled.
+fn cat_binary() -> Vec<u8> {
+    wat::parse_str(CAT).unwrap()
+}
+
+fn try_everything(bytes: &[u8]) {
+    let limits = Limits {
+        memory_pages_max: 4,
+        fuel_max: 100_000,
+        ..Limits::default()
+    };
+    if let Ok(p) = Program::load("fuzz.wasm", bytes, limits) {
+        let _ = run_chunks(&p, &[], 1, b"some input\n", 4);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_loader_never_panics_on_arbitrary_bytes(mut bytes in proptest::collection::vec(any::<u8>(), 0..512), wasm_header in any::<bool>()) {
+        if wasm_header {
+            bytes.splice(0..0, *b"\0asm\x01\0\0\0");
+        }
+        try_everything(&bytes);
+    }
+
+    #[test]
+    fn the_loader_never_panics_on_mutated_modules(flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8)) {
+        let mut bytes = cat_binary();
+        for (at, v) in flips {
+            let i = at.index(bytes.len());
+            bytes[i] = v;
+        }
+        try_everything(&bytes);
+    }
+}
