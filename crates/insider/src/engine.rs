@@ -4,7 +4,9 @@
 //! the same few cores, time-shared; a chunk runs on the core that frees first for `bytes ×
 //! instructions_per_byte × CPI ÷ clock` (§5.5 assumes
 //! perfect IPC and perfect parallelism, which chunk-level scheduling over all cores gives).
-//! Slot 0 is the hardware pass-through of ordinary firmware reads in both cases.
+//! Slot 0 is the hardware pass-through of ordinary firmware reads in both cases. A program that
+//! meters itself (a WebAssembly module's fuel) is charged its measured instructions per chunk
+//! instead (`run_metered`).
 
 use crate::config::{EngineKind, InsiderConfig};
 use nearflash_hw::compute::{CoreSpec, SlotSpec, TimeSharedCores};
@@ -14,6 +16,11 @@ use nearflash_stream::WorkCost;
 
 /// The pass-through slot accepts one 64-byte flit per cycle.
 pub const PASS_THROUGH_BYTES_PER_CYCLE: f64 = 64.0;
+
+/// CPI of the soft core a WebAssembly program runs on inside a slot: a single-issue in-order
+/// pipeline (MicroBlaze-class) issues one instruction per cycle when it does not stall; as
+/// §5.5's perfect-IPC assumption for the ARM cores, stalls are not modelled (an assumption).
+pub const SOFT_CORE_CPI: f64 = 1.0;
 
 pub struct Engines {
     kind: EngineKind,
@@ -62,6 +69,20 @@ impl Engines {
         match self.kind {
             EngineKind::Slots => self.slots[slot].serve(now, service),
             EngineKind::Cores => self.cores.run(now, service),
+        }
+    }
+
+    /// Runs `instructions` a self-metering program (WebAssembly: its fuel) executed on one
+    /// chunk, in `slot` from `now`; returns when done. On cores: instructions × CPI ÷ clock on
+    /// the core that frees first. In a slot: the module runs on a soft core built in the
+    /// slot's logic, at the slot's clock with `SOFT_CORE_CPI`.
+    pub fn run_metered(&mut self, slot: usize, instructions: f64, now: SimTime) -> SimTime {
+        match self.kind {
+            EngineKind::Slots => {
+                let soft = CoreSpec::new(self.slot.clock_mhz, SOFT_CORE_CPI);
+                self.slots[slot].serve(now, soft.duration(instructions))
+            }
+            EngineKind::Cores => self.cores.run(now, self.core.duration(instructions)),
         }
     }
 

@@ -731,7 +731,7 @@ impl State {
         let Some(chunk) = s.fifo.pop_front() else {
             return;
         };
-        let out = match run_program(s, &chunk) {
+        let out = match run_program(s, &chunk, now) {
             Ok(out) => out,
             Err(reason) => {
                 s.fault = Some(reason);
@@ -744,8 +744,16 @@ impl State {
         s.slot_out = out;
         s.slot_chunk_last = chunk.last;
         s.slot_busy = true;
+        let metered = s
+            .run
+            .program
+            .as_mut()
+            .and_then(|p| p.take_metered_instructions());
         let (slot, cost, throttle) = (s.slot, s.run.cost, s.run.throttle_mb_s);
-        let at = self.engines.run(slot, chunk.bytes, cost, throttle, now);
+        let at = match metered {
+            Some(instructions) => self.engines.run_metered(slot, instructions, now),
+            None => self.engines.run(slot, chunk.bytes, cost, throttle, now),
+        };
         self.schedule(q, at, Ev::SlotDone(fd));
         if self.streams[&fd].dir == Direction::Read {
             self.release_credits(fd);
@@ -1041,7 +1049,7 @@ impl State {
 
 /// Runs the program over one chunk: functional fidelity feeds its flits to the real program;
 /// timing fidelity produces `output_per_input` of the input. Returns the output (bytes, data).
-fn run_program(s: &mut Stream, chunk: &Chunk) -> Result<(u64, Vec<u8>), String> {
+fn run_program(s: &mut Stream, chunk: &Chunk, now: SimTime) -> Result<(u64, Vec<u8>), String> {
     let Some(p) = s.run.program.as_mut() else {
         let before = (s.consumed_in_bytes as f64 * s.run.output_per_input) as u64;
         let after = ((s.consumed_in_bytes + chunk.bytes) as f64 * s.run.output_per_input) as u64;
@@ -1060,6 +1068,7 @@ fn run_program(s: &mut Stream, chunk: &Chunk) -> Result<(u64, Vec<u8>), String> 
     };
     debug_assert!(s.partial_flit.len() < FLIT_BYTES);
     let w: &mut FlitWriter = &mut s.writer;
+    p.set_now_ns(now.as_ns());
     for f in &flits {
         p.on_flit(f, w).map_err(|e| e.to_string())?;
     }

@@ -43,4 +43,14 @@ pub trait StreamProgram {
 
     /// The work this program does per input byte, on each kind of engine.
     fn cost(&self) -> WorkCost;
+
+    /// The simulated time, handed to the program before the runtime feeds it a chunk (a
+    /// WebAssembly program's clock reads it). Built-in programs ignore it.
+    fn set_now_ns(&mut self, _now_ns: u64) {}
+
+    /// Instructions executed since the last call, for programs that meter themselves (a
+    /// WebAssembly program's fuel); `None` for programs charged by `cost()` per byte.
+    fn take_metered_instructions(&mut self) -> Option<f64> {
+        None
+    }
 }

@@ -86,6 +86,11 @@ impl Run {
         })
     }
 
+    /// The program's name (argv[0]).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Fuel burnt so far.
     pub fn fuel_consumed(&self) -> u64 {
         self.fuel_max - self.store.get_fuel().expect("fuel metering is on")
@@ -139,7 +144,11 @@ impl Run {
         let before = self.fuel_consumed();
         {
             let st = self.store.data_mut();
-            assert_eq!(st.input_at, st.input.len(), "a chunk is fed once the last is read");
+            assert_eq!(
+                st.input_at,
+                st.input.len(),
+                "a chunk is fed once the last is read"
+            );
             assert!(!st.input_last, "no chunk is fed after the last");
             st.input.clear();
             st.input.extend_from_slice(chunk);

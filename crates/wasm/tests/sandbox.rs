@@ -82,36 +82,83 @@ fn two_programs_side_by_side_one_misbehaves_the_other_finishes() {
         assert_eq!(out, input, "{what}: the good program's output");
         let e = bad_error.unwrap_or_else(|| panic!("{what}: no error"));
         let expected = match what {
-            "an infinite loop" => matches!(e, RunError::OutOfFuel { fuel_max: 2_000_000, .. }),
+            "an infinite loop" => matches!(
+                e,
+                RunError::OutOfFuel {
+                    fuel_max: 2_000_000,
+                    ..
+                }
+            ),
             "a memory bomb" => matches!(e, RunError::MemoryLimit { pages_max: 16, .. }),
             "an out-of-bounds store" => matches!(e, RunError::OutOfBounds { .. }),
             _ => matches!(e, RunError::Trap { .. }),
         };
         assert!(expected, "{what}: {e}");
         assert!(b.fuel_consumed() <= 2_000_000, "{what}: fuel is bounded");
-        assert!(b.feed(99, b"", true).is_err(), "{what}: a failed run stays failed");
+        assert!(
+            b.feed(99, b"", true).is_err(),
+            "{what}: a failed run stays failed"
+        );
     }
 }
 
 #[test]
 fn unknown_imports_garbage_and_oversized_declarations_are_refused_at_load_by_name() {
     let e = load(r#"(module (import "wasi_snapshot_preview1" "path_open" (func (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32))) (memory (export "memory") 1) (func (export "_start")))"#).unwrap_err();
-    assert!(matches!(&e, LoadError::ForbiddenImport { field, .. } if field == "path_open"), "{e}");
+    assert!(
+        matches!(&e, LoadError::ForbiddenImport { field, .. } if field == "path_open"),
+        "{e}"
+    );
     assert!(e.to_string().contains("path_open"));
     let e = load(r#"(module (import "env" "sock" (func)) (memory (export "memory") 1) (func (export "_start")))"#).unwrap_err();
     assert!(e.to_string().contains("env.sock"), "{e}");
     let e = load(r#"(module (import "wasi_snapshot_preview1" "fd_read" (func (param i32))) (memory (export "memory") 1) (func (export "_start")))"#).unwrap_err();
     assert!(matches!(e, LoadError::ImportSignature { .. }), "{e}");
-    assert!(matches!(load("\0asm garbage"), Err(LoadError::BadModule { .. })));
+    assert!(matches!(
+        load("\0asm garbage"),
+        Err(LoadError::BadModule { .. })
+    ));
     assert!(matches!(load("(module"), Err(LoadError::BadModule { .. })));
-    let e = load(r#"(module (memory (export "memory") 65536) (func (export "_start")))"#).unwrap_err();
-    assert!(matches!(e, LoadError::MemoryDeclared { pages: 65536, pages_max: 16, .. }), "{e}");
+    let e =
+        load(r#"(module (memory (export "memory") 65536) (func (export "_start")))"#).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            LoadError::MemoryDeclared {
+                pages: 65536,
+                pages_max: 16,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = load(r#"(module (memory (export "memory") 1))"#).unwrap_err();
-    assert!(matches!(e, LoadError::MissingExport { export: "_start", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            LoadError::MissingExport {
+                export: "_start",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = load(r#"(module (func (export "_start")))"#).unwrap_err();
-    assert!(matches!(e, LoadError::MissingExport { export: "memory", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            LoadError::MissingExport {
+                export: "memory",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let big = vec![b' '; 17 << 20];
-    assert!(matches!(Program::load("big", &big, Limits::default()), Err(LoadError::TooLarge { .. })));
+    assert!(matches!(
+        Program::load("big", &big, Limits::default()),
+        Err(LoadError::TooLarge { .. })
+    ));
 }
 
 #[test]
@@ -171,7 +218,11 @@ fn args_environ_clock_random_and_exit_are_deterministic() {
     assert_eq!(&out[24..32], &12_345u64.to_le_bytes(), "simulated time");
     assert_eq!(&out[32..], b"p.wat\0a\0bc\0");
     assert_eq!(out, run(5), "same seed, same bytes");
-    assert_ne!(out[16..24], run(6)[16..24], "another seed, other random bytes");
+    assert_ne!(
+        out[16..24],
+        run(6)[16..24],
+        "another seed, other random bytes"
+    );
 }
 
 /// A valid module to mutate: CAT compiled.
