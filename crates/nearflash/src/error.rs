@@ -41,6 +41,15 @@ pub enum CliError {
     #[error("active flash: {0}")]
     ActiveFlash(#[from] nearflash_activeflash::ActiveFlashError),
 
+    #[error(transparent)]
+    ProgramLoad(#[from] nearflash_wasm::LoadError),
+
+    #[error(transparent)]
+    ProgramRun(#[from] nearflash_wasm::RunError),
+
+    #[error("insider: {0}")]
+    Insider(#[from] nearflash_insider::InsiderError),
+
     #[error("report: {0}")]
     Report(#[from] nearflash_report::ReportError),
 

@@ -8,6 +8,7 @@ mod cmd_genome;
 mod cmd_io;
 mod cmd_kernel;
 mod cmd_model;
+mod cmd_program;
 mod cmd_reproduce;
 mod cmd_run;
 mod cmd_soak;
@@ -64,6 +65,9 @@ enum Command {
     Genome(cmd_genome::GenomeArgs),
     /// A design-space sweep: grid/random points x seeds, a resumable table, a summary page.
     Sweep(cmd_sweep::SweepArgs),
+    /// Users' own programs (WebAssembly, WASI preview 1): check a module, or run it next to
+    /// the data on a drive engine and compare with the host.
+    Program(cmd_program::ProgramArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -101,6 +105,7 @@ fn main() -> ExitCode {
         Command::Genome(args) => cmd_genome::run(&args),
         Command::Fileops(args) => cmd_fileops::run(&args).map(|()| true),
         Command::Sweep(args) => cmd_sweep::run(&args),
+        Command::Program(args) => cmd_program::run(&args),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {

@@ -60,7 +60,7 @@ impl Program {
         let wasm: &[u8] = if bytes.starts_with(b"\0asm") {
             bytes
         } else {
-            binary = wat::parse_bytes(bytes).map_err(|e| bad(e.to_string()))?;
+            binary = wat::parse_bytes(bytes).map_err(|e| bad(short(&e.to_string())))?;
             &binary
         };
         let engine = engine();
@@ -107,6 +107,17 @@ impl Program {
     pub(crate) fn parts(&self) -> (&Engine, &Module, &Linker<WasiState>) {
         (&self.engine, &self.module, &self.linker)
     }
+}
+
+/// The first two lines of a parser's message (the error and its location), each at most 160
+/// characters: the text parser quotes the offending line, which may be a whole data file.
+fn short(message: &str) -> String {
+    message
+        .lines()
+        .take(2)
+        .map(|l| l.chars().take(160).collect::<String>())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn check_imports(name: &str, module: &Module) -> Result<Vec<String>, LoadError> {

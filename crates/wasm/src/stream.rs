@@ -12,10 +12,20 @@ use crate::cost::instructions;
 use crate::run::{Run, Status};
 use crate::{Program, RunError};
 use nearflash_stream::{Flit, FlitWriter, ProgramError, StreamProgram, WorkCost};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// Input gathered before a feed: big enough that resuming the interpreter is cheap next to
 /// the work, small enough that output follows input closely.
 pub const CHUNK_BYTES: usize = 64 << 10;
+
+/// What a run behind a virtual file did, for whoever installed it (the CLI's report): fuel
+/// burnt so far and the exit code once it exited.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Meter {
+    pub fuel: u64,
+    pub exit_code: Option<i32>,
+}
 
 /// A WebAssembly run as a drive program (or the error that kept it from starting, reported
 /// on its first flit).
@@ -25,6 +35,7 @@ pub struct WasmStreamProgram {
     now_ns: u64,
     unreported_fuel: u64,
     exited: Option<i32>,
+    meter: Option<Rc<RefCell<Meter>>>,
 }
 
 impl WasmStreamProgram {
@@ -35,7 +46,14 @@ impl WasmStreamProgram {
             now_ns: 0,
             unreported_fuel: 0,
             exited: None,
+            meter: None,
         }
+    }
+
+    /// Also keeps `meter` up to date.
+    pub fn with_meter(mut self, meter: Rc<RefCell<Meter>>) -> WasmStreamProgram {
+        self.meter = Some(meter);
+        self
     }
 
     /// A factory of fresh runs of `program` (INSIDER resets a slot to a fresh instance at
@@ -46,6 +64,18 @@ impl WasmStreamProgram {
         seed: u64,
     ) -> impl Fn() -> Box<dyn StreamProgram> {
         move || Box::new(WasmStreamProgram::new(program.start(&args, seed)))
+    }
+
+    /// As `factory`, each run keeping `meter` up to date.
+    pub fn metered_factory(
+        program: Program,
+        args: Vec<String>,
+        seed: u64,
+        meter: Rc<RefCell<Meter>>,
+    ) -> impl Fn() -> Box<dyn StreamProgram> {
+        move || {
+            Box::new(WasmStreamProgram::new(program.start(&args, seed)).with_meter(meter.clone()))
+        }
     }
 
     fn fault(e: impl std::fmt::Display) -> ProgramError {
@@ -70,6 +100,11 @@ impl WasmStreamProgram {
         }
         if let Status::Exited { code } = step.status {
             self.exited = Some(code);
+        }
+        if let Some(m) = &self.meter {
+            let mut m = m.borrow_mut();
+            m.fuel += step.fuel;
+            m.exit_code = self.exited;
         }
         Ok(())
     }

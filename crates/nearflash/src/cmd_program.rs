@@ -1,0 +1,397 @@
+//! `nearflash program check|run`: a user's own program, a WebAssembly module speaking the WASI
+//! preview 1 subset of `nearflash-wasm` (docs/programs.md), checked, or run next to the data.
+//!
+//! `run` writes the input file onto the simulated INSIDER drive through its file system,
+//! binds the program to it with reg_virt_file and reads its output with vread (`--engine slot`
+//! or `core`: the drive's slots or cores, per-chunk time from the fuel burnt), or runs it on the
+//! Active Flash SSD controller's ARM core (`arm`) or the host CPU (`host`) charged through the
+//! same compute model; then prints bytes in and out, fuel, instructions, simulated time,
+//! throughput and energy, next to the host-only run (read the file through the host's storage
+//! stack, run the module on one host core). Exit status: 0 when the program exits 0, 1 when it
+//! exits non-zero (the code is printed), 2 when it traps, runs out of fuel or breaks a limit.
+
+use crate::error::CliError;
+use nearflash_hw::compute::CoreSpec;
+use nearflash_insider::config::EngineKind;
+use nearflash_insider::runtime::{MachineSpec, ProgramSpec, Runtime};
+use nearflash_insider::stream::Direction;
+use nearflash_insider::InsiderConfig;
+use nearflash_preset::Preset;
+use nearflash_wasm::stream::{Meter, WasmStreamProgram};
+use nearflash_wasm::{cost, run_chunks, Limits, Program};
+use serde::Serialize;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+#[derive(clap::Args, Debug)]
+pub struct ProgramArgs {
+    #[command(subcommand)]
+    pub command: ProgramCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ProgramCommand {
+    /// Validate a module: imports within the WASI subset, `_start` and `memory` exported,
+    /// declared memory within the limit. Non-zero exit on a problem.
+    Check {
+        /// PROG.wasm or PROG.wat.
+        program: PathBuf,
+        #[arg(long, default_value_t = 64)]
+        memory_max_mib: u64,
+    },
+    /// Run a module over a file, next to the data.
+    Run(RunArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    /// An INSIDER application slot (a soft core at the slot clock).
+    Slot,
+    /// The INSIDER drive's embedded cores.
+    Core,
+    /// The Active Flash SSD controller's ARM core (800 MHz Cortex-A8).
+    Arm,
+    /// The host CPU (one core).
+    Host,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// PROG.wasm or PROG.wat.
+    pub program: PathBuf,
+    /// The host file to write onto the drive and bind the program to (its standard input).
+    #[arg(long)]
+    pub input: PathBuf,
+    /// An argument (argv[1], argv[2], …); repeatable.
+    #[arg(long = "arg", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+    #[arg(long, default_value = "insider")]
+    pub preset: String,
+    #[arg(long, value_enum, default_value = "slot")]
+    pub engine: Engine,
+    /// Where the program's standard output goes (default: this process's stdout).
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    #[arg(long, default_value_t = Limits::default().fuel_max)]
+    pub fuel_max: u64,
+    #[arg(long, default_value_t = 64)]
+    pub memory_max_mib: u64,
+    /// Seeds the machine and the program's random_get.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write every figure as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Refuse an input larger than this (MiB): the run holds it in RAM a few times.
+    #[arg(long, default_value_t = 1024)]
+    pub input_max_mib: u64,
+}
+
+const USER: u32 = 1000;
+const INPUT_PATH: &str = "/home/user/input";
+
+fn limits(memory_max_mib: u64, fuel_max: u64) -> Result<Limits, CliError> {
+    if memory_max_mib == 0 || memory_max_mib > 4096 {
+        return Err(CliError::Workload(format!(
+            "--memory-max-mib {memory_max_mib}: must be 1..4096 (wasm32 addresses 4 GiB)"
+        )));
+    }
+    if fuel_max == 0 {
+        return Err(CliError::Workload("--fuel-max must be at least 1".into()));
+    }
+    Ok(Limits {
+        memory_pages_max: memory_max_mib * 16,
+        fuel_max,
+        ..Limits::default()
+    })
+}
+
+/// Reads a file no larger than `max_bytes`, as a bounded stream.
+fn read_bounded(flag: &str, path: &Path, max_bytes: u64) -> Result<Vec<u8>, CliError> {
+    use std::io::Read;
+    let io = |source| CliError::Io {
+        what: format!("{flag} {}", path.display()),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    f.take(max_bytes + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(CliError::Workload(format!(
+            "{flag} {}: larger than {max_bytes} bytes",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}
+
+fn load(path: &Path, limits: Limits) -> Result<Program, CliError> {
+    let bytes = read_bounded("program", path, limits.module_bytes_max)?;
+    let name = path
+        .file_name()
+        .map_or_else(|| "program".into(), |n| n.to_string_lossy().into_owned());
+    Ok(Program::load(&name, &bytes, limits)?)
+}
+
+pub fn run(args: &ProgramArgs) -> Result<bool, CliError> {
+    match &args.command {
+        ProgramCommand::Check {
+            program,
+            memory_max_mib,
+        } => {
+            let p = load(program, limits(*memory_max_mib, 1)?)?;
+            println!("{}: a valid WASI command module", p.name());
+            println!("  imports: {}", p.imports().join(", "));
+            println!(
+                "  memory: {} pages declared ({} KiB), limit {} pages",
+                p.memory_pages(),
+                p.memory_pages() * 64,
+                p.limits().memory_pages_max
+            );
+            Ok(true)
+        }
+        ProgramCommand::Run(r) => run_program(r),
+    }
+}
+
+/// One engine's figures.
+#[derive(Debug, Serialize)]
+struct EngineFigures {
+    engine: String,
+    bytes_in: u64,
+    bytes_out: u64,
+    fuel: u64,
+    instructions: f64,
+    time_ns: u64,
+    throughput_mb_s: f64,
+    /// None where the preset gives the engine no power figure.
+    energy_j: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    program: String,
+    args: Vec<String>,
+    preset: String,
+    seed: u64,
+    exit_code: i32,
+    engine: Engine,
+    run: EngineFigures,
+    host_only: EngineFigures,
+    diagnostics: String,
+}
+
+fn figures(
+    engine: &str,
+    bytes_in: u64,
+    bytes_out: u64,
+    fuel: u64,
+    time_ns: u64,
+    power_w: Option<f64>,
+) -> EngineFigures {
+    let throughput_mb_s = if time_ns == 0 {
+        0.0
+    } else {
+        bytes_in as f64 * 1e3 / time_ns as f64
+    };
+    EngineFigures {
+        engine: engine.to_string(),
+        bytes_in,
+        bytes_out,
+        fuel,
+        instructions: cost::instructions(fuel),
+        time_ns,
+        throughput_mb_s,
+        energy_j: power_w.map(|w| w * time_ns as f64 * 1e-9),
+    }
+}
+
+fn run_program(r: &RunArgs) -> Result<bool, CliError> {
+    let limits = limits(r.memory_max_mib, r.fuel_max)?;
+    for (flag, path) in [("--output", &r.output), ("--json", &r.json)] {
+        if let Some(p) = path {
+            crate::output::check_file(flag, p)?;
+        }
+    }
+    let program = load(&r.program, limits)?;
+    let input = read_bounded("--input", &r.input, r.input_max_mib << 20)?;
+    let preset = Preset::load(&r.preset, &[])?;
+    let mut cfg: InsiderConfig = preset.require()?;
+    let host = preset
+        .require_host("program run (the host storage stack)")?
+        .clone();
+    cfg.engine = match r.engine {
+        Engine::Core => EngineKind::Cores,
+        _ => EngineKind::Slots,
+    };
+    let mut rt = Runtime::new(&MachineSpec {
+        insider: &cfg,
+        host: &host,
+        flash: Some((&preset.flash, &preset.ftl)),
+        functional: true,
+        seed: r.seed,
+    })?;
+    rt.add_user(USER, 100, "user")?;
+    rt.mkdir(0, "/home", 0o755)?;
+    rt.mkdir(0, "/home/user", 0o777)?;
+    rt.install_file(USER, INPUT_PATH, 0o600, input.len() as u64, Some(&input))?;
+    // Energy: the Active Flash preset's controller (ARM) and host figures; INSIDER's preset
+    // has no power for its slots and drive cores.
+    let af: nearflash_activeflash::ActiveFlashConfig =
+        Preset::load("active-flash", &[])?.require()?;
+
+    let (output, fuel, exit_code, diagnostics, run_fig) = match r.engine {
+        Engine::Slot | Engine::Core => {
+            let meter = Rc::new(RefCell::new(Meter::default()));
+            rt.install_program(
+                "user",
+                ProgramSpec {
+                    // A second instance of the module: the first serves the host-only run.
+                    make: Box::new(WasmStreamProgram::metered_factory(
+                        load(&r.program, limits)?,
+                        r.args.clone(),
+                        r.seed,
+                        meter.clone(),
+                    )),
+                    output_per_input: 1.0,
+                },
+            );
+            rt.reg_virt_file(USER, "/home/user/virtual", INPUT_PATH, "user")?;
+            let t0 = rt.now();
+            let fd = rt.vopen(USER, "/home/user/virtual", Direction::Read)?;
+            let mut out = Vec::new();
+            let read = loop {
+                match rt.vread(fd, 1 << 20) {
+                    Ok((0, _)) => break Ok(()),
+                    Ok((_, d)) => out.extend_from_slice(&d),
+                    Err(e) => break Err(e),
+                }
+            };
+            let t1 = rt.now();
+            let m = *meter.borrow();
+            if let Err(e) = read {
+                // A non-zero exit is a report, not an error; anything else is the program's error.
+                if m.exit_code.is_none_or(|c| c == 0) {
+                    return Err(e.into());
+                }
+            }
+            rt.vclose(fd)?;
+            let name = if r.engine == Engine::Slot {
+                "insider slot"
+            } else {
+                "insider cores"
+            };
+            let fig = figures(
+                name,
+                input.len() as u64,
+                out.len() as u64,
+                m.fuel,
+                t1.since(t0).as_ns(),
+                None,
+            );
+            (out, m.fuel, m.exit_code.unwrap_or(0), String::new(), fig)
+        }
+        Engine::Arm | Engine::Host => {
+            let o = run_chunks(&program, &r.args, r.seed, &input, 256 << 10)?;
+            let (name, core, power) = if r.engine == Engine::Arm {
+                let c = af.controller();
+                ("active-flash controller (ARM)", c.core(), c.active_power_w)
+            } else {
+                let c = af.host();
+                ("host core", c.core(), c.active_power_w)
+            };
+            let t = cost::duration(&core, o.fuel).as_ns();
+            let fig = figures(
+                name,
+                input.len() as u64,
+                o.output.len() as u64,
+                o.fuel,
+                t,
+                Some(power),
+            );
+            let diag = String::from_utf8_lossy(&o.diagnostics).into_owned();
+            (o.output, o.fuel, o.exit_code, diag, fig)
+        }
+    };
+
+    // The host-only comparison: the file read through the host's storage stack, then the module
+    // on one host core (not overlapped).
+    let t0 = rt.now();
+    let data = rt.read_file(USER, INPUT_PATH)?;
+    let io_ns = rt.now().since(t0).as_ns();
+    let h = run_chunks(&program, &r.args, r.seed, &data, 256 << 10)?;
+    let host_core: CoreSpec = cfg.host_core();
+    let host_ns = io_ns + cost::duration(&host_core, h.fuel).as_ns();
+    let host_fig = figures(
+        "host only (read + one core)",
+        data.len() as u64,
+        h.output.len() as u64,
+        h.fuel,
+        host_ns,
+        Some(af.host().active_power_w),
+    );
+
+    match &r.output {
+        Some(p) => crate::output::write_atomic(p, &output)?,
+        None => {
+            use std::io::Write;
+            let mut so = std::io::stdout().lock();
+            so.write_all(&output)
+                .and_then(|()| so.flush())
+                .map_err(|source| CliError::Io {
+                    what: "stdout".into(),
+                    source,
+                })?;
+        }
+    }
+    let report = Report {
+        program: program.name().to_string(),
+        args: r.args.clone(),
+        preset: preset.name.clone(),
+        seed: r.seed,
+        exit_code,
+        engine: r.engine,
+        run: run_fig,
+        host_only: host_fig,
+        diagnostics,
+    };
+    print_table(&report);
+    if let Some(p) = &r.json {
+        let text = serde_json::to_string_pretty(&report).expect("a report serializes");
+        crate::output::write_atomic(p, text.as_bytes())?;
+    }
+    debug_assert_eq!(fuel, report.run.fuel);
+    if exit_code != 0 {
+        eprintln!("{}: exited with code {exit_code}", report.program);
+    }
+    Ok(exit_code == 0)
+}
+
+fn print_table(r: &Report) {
+    eprintln!(
+        "{:<30} {:>12} {:>12} {:>14} {:>14} {:>14} {:>10} {:>10}",
+        "engine",
+        "bytes in",
+        "bytes out",
+        "fuel",
+        "instructions",
+        "time (us)",
+        "MB/s",
+        "energy (J)"
+    );
+    for f in [&r.run, &r.host_only] {
+        eprintln!(
+            "{:<30} {:>12} {:>12} {:>14} {:>14.0} {:>14.1} {:>10.1} {:>10}",
+            f.engine,
+            f.bytes_in,
+            f.bytes_out,
+            f.fuel,
+            f.instructions,
+            f.time_ns as f64 / 1e3,
+            f.throughput_mb_s,
+            f.energy_j.map_or("n/a".into(), |j| format!("{j:.4}"))
+        );
+    }
+}
