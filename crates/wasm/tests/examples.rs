@@ -31,7 +31,7 @@ fn grep_example_matches_the_builtin_grep_program() {
         let (input, params, want) = builtin(&app, seed, 50_000);
         let pattern = String::from_utf8(params[0].clone()).unwrap();
         for chunk in [1, 777, 4096, 1 << 20] {
-            let got = run_chunks(&prog, &[pattern.clone()], 0, &input, chunk).unwrap();
+            let got = run_chunks(&prog, std::slice::from_ref(&pattern), 0, &input, chunk).unwrap();
             assert_eq!(got.exit_code, 0);
             assert!(!want.is_empty());
             assert_eq!(
@@ -50,7 +50,7 @@ fn statistics_example_matches_the_builtin_statistics_program() {
         let (input, _, want) = builtin(&app, seed, 80_000);
         let arg = (row_values * 4).to_string();
         for chunk in [3, 1000, 65_537] {
-            let got = run_chunks(&prog, &[arg.clone()], 0, &input, chunk).unwrap();
+            let got = run_chunks(&prog, std::slice::from_ref(&arg), 0, &input, chunk).unwrap();
             assert_eq!(
                 got.exit_code,
                 0,
