@@ -251,6 +251,15 @@ impl Fs {
         st.mounted.as_ref().map(|m| (m.free_blocks, m.free_inodes))
     }
 
+    /// Blocks and inodes of the mounted file system in all (for `statfs`), data and
+    /// metadata areas together.
+    pub fn total_counts(&self) -> Option<(u64, u64)> {
+        let st = self.cx.st.borrow();
+        st.mounted
+            .as_ref()
+            .map(|m| (u64::from(m.sb.total_blocks), u64::from(m.sb.inode_count)))
+    }
+
     fn run(&mut self) {
         let waker = Waker::noop();
         let mut cx = Context::from_waker(waker);

@@ -163,6 +163,14 @@ impl<D: BlockDevice> FsHost<D> {
         Ok(id)
     }
 
+    /// Processes every event due at or before `t` (background device work: GC, checkpoints)
+    /// and moves the clock to `t` — for a driver whose clock follows another one (live mode's
+    /// wall clock). `t` must not be in the past.
+    pub fn advance_to(&mut self, t: SimTime) {
+        assert!(t >= self.sim.now(), "advance_to({t:?}) is in the past");
+        self.sim.advance_to(t, &mut self.m);
+    }
+
     /// Processes one event; false when none is pending.
     pub fn step(&mut self) -> bool {
         self.sim.step(&mut self.m)

@@ -106,6 +106,8 @@ pub struct Listing {
 /// An open image: the FTL device over the image's pages, with the file system mounted.
 pub struct Image {
     host: FsHost<Device>,
+    /// The preset the image was made with (after its overrides).
+    preset: Preset,
     /// The image's path, as messages name it.
     name: String,
 }
@@ -117,7 +119,7 @@ impl Image {
         let name = path.display().to_string();
         let mut sim = Sim::new(0);
         let dev = create_device(preset, path, &mut sim.queue().map(HostEvent::Dev))?;
-        let mut image = Image::new(sim, dev, name)?;
+        let mut image = Image::new(sim, dev, name, preset.clone())?;
         image.run(Caller::ROOT, FsOp::Format(FormatOptions::default()))?;
         image.run(Caller::ROOT, FsOp::Sync)?;
         Ok(image)
@@ -128,8 +130,8 @@ impl Image {
     pub fn open(path: &Path) -> Result<Image, ImageError> {
         let name = path.display().to_string();
         let mut sim = Sim::new(0);
-        let (_, dev) = open_device(path, &mut sim.queue().map(HostEvent::Dev))?;
-        let mut image = Image::new(sim, dev, name)?;
+        let (preset, dev) = open_device(path, &mut sim.queue().map(HostEvent::Dev))?;
+        let mut image = Image::new(sim, dev, name, preset)?;
         image.run(Caller::ROOT, FsOp::Mount)?;
         Ok(image)
     }
@@ -138,9 +140,15 @@ impl Image {
         sim: Sim<HostEvent<nearflash_ftl::Event>>,
         dev: Device,
         name: String,
+        preset: Preset,
     ) -> Result<Image, ImageError> {
         let host = FsHost::new(sim, dev, FsConfig::default()).map_err(ImageError::FsConfig)?;
-        Ok(Image { host, name })
+        Ok(Image { host, preset, name })
+    }
+
+    /// The preset the image was made with.
+    pub fn preset(&self) -> &Preset {
+        &self.preset
     }
 
     /// The device's logical capacity.
@@ -159,8 +167,20 @@ impl Image {
         reply
     }
 
-    fn check_store(&self) -> Result<(), ImageError> {
+    /// Whether the image file took every page write so far.
+    pub fn check_store(&self) -> Result<(), ImageError> {
         store_health(self.host.dev())
+    }
+
+    /// The driver of the device and its file system, for a front end that submits
+    /// operations itself and keeps their times (live mode); [`Image::check_store`] after each.
+    pub fn host_mut(&mut self) -> &mut FsHost<Device> {
+        &mut self.host
+    }
+
+    /// The image's path, as messages name it.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Runs `op` as root.

@@ -49,6 +49,8 @@ pub enum CliError {
 
     #[error("insider: {0}")]
     Insider(#[from] nearflash_insider::InsiderError),
+    /// Boxed: it carries the image's errors.
+    Live(Box<nearflash_live::LiveError>),
 
     #[error("report: {0}")]
     Report(#[from] nearflash_report::ReportError),

@@ -11,6 +11,7 @@ mod cmd_model;
 mod cmd_program;
 mod cmd_reproduce;
 mod cmd_run;
+mod cmd_serve;
 mod cmd_soak;
 mod cmd_sweep;
 mod cmd_vfile;
@@ -68,6 +69,10 @@ enum Command {
     /// Users' own programs (WebAssembly, WASI preview 1): check a module, or run it next to
     /// the data on a drive engine and compare with the host.
     Program(cmd_program::ProgramArgs),
+    /// Live mode: mount a device image through FUSE so unmodified programs run on it.
+    Serve(cmd_serve::ServeArgs),
+    /// Print a running `serve`'s statistics (MOUNT/.nearflash/stats.json) as a table.
+    Stats(cmd_serve::StatsArgs),
     /// List the built-in presets, or print one as TOML.
     Presets {
         /// A preset to print in full.
@@ -106,6 +111,8 @@ fn main() -> ExitCode {
         Command::Fileops(args) => cmd_fileops::run(&args).map(|()| true),
         Command::Sweep(args) => cmd_sweep::run(&args),
         Command::Program(args) => cmd_program::run(&args),
+        Command::Serve(args) => cmd_serve::serve(&args).map(|()| true),
+        Command::Stats(args) => cmd_serve::stats(&args).map(|()| true),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),
     };
     match result {

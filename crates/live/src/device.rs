@@ -1,0 +1,596 @@
+//! The device thread's state in file-system mode: the image (FTL over the image's pages, the
+//! file system mounted on it), the inode-to-path table, the open directory listings and stats
+//! snapshots, and the statistics. `FsDevice::execute` turns one kernel request into the file
+//! system's operations, run as the caller (owner and mode are enforced by the file system,
+//! as for any of its callers), and answers it.
+//!
+//! Virtual entries: `/.nearflash` (a read-only directory the file system never sees) holds
+//! `stats.json`, a snapshot of `LiveStats` taken when it is opened. A real `/.nearflash` on
+//! the image is hidden while served.
+//!
+//! Times: the file system records simulated nanoseconds; setting a file's times (`touch`,
+//! `cp -p`) is accepted and not stored, as the file system keeps no settable times.
+
+use crate::errno;
+use crate::names::{Handles, Names, ROOT};
+use crate::op::{Answer, Attr, Call, DirItem, Errno, FsSpace, InodeNo, LiveOp};
+use crate::pace::Clock;
+use crate::stats::{self, CacheFigures, DeviceFigures, FsFigures, LiveStats, Recorder};
+use nearflash_fs::{Caller, Fh, FileKind, FsOp, FsReply, OpenFlags, BLOCK_BYTES};
+use nearflash_image::Image;
+use nearflash_sim::SimTime;
+
+/// The virtual directory's name at the root, and its inode.
+pub const STATS_DIR_NAME: &str = ".nearflash";
+pub const STATS_DIR_INO: InodeNo = 1 << 40;
+/// The statistics file inside it.
+pub const STATS_FILE_NAME: &str = "stats.json";
+pub const STATS_FILE_INO: InodeNo = (1 << 40) + 1;
+
+/// Open directory listings at once (each a snapshot of one directory).
+const DIR_HANDLES_MAX: usize = 4096;
+/// Open statistics snapshots at once.
+const STATS_HANDLES_MAX: usize = 64;
+/// The longest name the file system stores (its directory entries hold 120 bytes).
+const NAME_BYTES_MAX: u32 = 120;
+
+/// The device served as a file system.
+pub struct FsDevice {
+    image: Image,
+    preset_name: String,
+    names: Names,
+    dirs: Handles<Vec<DirItem>>,
+    snapshots: Handles<Vec<u8>>,
+    pub recorder: Recorder,
+    clock: Clock,
+    sim_start: SimTime,
+    power_w: (f64, f64),
+    /// The first device-side failure, reported in the statistics.
+    device_error: Option<String>,
+}
+
+impl FsDevice {
+    /// Serves `image` (opened or created, its file system mounted) under `clock`.
+    pub fn new(mut image: Image, preset_name: String, power_w: (f64, f64), clock: Clock) -> Self {
+        let sim_start = image.host_mut().now();
+        FsDevice {
+            image,
+            preset_name,
+            names: Names::default(),
+            dirs: Handles::new(1, DIR_HANDLES_MAX),
+            snapshots: Handles::new(2, STATS_HANDLES_MAX),
+            recorder: Recorder::default(),
+            clock,
+            sim_start,
+            power_w,
+            device_error: None,
+        }
+    }
+
+    /// The device's clock.
+    pub fn now(&mut self) -> SimTime {
+        self.image.host_mut().now()
+    }
+
+    /// Moves the device's clock to `t`, running the background work due by then.
+    pub fn advance_to(&mut self, t: SimTime) {
+        if t > self.now() {
+            self.image.host_mut().advance_to(t);
+        }
+    }
+
+    /// Commits everything and closes the image; the final statistics.
+    pub fn close(mut self) -> Result<LiveStats, nearflash_image::ImageError> {
+        let stats = self.stats();
+        self.image.close()?;
+        Ok(stats)
+    }
+
+    /// Runs one file-system operation as `caller` to completion.
+    fn fs(&mut self, caller: Caller, op: FsOp) -> Result<FsReply, Errno> {
+        let host = self.image.host_mut();
+        let id = host.submit(caller, op).map_err(|e| errno::of_fs(&e))?;
+        let done = host.wait(id);
+        if let Err(e) = self.image.check_store() {
+            self.note_device_error(e.to_string());
+            return Err(Errno(libc::EIO));
+        }
+        match done {
+            Ok(c) => c.result.map_err(|e| {
+                if matches!(
+                    e,
+                    nearflash_fs::FsError::Io(_) | nearflash_fs::FsError::Corrupt(_)
+                ) {
+                    self.note_device_error(e.to_string());
+                }
+                errno::of_fs(&e)
+            }),
+            Err(e) => {
+                self.note_device_error(e.to_string());
+                Err(errno::of_host(&e))
+            }
+        }
+    }
+
+    fn note_device_error(&mut self, e: String) {
+        if self.device_error.is_none() {
+            eprintln!("nearflash serve: device error: {e}");
+            self.device_error = Some(e);
+        }
+    }
+
+    fn stat(&mut self, caller: Caller, path: &str) -> Result<Attr, Errno> {
+        match self.fs(caller, FsOp::Stat(path.to_string()))? {
+            FsReply::Stat(st) => Ok(Attr::from_stat(&st)),
+            _ => Err(Errno(libc::EIO)),
+        }
+    }
+
+    /// Executes one request.
+    pub fn execute(&mut self, call: Call) -> Result<Answer, Errno> {
+        let caller = call.caller;
+        let is_unlink = matches!(call.op, LiveOp::Unlink { .. });
+        match call.op {
+            LiveOp::Lookup { parent, name } => {
+                if let Some(a) = self.virtual_child(parent, &name)? {
+                    return Ok(Answer::Entry(a));
+                }
+                let path = self.names.child(parent, &name)?;
+                let a = self.stat(caller, &path)?;
+                self.names.set(a.ino, path);
+                Ok(Answer::Entry(a))
+            }
+            LiveOp::Getattr { ino } => {
+                if let Some(a) = self.virtual_attr(ino) {
+                    return Ok(Answer::Attr(a));
+                }
+                let path = self.names.path(ino)?.to_string();
+                let a = self.stat(Caller::ROOT, &path)?;
+                if a.ino != ino {
+                    return Err(Errno(libc::ESTALE));
+                }
+                Ok(Answer::Attr(a))
+            }
+            LiveOp::Setattr {
+                ino,
+                mode,
+                uid,
+                gid,
+                size,
+            } => {
+                if self.virtual_attr(ino).is_some() {
+                    return Err(Errno(libc::EPERM));
+                }
+                let path = self.names.path(ino)?.to_string();
+                if let Some(mode) = mode {
+                    let perm = (mode & 0o777) as u16;
+                    self.fs(
+                        caller,
+                        FsOp::Chmod {
+                            path: path.clone(),
+                            perm,
+                        },
+                    )?;
+                }
+                if uid.is_some() || gid.is_some() {
+                    let now = self.stat(Caller::ROOT, &path)?;
+                    let (uid, gid) = (uid.unwrap_or(now.uid), gid.unwrap_or(now.gid));
+                    if (uid, gid) != (now.uid, now.gid) {
+                        self.fs(
+                            caller,
+                            FsOp::Chown {
+                                path: path.clone(),
+                                uid,
+                                gid,
+                            },
+                        )?;
+                    }
+                }
+                if let Some(size_bytes) = size {
+                    self.fs(
+                        caller,
+                        FsOp::Truncate {
+                            path: path.clone(),
+                            size_bytes,
+                        },
+                    )?;
+                }
+                Ok(Answer::Attr(self.stat(Caller::ROOT, &path)?))
+            }
+            LiveOp::Mkdir {
+                parent,
+                name,
+                mode,
+                umask,
+            } => {
+                self.refuse_virtual_name(parent, &name)?;
+                let path = self.names.child(parent, &name)?;
+                let perm = (mode & !umask & 0o777) as u16;
+                self.fs(
+                    caller,
+                    FsOp::Mkdir {
+                        path: path.clone(),
+                        perm,
+                    },
+                )?;
+                let a = self.stat(Caller::ROOT, &path)?;
+                self.names.set(a.ino, path);
+                Ok(Answer::Entry(a))
+            }
+            LiveOp::Unlink { parent, name } | LiveOp::Rmdir { parent, name } => {
+                self.refuse_virtual_name(parent, &name)?;
+                let path = self.names.child(parent, &name)?;
+                let ino = self.stat(Caller::ROOT, &path)?.ino;
+                let op = if is_unlink {
+                    FsOp::Unlink(path)
+                } else {
+                    FsOp::Rmdir(path)
+                };
+                self.fs(caller, op)?;
+                self.names.remove(ino);
+                Ok(Answer::Done)
+            }
+            LiveOp::Rename {
+                parent,
+                name,
+                new_parent,
+                new_name,
+                noreplace,
+            } => {
+                self.refuse_virtual_name(parent, &name)?;
+                self.refuse_virtual_name(new_parent, &new_name)?;
+                let from = self.names.child(parent, &name)?;
+                let to = self.names.child(new_parent, &new_name)?;
+                // Requests run one at a time, so nothing can create `to` in between.
+                if noreplace && self.stat(Caller::ROOT, &to).is_ok() {
+                    return Err(Errno(libc::EEXIST));
+                }
+                self.fs(
+                    caller,
+                    FsOp::Rename {
+                        from: from.clone(),
+                        to: to.clone(),
+                    },
+                )?;
+                self.names.renamed(&from, &to);
+                Ok(Answer::Done)
+            }
+            LiveOp::Open { ino, flags } => {
+                if ino == STATS_FILE_INO {
+                    if flags & libc::O_ACCMODE != libc::O_RDONLY {
+                        return Err(Errno(libc::EACCES));
+                    }
+                    let snapshot = self.stats_json();
+                    let fh = self.snapshots.insert(snapshot)?;
+                    return Ok(Answer::Opened {
+                        fh,
+                        direct_io: true,
+                    });
+                }
+                if ino == STATS_DIR_INO {
+                    return Err(Errno(libc::EISDIR));
+                }
+                let path = self.names.path(ino)?.to_string();
+                let flags = open_flags(flags, false);
+                match self.fs(
+                    caller,
+                    FsOp::Open {
+                        path,
+                        flags,
+                        perm: 0,
+                    },
+                )? {
+                    FsReply::Opened(fh) => Ok(Answer::Opened {
+                        fh: u64::from(fh.0),
+                        direct_io: false,
+                    }),
+                    _ => Err(Errno(libc::EIO)),
+                }
+            }
+            LiveOp::Create {
+                parent,
+                name,
+                mode,
+                umask,
+                flags,
+            } => {
+                self.refuse_virtual_name(parent, &name)?;
+                let path = self.names.child(parent, &name)?;
+                let perm = (mode & !umask & 0o777) as u16;
+                let op = FsOp::Open {
+                    path: path.clone(),
+                    flags: open_flags(flags, true),
+                    perm,
+                };
+                let FsReply::Opened(fh) = self.fs(caller, op)? else {
+                    return Err(Errno(libc::EIO));
+                };
+                let attr = self.stat(Caller::ROOT, &path)?;
+                self.names.set(attr.ino, path);
+                Ok(Answer::Created {
+                    attr,
+                    fh: u64::from(fh.0),
+                })
+            }
+            LiveOp::Read {
+                fh,
+                offset_bytes,
+                len_bytes,
+                ..
+            } => {
+                if self.snapshots.owns(fh) {
+                    let s = self.snapshots.get(fh)?;
+                    let from = (offset_bytes as usize).min(s.len());
+                    let to = (from + len_bytes as usize).min(s.len());
+                    return Ok(Answer::Data(s[from..to].to_vec()));
+                }
+                let op = FsOp::Read {
+                    fh: fs_handle(fh)?,
+                    offset_bytes,
+                    len_bytes: u64::from(len_bytes),
+                };
+                match self.fs(caller, op)? {
+                    FsReply::Data(d) => Ok(Answer::Data(d)),
+                    _ => Err(Errno(libc::EIO)),
+                }
+            }
+            LiveOp::Write {
+                fh,
+                offset_bytes,
+                data,
+                ..
+            } => {
+                if self.snapshots.owns(fh) {
+                    return Err(Errno(libc::EBADF));
+                }
+                let op = FsOp::Write {
+                    fh: fs_handle(fh)?,
+                    offset_bytes,
+                    data,
+                };
+                match self.fs(caller, op)? {
+                    FsReply::Written(n) => Ok(Answer::Written(
+                        u32::try_from(n).map_err(|_| Errno(libc::EIO))?,
+                    )),
+                    _ => Err(Errno(libc::EIO)),
+                }
+            }
+            LiveOp::Release { fh } => {
+                if self.snapshots.owns(fh) {
+                    self.snapshots.remove(fh)?;
+                    return Ok(Answer::Done);
+                }
+                self.fs(caller, FsOp::Close(fs_handle(fh)?))?;
+                Ok(Answer::Done)
+            }
+            LiveOp::Fsync { fh } => {
+                if self.snapshots.owns(fh) {
+                    return Ok(Answer::Done);
+                }
+                self.fs(caller, FsOp::Fsync(fs_handle(fh)?))?;
+                Ok(Answer::Done)
+            }
+            LiveOp::Opendir { ino } => {
+                let items = self.listing(caller, ino)?;
+                let fh = self.dirs.insert(items)?;
+                Ok(Answer::Opened {
+                    fh,
+                    direct_io: false,
+                })
+            }
+            LiveOp::Readdir { fh, offset } => {
+                let items = self.dirs.get(fh)?;
+                let from = (offset as usize).min(items.len());
+                Ok(Answer::Entries(items[from..].to_vec()))
+            }
+            LiveOp::Releasedir { fh } => {
+                self.dirs.remove(fh)?;
+                Ok(Answer::Done)
+            }
+            LiveOp::Fsyncdir => {
+                self.fs(caller, FsOp::Sync)?;
+                Ok(Answer::Done)
+            }
+            LiveOp::Statfs => {
+                let fs = self.image.host_mut().fs();
+                let (free_blocks, free_inodes) = fs.free_counts().ok_or(Errno(libc::EIO))?;
+                let (blocks, inodes) = fs.total_counts().ok_or(Errno(libc::EIO))?;
+                Ok(Answer::Space(FsSpace {
+                    blocks,
+                    free_blocks,
+                    inodes,
+                    free_inodes,
+                    block_bytes: BLOCK_BYTES as u32,
+                    name_bytes_max: NAME_BYTES_MAX,
+                }))
+            }
+        }
+    }
+
+    /// The virtual entries' attributes.
+    fn virtual_attr(&mut self, ino: InodeNo) -> Option<Attr> {
+        let now_ns = self.now().as_ns();
+        let base = Attr {
+            ino,
+            kind: FileKind::Dir,
+            perm: 0o555,
+            uid: 0,
+            gid: 0,
+            size_bytes: BLOCK_BYTES as u64,
+            blocks_512: 0,
+            link_count: 2,
+            mtime_ns: now_ns,
+            ctime_ns: now_ns,
+        };
+        match ino {
+            STATS_DIR_INO => Some(base),
+            STATS_FILE_INO => Some(Attr {
+                kind: FileKind::File,
+                perm: 0o444,
+                size_bytes: self.stats_json().len() as u64,
+                link_count: 1,
+                ..base
+            }),
+            _ => None,
+        }
+    }
+
+    /// A virtual entry named `name` in `parent`, if there is one; `ENOENT` for any other
+    /// name inside the virtual directory.
+    fn virtual_child(&mut self, parent: InodeNo, name: &str) -> Result<Option<Attr>, Errno> {
+        match (parent, name) {
+            (ROOT, STATS_DIR_NAME) => Ok(self.virtual_attr(STATS_DIR_INO)),
+            (STATS_DIR_INO, STATS_FILE_NAME) => Ok(self.virtual_attr(STATS_FILE_INO)),
+            (STATS_DIR_INO, _) => Err(Errno(libc::ENOENT)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Changing the virtual entries, or anything inside the virtual directory, is refused.
+    fn refuse_virtual_name(&self, parent: InodeNo, name: &str) -> Result<(), Errno> {
+        if (parent == ROOT && name == STATS_DIR_NAME) || parent == STATS_DIR_INO {
+            return Err(Errno(libc::EPERM));
+        }
+        Ok(())
+    }
+
+    /// A directory's entries, `.` and `..` first, with the offsets `readdir` resumes from.
+    fn listing(&mut self, caller: Caller, ino: InodeNo) -> Result<Vec<DirItem>, Errno> {
+        let mut items: Vec<(InodeNo, FileKind, String)> = Vec::new();
+        if ino == STATS_DIR_INO {
+            items.push((STATS_DIR_INO, FileKind::Dir, ".".into()));
+            items.push((ROOT, FileKind::Dir, "..".into()));
+            items.push((STATS_FILE_INO, FileKind::File, STATS_FILE_NAME.into()));
+        } else {
+            let dir = self.names.path(ino)?.to_string();
+            let FsReply::Entries(list) = self.fs(caller, FsOp::Readdir(dir.clone()))? else {
+                return Err(Errno(libc::EIO));
+            };
+            for e in list {
+                let child_ino = u64::from(e.ino.0);
+                if ino == ROOT && e.name == STATS_DIR_NAME {
+                    continue;
+                }
+                if e.name != "." && e.name != ".." {
+                    self.names.set(child_ino, crate::names::join(&dir, &e.name));
+                }
+                items.push((child_ino, e.kind, e.name));
+            }
+            if ino == ROOT {
+                items.push((STATS_DIR_INO, FileKind::Dir, STATS_DIR_NAME.into()));
+            }
+        }
+        Ok(items
+            .into_iter()
+            .enumerate()
+            .map(|(i, (ino, kind, name))| DirItem {
+                ino,
+                kind,
+                name,
+                offset: i as u64 + 1,
+            })
+            .collect())
+    }
+
+    /// The statistics now.
+    pub fn stats(&mut self) -> LiveStats {
+        let sim_time_s = (self.now().as_ns() - self.sim_start.as_ns()) as f64 / 1e9;
+        let image_name = self.image.name().to_string();
+        let host = self.image.host_mut();
+        let fs = host.fs().stats();
+        let dev = host.dev();
+        let ftl = dev.stats();
+        let flash = dev.backbone().stats();
+        let page_bytes = u64::from(dev.backbone().config().page_size_bytes);
+        let lookups = fs.cache.hits + fs.cache.misses;
+        let mut s = LiveStats {
+            image: image_name,
+            preset: self.preset_name.clone(),
+            expose: "fs".into(),
+            pace: self.clock.pace,
+            sim_time_s,
+            wall_time_s: self.clock.wall_elapsed().as_secs_f64(),
+            busy_sim_s: 0.0,
+            ops_total: 0,
+            errors_total: 0,
+            iops_busy: 0.0,
+            iops_wall: 0.0,
+            read_bytes: 0,
+            write_bytes: 0,
+            latency_us: Default::default(),
+            ops: Default::default(),
+            buffer_cache: Some(CacheFigures {
+                hits: fs.cache.hits,
+                misses: fs.cache.misses,
+                hit_ratio: if lookups > 0 {
+                    fs.cache.hits as f64 / lookups as f64
+                } else {
+                    0.0
+                },
+                writebacks: fs.cache.writebacks,
+                evictions: fs.cache.evictions,
+            }),
+            fs: Some(FsFigures {
+                commits: fs.commits,
+                block_reads: fs.block_reads,
+                block_writes: fs.block_writes,
+            }),
+            device: device_figures(ftl, flash, page_bytes),
+            energy: Default::default(),
+            device_error: self.device_error.clone(),
+        };
+        self.recorder.fill(&mut s);
+        s.energy = stats::energy(self.power_w.0, self.power_w.1, s.busy_sim_s, sim_time_s);
+        s
+    }
+
+    fn stats_json(&mut self) -> Vec<u8> {
+        let mut v = serde_json::to_vec_pretty(&self.stats()).expect("stats serialize");
+        v.push(b'\n');
+        v
+    }
+}
+
+/// The FTL's and the flash's counters.
+pub fn device_figures(
+    ftl: &nearflash_ftl::FtlStats,
+    flash: &nearflash_flash::backbone::FlashStats,
+    page_bytes: u64,
+) -> DeviceFigures {
+    DeviceFigures {
+        host_reads: ftl.host_reads,
+        host_writes: ftl.host_writes,
+        host_read_bytes: ftl.host_read_bytes,
+        host_write_bytes: ftl.host_write_bytes,
+        waf: if ftl.host_write_bytes > 0 {
+            (flash.page_programs * page_bytes) as f64 / ftl.host_write_bytes as f64
+        } else {
+            0.0
+        },
+        gc_runs: ftl.gc_runs,
+        gc_pages_copied: ftl.gc_pages_copied,
+        checkpoints_written: ftl.checkpoints_written,
+        flash_page_reads: flash.page_reads,
+        flash_page_programs: flash.page_programs,
+        flash_block_erases: flash.block_erases,
+        flash_die_ops: flash.die_ops,
+    }
+}
+
+/// A FUSE file handle as the file system's (its handles are 32-bit).
+fn fs_handle(fh: u64) -> Result<Fh, Errno> {
+    u32::try_from(fh).map(Fh).map_err(|_| Errno(libc::EBADF))
+}
+
+/// `open(2)` flags as the file system's.
+fn open_flags(flags: i32, create: bool) -> OpenFlags {
+    let acc = flags & libc::O_ACCMODE;
+    OpenFlags {
+        read: acc == libc::O_RDONLY || acc == libc::O_RDWR,
+        write: acc == libc::O_WRONLY || acc == libc::O_RDWR,
+        append: flags & libc::O_APPEND != 0,
+        truncate: flags & libc::O_TRUNC != 0,
+        create,
+        excl: create && flags & libc::O_EXCL != 0,
+    }
+}
