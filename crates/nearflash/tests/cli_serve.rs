@@ -1,0 +1,458 @@
+//! Live mode with real, unmodified Debian programs on a served image (`nearflash serve`):
+//! cp, cat, sha256sum and grep over a copied tree; sqlite3 transactions across a `kill -9` of
+//! the server; a full device; permissions; and the bad starts. Each test skips, saying why,
+//! only where the machine has no /dev/fuse. Every server runs inside a `Served` guard that
+//! kills it and unmounts on drop, so a failing test never leaves a mount or a process.
+
+mod common;
+
+use common::{fails_naming, nearflash};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to mount or to stop.
+const START_STOP_LIMIT: Duration = Duration::from_secs(20);
+
+fn fuse_present() -> bool {
+    if nearflash_live::mountpoint::fuse_device_present() {
+        return true;
+    }
+    eprintln!("skipping: this machine has no /dev/fuse (FUSE tests need it)");
+    false
+}
+
+/// A running `nearflash serve`; dropped: killed and unmounted.
+struct Served {
+    child: Option<Child>,
+    mount: PathBuf,
+    stderr_path: PathBuf,
+}
+
+impl Served {
+    /// Starts a server with `args` (after `serve`) on `mount` and waits until it is mounted.
+    fn start(mount: &Path, args: &[&str]) -> Served {
+        std::fs::create_dir_all(mount).unwrap();
+        let stderr_path = mount.with_extension("stderr");
+        let err = std::fs::File::create(&stderr_path).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_nearflash"))
+            .arg("serve")
+            .arg("--mount")
+            .arg(mount)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(err)
+            .spawn()
+            .expect("runs the binary");
+        let mut s = Served {
+            child: Some(child),
+            mount: mount.canonicalize().unwrap(),
+            stderr_path,
+        };
+        let t0 = Instant::now();
+        while !nearflash_live::mountpoint::is_mounted(&s.mount) {
+            if let Some(st) = s.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!("serve exited ({st}) before mounting: {}", s.stderr());
+            }
+            assert!(
+                t0.elapsed() < START_STOP_LIMIT,
+                "not mounted: {}",
+                s.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        s
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.as_ref().unwrap().id() as i32
+    }
+
+    /// SIGTERM, then waits for a clean exit; the server's exit status.
+    fn stop(mut self) -> std::process::ExitStatus {
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(self.pid(), libc::SIGTERM) };
+        let st = self.wait_exit();
+        assert!(
+            !nearflash_live::mountpoint::is_mounted(&self.mount),
+            "still mounted"
+        );
+        st
+    }
+
+    /// kill -9: the mount is left dead, as a crashed server leaves it; the guard removes it.
+    fn kill9(mut self) {
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(self.pid(), libc::SIGKILL) };
+        self.wait_exit();
+        unmount(&self.mount);
+    }
+
+    fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let t0 = Instant::now();
+        let child = self.child.as_mut().unwrap();
+        loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                self.child = None;
+                return st;
+            }
+            assert!(t0.elapsed() < START_STOP_LIMIT, "server did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        unmount(&self.mount);
+    }
+}
+
+/// Removes whatever FUSE mount is at `dir` (a dead one included).
+fn unmount(dir: &Path) {
+    if nearflash_live::mountpoint::is_mounted(dir) {
+        let _ = Command::new("fusermount3").arg("-uz").arg(dir).status();
+    }
+}
+
+fn sh(dir: &Path, script: &str) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .output()
+        .expect("runs sh")
+}
+
+fn ok(dir: &Path, script: &str) -> String {
+    let out = sh(dir, script);
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A small tree: text files with a needle here and there, a binary file, a nested directory.
+fn make_tree(root: &Path) {
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    for i in 0..12u32 {
+        let mut text = String::new();
+        for line in 0..(50 * (i + 1)) {
+            if (line + i) % 37 == 0 {
+                text.push_str(&format!("line {line} has the needle {i}\n"));
+            } else {
+                text.push_str(&format!("line {line} of file {i}: nothing here\n"));
+            }
+        }
+        let dir = if i % 3 == 0 { "src/deep" } else { "src" };
+        std::fs::write(root.join(dir).join(format!("f{i}.txt")), text).unwrap();
+    }
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let bin: Vec<u8> = (0..(1 << 20) + 123)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(root.join("blob.bin"), bin).unwrap();
+}
+
+#[test]
+fn a_tree_copied_in_reads_back_identical_with_cp_cat_sha256sum_and_grep_and_survives_a_restart() {
+    if !fuse_present() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    let m = d.path().join("m");
+    make_tree(&d.path().join("tree"));
+    let img_s = img.to_str().unwrap();
+    let s = Served::start(&m, &["--image", img_s, "--format", "--preset", "test-min"]);
+    ok(d.path(), "cp -r tree m/");
+    let host_sums = ok(
+        &d.path().join("tree"),
+        "find . -type f | sort | xargs sha256sum",
+    );
+    let dev_sums = ok(&m.join("tree"), "find . -type f | sort | xargs sha256sum");
+    assert_eq!(host_sums, dev_sums);
+    let host_grep = ok(&d.path().join("tree"), "grep -rn needle . | sort");
+    let dev_grep = ok(&m.join("tree"), "grep -rn needle . | sort");
+    assert_eq!(host_grep, dev_grep);
+    assert!(host_grep.lines().count() > 10);
+    assert_eq!(
+        ok(d.path(), "cat tree/src/f4.txt"),
+        ok(d.path(), "cat m/tree/src/f4.txt")
+    );
+    // The device saw it: the statistics count the bytes written.
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(d.path(), "cat m/.nearflash/stats.json")).unwrap();
+    assert!(stats["write_bytes"].as_u64().unwrap() > 1 << 20, "{stats}");
+    assert!(stats["device"]["flash_page_programs"].as_u64().unwrap() > 0);
+    let table = nearflash(&["stats", "--mount", m.to_str().unwrap()]);
+    assert!(table.status.success());
+    assert!(String::from_utf8_lossy(&table.stdout).contains("WAF"));
+    assert!(s.stop().success());
+    assert!(img.with_extension("img.stats.json").exists());
+
+    let fsck = nearflash(&["fs", "fsck", "--image", img_s]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stdout)
+    );
+    let s = Served::start(&m, &["--image", img_s]);
+    assert_eq!(
+        host_sums,
+        ok(&m.join("tree"), "find . -type f | sort | xargs sha256sum")
+    );
+    ok(d.path(), "mv m/tree/src m/tree/moved && rm m/tree/blob.bin && rmdir m/tree/moved/deep 2>/dev/null || true");
+    assert!(!m.join("tree/blob.bin").exists());
+    assert!(m.join("tree/moved/f1.txt").exists());
+    assert!(s.stop().success());
+}
+
+#[test]
+fn sqlite_transactions_survive_a_kill_9_of_the_server_and_every_committed_one_is_there() {
+    if !fuse_present() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    let img_s = img.to_str().unwrap();
+    let m = d.path().join("m");
+    let s = Served::start(&m, &["--image", img_s, "--format", "--preset", "test-min"]);
+    let db = m.join("t.db");
+    let db_s = db.to_str().unwrap().to_string();
+    ok(
+        d.path(),
+        &format!("sqlite3 {db_s} 'CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB);'"),
+    );
+    // Transactions one by one, each its own sqlite3 process; the server is killed while
+    // they run. A transaction is committed when its sqlite3 exited 0.
+    let pid = s.pid();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        // SAFETY: signalling the server, our child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    });
+    let mut committed = Vec::new();
+    let t0 = Instant::now();
+    for i in 1..=100_000u32 {
+        let out = sh(
+            d.path(),
+            &format!(
+                "sqlite3 {db_s} 'BEGIN; INSERT INTO t VALUES({i}, randomblob(3000)); \
+                 UPDATE t SET v = randomblob(100) WHERE id = {i} - 1; COMMIT;'"
+            ),
+        );
+        if !out.status.success() {
+            break;
+        }
+        committed.push(i);
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the kill never landed"
+        );
+    }
+    killer.join().unwrap();
+    s.kill9();
+    assert!(
+        committed.len() >= 3,
+        "too few transactions before the kill: {committed:?}"
+    );
+
+    let s = Served::start(&m, &["--image", img_s]);
+    let check = ok(
+        d.path(),
+        &format!("sqlite3 {db_s} 'PRAGMA integrity_check;'"),
+    );
+    assert_eq!(check.trim(), "ok");
+    let ids = ok(
+        d.path(),
+        &format!("sqlite3 {db_s} 'SELECT id FROM t ORDER BY id;'"),
+    );
+    let ids: Vec<u32> = ids.lines().map(|l| l.parse().unwrap()).collect();
+    for c in &committed {
+        assert!(
+            ids.contains(c),
+            "committed transaction {c} lost; present {ids:?}"
+        );
+    }
+    assert!(s.stop().success());
+    let fsck = nearflash(&["fs", "fsck", "--image", img_s]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stdout)
+    );
+    eprintln!(
+        "sqlite: {} transactions committed before kill -9, all present after remount",
+        committed.len()
+    );
+}
+
+#[test]
+fn a_full_device_answers_enospc_and_corrupts_nothing() {
+    if !fuse_present() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    let img_s = img.to_str().unwrap();
+    let m = d.path().join("m");
+    let s = Served::start(&m, &["--image", img_s, "--format", "--preset", "test-min"]);
+    ok(d.path(), "echo keep me > m/keep.txt && sync m/keep.txt");
+    let out = sh(d.path(), "dd if=/dev/zero of=m/big bs=1M count=64 2>&1");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("No space left on device"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(ok(d.path(), "cat m/keep.txt"), "keep me\n");
+    ok(d.path(), "rm m/big");
+    ok(d.path(), "echo after > m/after.txt");
+    assert!(s.stop().success());
+    let fsck = nearflash(&["fs", "fsck", "--image", img_s]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stdout)
+    );
+}
+
+#[test]
+fn owner_and_mode_are_enforced_for_another_user() {
+    if !fuse_present() {
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping: acting as another user needs root");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    let m = d.path().join("m");
+    let s = Served::start(
+        &m,
+        &[
+            "--image",
+            img.to_str().unwrap(),
+            "--format",
+            "--preset",
+            "test-min",
+        ],
+    );
+    ok(
+        d.path(),
+        "mkdir m/private && chmod 700 m/private && echo secret > m/private/f",
+    );
+    ok(d.path(), "echo public > m/pub.txt && chmod 644 m/pub.txt");
+    let nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+    let out = sh(d.path(), &format!("{nobody} cat m/private/f"));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"));
+    assert_eq!(ok(d.path(), &format!("{nobody} cat m/pub.txt")), "public\n");
+    let out = sh(d.path(), &format!("{nobody} sh -c 'echo x > m/pub.txt'"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"));
+    let out = sh(d.path(), &format!("{nobody} touch m/new"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"));
+    assert!(s.stop().success());
+}
+
+#[test]
+fn bad_starts_are_named_errors_and_mount_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    let img_s = img.to_str().unwrap();
+    let m = d.path().join("m");
+    std::fs::create_dir(&m).unwrap();
+    let m_s = m.to_str().unwrap();
+    let missing = d.path().join("nope");
+    fails_naming(
+        &[
+            "serve",
+            "--image",
+            img_s,
+            "--mount",
+            missing.to_str().unwrap(),
+        ],
+        "no such directory",
+    );
+    std::fs::write(&img, vec![7u8; 4096]).unwrap();
+    fails_naming(
+        &["serve", "--image", img_s, "--mount", m_s],
+        "not a nearflash image",
+    );
+    let made = nearflash(&["fs", "mkfs", "--preset", "test-min", "--image", img_s]);
+    assert!(made.status.success());
+    let f = std::fs::OpenOptions::new().write(true).open(&img).unwrap();
+    f.set_len(2 << 20).unwrap();
+    fails_naming(
+        &["serve", "--image", img_s, "--mount", m_s],
+        "truncated image",
+    );
+    fails_naming(
+        &[
+            "serve", "--image", img_s, "--mount", m_s, "--preset", "test-min",
+        ],
+        "--preset applies only with --format",
+    );
+    // FUSE unavailable: no fusermount3 on the PATH.
+    let out = Command::new(env!("CARGO_BIN_EXE_nearflash"))
+        .args([
+            "serve", "--image", img_s, "--mount", m_s, "--format", "--preset", "test-min",
+        ])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("FUSE unavailable") && err.contains("fuse3"),
+        "{err}"
+    );
+    assert!(!nearflash_live::mountpoint::is_mounted(
+        &m.canonicalize().unwrap()
+    ));
+}
+
+#[test]
+fn a_busy_mount_point_is_refused_while_another_server_holds_it() {
+    if !fuse_present() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    let img_s = img.to_str().unwrap();
+    let m = d.path().join("m");
+    let s = Served::start(&m, &["--image", img_s, "--format", "--preset", "test-min"]);
+    let other = d.path().join("other.img");
+    fails_naming(
+        &[
+            "serve",
+            "--image",
+            other.to_str().unwrap(),
+            "--mount",
+            m.to_str().unwrap(),
+            "--format",
+            "--preset",
+            "test-min",
+        ],
+        "busy",
+    );
+    assert!(s.stop().success());
+}
