@@ -27,6 +27,9 @@ pub const MAX_WRITE_BYTES: u32 = 1 << 20;
 /// A request and what to do with its answer.
 pub struct Envelope {
     pub call: Call,
+    /// When the FUSE thread received the request from the kernel (its arrival under
+    /// `--pace wall`: the hop to the device thread is inside the simulated latency).
+    pub received: std::time::Instant,
     pub reply: Box<dyn FnOnce(Result<Answer, Errno>) + Send>,
 }
 
@@ -55,6 +58,7 @@ impl Adapter {
         };
         let env = Envelope {
             call,
+            received: std::time::Instant::now(),
             reply: Box::new(reply),
         };
         if let Err(e) = self.tx.send(env) {

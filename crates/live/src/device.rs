@@ -11,6 +11,7 @@
 //! Times: the file system records simulated nanoseconds; setting a file's times (`touch`,
 //! `cp -p`) is accepted and not stored, as the file system keeps no settable times.
 
+use crate::driver::LiveDevice;
 use crate::errno;
 use crate::names::{Handles, Names, ROOT};
 use crate::op::{Answer, Attr, Call, DirItem, Errno, FsSpace, InodeNo, LiveOp};
@@ -19,6 +20,23 @@ use crate::stats::{self, CacheFigures, DeviceFigures, FsFigures, LiveStats, Reco
 use nearflash_fs::{Caller, Fh, FileKind, FsOp, FsReply, OpenFlags, BLOCK_BYTES};
 use nearflash_image::Image;
 use nearflash_sim::SimTime;
+
+impl LiveDevice for FsDevice {
+    fn now(&mut self) -> SimTime {
+        self.image.host_mut().now()
+    }
+    fn advance_to(&mut self, t: SimTime) {
+        if t > self.image.host_mut().now() {
+            self.image.host_mut().advance_to(t);
+        }
+    }
+    fn execute(&mut self, call: Call) -> Result<Answer, Errno> {
+        self.execute_op(call)
+    }
+    fn recorder(&mut self) -> &mut Recorder {
+        &mut self.recorder
+    }
+}
 
 /// The virtual directory's name at the root, and its inode.
 pub const STATS_DIR_NAME: &str = ".nearflash";
@@ -64,18 +82,6 @@ impl FsDevice {
             sim_start,
             power_w,
             device_error: None,
-        }
-    }
-
-    /// The device's clock.
-    pub fn now(&mut self) -> SimTime {
-        self.image.host_mut().now()
-    }
-
-    /// Moves the device's clock to `t`, running the background work due by then.
-    pub fn advance_to(&mut self, t: SimTime) {
-        if t > self.now() {
-            self.image.host_mut().advance_to(t);
         }
     }
 
@@ -127,7 +133,7 @@ impl FsDevice {
     }
 
     /// Executes one request.
-    pub fn execute(&mut self, call: Call) -> Result<Answer, Errno> {
+    fn execute_op(&mut self, call: Call) -> Result<Answer, Errno> {
         let caller = call.caller;
         let is_unlink = matches!(call.op, LiveOp::Unlink { .. });
         match call.op {
@@ -410,29 +416,12 @@ impl FsDevice {
     /// The virtual entries' attributes.
     fn virtual_attr(&mut self, ino: InodeNo) -> Option<Attr> {
         let now_ns = self.now().as_ns();
-        let base = Attr {
-            ino,
-            kind: FileKind::Dir,
-            perm: 0o555,
-            uid: 0,
-            gid: 0,
-            size_bytes: BLOCK_BYTES as u64,
-            blocks_512: 0,
-            link_count: 2,
-            mtime_ns: now_ns,
-            ctime_ns: now_ns,
+        let len = if ino == STATS_FILE_INO {
+            self.stats_json().len() as u64
+        } else {
+            0
         };
-        match ino {
-            STATS_DIR_INO => Some(base),
-            STATS_FILE_INO => Some(Attr {
-                kind: FileKind::File,
-                perm: 0o444,
-                size_bytes: self.stats_json().len() as u64,
-                link_count: 1,
-                ..base
-            }),
-            _ => None,
-        }
+        virtual_attr(ino, now_ns, len)
     }
 
     /// A virtual entry named `name` in `parent`, if there is one; `ENOENT` for any other
@@ -545,9 +534,35 @@ impl FsDevice {
     }
 
     fn stats_json(&mut self) -> Vec<u8> {
-        let mut v = serde_json::to_vec_pretty(&self.stats()).expect("stats serialize");
-        v.push(b'\n');
-        v
+        stats_json(&self.stats())
+    }
+}
+
+/// The attributes of the virtual directory and statistics file (`stats_len`: the file's
+/// current size); `None` for any other inode.
+pub fn virtual_attr(ino: InodeNo, now_ns: u64, stats_len: u64) -> Option<Attr> {
+    let base = Attr {
+        ino,
+        kind: FileKind::Dir,
+        perm: 0o555,
+        uid: 0,
+        gid: 0,
+        size_bytes: BLOCK_BYTES as u64,
+        blocks_512: 0,
+        link_count: 2,
+        mtime_ns: now_ns,
+        ctime_ns: now_ns,
+    };
+    match ino {
+        STATS_DIR_INO => Some(base),
+        STATS_FILE_INO => Some(Attr {
+            kind: FileKind::File,
+            perm: 0o444,
+            size_bytes: stats_len,
+            link_count: 1,
+            ..base
+        }),
+        _ => None,
     }
 }
 
@@ -575,6 +590,13 @@ pub fn device_figures(
         flash_block_erases: flash.block_erases,
         flash_die_ops: flash.die_ops,
     }
+}
+
+/// The statistics as the virtual file holds them.
+pub fn stats_json(s: &LiveStats) -> Vec<u8> {
+    let mut v = serde_json::to_vec_pretty(s).expect("stats serialize");
+    v.push(b'\n');
+    v
 }
 
 /// A FUSE file handle as the file system's (its handles are 32-bit).

@@ -9,15 +9,28 @@
 //! device (commit) and writes the final statistics.
 
 use crate::adapter::Envelope;
-use crate::device::FsDevice;
-use crate::op::{Answer, LiveOp};
+use crate::op::{Answer, Call, Errno, LiveOp};
 use crate::pace::Clock;
+use crate::stats::Recorder;
+use nearflash_sim::SimTime;
 use std::sync::mpsc::Receiver;
 
+/// A device the loop serves: the file system (`device::FsDevice`) or the raw logical space
+/// (`raw::RawDevice`).
+pub trait LiveDevice {
+    /// The device's clock.
+    fn now(&mut self) -> SimTime;
+    /// Moves the device's clock to `t` (not back), running the background work due by then.
+    fn advance_to(&mut self, t: SimTime);
+    /// Executes one request to completion on the device's clock.
+    fn execute(&mut self, call: Call) -> Result<Answer, Errno>;
+    fn recorder(&mut self) -> &mut Recorder;
+}
+
 /// Serves requests until the channel closes.
-pub fn run_fs(rx: &Receiver<Envelope>, dev: &mut FsDevice, clock: &Clock) {
+pub fn run<D: LiveDevice>(rx: &Receiver<Envelope>, dev: &mut D, clock: &Clock) {
     while let Ok(env) = rx.recv() {
-        let arrived = clock.arrival(dev.now());
+        let arrived = clock.arrival(dev.now(), env.received);
         dev.advance_to(arrived);
         let kind = env.call.op.kind();
         let is_write = matches!(env.call.op, LiveOp::Write { .. });
@@ -29,7 +42,7 @@ pub fn run_fs(rx: &Receiver<Envelope>, dev: &mut FsDevice, clock: &Clock) {
             Ok(Answer::Written(n)) if is_write => u64::from(*n),
             _ => 0,
         };
-        dev.recorder
+        dev.recorder()
             .record(kind, result.is_ok(), bytes, done.as_ns() - arrived.as_ns());
         clock.hold_until(done);
         (env.reply)(result);

@@ -25,6 +25,7 @@ pub mod mountpoint;
 pub mod names;
 pub mod op;
 pub mod pace;
+pub mod raw;
 pub mod stats;
 
 pub use error::LiveError;
@@ -36,6 +37,7 @@ use device::FsDevice;
 use nearflash_image::Image;
 use nearflash_preset::Preset;
 use pace::Clock;
+use raw::RawDevice;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -53,6 +55,27 @@ pub struct ServeConfig {
     /// Create (overwrite) the image with this preset and format its file system first.
     pub format: Option<Preset>,
     pub pace: Pace,
+    pub expose: Expose,
+}
+
+/// What the mount shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expose {
+    /// The device's file system.
+    Fs,
+    /// The device's logical space as one file, `MOUNT/device` (`raw`).
+    Raw,
+}
+
+impl std::str::FromStr for Expose {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Expose, String> {
+        match s {
+            "fs" => Ok(Expose::Fs),
+            "raw" => Ok(Expose::Raw),
+            _ => Err(format!("unknown exposure {s:?} (fs or raw)")),
+        }
+    }
 }
 
 /// Serves `cfg.image` at `cfg.mount` until SIGINT/SIGTERM or until the mount is removed
@@ -74,6 +97,20 @@ pub fn serve(cfg: &ServeConfig, ready: impl FnOnce()) -> Result<LiveStats, LiveE
     let device = std::thread::Builder::new()
         .name("nearflash-device".into())
         .spawn(move || -> Result<LiveStats, LiveError> {
+            if dev_cfg.expose == Expose::Raw {
+                let mut dev =
+                    match RawDevice::open(&dev_cfg.image, dev_cfg.format.as_ref(), dev_cfg.pace) {
+                        Ok(d) => d,
+                        Err(e) => {
+                            let _ = started_tx.send(Err(e.into()));
+                            return Err(LiveError::Thread("did not start".into()));
+                        }
+                    };
+                let _ = started_tx.send(Ok(()));
+                let clock = dev.clock();
+                driver::run(&rx, &mut dev, &clock);
+                return Ok(dev.close()?);
+            }
             let opened = match &dev_cfg.format {
                 Some(preset) => Image::create(preset, &dev_cfg.image),
                 None => Image::open(&dev_cfg.image),
@@ -93,7 +130,7 @@ pub fn serve(cfg: &ServeConfig, ready: impl FnOnce()) -> Result<LiveStats, LiveE
             let clock = Clock::new(dev_cfg.pace, image.host_mut().now());
             let mut dev = FsDevice::new(image, name, power_w, clock);
             let _ = started_tx.send(Ok(()));
-            driver::run_fs(&rx, &mut dev, &clock);
+            driver::run(&rx, &mut dev, &clock);
             Ok(dev.close()?)
         })
         .map_err(|e| LiveError::Thread(e.to_string()))?;

@@ -5,7 +5,8 @@
 //!   computed it; the simulated time it took is accounted, not waited for. Idle wall time is
 //!   not simulated time.
 //! - `Pace::Wall`: the device's clock follows the wall clock from the moment the server
-//!   started. A request is submitted at the simulated instant of its arrival (or later, when
+//!   started. A request is submitted at the simulated instant the FUSE thread received it
+//!   from the kernel (or later, when
 //!   the device is still busy with the previous one) and its answer is held until the wall
 //!   clock reaches its simulated completion time, so programs feel the device's latency and
 //!   bandwidth. When the host computes slower than the device would run, answers are late
@@ -58,19 +59,20 @@ impl Clock {
         }
     }
 
-    /// The simulated instant at which a request arriving now is submitted, given the
-    /// device's clock `sim_now`: the device's clock (`None`), or the wall clock's instant if
-    /// the device is idle by then (`Wall`).
-    pub fn arrival(&self, sim_now: SimTime) -> SimTime {
+    /// The simulated instant at which a request received at wall instant `received` is
+    /// submitted, given the device's clock `sim_now`: the device's clock (`None`), or the
+    /// wall instant's if the device is idle by then (`Wall`).
+    pub fn arrival(&self, sim_now: SimTime, received: Instant) -> SimTime {
         match self.pace {
             Pace::None => sim_now,
-            Pace::Wall => sim_now.max(self.wall_now()),
+            Pace::Wall => sim_now.max(self.sim_at(received)),
         }
     }
 
-    /// The simulated instant the wall clock has reached.
-    pub fn wall_now(&self) -> SimTime {
-        let ns = u64::try_from(self.wall_start.elapsed().as_nanos()).unwrap_or(u64::MAX / 4);
+    /// The simulated instant of wall instant `at`.
+    pub fn sim_at(&self, at: Instant) -> SimTime {
+        let d = at.saturating_duration_since(self.wall_start);
+        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX / 4);
         SimTime(self.sim_start.as_ns() + ns)
     }
 
@@ -107,12 +109,12 @@ mod tests {
         c.hold_until(SimTime(1_000 + 3_000_000));
         let held = t0.elapsed();
         assert!(held >= Duration::from_millis(2), "held {held:?}");
-        assert!(c.arrival(SimTime(0)) >= SimTime(1_000 + 3_000_000));
+        assert!(c.arrival(SimTime(0), Instant::now()) >= SimTime(1_000 + 3_000_000));
         let n = Clock::new(Pace::None, SimTime(5));
         let t0 = Instant::now();
         n.hold_until(SimTime(10_000_000_000));
         assert!(t0.elapsed() < Duration::from_secs(1));
-        assert_eq!(n.arrival(SimTime(7)), SimTime(7));
+        assert_eq!(n.arrival(SimTime(7), Instant::now()), SimTime(7));
     }
 
     #[test]

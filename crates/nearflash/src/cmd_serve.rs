@@ -5,7 +5,7 @@
 
 use crate::error::CliError;
 use crate::output::{check_file, write_atomic};
-use nearflash_live::{LiveStats, Pace, ServeConfig};
+use nearflash_live::{Expose, LiveStats, Pace, ServeConfig};
 use nearflash_preset::Preset;
 use std::path::{Path, PathBuf};
 
@@ -29,6 +29,9 @@ pub struct ServeArgs {
     /// answer until its simulated completion time.
     #[arg(long, default_value = "none")]
     pub pace: Pace,
+    /// fs: the device's file system; raw: its logical space as one file, MOUNT/device.
+    #[arg(long, default_value = "fs")]
+    pub expose: Expose,
     /// Where the final statistics go (default: IMAGE.stats.json).
     #[arg(long)]
     pub stats: Option<PathBuf>,
@@ -73,6 +76,7 @@ pub fn serve(args: &ServeArgs) -> Result<(), CliError> {
         mount: args.mount.clone(),
         format,
         pace: args.pace,
+        expose: args.expose,
     };
     let stats = nearflash_live::serve(&cfg, || {
         eprintln!(

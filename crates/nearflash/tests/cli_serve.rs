@@ -456,3 +456,58 @@ fn a_busy_mount_point_is_refused_while_another_server_holds_it() {
     );
     assert!(s.stop().success());
 }
+
+#[test]
+fn fio_random_reads_on_the_raw_device_file_with_wall_pace_feel_the_device_latency() {
+    if !fuse_present() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("raw.img");
+    let m = d.path().join("m");
+    let s = Served::start(
+        &m,
+        &[
+            "--image",
+            img.to_str().unwrap(),
+            "--format",
+            "--preset",
+            "test-min",
+            "--set",
+            "flash.blocks_per_plane=256",
+            "--expose",
+            "raw",
+            "--pace",
+            "wall",
+        ],
+    );
+    // Write the span first (a never-written page costs no flash read), then check it reads
+    // back, then fio: psync, 4 KiB random reads.
+    ok(d.path(), "head -c 4194304 /dev/urandom > r && dd if=r of=m/device bs=64k conv=fsync,notrunc 2>/dev/null");
+    ok(d.path(), "head -c 4194304 m/device | cmp - r");
+    let json = ok(
+        d.path(),
+        "fio --name=rr --filename=m/device --rw=randread --bs=4k --ioengine=psync --size=4m \
+         --runtime=2 --time_based --output-format=json",
+    );
+    let fio: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let fio_mean_us = fio["jobs"][0]["read"]["lat_ns"]["mean"].as_f64().unwrap() / 1e3;
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(d.path(), "cat m/.nearflash/stats.json")).unwrap();
+    let dev_mean_us = stats["ops"]["read"]["latency_us"]["mean"].as_f64().unwrap();
+    let reads = stats["ops"]["read"]["count"].as_u64().unwrap();
+    eprintln!(
+        "fio mean latency {fio_mean_us:.1} µs; the device's own {dev_mean_us:.1} µs over {reads} reads \
+         (ratio {:.2})",
+        fio_mean_us / dev_mean_us
+    );
+    // Each read costs the flash (tR 25 µs + 4 KiB at 400 MB/s): the device's latency is
+    // that, and fio waits at least that long for every read (pace wall holds each answer).
+    assert!(dev_mean_us > 25.0 && dev_mean_us < 100.0, "{dev_mean_us}");
+    assert!(
+        fio_mean_us >= dev_mean_us,
+        "fio {fio_mean_us} < device {dev_mean_us}"
+    );
+    assert!(stats["device"]["flash_page_reads"].as_u64().unwrap() >= reads / 2);
+    assert!(s.stop().success());
+}
