@@ -192,7 +192,7 @@ impl RawDevice {
 
     /// Checks an I/O range: sector-aligned; clamps it to the device's end.
     fn range(&self, offset_bytes: u64, len_bytes: u64) -> Result<u64, Errno> {
-        if offset_bytes % SECTOR_BYTES != 0 || len_bytes % SECTOR_BYTES != 0 {
+        if !offset_bytes.is_multiple_of(SECTOR_BYTES) || !len_bytes.is_multiple_of(SECTOR_BYTES) {
             return Err(Errno(libc::EINVAL));
         }
         Ok(len_bytes.min(self.capacity_bytes().saturating_sub(offset_bytes)))
