@@ -4,6 +4,7 @@
 //! Table 1 / §2.2 or is marked as an assumption with its reasoning. `validate` rejects
 //! impossible values with an error naming the field.
 
+use crate::cost_model::CostModel;
 use crate::energy::{power_pair, Blame};
 use crate::error::AccelError;
 use nearflash_hw::CoreSpec;
@@ -72,6 +73,10 @@ pub struct AccelConfig {
     /// Screens per screened microblock: one per worker LWP (8 − Flashvisor − Storengine),
     /// the kernels crate's `ScreenPlan::default()`.
     pub screens_per_microblock: u32,
+    /// Where a unit's instruction count comes from (`cost_model`): `counted` (default, our
+    /// implementation's scalar count, every kernel at every dataset) or `table2` (seed 000
+    /// Table 2's measured B/KI per kernel, spread over the units by the counted shape).
+    pub cost_model: CostModel,
 }
 
 impl Default for AccelConfig {
@@ -98,6 +103,7 @@ impl Default for AccelConfig {
             flash_request_bytes_max: 1 << 20,
             flash_queue_depth: 32,
             screens_per_microblock: 6,
+            cost_model: CostModel::Counted,
         }
     }
 }
@@ -284,6 +290,15 @@ mod tests {
             let e = c.validate().unwrap_err().to_string();
             assert!(e.contains(field), "{e}");
         }
+    }
+
+    #[test]
+    fn the_cost_model_is_read_by_name_and_a_bad_one_is_named() {
+        let c: AccelConfig = toml::from_str("cost_model = \"table2\"").unwrap();
+        assert_eq!(c.cost_model, CostModel::Table2);
+        assert_eq!(AccelConfig::default().cost_model, CostModel::Counted);
+        let e = toml::from_str::<AccelConfig>("cost_model = \"flops\"").unwrap_err();
+        assert!(e.to_string().contains("flops"), "{e}");
     }
 
     #[test]

@@ -26,6 +26,11 @@ pub struct Layout {
     pub end_bytes: u64,
     /// Instances placed on flash already mapped by an earlier instance (space ran out).
     pub reused_instances: usize,
+    /// Bytes the run would need for every instance to have flash of its own: the shared
+    /// inputs and every instance's private sections, group aligned.
+    pub own_flash_bytes: u64,
+    /// The logical bytes it was placed on.
+    pub capacity_bytes: u64,
 }
 
 impl Layout {
@@ -63,6 +68,7 @@ impl Layout {
         let mut end_bytes = next;
         let mut reused_instances = 0;
         let mut wrapped = false;
+        let mut own_flash_bytes = private_start;
         for &p in instance_plans {
             let sections = &plans[p].desc.sections;
             let block: u64 = sections
@@ -70,6 +76,7 @@ impl Layout {
                 .filter(|s| s.access != Access::Input)
                 .map(|s| aligned(s.bytes))
                 .sum();
+            own_flash_bytes += block;
             if private_start + block > capacity_bytes {
                 return Err(AccelError::DoesNotFit {
                     needed_bytes: private_start + block,
@@ -102,6 +109,8 @@ impl Layout {
             preload,
             end_bytes,
             reused_instances,
+            own_flash_bytes,
+            capacity_bytes,
         })
     }
 
@@ -115,5 +124,42 @@ impl Layout {
     pub fn section_groups(&self, instance: usize, section: usize, bytes: u64) -> Range<u64> {
         let base = self.offsets[instance][section] / self.group_bytes;
         base..base + bytes.div_ceil(self.group_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::AccelConfig;
+    use nearflash_kernels::{build, Dataset, ScreenPlan};
+
+    #[test]
+    fn instances_get_flash_of_their_own_until_the_device_is_full_then_reuse_the_earliest() {
+        let group = 64 << 10;
+        let k = build("atax", Dataset::Mini, ScreenPlan::default()).unwrap();
+        let plan = KernelPlan::new(k.as_ref(), &AccelConfig::default(), group).unwrap();
+        let aligned = |b: u64| b.div_ceil(group) * group;
+        let (shared, private): (u64, u64) = plan.desc.sections.iter().fold((0, 0), |(s, p), x| {
+            if x.access == Access::Input {
+                (s + aligned(x.bytes), p)
+            } else {
+                (s, p + aligned(x.bytes))
+            }
+        });
+        assert!(private > 0, "atax writes private outputs");
+        let plans = [plan];
+        let roomy = Layout::place(&plans, &[0; 4], group, 1 << 40).unwrap();
+        assert_eq!(roomy.reused_instances, 0);
+        assert_eq!(roomy.own_flash_bytes, shared + 4 * private);
+        assert_eq!(roomy.end_bytes, roomy.own_flash_bytes);
+        // Room for the shared inputs and two private blocks: instances 2 and 3 wrap onto
+        // the flash of instances 0 and 1.
+        let tight = Layout::place(&plans, &[0; 4], group, shared + 2 * private).unwrap();
+        assert_eq!(tight.reused_instances, 2);
+        assert_eq!(tight.own_flash_bytes, roomy.own_flash_bytes);
+        assert_eq!(tight.offsets[2], tight.offsets[0]);
+        assert_eq!(tight.offsets[3], tight.offsets[1]);
+        let e = Layout::place(&plans, &[0], group, shared + private - group).unwrap_err();
+        assert!(matches!(e, AccelError::DoesNotFit { .. }), "{e}");
     }
 }

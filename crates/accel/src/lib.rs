@@ -6,7 +6,7 @@
 //! then on Flashvisor maps each kernel's data sections under range locks and schedules its
 //! microblocks and screens on the workers with one of the four schedulers of §4.1–4.2.
 //!
-//! Layers: `config` (Table 1; FIFO servers, energy meters and time bins come from
+//! Layers: `config` (Table 1; `cost_model`: counted or Table 2–calibrated instructions; FIFO servers, energy meters and time bins come from
 //! `nearflash-hw`) → `chain` (multi-app execution
 //! chain, the dependency rule) → `sched` (the four policies) → `timeline` (abstract
 //! unit-time executor for the paper's examples) / `plan` (per-unit cost and page-group
@@ -19,6 +19,7 @@
 
 pub mod chain;
 pub mod config;
+pub mod cost_model;
 pub mod ddr_cache;
 pub mod error;
 pub mod functional;
@@ -40,6 +41,7 @@ pub use nearflash_hw::{energy, series, server};
 
 pub use chain::{Chain, Shape, Unit};
 pub use config::AccelConfig;
+pub use cost_model::{CostModel, CostSource};
 pub use error::AccelError;
 pub use functional::{Fault, InstanceCheck};
 pub use nearflash_host::{HostConfig, PageCacheConfig};

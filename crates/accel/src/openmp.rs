@@ -26,14 +26,19 @@ enum Step {
 }
 
 /// Runs every microblock (`units[mb]`) from `from`; returns when the last barrier passes.
+/// `occupied_ns[w]` grows by the time worker w is occupied in each microblock: from its
+/// start until w's last unit there is done (waiting for DDR3L included, the barrier wait
+/// not).
 pub fn run(
     units: &[Vec<UnitPlan>],
     share: impl Fn(&UnitPlan) -> Share,
     workers: &mut [FifoServer],
+    occupied_ns: &mut [u64],
     ddr: &mut FifoServer,
     ddr_mb_s: f64,
     from: SimTime,
 ) -> SimTime {
+    assert_eq!(occupied_ns.len(), workers.len(), "one tally per worker");
     let mut barrier = from;
     for mb in units {
         let mut queues: Vec<VecDeque<Share>> =
@@ -70,7 +75,9 @@ pub fn run(
                 }
                 Step::Done => {
                     queues[w].pop_front();
-                    if !queues[w].is_empty() {
+                    if queues[w].is_empty() {
+                        occupied_ns[w] += at.since(start).as_ns();
+                    } else {
                         push(&mut agenda, at, w, Step::Read);
                     }
                     barrier = barrier.max(at);
@@ -108,7 +115,16 @@ mod tests {
             compute_ns: u.compute_ns,
             write_bytes: 0,
         };
-        let end = run(&units, share, &mut workers, &mut ddr, 1000.0, SimTime::ZERO);
+        let mut occupied = vec![0; 2];
+        let end = run(
+            &units,
+            share,
+            &mut workers,
+            &mut occupied,
+            &mut ddr,
+            1000.0,
+            SimTime::ZERO,
+        );
         // DDR3L at 1000 MB/s: 1000 B = 1000 ns per read, shared FIFO.
         // w0: read 0-1000, compute -1010; w1: read 1000-2000, compute -2010;
         // w0 second: read 2000-3000 (port busy until 2000), compute -3010. m1: 3010 + 1000 + 5.
@@ -116,5 +132,8 @@ mod tests {
         assert_eq!(workers[0].busy_ns(), 25);
         assert_eq!(workers[1].busy_ns(), 10);
         assert_eq!(ddr.busy_ns(), 4000);
+        // Occupied: w0 until 3010 in m0 and 3010..4015 in m1; w1 computes until 2010, then
+        // its (empty) write queues behind w0's read on the port until 3000; idle in m1.
+        assert_eq!(occupied, vec![3010 + 1005, 3000], "{occupied:?}");
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::chain::Shape;
 use crate::config::AccelConfig;
+use crate::cost_model::CostSource;
 use crate::error::AccelError;
 use nearflash_kernels::{cost, footprint, Extent, Kernel, KernelDesc, MicroblockKind};
 use std::ops::Range;
@@ -68,6 +69,8 @@ pub struct UnitPlan {
 #[derive(Clone, Debug)]
 pub struct KernelPlan {
     pub desc: KernelDesc,
+    /// Where the units' instruction counts come from (`[accel] cost_model`).
+    pub cost_source: CostSource,
     /// `units[mb][screen]`; a serial microblock has one unit.
     pub units: Vec<Vec<UnitPlan>>,
 }
@@ -80,6 +83,7 @@ impl KernelPlan {
                 kernel: desc.name.into(),
             });
         }
+        let cost_source = CostSource::of(k, cfg.cost_model);
         let mut units = Vec::with_capacity(desc.microblocks.len());
         for (mb, m) in desc.microblocks.iter().enumerate() {
             let n = match m.kind {
@@ -94,14 +98,14 @@ impl KernelPlan {
             };
             let mut v = Vec::with_capacity(n as usize);
             for s in 0..n {
-                let c = cost(k, mb, s)?;
+                let unit_instructions = cost_source.instructions(cost(k, mb, s)?.instructions);
                 let io = footprint(k, mb, s)?;
                 let lines = |f: fn(&&Extent) -> bool| {
                     GroupRuns::from_extents(io.iter().filter(f), DDR_LINE_BYTES).groups()
                         * DDR_LINE_BYTES
                 };
                 v.push(UnitPlan {
-                    compute_ns: cfg.compute_ns(c.instructions),
+                    compute_ns: cfg.compute_ns(unit_instructions),
                     reads: GroupRuns::from_extents(io.iter().filter(|e| e.reads()), group_bytes),
                     writes: GroupRuns::from_extents(io.iter().filter(|e| e.writes()), group_bytes),
                     read_line_bytes: lines(|e| e.reads()),
@@ -110,7 +114,11 @@ impl KernelPlan {
             }
             units.push(v);
         }
-        Ok(KernelPlan { desc, units })
+        Ok(KernelPlan {
+            desc,
+            cost_source,
+            units,
+        })
     }
 
     pub fn shape(&self, app: usize) -> Shape {

@@ -14,6 +14,10 @@ pub struct InstanceReport {
     pub latency_ns: u64,
     /// When its first unit was dispatched (after its range locks were granted).
     pub started_ns: u64,
+    /// FlashAbacus: how long Flashvisor held the instance back because a range lock it
+    /// asked for overlapped another instance's (§4.3), from the mapping request to the last
+    /// lock granted; 0 when every lock was free (and always for SIMD, which has none).
+    pub lock_wait_ns: u64,
     pub input_bytes: u64,
     /// Pieces the instance's data were split into to fit the accelerator's DDR3L (SIMD;
     /// FlashAbacus streams from its own flash and always reports 1).
@@ -52,6 +56,12 @@ pub struct RunReport {
     /// LWP0 Flashvisor, LWP1 Storengine, LWP2.. workers: busy time / makespan.
     pub lwp_utilization: Vec<f64>,
     pub lwp_busy_ns: Vec<u64>,
+    /// Per worker LWP: the time it was occupied by a unit (FlashAbacus: from dispatch until
+    /// Flashvisor has its completion, waiting for flash included; under the inter-kernel
+    /// schedulers a worker holds a whole kernel) or, for SIMD, by its share of a microblock
+    /// (from the microblock's start until its last unit there is done). §5.4's "LWP's
+    /// actual execution time"; `lwp_busy_ns` counts computing only.
+    pub worker_occupied_ns: Vec<u64>,
     pub ddr_busy_ns: u64,
     pub pcie_busy_ns: u64,
     /// Busy time of the backbone's dies / channels during the timed run, summed over them.
@@ -66,6 +76,11 @@ pub struct RunReport {
     /// Instances whose private sections had to reuse flash of earlier instances (the device
     /// is too small for all at once); their write locks wait for the earlier ones.
     pub reused_instances: usize,
+    /// Logical bytes every instance having storage of its own would need (FlashAbacus: the
+    /// shared inputs and each instance's private sections; SIMD: a file slot per instance),
+    /// and the logical bytes of the device that holds them.
+    pub flash_needed_bytes: u64,
+    pub flash_capacity_bytes: u64,
     /// SIMD's host: CPU (storage stack and copies), DDR4 (copies and DMA), the NVMe SSD
     /// (requests outstanding). Zero for FlashAbacus, whose host is not involved after offload.
     pub host_cpu_busy_ns: u64,

@@ -63,6 +63,21 @@ pub const PAPER: [PaperRow; 14] = [
     row("CORR", "correlation", 4, 1, 640, 33.04, 2.79),
 ];
 
+/// The Table 2 row of our canonical kernel `kernel`, if Table 2 lists it (the §5.6
+/// graph/big-data workloads are not in it).
+pub fn paper_row(kernel: &str) -> Option<&'static PaperRow> {
+    PAPER.iter().find(|r| r.kernel == kernel)
+}
+
+impl PaperRow {
+    /// Instructions an instance with `input_bytes` of input executes at this row's B/KI
+    /// ("data volumes to process per thousand instructions"): input ÷ B/KI × 1000.
+    pub fn instructions_for(&self, input_bytes: u64) -> f64 {
+        assert!(self.bytes_per_ki > 0.0, "Table 2 prints positive B/KI");
+        input_bytes as f64 / self.bytes_per_ki * 1000.0
+    }
+}
+
 /// Ours beside the paper's, at the `paper` dataset.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
@@ -141,4 +156,21 @@ pub fn render(rows: &[Comparison]) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_found_by_canonical_name_and_give_instructions_from_b_per_ki() {
+        let gemm = paper_row("gemm").expect("GEMM is in Table 2");
+        assert_eq!(gemm.table_name, "GEMM");
+        // 5.29 bytes per thousand instructions: 5290 bytes take a million instructions.
+        assert!((gemm.instructions_for(5290) - 1e6).abs() < 1e-6);
+        assert!(
+            paper_row("bfs").is_none(),
+            "§5.6 workloads are not in Table 2"
+        );
+    }
 }

@@ -31,7 +31,14 @@ fn a_restricted_reproduction_writes_claims_runs_and_figures() {
     let dir = tempfile::tempdir().unwrap();
     let v = reproduce(dir.path(), "atax,gemm,mx2,nn", "2");
     let runs = v["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 4 * 5, "every workload under all five systems");
+    assert_eq!(
+        runs.len(),
+        2 * 4 * 5,
+        "every workload under all five systems and both cost models"
+    );
+    // The configured (default) model's runs come first.
+    assert!(runs[..20].iter().all(|r| r["extra"]["cost_model"] == "counted"));
+    assert!(runs[20..].iter().all(|r| r["extra"]["cost_model"] == "table2"));
     for r in runs {
         for key in [
             "system",
@@ -62,6 +69,8 @@ fn a_restricted_reproduction_writes_claims_runs_and_figures() {
         "s56_intra_o3_energy_saving",
     ] {
         assert!(ids.contains(&id), "claim {id} missing from {ids:?}");
+        let other = format!("{id}.table2");
+        assert!(ids.contains(&other.as_str()), "claim {other} missing");
     }
     for c in claims {
         for key in ["description", "paper", "ours", "unit", "note", "reference"] {
@@ -79,6 +88,14 @@ fn a_restricted_reproduction_writes_claims_runs_and_figures() {
             r["extra"]["reused_instances"].is_u64(),
             "run lacks reused_instances: {r}"
         );
+        assert!(r["extra"]["lock_wait"]["instances_waiting"].is_u64(), "{r}");
+        // §5.4's utilization (execution time, flash waits included) is at least the
+        // computing-only one.
+        let (u, c) = (
+            r["utilization"].as_f64().unwrap(),
+            r["extra"]["worker_compute_utilization"].as_f64().unwrap(),
+        );
+        assert!(u + 1e-9 >= c && u <= 1.0 + 1e-9, "{u} vs {c}: {r}");
     }
     let mix_note = claims
         .iter()
@@ -98,6 +115,7 @@ fn a_restricted_reproduction_writes_claims_runs_and_figures() {
         assert!(html.contains(fig), "report lacks {fig}");
     }
     assert!(html.matches("<svg").count() >= 14);
+    assert!(html.contains("Claims under both cost models"));
 }
 
 #[test]

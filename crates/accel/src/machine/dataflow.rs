@@ -415,6 +415,8 @@ mod tests {
             preload: Vec::new(),
             end_bytes: 9216,
             reused_instances: 0,
+            own_flash_bytes: 9216,
+            capacity_bytes: 1 << 20,
         };
         let keys = CacheKeys::new(&layout, &[vec![1000, 600], vec![1000, 0, 100, 512]]);
         assert_eq!(keys.count(), 2 + 2 + 2 + 1 + 1);

@@ -130,6 +130,10 @@ struct Worker {
     /// Inter-kernel: the unit was already completed in the chain by the worker itself.
     completed_locally: bool,
     busy: FifoServer,
+    /// Since when the worker holds its unit (inter-kernel: its kernel), and for how long it
+    /// has held units in all (§5.4's execution time, stalls included).
+    held_since: Option<SimTime>,
+    occupied_ns: u64,
 }
 
 type Q = EventQueue<MachineEvent>;
@@ -194,6 +198,9 @@ struct State {
     held: Vec<Vec<LockId>>,
     locks_waiting: Vec<u32>,
     start: SimTime,
+    /// Per instance: when Flashvisor asked for its range locks, and when it got the last.
+    mapped_at: Vec<Option<SimTime>>,
+    admitted_at: Vec<Option<SimTime>>,
     done_at: Vec<Option<SimTime>>,
     started_at: Vec<Option<SimTime>>,
     /// Completions taken from the device, a buffer kept across events.
@@ -374,6 +381,8 @@ impl Machine {
             held: vec![Vec::new(); n],
             locks_waiting: vec![0; n],
             start: SimTime::ZERO,
+            mapped_at: vec![None; n],
+            admitted_at: vec![None; n],
             done_at: vec![None; n],
             started_at: vec![None; n],
             completions: Vec::new(),
@@ -586,8 +595,11 @@ impl State {
             FvMsg::Arrive(i) => self.map_sections(q, i),
             FvMsg::Read(w) => self.read_through_cache(q, w),
             FvMsg::Done(w) => {
+                let now = q.now();
                 let worker = &mut self.workers[w];
                 let u = worker.unit.take().expect("a worker reports its unit");
+                let since = worker.held_since.take().expect("a held unit has a start");
+                worker.occupied_ns += now.since(since).as_ns();
                 let finished = if std::mem::take(&mut worker.completed_locally) {
                     true
                 } else {
@@ -603,6 +615,8 @@ impl State {
 
     /// §4.3: range locks on every data section; the kernel is admitted once all are held.
     fn map_sections(&mut self, q: &mut Q, i: usize) {
+        assert!(self.mapped_at[i].is_none(), "an instance is mapped once");
+        self.mapped_at[i] = Some(q.now());
         let sections = self.plans[self.instances[i].plan].desc.sections.clone();
         for (s, sec) in sections.iter().enumerate() {
             let g = self.layout.section_groups(i, s, sec.bytes);
@@ -630,6 +644,8 @@ impl State {
     }
 
     fn admit(&mut self, q: &mut Q, i: usize) {
+        assert!(self.mapped_at[i].is_some() && self.admitted_at[i].is_none());
+        self.admitted_at[i] = Some(q.now());
         if let Some(f) = self.func.as_mut() {
             f.admit(i, &mut self.dev, &self.layout, &self.plans);
         }
@@ -643,6 +659,11 @@ impl State {
         let at = q.now() + SimDuration::from_ns(self.cfg.queue_message_ns);
         for (w, u) in self.sched.pick(&mut self.chain, &free) {
             self.started_at[u.kernel].get_or_insert(at);
+            assert!(
+                self.workers[w].held_since.is_none(),
+                "a free worker holds nothing"
+            );
+            self.workers[w].held_since = Some(q.now());
             self.workers[w].unit = Some(u);
             self.schedule(q, at, Ev::Start(w));
         }
@@ -773,6 +794,10 @@ impl State {
                         .since(self.start)
                         .as_ns(),
                     input_bytes: desc.input_bytes(),
+                    lock_wait_ns: self.admitted_at[i]
+                        .expect("admitted")
+                        .since(self.mapped_at[i].expect("mapped"))
+                        .as_ns(),
                     chunks: 1,
                 }
             })
@@ -800,6 +825,7 @@ impl State {
                 .map(|&b| b as f64 / makespan as f64)
                 .collect(),
             lwp_busy_ns,
+            worker_occupied_ns: self.workers.iter().map(|w| w.occupied_ns).collect(),
             ddr_busy_ns: self.ddr.busy_ns(),
             pcie_busy_ns: self.pcie.busy_ns(),
             flash_die_busy_ns: die_busy_ns,
@@ -810,6 +836,8 @@ impl State {
             ddr_miss_groups: self.cache.hit_counts().1,
             flashvisor_messages: self.flashvisor.served(),
             reused_instances: self.layout.reused_instances,
+            flash_needed_bytes: self.layout.own_flash_bytes,
+            flash_capacity_bytes: self.layout.capacity_bytes,
             host_cpu_busy_ns: 0,
             host_dram_busy_ns: 0,
             ssd_busy_ns: 0,

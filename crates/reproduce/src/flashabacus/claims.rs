@@ -23,9 +23,10 @@ fn data_intensive() -> Vec<&'static str> {
         .collect()
 }
 
-fn find<'a>(ms: &'a [Measured], system: &str, workload: &str) -> Option<&'a Measured> {
+fn find<'a>(ms: &[&'a Measured], system: &str, workload: &str) -> Option<&'a Measured> {
     ms.iter()
         .find(|m| m.system == system && m.workload == workload)
+        .copied()
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
@@ -35,7 +36,7 @@ fn mean(v: &[f64]) -> Option<f64> {
 /// Mean over `workloads` of f(x, y) for systems x, y (workloads missing either are skipped;
 /// `None` when none has both — e.g. a run restricted with `--only`).
 fn mean_pair(
-    ms: &[Measured],
+    ms: &[&Measured],
     x: &str,
     y: &str,
     workloads: &[String],
@@ -56,7 +57,7 @@ fn energy_change_pct(x: &Measured, y: &Measured) -> f64 {
     (x.report.energy_j.total / y.report.energy_j.total - 1.0) * 100.0
 }
 
-fn of_group(ms: &[Measured], g: Group) -> Vec<String> {
+fn of_group(ms: &[&Measured], g: Group) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for m in ms.iter().filter(|m| m.group == g) {
         if !v.contains(&m.workload) {
@@ -67,7 +68,7 @@ fn of_group(ms: &[Measured], g: Group) -> Vec<String> {
 }
 
 fn mean_of(
-    ms: &[Measured],
+    ms: &[&Measured],
     system: &str,
     workloads: &[String],
     f: impl Fn(&Measured) -> f64,
@@ -80,11 +81,17 @@ fn mean_of(
     mean(&v)
 }
 
-fn mean_util(ms: &[Measured], system: &str, workloads: &[String]) -> Option<f64> {
+/// §5.4's utilization (execution time over the workload's latency), %.
+fn mean_util(ms: &[&Measured], system: &str, workloads: &[String]) -> Option<f64> {
+    mean_of(ms, system, workloads, |m| m.worker_occupancy() * 100.0)
+}
+
+/// Computing time over the workload's latency, %.
+fn mean_compute(ms: &[&Measured], system: &str, workloads: &[String]) -> Option<f64> {
     mean_of(ms, system, workloads, |m| m.worker_utilization() * 100.0)
 }
 
-fn dm_share_pct(ms: &[Measured], system: &str, workloads: &[String]) -> Option<f64> {
+fn dm_share_pct(ms: &[&Measured], system: &str, workloads: &[String]) -> Option<f64> {
     mean_of(ms, system, workloads, |m| {
         m.report.energy_j.data_movement / m.report.energy_j.total * 100.0
     })
@@ -112,7 +119,7 @@ fn claim(
 
 /// `f(x, y)` per workload of `workloads` that both systems ran, in order.
 fn per_workload(
-    ms: &[Measured],
+    ms: &[&Measured],
     x: &str,
     y: &str,
     workloads: &[String],
@@ -154,16 +161,24 @@ fn without(all: &[String], minus: &[String]) -> Vec<String> {
     all.iter().filter(|w| !minus.contains(w)).cloned().collect()
 }
 
-/// Worker utilization (%) of `system` per workload.
-fn utils(ms: &[Measured], system: &str, workloads: &[String]) -> Vec<(String, f64)> {
+/// Workers' compute utilization (%) of `system` per workload.
+fn utils(ms: &[&Measured], system: &str, workloads: &[String]) -> Vec<(String, f64)> {
     workloads
         .iter()
         .filter_map(|w| Some((w.clone(), 100.0 * find(ms, system, w)?.worker_utilization())))
         .collect()
 }
 
+fn pct(x: f64) -> String {
+    format!("{x:.0}%")
+}
+
+fn opt_pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "—".into(), |x| format!("{x:.1}%"))
+}
+
 /// The largest instance input of the FlashAbacus runs of `workloads`, GB.
-fn largest_instance_gb(ms: &[Measured], workloads: &[String]) -> f64 {
+fn largest_instance_gb(ms: &[&Measured], workloads: &[String]) -> f64 {
     ms.iter()
         .filter(|m| m.system != "simd" && workloads.contains(&m.workload))
         .flat_map(|m| m.report.instances.iter().map(|i| i.input_bytes))
@@ -173,47 +188,98 @@ fn largest_instance_gb(ms: &[Measured], workloads: &[String]) -> f64 {
 }
 
 /// How many instances of `workloads` had to reuse flash an earlier instance still held
-/// (the device cannot hold them all at once at these sizes), from the IntraO3 runs.
-fn reuse_note(ms: &[Measured], workloads: &[String]) -> String {
-    let reused: Vec<(String, f64)> = workloads
+/// (the device cannot hold them all at once at these sizes), how much flash each workload
+/// would need for every instance to have its own, and how long the reusing instances waited
+/// for their range locks under each of `systems`.
+fn reuse_note(ms: &[&Measured], workloads: &[String], systems: &[&str]) -> String {
+    let placed: Vec<&Measured> = workloads
         .iter()
-        .filter_map(|w| {
-            Some((
-                w.clone(),
-                find(ms, "intra-o3", w)?.report.reused_instances as f64,
-            ))
-        })
+        .filter_map(|w| find(ms, "intra-o3", w))
+        .collect();
+    let reused: Vec<(String, f64)> = placed
+        .iter()
+        .map(|m| (m.workload.clone(), m.report.reused_instances as f64))
         .collect();
     let with = reused.iter().filter(|(_, r)| *r > 0.0).count();
     if with == 0 {
         return "Every instance has flash of its own.".into();
     }
+    let gb = |b: u64| b as f64 / 1e9;
+    let needed: Vec<(String, f64)> = placed
+        .iter()
+        .map(|m| (m.workload.clone(), gb(m.report.flash_needed_bytes)))
+        .collect();
+    let capacity = placed
+        .first()
+        .map_or(0.0, |m| gb(m.report.flash_capacity_bytes));
+    let waits: Vec<String> = systems
+        .iter()
+        .map(|s| {
+            let runs: Vec<&Measured> = workloads.iter().filter_map(|w| find(ms, s, w)).collect();
+            let waiting: usize = runs
+                .iter()
+                .map(|m| m.report.instances.iter().filter(|i| i.lock_wait_ns > 0).count())
+                .sum();
+            let share: Vec<(String, f64)> = runs
+                .iter()
+                .map(|m| {
+                    let mean_wait: f64 = m.report.instances.iter().map(|i| i.lock_wait_ns as f64).sum::<f64>()
+                        / m.report.instances.len().max(1) as f64;
+                    (m.workload.clone(), 100.0 * mean_wait / m.report.sim_time_ns.max(1) as f64)
+                })
+                .collect();
+            let max_s = runs
+                .iter()
+                .flat_map(|m| m.report.instances.iter().map(|i| i.lock_wait_ns))
+                .max()
+                .unwrap_or(0) as f64
+                / 1e9;
+            format!(
+                "under {s} {waiting} instances waited for their range locks, up to {max_s:.1} s, on average {} of the makespan per instance",
+                span(&share, |x| format!("{x:.0}%")),
+            )
+        })
+        .collect();
+    let over_paper = needed
+        .iter()
+        .filter(|(_, n)| *n > PAPER_BACKBONE_GB)
+        .count();
+    let paper = if over_paper == 0 {
+        format!("all would fit the paper's {PAPER_BACKBONE_GB:.0} GB backbone")
+    } else {
+        format!("{over_paper} of them would not fit the paper's {PAPER_BACKBONE_GB:.0} GB backbone either, so there its instances, too, must have reused or shared flash")
+    };
     format!(
-        "In {with} of {} of these workloads the device cannot hold every instance's data at once: {} instances per workload reuse flash an earlier instance still holds, so their write locks wait for it (the FlashAbacus schedulers are serialised there, SIMD is not).",
+        "In {with} of {} of these workloads the device cannot hold every instance's data at once: with inputs shared per kernel, giving every instance flash of its own would take {} GB against the device's {capacity:.1} GB of logical space ({paper}). {} instances per workload reuse flash an earlier instance still holds, so their write locks wait for it (the FlashAbacus schedulers are serialised there, SIMD is not): {}.",
         reused.len(),
+        span(&needed, |x| format!("{x:.0}")),
         span(&reused, |x| format!("{x:.0}")),
+        waits.join("; "),
     )
 }
+
+/// §4.3: "to cover 32GB flash backbone with 64KB page group ... it only requires 2MB".
+const PAPER_BACKBONE_GB: f64 = 32.0;
 
 /// Gains below this are "small" in the IntraO3-vs-IntraIo note, %.
 const SMALL_GAIN_PCT: f64 = 5.0;
 
 /// Kernel instances of the first run of group `g` (every workload of a group has as many).
-fn instances(ms: &[Measured], g: Group) -> usize {
+fn instances(ms: &[&Measured], g: Group) -> usize {
     ms.iter()
         .find(|m| m.group == g)
         .map_or(0, |m| m.report.instances.len())
 }
 
 /// Worker LWPs (all but Flashvisor's and Storengine's), as the runs report them.
-fn workers(ms: &[Measured]) -> usize {
+fn workers(ms: &[&Measured]) -> usize {
     ms.first()
         .map_or(0, |m| m.report.lwp_utilization.len().saturating_sub(2))
 }
 
 /// Every claim, paper value beside ours; `host_copies` is the SIMD host's copies of every
 /// byte each way (`[host] copies_per_direction`).
-pub fn claims(ms: &[Measured], host_copies: Option<u32>) -> Vec<Claim> {
+pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
     let homo = of_group(ms, Group::Homogeneous);
     let hetero = of_group(ms, Group::Heterogeneous);
     let s56 = of_group(ms, Group::Section56);
@@ -287,10 +353,11 @@ pub fn claims(ms: &[Measured], host_copies: Option<u32>) -> Vec<Claim> {
             mean_pair(ms, "intra-o3", "intra-io", &homo, gain_pct),
             "%",
             &format!(
-                "IntraO3 gains where serial microblocks idle IntraIo's workers (largest: {}); {} of {} homogeneous kernels gain less than {SMALL_GAIN_PCT:.0}%. In our cost model most serial microblocks are short next to the screened ones (Table 2 kernels' serial parts are reductions over one vector), so IntraIo idles less than on the prototype.",
+                "IntraO3 gains where serial microblocks idle IntraIo's workers (largest: {}); {} of {} homogeneous kernels gain less than {SMALL_GAIN_PCT:.0}%. In our cost model most serial microblocks are short next to the screened ones (Table 2 kernels' serial parts are reductions over one vector), so IntraIo idles less than on the prototype. {}",
                 top(&per_workload(ms, "intra-o3", "intra-io", &homo, gain_pct), 3, signed_pct),
                 per_workload(ms, "intra-o3", "intra-io", &homo, gain_pct).iter().filter(|(_, g)| *g < SMALL_GAIN_PCT).count(),
                 per_workload(ms, "intra-o3", "intra-io", &homo, gain_pct).len(),
+                reuse_note(ms, &homo, &["intra-o3", "intra-io"]),
             ),
         ),
         claim(
@@ -303,7 +370,7 @@ pub fn claims(ms: &[Measured], host_copies: Option<u32>) -> Vec<Claim> {
                 "InterSt binds each of the {} instances to a worker by application number, so the worker holding the long kernels finishes last; InterDy hands each kernel to whichever worker is free (per mix {}). Mix membership is our reconstruction (crates/accel/src/workload.rs), which sets how unbalanced InterSt gets. {}",
                 instances(ms, Group::Heterogeneous),
                 span(&per_workload(ms, "inter-dy", "inter-st", &hetero, gain_pct), signed_pct),
-                reuse_note(ms, &hetero),
+                reuse_note(ms, &hetero, &["inter-dy", "inter-st"]),
             ),
         ),
         claim(
@@ -316,7 +383,7 @@ pub fn claims(ms: &[Measured], host_copies: Option<u32>) -> Vec<Claim> {
                 "Per mix {}. Our mixes end with a few large compute-bound kernels (the largest instance holds {:.1} GB) that InterDy runs on one worker each while the other workers idle; IntraO3 spreads their screens over all {six}. The paper's mixes (membership lost from the seed) evidently left InterDy less of a straggler tail. {}",
                 span(&per_workload(ms, "intra-o3", "inter-dy", &hetero, gain_pct), signed_pct),
                 largest_instance_gb(ms, &hetero),
-                reuse_note(ms, &hetero),
+                reuse_note(ms, &hetero, &["intra-o3", "inter-dy"]),
             ),
         ),
         claim(
@@ -334,10 +401,11 @@ pub fn claims(ms: &[Measured], host_copies: Option<u32>) -> Vec<Claim> {
             mean_util(ms, "inter-dy", &homo),
             "%",
             &format!(
-                "Utilization = a worker's compute time over the makespan, averaged over the {six} workers. Compute-bound kernels reach {}; the {} data-intensive ones {}, their workers waiting for flash (no prefetch beyond the unit's own reads). The paper's figure suggests it counted those stalls as execution or overlapped them.",
-                span(&utils(ms, "inter-dy", &compute_bound), |x| format!("{x:.0}%")),
+                "§5.4's definition: a worker's execution time (a kernel from its dispatch to Flashvisor's receipt of its end, waiting for flash included) over the latency of the whole workload, averaged over the {six} workers. Counting computing time only gives {} (compute-bound kernels {}; the {} data-intensive ones {}, their workers waiting for flash with no prefetch beyond the unit's own reads) — the figure this claim reported before. What stays below 100% under the paper's definition is the tail: the workers that finish first idle while the last kernel runs.",
+                opt_pct(mean_compute(ms, "inter-dy", &homo)),
+                span(&utils(ms, "inter-dy", &compute_bound), pct),
                 di_homo.len(),
-                span(&utils(ms, "inter-dy", &di_homo), |x| format!("{x:.0}%")),
+                span(&utils(ms, "inter-dy", &di_homo), pct),
             ),
         ),
         claim(
@@ -346,7 +414,10 @@ pub fn claims(ms: &[Measured], host_copies: Option<u32>) -> Vec<Claim> {
             94.0,
             mean_util(ms, "intra-o3", &hetero),
             "%",
-            "As above; serial microblocks of the mixes keep workers idle only when no other instance has ready screens.",
+            &format!(
+                "As above (§5.4's definition; computing only: {}). Serial microblocks of the mixes keep workers idle only when no other instance has ready screens.",
+                opt_pct(mean_compute(ms, "intra-o3", &hetero)),
+            ),
         ),
         claim(
             "simd_data_movement_energy_share_data_intensive",

@@ -2,6 +2,13 @@
 //! (6 instances of each Table 2 kernel), heterogeneous mixes MX1–MX14 (24 instances) and the
 //! §5.6 graph/big-data workloads, each under SIMD, InterSt, InterDy, IntraIo and IntraO3 —
 //! then the paper's headline claims beside ours (`claims`) and Figs. 10–16 (`figures`).
+//!
+//! In timing fidelity every run is made under both instruction-cost models (`[accel]
+//! cost_model`: `counted`, our implementation's count, and `table2`, the paper's measured
+//! B/KI): the claims of the configured model come first under their own ids, the other
+//! model's follow under `<id>.<model>`, and the terminal and `report.html` show them side by
+//! side with the paper's value. Functional fidelity runs the configured model only (the cost
+//! model changes when things happen, not what is computed).
 
 mod claims;
 mod figures;
@@ -11,7 +18,7 @@ use crate::{claims_table, Options, Paper, ReproduceError};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 use nearflash_accel::run::run_workload_functional;
 use nearflash_accel::workload::MIXES;
-use nearflash_accel::{AccelConfig, RunReport};
+use nearflash_accel::{AccelConfig, CostModel, RunReport};
 use nearflash_kernels::table2::PAPER;
 use nearflash_kernels::Dataset;
 use nearflash_preset::Preset;
@@ -57,31 +64,43 @@ pub fn workloads() -> Vec<(Group, String)> {
 /// One simulated run, keyed for the claims and figures.
 pub struct Measured {
     pub group: Group,
+    pub cost_model: CostModel,
     pub system: &'static str,
     pub workload: String,
     pub report: RunReport,
 }
 
 impl Measured {
-    /// Mean utilization of the worker LWPs (§5.4: an LWP's execution time over the time to
-    /// run the whole workload; LWP0/1 are Flashvisor and Storengine, not workers).
+    /// Mean compute utilization of the worker LWPs: a worker's computing time over the time
+    /// to run the whole workload (LWP0/1 are Flashvisor and Storengine, not workers).
     pub fn worker_utilization(&self) -> f64 {
         let w = &self.report.lwp_utilization[2..];
         w.iter().sum::<f64>() / w.len().max(1) as f64
+    }
+
+    /// §5.4's LWP utilization: "the LWP's actual execution time (average)" over "the
+    /// latency to execute entire application(s)" — a worker's time occupied by its units
+    /// (waiting for their data included) over the makespan, averaged over the workers.
+    pub fn worker_occupancy(&self) -> f64 {
+        let w = &self.report.worker_occupied_ns;
+        let makespan = self.report.sim_time_ns.max(1) as f64;
+        w.iter().map(|&o| o as f64 / makespan).sum::<f64>() / w.len().max(1) as f64
     }
 }
 
 /// Default memory bound of functional runs, MiB.
 const MAX_FUNCTIONAL_MIB: u64 = 2048;
 
-/// One run: a workload of a group on one system.
-pub type Task = (Group, &'static str, String);
+/// One run: a workload of a group on one system under one cost model.
+pub type Task = (Group, &'static str, String, CostModel);
 
 /// The FlashAbacus reproduction at a preset, dataset and fidelity.
 pub struct FlashAbacus {
     preset: Preset,
     accel: AccelConfig,
     tasks: Vec<Task>,
+    /// The configured cost model first, then the other (timing fidelity only).
+    models: Vec<CostModel>,
     dataset: Dataset,
     fidelity: Fidelity,
     seed: u64,
@@ -114,23 +133,33 @@ impl FlashAbacus {
                     .join(", ")
             )));
         }
-        let mut tasks: Vec<Task> = all
-            .into_iter()
-            .filter(|(_, w)| opts.only.is_empty() || opts.only.contains(w))
-            .flat_map(|(g, w)| SYSTEMS.iter().map(move |s| (g, *s, w.clone())))
+        let accel: AccelConfig = preset.require()?;
+        let models = match opts.fidelity {
+            Fidelity::Timing => vec![accel.cost_model, accel.cost_model.other()],
+            Fidelity::Functional => vec![accel.cost_model],
+        };
+        let mut tasks: Vec<Task> = models
+            .iter()
+            .flat_map(|&m| {
+                all.iter()
+                    .filter(|(_, w)| opts.only.is_empty() || opts.only.contains(w))
+                    .flat_map(move |(g, w)| SYSTEMS.iter().map(move |s| (*g, *s, w.clone(), m)))
+            })
             .collect();
         // The 24-instance mixes are the longest runs: start them first so the jobs finish
-        // together (the summary's run order is this order, the same for every job count).
-        tasks.sort_by_key(|(g, _, _)| *g != Group::Heterogeneous);
+        // together (the summary lists the configured model's runs first, each model's in
+        // this order, the same for every job count).
+        tasks.sort_by_key(|(g, ..)| *g != Group::Heterogeneous);
         let dataset: Dataset = match (&opts.dataset, opts.fidelity) {
             (Some(d), _) => d.parse()?,
             (None, Fidelity::Timing) => Dataset::Paper,
             (None, Fidelity::Functional) => Dataset::Mini,
         };
         Ok(FlashAbacus {
-            accel: preset.require()?,
+            accel,
             preset,
             tasks,
+            models,
             dataset,
             fidelity: opts.fidelity,
             seed: opts.seed,
@@ -161,10 +190,17 @@ impl Paper for FlashAbacus {
         self.tasks.clone()
     }
 
-    fn simulate(&self, (_, system, workload): &Task) -> Result<(RunReport, usize), ReproduceError> {
+    fn simulate(
+        &self,
+        (_, system, workload, model): &Task,
+    ) -> Result<(RunReport, usize), ReproduceError> {
+        let accel = AccelConfig {
+            cost_model: *model,
+            ..self.accel.clone()
+        };
         run_one(
             &self.preset,
-            &self.accel,
+            &accel,
             system,
             workload,
             (self.dataset, self.seed),
@@ -182,10 +218,13 @@ impl Paper for FlashAbacus {
             measured: Vec::with_capacity(runs.len()),
             verified: 0,
         };
-        for ((group, system, workload), (report, checks)) in runs.into_iter().zip(measured) {
+        for ((group, system, workload, cost_model), (report, checks)) in
+            runs.into_iter().zip(measured)
+        {
             ev.verified += checks;
             ev.measured.push(Measured {
                 group,
+                cost_model,
                 system,
                 workload,
                 report,
@@ -195,22 +234,42 @@ impl Paper for FlashAbacus {
     }
 
     fn claims(&self, ev: &Evaluation) -> Result<Vec<Claim>, ReproduceError> {
-        Ok(claims::claims(
-            &ev.measured,
-            self.preset.host.as_ref().map(|h| h.copies_per_direction),
-        ))
+        let copies = self.preset.host.as_ref().map(|h| h.copies_per_direction);
+        let mut v = Vec::new();
+        for (k, &model) in self.models.iter().enumerate() {
+            let ms = self.of_model(ev, model);
+            let mut c = claims::claims(&ms, copies);
+            if k > 0 {
+                // Another model's claims: the same claims under ids of their own.
+                for cl in &mut c {
+                    cl.id = format!("{}.{model}", cl.id);
+                    cl.description = format!("{} [{model} cost model]", cl.description);
+                }
+            }
+            v.extend(c);
+        }
+        Ok(v)
     }
 
     fn summary_runs(&self, ev: &Evaluation) -> Vec<Run> {
-        ev.measured.iter().map(to_run).collect()
+        self.models
+            .iter()
+            .flat_map(|&m| ev.measured.iter().filter(move |r| r.cost_model == m))
+            .map(to_run)
+            .collect()
     }
 
     fn figures(&self, ev: &Evaluation) -> Result<Page, ReproduceError> {
-        Ok(figures::page(&ev.measured, &self.preset.name, self.dataset))
+        let primary = self.of_model(ev, self.models[0]);
+        let mut page = figures::page(&primary, &self.preset.name, self.dataset);
+        page.sections
+            .insert(0, figures::cost_models(&self.models, &self.claims(ev)?));
+        Ok(page)
     }
 
     fn text(&self, ev: &Evaluation, summary: &Summary) -> String {
-        let mut out = text(summary, &ev.measured, self.dataset);
+        let primary = self.of_model(ev, self.models[0]);
+        let mut out = text(summary, &primary, self.dataset, &self.models);
         if self.fidelity == Fidelity::Functional {
             writeln!(
                 out,
@@ -222,6 +281,16 @@ impl Paper for FlashAbacus {
             .expect("writing to a String");
         }
         out
+    }
+}
+
+impl FlashAbacus {
+    /// The runs made under `model` (borrowed views, in run order).
+    fn of_model<'a>(&self, ev: &'a Evaluation, model: CostModel) -> Vec<&'a Measured> {
+        ev.measured
+            .iter()
+            .filter(|m| m.cost_model == model)
+            .collect()
     }
 }
 
@@ -267,7 +336,8 @@ fn to_run(m: &Measured) -> Run {
             ("computation".to_string(), e.computation),
             ("storage_access".to_string(), e.storage_access),
         ]),
-        utilization: m.worker_utilization(),
+        // §5.4's definition; the compute-only figure is in `extra`.
+        utilization: m.worker_occupancy(),
         sim_s: r.sim_time_ns as f64 / 1e9,
         extra: BTreeMap::from([
             (
@@ -275,6 +345,10 @@ fn to_run(m: &Measured) -> Run {
                 serde_json::json!(format!("{:?}", m.group).to_lowercase()),
             ),
             ("trace_hash".to_string(), serde_json::json!(r.trace_hash)),
+            (
+                "cost_model".to_string(),
+                serde_json::json!(m.cost_model.name()),
+            ),
             ("events".to_string(), serde_json::json!(r.events)),
             // Instances placed on flash an earlier instance still holds (their write locks
             // wait for it): the device cannot hold every instance at once.
@@ -286,11 +360,32 @@ fn to_run(m: &Measured) -> Run {
                 "lwp_utilization".to_string(),
                 serde_json::json!(r.lwp_utilization),
             ),
+            (
+                "worker_compute_utilization".to_string(),
+                serde_json::json!(m.worker_utilization()),
+            ),
+            (
+                "worker_occupied_ns".to_string(),
+                serde_json::json!(r.worker_occupied_ns),
+            ),
+            (
+                "lock_wait".to_string(),
+                serde_json::json!({
+                    "instances_waiting": r.instances.iter().filter(|i| i.lock_wait_ns > 0).count(),
+                    "total_ms": r.instances.iter().map(|i| i.lock_wait_ns).sum::<u64>() as f64 / 1e6,
+                    "max_ms": r.instances.iter().map(|i| i.lock_wait_ns).max().unwrap_or(0) as f64 / 1e6,
+                }),
+            ),
         ]),
     }
 }
 
-fn text(summary: &Summary, measured: &[Measured], dataset: Dataset) -> String {
+fn text(
+    summary: &Summary,
+    measured: &[&Measured],
+    dataset: Dataset,
+    models: &[CostModel],
+) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY);
     t.set_header(vec![
@@ -307,10 +402,43 @@ fn text(summary: &Summary, measured: &[Measured], dataset: Dataset) -> String {
     for r in rows.into_values() {
         t.add_row(r);
     }
+    let claims = if models.len() > 1 {
+        side_by_side(&summary.claims, models)
+    } else {
+        claims_table(&summary.claims, 1)
+    };
     format!(
-        "throughput, MB/s of input processed (dataset {}, {} fidelity)\n{t}\n{}\n",
+        "throughput, MB/s of input processed (dataset {}, {} fidelity, {} cost model)\n{t}\n{claims}\n",
         dataset.name(),
         summary.fidelity,
-        claims_table(&summary.claims, 1)
+        models[0],
     )
+}
+
+/// The claims of every model in one table: paper, then ours under each model (the
+/// configured one first, named in the header).
+fn side_by_side(claims: &[Claim], models: &[CostModel]) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY);
+    let mut header = vec!["claim".to_string(), "paper".to_string()];
+    header.extend(models.iter().enumerate().map(|(k, m)| {
+        if k == 0 {
+            format!("ours, {m} (default)")
+        } else {
+            format!("ours, {m}")
+        }
+    }));
+    header.push("unit".into());
+    t.set_header(header);
+    for row in figures::claims_by_model(claims, models) {
+        let mut cells = vec![row.id.to_string(), format!("{:.1}", row.paper)];
+        cells.extend(
+            row.ours
+                .iter()
+                .map(|o| o.map_or_else(|| "—".to_string(), |x| format!("{x:.1}"))),
+        );
+        cells.push(row.unit.to_string());
+        t.add_row(cells);
+    }
+    t.to_string()
 }
