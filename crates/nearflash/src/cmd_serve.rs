@@ -107,9 +107,9 @@ pub fn stats(args: &StatsArgs) -> Result<(), CliError> {
         print!("{text}");
         return Ok(());
     }
-    let stats: LiveStats = serde_json::from_str(&text).map_err(|e| CliError::Config {
-        source_name: path.display().to_string(),
-        reason: format!("not nearflash statistics: {e}"),
+    let stats: LiveStats = serde_json::from_str(&text).map_err(|source| CliError::StatsFile {
+        path: path.display().to_string(),
+        source,
     })?;
     print_table(&stats);
     Ok(())

@@ -49,8 +49,18 @@ pub enum CliError {
 
     #[error("insider: {0}")]
     Insider(#[from] nearflash_insider::InsiderError),
+
     /// Boxed: it carries the image's errors.
+    #[error(transparent)]
     Live(Box<nearflash_live::LiveError>),
+
+    /// `nearflash stats` read a file that is not a live server's statistics.
+    #[error("{path}: not nearflash statistics: {source}")]
+    StatsFile {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
 
     #[error("report: {0}")]
     Report(#[from] nearflash_report::ReportError),
