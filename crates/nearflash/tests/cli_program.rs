@@ -1,0 +1,118 @@
+//! `nearflash program check|run`: a user's WebAssembly program over a host file, on each
+//! engine, with the exit status the issue promises (0 ok, 1 a non-zero exit, 2 a trap, an
+//! out-of-fuel run or a refused module).
+
+mod common;
+
+use common::{fails_naming, nearflash};
+
+fn example(name: &str) -> String {
+    format!(
+        "{}/../../examples/programs/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// Lines of {A-D} with "DA" here and there.
+fn lines(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut text = Vec::new();
+    for i in 0..300u32 {
+        for j in 0..500u32 {
+            text.push(b"ABCD"[((i * 7 + j * 13 + (j * j) % 11) % 4) as usize]);
+        }
+        text.push(b'\n');
+    }
+    let p = dir.join("lines.txt");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn grep_runs_on_every_engine_with_the_same_output_and_a_json_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = lines(dir.path());
+    let mut outputs = Vec::new();
+    for engine in ["slot", "core", "arm", "host"] {
+        let out = dir.path().join(format!("{engine}.bin"));
+        let json = dir.path().join(format!("{engine}.json"));
+        let o = nearflash(&[
+            "program",
+            "run",
+            &example("grep.wat"),
+            "--input",
+            input.to_str().unwrap(),
+            "--arg",
+            "DA",
+            "--engine",
+            engine,
+            "--output",
+            out.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(
+            o.status.success(),
+            "{engine}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert!(report["run"]["fuel"].as_u64().unwrap() > 0);
+        assert!(report["run"]["time_ns"].as_u64().unwrap() > 0);
+        assert_eq!(report["run"]["fuel"], report["host_only"]["fuel"]);
+        outputs.push(std::fs::read(&out).unwrap());
+    }
+    assert!(!outputs[0].is_empty());
+    assert!(outputs.iter().all(|o| *o == outputs[0]));
+}
+
+#[test]
+fn a_looping_program_a_non_zero_exit_and_a_bad_module_have_their_exit_statuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = lines(dir.path());
+    let spin = dir.path().join("spin.wat");
+    std::fs::write(
+        &spin,
+        r#"(module (memory (export "memory") 1) (func (export "_start") (loop $l (br $l))))"#,
+    )
+    .unwrap();
+    let o = nearflash(&[
+        "program",
+        "run",
+        spin.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+        "--fuel-max",
+        "100000",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("out of fuel"));
+    // statistics with a bad row size exits 2 by its own choice: reported, exit status 1.
+    let o = nearflash(&[
+        "program",
+        "run",
+        &example("statistics.wat"),
+        "--input",
+        input.to_str().unwrap(),
+        "--arg",
+        "7",
+        "--engine",
+        "host",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("exited with code 2"));
+    fails_naming(
+        &["program", "check", input.to_str().unwrap()],
+        "not a WebAssembly module",
+    );
+    let bad = dir.path().join("sock.wat");
+    std::fs::write(&bad, r#"(module (import "wasi_snapshot_preview1" "sock_accept" (func (param i32 i32 i32) (result i32))) (memory (export "memory") 1) (func (export "_start")))"#).unwrap();
+    fails_naming(&["program", "check", bad.to_str().unwrap()], "sock_accept");
+    let o = nearflash(&["program", "check", &example("crc32.wat")]);
+    assert!(o.status.success());
+}
