@@ -81,4 +81,6 @@ def test_reproduce_writes_its_directory_and_returns_claims_as_a_frame(tmp_path):
     s = nearflash.reproduce("flashabacus", out=tmp_path / "fa", only=["atax"], dataset="mini", jobs=2)
     assert (tmp_path / "fa" / "summary.json").exists()
     assert (tmp_path / "fa" / "report.html").exists()
-    assert len(s["runs"]) == 5  # atax on SIMD and the four schedulers
+    # atax on SIMD and the four schedulers, under both cost models (timing fidelity)
+    assert len(s["runs"]) == 2 * 5
+    assert sorted(r["cost_model"] for r in s["runs"]["extra"]) == ["counted"] * 5 + ["table2"] * 5
