@@ -37,8 +37,12 @@ fn a_restricted_reproduction_writes_claims_runs_and_figures() {
         "every workload under all five systems and both cost models"
     );
     // The configured (default) model's runs come first.
-    assert!(runs[..20].iter().all(|r| r["extra"]["cost_model"] == "counted"));
-    assert!(runs[20..].iter().all(|r| r["extra"]["cost_model"] == "table2"));
+    assert!(runs[..20]
+        .iter()
+        .all(|r| r["extra"]["cost_model"] == "counted"));
+    assert!(runs[20..]
+        .iter()
+        .all(|r| r["extra"]["cost_model"] == "table2"));
     for r in runs {
         for key in [
             "system",
