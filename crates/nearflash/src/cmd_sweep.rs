@@ -1,19 +1,20 @@
 //! `nearflash sweep SPEC.toml --out DIR`: a design-space sweep (`nearflash-sweep`) — grid and
 //! random points × seeds over any preset field and job option; rows appended to
 //! `DIR/results.csv` as points finish (a rerun computes only the missing ones), then
-//! `DIR/summary.html`. `--backend local` runs points on this machine's cores; `--backend ray`
+//! `DIR/summary.html`. `--backend local` runs points in worker processes on this machine (this
+//! binary again, as `nearflash sweep-worker`); `--backend ray`
 //! hands the sweep to the Python package (`python3 -m nearflash.sweeps`), which runs each point
 //! as a Ray task through the same library — Ray lives in Python, so the CLI delegates rather
 //! than reimplementing a Ray client.
 
 use crate::error::CliError;
-use nearflash_sweep::{Sweep, SweepError};
+use nearflash_sweep::{Sweep, SweepError, WorkerCommand};
 use std::path::PathBuf;
 use std::process::Command;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {
-    /// Threads on this machine.
+    /// Worker processes on this machine.
     Local,
     /// Ray tasks (an existing cluster with --address, a local Ray otherwise).
     Ray,
@@ -58,8 +59,12 @@ pub fn run(args: &SweepArgs) -> Result<bool, CliError> {
             let jobs = args.jobs.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             });
+            let exe = std::env::current_exe().map_err(|source| CliError::Io {
+                what: "finding this program to start sweep workers".into(),
+                source,
+            })?;
             let mut sweep = Sweep::open_file(&args.spec, &args.out, !args.quiet)?;
-            let f = sweep.run_local(jobs)?;
+            let f = sweep.run_local(jobs, &WorkerCommand::new(exe, ["sweep-worker"]))?;
             if !args.quiet {
                 println!(
                     "{} points ({} computed now, {} already in the table); wrote {} and {}",
@@ -101,6 +106,14 @@ pub fn run(args: &SweepArgs) -> Result<bool, CliError> {
             Ok(status.success())
         }
     }
+}
+
+/// `nearflash sweep-worker`: serves points on standard input and output until end of input.
+pub fn worker() -> Result<(), CliError> {
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    nearflash_sweep::worker::serve(stdin, stdout)?;
+    Ok(())
 }
 
 impl From<SweepError> for CliError {

@@ -66,6 +66,10 @@ enum Command {
     Genome(cmd_genome::GenomeArgs),
     /// A design-space sweep: grid/random points x seeds, a resumable table, a summary page.
     Sweep(cmd_sweep::SweepArgs),
+    /// A local sweep's worker process: runs the points it reads on standard input (one JSON
+    /// line each) and answers each with its row (started by `sweep --backend local`).
+    #[command(hide = true)]
+    SweepWorker,
     /// Users' own programs (WebAssembly, WASI preview 1): check a module, or run it next to
     /// the data on a drive engine and compare with the host.
     Program(cmd_program::ProgramArgs),
@@ -110,6 +114,7 @@ fn main() -> ExitCode {
         Command::Genome(args) => cmd_genome::run(&args),
         Command::Fileops(args) => cmd_fileops::run(&args).map(|()| true),
         Command::Sweep(args) => cmd_sweep::run(&args),
+        Command::SweepWorker => cmd_sweep::worker().map(|()| true),
         Command::Program(args) => cmd_program::run(&args),
         Command::Serve(args) => cmd_serve::serve(&args).map(|()| true),
         Command::Stats(args) => cmd_serve::stats(&args).map(|()| true),

@@ -6,7 +6,7 @@
 //! CLI's message.
 
 use nearflash_jobs as jobs;
-use nearflash_sweep::{Point, Sweep};
+use nearflash_sweep::{Point, Sweep, WorkerCommand};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -110,6 +110,18 @@ fn run_point(py: Python<'_>, point: &str) -> PyResult<String> {
     py.detach(|| p.run()).map_err(err)
 }
 
+/// `serve_worker()`: a local sweep's worker process — answers each point read on standard
+/// input with its row on standard output, until end of input (`python -m nearflash._worker`).
+#[pyfunction]
+fn serve_worker(py: Python<'_>) -> PyResult<()> {
+    py.detach(|| {
+        let stdin = std::io::stdin().lock();
+        let stdout = std::io::stdout().lock();
+        nearflash_sweep::worker::serve(stdin, stdout)
+    })
+    .map_err(err)
+}
+
 /// A sweep opened on its output directory (the engine of both backends).
 #[pyclass(name = "Sweep")]
 struct PySweep {
@@ -150,12 +162,17 @@ impl PySweep {
         self.lock().finish().map(|f| finished(&f)).map_err(err)
     }
 
-    /// The local backend: `jobs` threads, GIL released.
-    fn run_local(&self, py: Python<'_>, jobs: usize) -> PyResult<String> {
+    /// The local backend: `jobs` worker processes started by `worker` (a command line, e.g.
+    /// `[sys.executable, "-m", "nearflash._worker"]`), GIL released.
+    fn run_local(&self, py: Python<'_>, jobs: usize, worker: Vec<String>) -> PyResult<String> {
         if jobs == 0 {
             return Err(err("jobs must be at least 1"));
         }
-        py.detach(|| self.lock().run_local(jobs).map(|f| finished(&f)))
+        let Some((program, args)) = worker.split_first() else {
+            return Err(err("the worker command is empty"));
+        };
+        let worker = WorkerCommand::new(program, args);
+        py.detach(|| self.lock().run_local(jobs, &worker).map(|f| finished(&f)))
             .map_err(err)
     }
 }
@@ -190,6 +207,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset, m)?)?;
     m.add_function(wrap_pyfunction!(run_point, m)?)?;
+    m.add_function(wrap_pyfunction!(serve_worker, m)?)?;
     m.add_class::<PySweep>()?;
     Ok(())
 }

@@ -16,6 +16,18 @@ pub enum SweepError {
         source: Box<nearflash_jobs::JobError>,
     },
 
+    /// A point whose worker process died or broke the line protocol while running it.
+    #[error("point {point} ({params}): {reason}")]
+    Worker {
+        point: String,
+        params: String,
+        reason: String,
+    },
+
+    /// A point's error as its worker process reported it (the text crossed a pipe).
+    #[error("{0}")]
+    Remote(String),
+
     #[error("{what}: {source}")]
     Io {
         what: String,

@@ -6,11 +6,11 @@
 //! `DIR/summary.html` draws every metric against every swept parameter.
 //!
 //! The engine is Rust and backend-neutral: `Sweep` plans, hands out the missing points and
-//! records rows. Two backends drive it: `run_local` here (threads on this machine: each
-//! simulation is single-threaded, deterministic and shares nothing, so a thread is as
-//! isolated as a process and needs no serialisation), and the Python package's Ray backend,
-//! which ships each `Point` (JSON) to a Ray task that calls `Point::run` through the same
-//! library and hands the row back to `Sweep::record`. Rows are computed by the same code
+//! records rows. Two backends drive it: `run_local` here (a pool of worker processes on this
+//! machine, `worker`: each point crosses a pipe as JSON and is run by `Point::run` in the
+//! worker, so a point that aborts or is killed fails alone), and the Python package's Ray
+//! backend, which ships each `Point` (JSON) to a Ray task that calls `Point::run` through the
+//! same library and hands the row back to `Sweep::record`. Rows are computed by the same code
 //! either way, so both backends give byte-identical tables.
 
 mod error;
@@ -20,11 +20,13 @@ mod progress;
 pub mod spec;
 pub mod summary;
 pub mod table;
+pub mod worker;
 
 pub use error::SweepError;
 pub use job::Job;
 pub use point::Point;
 pub use spec::Spec;
+pub use worker::WorkerCommand;
 
 use progress::Bar;
 use std::collections::BTreeSet;
@@ -183,28 +185,46 @@ impl Sweep {
         })
     }
 
-    /// Runs the missing points on `jobs` threads of this machine, recording each row as it
-    /// finishes; on the first error no new point starts, the running ones finish and are
-    /// recorded, and the error is returned (a rerun resumes).
-    pub fn run_local(&mut self, jobs: usize) -> Result<Finished, SweepError> {
+    /// Runs the missing points on `jobs` worker processes of this machine (started with
+    /// `worker`, which must serve `worker::serve`'s protocol), recording each row as it
+    /// finishes; on the first failure — a point's error, or its worker's death — no new
+    /// point starts, the running ones finish and are recorded, and the failure is returned
+    /// (a rerun resumes).
+    pub fn run_local(
+        &mut self,
+        jobs: usize,
+        worker: &WorkerCommand,
+    ) -> Result<Finished, SweepError> {
         assert!(jobs >= 1, "at least one job");
         let todo = self.missing();
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let (tx, rx) = mpsc::channel::<Result<String, SweepError>>();
         let mut first_error = None;
+        // Threads here only wait on pipes: each feeds one worker process.
         std::thread::scope(|s| {
             for _ in 0..jobs.min(todo.len()) {
                 let tx = tx.clone();
                 let (todo, next, stop) = (&todo, &next, &stop);
-                s.spawn(move || loop {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(p) = todo.get(i) else { break };
-                    if tx.send(p.run()).is_err() {
-                        break;
+                s.spawn(move || {
+                    let mut w = match worker.spawn() {
+                        Ok(w) => w,
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    loop {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(p) = todo.get(i) else { break };
+                        let r = w.run(p);
+                        let died = matches!(r, Err(SweepError::Worker { .. }));
+                        if tx.send(r).is_err() || died {
+                            break;
+                        }
                     }
                 });
             }
@@ -222,47 +242,5 @@ impl Sweep {
             return Err(e);
         }
         self.finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const SPEC: &str = "job = \"io\"\npreset = \"test-min\"\nseeds = [1, 2]\nmetrics = [\"iops\", \"trace_hash\"]\n[fixed]\npattern = \"rand-read\"\nrequests = 200\n[grid]\nqueue_depth = [1, 4]\n";
-
-    #[test]
-    fn an_interrupted_sweep_resumes_computing_only_the_missing_points() {
-        let dir = tempfile::tempdir().unwrap();
-        // The first run records two of four points, then is "killed".
-        let mut s = Sweep::open("t", "t", SPEC, dir.path(), false).unwrap();
-        for p in s.missing().into_iter().take(2) {
-            let row = p.run().unwrap();
-            s.record(&row).unwrap();
-        }
-        drop(s);
-        let mut s = Sweep::open("t", "t", SPEC, dir.path(), false).unwrap();
-        assert_eq!(s.missing().len(), 2);
-        let f = s.run_local(2).unwrap();
-        assert_eq!((f.points, f.computed), (4, 2));
-        let resumed = std::fs::read_to_string(&f.table).unwrap();
-        // The same sweep from scratch gives the same table, byte for byte.
-        let fresh = tempfile::tempdir().unwrap();
-        let f2 = Sweep::open("t", "t", SPEC, fresh.path(), false)
-            .unwrap()
-            .run_local(1)
-            .unwrap();
-        assert_eq!(f2.computed, 4);
-        assert_eq!(resumed, std::fs::read_to_string(&f2.table).unwrap());
-        assert_eq!(resumed.lines().count(), 5);
-        assert!(std::fs::read_to_string(&f.summary)
-            .unwrap()
-            .contains("iops vs queue_depth"));
-        // Nothing left: a third run computes nothing.
-        let f3 = Sweep::open("t", "t", SPEC, dir.path(), false)
-            .unwrap()
-            .run_local(2)
-            .unwrap();
-        assert_eq!(f3.computed, 0);
     }
 }

@@ -5,7 +5,8 @@
 The engine is the Rust library (``nearflash-sweep``): it checks the spec, makes the points
 and their hashes, keeps ``DIR/results.csv`` (rows appended as points finish, so a rerun
 computes only the missing ones) and writes ``DIR/summary.html``. Backends only decide where
-points run: ``local`` on this machine's cores (Rust threads, GIL released), ``ray`` as one
+points run: ``local`` in worker processes on this machine (``python -m nearflash._worker``,
+fed points over a pipe by the Rust engine, GIL released), ``ray`` as one
 Ray task per point (``ray.init(address=...)`` for an existing cluster, a local Ray
 otherwise). A Ray task calls the same Rust function as the local backend, so both give
 byte-identical tables. Ray is optional: only ``backend="ray"`` needs it.
@@ -136,7 +137,8 @@ def run(spec, *, out, backend="local", address=None, jobs=None, progress=True):
     source, title, text = _spec_text(spec)
     s = _native.Sweep(source, title, text, str(out), progress)
     if backend == "local":
-        return json.loads(s.run_local(jobs or os.cpu_count() or 1))
+        worker = [sys.executable, "-m", "nearflash._worker"]
+        return json.loads(s.run_local(jobs or os.cpu_count() or 1, worker))
     return _run_ray(s, address, jobs)
 
 
