@@ -196,7 +196,7 @@ fn feed(
         return program.on_flit(&Flit::new(&[], true), out);
     }
     assert!(
-        last || bytes.len() % FLIT_BYTES == 0,
+        last || bytes.len().is_multiple_of(FLIT_BYTES),
         "a chunk is whole pages"
     );
     let n = bytes.len().div_ceil(FLIT_BYTES);
