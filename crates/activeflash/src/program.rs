@@ -295,6 +295,7 @@ impl State {
                 && t.next_read < t.pages
                 && t.next_read < (t.next_chunk + READAHEAD_CHUNKS) * t.chunk_pages
             {
+                // The file starts at logical page 0 (`Rig::write_file`): page = index.
                 let index = t.next_read;
                 t.next_read += 1;
                 t.io_inflight += 1;
