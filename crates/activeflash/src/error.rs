@@ -1,7 +1,9 @@
 //! Every way an Active Flash model or simulation can refuse its input, each naming the value
 //! at fault. Nothing here panics on bad input; programmer errors are assertions.
 
+use crate::program::ProgramRun;
 use nearflash_ftl::IoError;
+use nearflash_stream::ProgramError;
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq)]
@@ -42,4 +44,25 @@ pub enum ActiveFlashError {
 
     #[error("verification: {0}")]
     Verification(String),
+
+    /// The controller's program task stopped on its program's fault; `run` holds the figures
+    /// and the output up to it.
+    #[error("the controller's program task: {fault}")]
+    Program {
+        #[source]
+        fault: ProgramFault,
+        run: Box<ProgramRun>,
+    },
+}
+
+/// Why the controller's program task stopped its program early.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum ProgramFault {
+    /// The program's own error (a WebAssembly program's trap, fuel or limit, or a non-zero
+    /// exit), or a program that did not end its output at the end of its input.
+    #[error(transparent)]
+    Program(#[from] ProgramError),
+
+    #[error("the program's output exceeds the {bytes_max}-byte output region")]
+    OutputFull { bytes_max: u64 },
 }

@@ -7,12 +7,15 @@
 //! a page the host re-reads — first takes `ftl_instructions_per_command` of the controller's
 //! time and is then submitted to the FTL device, where it occupies its die and the bus like
 //! any other. The logical space is split in two: the user area, which the foreground writes,
-//! and the compressed log at its top, where compressed extents are appended.
+//! and the compressed log at its top, where compressed extents (or a program's output) are
+//! appended. A host file for the controller's program task is written at the bottom of the
+//! user area (`Rig::write_file`); a foreground beside a program writes above it.
 
 use crate::config::ActiveFlashConfig;
 use crate::corpus::{Codec, Corpus, RatioTable, PAGE_BYTES};
-use crate::engine::{Engine, Finished};
+use crate::engine::{Engine, Finished, Offload};
 use crate::error::ActiveFlashError;
+use crate::program::ProgramTask;
 use crate::worker::{ExtentJob, ExtentRecord, Side, Worker};
 use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
 use nearflash_flash::{Backbone, FlashConfig, MemoryStore, NoStore, PageStore};
@@ -72,11 +75,22 @@ pub(crate) enum Origin {
     Oracle {
         index: usize,
     },
+    /// A page of a host file being written onto the device (`Rig::write_file`).
+    Load,
+    /// A page of the program task's input file, the `index`-th of the file.
+    ProgramRead {
+        index: u64,
+    },
+    /// A page of the program task's output.
+    ProgramWrite,
 }
 
 /// The open-loop (fixed rate) or closed-loop (queue depth) foreground writer.
 #[derive(Debug)]
 pub(crate) struct Foreground {
+    /// The user pages it writes at random: `first_page..first_page + pages`.
+    pub first_page: u64,
+    pub pages: u64,
     pub interval_ns: Option<u64>,
     pub queue_depth: u32,
     pub total: u64,
@@ -133,6 +147,10 @@ pub(crate) struct State {
     failure: Option<ActiveFlashError>,
     /// Commands the FTL device completed (what the watchdog watches).
     commands_completed: u64,
+    /// Pages of a host file in flight to the device (`Rig::write_file`).
+    load_inflight: u32,
+    /// The controller's program task, while one runs.
+    pub(crate) program: Option<ProgramTask>,
 }
 
 impl Model for State {
@@ -223,6 +241,8 @@ impl Rig {
             oracle_left: 0,
             failure: None,
             commands_completed: 0,
+            load_inflight: 0,
+            program: None,
         };
         let start = sim.now();
         Ok(Rig {
@@ -267,6 +287,7 @@ impl Rig {
             let (q, rng) = self.sim.parts();
             self.st.pump_closed_loop(q, rng);
             self.st.pump_workers(q);
+            self.st.pump_program(q);
             if done(&self.st) {
                 return Ok(());
             }
@@ -288,15 +309,81 @@ impl Rig {
         }
     }
 
-    /// Starts a foreground of `total` page writes (see `State::start_foreground`).
+    /// Starts a foreground of `total` page writes over the whole user area (see
+    /// `State::start_foreground`).
     pub(crate) fn start_foreground(
         &mut self,
         total: u64,
         rate_mb_s: Option<f64>,
         queue_depth: u32,
     ) {
+        let pages = 0..self.st.user_pages;
+        self.start_foreground_over(pages, total, rate_mb_s, queue_depth);
+    }
+
+    /// Starts a foreground of `total` page writes over the user pages `pages`.
+    pub(crate) fn start_foreground_over(
+        &mut self,
+        pages: std::ops::Range<u64>,
+        total: u64,
+        rate_mb_s: Option<f64>,
+        queue_depth: u32,
+    ) {
         self.st
-            .start_foreground(self.sim.queue(), total, rate_mb_s, queue_depth);
+            .start_foreground(self.sim.queue(), pages, total, rate_mb_s, queue_depth);
+    }
+
+    /// Ends a running foreground after the writes it has issued (an open-loop foreground of
+    /// unbounded length, e.g. beside a program run).
+    pub(crate) fn stop_foreground(&mut self) {
+        if let Some(fg) = &mut self.st.fg {
+            fg.total = fg.issued;
+        }
+    }
+
+    /// Writes `bytes` as a host file onto logical pages `0..` of the user area, through the
+    /// controller's command path and the FTL like any host write, `host_io_depth` pages in
+    /// flight; the last page is padded with zeros. Returns the first page after the file.
+    pub(crate) fn write_file(&mut self, bytes: &[u8]) -> Result<u64, ActiveFlashError> {
+        let pages = bytes.len().div_ceil(PAGE_BYTES) as u64;
+        if pages > self.st.user_pages {
+            return Err(ActiveFlashError::VolumeTooLarge {
+                volume_bytes: bytes.len() as u64,
+                user_bytes: self.st.user_pages * PAGE_BYTES as u64,
+            });
+        }
+        let depth = self.st.cfg.host_io_depth;
+        let mut chunks = bytes.chunks(PAGE_BYTES).enumerate();
+        loop {
+            while self.st.load_inflight < depth {
+                let Some((page, chunk)) = chunks.next() else {
+                    break;
+                };
+                let data = match self.st.fidelity {
+                    Fidelity::Functional => {
+                        let mut d = chunk.to_vec();
+                        d.resize(PAGE_BYTES, 0);
+                        d
+                    }
+                    Fidelity::Timing => Vec::new(),
+                };
+                self.st.load_inflight += 1;
+                self.st.command(
+                    self.sim.queue(),
+                    BlockOp::Write,
+                    page as u64,
+                    data,
+                    Origin::Load,
+                );
+            }
+            if self.st.load_inflight == 0 {
+                assert_eq!(chunks.len(), 0, "pages are issued while any slot is free");
+                return Ok(pages);
+            }
+            // Wait for a free slot, or for the last pages once every page is issued.
+            let left = if chunks.len() == 0 { 0 } else { depth - 1 };
+            self.run_until(|r| r.load_inflight <= left)?;
+        }
     }
 
     /// Overwrites `writes` random user pages (closed loop, queue depth 8) with no new
@@ -396,7 +483,8 @@ impl State {
 
     /// A foreground write of the next page: a random user page, its next version.
     fn issue_foreground(&mut self, q: &mut Q, rng: &mut SimRng) {
-        let page = rng.below(self.user_pages);
+        let fg = self.fg.as_ref().expect("a foreground is running");
+        let page = fg.first_page + rng.below(fg.pages);
         let i = page as usize;
         self.versions[i] += 1;
         if self.location[i] != 0 {
@@ -429,13 +517,21 @@ impl State {
     pub(crate) fn start_foreground(
         &mut self,
         q: &mut Q,
+        pages: std::ops::Range<u64>,
         total: u64,
         rate_mb_s: Option<f64>,
         queue_depth: u32,
     ) {
+        assert!(
+            !pages.is_empty() && pages.end <= self.user_pages,
+            "a foreground writes user pages: {pages:?} of {}",
+            self.user_pages
+        );
         let now = q.now();
         let interval_ns = rate_mb_s.map(|r| (PAGE_BYTES as f64 / r * 1e3).round() as u64);
         self.fg = Some(Foreground {
+            first_page: pages.start,
+            pages: pages.end - pages.start,
             interval_ns,
             queue_depth,
             total,
@@ -465,6 +561,10 @@ impl State {
     }
 
     fn on_arrival(&mut self, q: &mut Q, rng: &mut SimRng) {
+        let fg = self.fg.as_ref().expect("arrivals belong to a foreground");
+        if fg.issued == fg.total {
+            return; // stopped (`Rig::stop_foreground`) after this arrival was scheduled
+        }
         self.issue_foreground(q, rng);
         let fg = self.fg.as_ref().expect("arrivals belong to a foreground");
         if fg.issued < fg.total {
@@ -486,7 +586,8 @@ impl State {
                 self.inflight.insert(id, origin);
                 self.dev.submit(req, &mut q.map(RigEvent::Dev));
             }
-            Some(Finished::Background(extent)) => self.compressed(extent),
+            Some(Finished::Background(Offload::Extent(extent))) => self.compressed(extent),
+            Some(Finished::Background(Offload::Chunk(chunk))) => self.chunk_computed(q, chunk),
             None => {}
         }
         self.kick(q, side);
@@ -526,6 +627,15 @@ impl State {
                     self.oracle[index] = Some(c.data);
                     self.oracle_left -= 1;
                 }
+                Origin::Load => {
+                    assert!(
+                        self.load_inflight > 0,
+                        "a load completion has a load in flight"
+                    );
+                    self.load_inflight -= 1;
+                }
+                Origin::ProgramRead { index } => self.program_page_read(index, c.data),
+                Origin::ProgramWrite => self.program_page_written(c.completed),
             }
         }
         Ok(())

@@ -16,6 +16,7 @@
 
 use crate::config::ActiveFlashConfig;
 use crate::corpus::PAGE_BYTES;
+use crate::engine::Offload;
 use crate::error::ActiveFlashError;
 use crate::rig::{Fidelity, Origin, Rig, State, Q};
 use nearflash_ftl::BlockOp;
@@ -265,7 +266,7 @@ impl State {
                 Side::Controller => &mut self.controller,
                 Side::Host => &mut self.host,
             };
-            engine.push_background(extent, instructions);
+            engine.push_background(Offload::Extent(extent), instructions);
             self.kick(q, side);
         } else {
             self.compressed(extent);

@@ -3,14 +3,18 @@
 //!
 //! `run` writes the input file onto the simulated INSIDER drive through its file system,
 //! binds the program to it with reg_virt_file and reads its output with vread (`--engine slot`
-//! or `core`: the drive's slots or cores, per-chunk time from the fuel burnt), or runs it on the
-//! Active Flash SSD controller's ARM core (`arm`) or the host CPU (`host`) charged through the
-//! same compute model; then prints bytes in and out, fuel, instructions, simulated time,
-//! throughput and energy, next to the host-only run (read the file through the host's storage
-//! stack, run the module on one host core). Exit status: 0 when the program exits 0, 1 when it
-//! exits non-zero (the code is printed), 2 when it traps, runs out of fuel or breaks a limit.
+//! or `core`: the drive's slots or cores, per-chunk time from the fuel burnt); or writes it onto
+//! the Active Flash SSD, whose controller runs the program as a background task over the
+//! file's pages read back from flash and writes its output there (`arm`,
+//! `nearflash_activeflash::program`, optionally beside a foreground of random writes); or
+//! charges the fuel on one host core of the same compute model (`host`). It then prints bytes
+//! in and out, fuel, instructions, simulated time, throughput and energy, next to the
+//! host-only run (read the file through the host's storage stack, run the module on one host
+//! core). Exit status: 0 when the program exits 0, 1 when it exits non-zero (the code is
+//! printed), 2 when it traps, runs out of fuel or breaks a limit.
 
 use crate::error::CliError;
+use nearflash_activeflash::{ActiveFlashConfig, ActiveFlashError, ProgramParams, ProgramRun};
 use nearflash_hw::compute::CoreSpec;
 use nearflash_insider::config::EngineKind;
 use nearflash_insider::runtime::{MachineSpec, ProgramSpec, Runtime};
@@ -51,7 +55,8 @@ pub enum Engine {
     Slot,
     /// The INSIDER drive's embedded cores.
     Core,
-    /// The Active Flash SSD controller's ARM core (800 MHz Cortex-A8).
+    /// The Active Flash SSD controller's ARM core (800 MHz Cortex-A8): a background task
+    /// over the file on flash.
     Arm,
     /// The host CPU (one core).
     Host,
@@ -87,6 +92,10 @@ pub struct RunArgs {
     /// Refuse an input larger than this (MiB): the run holds it in RAM a few times.
     #[arg(long, default_value_t = 1024)]
     pub input_max_mib: u64,
+    /// With `--engine arm`: a foreground of 4 KiB random writes at this rate (MB/s) beside
+    /// the program, whose FTL work preempts it (Active Flash's Fig. 2 setting).
+    #[arg(long)]
+    pub foreground_mb_s: Option<f64>,
 }
 
 const USER: u32 = 1000;
@@ -180,6 +189,11 @@ struct Report {
     engine: Engine,
     run: EngineFigures,
     host_only: EngineFigures,
+    /// The Active Flash controller's task (`--engine arm`): its flash I/O, busy times and
+    /// the foreground beside it.
+    controller: Option<ProgramRun>,
+    /// What the program wrote to fd 2: the run's own on `host`, the host-only run's (the same
+    /// program over the same input) on the device engines.
     diagnostics: String,
 }
 
@@ -215,6 +229,12 @@ fn run_program(r: &RunArgs) -> Result<bool, CliError> {
             crate::output::check_file(flag, p)?;
         }
     }
+    if r.foreground_mb_s.is_some() && r.engine != Engine::Arm {
+        return Err(CliError::Workload(
+            "--foreground-mb-s runs beside the Active Flash controller's task: give --engine arm"
+                .into(),
+        ));
+    }
     let program = load(&r.program, limits)?;
     let input = read_bounded("--input", &r.input, r.input_max_mib << 20)?;
     let preset = Preset::load(&r.preset, &[])?;
@@ -237,11 +257,12 @@ fn run_program(r: &RunArgs) -> Result<bool, CliError> {
     rt.mkdir(0, "/home", 0o755)?;
     rt.mkdir(0, "/home/user", 0o777)?;
     rt.install_file(USER, INPUT_PATH, 0o600, input.len() as u64, Some(&input))?;
-    // Energy: the Active Flash preset's controller (ARM) and host figures; INSIDER's preset
-    // has no power for its slots and drive cores.
-    let af: nearflash_activeflash::ActiveFlashConfig =
-        Preset::load("active-flash", &[])?.require()?;
+    // The Active Flash SSD (`arm`), and the energy figures: its controller (ARM) and host;
+    // INSIDER's preset has no power for its slots and drive cores.
+    let af_preset = Preset::load("active-flash", &[])?;
+    let af: ActiveFlashConfig = af_preset.require()?;
 
+    let mut controller = None;
     let (output, fuel, exit_code, diagnostics, run_fig) = match r.engine {
         Engine::Slot | Engine::Core => {
             let meter = Rc::new(RefCell::new(Meter::default()));
@@ -291,28 +312,64 @@ fn run_program(r: &RunArgs) -> Result<bool, CliError> {
                 t1.since(t0).as_ns(),
                 None,
             );
-            (out, m.fuel, m.exit_code.unwrap_or(0), String::new(), fig)
+            (out, m.fuel, m.exit_code.unwrap_or(0), None, fig)
         }
-        Engine::Arm | Engine::Host => {
-            let o = run_chunks(&program, &r.args, r.seed, &input, 256 << 10)?;
-            let (name, core, power) = if r.engine == Engine::Arm {
-                let c = af.controller();
-                ("active-flash controller (ARM)", c.core(), c.active_power_w)
-            } else {
-                let c = af.host();
-                ("host core", c.core(), c.active_power_w)
+        Engine::Arm => {
+            let meter = Rc::new(RefCell::new(Meter::default()));
+            let task =
+                WasmStreamProgram::new(program.start(&r.args, r.seed)).with_meter(meter.clone());
+            let params = ProgramParams {
+                foreground_mb_s: r.foreground_mb_s,
+                output_bytes_max: limits.output_bytes_max(input.len() as u64),
             };
-            let t = cost::duration(&core, o.fuel).as_ns();
+            let run = match nearflash_activeflash::run_program(
+                &af_preset.flash,
+                &af_preset.ftl,
+                &af,
+                &input,
+                Box::new(task),
+                params,
+                r.seed,
+            ) {
+                Ok(run) => run,
+                // A non-zero exit is a report, not an error; anything else is the program's error.
+                Err(ActiveFlashError::Program { run, .. })
+                    if meter.borrow().exit_code.is_some_and(|c| c != 0) =>
+                {
+                    *run
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let m = *meter.borrow();
+            assert_eq!(run.instructions, cost::instructions(m.fuel));
+            let fig = EngineFigures {
+                engine: "active-flash controller task".into(),
+                bytes_in: run.bytes_in,
+                bytes_out: run.bytes_out,
+                fuel: m.fuel,
+                instructions: run.instructions,
+                time_ns: run.time_ns,
+                throughput_mb_s: run.throughput_mb_s,
+                energy_j: Some(af.controller_active_power_w * run.busy_ns() as f64 * 1e-9),
+            };
+            let output = run.output.clone();
+            controller = Some(run);
+            (output, m.fuel, m.exit_code.unwrap_or(0), None, fig)
+        }
+        Engine::Host => {
+            let o = run_chunks(&program, &r.args, r.seed, &input, 256 << 10)?;
+            let c = af.host();
+            let t = cost::duration(&c.core(), o.fuel).as_ns();
             let fig = figures(
-                name,
+                "host core",
                 input.len() as u64,
                 o.output.len() as u64,
                 o.fuel,
                 t,
-                Some(power),
+                Some(c.active_power_w),
             );
             let diag = String::from_utf8_lossy(&o.diagnostics).into_owned();
-            (o.output, o.fuel, o.exit_code, diag, fig)
+            (o.output, o.fuel, o.exit_code, Some(diag), fig)
         }
     };
 
@@ -332,6 +389,8 @@ fn run_program(r: &RunArgs) -> Result<bool, CliError> {
         host_ns,
         Some(af.host().active_power_w),
     );
+    let diagnostics =
+        diagnostics.unwrap_or_else(|| String::from_utf8_lossy(&h.diagnostics).into_owned());
 
     match &r.output {
         Some(p) => crate::output::write_atomic(p, &output)?,
@@ -355,6 +414,7 @@ fn run_program(r: &RunArgs) -> Result<bool, CliError> {
         engine: r.engine,
         run: run_fig,
         host_only: host_fig,
+        controller,
         diagnostics,
     };
     print_table(&report);
@@ -393,5 +453,28 @@ fn print_table(r: &Report) {
             f.throughput_mb_s,
             f.energy_j.map_or("n/a".into(), |j| format!("{j:.4}"))
         );
+    }
+    if let Some(c) = &r.controller {
+        eprintln!(
+            "controller task: {} page reads from flash, {} page writes of output; busy {:.1} us \
+             computing and {:.1} us on FTL work for its commands (the host wrote the file in {:.1} us \
+             before)",
+            c.flash_page_reads,
+            c.flash_page_writes,
+            c.compute_busy_ns as f64 / 1e3,
+            c.ftl_busy_ns as f64 / 1e3,
+            c.file_write_ns as f64 / 1e3
+        );
+        if let Some(fg) = &c.foreground {
+            eprintln!(
+                "foreground beside it: {:.1} MB/s asked, {:.1} MB/s achieved, {} writes, latency \
+                 mean {:.1} us, max {:.1} us",
+                fg.requested_mb_s,
+                fg.achieved_mb_s,
+                fg.writes,
+                fg.latency_us_mean,
+                fg.latency_us_max
+            );
+        }
     }
 }

@@ -116,3 +116,129 @@ fn a_looping_program_a_non_zero_exit_and_a_bad_module_have_their_exit_statuses()
     let o = nearflash(&["program", "check", &example("crc32.wat")]);
     assert!(o.status.success());
 }
+
+/// Runs grep.wat on the Active Flash controller with `extra` flags; returns its JSON report
+/// and its output.
+fn arm_grep(
+    input: &std::path::Path,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (serde_json::Value, Vec<u8>) {
+    let out = dir.join("arm.bin");
+    let json = dir.join("arm.json");
+    let mut args = vec![
+        "program",
+        "run",
+        "--engine",
+        "arm",
+        "--arg",
+        "DA",
+        "--input",
+        input.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let grep = example("grep.wat");
+    args.push(&grep);
+    args.extend_from_slice(extra);
+    let o = nearflash(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (report, std::fs::read(&out).unwrap())
+}
+
+#[test]
+fn arm_runs_the_program_over_the_file_read_back_from_flash_slower_than_its_compute_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = lines(dir.path());
+    let bytes = std::fs::metadata(&input).unwrap().len();
+    let (report, output) = arm_grep(&input, dir.path(), &[]);
+    let c = &report["controller"];
+    // Every 4 KiB page of the file came off flash; the output went to flash and back.
+    assert_eq!(
+        c["flash_page_reads"].as_u64().unwrap(),
+        bytes.div_ceil(4096)
+    );
+    assert_eq!(
+        c["flash_page_writes"].as_u64().unwrap(),
+        (output.len() as u64).div_ceil(4096)
+    );
+    assert_eq!(
+        report["run"]["bytes_out"].as_u64().unwrap(),
+        output.len() as u64
+    );
+    // The controller's compute alone (800 MHz, CPI 0.5, the old closed-form figure) is a
+    // lower bound the events respect; with one page read in flight (tR 25 us, then 31.8 us on
+    // the bus) the flash sets the time.
+    let instructions = report["run"]["instructions"].as_f64().unwrap();
+    let compute_ns = instructions * 0.5 / 0.8;
+    let reads_ns = bytes.div_ceil(4096) as f64 * (25_000.0 + 31_759.0);
+    let time_ns = report["run"]["time_ns"].as_f64().unwrap();
+    assert!(c["compute_busy_ns"].as_f64().unwrap() >= compute_ns);
+    assert!(time_ns >= reads_ns, "{time_ns} vs {reads_ns}");
+    assert!(time_ns > 3.0 * compute_ns, "{time_ns} vs {compute_ns}");
+    assert!(report["run"]["energy_j"].as_f64().unwrap() > 0.0);
+
+    // A foreground beside it: the same output, later, and the foreground is reported.
+    let (busy, busy_output) = arm_grep(&input, dir.path(), &["--foreground-mb-s", "20"]);
+    assert_eq!(busy_output, output);
+    assert!(busy["run"]["time_ns"].as_f64().unwrap() > time_ns);
+    assert!(busy["controller"]["foreground"]["writes"].as_u64().unwrap() > 10);
+    fails_naming(
+        &[
+            "program",
+            "run",
+            &example("grep.wat"),
+            "--input",
+            input.to_str().unwrap(),
+            "--foreground-mb-s",
+            "20",
+        ],
+        "--engine arm",
+    );
+}
+
+#[test]
+fn on_the_controller_a_looping_program_runs_out_of_fuel_and_a_non_zero_exit_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = lines(dir.path());
+    let spin = dir.path().join("spin.wat");
+    std::fs::write(
+        &spin,
+        r#"(module (memory (export "memory") 1) (func (export "_start") (loop $l (br $l))))"#,
+    )
+    .unwrap();
+    let o = nearflash(&[
+        "program",
+        "run",
+        spin.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+        "--engine",
+        "arm",
+        "--fuel-max",
+        "100000",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("out of fuel") && !err.contains("panicked"),
+        "{err}"
+    );
+    let o = nearflash(&[
+        "program",
+        "run",
+        &example("statistics.wat"),
+        "--input",
+        input.to_str().unwrap(),
+        "--arg",
+        "7",
+        "--engine",
+        "arm",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("exited with code 2"), "{err}");
+}

@@ -91,9 +91,17 @@ impl WasmStreamProgram {
             return Ok(());
         }
         let run = self.run.as_mut().map_err(|e| e.clone())?;
-        let step = run.feed(self.now_ns, &self.pending, last)?;
+        // A feed that fails (out of fuel, a trap) burnt fuel too: it is charged all the same.
+        let before = run.fuel_consumed();
+        let step = run.feed(self.now_ns, &self.pending, last);
+        let fuel = run.fuel_consumed() - before;
+        self.unreported_fuel += fuel;
+        if let Some(m) = &self.meter {
+            m.borrow_mut().fuel += fuel;
+        }
+        let step = step?;
+        assert_eq!(step.fuel, fuel, "a feed answers the fuel it burnt");
         self.pending.clear();
-        self.unreported_fuel += step.fuel;
         let output = run.take_output();
         if !output.is_empty() {
             out.push(&output);
@@ -102,9 +110,7 @@ impl WasmStreamProgram {
             self.exited = Some(code);
         }
         if let Some(m) = &self.meter {
-            let mut m = m.borrow_mut();
-            m.fuel += step.fuel;
-            m.exit_code = self.exited;
+            m.borrow_mut().exit_code = self.exited;
         }
         Ok(())
     }
