@@ -18,7 +18,7 @@ fn device(dir: &std::path::Path) -> FsDevice {
     let preset = Preset::load("test-min", &[]).unwrap();
     let mut image = Image::create(&preset, &dir.join("dev.img")).unwrap();
     let clock = Clock::new(Pace::None, image.host_mut().now());
-    FsDevice::new(image, "test-min".into(), (22.0, 4.0), clock)
+    FsDevice::new(image, "test-min".into(), (22.0, 4.0), clock).unwrap()
 }
 
 #[test]
@@ -85,7 +85,15 @@ fn create_write_rename_and_read_back_through_the_requests_a_kernel_sends() {
     )
     .unwrap();
     // The inode keeps its number and now answers at its new path.
-    let Answer::Attr(a) = call(&mut dev, root, LiveOp::Getattr { ino: attr.ino }).unwrap() else {
+    let Answer::Attr(a) = call(
+        &mut dev,
+        root,
+        LiveOp::Getattr {
+            ino: attr.ino,
+            fh: None,
+        },
+    )
+    .unwrap() else {
         panic!()
     };
     assert_eq!(a.size_bytes, data.len() as u64);
