@@ -19,7 +19,6 @@ use nearflash_live::vfile::control;
 use nearflash_live::vfile::engine::DriveCore;
 use nearflash_live::vfile::READ_CHUNK_BYTES;
 use nearflash_preset::Preset;
-use nearflash_stream::StreamProgram;
 
 const GREP_WAT: &[u8] = include_bytes!("../../../examples/programs/grep.wat");
 
@@ -251,6 +250,11 @@ fn a_grep_vfile_registered_through_the_control_file_reads_the_builtin_reference_
     let t0 = dev.now();
     let (out, fstat_bytes) = cat(&mut dev, BOB, "matches").unwrap();
     let took_ns = dev.now().since(t0).as_ns();
+    assert!(
+        out.len() > 4000 * 8,
+        "about one (row, col) pair per line: {}",
+        out.len()
+    );
     assert_eq!(out, grep_reference(&ds.input, pattern.as_bytes()));
     assert_eq!(
         fstat_bytes,
