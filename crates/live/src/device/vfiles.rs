@@ -92,15 +92,20 @@ impl FsDevice {
         }
     }
 
-    /// Records a refused request (answer, statistics); its errno.
+    /// Records a refused request (answer, statistics); its errno. A write after the answer
+    /// (the retried remainder of a refused request) is refused without counting again.
     fn refuse(&mut self, fh: u64, e: &VfileError) -> Errno {
         let errno = e.errno();
+        let Ok(h) = self.controls.get_mut(fh) else {
+            return errno;
+        };
+        if h.is_answered() {
+            return errno;
+        }
+        // A request refused in its middle (out of order, too large) is answered too.
+        h.refused(errno, &control::Answer::refused(e));
         self.vfile_figures.requests_refused += 1;
         self.vfile_figures.last_error = Some(format!("request refused: {e}"));
-        if let Ok(h) = self.controls.get_mut(fh) {
-            // A request refused in its middle (out of order, too large) is answered too.
-            h.refused(errno, &control::Answer::refused(e));
-        }
         errno
     }
 

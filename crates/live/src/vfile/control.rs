@@ -165,13 +165,16 @@ impl ControlHandle {
         self.answer = Some((result, answer.to_bytes()));
     }
 
-    /// Records a refusal, unless the request was answered already (a write after the answer
-    /// is refused and leaves the answer as it was).
+    /// Records a refusal (readable from offset 0).
     pub fn refused(&mut self, errno: Errno, answer: &Answer) {
         assert_ne!(errno.0, 0, "a refusal has an errno");
-        if self.answer.is_none() {
-            self.answer = Some((Err(errno), answer.to_bytes()));
-        }
+        assert!(!answer.ok, "a refusal's answer says so");
+        self.answer(Err(errno), answer);
+    }
+
+    /// Whether the request was answered (a later write is refused and leaves the answer).
+    pub fn is_answered(&self) -> bool {
+        self.answer.is_some()
     }
 
     /// The answer's bytes from `offset` (none before the request is answered).
