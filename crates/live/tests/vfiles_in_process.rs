@@ -264,7 +264,7 @@ fn a_grep_vfile_registered_through_the_control_file_reads_the_builtin_reference_
     // The host's remainder over the drive's pairs is grep's independent reference.
     let app = GrepApp::with_line_chars(200).unwrap();
     app.verify(
-        &app.host_remainder(&ds, &[out.clone()]).unwrap(),
+        &app.host_remainder(&ds, std::slice::from_ref(&out)).unwrap(),
         &app.reference(&ds).unwrap(),
     )
     .unwrap();
@@ -334,8 +334,14 @@ fn a_wasm_grep_vfile_reads_what_the_module_writes_run_directly_and_the_builtins_
     let program =
         nearflash_wasm::Program::load("grep.wat", GREP_WAT, nearflash_wasm::Limits::default())
             .unwrap();
-    let direct =
-        nearflash_wasm::run_chunks(&program, &[pattern.clone()], 1, &ds.input, 64 << 10).unwrap();
+    let direct = nearflash_wasm::run_chunks(
+        &program,
+        std::slice::from_ref(&pattern),
+        1,
+        &ds.input,
+        64 << 10,
+    )
+    .unwrap();
     assert_eq!(out, direct.output);
     assert_eq!(out, grep_reference(&ds.input, pattern.as_bytes()));
     // Charged by its fuel: one instruction per fuel unit on the drive core.

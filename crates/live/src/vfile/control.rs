@@ -201,7 +201,7 @@ pub fn hex_encode(bytes: &[u8]) -> String {
 
 /// The bytes of hex `s` (either case).
 pub fn hex_decode(s: &str) -> Result<Vec<u8>, String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("hex of odd length {}", s.len()));
     }
     let digit = |c: u8| -> Result<u8, String> {
