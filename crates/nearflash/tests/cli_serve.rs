@@ -787,3 +787,89 @@ fn another_user_cannot_register_a_virtual_file_over_a_file_they_cannot_read() {
     assert_eq!(v["requests_refused"], 1, "{v}");
     assert!(s.stop().success());
 }
+
+#[test]
+fn under_wall_pace_cat_of_a_virtual_file_waits_for_the_drive_core_of_the_images_preset() {
+    if !fuse_present() {
+        return;
+    }
+    // test-min's device with an `[insider]` table whose drive core runs at 1 MHz: grep over
+    // 256 KiB then takes 256 Ki x 0.877 x (1/3) / 1 MHz = 75 ms of simulated core time.
+    let configs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs");
+    let test_min = std::fs::read_to_string(format!("{configs}/test-min.toml")).unwrap();
+    let insider = std::fs::read_to_string(format!("{configs}/insider.toml")).unwrap();
+    let table = &insider[insider.find("\n[insider]").unwrap()..];
+    assert!(table.contains("core_clock_mhz = 2000.0"));
+    let d = tempfile::tempdir().unwrap();
+    let preset = d.path().join("slow-core.toml");
+    std::fs::write(
+        &preset,
+        test_min.replace("name = \"test-min\"", "name = \"slow-core\"")
+            + &table.replace("core_clock_mhz = 2000.0", "core_clock_mhz = 1.0"),
+    )
+    .unwrap();
+    let img = d.path().join("dev.img");
+    let m = d.path().join("m");
+    let m_s = m.to_str().unwrap();
+    let s = Served::start(
+        &m,
+        &[
+            "--image",
+            img.to_str().unwrap(),
+            "--format",
+            "--preset",
+            preset.to_str().unwrap(),
+            "--pace",
+            "wall",
+        ],
+    );
+    use nearflash_iscapps::IscApp;
+    let ds = nearflash_iscapps::apps::GrepApp::with_line_chars(200)
+        .unwrap()
+        .generate(5, 256 << 10)
+        .unwrap();
+    let pattern = String::from_utf8(ds.params[0].clone()).unwrap();
+    std::fs::write(m.join("lines.txt"), &ds.input).unwrap();
+    let file = m.join("lines.txt");
+    let out = nearflash(&[
+        "vfile",
+        "register",
+        "--mount",
+        m_s,
+        "--name",
+        "slow",
+        "--file",
+        file.to_str().unwrap(),
+        "--program",
+        "grep",
+        "--arg",
+        &pattern,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t0 = Instant::now();
+    let got = std::fs::read(m.join(".nearflash/vfiles/slow")).unwrap();
+    let wall = t0.elapsed();
+    assert_eq!(got, grep_reference(&ds.input, &pattern));
+    let v = vfile_stats(&m);
+    let core_s = v["program_sim_s"].as_f64().unwrap();
+    let run_s = v["run_sim_s"].as_f64().unwrap();
+    assert!(v["engine"].as_str().unwrap().contains("slow-core"), "{v}");
+    assert!(core_s > 0.070 && core_s < 0.080, "{v}");
+    assert!(run_s >= core_s, "{v}");
+    assert!(
+        wall.as_secs_f64() >= run_s,
+        "the read returned after {wall:?}, before the run's {run_s} s of simulated time"
+    );
+    eprintln!(
+        "wall pace: the virtual file read in {:.1} ms wall; its run {:.1} ms simulated, of which \
+         the 1 MHz drive core {:.1} ms",
+        wall.as_secs_f64() * 1e3,
+        run_s * 1e3,
+        core_s * 1e3
+    );
+    assert!(s.stop().success());
+}

@@ -55,6 +55,9 @@ pub enum VfileError {
         value: u64,
         max: u64,
     },
+    /// A built-in refused its parameters when registered (a trial over an empty input).
+    #[error("{0}")]
+    Params(ProgramError),
     /// The drive program's own error: bad parameters, a fault; for a WebAssembly program a
     /// trap, running out of fuel or memory, breaking its output limit or a non-zero exit.
     #[error(transparent)]
@@ -77,6 +80,7 @@ impl VfileError {
             | VfileError::Unsupported { .. }
             | VfileError::BadArg { .. }
             | VfileError::Load(_)
+            | VfileError::Params(_)
             | VfileError::BadRequest(_) => libc::EINVAL,
             VfileError::Exists(_) => libc::EEXIST,
             VfileError::NotFound(_) => libc::ENOENT,

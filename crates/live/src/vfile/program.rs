@@ -146,8 +146,13 @@ impl VfileProgram {
         };
         // A trial over an empty input: parameters missing or refused are the registration's
         // error, not every reader's.
-        let mut trial = p.start()?;
-        nearflash_iscapps::run_program(trial.as_mut(), &[], &nearflash_stream::flits_of(&[]))?;
+        let params = |e: VfileError| match e {
+            VfileError::Program(e) => VfileError::Params(e),
+            e => e,
+        };
+        let mut trial = p.start().map_err(params)?;
+        nearflash_iscapps::run_program(trial.as_mut(), &[], &nearflash_stream::flits_of(&[]))
+            .map_err(VfileError::Params)?;
         Ok(p)
     }
 
@@ -252,11 +257,9 @@ mod tests {
         assert!(VfileProgram::builtin("passthrough", vec![]).is_ok());
         assert!(VfileProgram::builtin("grep", args(&["hex:4142"])).is_ok());
         let no_pattern = VfileProgram::builtin("grep", vec![]).unwrap_err();
-        assert!(matches!(no_pattern, VfileError::Program(_)), "{no_pattern}");
-        assert!(matches!(
-            VfileProgram::builtin("statistics", args(&["6"])),
-            Err(VfileError::Program(_))
-        ));
+        assert!(matches!(no_pattern, VfileError::Params(_)), "{no_pattern}");
+        let six = VfileProgram::builtin("statistics", args(&["6"])).unwrap_err();
+        assert_eq!(six.errno(), crate::op::Errno(libc::EINVAL), "{six}");
         assert!(matches!(
             VfileProgram::builtin("statistics", args(&["many"])),
             Err(VfileError::BadArg { .. })
