@@ -20,6 +20,17 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// mount, so the kernel's own updates keep its cache true.
 const TTL: Duration = Duration::from_secs(1);
 
+/// The cache time of `a`: none for the virtual entries, which change without the kernel
+/// seeing it (the statistics grow; virtual files come and go through the control file, and
+/// `fstat` of an open one asks its run's output size).
+fn ttl(a: &Attr) -> Duration {
+    if crate::device::is_virtual(a.ino) {
+        Duration::ZERO
+    } else {
+        TTL
+    }
+}
+
 /// The largest write the kernel sends in one request (the file system's `write_bytes_max`
 /// is 1 MiB, so none is split further).
 pub const MAX_WRITE_BYTES: u32 = 1 << 20;
@@ -111,7 +122,7 @@ fn name(n: &OsStr) -> Option<String> {
 
 fn entry(reply: ReplyEntry) -> impl FnOnce(Result<Answer, Errno>) + Send {
     move |r| match r {
-        Ok(Answer::Entry(a)) => reply.entry(&TTL, &file_attr(&a), Generation(0)),
+        Ok(Answer::Entry(a)) => reply.entry(&ttl(&a), &file_attr(&a), Generation(0)),
         Ok(a) => reply.error(wrong_answer(&a)),
         Err(e) => reply.error(fuse_errno(e)),
     }
@@ -119,7 +130,7 @@ fn entry(reply: ReplyEntry) -> impl FnOnce(Result<Answer, Errno>) + Send {
 
 fn attr(reply: ReplyAttr) -> impl FnOnce(Result<Answer, Errno>) + Send {
     move |r| match r {
-        Ok(Answer::Attr(a)) => reply.attr(&TTL, &file_attr(&a)),
+        Ok(Answer::Attr(a)) => reply.attr(&ttl(&a), &file_attr(&a)),
         Ok(a) => reply.error(wrong_answer(&a)),
         Err(e) => reply.error(fuse_errno(e)),
     }
@@ -171,8 +182,12 @@ impl fuser::Filesystem for Adapter {
         );
     }
 
-    fn getattr(&self, req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        self.send(req, LiveOp::Getattr { ino: ino.0 }, attr(reply));
+    fn getattr(&self, req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
+        let op = LiveOp::Getattr {
+            ino: ino.0,
+            fh: fh.map(|f| f.0),
+        };
+        self.send(req, op, attr(reply));
     }
 
     fn setattr(

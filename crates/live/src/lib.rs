@@ -3,6 +3,10 @@
 //! file system, its FTL and its flash in functional fidelity (the same sans-IO components the
 //! simulation drives), so the data lives on the simulated flash — the image file — and
 //! survives restarts; what the device saw is readable at `MOUNT/.nearflash/stats.json`.
+//! INSIDER's virtual files (`vfile`, `device::vfiles`) are registered through
+//! `MOUNT/.nearflash/control` and read at `MOUNT/.nearflash/vfiles/NAME`: opening one runs its
+//! drive program (a built-in INSIDER program or a user's WebAssembly module) over the real
+//! file's bytes, read through the file system, on an INSIDER drive core.
 //!
 //! Threads: the FUSE thread (`adapter`) turns each kernel request into a `LiveOp` and sends
 //! it, with its reply object, over a bounded channel; one device thread (`driver`) owns the
@@ -27,6 +31,7 @@ pub mod op;
 pub mod pace;
 pub mod raw;
 pub mod stats;
+pub mod vfile;
 
 pub use error::LiveError;
 pub use pace::Pace;
@@ -128,7 +133,13 @@ pub fn serve(cfg: &ServeConfig, ready: impl FnOnce()) -> Result<LiveStats, LiveE
             let name = preset.name.clone();
             let mut image = image;
             let clock = Clock::new(dev_cfg.pace, image.host_mut().now());
-            let mut dev = FsDevice::new(image, name, power_w, clock);
+            let mut dev = match FsDevice::new(image, name, power_w, clock) {
+                Ok(d) => d,
+                Err(e) => {
+                    let _ = started_tx.send(Err(e.into()));
+                    return Err(LiveError::Thread("did not start".into()));
+                }
+            };
             let _ = started_tx.send(Ok(()));
             driver::run(&rx, &mut dev, &clock);
             Ok(dev.close()?)

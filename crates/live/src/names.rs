@@ -2,7 +2,8 @@
 //! maps each inode the kernel has been told of to its one path (the file system has no hard
 //! links, so a path per inode is exact), kept true across rename and unlink. It holds at
 //! most one entry per inode of the file system, so its size is bounded by the inode count.
-//! `Handles` is a bounded table of per-open state (directory listings, stats snapshots).
+//! `Handles` is a bounded table of per-open state (directory listings, stats snapshots,
+//! control requests, virtual files' outputs).
 
 use crate::op::{Errno, InodeNo};
 use std::collections::{BTreeMap, HashMap};
@@ -129,6 +130,10 @@ impl<T> Handles<T> {
 
     pub fn get(&self, fh: u64) -> Result<&T, Errno> {
         self.open.get(&fh).ok_or(Errno(libc::EBADF))
+    }
+
+    pub fn get_mut(&mut self, fh: u64) -> Result<&mut T, Errno> {
+        self.open.get_mut(&fh).ok_or(Errno(libc::EBADF))
     }
 
     pub fn remove(&mut self, fh: u64) -> Result<T, Errno> {

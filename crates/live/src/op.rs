@@ -19,8 +19,10 @@ pub enum LiveOp {
         parent: InodeNo,
         name: String,
     },
+    /// `fh`: the open handle `fstat` names (a virtual file's size is its run's output).
     Getattr {
         ino: InodeNo,
+        fh: Option<u64>,
     },
     /// chmod / chown / truncate (times are accepted and not stored: see `device`).
     Setattr {

@@ -223,6 +223,7 @@ impl RawDevice {
             fs: None,
             device: device_figures(dev.stats(), dev.backbone().stats(), page_bytes),
             energy: Default::default(),
+            vfiles: None,
             device_error: self.device_error.clone(),
         };
         self.recorder.fill(&mut s);
@@ -253,7 +254,9 @@ impl LiveDevice for RawDevice {
                 };
                 self.attr(ino).map(Answer::Entry).ok_or(Errno(libc::ENOENT))
             }
-            LiveOp::Getattr { ino } => self.attr(ino).map(Answer::Attr).ok_or(Errno(libc::ENOENT)),
+            LiveOp::Getattr { ino, .. } => {
+                self.attr(ino).map(Answer::Attr).ok_or(Errno(libc::ENOENT))
+            }
             // The device's size is its capacity (a truncate, as `O_TRUNC` on a block device,
             // changes nothing); times are not kept.
             LiveOp::Setattr {

@@ -1,11 +1,13 @@
 //! What the device saw: operations and bytes by kind with their simulated latencies (from
 //! the request's arrival at the device thread to its completion on the device's clock),
-//! IOPS, buffer-cache, FTL and flash counters, WAF, energy, simulated vs wall time.
+//! IOPS, buffer-cache, FTL and flash counters, WAF, energy, simulated vs wall time, and the
+//! virtual files' figures (`vfile::figures`).
 //! `Recorder` accumulates per request (bounded: one histogram per operation kind);
 //! `LiveStats` is the serialized snapshot — `.nearflash/stats.json`, the file written when the
 //! server stops, and what `nearflash stats` prints.
 
 use crate::pace::Pace;
+use crate::vfile::figures::VfileFigures;
 use nearflash_sim::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -123,6 +125,9 @@ pub struct LiveStats {
     pub fs: Option<FsFigures>,
     pub device: DeviceFigures,
     pub energy: EnergyFigures,
+    /// INSIDER's virtual files (file-system mode only).
+    #[serde(default)]
+    pub vfiles: Option<VfileFigures>,
     /// The first device-side failure (an image write that failed, a stuck operation).
     pub device_error: Option<String>,
 }
@@ -256,6 +261,7 @@ mod tests {
             fs: None,
             device: DeviceFigures::default(),
             energy: EnergyFigures::default(),
+            vfiles: None,
             device_error: None,
         };
         r.fill(&mut s);

@@ -1,25 +1,14 @@
 //! The device thread's logic without a mount (no FUSE needed): kernel requests as `LiveOp`s
 //! against a formatted image, answered as a program would see them.
 
+mod common;
+
+use common::{call, device};
 use nearflash_fs::Caller;
 use nearflash_image::Image;
-use nearflash_live::device::{FsDevice, STATS_DIR_INO, STATS_FILE_INO};
-use nearflash_live::driver::LiveDevice;
+use nearflash_live::device::{STATS_DIR_INO, STATS_FILE_INO};
 use nearflash_live::names::ROOT;
-use nearflash_live::op::{Answer, Call, Errno, LiveOp};
-use nearflash_live::pace::{Clock, Pace};
-use nearflash_preset::Preset;
-
-fn call(dev: &mut FsDevice, caller: Caller, op: LiveOp) -> Result<Answer, Errno> {
-    dev.execute(Call { caller, op })
-}
-
-fn device(dir: &std::path::Path) -> FsDevice {
-    let preset = Preset::load("test-min", &[]).unwrap();
-    let mut image = Image::create(&preset, &dir.join("dev.img")).unwrap();
-    let clock = Clock::new(Pace::None, image.host_mut().now());
-    FsDevice::new(image, "test-min".into(), (22.0, 4.0), clock)
-}
+use nearflash_live::op::{Answer, Errno, LiveOp};
 
 #[test]
 fn create_write_rename_and_read_back_through_the_requests_a_kernel_sends() {
@@ -85,7 +74,15 @@ fn create_write_rename_and_read_back_through_the_requests_a_kernel_sends() {
     )
     .unwrap();
     // The inode keeps its number and now answers at its new path.
-    let Answer::Attr(a) = call(&mut dev, root, LiveOp::Getattr { ino: attr.ino }).unwrap() else {
+    let Answer::Attr(a) = call(
+        &mut dev,
+        root,
+        LiveOp::Getattr {
+            ino: attr.ino,
+            fh: None,
+        },
+    )
+    .unwrap() else {
         panic!()
     };
     assert_eq!(a.size_bytes, data.len() as u64);

@@ -81,7 +81,7 @@ pub fn serve(args: &ServeArgs) -> Result<(), CliError> {
     let stats = nearflash_live::serve(&cfg, || {
         eprintln!(
             "serving {} at {} (pace {:?}); statistics at {}/.nearflash/stats.json; \
-             Ctrl-C or fusermount3 -u to stop",
+             virtual files: nearflash vfile register; Ctrl-C or fusermount3 -u to stop",
             cfg.image.display(),
             cfg.mount.display(),
             cfg.pace,
@@ -221,6 +221,23 @@ fn print_table(s: &LiveStats) {
         ),
     );
     row("energy", format!("{:.3} J", s.energy.joules));
+    if let Some(v) = &s.vfiles {
+        row(
+            "virtual files registered / runs / failed",
+            format!("{} / {} / {}", v.registered, v.runs, v.runs_failed),
+        );
+        row(
+            "virtual files bytes in / out",
+            format!("{} B / {} B", v.bytes_in, v.bytes_out),
+        );
+        row(
+            "virtual files drive-core time (simulated)",
+            format!("{:.6} s", v.program_sim_s),
+        );
+        if let Some(e) = &v.last_error {
+            row("virtual files last error", e.clone());
+        }
+    }
     if let Some(e) = &s.device_error {
         row("device error", e.clone());
     }

@@ -1,17 +1,36 @@
-//! `nearflash vfile demo`: a walk-through of INSIDER's virtual files (seed 001 §3.3) on a
-//! preset's drive, on real bytes: a user writes a file through the ordinary path, registers
-//! a virtual file that runs grep over it in the drive, reads the matches with vread and the
-//! runtime checks them against grep's reference — with the simulated time of every step, a
-//! host-only read of the same file to compare, and another user's vopen refused. The job
-//! itself is `nearflash_jobs::vfile_demo`.
+//! `nearflash vfile`: INSIDER's virtual files (seed 001 §3.3). `demo` walks through one on
+//! the simulated INSIDER drive, on real bytes: a user writes a file through the ordinary path,
+//! registers a virtual file that runs grep over it in the drive, reads the matches with vread
+//! and the runtime checks them against grep's reference — with the simulated time of every
+//! step, a host-only read of the same file to compare, and another user's vopen refused. The
+//! job itself is `nearflash_jobs::vfile_demo`. `register`, `unregister` and `list` manage the
+//! virtual files of a running `nearflash serve` (`cmd_vfile_mount`).
 
+use crate::cmd_vfile_mount::{ListArgs, RegisterArgs, UnregisterArgs};
 use crate::error::CliError;
 use nearflash_jobs::VfileOptions;
 
 #[derive(clap::Args, Debug)]
 pub struct VfileArgs {
-    /// What to show: demo.
-    pub what: String,
+    #[command(subcommand)]
+    pub command: VfileCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum VfileCommand {
+    /// A virtual grep file on the simulated INSIDER drive, step by step.
+    Demo(DemoArgs),
+    /// Register a virtual file on a running `nearflash serve`: reading
+    /// MOUNT/.nearflash/vfiles/NAME runs a drive program over a real file.
+    Register(RegisterArgs),
+    /// Remove a virtual file of a running `nearflash serve` (its owner or root).
+    Unregister(UnregisterArgs),
+    /// List the virtual files of a running `nearflash serve`.
+    List(ListArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DemoArgs {
     #[arg(long, default_value = "insider")]
     pub preset: String,
     /// Override a preset field, e.g. --set insider.backing=flash (repeatable).
@@ -28,12 +47,15 @@ pub struct VfileArgs {
 }
 
 pub fn run(args: &VfileArgs) -> Result<(), CliError> {
-    if args.what != "demo" {
-        return Err(CliError::Workload(format!(
-            "unknown vfile command '{}' (known: demo)",
-            args.what
-        )));
+    match &args.command {
+        VfileCommand::Demo(a) => demo(a),
+        VfileCommand::Register(a) => crate::cmd_vfile_mount::register(a),
+        VfileCommand::Unregister(a) => crate::cmd_vfile_mount::unregister(a),
+        VfileCommand::List(a) => crate::cmd_vfile_mount::list(a),
     }
+}
+
+fn demo(args: &DemoArgs) -> Result<(), CliError> {
     let d = nearflash_jobs::vfile_demo(&VfileOptions {
         preset: args.preset.clone(),
         overrides: args.overrides.clone(),

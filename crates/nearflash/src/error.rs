@@ -54,6 +54,13 @@ pub enum CliError {
     #[error(transparent)]
     Live(Box<nearflash_live::LiveError>),
 
+    /// A virtual-file request that the running server refused: its errno and message.
+    #[error(
+        "refused by the server: {message} [{}]",
+        std::io::Error::from_raw_os_error(*errno)
+    )]
+    VfileRefused { errno: i32, message: String },
+
     /// `nearflash stats` read a file that is not a live server's statistics.
     #[error("{path}: not nearflash statistics: {source}")]
     StatsFile {

@@ -15,6 +15,7 @@ mod cmd_serve;
 mod cmd_soak;
 mod cmd_sweep;
 mod cmd_vfile;
+mod cmd_vfile_mount;
 mod cmd_ycsb;
 mod error;
 mod output;
@@ -52,7 +53,8 @@ enum Command {
     Model(cmd_model::ModelArgs),
     /// Re-run a paper's evaluation; write summary.json and report.html (paper vs ours).
     Reproduce(cmd_reproduce::ReproduceArgs),
-    /// INSIDER's virtual files: `vfile demo` walks through one on real bytes.
+    /// INSIDER's virtual files: `vfile demo` walks through one on real bytes; `vfile
+    /// register|unregister|list` manage those of a running `serve`.
     Vfile(cmd_vfile::VfileArgs),
     /// Seeded soak: draw configurations, workloads and faults from a seed until one fails.
     Soak(cmd_soak::SoakArgs),

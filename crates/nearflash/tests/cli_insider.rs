@@ -65,7 +65,7 @@ fn bad_insider_configs_and_commands_are_named() {
         &["vfile", "demo", "--preset", "test-min"],
         "no [insider] table",
     );
-    fails_naming(&["vfile", "nope"], "unknown vfile command");
+    fails_naming(&["vfile", "nope"], "unrecognized subcommand");
     fails_naming(
         &["reproduce", "insider", "--preset", "flashabacus"],
         "no [insider] table",

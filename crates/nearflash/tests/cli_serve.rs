@@ -1,6 +1,7 @@
 //! Live mode with real, unmodified Debian programs on a served image (`nearflash serve`):
 //! cp, cat, sha256sum and grep over a copied tree; sqlite3 transactions across a `kill -9` of
-//! the server; a full device; permissions; and the bad starts. Each test skips, saying why,
+//! the server; a full device; permissions; INSIDER's virtual files (`nearflash vfile
+//! register`, then `cat` and `cp`); and the bad starts. Each test skips, saying why,
 //! only where the machine has no /dev/fuse. Every server runs inside a `Served` guard that
 //! kills it and unmounts on drop, so a failing test never leaves a mount or a process.
 
@@ -509,5 +510,366 @@ fn fio_random_reads_on_the_raw_device_file_with_wall_pace_feel_the_device_latenc
         "fio {fio_mean_us} < device {dev_mean_us}"
     );
     assert!(stats["device"]["flash_page_reads"].as_u64().unwrap() >= reads / 2);
+    assert!(s.stop().success());
+}
+
+/// A module that never ends: it burns its fuel.
+const LOOP_WAT: &str = r#"(module
+  (memory (export "memory") 1)
+  (func (export "_start") (loop $forever (br $forever))))"#;
+
+/// grep's drive output over `data` (the built-in INSIDER program, run directly).
+fn grep_reference(data: &[u8], pattern: &str) -> Vec<u8> {
+    use nearflash_iscapps::IscApp;
+    let mut p = nearflash_iscapps::apps::GrepApp::default()
+        .program(0)
+        .unwrap();
+    nearflash_iscapps::run_program(
+        p.as_mut(),
+        &[pattern.as_bytes().to_vec()],
+        &nearflash_stream::flits_of(data),
+    )
+    .unwrap()
+}
+
+fn vfile_stats(m: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(m.join(".nearflash/stats.json")).unwrap();
+    serde_json::from_str::<serde_json::Value>(&text).unwrap()["vfiles"].clone()
+}
+
+#[test]
+fn virtual_files_registered_with_nearflash_vfile_read_their_references_with_cat_and_cp() {
+    if !fuse_present() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    let img_s = img.to_str().unwrap();
+    let m = d.path().join("m");
+    let m_s = m.to_str().unwrap();
+    let s = Served::start(
+        &m,
+        &[
+            "--image",
+            img_s,
+            "--format",
+            "--preset",
+            "test-min",
+            "--set",
+            "flash.blocks_per_plane=256",
+        ],
+    );
+    // 4 MiB of 200-char lines of {A-D}, copied in with cp.
+    use nearflash_iscapps::IscApp;
+    let ds = nearflash_iscapps::apps::GrepApp::with_line_chars(200)
+        .unwrap()
+        .generate(3, 4 << 20)
+        .unwrap();
+    let pattern = String::from_utf8(ds.params[0].clone()).unwrap();
+    std::fs::write(d.path().join("lines.txt"), &ds.input).unwrap();
+    ok(d.path(), "mkdir m/data && cp lines.txt m/data/");
+    let want = grep_reference(&ds.input, &pattern);
+    assert!(!want.is_empty());
+    let lines_s = m.join("data/lines.txt").to_str().unwrap().to_string();
+
+    let grep_wat = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/programs/grep.wat"
+    );
+    for (name, program) in [("matches", "grep"), ("wgrep", grep_wat)] {
+        let out = nearflash(&[
+            "vfile",
+            "register",
+            "--mount",
+            m_s,
+            "--name",
+            name,
+            "--file",
+            &lines_s,
+            "--program",
+            program,
+            "--arg",
+            &pattern,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("registered"));
+    }
+    assert_eq!(ok(d.path(), "ls m/.nearflash/vfiles"), "matches\nwgrep\n");
+    let t0 = Instant::now();
+    ok(d.path(), "cat m/.nearflash/vfiles/matches > built-in.bin");
+    let cat_wall = t0.elapsed();
+    assert_eq!(std::fs::read(d.path().join("built-in.bin")).unwrap(), want);
+    ok(d.path(), "cp m/.nearflash/vfiles/wgrep wasm.bin");
+    assert_eq!(std::fs::read(d.path().join("wasm.bin")).unwrap(), want);
+    let list = nearflash(&["vfile", "list", "--mount", m_s]);
+    let list_text = String::from_utf8_lossy(&list.stdout);
+    assert!(list.status.success() && list_text.contains("wgrep") && list_text.contains("grep.wat"));
+    let v = vfile_stats(&m);
+    assert_eq!(v["runs"], 2, "{v}");
+    assert_eq!(v["bytes_in"], 2 * ds.input.len() as u64, "{v}");
+    eprintln!(
+        "cat of a grep virtual file over {:.1} MiB: {:.0} ms wall (pace none); drive core {:.1} \
+         ms simulated over both runs; runs took {:.1} ms simulated",
+        ds.input.len() as f64 / (1 << 20) as f64,
+        cat_wall.as_secs_f64() * 1e3,
+        v["program_sim_s"].as_f64().unwrap() * 1e3,
+        v["run_sim_s"].as_f64().unwrap() * 1e3
+    );
+
+    // A module that loops forever runs out of fuel: EIO to the reader; the mount serves on.
+    let loop_wat = d.path().join("loop.wat");
+    std::fs::write(&loop_wat, LOOP_WAT).unwrap();
+    let out = nearflash(&[
+        "vfile",
+        "register",
+        "--mount",
+        m_s,
+        "--name",
+        "spin",
+        "--file",
+        &lines_s,
+        "--program",
+        loop_wat.to_str().unwrap(),
+        "--fuel-max",
+        "1000000",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let spun = sh(d.path(), "cat m/.nearflash/vfiles/spin");
+    assert!(!spun.status.success());
+    assert!(
+        String::from_utf8_lossy(&spun.stderr).contains("Input/output error"),
+        "{}",
+        String::from_utf8_lossy(&spun.stderr)
+    );
+    assert_eq!(
+        ok(
+            d.path(),
+            "cmp m/data/lines.txt lines.txt && cat m/.nearflash/vfiles/matches | wc -c"
+        ),
+        format!("{}\n", want.len())
+    );
+    let v = vfile_stats(&m);
+    assert_eq!(v["runs_failed"], 1, "{v}");
+    assert!(
+        v["last_error"].as_str().unwrap().contains("out of fuel"),
+        "{v}"
+    );
+    // A refused request: a name taken.
+    let out = nearflash(&[
+        "vfile",
+        "register",
+        "--mount",
+        m_s,
+        "--name",
+        "spin",
+        "--file",
+        &lines_s,
+        "--program",
+        "grep",
+        "--arg",
+        "AB",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("registered already"));
+
+    // Registrations live on the image: after a restart the virtual file reads the same.
+    assert!(s.stop().success());
+    let s = Served::start(&m, &["--image", img_s]);
+    assert_eq!(
+        ok(d.path(), "ls m/.nearflash/vfiles"),
+        "matches\nspin\nwgrep\n"
+    );
+    ok(d.path(), "cat m/.nearflash/vfiles/wgrep > again.bin");
+    assert_eq!(std::fs::read(d.path().join("again.bin")).unwrap(), want);
+    let out = nearflash(&["vfile", "unregister", "--mount", m_s, "--name", "spin"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!m.join(".nearflash/vfiles/spin").exists());
+    assert!(s.stop().success());
+    let fsck = nearflash(&["fs", "fsck", "--image", img_s]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stdout)
+    );
+}
+
+#[test]
+fn another_user_cannot_register_a_virtual_file_over_a_file_they_cannot_read() {
+    if !fuse_present() {
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping: acting as another user needs root");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    let m = d.path().join("m");
+    let m_s = m.to_str().unwrap();
+    let s = Served::start(
+        &m,
+        &[
+            "--image",
+            img.to_str().unwrap(),
+            "--format",
+            "--preset",
+            "test-min",
+        ],
+    );
+    ok(
+        d.path(),
+        "printf 'AB\\nCD\\n' > m/secret.txt && chmod 600 m/secret.txt && \
+         printf 'AB\\nCD\\n' > m/open.txt && chmod 644 m/open.txt",
+    );
+    let bin = env!("CARGO_BIN_EXE_nearflash");
+    let nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+    let register = |name: &str, file: &str| {
+        sh(
+            d.path(),
+            &format!(
+                "{nobody} {bin} vfile register --mount {m_s} --name {name} --file m/{file} \
+                 --program grep --arg AB"
+            ),
+        )
+    };
+    let refused = register("peek", "secret.txt");
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        err.contains("/secret.txt") && err.contains("Permission denied") && err.contains("65534"),
+        "{err}"
+    );
+    assert!(!m.join(".nearflash/vfiles/peek").exists());
+    // Over a file nobody may read: registered, and read by nobody.
+    let out = register("mine", "open.txt");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = sh(
+        d.path(),
+        &format!("{nobody} cat m/.nearflash/vfiles/mine | wc -c"),
+    );
+    assert_eq!(String::from_utf8_lossy(&read.stdout).trim(), "8");
+    // Root's virtual file over the secret: nobody's read of it is refused at open.
+    let out = nearflash(&[
+        "vfile",
+        "register",
+        "--mount",
+        m_s,
+        "--name",
+        "roots",
+        "--file",
+        m.join("secret.txt").to_str().unwrap(),
+        "--program",
+        "grep",
+        "--arg",
+        "AB",
+    ]);
+    assert!(out.status.success());
+    let denied = sh(d.path(), &format!("{nobody} cat m/.nearflash/vfiles/roots"));
+    assert!(String::from_utf8_lossy(&denied.stderr).contains("Permission denied"));
+    let v = vfile_stats(&m);
+    assert_eq!(v["requests_refused"], 1, "{v}");
+    assert!(s.stop().success());
+}
+
+#[test]
+fn under_wall_pace_cat_of_a_virtual_file_waits_for_the_drive_core_of_the_images_preset() {
+    if !fuse_present() {
+        return;
+    }
+    // test-min's device with an `[insider]` table whose drive core runs at 1 MHz: grep over
+    // 256 KiB then takes 256 Ki x 0.877 x (1/3) / 1 MHz = 75 ms of simulated core time.
+    let configs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs");
+    let test_min = std::fs::read_to_string(format!("{configs}/test-min.toml")).unwrap();
+    let insider = std::fs::read_to_string(format!("{configs}/insider.toml")).unwrap();
+    let table = &insider[insider.find("\n[insider]").unwrap()..];
+    assert!(table.contains("core_clock_mhz = 2000.0"));
+    let d = tempfile::tempdir().unwrap();
+    let preset = d.path().join("slow-core.toml");
+    std::fs::write(
+        &preset,
+        test_min.replace("name = \"test-min\"", "name = \"slow-core\"")
+            + &table.replace("core_clock_mhz = 2000.0", "core_clock_mhz = 1.0"),
+    )
+    .unwrap();
+    let img = d.path().join("dev.img");
+    let m = d.path().join("m");
+    let m_s = m.to_str().unwrap();
+    let s = Served::start(
+        &m,
+        &[
+            "--image",
+            img.to_str().unwrap(),
+            "--format",
+            "--preset",
+            preset.to_str().unwrap(),
+            "--pace",
+            "wall",
+        ],
+    );
+    use nearflash_iscapps::IscApp;
+    let ds = nearflash_iscapps::apps::GrepApp::with_line_chars(200)
+        .unwrap()
+        .generate(5, 256 << 10)
+        .unwrap();
+    let pattern = String::from_utf8(ds.params[0].clone()).unwrap();
+    std::fs::write(m.join("lines.txt"), &ds.input).unwrap();
+    let file = m.join("lines.txt");
+    let out = nearflash(&[
+        "vfile",
+        "register",
+        "--mount",
+        m_s,
+        "--name",
+        "slow",
+        "--file",
+        file.to_str().unwrap(),
+        "--program",
+        "grep",
+        "--arg",
+        &pattern,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t0 = Instant::now();
+    let got = std::fs::read(m.join(".nearflash/vfiles/slow")).unwrap();
+    let wall = t0.elapsed();
+    assert_eq!(got, grep_reference(&ds.input, &pattern));
+    let v = vfile_stats(&m);
+    let core_s = v["program_sim_s"].as_f64().unwrap();
+    let run_s = v["run_sim_s"].as_f64().unwrap();
+    assert!(v["engine"].as_str().unwrap().contains("slow-core"), "{v}");
+    assert!(core_s > 0.070 && core_s < 0.080, "{v}");
+    assert!(run_s >= core_s, "{v}");
+    assert!(
+        wall.as_secs_f64() >= run_s,
+        "the read returned after {wall:?}, before the run's {run_s} s of simulated time"
+    );
+    eprintln!(
+        "wall pace: the virtual file read in {:.1} ms wall; its run {:.1} ms simulated, of which \
+         the 1 MHz drive core {:.1} ms",
+        wall.as_secs_f64() * 1e3,
+        run_s * 1e3,
+        core_s * 1e3
+    );
     assert!(s.stop().success());
 }

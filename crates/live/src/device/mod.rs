@@ -5,11 +5,14 @@
 //! as for any of its callers), and answers it.
 //!
 //! Virtual entries: `/.nearflash` (a read-only directory the file system never sees) holds
-//! `stats.json`, a snapshot of `LiveStats` taken when it is opened. A real `/.nearflash` on
-//! the image is hidden while served.
+//! `stats.json`, a snapshot of `LiveStats` taken when it is opened, the control file and
+//! `vfiles/`, INSIDER's virtual files (`vfiles`: registering, running, persisting). A real
+//! `/.nearflash` on the image is hidden while served: it holds the registrations.
 //!
 //! Times: the file system records simulated nanoseconds; setting a file's times (`touch`,
 //! `cp -p`) is accepted and not stored, as the file system keeps no settable times.
+
+mod vfiles;
 
 use crate::driver::LiveDevice;
 use crate::errno;
@@ -17,6 +20,11 @@ use crate::names::{Handles, Names, ROOT};
 use crate::op::{Answer, Attr, Call, DirItem, Errno, FsSpace, InodeNo, LiveOp};
 use crate::pace::Clock;
 use crate::stats::{self, CacheFigures, DeviceFigures, FsFigures, LiveStats, Recorder};
+use crate::vfile::control::{ControlHandle, CONTROL_FILE_NAME};
+use crate::vfile::engine::DriveCore;
+use crate::vfile::figures::VfileFigures;
+use crate::vfile::registry::Registry;
+use crate::vfile::OPEN_OUTPUTS_MAX;
 use nearflash_fs::{Caller, Fh, FileKind, FsOp, FsReply, OpenFlags, BLOCK_BYTES};
 use nearflash_image::Image;
 use nearflash_sim::SimTime;
@@ -38,17 +46,33 @@ impl LiveDevice for FsDevice {
     }
 }
 
+/// Every inode from here up is virtual (the file system's numbers are 32-bit).
+pub const VIRTUAL_INO_BASE: InodeNo = 1 << 40;
 /// The virtual directory's name at the root, and its inode.
 pub const STATS_DIR_NAME: &str = ".nearflash";
-pub const STATS_DIR_INO: InodeNo = 1 << 40;
+pub const STATS_DIR_INO: InodeNo = VIRTUAL_INO_BASE;
 /// The statistics file inside it.
 pub const STATS_FILE_NAME: &str = "stats.json";
-pub const STATS_FILE_INO: InodeNo = (1 << 40) + 1;
+pub const STATS_FILE_INO: InodeNo = VIRTUAL_INO_BASE + 1;
+/// The control file inside it (`vfile::control`).
+pub const CONTROL_FILE_INO: InodeNo = VIRTUAL_INO_BASE + 2;
+/// The virtual files' directory inside it, and the first virtual file's inode.
+pub const VFILES_DIR_NAME: &str = "vfiles";
+pub const VFILES_DIR_INO: InodeNo = VIRTUAL_INO_BASE + 3;
+pub const VFILE_INO_BASE: InodeNo = 1 << 41;
+
+/// Whether `ino` is one of the virtual entries' (never the file system's).
+pub fn is_virtual(ino: InodeNo) -> bool {
+    ino >= VIRTUAL_INO_BASE
+}
 
 /// Open directory listings at once (each a snapshot of one directory).
 const DIR_HANDLES_MAX: usize = 4096;
 /// Open statistics snapshots at once.
 const STATS_HANDLES_MAX: usize = 64;
+/// Open control handles at once (each holds a request of at most
+/// `vfile::control::REQUEST_BYTES_MAX`).
+const CONTROL_HANDLES_MAX: usize = 16;
 /// The longest name the file system stores (its directory entries hold 120 bytes).
 const NAME_BYTES_MAX: u32 = 120;
 
@@ -59,6 +83,12 @@ pub struct FsDevice {
     names: Names,
     dirs: Handles<Vec<DirItem>>,
     snapshots: Handles<Vec<u8>>,
+    controls: Handles<ControlHandle>,
+    /// Runs' outputs, one per open handle of a virtual file.
+    outputs: Handles<vfiles::Output>,
+    vfiles: Registry,
+    core: DriveCore,
+    vfile_figures: VfileFigures,
     pub recorder: Recorder,
     clock: Clock,
     sim_start: SimTime,
@@ -68,21 +98,38 @@ pub struct FsDevice {
 }
 
 impl FsDevice {
-    /// Serves `image` (opened or created, its file system mounted) under `clock`.
-    pub fn new(mut image: Image, preset_name: String, power_w: (f64, f64), clock: Clock) -> Self {
+    /// Serves `image` (opened or created, its file system mounted) under `clock`, with the
+    /// virtual files registered on it; `Err` when the drive core's preset does not load.
+    pub fn new(
+        mut image: Image,
+        preset_name: String,
+        power_w: (f64, f64),
+        clock: Clock,
+    ) -> Result<Self, nearflash_preset::PresetError> {
         let sim_start = image.host_mut().now();
-        FsDevice {
+        let core = DriveCore::of_preset(image.preset())?;
+        let mut dev = FsDevice {
             image,
             preset_name,
             names: Names::default(),
             dirs: Handles::new(1, DIR_HANDLES_MAX),
             snapshots: Handles::new(2, STATS_HANDLES_MAX),
+            controls: Handles::new(3, CONTROL_HANDLES_MAX),
+            outputs: Handles::new(4, OPEN_OUTPUTS_MAX),
+            vfiles: Registry::new(VFILE_INO_BASE),
+            vfile_figures: VfileFigures {
+                engine: core.source.clone(),
+                ..VfileFigures::default()
+            },
+            core,
             recorder: Recorder::default(),
             clock,
             sim_start,
             power_w,
             device_error: None,
-        }
+        };
+        dev.load_vfiles();
+        Ok(dev)
     }
 
     /// Commits everything and closes the image; the final statistics.
@@ -146,8 +193,8 @@ impl FsDevice {
                 self.names.set(a.ino, path);
                 Ok(Answer::Entry(a))
             }
-            LiveOp::Getattr { ino } => {
-                if let Some(a) = self.virtual_attr(ino) {
+            LiveOp::Getattr { ino, fh } => {
+                if let Some(a) = self.virtual_attr(ino, fh) {
                     return Ok(Answer::Attr(a));
                 }
                 let path = self.names.path(ino)?.to_string();
@@ -164,7 +211,15 @@ impl FsDevice {
                 gid,
                 size,
             } => {
-                if self.virtual_attr(ino).is_some() {
+                let only_truncate = mode.is_none() && uid.is_none() && gid.is_none();
+                if ino == CONTROL_FILE_INO && size == Some(0) && only_truncate {
+                    // `echo REQUEST > control` truncates first: nothing to truncate.
+                    return self
+                        .virtual_attr(ino, None)
+                        .map(Answer::Attr)
+                        .ok_or(Errno(libc::EIO));
+                }
+                if is_virtual(ino) {
                     return Err(Errno(libc::EPERM));
                 }
                 let path = self.names.path(ino)?.to_string();
@@ -273,7 +328,17 @@ impl FsDevice {
                         direct_io: true,
                     });
                 }
-                if ino == STATS_DIR_INO {
+                if ino == CONTROL_FILE_INO {
+                    let fh = self.controls.insert(ControlHandle::default())?;
+                    return Ok(Answer::Opened {
+                        fh,
+                        direct_io: true,
+                    });
+                }
+                if self.vfiles.owns_ino(ino) {
+                    return self.open_vfile(caller, ino, flags);
+                }
+                if ino == STATS_DIR_INO || ino == VFILES_DIR_INO {
                     return Err(Errno(libc::EISDIR));
                 }
                 let path = self.names.path(ino)?.to_string();
@@ -330,6 +395,14 @@ impl FsDevice {
                     let to = (from + len_bytes as usize).min(s.len());
                     return Ok(Answer::Data(s[from..to].to_vec()));
                 }
+                if self.controls.owns(fh) {
+                    return Ok(Answer::Data(
+                        self.controls.get(fh)?.read(offset_bytes, len_bytes),
+                    ));
+                }
+                if self.outputs.owns(fh) {
+                    return self.read_output(fh, offset_bytes, len_bytes);
+                }
                 let op = FsOp::Read {
                     fh: fs_handle(fh)?,
                     offset_bytes,
@@ -346,8 +419,11 @@ impl FsDevice {
                 data,
                 ..
             } => {
-                if self.snapshots.owns(fh) {
+                if self.snapshots.owns(fh) || self.outputs.owns(fh) {
                     return Err(Errno(libc::EBADF));
+                }
+                if self.controls.owns(fh) {
+                    return self.control_write(caller, fh, offset_bytes, &data);
                 }
                 let op = FsOp::Write {
                     fh: fs_handle(fh)?,
@@ -366,11 +442,19 @@ impl FsDevice {
                     self.snapshots.remove(fh)?;
                     return Ok(Answer::Done);
                 }
+                if self.controls.owns(fh) {
+                    self.controls.remove(fh)?;
+                    return Ok(Answer::Done);
+                }
+                if self.outputs.owns(fh) {
+                    self.outputs.remove(fh)?;
+                    return Ok(Answer::Done);
+                }
                 self.fs(caller, FsOp::Close(fs_handle(fh)?))?;
                 Ok(Answer::Done)
             }
             LiveOp::Fsync { fh } => {
-                if self.snapshots.owns(fh) {
+                if self.snapshots.owns(fh) || self.controls.owns(fh) || self.outputs.owns(fh) {
                     return Ok(Answer::Done);
                 }
                 self.fs(caller, FsOp::Fsync(fs_handle(fh)?))?;
@@ -413,9 +497,13 @@ impl FsDevice {
         }
     }
 
-    /// The virtual entries' attributes.
-    fn virtual_attr(&mut self, ino: InodeNo) -> Option<Attr> {
+    /// The virtual entries' attributes (`fh`: the handle `fstat` names, if any); `None` for
+    /// an inode that is not (or no longer) a virtual entry.
+    fn virtual_attr(&mut self, ino: InodeNo, fh: Option<u64>) -> Option<Attr> {
         let now_ns = self.now().as_ns();
+        if self.vfiles.owns_ino(ino) {
+            return self.vfile_attr(ino, fh);
+        }
         let len = if ino == STATS_FILE_INO {
             self.stats_json().len() as u64
         } else {
@@ -425,19 +513,27 @@ impl FsDevice {
     }
 
     /// A virtual entry named `name` in `parent`, if there is one; `ENOENT` for any other
-    /// name inside the virtual directory.
+    /// name inside the virtual directories.
     fn virtual_child(&mut self, parent: InodeNo, name: &str) -> Result<Option<Attr>, Errno> {
-        match (parent, name) {
-            (ROOT, STATS_DIR_NAME) => Ok(self.virtual_attr(STATS_DIR_INO)),
-            (STATS_DIR_INO, STATS_FILE_NAME) => Ok(self.virtual_attr(STATS_FILE_INO)),
-            (STATS_DIR_INO, _) => Err(Errno(libc::ENOENT)),
-            _ => Ok(None),
-        }
+        let ino = match (parent, name) {
+            (ROOT, STATS_DIR_NAME) => STATS_DIR_INO,
+            (STATS_DIR_INO, STATS_FILE_NAME) => STATS_FILE_INO,
+            (STATS_DIR_INO, CONTROL_FILE_NAME) => CONTROL_FILE_INO,
+            (STATS_DIR_INO, VFILES_DIR_NAME) => VFILES_DIR_INO,
+            (VFILES_DIR_INO, name) => match self.vfiles.get(name) {
+                Some(e) => e.ino,
+                None => return Err(Errno(libc::ENOENT)),
+            },
+            (STATS_DIR_INO, _) => return Err(Errno(libc::ENOENT)),
+            _ => return Ok(None),
+        };
+        Ok(Some(self.virtual_attr(ino, None).expect("a virtual entry")))
     }
 
-    /// Changing the virtual entries, or anything inside the virtual directory, is refused.
+    /// Changing the virtual entries, or anything inside the virtual directories, is refused
+    /// (virtual files come and go through the control file).
     fn refuse_virtual_name(&self, parent: InodeNo, name: &str) -> Result<(), Errno> {
-        if (parent == ROOT && name == STATS_DIR_NAME) || parent == STATS_DIR_INO {
+        if (parent == ROOT && name == STATS_DIR_NAME) || is_virtual(parent) {
             return Err(Errno(libc::EPERM));
         }
         Ok(())
@@ -450,6 +546,16 @@ impl FsDevice {
             items.push((STATS_DIR_INO, FileKind::Dir, ".".into()));
             items.push((ROOT, FileKind::Dir, "..".into()));
             items.push((STATS_FILE_INO, FileKind::File, STATS_FILE_NAME.into()));
+            items.push((CONTROL_FILE_INO, FileKind::File, CONTROL_FILE_NAME.into()));
+            items.push((VFILES_DIR_INO, FileKind::Dir, VFILES_DIR_NAME.into()));
+        } else if ino == VFILES_DIR_INO {
+            items.push((VFILES_DIR_INO, FileKind::Dir, ".".into()));
+            items.push((STATS_DIR_INO, FileKind::Dir, "..".into()));
+            for e in self.vfiles.entries() {
+                items.push((e.ino, FileKind::File, e.request.name.clone()));
+            }
+        } else if is_virtual(ino) {
+            return Err(Errno(libc::ENOTDIR));
         } else {
             let dir = self.names.path(ino)?.to_string();
             let FsReply::Entries(list) = self.fs(caller, FsOp::Readdir(dir.clone()))? else {
@@ -526,6 +632,10 @@ impl FsDevice {
             }),
             device: device_figures(ftl, flash, page_bytes),
             energy: Default::default(),
+            vfiles: Some(VfileFigures {
+                registered: self.vfiles.len() as u64,
+                ..self.vfile_figures.clone()
+            }),
             device_error: self.device_error.clone(),
         };
         self.recorder.fill(&mut s);
@@ -538,8 +648,8 @@ impl FsDevice {
     }
 }
 
-/// The attributes of the virtual directory and statistics file (`stats_len`: the file's
-/// current size); `None` for any other inode.
+/// The attributes of the virtual directories, the statistics file (`stats_len`: its current
+/// size) and the control file; `None` for any other inode.
 pub fn virtual_attr(ino: InodeNo, now_ns: u64, stats_len: u64) -> Option<Attr> {
     let base = Attr {
         ino,
@@ -554,11 +664,23 @@ pub fn virtual_attr(ino: InodeNo, now_ns: u64, stats_len: u64) -> Option<Attr> {
         ctime_ns: now_ns,
     };
     match ino {
-        STATS_DIR_INO => Some(base),
+        STATS_DIR_INO => Some(Attr {
+            link_count: 3,
+            ..base
+        }),
+        VFILES_DIR_INO => Some(base),
         STATS_FILE_INO => Some(Attr {
             kind: FileKind::File,
             perm: 0o444,
             size_bytes: stats_len,
+            link_count: 1,
+            ..base
+        }),
+        // Anyone may write a request; each runs as its writer.
+        CONTROL_FILE_INO => Some(Attr {
+            kind: FileKind::File,
+            perm: 0o666,
+            size_bytes: 0,
             link_count: 1,
             ..base
         }),

@@ -1,0 +1,527 @@
+//! INSIDER's virtual files through the device thread, without a mount: requests written to
+//! `/.nearflash/control` as a program writes them, the virtual file opened and read as `cat`
+//! reads it, and what it reads compared with the program's own reference — the built-in's
+//! (`nearflash_iscapps`) or the module's run directly (`nearflash_wasm::run_chunks`).
+
+mod common;
+
+use common::{call, device, reopen, ALICE, BOB};
+use nearflash_fs::Caller;
+use nearflash_iscapps::apps::GrepApp;
+use nearflash_iscapps::{Dataset, IscApp};
+use nearflash_live::device::{
+    FsDevice, CONTROL_FILE_INO, STATS_DIR_INO, VFILES_DIR_INO, VFILE_INO_BASE,
+};
+use nearflash_live::driver::LiveDevice;
+use nearflash_live::names::ROOT;
+use nearflash_live::op::{Answer, Attr, Errno, LiveOp};
+use nearflash_live::vfile::control;
+use nearflash_live::vfile::engine::DriveCore;
+use nearflash_live::vfile::READ_CHUNK_BYTES;
+use nearflash_preset::Preset;
+
+const GREP_WAT: &[u8] = include_bytes!("../../../examples/programs/grep.wat");
+
+/// A module that never ends: it burns its fuel.
+const LOOP_WAT: &str = r#"(module
+  (memory (export "memory") 1)
+  (func (export "_start") (loop $forever (br $forever))))"#;
+
+/// grep's input: 200-char lines of {A-D} (`GrepApp`'s generator), about `bytes` of them.
+fn grep_dataset(bytes: u64) -> Dataset {
+    GrepApp::with_line_chars(200)
+        .unwrap()
+        .generate(7, bytes)
+        .unwrap()
+}
+
+/// Makes directory `/data` (0755) and writes `data` to `/data/NAME` with `perm`, as root.
+fn put_file(dev: &mut FsDevice, name: &str, perm: u32, data: &[u8]) {
+    let dir = match call(dev, Caller::ROOT, lookup(ROOT, "data")) {
+        Ok(Answer::Entry(a)) => a,
+        _ => {
+            let op = LiveOp::Mkdir {
+                parent: ROOT,
+                name: "data".into(),
+                mode: 0o755,
+                umask: 0,
+            };
+            let Ok(Answer::Entry(a)) = call(dev, Caller::ROOT, op) else {
+                panic!("mkdir /data")
+            };
+            a
+        }
+    };
+    let op = LiveOp::Create {
+        parent: dir.ino,
+        name: name.into(),
+        mode: perm,
+        umask: 0,
+        flags: libc::O_WRONLY | libc::O_CREAT,
+    };
+    let Ok(Answer::Created { attr, fh }) = call(dev, Caller::ROOT, op) else {
+        panic!("create /data/{name}")
+    };
+    for (i, c) in data.chunks(1 << 20).enumerate() {
+        let op = LiveOp::Write {
+            ino: attr.ino,
+            fh,
+            offset_bytes: (i << 20) as u64,
+            data: c.to_vec(),
+        };
+        assert_eq!(
+            call(dev, Caller::ROOT, op),
+            Ok(Answer::Written(c.len() as u32))
+        );
+    }
+    call(dev, Caller::ROOT, LiveOp::Release { fh }).unwrap();
+}
+
+fn lookup(parent: u64, name: &str) -> LiveOp {
+    LiveOp::Lookup {
+        parent,
+        name: name.into(),
+    }
+}
+
+/// Writes `request` (one JSON value) to the control file as `caller`: what the write
+/// answered, and the answer read back.
+fn control(
+    dev: &mut FsDevice,
+    caller: Caller,
+    request: serde_json::Value,
+) -> (Result<Answer, Errno>, control::Answer) {
+    let open = LiveOp::Open {
+        ino: CONTROL_FILE_INO,
+        flags: libc::O_RDWR,
+    };
+    let Ok(Answer::Opened { fh, direct_io }) = call(dev, caller, open) else {
+        panic!("the control file opens for anyone")
+    };
+    assert!(direct_io);
+    let mut line = serde_json::to_vec(&request).unwrap();
+    line.push(b'\n');
+    let write = LiveOp::Write {
+        ino: CONTROL_FILE_INO,
+        fh,
+        offset_bytes: 0,
+        data: line,
+    };
+    let written = call(dev, caller, write);
+    let read = LiveOp::Read {
+        ino: CONTROL_FILE_INO,
+        fh,
+        offset_bytes: 0,
+        len_bytes: 1 << 20,
+    };
+    let Ok(Answer::Data(bytes)) = call(dev, caller, read) else {
+        panic!("the answer reads back")
+    };
+    call(dev, caller, LiveOp::Release { fh }).unwrap();
+    (written, serde_json::from_slice(&bytes).unwrap())
+}
+
+fn register_grep(dev: &mut FsDevice, caller: Caller, name: &str, pattern: &str) {
+    let (w, a) = control(
+        dev,
+        caller,
+        serde_json::json!({"op": "register", "name": name, "file": "/data/lines.txt",
+                           "program": "grep", "args": [pattern]}),
+    );
+    assert!(matches!(w, Ok(Answer::Written(_))), "{w:?}: {}", a.message);
+    assert!(a.ok, "{}", a.message);
+}
+
+fn register_module(
+    dev: &mut FsDevice,
+    name: &str,
+    module_name: &str,
+    module: &[u8],
+    args: &[&str],
+    fuel_max: u64,
+) -> (Result<Answer, Errno>, control::Answer) {
+    control(
+        dev,
+        ALICE,
+        serde_json::json!({"op": "register", "name": name, "file": "/data/lines.txt",
+                           "program": module_name, "args": args,
+                           "module_hex": control::hex_encode(module), "fuel_max": fuel_max}),
+    )
+}
+
+/// The virtual file `name`'s attributes, looked up as `caller`.
+fn vfile(dev: &mut FsDevice, caller: Caller, name: &str) -> Result<Attr, Errno> {
+    let Answer::Entry(dir) = call(dev, caller, lookup(STATS_DIR_INO, "vfiles"))? else {
+        panic!()
+    };
+    assert_eq!(dir.ino, VFILES_DIR_INO);
+    match call(dev, caller, lookup(VFILES_DIR_INO, name))? {
+        Answer::Entry(a) => Ok(a),
+        a => panic!("{a:?}"),
+    }
+}
+
+/// Opens and reads virtual file `name` as `caller` the way `cat` does (4 KiB at a time until
+/// an empty read); its bytes and the size `fstat` gave after the open.
+fn cat(dev: &mut FsDevice, caller: Caller, name: &str) -> Result<(Vec<u8>, u64), Errno> {
+    let a = vfile(dev, caller, name)?;
+    let open = LiveOp::Open {
+        ino: a.ino,
+        flags: libc::O_RDONLY,
+    };
+    let Answer::Opened { fh, direct_io } = call(dev, caller, open)? else {
+        panic!()
+    };
+    assert!(
+        direct_io,
+        "the kernel must not cache a virtual file's pages"
+    );
+    let Answer::Attr(st) = call(
+        dev,
+        caller,
+        LiveOp::Getattr {
+            ino: a.ino,
+            fh: Some(fh),
+        },
+    )?
+    else {
+        panic!()
+    };
+    let mut out = Vec::new();
+    loop {
+        let read = LiveOp::Read {
+            ino: a.ino,
+            fh,
+            offset_bytes: out.len() as u64,
+            len_bytes: 4096,
+        };
+        let Answer::Data(d) = call(dev, caller, read)? else {
+            panic!()
+        };
+        if d.is_empty() {
+            break;
+        }
+        out.extend_from_slice(&d);
+    }
+    call(dev, caller, LiveOp::Release { fh })?;
+    Ok((out, st.size_bytes))
+}
+
+/// The built-in grep's output over `data`, run directly.
+fn grep_reference(data: &[u8], pattern: &[u8]) -> Vec<u8> {
+    let mut p = GrepApp::default().program(0).unwrap();
+    nearflash_iscapps::run_program(
+        p.as_mut(),
+        &[pattern.to_vec()],
+        &nearflash_stream::flits_of(data),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_grep_vfile_registered_through_the_control_file_reads_the_builtin_reference_on_the_drive_core()
+{
+    let d = tempfile::tempdir().unwrap();
+    let mut dev = device(d.path());
+    let ds = grep_dataset(1 << 20);
+    let pattern = String::from_utf8(ds.params[0].clone()).unwrap();
+    put_file(&mut dev, "lines.txt", 0o644, &ds.input);
+    register_grep(&mut dev, ALICE, "matches", &pattern);
+
+    // Listed beside the control file, owned by its registrant, empty before any run.
+    let a = vfile(&mut dev, BOB, "matches").unwrap();
+    assert!(a.ino >= VFILE_INO_BASE);
+    assert_eq!((a.uid, a.perm, a.size_bytes), (ALICE.uid, 0o444, 0));
+    let Ok(Answer::Opened { fh, .. }) = call(
+        &mut dev,
+        BOB,
+        LiveOp::Opendir {
+            ino: VFILES_DIR_INO,
+        },
+    ) else {
+        panic!()
+    };
+    let Ok(Answer::Entries(items)) = call(&mut dev, BOB, LiveOp::Readdir { fh, offset: 0 }) else {
+        panic!()
+    };
+    let names: Vec<&str> = items.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, [".", "..", "matches"]);
+
+    let t0 = dev.now();
+    let (out, fstat_bytes) = cat(&mut dev, BOB, "matches").unwrap();
+    let took_ns = dev.now().since(t0).as_ns();
+    assert!(
+        out.len() > 4000 * 8,
+        "about one (row, col) pair per line: {}",
+        out.len()
+    );
+    assert_eq!(out, grep_reference(&ds.input, pattern.as_bytes()));
+    assert_eq!(
+        fstat_bytes,
+        out.len() as u64,
+        "fstat of the open handle gives the size"
+    );
+    // The host's remainder over the drive's pairs is grep's independent reference.
+    let app = GrepApp::with_line_chars(200).unwrap();
+    app.verify(
+        &app.host_remainder(&ds, std::slice::from_ref(&out)).unwrap(),
+        &app.reference(&ds).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        vfile(&mut dev, BOB, "matches").unwrap().size_bytes,
+        out.len() as u64
+    );
+
+    // The drive core's time: instructions per byte x CPI / clock per 256 KiB chunk; the open
+    // lasts at least that long and at least the reads.
+    let core = DriveCore::of_preset(&Preset::load("test-min", &[]).unwrap()).unwrap();
+    let ipb = GrepApp::default()
+        .program(0)
+        .unwrap()
+        .cost()
+        .instructions_per_byte;
+    let want_ns: u64 = ds
+        .input
+        .chunks(READ_CHUNK_BYTES as usize)
+        .map(|c| core.core.duration(c.len() as f64 * ipb).as_ns())
+        .sum::<u64>();
+    let s = dev.stats();
+    let v = s.vfiles.as_ref().unwrap();
+    assert_eq!(
+        (v.registered, v.registrations, v.runs, v.runs_failed),
+        (1, 1, 1, 0)
+    );
+    assert_eq!(
+        (v.bytes_in, v.bytes_out),
+        (ds.input.len() as u64, out.len() as u64)
+    );
+    assert!(
+        (v.program_sim_s * 1e9 - want_ns as f64).abs() < 2.0,
+        "{v:?} vs {want_ns} ns"
+    );
+    assert!(
+        took_ns >= want_ns,
+        "the open waits for the core: {took_ns} < {want_ns}"
+    );
+    assert!(
+        v.engine.contains("2000") && v.engine.contains("insider"),
+        "{}",
+        v.engine
+    );
+    assert!(s.device.host_read_bytes > 0 || s.buffer_cache.unwrap().hits > 0);
+}
+
+#[test]
+fn a_wasm_grep_vfile_reads_what_the_module_writes_run_directly_and_the_builtins_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dev = device(d.path());
+    let ds = grep_dataset(600 << 10);
+    let pattern = String::from_utf8(ds.params[0].clone()).unwrap();
+    put_file(&mut dev, "lines.txt", 0o644, &ds.input);
+    let (w, a) = register_module(
+        &mut dev,
+        "wgrep",
+        "grep.wat",
+        GREP_WAT,
+        &[&pattern],
+        1 << 32,
+    );
+    assert!(matches!(w, Ok(Answer::Written(_))), "{}", a.message);
+    assert!(a.vfiles.iter().any(|v| v.name == "wgrep" && v.wasm));
+
+    let (out, _) = cat(&mut dev, ALICE, "wgrep").unwrap();
+    let program =
+        nearflash_wasm::Program::load("grep.wat", GREP_WAT, nearflash_wasm::Limits::default())
+            .unwrap();
+    let direct = nearflash_wasm::run_chunks(
+        &program,
+        std::slice::from_ref(&pattern),
+        1,
+        &ds.input,
+        64 << 10,
+    )
+    .unwrap();
+    assert_eq!(out, direct.output);
+    assert_eq!(out, grep_reference(&ds.input, pattern.as_bytes()));
+    // Charged by its fuel: one instruction per fuel unit on the drive core.
+    let core = DriveCore::of_preset(&Preset::load("test-min", &[]).unwrap()).unwrap();
+    let v = dev.stats().vfiles.unwrap();
+    let want_s = core.core.time_ns(direct.fuel as f64) / 1e9;
+    assert!(
+        (v.program_sim_s - want_s).abs() / want_s < 0.01,
+        "{} vs {want_s}",
+        v.program_sim_s
+    );
+}
+
+#[test]
+fn registering_a_file_the_writer_cannot_read_is_refused_with_eacces_and_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dev = device(d.path());
+    put_file(&mut dev, "lines.txt", 0o600, b"AB\nCD\n");
+    let req = serde_json::json!({"op": "register", "name": "peek", "file": "/data/lines.txt",
+                                 "program": "grep", "args": ["AB"]});
+    let (w, a) = control(&mut dev, ALICE, req.clone());
+    assert_eq!(w, Err(Errno(libc::EACCES)));
+    assert!(!a.ok && a.errno == Some(libc::EACCES));
+    assert!(
+        a.message.contains("/data/lines.txt") && a.message.contains("Permission denied"),
+        "{}",
+        a.message
+    );
+    assert_eq!(vfile(&mut dev, ALICE, "peek"), Err(Errno(libc::ENOENT)));
+    // Root may; then a reader who may not read the real file may not read the virtual one.
+    let (w, _) = control(&mut dev, Caller::ROOT, req);
+    assert!(w.is_ok());
+    assert_eq!(cat(&mut dev, ALICE, "peek"), Err(Errno(libc::EACCES)));
+    assert_eq!(
+        cat(&mut dev, Caller::ROOT, "peek").unwrap().0,
+        grep_reference(b"AB\nCD\n", b"AB")
+    );
+    // Only the owner (or root) unregisters.
+    let (w, a) = control(
+        &mut dev,
+        ALICE,
+        serde_json::json!({"op": "unregister", "name": "peek"}),
+    );
+    assert_eq!(w, Err(Errno(libc::EPERM)), "{}", a.message);
+    let v = dev.stats().vfiles.unwrap();
+    assert_eq!((v.requests_refused, v.runs), (2, 1), "{v:?}");
+    // Refusals by kind: a bad name, an unknown program, a module without its bytes.
+    for (req, errno) in [
+        (
+            serde_json::json!({"op": "register", "name": ".x", "file": "/data/lines.txt",
+                            "program": "grep", "args": ["AB"]}),
+            libc::EINVAL,
+        ),
+        (
+            serde_json::json!({"op": "register", "name": "x", "file": "/data/lines.txt",
+                            "program": "sort"}),
+            libc::EINVAL,
+        ),
+        (
+            serde_json::json!({"op": "register", "name": "x", "file": "/data/lines.txt",
+                            "program": "grep.wasm"}),
+            libc::EINVAL,
+        ),
+        (
+            serde_json::json!({"op": "register", "name": "x", "file": "/data/none",
+                            "program": "grep", "args": ["AB"]}),
+            libc::ENOENT,
+        ),
+        (
+            serde_json::json!({"op": "register", "name": "peek", "file": "/data/lines.txt",
+                            "program": "grep", "args": ["AB"]}),
+            libc::EEXIST,
+        ),
+    ] {
+        let (w, a) = control(&mut dev, Caller::ROOT, req);
+        assert_eq!(w, Err(Errno(errno)), "{}", a.message);
+    }
+}
+
+#[test]
+fn an_endless_module_runs_out_of_fuel_as_eio_and_the_device_keeps_serving() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dev = device(d.path());
+    let ds = grep_dataset(64 << 10);
+    let pattern = String::from_utf8(ds.params[0].clone()).unwrap();
+    put_file(&mut dev, "lines.txt", 0o644, &ds.input);
+    let (w, a) = register_module(
+        &mut dev,
+        "spin",
+        "loop.wat",
+        LOOP_WAT.as_bytes(),
+        &[],
+        1_000_000,
+    );
+    assert!(w.is_ok(), "{}", a.message);
+    register_grep(&mut dev, ALICE, "matches", &pattern);
+
+    assert_eq!(cat(&mut dev, ALICE, "spin"), Err(Errno(libc::EIO)));
+    let v = dev.stats().vfiles.unwrap();
+    assert_eq!((v.runs, v.runs_failed), (1, 1));
+    assert!(
+        v.last_error.as_deref().unwrap().contains("out of fuel"),
+        "{v:?}"
+    );
+    // The device serves on: another virtual file, and the real file.
+    let (out, _) = cat(&mut dev, ALICE, "matches").unwrap();
+    assert_eq!(out, grep_reference(&ds.input, pattern.as_bytes()));
+    assert_eq!(
+        cat(&mut dev, ALICE, "spin"),
+        Err(Errno(libc::EIO)),
+        "fails the same again"
+    );
+    // A limit over the server's is refused when registering.
+    let (w, _) = register_module(
+        &mut dev,
+        "greedy",
+        "loop.wat",
+        LOOP_WAT.as_bytes(),
+        &[],
+        u64::MAX,
+    );
+    assert_eq!(w, Err(Errno(libc::E2BIG)));
+}
+
+#[test]
+fn registrations_persist_on_the_image_across_a_restart_until_unregistered() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dev = device(d.path());
+    let ds = grep_dataset(100 << 10);
+    let pattern = String::from_utf8(ds.params[0].clone()).unwrap();
+    put_file(&mut dev, "lines.txt", 0o644, &ds.input);
+    register_grep(&mut dev, ALICE, "matches", &pattern);
+    let (w, a) = register_module(
+        &mut dev,
+        "wgrep",
+        "grep.wat",
+        GREP_WAT,
+        &[&pattern],
+        1 << 32,
+    );
+    assert!(w.is_ok(), "{}", a.message);
+    let want = cat(&mut dev, ALICE, "matches").unwrap().0;
+    dev.close().unwrap();
+
+    let mut dev = reopen(d.path());
+    let v = dev.stats().vfiles.unwrap();
+    assert_eq!(
+        (v.loaded_at_start, v.load_errors, v.registered),
+        (2, 0, 2),
+        "{v:?}"
+    );
+    assert_eq!(cat(&mut dev, BOB, "matches").unwrap().0, want);
+    assert_eq!(cat(&mut dev, BOB, "wgrep").unwrap().0, want);
+    assert_eq!(
+        vfile(&mut dev, BOB, "matches").unwrap().uid,
+        ALICE.uid,
+        "the owner is kept"
+    );
+    // The store is hidden: the root lists no second `.nearflash`.
+    let Ok(Answer::Opened { fh, .. }) = call(&mut dev, ALICE, LiveOp::Opendir { ino: ROOT }) else {
+        panic!()
+    };
+    let Ok(Answer::Entries(items)) = call(&mut dev, ALICE, LiveOp::Readdir { fh, offset: 0 })
+    else {
+        panic!()
+    };
+    assert_eq!(items.iter().filter(|i| i.name == ".nearflash").count(), 1);
+    let (w, a) = control(
+        &mut dev,
+        ALICE,
+        serde_json::json!({"op": "unregister", "name": "matches"}),
+    );
+    assert!(w.is_ok(), "{}", a.message);
+    assert_eq!(a.vfiles.len(), 1);
+    dev.close().unwrap();
+
+    let mut dev = reopen(d.path());
+    assert_eq!(vfile(&mut dev, ALICE, "matches"), Err(Errno(libc::ENOENT)));
+    assert!(vfile(&mut dev, ALICE, "wgrep").is_ok());
+    dev.close().unwrap();
+    let mut image = nearflash_image::Image::open(&d.path().join("dev.img")).unwrap();
+    assert!(image.fsck().unwrap().problems.is_empty());
+}
