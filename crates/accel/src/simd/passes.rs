@@ -12,12 +12,20 @@
 //!   footprint (what their units read or write, in 64-byte lines) fits DDR3L beside the
 //!   description. A pass copies in everything its units read or write — inputs, and
 //!   results of earlier passes, which the host keeps in its memory (the user buffer) — and
-//!   copies back what they write. The host reads each page of the input file once, by the first pass
-//!   that touches it (untouched pages with the first pass: an `InOut` section's untouched
-//!   bytes are output too), and writes each page of the output file once, after the last
-//!   pass that writes it (unwritten pages after the last pass). A kernel whose screens are
-//!   too large for DDR3L is rebuilt with twice the screens per microblock until every unit
-//!   fits; a serial microblock that does not fit is an error naming it.
+//!   copies back what they write. The host reads each section of the input file once, with
+//!   the first pass that touches it (untouched sections with the first pass: an `InOut`
+//!   section's untouched bytes are output too), and writes each section of the output file
+//!   once, after the last pass that writes it (unwritten sections after the last pass):
+//!   whole sections, long runs, even when a pass's own bytes are strided.
+//! - **Screens as fine as needed.** A kernel is rebuilt with twice the screens per
+//!   microblock while a screen does not fit DDR3L (and halving shrinks it by a quarter) or
+//!   the passes leave more than a tenth of their workers' rounds idle (`balance`: OpenMP
+//!   splits a pass's loop evenly over all workers; whole screens cannot).
+//! - **Streaming.** A microblock with a unit that can never fit (3mm's serial `E, F, G = 0`,
+//!   2mm's screens that each read all of `B` and `C`) streams through DDR3L whole, in
+//!   ⌈footprint / room⌉ parts, each moving and computing an equal share of every unit on all
+//!   workers. Functionally its units compute once, on all their bytes, with the last part:
+//!   the data are checked, not that the loops could consume them in streaming order.
 //!
 //! Passes are planned once per kernel type, before the run, from the kernels crate's
 //! footprints: nothing here depends on data or time.
@@ -25,12 +33,15 @@
 use crate::config::AccelConfig;
 use crate::error::AccelError;
 use crate::plan::{KernelPlan, UnitPlan, DDR_LINE_BYTES};
-use nearflash_host::PAGE_BYTES;
 use nearflash_kernels::{build, Access, Dataset, Kernel, KernelDesc, MicroblockKind, ScreenPlan};
 use std::ops::Range;
 
 /// Screens per microblock SIMD asks for at most when refining a kernel to fit DDR3L.
 const SCREENS_PER_MICROBLOCK_MAX: u32 = 1 << 16;
+
+/// The share of its workers' rounds a plan of passes must keep busy (`balance`) before SIMD
+/// stops refining its screens.
+const BALANCE_MIN: f64 = 0.9;
 
 /// Where each section lies in the instance's input and output files.
 #[derive(Clone, Debug)]
@@ -86,7 +97,7 @@ pub(crate) struct Pass {
     /// A unit larger than DDR3L streams through it: this pass is part `.0` of `.1`, moving
     /// and computing that share of it (`None`: the pass holds its units whole).
     pub stream: Option<(u64, u64)>,
-    /// Byte ranges of the input file the host reads from the SSD first.
+    /// Byte ranges of the input file the host reads from the SSD before this pass.
     pub ssd_read: Vec<Range<u64>>,
     /// (section, byte range) the units read or write, copied from host memory into DDR3L
     /// (a streamed unit's: all of them, named by its first part).
@@ -152,11 +163,9 @@ impl SimdKernel {
             });
         }
         let budget = cfg.ddr_bytes - description;
+        let workers = cfg.worker_count();
         let mut screens = cfg.screens_per_microblock;
-        // The coarsest build whose units fit, or, when some never fit (a serial microblock
-        // larger than DDR3L, or screens that all read a whole large array), the last build
-        // that finer screens shrank by a quarter.
-        let mut best: Option<(Box<dyn Kernel>, KernelPlan, u64)> = None;
+        let mut before: Option<(usize, u64)> = None;
         loop {
             let kernel = build(name, dataset, ScreenPlan::new(screens))?;
             let plan = KernelPlan::new(kernel.as_ref(), cfg, DDR_LINE_BYTES)?;
@@ -165,24 +174,19 @@ impl SimdKernel {
                 let passes = vec![single_pass(&plan.desc, &files)];
                 return Ok(SimdKernel::of(kernel, plan, passes));
             }
-            let (mb, needed) = largest_unit(&plan);
-            let serial = plan.desc.microblocks[mb].kind == MicroblockKind::Serial;
-            let shrank = best.as_ref().is_none_or(|b| needed * 4 <= b.2 * 3);
+            let passes = multi_pass(&plan, &files, budget);
             let units: usize = plan.units.iter().map(Vec::len).sum();
-            let before: usize = (best.as_ref()).map_or(0, |b| b.1.units.iter().map(Vec::len).sum());
-            if shrank {
-                best = Some((kernel, plan, needed));
-            }
-            if needed <= budget
-                || serial
-                || !shrank
-                || units == before
-                || screens >= SCREENS_PER_MICROBLOCK_MAX
-            {
-                let (kernel, plan, _) = best.expect("the first build is kept");
-                let passes = multi_pass(&plan, &Files::of(&plan.desc), budget);
+            let largest = largest_screen(&plan);
+            // Finer screens help while a screen does not fit DDR3L and halving them shrinks
+            // it by a quarter, or while passes leave workers idle in their last round
+            // (OpenMP would split a pass's loop evenly over all of them).
+            let too_large = largest > budget && before.is_none_or(|(_, b)| largest * 4 <= b * 3);
+            let starved = balance(&plan, &passes, workers) < BALANCE_MIN;
+            let grew = before.is_none_or(|(u, _)| units > u);
+            if !(too_large || starved) || !grew || screens >= SCREENS_PER_MICROBLOCK_MAX {
                 return Ok(SimdKernel::of(kernel, plan, passes));
             }
+            before = Some((units, largest));
             screens *= 2;
         }
     }
@@ -263,37 +267,63 @@ fn footprint<'a>(desc: &KernelDesc, units: impl Iterator<Item = &'a UnitPlan>) -
     bytes_of(&union(runs))
 }
 
-/// The microblock of the unit with the largest footprint, and that footprint.
-fn largest_unit(plan: &KernelPlan) -> (usize, u64) {
-    let mut largest = (0, 0);
-    for (mb, units) in plan.units.iter().enumerate() {
-        for u in units {
-            let bytes = footprint(&plan.desc, std::iter::once(u));
-            if bytes > largest.1 {
-                largest = (mb, bytes);
+/// How evenly passes of screens fill the workers: screens over the rounds they take
+/// (⌈screens / workers⌉ each, screen s on worker s mod workers), over all passes that hold
+/// some screens of a screened microblock; 1 when every round keeps every worker busy.
+/// Streamed passes split every unit over the workers and count as full; a serial
+/// microblock runs on one worker however it is cut.
+fn balance(plan: &KernelPlan, passes: &[Pass], workers: usize) -> f64 {
+    let (mut held, mut rounds) = (0usize, 0usize);
+    for p in passes.iter().filter(|p| p.stream.is_none()) {
+        if let PassUnits::Screens { mb, screens } = &p.units {
+            if plan.desc.microblocks[*mb].kind == MicroblockKind::Serial {
+                continue;
             }
+            let n = (screens.end - screens.start) as usize;
+            held += n;
+            rounds += n.div_ceil(workers) * workers;
         }
     }
-    largest
+    if rounds == 0 {
+        return 1.0;
+    }
+    held as f64 / rounds as f64
+}
+
+/// The largest footprint of a screen (serial microblocks cannot be cut finer).
+fn largest_screen(plan: &KernelPlan) -> u64 {
+    (plan.units.iter().enumerate())
+        .filter(|(mb, _)| plan.desc.microblocks[*mb].kind != MicroblockKind::Serial)
+        .flat_map(|(_, units)| units)
+        .map(|u| footprint(&plan.desc, std::iter::once(u)))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Passes microblock by microblock, each grouping consecutive screens while their
-/// footprint fits `budget`; a unit that alone does not fit streams through DDR3L in as many
-/// passes as its footprint needs. Then the file pages each pass reads first and writes last.
+/// footprint fits `budget`. A microblock with a unit that alone does not fit streams through
+/// DDR3L whole, in as many parts as its footprint needs, each part a share of every unit on
+/// all workers. Then the file sections each pass reads first and writes last.
 fn multi_pass(plan: &KernelPlan, files: &Files, budget: u64) -> Vec<Pass> {
     let desc = &plan.desc;
     let mut passes = Vec::new();
     for (mb, units) in plan.units.iter().enumerate() {
+        let streamed = units
+            .iter()
+            .any(|u| footprint(desc, std::iter::once(u)) > budget);
         let mut start = 0;
         while start < units.len() {
             let mut end = start + 1;
+            if streamed {
+                end = units.len();
+            }
             while end < units.len() && footprint(desc, units[start..=end].iter()) <= budget {
                 end += 1;
             }
             let fp = footprint(desc, units[start..end].iter());
             assert!(
-                fp <= budget || end == start + 1,
-                "only a lone unit exceeds DDR3L"
+                fp <= budget || streamed,
+                "only a streamed microblock exceeds DDR3L"
             );
             let parts = fp.div_ceil(budget).max(1);
             let group = &units[start..end];
@@ -331,53 +361,50 @@ fn multi_pass(plan: &KernelPlan, files: &Files, budget: u64) -> Vec<Pass> {
             start = end;
         }
     }
-    schedule_file_pages(plan, files, &mut passes);
+    schedule_files(plan, files, &mut passes);
     passes
 }
 
-/// Fills each pass's `ssd_read` (input-file pages it touches first) and `ssd_write`
-/// (output-file pages it writes last).
-fn schedule_file_pages(plan: &KernelPlan, files: &Files, passes: &mut [Pass]) {
+/// Fills each pass's `ssd_read` (the input file's sections it touches first) and
+/// `ssd_write` (the output file's sections it writes last). Whole sections, so that the
+/// host's reads and writes are long runs even when the passes' own bytes are strided (a
+/// column block of every row), and each file byte moves once.
+fn schedule_files(plan: &KernelPlan, files: &Files, passes: &mut [Pass]) {
     let desc = &plan.desc;
-    let last = passes.len() - 1;
-    let pages = |bytes: u64| bytes.div_ceil(PAGE_BYTES) as usize;
-    let mut first_touch = vec![None::<usize>; pages(files.input_bytes)];
-    let mut last_write = vec![None::<usize>; pages(files.output_bytes)];
-    let mark = |at: Option<u64>, r: &Range<u64>| {
-        at.map(|at| {
-            ((at + r.start) / PAGE_BYTES) as usize..(at + r.end).div_ceil(PAGE_BYTES) as usize
-        })
-    };
+    let sections = desc.sections.len();
+    let mut first_touch = vec![None::<usize>; sections];
+    let mut last_write = vec![None::<usize>; sections];
     for (j, pass) in passes.iter().enumerate() {
-        for units in pass.unit_plans(plan) {
-            for u in units {
-                for (s, r) in byte_runs(desc, u.reads.runs.iter().chain(&u.writes.runs)) {
-                    for p in mark(files.input_at[s], &r).into_iter().flatten() {
-                        first_touch[p].get_or_insert(j);
-                    }
-                }
-                for (s, r) in byte_runs(desc, u.writes.runs.iter()) {
-                    for p in mark(files.output_at[s], &r).into_iter().flatten() {
-                        last_write[p] = Some(j);
-                    }
-                }
+        for u in pass.unit_plans(plan).into_iter().flatten() {
+            for (s, _) in byte_runs(desc, u.reads.runs.iter().chain(&u.writes.runs)) {
+                first_touch[s].get_or_insert(j);
+            }
+            for (s, _) in byte_runs(desc, u.writes.runs.iter()) {
+                last_write[s] = Some(j);
             }
         }
     }
-    let runs_of = |owner: &[Option<usize>], default: usize, file_bytes: u64| {
+    let last = passes.len() - 1;
+    // Each section's bytes in its file, with the pass that moves them, in file order.
+    let runs_of = |at: &[Option<u64>], owner: &[Option<usize>], default: usize| {
         let mut runs: Vec<Vec<Range<u64>>> = vec![Vec::new(); passes.len()];
-        for (p, o) in owner.iter().enumerate() {
-            let j = o.unwrap_or(default);
-            let r = p as u64 * PAGE_BYTES..((p as u64 + 1) * PAGE_BYTES).min(file_bytes);
+        let mut placed: Vec<(u64, usize)> = (at.iter().enumerate())
+            .filter_map(|(s, a)| a.map(|a| (a, s)))
+            .filter(|(_, s)| desc.sections[*s].bytes > 0)
+            .collect();
+        placed.sort_unstable();
+        for (a, s) in placed {
+            let j = owner[s].unwrap_or(default);
+            let r = a..a + desc.sections[s].bytes;
             match runs[j].last_mut() {
-                Some(last) if last.end == r.start => last.end = r.end,
+                Some(prev) if prev.end == r.start => prev.end = r.end,
                 _ => runs[j].push(r),
             }
         }
         runs
     };
-    let reads = runs_of(&first_touch, 0, files.input_bytes);
-    let writes = runs_of(&last_write, last, files.output_bytes);
+    let reads = runs_of(&files.input_at, &first_touch, 0);
+    let writes = runs_of(&files.output_at, &last_write, last);
     for ((pass, r), w) in passes.iter_mut().zip(reads).zip(writes) {
         pass.ssd_read = r;
         pass.ssd_write = w;
