@@ -10,7 +10,9 @@
 //! - **`pcie_in`**: DDR3L starts each pass holding nothing of the instance: its input and
 //!   in-out arrays are poison (every byte 0xFF: NaN, −1), its outputs zero (a kernel writes
 //!   an output before reading it), so a byte a unit needs and the pass did not copy in
-//!   shows in the results. The pass's copy-in ranges come from the host's copy.
+//!   shows in the results. The pass's copy-in ranges (all it reads or writes) come from the
+//!   host's copy. A microblock streaming through DDR3L in parts is prepared by its first
+//!   part and computed and copied back by its last.
 //! - **`compute`**: `run_screen` / `run_serial` of the pass's units on the DDR3L image.
 //! - **`pcie_out`**: one pass of the whole instance copies back whole output sections;
 //!   a pass of some screens copies back exactly the bytes its units write (their
