@@ -23,9 +23,6 @@ pub enum AccelError {
     #[error(transparent)]
     UnknownFidelity(#[from] nearflash_sim::UnknownFidelity),
 
-    #[error("the SIMD baseline runs in timing fidelity only; functional fidelity covers the FlashAbacus systems")]
-    SimdFunctional,
-
     #[error("unknown workload `{name}`; expected a kernel name ({kernels}) or mx1..mx14")]
     UnknownWorkload { name: String, kernels: String },
 
@@ -39,6 +36,17 @@ pub enum AccelError {
     DoesNotFit {
         needed_bytes: u64,
         capacity_bytes: u64,
+    },
+
+    #[error(
+        "SIMD: kernel {kernel}'s microblock {microblock} needs {needed_bytes} bytes of DDR3L at \
+         once but {budget_bytes} are left beside the kernel description; raise accel.ddr_bytes"
+    )]
+    SimdUnitTooLarge {
+        kernel: &'static str,
+        microblock: usize,
+        needed_bytes: u64,
+        budget_bytes: u64,
     },
 
     #[error("kernel {kernel}: microblock {microblock} has zero screens")]

@@ -37,8 +37,8 @@ use crate::layout::Layout;
 use crate::plan::KernelPlan;
 use nearflash_ftl::Device;
 use nearflash_kernels::{
-    footprint, run_screen, run_serial, verify, Access, Extent, Kernel, KernelError, MicroblockKind,
-    State,
+    footprint, run_screen, run_serial, verify, Access, Data, Extent, Kernel, KernelDesc,
+    KernelError, MicroblockKind, State,
 };
 use std::collections::BTreeMap;
 
@@ -113,52 +113,14 @@ impl Functional {
         let mut inputs = Vec::with_capacity(kernels.len());
         let mut section_arrays = Vec::with_capacity(kernels.len());
         for (k, plan) in kernels.iter().zip(plans) {
-            let desc = k.desc();
-            assert_eq!(desc.name, plan.desc.name, "kernels and plans line up");
+            assert_eq!(k.desc().name, plan.desc.name, "kernels and plans line up");
             let init = k.init();
-            let mut arrays = Vec::with_capacity(desc.sections.len());
-            for sec in &desc.sections {
-                let bad = |reason: String| AccelError::SectionImage {
-                    kernel: desc.name,
-                    section: sec.name,
-                    reason,
-                };
-                let a = init
-                    .position(sec.name)
-                    .ok_or_else(|| bad("no array has its name".into()))?;
-                let bytes = init.array(a).data.byte_len();
-                if bytes != sec.bytes {
-                    return Err(bad(format!(
-                        "the array holds {bytes} bytes, the section {}",
-                        sec.bytes
-                    )));
-                }
-                arrays.push(a);
-            }
-            for name in &desc.live_out {
-                if !desc.sections.iter().any(|s| s.name == *name) {
-                    return Err(AccelError::SectionImage {
-                        kernel: desc.name,
-                        section: name,
-                        reason: "a live-out array without a data section cannot be read back"
-                            .into(),
-                    });
-                }
-            }
+            section_arrays.push(section_arrays_of(k.desc(), &init)?);
             inputs.push(init);
-            section_arrays.push(arrays);
         }
         let images = plan_of
             .iter()
-            .map(|&p| {
-                let mut image = inputs[p].zeroed();
-                for (a, array) in inputs[p].arrays().iter().enumerate() {
-                    if !section_arrays[p].contains(&a) {
-                        *image.data_mut(a) = array.data.clone();
-                    }
-                }
-                image
-            })
+            .map(|&p| fresh_image(&inputs[p], &section_arrays[p]))
             .collect();
         let mut preload_sources = BTreeMap::new();
         for (i, &p) in plan_of.iter().enumerate() {
@@ -216,10 +178,7 @@ impl Functional {
         let rel = offset - start;
         let data = &self.inputs[p].array(self.section_arrays[p][s]).data;
         let mut out = vec![0u8; len as usize];
-        if rel < data.byte_len() {
-            let n = len.min(data.byte_len() - rel) as usize;
-            data.read_bytes(rel, &mut out[..n]);
-        }
+        image_bytes(data, rel, &mut out);
         if let Some(at) = self
             .flip_at
             .filter(|at| (offset..offset + len).contains(at))
@@ -331,27 +290,23 @@ impl Functional {
         let k = self.kernels[p].as_ref();
         let desc = k.desc();
         let reference = self.references[p].get_or_insert_with(|| k.reference(&self.inputs[p]));
-        let mut got = State::new();
-        for name in &desc.live_out {
-            let s = desc
-                .sections
-                .iter()
-                .position(|x| x.name == *name)
-                .expect("checked in new");
-            let array = self.inputs[p].array(self.section_arrays[p][s]);
-            let mut data = array.data.zeroed();
+        let (offsets, inputs) = (&layout.offsets[i], &self.inputs[p]);
+        let got = live_out_of(desc, inputs, &self.section_arrays[p], |s| {
             let len = desc.sections[s].bytes.div_ceil(512) * 512;
-            match dev.peek(layout.offsets[i][s], len) {
-                Ok(bytes) => data.write_bytes(0, &bytes[..data.byte_len() as usize]),
-                Err(e) => {
-                    self.failure.get_or_insert(AccelError::Device(format!(
-                        "reading back {name} of instance {i}: {e}"
-                    )));
-                    return;
-                }
+            dev.peek(offsets[s], len).map_err(|e| {
+                AccelError::Device(format!(
+                    "reading back {} of instance {i}: {e}",
+                    desc.sections[s].name
+                ))
+            })
+        });
+        let got = match got {
+            Ok(got) => got,
+            Err(e) => {
+                self.failure.get_or_insert(e);
+                return;
             }
-            got.push(name, &array.dims, data);
-        }
+        };
         self.checks[i] = Some(InstanceCheck {
             instance: i,
             kernel: desc.name,
@@ -368,4 +323,87 @@ impl Functional {
             .map(|c| c.expect("every instance was verified when it finished"))
             .collect()
     }
+}
+
+/// Which array each data section of `desc` holds (the array of the same name in `init`),
+/// checking that every section is its array's byte image and every live-out array has a
+/// section (to be read back from).
+pub(crate) fn section_arrays_of(desc: &KernelDesc, init: &State) -> Result<Vec<usize>, AccelError> {
+    let mut arrays = Vec::with_capacity(desc.sections.len());
+    for sec in &desc.sections {
+        let bad = |reason: String| AccelError::SectionImage {
+            kernel: desc.name,
+            section: sec.name,
+            reason,
+        };
+        let a = init
+            .position(sec.name)
+            .ok_or_else(|| bad("no array has its name".into()))?;
+        let bytes = init.array(a).data.byte_len();
+        if bytes != sec.bytes {
+            return Err(bad(format!(
+                "the array holds {bytes} bytes, the section {}",
+                sec.bytes
+            )));
+        }
+        arrays.push(a);
+    }
+    for name in &desc.live_out {
+        if !desc.sections.iter().any(|s| s.name == *name) {
+            return Err(AccelError::SectionImage {
+                kernel: desc.name,
+                section: name,
+                reason: "a live-out array without a data section cannot be read back".into(),
+            });
+        }
+    }
+    Ok(arrays)
+}
+
+/// A DDR3L image before any data section is loaded: the kernel's arrays, every element
+/// zero, except the arrays with no section (kernel parameters such as bfs's source node),
+/// which come with the downloaded kernel description.
+pub(crate) fn fresh_image(input: &State, section_arrays: &[usize]) -> State {
+    let mut image = input.zeroed();
+    for (a, array) in input.arrays().iter().enumerate() {
+        if !section_arrays.contains(&a) {
+            *image.data_mut(a) = array.data.clone();
+        }
+    }
+    image
+}
+
+/// Bytes `[rel, rel + out.len())` of `data`'s image (little-endian, row-major), zeros past
+/// its end: what a section's storage holds, padded to whole pages.
+pub(crate) fn image_bytes(data: &Data, rel: u64, out: &mut [u8]) {
+    out.fill(0);
+    if rel < data.byte_len() {
+        let n = (out.len() as u64).min(data.byte_len() - rel) as usize;
+        data.read_bytes(rel, &mut out[..n]);
+    }
+}
+
+/// The live-out arrays of `desc` deserialised from their sections' stored bytes: `read(s)`
+/// returns at least section `s`'s bytes; shapes and types come from the generated `input`.
+pub(crate) fn live_out_of<E>(
+    desc: &KernelDesc,
+    input: &State,
+    section_arrays: &[usize],
+    mut read: impl FnMut(usize) -> Result<Vec<u8>, E>,
+) -> Result<State, E> {
+    let mut got = State::new();
+    for name in &desc.live_out {
+        let s = desc
+            .sections
+            .iter()
+            .position(|x| x.name == *name)
+            .expect("checked by section_arrays_of");
+        let array = input.array(section_arrays[s]);
+        let bytes = read(s)?;
+        let mut data = array.data.zeroed();
+        assert!(bytes.len() as u64 >= data.byte_len(), "the section's bytes");
+        data.write_bytes(0, &bytes[..data.byte_len() as usize]);
+        got.push(name, &array.dims, data);
+    }
+    Ok(got)
 }

@@ -23,6 +23,7 @@ pub mod cost_model;
 pub mod ddr_cache;
 pub mod error;
 pub mod functional;
+pub mod host_pages;
 pub mod layout;
 pub mod machine;
 pub mod openmp;
@@ -52,4 +53,4 @@ pub use run::{
     FUNCTIONAL_MAX_BYTES_DEFAULT,
 };
 pub use sched::{Scheduler, SchedulerKind};
-pub use simd::{run_simd, SimdSpec};
+pub use simd::{run_simd, run_simd_checked, run_simd_functional, SimdSpec};

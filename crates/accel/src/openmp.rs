@@ -7,15 +7,9 @@
 
 use crate::plan::UnitPlan;
 use crate::server::{transfer, FifoServer};
+use crate::simd::part as share;
 use nearflash_sim::{SimDuration, SimTime};
 use std::collections::{BTreeMap, VecDeque};
-
-/// One chunk's share of a unit: 1/n of its data and compute (see `simd::part`).
-pub struct Share {
-    pub read_bytes: u64,
-    pub compute_ns: u64,
-    pub write_bytes: u64,
-}
 
 #[derive(Clone, Copy)]
 enum Step {
@@ -25,13 +19,15 @@ enum Step {
     Done,
 }
 
-/// Runs every microblock (`units[mb]`) from `from`; returns when the last barrier passes.
+/// Runs every microblock (`units[mb]`: the units of one microblock, or some of its screens)
+/// from `from`, each unit's share `part` of `parts` (a unit streaming through DDR3L moves
+/// and computes its data in parts; `(0, 1)`: whole); returns when the last barrier passes.
 /// `occupied_ns[w]` grows by the time worker w is occupied in each microblock: from its
 /// start until w's last unit there is done (waiting for DDR3L included, the barrier wait
 /// not).
 pub fn run(
-    units: &[Vec<UnitPlan>],
-    share: impl Fn(&UnitPlan) -> Share,
+    units: &[&[UnitPlan]],
+    (part, parts): (u64, u64),
     workers: &mut [FifoServer],
     occupied_ns: &mut [u64],
     ddr: &mut FifoServer,
@@ -41,10 +37,10 @@ pub fn run(
     assert_eq!(occupied_ns.len(), workers.len(), "one tally per worker");
     let mut barrier = from;
     for mb in units {
-        let mut queues: Vec<VecDeque<Share>> =
+        let mut queues: Vec<VecDeque<&UnitPlan>> =
             (0..workers.len()).map(|_| VecDeque::new()).collect();
         for (s, u) in mb.iter().enumerate() {
-            queues[s % workers.len()].push_back(share(u));
+            queues[s % workers.len()].push_back(u);
         }
         let mut agenda: BTreeMap<(SimTime, u64), (usize, Step)> = BTreeMap::new();
         let mut seq = 0u64;
@@ -62,15 +58,22 @@ pub fn run(
             let u = queues[w].front().expect("a worker with a step has a unit");
             match step {
                 Step::Read => {
-                    let t = ddr.serve(at, transfer(u.read_bytes, ddr_mb_s));
+                    let t = ddr.serve(
+                        at,
+                        transfer(share(u.read_line_bytes, parts, part), ddr_mb_s),
+                    );
                     push(&mut agenda, t, w, Step::Compute);
                 }
                 Step::Compute => {
-                    let t = workers[w].serve(at, SimDuration::from_ns(u.compute_ns));
+                    let t = workers[w]
+                        .serve(at, SimDuration::from_ns(share(u.compute_ns, parts, part)));
                     push(&mut agenda, t, w, Step::Write);
                 }
                 Step::Write => {
-                    let t = ddr.serve(at, transfer(u.write_bytes, ddr_mb_s));
+                    let t = ddr.serve(
+                        at,
+                        transfer(share(u.write_line_bytes, parts, part), ddr_mb_s),
+                    );
                     push(&mut agenda, t, w, Step::Done);
                 }
                 Step::Done => {
@@ -99,7 +102,7 @@ mod tests {
             compute_ns,
             reads: GroupRuns::default(),
             writes: GroupRuns::default(),
-            read_line_bytes: 0,
+            read_line_bytes: 1000,
             write_line_bytes: 0,
         }
     }
@@ -109,16 +112,12 @@ mod tests {
         let mut workers = vec![FifoServer::default(); 2];
         let mut ddr = FifoServer::default();
         // m0: 3 screens of 10 on 2 workers (20 on worker 0), m1: serial 5 after the barrier.
-        let units = vec![vec![unit(10), unit(10), unit(10)], vec![unit(5)]];
-        let share = |u: &UnitPlan| Share {
-            read_bytes: 1000,
-            compute_ns: u.compute_ns,
-            write_bytes: 0,
-        };
+        let units = [vec![unit(10), unit(10), unit(10)], vec![unit(5)]];
+        let units: Vec<&[UnitPlan]> = units.iter().map(Vec::as_slice).collect();
         let mut occupied = vec![0; 2];
         let end = run(
             &units,
-            share,
+            (0, 1),
             &mut workers,
             &mut occupied,
             &mut ddr,

@@ -14,10 +14,16 @@
 //! "performs I/Os through a discrete high-performance SSD"). An output is written and then
 //! fsync'd: an instance is done when its output is on the SSD, as §3.1 counts the time "to
 //! load/store input/output data".
+//!
+//! In functional fidelity the flash device stores data (`MemoryStore`) and `HostPages`,
+//! between the host and the NVMe front end, carries the page cache's bytes: reads bring the
+//! device's data into host memory, buffered writes stage theirs there, write-backs take them
+//! to the device. Timing is the same in both fidelities.
 
 use crate::error::AccelError;
+use crate::host_pages::HostPages;
 use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
-use nearflash_flash::{FlashConfig, NoStore};
+use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{Device, Event, FtlConfig};
 use nearflash_host::{
     Extent, FileId, Host, HostCompletion, HostConfig, HostEvent, HostStats, OpFlags, OpId,
@@ -42,10 +48,11 @@ fn unwrap_device(e: SsdEvent) -> Event {
     }
 }
 
-/// The host and its SSD on their simulation loop.
+/// The host and its SSD on their simulation loop; in functional fidelity the SSD stores
+/// data and `HostPages` carries the bytes of the host's page cache.
 pub struct Ssd {
     sim: Sim<SsdEvent>,
-    host: Host<Drive>,
+    host: Host<HostPages<Drive>>,
     done: Vec<HostCompletion>,
 }
 
@@ -53,28 +60,33 @@ pub struct Ssd {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileOp {
     Read,
-    /// A buffered write, then fsync.
-    WriteSync,
+    /// A buffered write (`Ssd::fsync` makes it durable).
+    Write,
 }
 
 impl Ssd {
+    /// A fresh SSD behind the host; `functional`: over a `MemoryStore` (it stores data).
     pub fn format(
         flash: &FlashConfig,
         ftl: &FtlConfig,
         nvme: &NvmeConfig,
         host: &HostConfig,
         seed: u64,
+        functional: bool,
     ) -> Result<Ssd, AccelError> {
         let mut sim = Sim::new(seed);
-        let dev = Device::format(
-            flash,
-            ftl,
-            Box::new(NoStore),
-            &mut sim.queue().map(wrap_device),
-        )
-        .map_err(|e| AccelError::Device(format!("SSD: {e}")))?;
+        let store: Box<dyn PageStore> = if functional {
+            Box::new(MemoryStore::new(
+                Geometry::from_config(flash).page_count(),
+                flash.page_size_bytes,
+            ))
+        } else {
+            Box::new(NoStore)
+        };
+        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(wrap_device))
+            .map_err(|e| AccelError::Device(format!("SSD: {e}")))?;
         let drive = Nvme::new(nvme.clone(), dev)?;
-        let host = Host::new(host.clone(), drive)?;
+        let host = Host::new(host.clone(), HostPages::new(drive))?;
         Ok(Ssd {
             sim,
             host,
@@ -83,7 +95,12 @@ impl Ssd {
     }
 
     pub fn dev(&self) -> &Device {
-        self.host.device().device()
+        self.host.device().inner().device()
+    }
+
+    /// True when the SSD stores data (functional fidelity).
+    pub fn is_functional(&self) -> bool {
+        self.dev().is_functional()
     }
 
     pub fn host_stats(&self) -> HostStats {
@@ -91,7 +108,7 @@ impl Ssd {
     }
 
     pub fn nvme_stats(&self) -> NvmeStats {
-        self.host.device().stats()
+        self.host.device().inner().stats()
     }
 
     /// Bytes in the host's page cache now, and its capacity.
@@ -131,8 +148,8 @@ impl Ssd {
         }])?)
     }
 
-    /// Reads `len` bytes of `file` at `offset`, or writes them and fsyncs the file, through
-    /// the host's buffered I/O; returns when the operation has completed.
+    /// Reads or writes `len` bytes of `file` at `offset` through the host's buffered I/O;
+    /// returns when the operation has completed.
     pub fn file_io(
         &mut self,
         op: FileOp,
@@ -146,15 +163,47 @@ impl Ssd {
                 let id = self.host.read(file, offset, len, flags, self.sim.queue())?;
                 self.wait(id)
             }
-            FileOp::WriteSync => {
+            FileOp::Write => {
                 let id = self
                     .host
                     .write(file, offset, len, flags, self.sim.queue())?;
-                self.wait(id)?;
-                let id = self.host.fsync(file, self.sim.queue())?;
                 self.wait(id)
             }
         }
+    }
+
+    /// `fsync(file)`: returns once its dirty pages are written back and the drive flushed.
+    pub fn fsync(&mut self, file: FileId) -> Result<(), AccelError> {
+        let id = self.host.fsync(file, self.sim.queue())?;
+        self.wait(id)
+    }
+
+    /// Functional fidelity: the bytes `[dev_offset, dev_offset + out.len())` in host memory
+    /// (what the host's last reads brought in and its writes put there).
+    pub fn host_bytes(&self, dev_offset: u64, out: &mut [u8]) {
+        self.host.device().read(dev_offset, out);
+    }
+
+    /// Functional fidelity: a buffered write's bytes enter the page cache at `dev_offset`
+    /// (call it with the `FileOp::Write` of the same range).
+    pub fn stage(&mut self, dev_offset: u64, bytes: &[u8]) {
+        self.host.device_mut().stage(dev_offset, bytes);
+    }
+
+    /// Functional fidelity: host memory drops its copy of `[dev_offset, dev_offset + len)`.
+    pub fn forget(&mut self, dev_offset: u64, len: u64) {
+        self.host.device_mut().forget(dev_offset, len);
+    }
+
+    /// Functional fidelity, untimed: the bytes a read of `[dev_offset, dev_offset + len)`
+    /// submitted now would return from the drive (sector aligned).
+    pub fn peek(&mut self, dev_offset: u64, len: u64) -> Result<Vec<u8>, AccelError> {
+        self.host
+            .device_mut()
+            .inner_mut()
+            .device_mut()
+            .peek(dev_offset, len)
+            .map_err(|e| AccelError::Device(format!("SSD: {e}")))
     }
 
     /// Runs the loop until operation `id` completes (the watchdog counts NVMe completions
@@ -193,9 +242,15 @@ impl Ssd {
         self.sim.advance_to(t, &mut self.host);
     }
 
-    /// Writes the input files (untimed preconditioning, straight to the flash device); the
-    /// trace hash starts after it.
-    pub fn preload(&mut self, files: &[(u64, u64)], request_bytes: u64) -> Result<(), AccelError> {
+    /// Writes the input files (untimed preconditioning, straight to the flash device) with
+    /// the payloads `payload(offset, len)` gives (empty in timing fidelity); the trace hash
+    /// starts after it.
+    pub fn preload(
+        &mut self,
+        files: &[(u64, u64)],
+        request_bytes: u64,
+        payload: impl FnMut(u64, u64) -> Vec<u8>,
+    ) -> Result<(), AccelError> {
         let step = request_bytes.max(1 << 20);
         let todo = files.iter().flat_map(|&(base, len)| {
             (base..base + len)
@@ -205,12 +260,12 @@ impl Ssd {
         let mut next_id = 0;
         crate::preload::write_extents(
             &mut self.sim,
-            self.host.device_mut().device_mut(),
+            self.host.device_mut().inner_mut().device_mut(),
             wrap_device,
             unwrap_device,
             &mut next_id,
             todo,
-            |_, _| Vec::new(),
+            payload,
             "SSD preconditioning",
         )?;
         self.sim.restart_trace();
@@ -244,8 +299,8 @@ mod tests {
             page_cache: page_cache.clone(),
             ..host
         };
-        let mut ssd = Ssd::format(&flash, &ftl, &NvmeConfig::default(), &host, 1).unwrap();
-        ssd.preload(&[(0, file_bytes)], host.io_request_bytes)
+        let mut ssd = Ssd::format(&flash, &ftl, &NvmeConfig::default(), &host, 1, false).unwrap();
+        ssd.preload(&[(0, file_bytes)], host.io_request_bytes, |_, _| Vec::new())
             .unwrap();
         let file = ssd.add_file(0, file_bytes).unwrap();
         (ssd, file)
@@ -324,7 +379,8 @@ mod tests {
     fn a_synced_write_reaches_the_flash_before_it_returns() {
         let (mut ssd, file) = ssd_with_file(&PageCacheConfig::default(), 4 * MIB);
         let before = ssd.dev().stats().host_write_bytes;
-        ssd.file_io(FileOp::WriteSync, file, 0, 3 * MIB).unwrap();
+        ssd.file_io(FileOp::Write, file, 0, 3 * MIB).unwrap();
+        ssd.fsync(file).unwrap();
         assert_eq!(ssd.dev().stats().host_write_bytes - before, 3 * MIB);
         assert_eq!(ssd.nvme_stats().flushes, 1);
         assert_eq!(ssd.host_stats().writeback_pages, 3 * MIB / PAGE_BYTES);

@@ -87,7 +87,8 @@ fn data_larger_than_ddr3l_are_chunked() {
     let (mut accel, host, _, _) = common::simd();
     let whole = simd_run(&accel, &host, "atax", 1);
     assert!(whole.instances.iter().all(|i| i.chunks == 1));
-    accel.ddr_bytes = 4 << 10;
+    // 4 KiB of DDR3L beside the kernel description.
+    accel.ddr_bytes = accel.kernel_description_bytes + (4 << 10);
     let r = simd_run(&accel, &host, "atax", 1);
     assert_serial_phases(&r);
     for (n, i) in r.instances.iter().enumerate() {

@@ -4,12 +4,11 @@
 //! document `nearflash run --json` writes.
 
 use crate::error::JobError;
-use nearflash_accel::{
-    run_workload_functional, AccelConfig, AccelError, Fidelity, InstanceCheck, RunReport,
-};
+use nearflash_accel::{AccelConfig, AccelError, Fidelity, InstanceCheck, RunReport};
 use nearflash_kernels::Dataset;
 use nearflash_preset::Preset;
-use nearflash_reproduce::flashabacus::system::{accel_spec, run_system};
+use nearflash_reproduce::flashabacus::system::{run_system, run_system_functional};
+use nearflash_reproduce::ReproduceError;
 use serde::Deserialize;
 use std::time::Instant;
 
@@ -122,12 +121,20 @@ pub fn run(opts: &RunOptions) -> Result<RunOutcome, Box<RunFailure>> {
         ),
         Fidelity::Functional => {
             let max_bytes = opts.max_functional_mib.saturating_mul(1 << 20);
-            let spec = accel_spec(&preset, &accel, &opts.system, dataset, opts.seed)?;
-            match run_workload_functional(&spec, &opts.workload, max_bytes) {
+            match run_system_functional(
+                &preset,
+                &accel,
+                &opts.system,
+                &opts.workload,
+                (dataset, opts.seed),
+                max_bytes,
+            ) {
                 Ok(run) => (run.report, Some(run.checks)),
                 Err(e) => {
                     let checks = match &e {
-                        AccelError::Verification { checks, .. } => Some(checks.clone()),
+                        ReproduceError::Accel(AccelError::Verification { checks, .. }) => {
+                            Some(checks.clone())
+                        }
                         _ => None,
                     };
                     return Err(Box::new(RunFailure {

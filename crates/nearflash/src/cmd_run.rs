@@ -3,10 +3,10 @@
 //! conventional SIMD baseline (host + NVMe SSD + the same accelerator without flash). Prints
 //! throughput, per-instance latency, per-LWP utilization, energy by Fig. 13 category,
 //! simulated time and the trace hash; `--json` writes the whole report. `--fidelity
-//! functional` (FlashAbacus systems) also moves real data through the simulated flash,
-//! verifies every instance against its kernel's reference and prints the verdicts; a wrong
-//! output is an error (non-zero exit) naming kernel, array and index. The job itself is
-//! `nearflash_jobs::run`.
+//! functional` also moves real data — through the accelerator's flash, or for SIMD through
+//! the host's SSD, PCIe and DDR3L — verifies every instance against its kernel's reference
+//! and prints the verdicts; a wrong output is an error (non-zero exit) naming kernel, array
+//! and index. The job itself is `nearflash_jobs::run`.
 
 use crate::error::CliError;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
@@ -34,7 +34,7 @@ pub struct RunArgs {
     pub dataset: String,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// timing | functional (real data through flash, every instance verified).
+    /// timing | functional (real data through the devices, every instance verified).
     #[arg(long, default_value = "timing")]
     pub fidelity: String,
     /// Functional fidelity: refuse a run whose data would take more memory than this.

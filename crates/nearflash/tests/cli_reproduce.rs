@@ -195,7 +195,7 @@ fn a_closed_pipe_ends_the_output_quietly() {
 }
 
 #[test]
-fn a_functional_reproduction_verifies_every_flashabacus_instance() {
+fn a_functional_reproduction_verifies_every_instance_of_every_system() {
     let dir = tempfile::tempdir().unwrap();
     let out = nearflash(&[
         "reproduce",
@@ -209,9 +209,9 @@ fn a_functional_reproduction_verifies_every_flashabacus_instance() {
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    // 4 FlashAbacus systems × (6 + 24 + 6) instances.
+    // 5 systems (SIMD and the 4 FlashAbacus schedulers) × (6 + 24 + 6) instances.
     assert!(
-        stdout.contains("144 kernel instances computed real data"),
+        stdout.contains("180 kernel instances computed real data"),
         "{stdout}"
     );
     let v: serde_json::Value =
