@@ -117,10 +117,10 @@ pub fn run_simd_checked(
         data.inject(f);
     }
     let mut sim = Simd::new(spec, Some(data))?;
-    let report = sim.run_instances(&order)?;
+    let ran = sim.run_instances(&order)?;
     let checks = sim.data.take().expect("functional").into_checks();
     assert_eq!(checks.len(), order.len(), "every instance verified");
-    Ok((sim.report(report, &order, workload), checks))
+    Ok((sim.report(ran, &order, workload), checks))
 }
 
 /// Each distinct kernel as SIMD runs it, and the instances as (kernel, application).
