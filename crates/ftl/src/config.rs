@@ -16,9 +16,38 @@ pub enum GcPolicy {
     CostBenefit,
 }
 
+/// What the FTL maps (`ftl.mapping`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum MappingMode {
+    /// FlashAbacus's Flashvisor: one entry per page group (one page on every channel ×
+    /// plane); a write smaller than a group is a read-modify-write of the whole group.
+    #[default]
+    PageGroup,
+    /// Page-level mapping of 4 KiB logical units (the sector group MQSim, FEMU and real
+    /// drives map): units from any addresses are packed into flash pages, one multi-plane
+    /// program per die, and GC copies valid units.
+    Page,
+}
+
+impl MappingMode {
+    pub fn is_page_group(&self) -> bool {
+        *self == MappingMode::PageGroup
+    }
+}
+
+/// Logical unit of page-level mapping: 4 KiB, the unit MQSim (`Sector_No_Per_Page` groups of
+/// 512 B sectors into 4 KiB "sub-pages") and FEMU map, and the indirection unit of NVMe SSDs'
+/// L2P tables (1 entry per 4 KiB: "1 GB of DRAM per TB").
+pub const PAGE_MAP_UNIT_BYTES: u64 = 4096;
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
+    /// `page-group` (default, FlashAbacus) or `page` (4 KiB units). Left out of the
+    /// serialized config while `page-group`, so presets without it print as before.
+    #[serde(default, skip_serializing_if = "MappingMode::is_page_group")]
+    pub mapping: MappingMode,
     /// Share of the data superblocks held back from the logical capacity.
     pub over_provisioning_percent: f64,
     pub gc_policy: GcPolicy,
@@ -114,7 +143,8 @@ impl SlcCacheConfig {
 /// Longest firmware timer accepted (µs): one hour of simulated time.
 pub const TIMER_US_MAX: f64 = 3.6e9;
 
-/// Bytes of one mapping-table entry held in scratchpad: the physical page group (u32).
+/// Bytes of one mapping-table entry held in scratchpad: the physical page group, or the
+/// physical unit under page-level mapping (u32).
 pub const MAP_ENTRY_BYTES: u64 = 4;
 
 impl FtlConfig {
@@ -144,6 +174,7 @@ impl FtlConfig {
                 ),
             );
         }
+        self.validate_mapping(flash)?;
         if self.gc_parallel_copies == 0 {
             return bad("ftl.gc_parallel_copies", "must be greater than zero".into());
         }
@@ -197,7 +228,7 @@ impl FtlConfig {
             );
         }
         self.validate_slc_cache(flash, &layout)?;
-        let table = layout.logical_groups() * MAP_ENTRY_BYTES;
+        let table = layout.logical_entries() * MAP_ENTRY_BYTES;
         if table > self.scratchpad_bytes {
             return bad(
                 "ftl.scratchpad_bytes",
@@ -212,6 +243,54 @@ impl FtlConfig {
 }
 
 impl FtlConfig {
+    /// `ftl.mapping = "page"` needs pages that hold whole 4 KiB units and spare areas that
+    /// hold one record per unit.
+    fn validate_mapping(&self, flash: &FlashConfig) -> Result<(), ConfigError> {
+        if self.mapping != MappingMode::Page {
+            return Ok(());
+        }
+        let bad = |field: &str, reason: String| {
+            Err(ConfigError::Invalid {
+                field: field.to_string(),
+                reason,
+            })
+        };
+        let data = u64::from(flash.page_size_bytes) / nearflash_blockdev::SECTOR_BYTES
+            * nearflash_blockdev::SECTOR_BYTES;
+        if data < PAGE_MAP_UNIT_BYTES || !data.is_multiple_of(PAGE_MAP_UNIT_BYTES) {
+            return bad(
+                "ftl.mapping",
+                format!(
+                    "page-level mapping needs pages holding whole {PAGE_MAP_UNIT_BYTES}-byte \
+                     units; flash.page_size_bytes is {}",
+                    flash.page_size_bytes
+                ),
+            );
+        }
+        let units = data / PAGE_MAP_UNIT_BYTES;
+        let need = units * crate::oob::OOB_RECORD_BYTES as u64;
+        if u64::from(flash.oob_size_bytes) < need {
+            return bad(
+                "flash.oob_size_bytes",
+                format!(
+                    "page-level mapping keeps one {}-byte record per unit in the spare area: \
+                     {units} units need {need} bytes, the page has {}",
+                    crate::oob::OOB_RECORD_BYTES,
+                    flash.oob_size_bytes
+                ),
+            );
+        }
+        if flash.media.enabled {
+            return bad(
+                "ftl.mapping",
+                "page-level mapping does not model media errors yet: set \
+                 flash.media.enabled=false or ftl.mapping=\"page-group\""
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
     /// `[ftl.slc_cache]`: checked even while off, so a typo'd value is caught before it is
     /// switched on.
     fn validate_slc_cache(

@@ -288,7 +288,7 @@ fn run_seed_inner(
     let store = Box::new(MemoryStore::new(pages, flash.page_size_bytes));
     let dev = Device::format(flash, ftl, store, sim.queue())?;
     let sectors = dev.logical_bytes() / SECTOR_BYTES;
-    let group_sectors = dev.layout().group_bytes() / SECTOR_BYTES;
+    let group_sectors = u64::from(dev.layout().unit_sectors());
     let mut d = Driver {
         cfg,
         dev,

@@ -39,6 +39,29 @@ pub struct Layout {
     ckpt_sbs_per_slot: u32,
     logical_groups: u64,
     write_points: u32,
+    /// Mapping units per page group: 1 under page-group mapping, channels × planes × units
+    /// per page under page-level mapping (`ftl.mapping = "page"`).
+    units_per_group: u32,
+    page_mapped: bool,
+}
+
+/// A logical 4 KiB unit (page-level mapping): host offset / 4096.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lun(pub u32);
+
+/// A physical unit (page-level mapping): page group × units per group + slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pun(pub u32);
+
+/// Where a slot of a page group lies (page-level mapping).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotPos {
+    pub channel: u32,
+    pub plane: u32,
+    /// The unit's index within its page.
+    pub unit_in_page: u32,
+    /// The page's index within the group (`Layout::page_index`).
+    pub page: u32,
 }
 
 impl Layout {
@@ -46,6 +69,19 @@ impl Layout {
         let rows = geo.blocks_per_plane - cfg.spare_blocks_per_plane;
         let superblocks = rows * geo.ways_per_channel;
         let n = u64::from(geo.pages_per_block);
+        let page_mapped = cfg.mapping == crate::config::MappingMode::Page;
+        let units_per_page = if page_mapped {
+            (u64::from(geo.page_size_bytes) / SECTOR_BYTES * SECTOR_BYTES
+                / crate::config::PAGE_MAP_UNIT_BYTES)
+                .max(1) as u32
+        } else {
+            1
+        };
+        let units_per_group = if page_mapped {
+            geo.channels * geo.planes_per_die * units_per_page
+        } else {
+            1
+        };
         let mut l = Layout {
             geo: geo.clone(),
             rows,
@@ -53,6 +89,8 @@ impl Layout {
             ckpt_sbs_per_slot: 1,
             logical_groups: 0,
             write_points: geo.ways_per_channel,
+            units_per_group,
+            page_mapped,
         };
         // A checkpoint holds one 12-byte entry per logical group plus per-superblock records;
         // size the slots for the worst case (all data superblocks logical) and round up.
@@ -61,7 +99,8 @@ impl Layout {
         let ways = geo.ways_per_channel;
         let mut slot = ways;
         loop {
-            let data = u64::from(superblocks.saturating_sub(2 * slot)) * n;
+            let data =
+                u64::from(superblocks.saturating_sub(2 * slot)) * n * u64::from(units_per_group);
             let bytes = crate::checkpoint::encoded_bytes_max(data, superblocks, l.group_pages());
             let need = (bytes.div_ceil(group_bytes).div_ceil(n) as u32).next_multiple_of(ways);
             if need <= slot || 2 * slot >= superblocks {
@@ -85,6 +124,92 @@ impl Layout {
 
     pub fn group_pages(&self) -> u32 {
         self.geo.channels * self.geo.planes_per_die
+    }
+
+    /// Whether the FTL maps 4 KiB units (`ftl.mapping = "page"`) rather than page groups.
+    pub fn page_mapped(&self) -> bool {
+        self.page_mapped
+    }
+
+    /// Mapping entries per page group: 1, or the group's 4 KiB units under page mapping.
+    pub fn units_per_group(&self) -> u32 {
+        self.units_per_group
+    }
+
+    /// Units one page holds (page-level mapping; 1 otherwise).
+    pub fn units_per_page(&self) -> u32 {
+        self.units_per_group / self.group_pages()
+    }
+
+    /// Units one die's multi-plane program holds: the program unit of page-level mapping.
+    pub fn units_per_slice(&self) -> u32 {
+        debug_assert!(
+            self.page_mapped,
+            "slices are page-level mapping's program unit"
+        );
+        self.units_per_group / self.geo.channels
+    }
+
+    /// Host sectors of a mapping unit: a page group, or 4 KiB.
+    pub fn unit_sectors(&self) -> u32 {
+        if self.page_mapped {
+            (crate::config::PAGE_MAP_UNIT_BYTES / SECTOR_BYTES) as u32
+        } else {
+            (self.group_bytes() / SECTOR_BYTES) as u32
+        }
+    }
+
+    /// Bytes of a mapping unit.
+    pub fn unit_bytes(&self) -> u64 {
+        u64::from(self.unit_sectors()) * SECTOR_BYTES
+    }
+
+    /// Logical mapping entries: page groups, or 4 KiB units.
+    pub fn logical_entries(&self) -> u64 {
+        self.logical_groups * u64::from(self.units_per_group)
+    }
+
+    /// Physical mapping entries: every page group's units, checkpoint slots included.
+    pub fn physical_entries(&self) -> u32 {
+        self.total_pgns() * self.units_per_group
+    }
+
+    /// Mapping entries a superblock holds in native mode.
+    pub fn entries_per_superblock(&self) -> u32 {
+        self.groups_per_superblock() * self.units_per_group
+    }
+
+    /// The physical unit in slot `slot` of group `pgn`.
+    pub fn pun(&self, pgn: Pgn, slot: u32) -> Pun {
+        debug_assert!(slot < self.units_per_group);
+        Pun(pgn.0 * self.units_per_group + slot)
+    }
+
+    /// The group and slot of physical unit `p`.
+    pub fn split_pun(&self, p: Pun) -> (Pgn, u32) {
+        (Pgn(p.0 / self.units_per_group), p.0 % self.units_per_group)
+    }
+
+    /// Slot `s` of a group: slices (one die's multi-plane program) follow the channels, and
+    /// within a slice the units fill plane 0's page, then plane 1's, and so on.
+    pub fn slot_pos(&self, slot: u32) -> SlotPos {
+        let ups = self.units_per_slice();
+        let upp = self.units_per_page();
+        let channel = slot / ups;
+        let plane = (slot % ups) / upp;
+        SlotPos {
+            channel,
+            plane,
+            unit_in_page: slot % upp,
+            page: self.page_index(channel, plane),
+        }
+    }
+
+    /// Where slot `slot`'s bytes sit in a group buffer (pages at `page_size_bytes` strides).
+    pub fn slot_buf_offset(&self, slot: u32) -> usize {
+        let p = self.slot_pos(slot);
+        p.page as usize * self.geo.page_size_bytes as usize
+            + (u64::from(p.unit_in_page) * crate::config::PAGE_MAP_UNIT_BYTES) as usize
     }
 
     /// Bytes of a page that hold host sectors: the whole 512-byte sectors that fit. A page
@@ -203,6 +328,11 @@ impl Layout {
 
     pub fn spare_rows(&self) -> std::ops::Range<u32> {
         self.rows..self.geo.blocks_per_plane
+    }
+
+    /// The superblock holding physical mapping entry `p` (a group, or a unit).
+    pub fn sb_of_entry(&self, p: u32) -> SbId {
+        self.sb_of(Pgn(p / self.units_per_group))
     }
 
     pub fn sb_of(&self, pgn: Pgn) -> SbId {

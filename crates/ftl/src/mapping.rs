@@ -1,16 +1,25 @@
-//! The page-group mapping: logical group → physical group (the table Flashvisor keeps in
-//! scratchpad), the reverse map GC uses to find valid groups, each group's write sequence
-//! number, and per-superblock valid counts. Invariant: `l2p[g] = p ⇔ p2l[p] = g`, and a
-//! superblock's valid count is the number of its groups that some logical group maps to.
+//! The mapping: logical entry → physical entry (the table Flashvisor keeps in scratchpad),
+//! the reverse map GC uses to find valid entries, each entry's write sequence number, and
+//! per-superblock valid counts. An entry is a page group under page-group mapping and a
+//! 4 KiB unit under page-level mapping (`Lun` → `Pun`). Invariant: `l2p[g] = p ⇔ p2l[p] =
+//! g`, and a superblock's valid count is the number of its entries that some logical entry
+//! maps to.
+//!
+//! The tables store `index + 1`, so that an unmapped entry is a zero: `vec![0; n]` comes from
+//! zeroed pages the operating system maps lazily, and a large device's tables cost memory
+//! only where they were written.
 
-use crate::layout::{Lgn, Pgn, SbId};
+use crate::layout::{Lgn, Lun, Pgn, Pun, SbId};
 
+/// How checkpoints spell "unmapped".
 pub const UNMAPPED: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub struct Mapping {
+    /// Physical entry + 1, or 0.
     l2p: Vec<u32>,
     seq: Vec<u64>,
+    /// Logical entry + 1, or 0.
     p2l: Vec<u32>,
     valid: Vec<u32>,
     groups_per_sb: u32,
@@ -21,9 +30,9 @@ pub struct Mapping {
 impl Mapping {
     pub fn new(logical_groups: u64, total_pgns: u32, superblocks: u32, groups_per_sb: u32) -> Self {
         Mapping {
-            l2p: vec![UNMAPPED; logical_groups as usize],
+            l2p: vec![0; logical_groups as usize],
             seq: vec![0; logical_groups as usize],
-            p2l: vec![UNMAPPED; total_pgns as usize],
+            p2l: vec![0; total_pgns as usize],
             valid: vec![0; superblocks as usize],
             groups_per_sb,
             mapped: 0,
@@ -41,7 +50,22 @@ impl Mapping {
 
     pub fn lookup(&self, g: Lgn) -> Option<Pgn> {
         let p = self.l2p[g.0 as usize];
-        (p != UNMAPPED).then_some(Pgn(p))
+        (p != 0).then(|| Pgn(p - 1))
+    }
+
+    /// Page-level mapping: where unit `u` lives.
+    pub fn lookup_unit(&self, u: Lun) -> Option<Pun> {
+        self.lookup(Lgn(u.0)).map(|p| Pun(p.0))
+    }
+
+    /// Page-level mapping: the unit physical unit `p` holds, if it is the live copy.
+    pub fn unit_owner(&self, p: Pun) -> Option<Lun> {
+        self.owner(Pgn(p.0)).map(|g| Lun(g.0))
+    }
+
+    /// Page-level mapping: points unit `u` at `p` (version `seq`).
+    pub fn map_unit(&mut self, u: Lun, p: Pun, seq: u64) {
+        self.map(Lgn(u.0), Pgn(p.0), seq);
     }
 
     /// Sequence number of the mapped version of `g` (0 if never written).
@@ -52,7 +76,7 @@ impl Mapping {
     /// The logical group physical group `p` holds, if it is the live copy.
     pub fn owner(&self, p: Pgn) -> Option<Lgn> {
         let g = self.p2l[p.0 as usize];
-        (g != UNMAPPED).then_some(Lgn(g))
+        (g != 0).then(|| Lgn(g - 1))
     }
 
     pub fn valid_count(&self, sb: SbId) -> u32 {
@@ -65,15 +89,12 @@ impl Mapping {
 
     /// Points `g` at `p` (version `seq`), invalidating the copy it pointed at before.
     pub fn map(&mut self, g: Lgn, p: Pgn, seq: u64) {
-        assert_eq!(
-            self.p2l[p.0 as usize], UNMAPPED,
-            "physical group mapped twice"
-        );
+        assert_eq!(self.p2l[p.0 as usize], 0, "physical entry mapped twice");
         self.unmap(g);
         self.mapped += 1;
-        self.l2p[g.0 as usize] = p.0;
+        self.l2p[g.0 as usize] = p.0 + 1;
         self.seq[g.0 as usize] = seq;
-        self.p2l[p.0 as usize] = g.0;
+        self.p2l[p.0 as usize] = g.0 + 1;
         let sb = self.sb(p.0);
         self.valid[sb] += 1;
         debug_assert!(self.valid[sb] <= self.groups_per_sb);
@@ -82,13 +103,14 @@ impl Mapping {
     /// Forgets `g` (trim, or before remapping).
     pub fn unmap(&mut self, g: Lgn) {
         let old = self.l2p[g.0 as usize];
-        if old != UNMAPPED {
-            debug_assert_eq!(self.p2l[old as usize], g.0);
-            self.p2l[old as usize] = UNMAPPED;
+        if old != 0 {
+            let old = old - 1;
+            debug_assert_eq!(self.p2l[old as usize], g.0 + 1);
+            self.p2l[old as usize] = 0;
             let sb = self.sb(old);
             self.valid[sb] -= 1;
             self.mapped -= 1;
-            self.l2p[g.0 as usize] = UNMAPPED;
+            self.l2p[g.0 as usize] = 0;
         }
     }
 
@@ -96,15 +118,18 @@ impl Mapping {
     /// this from a checkpoint, so the next checkpoint keeps it).
     pub fn set_trimmed(&mut self, g: Lgn, seq: u64) {
         assert_eq!(
-            self.l2p[g.0 as usize], UNMAPPED,
-            "only an unmapped group is trimmed"
+            self.l2p[g.0 as usize], 0,
+            "only an unmapped entry is trimmed"
         );
         self.seq[g.0 as usize] = seq;
     }
 
-    /// Raw table access for checkpoints.
-    pub fn l2p_raw(&self) -> &[u32] {
-        &self.l2p
+    /// The logical → physical table as checkpoints spell it (`UNMAPPED` for none).
+    pub fn l2p_snapshot(&self) -> Vec<u32> {
+        self.l2p
+            .iter()
+            .map(|&p| if p == 0 { UNMAPPED } else { p - 1 })
+            .collect()
     }
 
     pub fn seq_raw(&self) -> &[u64] {
@@ -120,22 +145,27 @@ impl Mapping {
     pub fn check(&self) {
         let mut valid = vec![0u32; self.valid.len()];
         for (g, &p) in self.l2p.iter().enumerate() {
-            if p != UNMAPPED {
+            if p != 0 {
                 assert_eq!(
-                    self.p2l[p as usize], g as u32,
-                    "p2l disagrees for group {g}"
+                    self.p2l[p as usize - 1],
+                    g as u32 + 1,
+                    "p2l disagrees for entry {g}"
                 );
-                valid[self.sb(p)] += 1;
+                valid[self.sb(p - 1)] += 1;
             }
         }
         for (p, &g) in self.p2l.iter().enumerate() {
-            if g != UNMAPPED {
-                assert_eq!(self.l2p[g as usize], p as u32, "l2p disagrees for pgn {p}");
+            if g != 0 {
+                assert_eq!(
+                    self.l2p[g as usize - 1],
+                    p as u32 + 1,
+                    "l2p disagrees for physical entry {p}"
+                );
             }
         }
         assert_eq!(valid, self.valid, "valid counts drifted");
         assert_eq!(
-            self.l2p.iter().filter(|&&p| p != UNMAPPED).count() as u64,
+            self.l2p.iter().filter(|&&p| p != 0).count() as u64,
             self.mapped,
             "mapped count drifted"
         );

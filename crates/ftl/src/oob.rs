@@ -8,11 +8,15 @@
 //! | 4..12 | lpn   | logical page (data) or page index within the checkpoint |
 //! | 12..20| seq   | write sequence number of the group version (kept by GC copies) |
 //! | 20..28| epoch | the superblock's open epoch when the page was programmed |
-//! | 28..32| kind  | 1 = data, 2 = checkpoint, 3/4 = lost data; bit 8 = block in SLC mode |
+//! | 28..32| kind  | 1 = data, 2 = checkpoint, 3/4 = lost data, 5 = filler; bit 8 = block in SLC mode |
 //! | 32..36| crc   | CRC-32 over the page data and bytes 0..32 |
 //! | 36..40| zero  | reserved |
 //!
 //! A torn or erased page fails the magic or the CRC; nothing else is trusted.
+//!
+//! Under page-level mapping a page holds several 4 KiB units from unrelated addresses, and
+//! its spare area holds one record per unit, back to back: record `i` covers the page's
+//! unit `i` (its 4 KiB of data), with `lpn` the logical unit (or `u64::MAX` for filler).
 
 pub const OOB_RECORD_BYTES: usize = 40;
 const MAGIC: &[u8; 4] = b"NFOB";
@@ -26,6 +30,9 @@ pub enum PageKind {
     /// fail, rather than returning zeros that would pass for data — with the error of the
     /// read that lost it.
     Lost(LossCause),
+    /// Page-level mapping: a slot programmed with filler (a flush or the end of a GC run
+    /// sealed a partly filled program unit).
+    Pad,
 }
 
 /// Why a moved page's content was lost.
@@ -67,6 +74,7 @@ impl OobRecord {
             PageKind::Checkpoint => 2,
             PageKind::Lost(LossCause::Integrity) => 3,
             PageKind::Lost(LossCause::Media) => 4,
+            PageKind::Pad => 5,
         } | if self.slc { SLC_FLAG } else { 0 };
         oob[28..32].copy_from_slice(&kind.to_le_bytes());
         let crc = checksum(data, &oob[0..32]);
@@ -92,6 +100,7 @@ impl OobRecord {
             2 => PageKind::Checkpoint,
             3 => PageKind::Lost(LossCause::Integrity),
             4 => PageKind::Lost(LossCause::Media),
+            5 => PageKind::Pad,
             _ => return None,
         };
         Some(OobRecord {

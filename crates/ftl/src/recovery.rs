@@ -77,6 +77,35 @@ impl Reader<'_> {
         OobRecord::decode(&self.data, &self.oob)
     }
 
+    /// Page-level mapping: the records of the units of `page` (one per unit, each over its
+    /// 4 KiB), `None` where a unit's record does not decode.
+    fn read_units(&mut self, page: PageId, units: u32) -> Vec<Option<OobRecord>> {
+        self.reads += 1;
+        self.bb
+            .store_mut()
+            .read(page, &mut self.data, &mut self.oob);
+        let unit = crate::config::PAGE_MAP_UNIT_BYTES as usize;
+        let rec = crate::oob::OOB_RECORD_BYTES;
+        (0..units as usize)
+            .map(|i| {
+                OobRecord::decode(
+                    &self.data[i * unit..(i + 1) * unit],
+                    &self.oob[i * rec..(i + 1) * rec],
+                )
+            })
+            .collect()
+    }
+
+    /// The record that speaks for a data page: the page's own, or under page-level mapping
+    /// its first unit's.
+    fn read_data(&mut self, page: PageId, layout: &Layout) -> Option<OobRecord> {
+        if layout.page_mapped() {
+            self.read_units(page, layout.units_per_page())[0]
+        } else {
+            self.read(page)
+        }
+    }
+
     fn erased(&self) -> bool {
         self.data.iter().all(|&b| b == 0xFF) && self.oob.iter().all(|&b| b == 0xFF)
     }
@@ -89,6 +118,9 @@ struct Candidate {
     epoch: u64,
     pgn: Pgn,
     scanned: bool,
+    /// Its superblock's members all still hold their first page of this epoch (no erase has
+    /// touched it). Only page-level mapping consults it (see `better`).
+    whole: bool,
 }
 
 /// Whether `new` should replace `old` as a logical group's location. The highest write
@@ -98,9 +130,26 @@ struct Candidate {
 /// the last free superblock, see `device::gc`) be cut safely: the destination is simply
 /// erased again. The source is still intact whenever both exist, since GC erases a victim
 /// only after all its copies completed.
-fn better(new: Candidate, old: Option<Candidate>) -> bool {
+///
+/// Page-level mapping adds one case. A unit lives on one die, so a victim whose erase a cut
+/// tore on some dies and not others keeps some of its units, and were the source to win, the
+/// surviving half would stay valid beside the other half in the copies — after a rescue run,
+/// with no free superblock left and none GC could empty. (A page group spans every die, so
+/// under page-group mapping a half-erased victim holds no whole group.) GC erases a victim
+/// only after every copy completed, so a source some of whose members lost their first page
+/// is one whose erase had begun: its copies win.
+fn better(new: Candidate, old: Option<Candidate>, page_mapped: bool) -> bool {
     match old {
         None => true,
+        Some(o) if page_mapped && new.seq == o.seq && new.epoch != o.epoch => {
+            let (source, copy) = if new.epoch < o.epoch {
+                (new, o)
+            } else {
+                (o, new)
+            };
+            let winner = if source.whole { source } else { copy };
+            winner.epoch == new.epoch
+        }
         Some(o) => {
             (new.seq, std::cmp::Reverse(new.epoch), new.pgn)
                 > (o.seq, std::cmp::Reverse(o.epoch), o.pgn)
@@ -164,7 +213,7 @@ pub fn recover(
         // one member says nothing about the rest.
         let mut whole = true;
         for k in 0..layout.group_pages() {
-            let rec = r.read(remap.page_id(&layout, layout.pgn(sb, 0), k));
+            let rec = r.read_data(remap.page_id(&layout, layout.pgn(sb, 0), k), &layout);
             if !r.erased() {
                 empty = false;
             }
@@ -173,7 +222,7 @@ pub fn recover(
             }
             slc[s as usize] |= rec.is_some_and(|rec| rec.slc);
             whole &= rec.is_some_and(|rec| {
-                matches!(rec.kind, PageKind::Data | PageKind::Lost(_))
+                matches!(rec.kind, PageKind::Data | PageKind::Lost(_) | PageKind::Pad)
                     && first.is_some_and(|f| f.epoch == rec.epoch)
             });
         }
@@ -211,13 +260,26 @@ pub fn recover(
         }
         if !trusted || open_at_ckpt {
             report.superblocks_scanned += 1;
-            scan_superblock(&mut r, &layout, &remap, sb, &mut report, |lgn, c| {
-                max_seq = max_seq.max(c.seq);
-                max_epoch = max_epoch.max(c.epoch);
-                if better(c, best.get(&lgn).copied()) {
-                    best.insert(lgn, c);
-                }
-            });
+            let scan = if layout.page_mapped() {
+                scan_superblock_units
+            } else {
+                scan_superblock
+            };
+            scan(
+                &mut r,
+                &layout,
+                &remap,
+                sb,
+                &mut report,
+                &mut |lgn, mut c| {
+                    c.whole = whole;
+                    max_seq = max_seq.max(c.seq);
+                    max_epoch = max_epoch.max(c.epoch);
+                    if better(c, best.get(&lgn).copied(), layout.page_mapped()) {
+                        best.insert(lgn, c);
+                    }
+                },
+            );
         }
     }
     // Groups the checkpoint records as unmapped after a version: trimmed (or never written,
@@ -232,7 +294,7 @@ pub fn recover(
                 }
                 continue;
             }
-            let sb = layout.sb_of(Pgn(p));
+            let sb = layout.sb_of_entry(p);
             if !layout.is_data_sb(sb) || status[sb.0 as usize] != SbStatus::Trusted {
                 report.checkpoint_entries_dropped += 1;
                 continue;
@@ -242,8 +304,9 @@ pub fn recover(
                 epoch: sn.sb_epochs[sb.0 as usize],
                 pgn: Pgn(p),
                 scanned: false,
+                whole: true,
             };
-            if better(c, best.get(&(g as u32)).copied()) {
+            if better(c, best.get(&(g as u32)).copied(), layout.page_mapped()) {
                 best.insert(g as u32, c);
             }
         }
@@ -252,7 +315,7 @@ pub fn recover(
 
     let mut dev = Device::assemble(bb, layout, cfg.clone(), remap);
     for (&g, c) in &best {
-        if u64::from(g) >= dev.layout.logical_groups() {
+        if u64::from(g) >= dev.layout.logical_entries() {
             continue;
         }
         if trimmed_after.get(&g).is_some_and(|&t| c.seq <= t) {
@@ -272,7 +335,7 @@ pub fn recover(
         max_seq = max_seq.max(c.seq);
     }
     for (&g, &t) in &trimmed_after {
-        if u64::from(g) < dev.layout.logical_groups() && dev.map.lookup(Lgn(g)).is_none() {
+        if u64::from(g) < dev.layout.logical_entries() && dev.map.lookup(Lgn(g)).is_none() {
             dev.map.set_trimmed(Lgn(g), t);
         }
     }
@@ -354,6 +417,52 @@ fn close_members(dev: &mut Device, sb: SbId) {
     }
 }
 
+/// Page-level mapping: reads every page of `sb` and reports each unit whose record decodes
+/// (its 4 KiB and its record are checked together, so a torn program yields no unit). Every
+/// row is read: programs of one group's slices run on different dies, so a cut can leave an
+/// erased row below a programmed one.
+fn scan_superblock_units(
+    r: &mut Reader,
+    layout: &Layout,
+    remap: &RemapTable,
+    sb: SbId,
+    report: &mut RecoveryReport,
+    found: &mut dyn FnMut(u32, Candidate),
+) {
+    let upp = layout.units_per_page();
+    for page in 0..layout.groups_per_superblock() {
+        let pgn = layout.pgn(sb, page);
+        for slot_base in (0..layout.units_per_group()).step_by(upp as usize) {
+            let pos = layout.slot_pos(slot_base);
+            let recs = r.read_units(remap.page_id(layout, pgn, pos.page), upp);
+            if r.erased() {
+                continue;
+            }
+            for (i, rec) in recs.into_iter().enumerate() {
+                match rec {
+                    Some(rec)
+                        if matches!(rec.kind, PageKind::Data | PageKind::Lost(_))
+                            && rec.lpn <= u64::from(u32::MAX) =>
+                    {
+                        found(
+                            rec.lpn as u32,
+                            Candidate {
+                                seq: rec.seq,
+                                epoch: rec.epoch,
+                                pgn: Pgn(layout.pun(pgn, slot_base + i as u32).0),
+                                scanned: true,
+                                whole: true,
+                            },
+                        )
+                    }
+                    Some(rec) if rec.kind == PageKind::Pad => {}
+                    _ => report.torn_groups += 1,
+                }
+            }
+        }
+    }
+}
+
 /// Reads every page group of `sb` until an all-erased group, reporting each whole group.
 fn scan_superblock(
     r: &mut Reader,
@@ -361,7 +470,7 @@ fn scan_superblock(
     remap: &RemapTable,
     sb: SbId,
     report: &mut RecoveryReport,
-    mut found: impl FnMut(u32, Candidate),
+    found: &mut dyn FnMut(u32, Candidate),
 ) {
     let gp = layout.group_pages();
     for page in 0..layout.groups_per_superblock() {
@@ -398,6 +507,7 @@ fn scan_superblock(
                     epoch,
                     pgn,
                     scanned: true,
+                    whole: true,
                 },
             ),
             _ => report.torn_groups += 1,
@@ -471,7 +581,7 @@ fn read_one_checkpoint(
     }
     Snapshot::decode(
         &bytes,
-        layout.logical_groups(),
+        layout.logical_entries(),
         layout.superblocks(),
         layout.group_pages(),
     )

@@ -43,6 +43,7 @@ pub fn tiny_ftl() -> FtlConfig {
         spare_blocks_per_plane: 2,
         checkpoint_interval_us: 3000.0,
         scratchpad_bytes: 1 << 20,
+        mapping: Default::default(),
         slc_cache: Default::default(),
     }
 }
@@ -66,6 +67,7 @@ pub const TINY_SLC_SB_BYTES: u64 = 8 * 16 * 1024;
 pub fn tiny_slc_ftl() -> FtlConfig {
     FtlConfig {
         over_provisioning_percent: 30.0,
+        mapping: Default::default(),
         slc_cache: crate::config::SlcCacheConfig {
             enabled: true,
             bits_per_cell: 3,
@@ -149,7 +151,7 @@ pub fn run_checked_io(
         .span_sectors
         .min(dev.logical_bytes() / SECTOR_BYTES)
         .max(1);
-    let group_sectors = dev.layout().group_bytes() / SECTOR_BYTES;
+    let group_sectors = u64::from(dev.layout().unit_sectors());
     let max_sectors = io.max_request_sectors.clamp(1, span);
     let mut rig = Rig::new(dev);
     let state = RefCell::new((
@@ -398,6 +400,7 @@ pub fn draw_case(seed: u64) -> SoakCase {
                 200.0 + 9800.0 * unit(r)
             },
             scratchpad_bytes: 1 << 20,
+            mapping: Default::default(),
             slc_cache: Default::default(),
         };
         let faults = draw_faults(r);

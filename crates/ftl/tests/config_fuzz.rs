@@ -92,9 +92,14 @@ fn ftl() -> impl Strategy<Value = FtlConfig> {
         (1u32..=3, 0u32..=6, 1u32..=8, 1u32..=20, 0u32..=3),
         (0.0f64..2000.0, prop_oneof![Just(0.0), 200.0f64..10_000.0]),
         slc_cache(),
+        prop_oneof![
+            Just(nearflash_ftl::MappingMode::PageGroup),
+            Just(nearflash_ftl::MappingMode::Page)
+        ],
     )
         .prop_map(
-            |(op, policy, (fg, bg, par, wl, spare), (idle, ckpt), slc_cache)| FtlConfig {
+            |(op, policy, (fg, bg, par, wl, spare), (idle, ckpt), slc_cache, mapping)| FtlConfig {
+                mapping,
                 over_provisioning_percent: op,
                 gc_policy: policy,
                 gc_foreground_free_superblocks: fg,
@@ -135,11 +140,24 @@ fn slc_cache() -> impl Strategy<Value = nearflash_ftl::SlcCacheConfig> {
 /// A configuration that validation accepts.
 fn valid_case() -> impl Strategy<Value = Case> {
     (flash(), ftl(), 1u32..=32, any::<u64>())
-        .prop_map(|(flash, ftl, queue_depth, seed)| Case {
-            flash,
-            ftl,
-            queue_depth,
-            seed,
+        .prop_map(|(mut flash, ftl, queue_depth, seed)| {
+            if ftl.mapping == nearflash_ftl::MappingMode::Page {
+                // Page-level mapping needs whole 4 KiB units and a spare-area record per
+                // unit: round the drawn page up to 4 or 8 KiB and widen its spare area.
+                flash.page_size_bytes = if flash.page_size_bytes > 2048 {
+                    8192
+                } else {
+                    4096
+                };
+                let units = flash.page_size_bytes / 4096;
+                flash.oob_size_bytes = flash.oob_size_bytes.max(units * 40);
+            }
+            Case {
+                flash,
+                ftl,
+                queue_depth,
+                seed,
+            }
         })
         .prop_filter("validation accepts it", |c| {
             c.flash.validate().is_ok() && c.ftl.validate(&c.flash).is_ok()

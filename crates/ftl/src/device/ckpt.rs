@@ -81,7 +81,7 @@ impl Device {
         let superblocks = self.layout.superblocks();
         // The encoding has a fixed length for a given geometry.
         let len = encoded_bytes_max(
-            self.layout.logical_groups(),
+            self.layout.logical_entries(),
             superblocks,
             self.layout.group_pages(),
         );
@@ -175,7 +175,7 @@ impl Device {
             ckpt_seq,
             next_write_seq: self.write_seq,
             next_epoch: self.next_epoch,
-            l2p: self.map.l2p_raw().to_vec(),
+            l2p: self.map.l2p_snapshot(),
             seqs: self.map.seq_raw().to_vec(),
             sb_epochs: (0..n).map(|s| self.sbs.get(SbId(s)).epoch).collect(),
             sb_states: (0..n).map(|s| self.recorded_state(SbId(s))).collect(),
@@ -366,5 +366,6 @@ impl Device {
         if self.ckpt.requested && !self.ckpt.broken.iter().all(|&b| b) {
             self.start_checkpoint(q);
         }
+        self.erase_waiting_victim(q);
     }
 }

@@ -131,10 +131,19 @@ impl Device {
             }
             let pgn = self.layout.pgn(victim, run.cursor);
             run.cursor += 1;
-            if let Some(lgn) = self.map.owner(pgn) {
+            if self.layout.page_mapped() {
+                if self.start_unit_copy(pgn, q) {
+                    self.gc.as_mut().expect("gc run").copies += 1;
+                }
+            } else if let Some(lgn) = self.map.owner(pgn) {
                 run.copies += 1;
                 self.start_copy(pgn, lgn, q);
             }
+        }
+        let run = self.gc.as_ref().expect("gc run");
+        if self.layout.page_mapped() && run.cursor >= pages && run.copies == 0 {
+            // Every valid unit was read: program the last partial GC fill.
+            self.seal_gc_tail(q);
         }
         let run = self.gc.as_mut().expect("gc run");
         if run.cursor >= pages && run.copies == 0 && self.sbs.get(victim).pins == 0 {
@@ -144,8 +153,13 @@ impl Device {
                 "victim still holds valid groups"
             );
             // The victim stays in state `Victim` until its erase is done.
+            let rescue = self.gc.as_ref().is_some_and(|r| r.rescue);
             self.gc = None;
-            self.start_erase(victim, ErasePurpose::Gc, q);
+            if rescue && self.layout.page_mapped() {
+                self.erase_after_checkpoint(victim, q);
+            } else {
+                self.start_erase(victim, ErasePurpose::Gc, q);
+            }
             return true;
         }
         false
@@ -177,6 +191,16 @@ impl Device {
         self.gc_points_room() + free * pages
     }
 
+    /// Adds `delta` to the GC run's copies in flight (page-level mapping counts its copy
+    /// reads and its sealed fills).
+    pub(super) fn gc_run_copies_add(&mut self, delta: i32) {
+        let run = self.gc.as_mut().expect("GC copies belong to a run");
+        run.copies = run
+            .copies
+            .checked_add_signed(delta)
+            .expect("GC copy count stays non-negative");
+    }
+
     /// Whether GC may open the last free superblock now.
     pub(super) fn gc_rescuing(&self) -> bool {
         self.gc.as_ref().is_some_and(|r| r.rescue)
@@ -186,14 +210,14 @@ impl Device {
     /// only forced victims — failed programs, wear-leveling — are considered).
     fn select_victim(&mut self, now: SimTime, wanted: bool, room: u32) -> Option<(SbId, Reason)> {
         let n = self.layout.data_superblocks();
-        let full = self.layout.groups_per_superblock();
-        // A victim whose valid groups do not fit in GC's room could never be erased: its
+        let full = self.layout.entries_per_superblock();
+        // A victim whose valid entries do not fit in GC's room could never be erased: its
         // copies would wait for space forever.
         let candidate = |d: &Device, s: u32| {
             let info = d.sbs.get(SbId(s));
             info.state == SbState::Closed
                 && info.programs_inflight == 0
-                && d.map.valid_count(SbId(s)) <= room
+                && d.groups_for_entries(d.map.valid_count(SbId(s))) <= room
         };
         if let Some(sb) = self.sbs.retiring().find(|sb| candidate(self, sb.0)) {
             return Some((sb, Reason::Retiring));
@@ -223,7 +247,8 @@ impl Device {
                 }
             }
         }
-        let reclaimable = |d: &Device, s: u32| candidate(d, s) && d.map.valid_count(SbId(s)) < full;
+        let reclaimable =
+            |d: &Device, s: u32| candidate(d, s) && d.reclaim_gain(d.map.valid_count(SbId(s))) > 0;
         let pick = match self.cfg.gc_policy {
             GcPolicy::RoundRobin => {
                 // Address order from the cursor on, wrapping (Storengine reclaims "from the
@@ -422,7 +447,7 @@ impl Device {
     /// victim, which can be chosen again later. This happens only when program failures
     /// shrank GC's room below what the victim was chosen for, so choosing again cannot loop
     /// without more failures.
-    fn abort_gc_if_stuck(&mut self, q: &mut impl Schedule<Event>) {
+    pub(super) fn abort_gc_if_stuck(&mut self, q: &mut impl Schedule<Event>) {
         if self.gc_stuck() {
             self.abandon_gc();
             // Choose again with the room as it is now: a smaller victim, or a rescue run, may
@@ -454,6 +479,7 @@ impl Device {
         while let Some(id) = self.gc_alloc_waiters.pop_front() {
             self.jobs.remove(id);
         }
+        self.drop_gc_fill();
         self.sbs.get_mut(run.victim).state = SbState::Closed;
         self.stats.gc_runs_abandoned += 1;
     }
@@ -596,6 +622,14 @@ impl Device {
     pub(super) fn wake_gc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         let now = q.now();
         while let Some(&id) = self.gc_alloc_waiters.front() {
+            if matches!(self.jobs.get(id), Job::Fill(_)) {
+                let Some((pgn, c)) = self.next_slice(super::jobs::FillStream::Gc, now) else {
+                    break;
+                };
+                self.gc_alloc_waiters.pop_front();
+                self.program_fill(id, pgn, c, q);
+                continue;
+            }
             let Some(dest) = self.alloc_group(Stream::Gc, now) else {
                 break;
             };

@@ -85,6 +85,13 @@ impl Device {
                     self.reqs.get_mut(slot).pending += 1;
                     self.flushes.push_back((req.id, slot));
                 }
+                BlockOp::Write if self.layout.page_mapped() => {
+                    self.outstanding_writes.insert(req.id);
+                    self.spawn_unit_segments(slot, req.offset_bytes, req.len_bytes, q);
+                }
+                BlockOp::Read | BlockOp::Trim if self.layout.page_mapped() => {
+                    self.spawn_unit_segments(slot, req.offset_bytes, req.len_bytes, q)
+                }
                 BlockOp::Write => {
                     self.outstanding_writes.insert(req.id);
                     self.spawn_segments(slot, req.offset_bytes, req.len_bytes, q);
@@ -400,7 +407,7 @@ impl Device {
         }
     }
 
-    fn acquire_lock(&mut self, lgn: Lgn, job: u32, q: &mut impl Schedule<Event>) {
+    pub(super) fn acquire_lock(&mut self, lgn: Lgn, job: u32, q: &mut impl Schedule<Event>) {
         match self.locks.get_mut(&lgn.0) {
             Some(waiters) => waiters.push_back(job),
             None => {
@@ -410,7 +417,7 @@ impl Device {
         }
     }
 
-    fn release_lock(&mut self, lgn: Lgn, q: &mut impl Schedule<Event>) {
+    pub(super) fn release_lock(&mut self, lgn: Lgn, q: &mut impl Schedule<Event>) {
         let waiters = self.locks.get_mut(&lgn.0).expect("lock held");
         match waiters.pop_front() {
             Some(next) => self.run_locked(next, q),
@@ -431,6 +438,7 @@ impl Device {
                 self.finish_segment(seg.req, q);
             }
             Job::Write(_) => self.start_write(job, q),
+            Job::UnitWrite(_) => self.start_unit_write(job, q),
             _ => unreachable!("only writes and trims take group locks"),
         }
     }
@@ -723,6 +731,10 @@ impl Device {
     /// Fails every host write waiting for space (GC found nothing to reclaim).
     pub(super) fn fail_alloc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         while let Some(job) = self.alloc_waiters.pop_front() {
+            if matches!(self.jobs.get(job), Job::Fill(_)) {
+                self.fail_fill(job, q);
+                continue;
+            }
             let Job::Write(w) = self.jobs.remove(job) else {
                 unreachable!()
             };
@@ -743,6 +755,21 @@ impl Device {
     pub(super) fn wake_alloc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         let now = q.now();
         while let Some(&job) = self.alloc_waiters.front() {
+            if matches!(self.jobs.get(job), Job::Fill(_)) {
+                match self.next_slice(super::jobs::FillStream::Host, now) {
+                    Some((pgn, c)) => {
+                        self.alloc_waiters.pop_front();
+                        self.program_fill(job, pgn, c, q);
+                        continue;
+                    }
+                    None => {
+                        if self.has_alloc_waiters() {
+                            self.pump_gc(q);
+                        }
+                        break;
+                    }
+                }
+            }
             match self.alloc_host(now) {
                 Some(pgn) => {
                     self.alloc_waiters.pop_front();

@@ -87,6 +87,7 @@ impl Device {
                 )
             })
             .collect();
+        let mut parts: Vec<(u32, RequestPhase)> = Vec::new();
         for (job_id, job) in self.jobs.iter() {
             let (slot, phase) = match job {
                 Job::Read(r) => (r.seg.req, RequestPhase::OnFlash),
@@ -103,8 +104,23 @@ impl Device {
                     },
                 ),
                 Job::Trim(t) => (t.seg.req, RequestPhase::WaitingForLock),
-                Job::Copy(_) | Job::Erase(_) | Job::CkptProgram(_) => continue,
+                Job::UnitRead(r) => (r.seg.req, RequestPhase::OnFlash),
+                Job::UnitWrite(w) if w.old.is_some() => (w.seg.req, RequestPhase::OnFlash),
+                Job::UnitWrite(w) => (w.seg.req, RequestPhase::WaitingForLock),
+                Job::Fill(f) => {
+                    let phase = if self.alloc_waiters.contains(&job_id) {
+                        RequestPhase::WaitingForFreeSuperblock
+                    } else {
+                        RequestPhase::OnFlash
+                    };
+                    parts.extend(f.units.iter().filter_map(|u| u.req).map(|r| (r, phase)));
+                    continue;
+                }
+                Job::Copy(_) | Job::Erase(_) | Job::CkptProgram(_) | Job::UnitCopy(_) => continue,
             };
+            parts.push((slot, phase));
+        }
+        for (slot, phase) in parts {
             if let Some((_, r)) = out.iter_mut().find(|(s, _)| *s == slot) {
                 // The least advanced part decides (the enum is ordered that way).
                 r.phase = r.phase.min(phase);

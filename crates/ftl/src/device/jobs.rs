@@ -3,7 +3,7 @@
 //! their tag. Slabs reuse slots so the hot path does not allocate.
 
 use super::pageset::PageSet;
-use crate::layout::{Lgn, Pgn, SbId};
+use crate::layout::{Lgn, Lun, Pgn, Pun, SbId};
 use nearflash_blockdev::{BlockOp, IoError};
 use nearflash_sim::SimTime;
 
@@ -171,6 +171,76 @@ pub struct CkptProgramJob {
     pub failed: bool,
 }
 
+/// Page-level mapping: a host read of one 4 KiB unit from flash.
+pub struct UnitReadJob {
+    pub seg: Segment,
+    pub pun: Pun,
+}
+
+/// Page-level mapping: a host write or trim of one 4 KiB unit, from its arrival until its
+/// data is in a fill (writes and trims to one unit are applied in arrival order under the
+/// unit's lock). A write covering part of a unit first reads the unit's old data.
+pub struct UnitWriteJob {
+    pub seg: Segment,
+    pub trim: bool,
+    /// The old copy being read for a partial write.
+    pub old: Option<Pun>,
+}
+
+/// Which stream a fill belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FillStream {
+    Host,
+    Gc,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FillPhase {
+    /// Taking units.
+    Open,
+    /// Sealed, waiting for a program slot.
+    WaitAlloc,
+    Program,
+}
+
+/// One unit in a fill.
+#[derive(Clone, Copy, Debug)]
+pub struct FillUnit {
+    pub lun: Lun,
+    pub seq: u64,
+    /// GC: the copy's source (the mapping switches only if it still points there).
+    pub src: Option<Pun>,
+    /// Host: the request this unit belongs to.
+    pub req: Option<u32>,
+    /// GC of a unit that failed its checksum: the copy says so (reads of it fail).
+    pub lost: bool,
+}
+
+/// Page-level mapping: one die's multi-plane program being filled with units from any
+/// addresses (the firmware's write buffer for one program unit), then programmed into one
+/// channel's slice of a page group.
+pub struct FillJob {
+    pub stream: FillStream,
+    pub phase: FillPhase,
+    pub units: Vec<FillUnit>,
+    /// Functional fidelity: the units' bytes, 4 KiB each in fill order.
+    pub buf: Vec<u8>,
+    /// The group and channel being programmed.
+    pub dest: Option<(Pgn, u32)>,
+}
+
+/// Page-level mapping: GC reading the valid units of one page group of its victim.
+pub struct UnitCopyJob {
+    pub src: Pgn,
+    /// (slot, unit) pairs valid when the copy started.
+    pub slots: Vec<(u32, Lun)>,
+    pub pending: u32,
+    /// Functional fidelity: the pages read, at page-size strides (a group buffer).
+    pub buf: Vec<u8>,
+    /// Page indices whose data failed its checksum.
+    pub bad_pages: PageSet,
+}
+
 pub enum Job {
     Read(ReadJob),
     Write(WriteJob),
@@ -178,4 +248,8 @@ pub enum Job {
     Copy(CopyJob),
     Erase(EraseJob),
     CkptProgram(CkptProgramJob),
+    UnitRead(UnitReadJob),
+    UnitWrite(UnitWriteJob),
+    Fill(FillJob),
+    UnitCopy(UnitCopyJob),
 }

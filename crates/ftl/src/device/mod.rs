@@ -11,12 +11,14 @@ mod gc;
 mod host;
 mod inflight;
 mod jobs;
+mod page;
 mod pageset;
 mod peek;
 mod slc;
 mod stats;
 
 pub use inflight::{InflightRequest, RequestPhase};
+pub use page::PageMapStats;
 pub use slc::SlcOccupancy;
 pub use stats::{FtlStats, SlcStats};
 
@@ -42,6 +44,9 @@ pub enum Event {
     CheckpointTimer,
     /// Fires `gc_idle_threshold_us` after the device went idle; stale if the generation moved.
     IdleTimer(u64),
+    /// Page-level mapping: the end of the instant in which the open host fill took its
+    /// first unit — seal it.
+    SealFill,
 }
 
 impl From<FlashEvent> for Event {
@@ -56,6 +61,7 @@ impl TraceEvent for Event {
             Event::Flash(f) => f.hash_word(),
             Event::CheckpointTimer => 3 << 32,
             Event::IdleTimer(g) => 4 << 32 ^ g,
+            Event::SealFill => 5 << 32,
         }
     }
 }
@@ -116,6 +122,8 @@ pub struct Device {
     pub(crate) stats: FtlStats,
     flash_done: Vec<FlashCompletion>,
     completions: Vec<BlockCompletion>,
+    /// Page-level mapping's fills and write buffer (empty under page-group mapping).
+    page: page::PageState,
 }
 
 impl Device {
@@ -176,10 +184,10 @@ impl Device {
             }
         }
         let map = Mapping::new(
-            layout.logical_groups(),
-            layout.total_pgns(),
+            layout.logical_entries(),
+            layout.physical_entries(),
             layout.superblocks(),
-            layout.groups_per_superblock(),
+            layout.entries_per_superblock(),
         );
         let points = layout.write_points() as usize;
         let slc = &cfg.slc_cache;
@@ -191,6 +199,7 @@ impl Device {
         }
         let stats = FtlStats {
             slc: slc.enabled.then(SlcStats::default),
+            page_map: layout.page_mapped().then(PageMapStats::default),
             ..FtlStats::default()
         };
         Device {
@@ -224,6 +233,7 @@ impl Device {
             stats,
             flash_done: Vec::new(),
             completions: Vec::new(),
+            page: page::PageState::default(),
             layout,
             cfg,
             bb,
@@ -289,6 +299,10 @@ impl Device {
                 (Job::Copy(_), _) => FlashWork::GcRead,
                 (Job::Erase(_), _) => FlashWork::Erase,
                 (Job::CkptProgram(_), _) => FlashWork::CheckpointProgram,
+                (Job::UnitRead(_) | Job::UnitWrite(_), _) => FlashWork::HostRead,
+                (Job::Fill(f), _) if f.stream == jobs::FillStream::Host => FlashWork::HostProgram,
+                (Job::Fill(_), _) => FlashWork::GcProgram,
+                (Job::UnitCopy(_), _) => FlashWork::GcRead,
                 (Job::Trim(_), _) => unreachable!("trims do not touch flash"),
             })
             .collect()
@@ -338,6 +352,7 @@ impl Device {
                 }
                 self.arm_checkpoint_timer(q);
             }
+            Event::SealFill => self.on_seal_timer(q),
             Event::IdleTimer(generation) => {
                 if generation == self.idle_gen && self.host_inflight == 0 {
                     self.background_allowed = true;
@@ -356,6 +371,10 @@ impl Device {
             Job::Copy(_) => self.on_copy_flash_done(id, c, q),
             Job::Erase(_) => self.on_erase_done(id, c, q),
             Job::CkptProgram(_) => self.on_ckpt_program_done(id, c, q),
+            Job::UnitRead(_) => self.on_unit_read_done(id, c, q),
+            Job::UnitWrite(_) => self.on_unit_write_read_done(id, c, q),
+            Job::Fill(_) => self.on_fill_done(id, c, q),
+            Job::UnitCopy(_) => self.on_unit_copy_read_done(id, c, q),
             Job::Trim(_) => unreachable!("trims do not touch flash"),
         }
     }
@@ -423,7 +442,8 @@ impl Device {
         assert_eq!(slc.len() as u32, self.sbs.slc_count(), "SLC count drifted");
         for s in slc {
             assert!(
-                self.map.valid_count(SbId(s)) <= self.sb_capacity(SbId(s)),
+                self.map.valid_count(SbId(s))
+                    <= self.sb_capacity(SbId(s)) * self.layout.units_per_group(),
                 "SLC superblock {s} holds more groups than SLC mode allows"
             );
         }

@@ -35,13 +35,16 @@ impl Device {
                 capacity_bytes: cap,
             });
         }
-        let gb = self.layout.group_bytes();
+        let gb = self.layout.unit_bytes();
         let mut out = vec![0u8; len_bytes as usize];
         let mut at = offset_bytes;
         let end = offset_bytes + len_bytes;
         while at < end {
-            let lgn = Lgn((at / gb) as u32);
-            let group = self.peek_group(lgn)?;
+            let group = if self.layout.page_mapped() {
+                self.peek_unit(crate::layout::Lun((at / gb) as u32))?
+            } else {
+                self.peek_group(Lgn((at / gb) as u32))?
+            };
             let within = (at % gb) as usize;
             let n = ((end - at) as usize).min(gb as usize - within);
             let dst = (at - offset_bytes) as usize;

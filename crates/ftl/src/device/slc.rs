@@ -55,11 +55,11 @@ impl Device {
         let dynamic_max = self
             .layout
             .slc_superblocks_for(c.dynamic_capacity_max_bytes, bits);
-        let free_groups = self
+        let free_entries = self
             .layout
-            .logical_groups()
+            .logical_entries()
             .saturating_sub(self.map.mapped_groups());
-        let free_sbs = free_groups / u64::from(self.layout.groups_per_superblock());
+        let free_sbs = free_entries / u64::from(self.layout.entries_per_superblock());
         let dynamic = u64::from(dynamic_max).min(free_sbs) as u32;
         static_sbs.saturating_add(dynamic)
     }
@@ -89,8 +89,12 @@ impl Device {
 
     /// Counts a host group program that completed into `dest`.
     pub(super) fn note_host_program(&mut self, dest: Pgn) {
+        self.note_host_program_bytes(dest, self.layout.group_bytes());
+    }
+
+    /// Counts a host program of `bytes` of host data that completed into `dest`.
+    pub(super) fn note_host_program_bytes(&mut self, dest: Pgn, bytes: u64) {
         let slc = self.sbs.get(self.layout.sb_of(dest)).slc;
-        let bytes = self.layout.group_bytes();
         if let Some(s) = self.stats.slc.as_mut() {
             if slc {
                 s.slc_group_programs += 1;
@@ -147,7 +151,7 @@ impl Device {
                 info.slc
                     && info.state == SbState::Closed
                     && info.programs_inflight == 0
-                    && self.map.valid_count(sb) <= room
+                    && self.groups_for_entries(self.map.valid_count(sb)) <= room
             })
             .min_by_key(|&sb| (self.sbs.get(sb).epoch, sb.0))
     }
@@ -172,7 +176,7 @@ impl Device {
             superblocks: self.sbs.slc_count(),
             budget_superblocks: budget,
             capacity_bytes: u64::from(budget) * per_sb,
-            valid_bytes: valid * self.layout.group_bytes(),
+            valid_bytes: valid * self.layout.unit_bytes(),
         })
     }
 }

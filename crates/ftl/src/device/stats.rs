@@ -49,6 +49,9 @@ pub struct FtlStats {
     /// `[ftl.slc_cache]` is off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slc: Option<SlcStats>,
+    /// Page-level mapping's counters; `None` (and left out) under page-group mapping.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_map: Option<super::PageMapStats>,
 }
 
 /// What the SLC write cache did (`[ftl.slc_cache]`).

@@ -44,7 +44,7 @@ impl Harness {
         };
         let dev = Device::format(&flash, &ftl, store, sim.queue()).expect("valid config");
         let sectors = dev.logical_bytes() / SECTOR_BYTES;
-        let group_sectors = dev.layout().group_bytes() / SECTOR_BYTES;
+        let group_sectors = u64::from(dev.layout().unit_sectors());
         Harness {
             dev,
             sim,
@@ -361,7 +361,7 @@ fn background_gc_runs_when_idle() {
 fn clean_power_cut_recovers_everything_from_checkpoint_and_scan() {
     let mut h = Harness::new(tiny_flash(), tiny_ftl(), 21);
     h.random_ops(2500, 8, 48);
-    let mapping_before: Vec<u32> = h.dev.mapping().l2p_raw().to_vec();
+    let mapping_before: Vec<u32> = h.dev.mapping().l2p_snapshot();
     let seqs_before: Vec<u64> = h.dev.mapping().seq_raw().to_vec();
     // GC may be part-way through a victim (the host is idle, GC is not): a group it already
     // copied is in two places with one sequence number, and recovery rightly prefers the
@@ -377,7 +377,7 @@ fn clean_power_cut_recovers_everything_from_checkpoint_and_scan() {
     // Trims are not durable, so compare only groups mapped before the cut.
     for (g, &p) in mapping_before.iter().enumerate() {
         if p != crate::mapping::UNMAPPED {
-            let now = dev.mapping().l2p_raw()[g];
+            let now = dev.mapping().l2p_snapshot()[g];
             let gc_source = Some(SbId(now / pages)) == victim;
             assert!(
                 now == p || (gc_source && dev.mapping().seq_raw()[g] == seqs_before[g]),
@@ -584,4 +584,5 @@ fn in_flight_requests_name_what_they_wait_for() {
 }
 
 mod media;
+mod page;
 mod slc;

@@ -12,6 +12,7 @@ const SLC_SB_BYTES: u64 = TINY_SLC_SB_BYTES;
 
 fn cache_off() -> FtlConfig {
     FtlConfig {
+        mapping: Default::default(),
         slc_cache: SlcCacheConfig::default(),
         ..slc_ftl()
     }

@@ -1,0 +1,931 @@
+//! Page-level mapping (`ftl.mapping = "page"`): the host path and GC copies in 4 KiB units.
+//!
+//! A request is split into 4 KiB logical units. A read of a unit reads the one page holding
+//! it (a single-plane read on one die) — or, if a newer version still sits in the firmware's
+//! write buffer, takes it from there. A write puts its units into a *fill*: the buffer of one
+//! die's multi-plane program (planes × page, 8 units on a 16 KiB two-plane die), filled with
+//! units from any addresses. A fill is sealed when it is full, or at the end of the instant
+//! in which its first unit arrived (so the writes of one instant share programs and a lone
+//! write is programmed at once, padded with filler), and programmed into the next *slice* of
+//! its stream's page group: the group's channels in turn, so consecutive programs land on
+//! different channels. A write completes when every fill holding its units is programmed;
+//! then each unit's mapping switches to its new place unless a newer version (a higher write
+//! sequence number) or a trim got there first. A write covering part of a unit reads the
+//! unit first (a 4 KiB read-modify-write, not a whole group's).
+//!
+//! GC collects a victim superblock group by group: it reads the pages holding a group's
+//! valid units and puts the units still valid into the GC stream's fill (keeping their
+//! sequence numbers), which is programmed into GC's own page groups; the mapping of a unit
+//! switches only if it still points at the source. The victim's last partial fill is sealed
+//! padded, so the victim can be erased.
+
+use super::jobs::{
+    FillJob, FillPhase, FillStream, FillUnit, Job, Segment, UnitCopyJob, UnitReadJob, UnitWriteJob,
+};
+use super::pageset::PageSet;
+use super::{Device, Event};
+use crate::config::PAGE_MAP_UNIT_BYTES;
+use crate::layout::{Lgn, Lun, Pgn, Pun};
+use crate::oob::{OobRecord, PageKind, OOB_RECORD_BYTES};
+use crate::superblock::SbState;
+use nearflash_blockdev::{BlockOp, IoError, SECTOR_BYTES};
+use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
+use nearflash_sim::Schedule;
+use serde::Serialize;
+
+const UNIT: usize = PAGE_MAP_UNIT_BYTES as usize;
+
+/// What page-level mapping did (`FtlStats::page_map`; absent under page-group mapping).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PageMapStats {
+    /// Units host writes put into fills.
+    pub host_units: u64,
+    /// Units GC moved (the mapping switched to the copy).
+    pub gc_units_copied: u64,
+    /// Units GC read but dropped: the host overwrote or trimmed them meanwhile.
+    pub gc_units_discarded: u64,
+    /// Host and GC programs (one die's multi-plane program each).
+    pub host_programs: u64,
+    pub gc_programs: u64,
+    /// Filler units programmed to seal partly filled programs.
+    pub pad_units: u64,
+    /// Units read to merge writes that covered part of a unit.
+    pub rmw_unit_reads: u64,
+    /// Unit reads served from the write buffer (a fill not yet programmed).
+    pub buffer_read_hits: u64,
+}
+
+/// The state page-level mapping adds to the device.
+#[derive(Default)]
+pub(crate) struct PageState {
+    /// The fill each stream is putting units into.
+    open_host: Option<u32>,
+    open_gc: Option<u32>,
+    /// The group each stream is programming slice by slice: the group, its next channel and
+    /// its superblock's epoch (a superblock erased and reopened meanwhile is a new one).
+    group_host: Option<(Pgn, u32, u64)>,
+    group_gc: Option<(Pgn, u32, u64)>,
+    /// Newest version of each unit still in a fill: (fill job, index in fill, sequence).
+    buffered: std::collections::BTreeMap<u32, (u32, u32, u64)>,
+    /// A seal event is queued for this instant.
+    seal_armed: bool,
+    /// GC copy reads in flight (the GC run's `copies` also counts sealed GC fills).
+    pub gc_reads: u32,
+    /// A rescue run's drained victim, erased once checkpoint `.1` is on flash.
+    erase_after_ckpt: Option<(crate::layout::SbId, u64)>,
+}
+
+impl Device {
+    fn unit_bytes(&self) -> u64 {
+        PAGE_MAP_UNIT_BYTES
+    }
+
+    /// Splits a request into unit segments and starts each (page-level mapping).
+    pub(super) fn spawn_unit_segments(
+        &mut self,
+        slot: u32,
+        offset: u64,
+        len: u64,
+        q: &mut impl Schedule<Event>,
+    ) {
+        let ub = self.unit_bytes();
+        let op = self.reqs.get(slot).op;
+        let end = offset + len;
+        let mut at = offset;
+        while at < end {
+            let within = at % ub;
+            let n = (end - at).min(ub - within);
+            let seg = Segment {
+                req: slot,
+                lgn: Lgn((at / ub) as u32),
+                first_sector: (within / SECTOR_BYTES) as u32,
+                sectors: (n / SECTOR_BYTES) as u32,
+                payload_offset: at - offset,
+            };
+            self.reqs.get_mut(slot).pending += 1;
+            match op {
+                BlockOp::Read => self.start_unit_read(seg, q),
+                BlockOp::Write | BlockOp::Trim => {
+                    let job = self.jobs.insert(Job::UnitWrite(UnitWriteJob {
+                        seg,
+                        trim: op == BlockOp::Trim,
+                        old: None,
+                    }));
+                    self.acquire_lock(seg.lgn, job, q);
+                }
+                BlockOp::Flush => unreachable!("flushes have no segments"),
+            }
+            at += n;
+        }
+    }
+
+    /// Copies the segment's sectors out of a unit's 4 KiB into the request's payload.
+    fn copy_unit_out(&mut self, seg: Segment, unit: &[u8]) {
+        let from = seg.first_sector as usize * SECTOR_BYTES as usize;
+        let n = seg.sectors as usize * SECTOR_BYTES as usize;
+        let to = seg.payload_offset as usize;
+        let out = &mut self.reqs.get_mut(seg.req).data;
+        out[to..to + n].copy_from_slice(&unit[from..from + n]);
+    }
+
+    /// A buffered unit's bytes (functional fidelity).
+    fn buffered_bytes(&self, job: u32, idx: u32) -> &[u8] {
+        let Job::Fill(f) = self.jobs.get(job) else {
+            unreachable!("buffered units live in fills")
+        };
+        &f.buf[idx as usize * UNIT..(idx as usize + 1) * UNIT]
+    }
+
+    fn start_unit_read(&mut self, seg: Segment, q: &mut impl Schedule<Event>) {
+        let lun = Lun(seg.lgn.0);
+        if let Some(&(job, idx, _)) = self.page.buffered.get(&lun.0) {
+            self.stats_page().buffer_read_hits += 1;
+            if self.functional {
+                let unit = self.buffered_bytes(job, idx).to_vec();
+                self.copy_unit_out(seg, &unit);
+            }
+            self.finish_segment(seg.req, q);
+            return;
+        }
+        let Some(pun) = self.map.lookup_unit(lun) else {
+            // Never written (or trimmed): zeros, no flash access.
+            self.finish_segment(seg.req, q);
+            return;
+        };
+        let job = self.jobs.insert(Job::UnitRead(UnitReadJob { seg, pun }));
+        self.submit_unit_read(job, pun, q);
+    }
+
+    /// One single-plane read of the page holding `pun`.
+    fn submit_unit_read(&mut self, job: u32, pun: Pun, q: &mut impl Schedule<Event>) {
+        let (pgn, slot) = self.layout.split_pun(pun);
+        let sb = self.layout.sb_of(pgn);
+        self.sbs.get_mut(sb).pins += 1;
+        let pos = self.layout.slot_pos(slot);
+        let mut mask = PageSet::default();
+        mask.insert(pos.page);
+        let n = self.submit_group(job, OpKind::Read, pgn, &mask, q);
+        debug_assert_eq!(n, 1, "a unit lies in one page");
+    }
+
+    /// Functional fidelity: the unit `pun` out of a read of its page, checked against its
+    /// spare-area record: `Ok(bytes)`, or the error a read of it returns.
+    fn unit_from_read(&self, c: &FlashCompletion, pun: Pun, lun: Lun) -> Result<Vec<u8>, IoError> {
+        let (_, slot) = self.layout.split_pun(pun);
+        let pos = self.layout.slot_pos(slot);
+        let i = pos.unit_in_page as usize;
+        let data = &c.op.data[i * UNIT..(i + 1) * UNIT];
+        let rec = &c.op.oob[i * OOB_RECORD_BYTES..(i + 1) * OOB_RECORD_BYTES];
+        match OobRecord::decode(data, rec) {
+            Some(r) if r.kind == PageKind::Data && r.lpn == u64::from(lun.0) => Ok(data.to_vec()),
+            _ => Err(IoError::Integrity),
+        }
+    }
+
+    pub(super) fn on_unit_read_done(
+        &mut self,
+        id: u32,
+        c: FlashCompletion,
+        q: &mut impl Schedule<Event>,
+    ) {
+        let Job::UnitRead(r) = self.jobs.remove(id) else {
+            unreachable!("a unit read's completion")
+        };
+        let (seg, pun) = (r.seg, r.pun);
+        let (pgn, _) = self.layout.split_pun(pun);
+        self.on_media_read(&c, pgn);
+        if self.functional {
+            match self.unit_from_read(&c, pun, Lun(seg.lgn.0)) {
+                Ok(unit) => self.copy_unit_out(seg, &unit),
+                Err(e) => {
+                    self.stats.integrity_errors += 1;
+                    self.reqs.get_mut(seg.req).result = Err(e);
+                }
+            }
+        }
+        self.unpin(pgn, q);
+        self.finish_segment(seg.req, q);
+    }
+
+    /// A unit write or trim holds its unit's lock: apply it.
+    pub(super) fn start_unit_write(&mut self, job: u32, q: &mut impl Schedule<Event>) {
+        let Job::UnitWrite(w) = self.jobs.get(job) else {
+            unreachable!("a unit write")
+        };
+        let (seg, trim) = (w.seg, w.trim);
+        let lun = Lun(seg.lgn.0);
+        let whole = seg.sectors == self.layout.unit_sectors();
+        if trim {
+            self.jobs.remove(job);
+            if whole {
+                // Trims are advisory: only whole units are unmapped.
+                let seq = self.write_seq;
+                self.write_seq += 1;
+                self.map.unmap(Lgn(lun.0));
+                self.map.set_trimmed(Lgn(lun.0), seq);
+                self.page.buffered.remove(&lun.0);
+                self.ckpt.dirty = true;
+            }
+            self.release_lock(seg.lgn, q);
+            self.finish_segment(seg.req, q);
+            return;
+        }
+        let functional = self.functional;
+        if whole {
+            let data = functional.then(|| {
+                let from = seg.payload_offset as usize;
+                self.reqs.get(seg.req).data[from..from + UNIT].to_vec()
+            });
+            self.jobs.remove(job);
+            self.append_host_unit(lun, data, seg.req, q);
+            self.release_lock(seg.lgn, q);
+            return;
+        }
+        // Part of a unit: its other sectors come from the newest version.
+        if let Some(&(fill, idx, _)) = self.page.buffered.get(&lun.0) {
+            let base = functional.then(|| self.buffered_bytes(fill, idx).to_vec());
+            self.merge_and_append(job, base, q);
+            return;
+        }
+        match self.map.lookup_unit(lun) {
+            None => {
+                let base = functional.then(|| vec![0u8; UNIT]);
+                self.merge_and_append(job, base, q);
+            }
+            Some(old) => {
+                self.stats_page().rmw_unit_reads += 1;
+                let Job::UnitWrite(w) = self.jobs.get_mut(job) else {
+                    unreachable!()
+                };
+                w.old = Some(old);
+                self.submit_unit_read(job, old, q);
+            }
+        }
+    }
+
+    /// The old version of a partly written unit was read.
+    pub(super) fn on_unit_write_read_done(
+        &mut self,
+        id: u32,
+        c: FlashCompletion,
+        q: &mut impl Schedule<Event>,
+    ) {
+        let Job::UnitWrite(w) = self.jobs.get(id) else {
+            unreachable!("a unit write's read")
+        };
+        let (seg, old) = (w.seg, w.old.expect("old copy"));
+        let (pgn, _) = self.layout.split_pun(old);
+        self.on_media_read(&c, pgn);
+        self.unpin(pgn, q);
+        if !self.functional {
+            self.merge_and_append(id, None, q);
+            return;
+        }
+        match self.unit_from_read(&c, old, Lun(seg.lgn.0)) {
+            Ok(base) => self.merge_and_append(id, Some(base), q),
+            Err(e) => {
+                // The sectors the write leaves alone cannot be read: the write fails and
+                // changes nothing, rather than fill them with zeros.
+                self.stats.integrity_errors += 1;
+                self.jobs.remove(id);
+                self.reqs.get_mut(seg.req).result = Err(e);
+                self.release_lock(seg.lgn, q);
+                self.finish_segment(seg.req, q);
+            }
+        }
+    }
+
+    /// Writes the segment's sectors over `base` (the unit's old bytes) and buffers the unit.
+    fn merge_and_append(&mut self, job: u32, base: Option<Vec<u8>>, q: &mut impl Schedule<Event>) {
+        let Job::UnitWrite(w) = self.jobs.remove(job) else {
+            unreachable!("a unit write")
+        };
+        let seg = w.seg;
+        let data = base.map(|mut unit| {
+            let at = seg.first_sector as usize * SECTOR_BYTES as usize;
+            let n = seg.sectors as usize * SECTOR_BYTES as usize;
+            let from = seg.payload_offset as usize;
+            unit[at..at + n].copy_from_slice(&self.reqs.get(seg.req).data[from..from + n]);
+            unit
+        });
+        self.append_host_unit(Lun(seg.lgn.0), data, seg.req, q);
+        self.release_lock(seg.lgn, q);
+    }
+
+    /// Puts a host unit into the open host fill (opening one), sealing it when full.
+    fn append_host_unit(
+        &mut self,
+        lun: Lun,
+        data: Option<Vec<u8>>,
+        req: u32,
+        q: &mut impl Schedule<Event>,
+    ) {
+        let seq = self.write_seq;
+        self.write_seq += 1;
+        self.stats_page().host_units += 1;
+        let job = match self.page.open_host {
+            Some(j) => j,
+            None => {
+                let j = self.new_fill(FillStream::Host);
+                self.page.open_host = Some(j);
+                if !self.page.seal_armed {
+                    self.page.seal_armed = true;
+                    q.schedule_in(nearflash_sim::SimDuration::ZERO, Event::SealFill);
+                }
+                j
+            }
+        };
+        let idx = self.push_unit(
+            job,
+            FillUnit {
+                lun,
+                seq,
+                src: None,
+                req: Some(req),
+                lost: false,
+            },
+            data.as_deref(),
+        );
+        self.page.buffered.insert(lun.0, (job, idx, seq));
+        if self.fill_full(job) {
+            self.page.open_host = None;
+            self.seal_fill(job, q);
+        }
+    }
+
+    fn new_fill(&mut self, stream: FillStream) -> u32 {
+        let cap = self.layout.units_per_slice() as usize;
+        self.jobs.insert(Job::Fill(FillJob {
+            stream,
+            phase: FillPhase::Open,
+            units: Vec::with_capacity(cap),
+            buf: if self.functional {
+                vec![0u8; cap * UNIT]
+            } else {
+                Vec::new()
+            },
+            dest: None,
+        }))
+    }
+
+    /// Appends a unit to fill `job`; returns its index.
+    fn push_unit(&mut self, job: u32, unit: FillUnit, data: Option<&[u8]>) -> u32 {
+        let Job::Fill(f) = self.jobs.get_mut(job) else {
+            unreachable!("a fill")
+        };
+        debug_assert_eq!(f.phase, FillPhase::Open);
+        let idx = f.units.len();
+        assert!(idx < f.units.capacity(), "a fill holds one program's units");
+        f.units.push(unit);
+        if let Some(d) = data {
+            f.buf[idx * UNIT..(idx + 1) * UNIT].copy_from_slice(d);
+        }
+        idx as u32
+    }
+
+    fn fill_full(&self, job: u32) -> bool {
+        let Job::Fill(f) = self.jobs.get(job) else {
+            unreachable!("a fill")
+        };
+        f.units.len() as u32 == self.layout.units_per_slice()
+    }
+
+    /// The end of the instant in which the open host fill took its first unit.
+    pub(super) fn on_seal_timer(&mut self, q: &mut impl Schedule<Event>) {
+        self.page.seal_armed = false;
+        if let Some(job) = self.page.open_host.take() {
+            self.seal_fill(job, q);
+        }
+    }
+
+    /// A fill takes no more units: it waits for its program slot (in order behind the fills
+    /// of its stream already waiting).
+    fn seal_fill(&mut self, job: u32, q: &mut impl Schedule<Event>) {
+        let Job::Fill(f) = self.jobs.get_mut(job) else {
+            unreachable!("a fill")
+        };
+        f.phase = FillPhase::WaitAlloc;
+        let stream = f.stream;
+        if stream == FillStream::Gc {
+            self.gc_run_copies_add(1);
+        }
+        self.place_fill(job, q);
+    }
+
+    /// Gives fill `job` its program slot now, or queues it for one.
+    pub(super) fn place_fill(&mut self, job: u32, q: &mut impl Schedule<Event>) {
+        let Job::Fill(f) = self.jobs.get(job) else {
+            unreachable!("a fill")
+        };
+        let stream = f.stream;
+        let waiters = match stream {
+            FillStream::Host => &self.alloc_waiters,
+            FillStream::Gc => &self.gc_alloc_waiters,
+        };
+        if waiters.is_empty() {
+            if let Some((pgn, c)) = self.next_slice(stream, q.now()) {
+                self.program_fill(job, pgn, c, q);
+                return;
+            }
+        }
+        match stream {
+            FillStream::Host => {
+                self.alloc_waiters.push_back(job);
+                self.pump_gc(q);
+            }
+            FillStream::Gc => {
+                self.gc_alloc_waiters.push_back(job);
+                self.abort_gc_if_stuck(q);
+            }
+        }
+    }
+
+    /// The next channel slice of `stream`'s page group, taking a new group when the current
+    /// one is used up (or its superblock was closed early). `None`: wait for GC.
+    pub(super) fn next_slice(
+        &mut self,
+        stream: FillStream,
+        now: nearflash_sim::SimTime,
+    ) -> Option<(Pgn, u32)> {
+        let channels = self.layout.geo.channels;
+        let current = match stream {
+            FillStream::Host => self.page.group_host,
+            FillStream::Gc => self.page.group_gc,
+        };
+        let usable = |d: &Device, pgn: Pgn, epoch: u64| {
+            let info = d.sbs.get(d.layout.sb_of(pgn));
+            info.state == SbState::Open && info.epoch == epoch
+        };
+        let slice = match current {
+            Some((pgn, c, epoch)) if c < channels && usable(self, pgn, epoch) => {
+                // The group's first slice pinned the superblock; each further one does too.
+                let info = self.sbs.get_mut(self.layout.sb_of(pgn));
+                info.programs_inflight += 1;
+                info.last_write = now;
+                (pgn, c)
+            }
+            _ => {
+                let pgn = match stream {
+                    FillStream::Host => self.alloc_host(now)?,
+                    FillStream::Gc => self.alloc_group(super::alloc::Stream::Gc, now)?,
+                };
+                (pgn, 0)
+            }
+        };
+        let epoch = self.sbs.get(self.layout.sb_of(slice.0)).epoch;
+        let next = Some((slice.0, slice.1 + 1, epoch));
+        match stream {
+            FillStream::Host => self.page.group_host = next,
+            FillStream::Gc => self.page.group_gc = next,
+        }
+        Some(slice)
+    }
+
+    /// Programs fill `job` into channel `c`'s pages of group `pgn`: one multi-plane program.
+    pub(super) fn program_fill(
+        &mut self,
+        job: u32,
+        pgn: Pgn,
+        c: u32,
+        q: &mut impl Schedule<Event>,
+    ) {
+        let sb = self.layout.sb_of(pgn);
+        let info = self.sbs.get(sb);
+        let (epoch, slc) = (info.epoch, info.slc);
+        let planes = self.layout.geo.planes_per_die;
+        let upp = self.layout.units_per_page() as usize;
+        let ps = self.layout.geo.page_size_bytes as usize;
+        let os = self.layout.geo.oob_size_bytes as usize;
+        let functional = self.functional;
+        let Job::Fill(f) = self.jobs.get_mut(job) else {
+            unreachable!("a fill")
+        };
+        f.phase = FillPhase::Program;
+        f.dest = Some((pgn, c));
+        let pads = self.layout.units_per_slice() as u64 - f.units.len() as u64;
+        let stream = f.stream;
+        let mut plane_blocks = [0u32; nearflash_flash::backbone::PLANES_MAX];
+        let mut plane_mask = 0u8;
+        for l in 0..planes {
+            plane_mask |= 1 << l;
+            plane_blocks[l as usize] = self.remap.block(sb, c, l);
+        }
+        let (mut data, mut oob) = (Vec::new(), Vec::new());
+        if functional {
+            data = vec![0u8; planes as usize * ps];
+            oob = vec![0u8; planes as usize * os];
+            for l in 0..planes as usize {
+                for i in 0..upp {
+                    let idx = l * upp + i;
+                    let at = l * ps + i * UNIT;
+                    let (rec, bytes) = match f.units.get(idx) {
+                        Some(u) => (
+                            OobRecord {
+                                lpn: u64::from(u.lun.0),
+                                seq: u.seq,
+                                epoch,
+                                kind: if u.lost {
+                                    PageKind::Lost(crate::oob::LossCause::Integrity)
+                                } else {
+                                    PageKind::Data
+                                },
+                                slc,
+                            },
+                            &f.buf[idx * UNIT..(idx + 1) * UNIT],
+                        ),
+                        None => (
+                            OobRecord {
+                                lpn: u64::MAX,
+                                seq: 0,
+                                epoch,
+                                kind: PageKind::Pad,
+                                slc,
+                            },
+                            &f.buf[..0],
+                        ),
+                    };
+                    data[at..at + bytes.len()].copy_from_slice(bytes);
+                    let r = l * os + i * OOB_RECORD_BYTES;
+                    rec.encode(&data[at..at + UNIT], &mut oob[r..r + OOB_RECORD_BYTES]);
+                }
+            }
+        }
+        let ps_stats = self.stats_page();
+        ps_stats.pad_units += pads;
+        match stream {
+            FillStream::Host => ps_stats.host_programs += 1,
+            FillStream::Gc => ps_stats.gc_programs += 1,
+        }
+        self.bb.submit(
+            FlashOp {
+                kind: OpKind::Program,
+                die: self.layout.die_of(sb, c),
+                page: self.layout.page_of(pgn),
+                plane_mask,
+                plane_blocks,
+                tag: u64::from(job),
+                data,
+                oob,
+                slc,
+            },
+            &mut q.map(Event::Flash),
+        );
+    }
+
+    /// A fill's program finished: switch the mapping of its units (unless a newer version or
+    /// a trim got there first, or — for GC — the unit moved on), and finish host writes.
+    pub(super) fn on_fill_done(
+        &mut self,
+        id: u32,
+        c: FlashCompletion,
+        q: &mut impl Schedule<Event>,
+    ) {
+        let Job::Fill(f) = self.jobs.get(id) else {
+            unreachable!("a fill's program")
+        };
+        let (pgn, channel) = f.dest.expect("a programmed fill has a slot");
+        let stream = f.stream;
+        self.program_done(pgn);
+        if matches!(c.status, OpStatus::Failed { .. }) {
+            // The units are still in the buffer: program them elsewhere.
+            self.on_program_failure(pgn);
+            let Job::Fill(f) = self.jobs.get_mut(id) else {
+                unreachable!()
+            };
+            f.phase = FillPhase::WaitAlloc;
+            f.dest = None;
+            self.place_fill(id, q);
+            return;
+        }
+        let Job::Fill(f) = self.jobs.remove(id) else {
+            unreachable!()
+        };
+        let first_slot = channel * self.layout.units_per_slice();
+        let mut finished = Vec::new();
+        for (i, u) in f.units.iter().enumerate() {
+            let pun = self.layout.pun(pgn, first_slot + i as u32);
+            let lgn = Lgn(u.lun.0);
+            match u.src {
+                None => {
+                    if u.seq > self.map.seq(lgn) {
+                        self.map.map_unit(u.lun, pun, u.seq);
+                        self.ckpt.dirty = true;
+                    }
+                    if self
+                        .page
+                        .buffered
+                        .get(&u.lun.0)
+                        .is_some_and(|&(_, _, s)| s == u.seq)
+                    {
+                        self.page.buffered.remove(&u.lun.0);
+                    }
+                    finished.push(u.req.expect("a host unit's request"));
+                }
+                Some(src) => {
+                    if self.map.lookup_unit(u.lun) == Some(src) {
+                        self.note_copy(self.layout.split_pun(src).0);
+                        self.map.map_unit(u.lun, pun, u.seq);
+                        self.ckpt.dirty = true;
+                        self.stats_page().gc_units_copied += 1;
+                    } else {
+                        self.stats_page().gc_units_discarded += 1;
+                    }
+                }
+            }
+        }
+        match stream {
+            FillStream::Host => {
+                self.stats.host_group_programs += 1;
+                self.note_host_program_bytes(pgn, f.units.len() as u64 * PAGE_MAP_UNIT_BYTES);
+                for req in finished {
+                    self.finish_segment(req, q);
+                }
+                self.wake_alloc_waiters(q);
+            }
+            FillStream::Gc => {
+                self.stats.gc_pages_copied += u64::from(self.layout.geo.planes_per_die);
+                self.gc_run_copies_add(-1);
+                self.pump_gc(q);
+            }
+        }
+    }
+
+    /// Fails a sealed host fill that found no space: its units' writes fail with `NoSpace`.
+    pub(super) fn fail_fill(&mut self, job: u32, q: &mut impl Schedule<Event>) {
+        let Job::Fill(f) = self.jobs.remove(job) else {
+            unreachable!("a fill")
+        };
+        for u in &f.units {
+            if self
+                .page
+                .buffered
+                .get(&u.lun.0)
+                .is_some_and(|&(_, _, s)| s == u.seq)
+            {
+                self.page.buffered.remove(&u.lun.0);
+            }
+            if let Some(req) = u.req {
+                self.reqs.get_mut(req).result = Err(IoError::NoSpace);
+                self.finish_segment(req, q);
+            }
+        }
+    }
+
+    /// GC: starts reading the valid units of victim group `pgn`; false if it holds none.
+    pub(super) fn start_unit_copy(&mut self, pgn: Pgn, q: &mut impl Schedule<Event>) -> bool {
+        let upg = self.layout.units_per_group();
+        let slots: Vec<(u32, Lun)> = (0..upg)
+            .filter_map(|s| {
+                self.map
+                    .unit_owner(self.layout.pun(pgn, s))
+                    .map(|lun| (s, lun))
+            })
+            .collect();
+        if slots.is_empty() {
+            return false;
+        }
+        let mut mask = PageSet::default();
+        for &(s, _) in &slots {
+            mask.insert(self.layout.slot_pos(s).page);
+        }
+        let buf = if self.functional {
+            vec![0u8; self.layout.group_buf_bytes() as usize]
+        } else {
+            Vec::new()
+        };
+        let job = self.jobs.insert(Job::UnitCopy(UnitCopyJob {
+            src: pgn,
+            slots,
+            pending: 0,
+            buf,
+            bad_pages: PageSet::default(),
+        }));
+        self.sbs.get_mut(self.layout.sb_of(pgn)).pins += 1;
+        self.page.gc_reads += 1;
+        let n = self.submit_group(job, OpKind::Read, pgn, &mask, q);
+        let Job::UnitCopy(cp) = self.jobs.get_mut(job) else {
+            unreachable!()
+        };
+        cp.pending = n;
+        true
+    }
+
+    pub(super) fn on_unit_copy_read_done(
+        &mut self,
+        id: u32,
+        c: FlashCompletion,
+        q: &mut impl Schedule<Event>,
+    ) {
+        let ps = self.layout.geo.page_size_bytes as usize;
+        let channel = self.layout.geo.channel_of(c.op.die);
+        let functional = self.functional;
+        let page_index: Vec<u32> =
+            c.op.plane_iter()
+                .map(|l| self.layout.page_index(channel, l))
+                .collect();
+        let Job::UnitCopy(cp) = self.jobs.get_mut(id) else {
+            unreachable!("a GC unit copy")
+        };
+        if functional {
+            let os = self.layout.geo.oob_size_bytes as usize;
+            for (i, &k) in page_index.iter().enumerate() {
+                let page = &c.op.data[i * ps..(i + 1) * ps];
+                cp.buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
+                // The records are checked per unit when the units are taken; keep the
+                // spare area beside the data by checking here.
+                let oob = &c.op.oob[i * os..(i + 1) * os];
+                let upp = self.layout.units_per_page() as usize;
+                for u in 0..upp {
+                    let rec = &oob[u * OOB_RECORD_BYTES..(u + 1) * OOB_RECORD_BYTES];
+                    let ok = OobRecord::decode(&page[u * UNIT..(u + 1) * UNIT], rec)
+                        .is_some_and(|r| matches!(r.kind, PageKind::Data | PageKind::Pad));
+                    if !ok {
+                        cp.bad_pages.insert(k * upp as u32 + u as u32);
+                    }
+                }
+            }
+        }
+        cp.pending -= 1;
+        if cp.pending > 0 {
+            return;
+        }
+        let Job::UnitCopy(cp) = self.jobs.remove(id) else {
+            unreachable!()
+        };
+        let src_sb = self.layout.sb_of(cp.src);
+        let info = self.sbs.get_mut(src_sb);
+        assert!(info.pins > 0);
+        info.pins -= 1;
+        self.page.gc_reads -= 1;
+        let upp = self.layout.units_per_page();
+        for &(slot, lun) in &cp.slots {
+            let src = self.layout.pun(cp.src, slot);
+            if self.map.lookup_unit(lun) != Some(src) {
+                self.stats_page().gc_units_discarded += 1;
+                continue;
+            }
+            let pos = self.layout.slot_pos(slot);
+            let lost = cp.bad_pages.contains(pos.page * upp + pos.unit_in_page);
+            if lost {
+                self.stats.integrity_errors += 1;
+            }
+            let data = functional.then(|| {
+                let at = self.layout.slot_buf_offset(slot);
+                cp.buf[at..at + UNIT].to_vec()
+            });
+            let seq = self.map.seq(Lgn(lun.0));
+            self.append_gc_unit(
+                FillUnit {
+                    lun,
+                    seq,
+                    src: Some(src),
+                    req: None,
+                    lost,
+                },
+                data.as_deref(),
+                q,
+            );
+        }
+        self.gc_run_copies_add(-1);
+        self.pump_gc(q);
+    }
+
+    fn append_gc_unit(
+        &mut self,
+        unit: FillUnit,
+        data: Option<&[u8]>,
+        q: &mut impl Schedule<Event>,
+    ) {
+        let job = match self.page.open_gc {
+            Some(j) => j,
+            None => {
+                let j = self.new_fill(FillStream::Gc);
+                self.page.open_gc = Some(j);
+                j
+            }
+        };
+        self.push_unit(job, unit, data);
+        if self.fill_full(job) {
+            self.page.open_gc = None;
+            self.seal_fill(job, q);
+        }
+    }
+
+    /// GC: no copy read is in flight and the victim's groups are all visited — seal the
+    /// partial GC fill so the victim can be erased. True if it sealed one.
+    pub(super) fn seal_gc_tail(&mut self, q: &mut impl Schedule<Event>) -> bool {
+        if self.page.gc_reads > 0 {
+            return false;
+        }
+        match self.page.open_gc.take() {
+            Some(job) => {
+                self.seal_fill(job, q);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A rescue run (which took the last free superblock) drained its victim. Under
+    /// page-level mapping a cut that tears the victim's erase on some dies leaves units on the
+    /// others, and a unit trimmed since it was copied would come back there: the victim would
+    /// hold data with no superblock free to move it to. A checkpoint first records the trims
+    /// and the copies, so recovery finds nothing valid in the victim whatever the cut leaves.
+    pub(super) fn erase_after_checkpoint(
+        &mut self,
+        victim: crate::layout::SbId,
+        q: &mut impl Schedule<Event>,
+    ) {
+        if let Some((earlier, _)) = self.page.erase_after_ckpt.take() {
+            // Only one rescue run can wait at a time (it holds the last free superblock);
+            // should another drain first, the earlier victim goes now.
+            self.start_erase(earlier, super::jobs::ErasePurpose::Gc, q);
+        }
+        let need = self.ckpt.seq + 1;
+        self.request_checkpoint(q);
+        if self.ckpt.active.is_some() {
+            self.page.erase_after_ckpt = Some((victim, need));
+        } else {
+            // No checkpoint can be written (no slot room): erase anyway.
+            self.start_erase(victim, super::jobs::ErasePurpose::Gc, q);
+        }
+    }
+
+    /// A checkpoint finished (or none could start): erase the victim that waited for it.
+    pub(super) fn erase_waiting_victim(&mut self, q: &mut impl Schedule<Event>) {
+        if let Some((victim, need)) = self.page.erase_after_ckpt {
+            if self.ckpt.active.is_none() || self.ckpt.seq > need {
+                self.page.erase_after_ckpt = None;
+                self.start_erase(victim, super::jobs::ErasePurpose::Gc, q);
+            }
+        }
+    }
+
+    /// GC gave up its run: the units of its open fill stay valid in the victim.
+    pub(super) fn drop_gc_fill(&mut self) {
+        if let Some(job) = self.page.open_gc.take() {
+            self.jobs.remove(job);
+        }
+    }
+
+    pub(super) fn stats_page(&mut self) -> &mut PageMapStats {
+        self.stats
+            .page_map
+            .get_or_insert_with(PageMapStats::default)
+    }
+
+    /// Groups a victim's `valid` entries need at their destination: its units fill
+    /// ⌈valid / units per slice⌉ slices, which whole groups of GC's room hold
+    /// (⌈⌈v / s⌉ / c⌉ = ⌈v / (s c)⌉), besides what is left of the group GC is filling.
+    pub(super) fn groups_for_entries(&self, valid: u32) -> u32 {
+        valid.div_ceil(self.layout.units_per_group())
+    }
+
+    /// Entries collecting a superblock with `valid` valid entries frees: its whole capacity
+    /// less what its copies take — under page-level mapping whole slices, since the run's
+    /// last fill is sealed padded so that the victim can be erased.
+    pub(super) fn reclaim_gain(&self, valid: u32) -> u32 {
+        let full = self.layout.entries_per_superblock();
+        if !self.layout.page_mapped() {
+            return full.saturating_sub(valid);
+        }
+        let ups = self.layout.units_per_slice();
+        full.saturating_sub(valid.div_ceil(ups) * ups)
+    }
+
+    /// Units buffered (in fills not yet programmed) now.
+    pub fn buffered_units(&self) -> usize {
+        self.page.buffered.len()
+    }
+
+    /// Page-level mapping: the mapped bytes of unit `lun` (peek; untimed).
+    pub(super) fn peek_unit(&mut self, lun: Lun) -> Result<Option<Vec<u8>>, IoError> {
+        let Some(pun) = self.map.lookup_unit(lun) else {
+            return Ok(None);
+        };
+        let geo = self.layout.geo.clone();
+        let (pgn, slot) = self.layout.split_pun(pun);
+        let pos = self.layout.slot_pos(slot);
+        let sb = self.layout.sb_of(pgn);
+        let block = geo.block_id(
+            self.layout.die_of(sb, pos.channel),
+            pos.plane,
+            self.remap.block(sb, pos.channel, pos.plane),
+        );
+        let mut page = vec![0u8; geo.page_size_bytes as usize];
+        let mut oob = vec![0u8; geo.oob_size_bytes as usize];
+        self.bb.store_mut().read(
+            geo.page_id(block, self.layout.page_of(pgn)),
+            &mut page,
+            &mut oob,
+        );
+        let i = pos.unit_in_page as usize;
+        let data = &page[i * UNIT..(i + 1) * UNIT];
+        match OobRecord::decode(data, &oob[i * OOB_RECORD_BYTES..(i + 1) * OOB_RECORD_BYTES]) {
+            Some(r) if r.kind == PageKind::Data && r.lpn == u64::from(lun.0) => {
+                Ok(Some(data.to_vec()))
+            }
+            _ => Err(IoError::Integrity),
+        }
+    }
+}
