@@ -275,11 +275,12 @@ impl<D: BlockDevice> Nvme<D> {
             }
             self.polled += 1;
         }
+        let fua = cmd.fua && cmd.req.op == BlockOp::Write;
         self.cmds[tag as usize] = Some(Cmd {
             qid: cmd.qid,
             req: cmd.req,
             target: cmd.target,
-            fua: cmd.fua && cmd.req.op == BlockOp::Write,
+            fua,
             submitted: now,
             result: Ok(()),
             data: Vec::new(),

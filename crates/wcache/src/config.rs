@@ -4,8 +4,8 @@
 //! buffer on the device below ([`DestageBound`]).
 
 use nearflash_blockdev::SECTOR_BYTES;
-use nearflash_flash::FlashConfig;
-use nearflash_ftl::FtlConfig;
+use nearflash_flash::{FlashConfig, Geometry};
+use nearflash_ftl::{FtlConfig, Layout};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -199,44 +199,63 @@ fn watermark_units(units: u64, percent: f64) -> u64 {
 
 /// What the worst-case destage of a full buffer costs on the device below: every unit in a
 /// job of its own (no two dirty units adjacent), each job one device write of
-/// `write_us_max`, `parallel_writes` of them served at once.
+/// `write_us_max`, `parallel_writes` of them served at once, each multiplied by the device's
+/// worst-case write amplification (a cut may land while foreground GC runs), plus the GC's
+/// erases.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DestageBound {
     /// Worst-case service time of one destage write on an otherwise idle device.
     pub write_us_max: f64,
     /// Writes the device serves in parallel.
     pub parallel_writes: u32,
+    /// Worst-case device writes per destage write (1 without GC).
+    pub write_amplification_max: f64,
+    /// Worst-case erase time per destaged unit (foreground GC's erases, taken serially).
+    pub erase_us_per_unit: f64,
 }
 
 impl DestageBound {
     /// The FTL over `flash`: a unit is written by a read-modify-write of its page group (a
     /// page on every channel × plane of one way): a multi-plane read and program on one die
-    /// per channel, with the group's pages crossing each channel's bus twice. Groups of
-    /// different ways (dies on a channel) proceed in parallel. Garbage collection is not in
-    /// the bound (a cut during foreground GC can take longer; the crash test measures the
-    /// hold-up time it really used).
-    pub fn of_ftl(flash: &FlashConfig, _ftl: &FtlConfig) -> DestageBound {
+    /// per channel, with the group's pages crossing each channel's bus twice; groups of
+    /// different ways (dies on a channel) proceed in parallel. Greedy GC picks a victim at
+    /// most as full as the average, `u` = logical / physical data groups, so each group
+    /// written costs at most 1 / (1 − u) group writes (the copies included) and a victim's
+    /// erase per G·(1 − u) groups written (G groups per superblock).
+    pub fn of_ftl(flash: &FlashConfig, ftl: &FtlConfig) -> DestageBound {
         let planes = f64::from(flash.planes_per_die);
         let page_bytes = f64::from(flash.page_size_bytes + flash.oob_size_bytes);
         let bus_us = planes * page_bytes / flash.channel_rate_mb_s;
         let write_us_max = flash.read_latency_us + flash.program_latency_us + 2.0 * bus_us + 1.0;
+        let layout = Layout::new(&Geometry::from_config(flash), ftl);
+        let groups_per_sb = f64::from(layout.groups_per_superblock());
+        let physical = f64::from(layout.data_superblocks()) * groups_per_sb;
+        let free_share = (1.0 - layout.logical_groups() as f64 / physical).max(1e-9);
         DestageBound {
             write_us_max,
             parallel_writes: flash.packages_per_channel * flash.dies_per_package,
+            write_amplification_max: 1.0 / free_share,
+            erase_us_per_unit: flash.erase_latency_us / (groups_per_sb * free_share),
         }
     }
 
     /// Microseconds to destage a full buffer of `cfg`, unit by unit.
     pub fn full_buffer_us(&self, cfg: &WriteCacheConfig) -> f64 {
         let parallel = u64::from(self.parallel_writes.min(cfg.destage_inflight_max).max(1));
-        let rounds = cfg.capacity_units().div_ceil(parallel);
-        rounds as f64 * self.write_us_max
+        let units = cfg.capacity_units();
+        let rounds = units.div_ceil(parallel);
+        rounds as f64 * self.write_us_max * self.write_amplification_max
+            + units as f64 * self.erase_us_per_unit
     }
 
     fn describe(&self) -> String {
         format!(
-            "{:.0} us per destage write, {} in parallel",
-            self.write_us_max, self.parallel_writes
+            "{:.0} us per destage write, {} in parallel, write amplification up to {:.1}, \
+             {:.0} us of erases per unit",
+            self.write_us_max,
+            self.parallel_writes,
+            self.write_amplification_max,
+            self.erase_us_per_unit
         )
     }
 }
@@ -273,6 +292,8 @@ mod tests {
         let bound = DestageBound {
             write_us_max: 300.0,
             parallel_writes: 2,
+            write_amplification_max: 1.0,
+            erase_us_per_unit: 0.0,
         };
         let cfg = WriteCacheConfig {
             capacity_bytes: 64 * 4096,

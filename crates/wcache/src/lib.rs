@@ -22,6 +22,10 @@
 //!   the host stops and the buffer is destaged within the hold-up budget, after which the
 //!   caller cuts the flash.
 //!
+//! With `enabled = false` the layer is a pass-through (requests, completions and events go
+//! straight to and from the device, under their own ids), so a machine can wrap its device
+//! unconditionally: `WriteCache::new(preset.write_cache.clone(), dev)`.
+//!
 //! Tolerates: requests out of range or misaligned (completed with the typed error, never
 //! buffered); a device completing in any order; device write errors while destaging (the
 //! unit is dropped and the error is reported by the next FLUSH, as Linux reports writeback
@@ -298,7 +302,7 @@ impl<D: BlockDevice> WriteCache<D> {
     /// are dropped — and the buffer is destaged; returns the time the capacitors run out, at
     /// which the caller cuts the device whether or not [`WriteCache::holdup_done`].
     pub fn power_loss<S: Schedule<WcEvent<D::Event>>>(&mut self, q: &mut S) -> Option<SimTime> {
-        if !self.cfg.plp {
+        if !self.cfg.plp || !self.cfg.enabled {
             return None;
         }
         self.holdup = true;
@@ -375,6 +379,14 @@ impl<D: BlockDevice> WriteCache<D> {
     fn accept<S: Schedule<WcEvent<D::Event>>>(&mut self, req: BlockRequest, fua: bool, q: &mut S) {
         let now = q.now();
         assert!(!self.holdup, "no host request after a power loss");
+        if !self.cfg.enabled {
+            if fua {
+                self.dev.submit_fua(req, &mut q.map(WcEvent::Device));
+            } else {
+                self.dev.submit(req, &mut q.map(WcEvent::Device));
+            }
+            return self.settle(q);
+        }
         self.idle_gen += 1;
         self.idle_drain = false;
         if let Err(e) = self.check_request(&req) {
@@ -994,6 +1006,10 @@ impl<D: BlockDevice> WriteCache<D> {
         /// Rounds of completions one call may see: each round needs a completion that the
         /// previous round's submissions produced at once; far more is a device bug.
         const ROUNDS_MAX: u32 = 1 << 16;
+        if !self.cfg.enabled {
+            self.dev.take_completions(&mut self.completions);
+            return;
+        }
         for _ in 0..ROUNDS_MAX {
             self.advance(q);
             self.dev.take_completions(&mut self.dev_done);
@@ -1036,7 +1052,11 @@ impl<D: BlockDevice> BlockDevice for WriteCache<D> {
     /// Without PLP completed writes may be lost at a cut; with PLP they survive, as NVMe
     /// drives with power-loss protection report no volatile write cache.
     fn volatile_write_cache(&self) -> bool {
-        !self.cfg.plp
+        if self.cfg.enabled {
+            !self.cfg.plp
+        } else {
+            self.dev.volatile_write_cache()
+        }
     }
 
     fn handle<S: Schedule<Self::Event>>(&mut self, ev: Self::Event, q: &mut S, rng: &mut SimRng) {
@@ -1048,6 +1068,9 @@ impl<D: BlockDevice> BlockDevice for WriteCache<D> {
     }
 
     fn outstanding(&self) -> u64 {
+        if !self.cfg.enabled {
+            return self.dev.outstanding();
+        }
         (self.host_live + self.completions.len()) as u64
     }
 }

@@ -302,6 +302,29 @@ fn the_volatile_write_cache_is_reported_unless_power_loss_protected() {
 }
 
 #[test]
+fn a_disabled_buffer_passes_requests_straight_through() {
+    let mut h = Harness::new(
+        WriteCacheConfig {
+            enabled: false,
+            ..small(64)
+        },
+        1,
+    );
+    let id = h.write(0, 8, 4);
+    let c = h.wait(id);
+    c.result.unwrap();
+    assert!(
+        c.completed.since(c.submitted).as_us_f64() > 200.0,
+        "a flash program"
+    );
+    assert_eq!(h.wc.occupied_units(), 0);
+    assert_eq!(h.wc.stats().writes, 0);
+    assert!(!h.wc.volatile_write_cache());
+    let id = h.submit(BlockOp::Read, 0, 8, Vec::new(), false);
+    assert_eq!(h.wait(id).data, vec![4; 4096]);
+}
+
+#[test]
 fn the_same_seed_gives_the_same_trace() {
     let run = |seed| {
         let mut h = Harness::new(small(8), seed);
