@@ -708,21 +708,22 @@ impl<D: BlockDevice> WriteCache<D> {
             h.data = vec![0; h.req.len_bytes as usize];
         }
         let mut hits = 0u64;
-        for i in 0..count {
-            let s = first + i;
-            let Some(u) = self.units.get(&(s / spu)) else {
-                continue;
-            };
-            let k = (s % spu) as usize;
-            if u.valid & 1 << k == 0 {
-                continue;
-            }
-            h.hit[i as usize] = true;
-            hits += 1;
-            if functional {
-                let i = i as usize;
-                h.data[i * SECTOR..(i + 1) * SECTOR]
-                    .copy_from_slice(&u.data[k * SECTOR..(k + 1) * SECTOR]);
+        let (first_unit, last_unit) = self.unit_span(&h.req);
+        for (&unit, u) in self.units.range(first_unit..=last_unit) {
+            let lo = (unit * spu).max(first);
+            let hi = ((unit + 1) * spu).min(first + count);
+            for s in lo..hi {
+                let k = (s % spu) as usize;
+                if u.valid & 1 << k == 0 {
+                    continue;
+                }
+                let i = (s - first) as usize;
+                h.hit[i] = true;
+                hits += 1;
+                if functional {
+                    h.data[i * SECTOR..(i + 1) * SECTOR]
+                        .copy_from_slice(&u.data[k * SECTOR..(k + 1) * SECTOR]);
+                }
             }
         }
         self.stats.read_hit_sectors += hits;

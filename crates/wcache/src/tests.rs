@@ -4,7 +4,7 @@
 
 use super::*;
 use nearflash_blockdev::verify::Reference;
-use nearflash_flash::{Geometry, MemoryStore};
+use nearflash_flash::{Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::testing::{tiny_flash, tiny_ftl};
 use nearflash_ftl::{Device, Event};
 use nearflash_sim::Sim;
@@ -29,10 +29,23 @@ fn small(units: u64) -> WriteCacheConfig {
 
 impl Harness {
     fn new(cfg: WriteCacheConfig, seed: u64) -> Harness {
-        let mut sim = Sim::new(seed);
         let flash = tiny_flash();
         let pages = Geometry::from_config(&flash).page_count();
-        let store = Box::new(MemoryStore::new(pages, flash.page_size_bytes));
+        Self::over(
+            cfg,
+            seed,
+            Box::new(MemoryStore::new(pages, flash.page_size_bytes)),
+        )
+    }
+
+    /// Timing fidelity: no data anywhere.
+    fn timing(cfg: WriteCacheConfig, seed: u64) -> Harness {
+        Self::over(cfg, seed, Box::new(NoStore))
+    }
+
+    fn over(cfg: WriteCacheConfig, seed: u64, store: Box<dyn PageStore>) -> Harness {
+        let mut sim = Sim::new(seed);
+        let flash = tiny_flash();
         let dev = Device::format(
             &flash,
             &tiny_ftl(),
@@ -299,6 +312,25 @@ fn the_volatile_write_cache_is_reported_unless_power_loss_protected() {
         1,
     );
     assert!(!h.wc.volatile_write_cache());
+}
+
+#[test]
+fn timing_fidelity_buffers_and_destages_without_data() {
+    let mut h = Harness::timing(small(8), 1);
+    let ids: Vec<u64> = (0..32)
+        .map(|u| h.submit(BlockOp::Write, u * 8, 8, Vec::new(), u % 5 == 0))
+        .collect();
+    for id in ids {
+        h.wait(id).result.unwrap();
+    }
+    let id = h.submit(BlockOp::Read, 0, 256, Vec::new(), false);
+    let c = h.wait(id);
+    c.result.unwrap();
+    assert!(c.data.is_empty());
+    let id = h.submit(BlockOp::Flush, 0, 0, Vec::new(), false);
+    h.wait(id).result.unwrap();
+    assert_eq!(h.wc.occupied_units(), 0);
+    assert_eq!(h.wc.stats().destaged_bytes, 32 * 4096);
 }
 
 #[test]
