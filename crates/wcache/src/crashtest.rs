@@ -207,7 +207,7 @@ fn run_seed_inner(
     out.cut_at_event = d.sim.events();
     out.buffered_units_at_cut = d.wc.occupied_units();
     let mut d = d.power_loss(out, ftl, wc)?;
-    d.verify_after_crash(out, wc.plp)?;
+    d.verify_after_crash(out)?;
     d.run(out, 0, cfg.ops_after_recovery, None)?;
     Ok(())
 }
@@ -556,7 +556,7 @@ impl Driver<'_> {
         })
     }
 
-    fn verify_after_crash(&mut self, out: &mut CrashOutcome, _plp: bool) -> Result<(), String> {
+    fn verify_after_crash(&mut self, out: &mut CrashOutcome) -> Result<(), String> {
         let sectors = self.acked.sectors();
         let chunk = self.cfg.max_request_sectors;
         let mut lsn = 0;

@@ -400,6 +400,7 @@ impl<D: BlockDevice> WriteCache<D> {
                 result: Err(e),
                 data: Vec::new(),
             });
+            self.arm_idle_timer(q);
             return;
         }
         let op = req.op;
@@ -497,6 +498,12 @@ impl<D: BlockDevice> WriteCache<D> {
             result,
             data: h.data,
         });
+        self.arm_idle_timer(q);
+    }
+
+    /// With no host request left, idle destaging starts after `idle_destage_us` unless a
+    /// request arrives first (it moves the generation on).
+    fn arm_idle_timer<S: Schedule<WcEvent<D::Event>>>(&mut self, q: &mut S) {
         if self.host_live == 0 {
             self.idle_gen += 1;
             q.schedule_in(
