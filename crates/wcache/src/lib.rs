@@ -821,12 +821,27 @@ impl<D: BlockDevice> WriteCache<D> {
         }
     }
 
-    /// The elevator: the first unit not being destaged at or after the cursor, wrapping.
+    /// The elevator: the first unit not being destaged at or after the cursor, wrapping —
+    /// preferring one outside the `destage_bytes_max` windows that jobs in flight touch, so
+    /// that concurrent jobs land on different parts of the device (two jobs into one FTL page
+    /// group would wait for each other's read-modify-write).
     fn next_destage_start(&self) -> Option<u64> {
+        let window_units = self.cfg.destage_bytes_max / self.cfg.unit_bytes;
+        let busy: Vec<u64> = self
+            .jobs
+            .iter()
+            .flatten()
+            .flat_map(|j| j.units.iter().map(|&(u, _)| u / window_units))
+            .collect();
+        let apart = |(&u, unit): (&u64, &Unit)| {
+            (unit.destaging.is_none() && !busy.contains(&(u / window_units))).then_some(u)
+        };
         let free = |(&u, unit): (&u64, &Unit)| unit.destaging.is_none().then_some(u);
         self.units
             .range(self.cursor..)
-            .find_map(free)
+            .find_map(apart)
+            .or_else(|| self.units.range(..self.cursor).find_map(apart))
+            .or_else(|| self.units.range(self.cursor..).find_map(free))
             .or_else(|| self.units.range(..self.cursor).find_map(free))
     }
 
