@@ -77,6 +77,26 @@ fn with_plp_every_acknowledged_write_survives_a_cut() {
     assert!(s.holdup_used_ns_max <= budget_ns, "{s:?}");
 }
 
+/// The checker sees a broken PLP promise: with a hold-up far below the bound (which the
+/// preset check would refuse), cuts that find the buffer full lose acknowledged writes.
+#[test]
+fn a_holdup_too_short_loses_acknowledged_writes_and_the_check_sees_it() {
+    let short = WriteCacheConfig {
+        plp_holdup_us: 1_000.0,
+        ..wc(true)
+    };
+    assert!(short
+        .validate_for(&DestageBound::of_ftl(&tiny_flash(), &tiny_ftl()))
+        .is_err());
+    let outcomes: Vec<CrashOutcome> = (0..10)
+        .map(|s| run_seed(&tiny_flash(), &tiny_ftl(), &short, &cfg(), s))
+        .collect();
+    let s = summarize(&outcomes);
+    assert!(s.holdup_unfinished > 0, "{s:?}");
+    assert!(s.lost_writes > 0, "{s:?}");
+    assert_eq!(s.wrong_data_reads, 0, "lost, never garbage: {s:?}");
+}
+
 /// The long run (.ci/run runs ignored tests):
 /// `cargo test -p nearflash-wcache --release -- --ignored crash_1000`.
 #[test]
