@@ -20,11 +20,21 @@ use nearflash_sim::{Schedule, SimRng, TraceEvent};
 /// - a request is aligned to [`SECTOR_BYTES`] and lies within `capacity_bytes`, or it
 ///   completes with an error naming why; it never panics the device;
 /// - every submitted request completes exactly once, in any order;
-/// - a write's completion is sent only once its data is durable (these devices have no
-///   volatile write cache: every write is FUA), and a flush completes once every write
-///   submitted before it has completed;
 /// - a read returns the data of the newest completed write to each sector (zeros if none or
-///   trimmed) — in functional fidelity the payload itself, in timing fidelity none.
+///   trimmed) — in functional fidelity the payload itself, in timing fidelity none;
+/// - durability depends on [`BlockDevice::volatile_write_cache`]:
+///   - **without a volatile write cache** (the FTL, INSIDER's drive) a write's completion is
+///     sent only once its data is durable (every write is FUA), and a flush completes once
+///     every write submitted before it has completed;
+///   - **with one** (`crates/wcache` without power-loss protection) a completed write may be
+///     lost at a power cut until a FLUSH submitted after its completion has completed, or
+///     unless it was submitted with FUA ([`BlockDevice::submit_fua`]); after a cut every
+///     sector reads a version of itself no older than the last durable one (never a mixture
+///     within a sector, never another sector's data). With power-loss protection every
+///     completed write survives, as without a cache.
+///
+/// A layer that forwards requests to a device below it forwards `submit_fua` as well, and
+/// reports the cache of the device below in `volatile_write_cache`.
 pub trait BlockDevice {
     /// The device's own events (its flash, its timers).
     type Event: TraceEvent;
@@ -38,6 +48,21 @@ pub trait BlockDevice {
 
     /// Accepts a request at `q.now()`.
     fn submit<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S);
+
+    /// Accepts a write with Force Unit Access: it completes only once its data is durable.
+    /// A device without a volatile write cache makes every write durable before completing
+    /// it, so the default is an ordinary submit. (FUA is a call rather than a field of
+    /// [`BlockRequest`] so that the many places building requests stay as they are; a layer
+    /// that forwards requests overrides this to forward it.)
+    fn submit_fua<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S) {
+        self.submit(req, q);
+    }
+
+    /// True when completed writes may sit in volatile memory (NVMe Identify Controller,
+    /// VWC bit): the host must FLUSH, or write with FUA, for durability. Default: none.
+    fn volatile_write_cache(&self) -> bool {
+        false
+    }
 
     /// Handles one of the device's own events.
     fn handle<S: Schedule<Self::Event>>(&mut self, ev: Self::Event, q: &mut S, rng: &mut SimRng);

@@ -1,10 +1,12 @@
 //! Host-visible commands and their completions, the contract between a host (or a workload
 //! driver) and the device.
 //!
-//! Durability promise: a write's completion is sent only after every page it touched has
-//! been programmed, so **every acknowledged write survives a power cut** and reads back
-//! exactly. A flush completes once every write submitted before it has been acknowledged
-//! (there is no volatile write cache to drain, so it is an ordering barrier); FUA is implied.
+//! Durability promise of a device without a volatile write cache (the FTL): a write's
+//! completion is sent only after every page it touched has been programmed, so **every
+//! acknowledged write survives a power cut** and reads back exactly. A flush completes once
+//! every write submitted before it has been acknowledged (there is no volatile write cache to
+//! drain, so it is an ordering barrier); FUA is implied. A device with a volatile write cache
+//! (`crates/wcache`) promises less: see [`crate::BlockDevice`].
 //! Trims are advisory: a trimmed range reads as zeros until a power cut, after which it may
 //! read as zeros or as data the same logical page held before — never another page's data.
 

@@ -102,6 +102,23 @@ impl<D: BlockDevice> Shadowed<D> {
     }
 }
 
+impl<D> Shadowed<D> {
+    /// Over a timing device, keeps a write's payload until it completes (the device gets the
+    /// request without it).
+    fn keep_payload(&mut self, mut req: BlockRequest) -> BlockRequest {
+        if self.pages.is_some() && req.op == BlockOp::Write {
+            let data = std::mem::take(&mut req.data);
+            if data.len() as u64 == req.len_bytes {
+                self.pending.insert(req.id, data);
+            } else {
+                // A wrong payload size is the device's error to report; keep it visible.
+                req.data = data;
+            }
+        }
+        req
+    }
+}
+
 impl<D: BlockDevice> BlockDevice for Shadowed<D> {
     type Event = D::Event;
 
@@ -114,17 +131,18 @@ impl<D: BlockDevice> BlockDevice for Shadowed<D> {
         true
     }
 
-    fn submit<S: Schedule<Self::Event>>(&mut self, mut req: BlockRequest, q: &mut S) {
-        if self.pages.is_some() && req.op == BlockOp::Write {
-            let data = std::mem::take(&mut req.data);
-            if data.len() as u64 == req.len_bytes {
-                self.pending.insert(req.id, data);
-            } else {
-                // A wrong payload size is the device's error to report; keep it visible.
-                req.data = data;
-            }
-        }
+    fn submit<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S) {
+        let req = self.keep_payload(req);
         self.dev.submit(req, q);
+    }
+
+    fn submit_fua<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S) {
+        let req = self.keep_payload(req);
+        self.dev.submit_fua(req, q);
+    }
+
+    fn volatile_write_cache(&self) -> bool {
+        self.dev.volatile_write_cache()
     }
 
     fn handle<S: Schedule<Self::Event>>(&mut self, ev: Self::Event, q: &mut S, rng: &mut SimRng) {

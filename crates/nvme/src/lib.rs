@@ -83,9 +83,9 @@ pub struct NvmeCommand {
     pub req: BlockRequest,
     /// Where a read's data goes and a write's data comes from.
     pub target: EndpointId,
-    /// Force Unit Access. The block devices under this front end have no volatile write
-    /// cache (every completed write is durable), so FUA passes through as an ordinary write;
-    /// it is counted.
+    /// Force Unit Access: the write completes only once durable. It is passed down to the
+    /// block device ([`BlockDevice::submit_fua`]); one without a volatile write cache makes
+    /// every write durable anyway. Counted.
     pub fua: bool,
 }
 
@@ -110,6 +110,7 @@ struct Cmd {
     qid: u16,
     req: BlockRequest,
     target: EndpointId,
+    fua: bool,
     submitted: SimTime,
     result: Result<(), IoError>,
     data: Vec<u8>,
@@ -122,8 +123,8 @@ struct Queue {
     unfetched: VecDeque<(u64, u32)>,
     /// Running count of entries written (the tail, unwrapped).
     tail: u64,
-    /// Requests the block-device face holds back while the queue is full.
-    held: VecDeque<BlockRequest>,
+    /// Requests (with their FUA flag) the block-device face holds back while the queue is full.
+    held: VecDeque<(BlockRequest, bool)>,
 }
 
 /// Requests the block-device face may hold back per queue. The [`BlockDevice`] contract
@@ -274,10 +275,12 @@ impl<D: BlockDevice> Nvme<D> {
             }
             self.polled += 1;
         }
+        let fua = cmd.fua && cmd.req.op == BlockOp::Write;
         self.cmds[tag as usize] = Some(Cmd {
             qid: cmd.qid,
             req: cmd.req,
             target: cmd.target,
+            fua,
             submitted: now,
             result: Ok(()),
             data: Vec::new(),
@@ -377,7 +380,17 @@ impl<D: BlockDevice> Nvme<D> {
             len_bytes: cmd.req.len_bytes,
             data: std::mem::take(&mut cmd.req.data),
         };
-        self.dev.submit(req, &mut q.map(NvmeEvent::Device));
+        if cmd.fua {
+            self.dev.submit_fua(req, &mut q.map(NvmeEvent::Device));
+        } else {
+            self.dev.submit(req, &mut q.map(NvmeEvent::Device));
+        }
+    }
+
+    /// The Volatile Write Cache field of Identify Controller (NVMe 1.4 §5.15.2.2, VWC): set
+    /// when the device below buffers completed writes in volatile memory.
+    pub fn volatile_write_cache(&self) -> bool {
+        self.dev.volatile_write_cache()
     }
 
     /// Moves the device's finished requests on: a read's data DMA, or straight to the CQE.
@@ -460,12 +473,12 @@ impl<D: BlockDevice> Nvme<D> {
             data: cmd.data,
         });
         // A slot freed: a request the block-device face held back may go now.
-        if let Some(req) = queue.held.pop_front() {
+        if let Some((req, fua)) = queue.held.pop_front() {
             let cmd = NvmeCommand {
                 qid: cmd.qid,
                 req,
                 target: EndpointId::HOST,
-                fua: false,
+                fua,
             };
             self.try_submit(cmd, q).expect("a slot just freed");
         }
@@ -519,24 +532,15 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
 
     /// Submits on the queues in turn; a full queue holds the request until a slot frees.
     fn submit<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S) {
-        let qid = self.next_qid;
-        self.next_qid = (self.next_qid + 1) % self.cfg.queue_pairs;
-        let queue = &mut self.queues[usize::from(qid)];
-        if queue.in_flight >= self.cfg.depth_max() {
-            assert!(
-                queue.held.len() < HELD_MAX,
-                "the caller keeps more than {HELD_MAX} requests outstanding"
-            );
-            queue.held.push_back(req);
-            return;
-        }
-        let cmd = NvmeCommand {
-            qid,
-            req,
-            target: EndpointId::HOST,
-            fua: false,
-        };
-        self.try_submit(cmd, q).expect("the queue has room");
+        self.submit_on_next_queue(req, false, q);
+    }
+
+    fn submit_fua<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S) {
+        self.submit_on_next_queue(req, true, q);
+    }
+
+    fn volatile_write_cache(&self) -> bool {
+        Nvme::volatile_write_cache(self)
     }
 
     fn handle<S: Schedule<Self::Event>>(&mut self, ev: Self::Event, q: &mut S, rng: &mut SimRng) {
@@ -551,6 +555,36 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
         let held: usize = self.queues.iter().map(|q| q.held.len()).sum();
         let live = self.cmds.iter().filter(|c| c.is_some()).count();
         (held + live + self.completions.len()) as u64
+    }
+}
+
+impl<D: BlockDevice> Nvme<D> {
+    /// The block-device face: submits on the queues in turn; a full queue holds the request
+    /// (with its FUA flag) until a slot frees.
+    fn submit_on_next_queue<S: Schedule<NvmeEvent<D::Event>>>(
+        &mut self,
+        req: BlockRequest,
+        fua: bool,
+        q: &mut S,
+    ) {
+        let qid = self.next_qid;
+        self.next_qid = (self.next_qid + 1) % self.cfg.queue_pairs;
+        let queue = &mut self.queues[usize::from(qid)];
+        if queue.in_flight >= self.cfg.depth_max() {
+            assert!(
+                queue.held.len() < HELD_MAX,
+                "the caller keeps more than {HELD_MAX} requests outstanding"
+            );
+            queue.held.push_back((req, fua));
+            return;
+        }
+        let cmd = NvmeCommand {
+            qid,
+            req,
+            target: EndpointId::HOST,
+            fua,
+        };
+        self.try_submit(cmd, q).expect("the queue has room");
     }
 }
 

@@ -1,5 +1,6 @@
 //! Presets: a machine's hardware and firmware parameters as one TOML document. The shared
-//! layers come first — `[flash]` and `[ftl]` (the device), optionally `[host]` (the host's
+//! layers come first — `[flash]` and `[ftl]` (the device), optionally `[write_cache]` (the
+//! drive's DRAM write buffer, `crates/wcache`; off when absent), `[host]` (the host's
 //! storage stack and powers) and the conventional SSD of a baseline (`[ssd_flash]` with
 //! `[ssd_ftl]`) — then one table per system the preset can run (`[accel]`, `[insider]`,
 //! `[active_flash]`: see `system`), each typed by its system's config and validated on load.
@@ -18,6 +19,7 @@ use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
 use nearflash_host::HostConfig;
 use nearflash_nvme::NvmeConfig;
+use nearflash_wcache::{DestageBound, WriteCacheConfig};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -53,6 +55,8 @@ struct Layers {
     flash: FlashConfig,
     ftl: FtlConfig,
     #[serde(default)]
+    write_cache: Option<WriteCacheConfig>,
+    #[serde(default)]
     host: Option<HostConfig>,
     #[serde(default)]
     ssd_flash: Option<FlashConfig>,
@@ -68,6 +72,10 @@ pub struct Preset {
     pub description: String,
     pub flash: FlashConfig,
     pub ftl: FtlConfig,
+    /// The drive's DRAM write buffer (`[write_cache]`; disabled when the table is absent).
+    /// A machine wraps its FTL in it unconditionally — a disabled buffer passes requests
+    /// through: `WriteCache::new(preset.write_cache.clone(), dev)`.
+    pub write_cache: WriteCacheConfig,
     /// The host: storage stack (syscall, copy costs), CPU and powers. Shared by the SIMD
     /// baseline of FlashAbacus and INSIDER's host-side systems.
     pub host: Option<HostConfig>,
@@ -125,6 +133,10 @@ impl Preset {
             .ftl
             .validate(&layers.flash)
             .map_err(|e| invalid("")(e.into()))?;
+        let write_cache = layers.write_cache.unwrap_or_default();
+        write_cache
+            .validate_for(&DestageBound::of_ftl(&layers.flash, &layers.ftl))
+            .map_err(|e| invalid("")(e.into()))?;
         if let Some(h) = &layers.host {
             h.validate().map_err(|e| invalid("")(e.into()))?;
         }
@@ -153,6 +165,7 @@ impl Preset {
             description: layers.description,
             flash: layers.flash,
             ftl: layers.ftl,
+            write_cache,
             host: layers.host,
             ssd,
             ssd_nvme,
@@ -227,6 +240,9 @@ impl Serialize for Preset {
         m.serialize_entry("description", &self.description)?;
         m.serialize_entry("flash", &self.flash)?;
         m.serialize_entry("ftl", &self.ftl)?;
+        if self.write_cache != WriteCacheConfig::default() {
+            m.serialize_entry("write_cache", &self.write_cache)?;
+        }
         if let Some(h) = &self.host {
             m.serialize_entry("host", h)?;
         }
@@ -302,6 +318,39 @@ mod tests {
         assert_eq!(p.flash.media.correctable_bits, 72);
         let e = Preset::load("test-min", &["flash.media.codeword_bytes=8".into()]).unwrap_err();
         assert!(e.to_string().contains("flash.media.codeword_bytes"), "{e}");
+    }
+
+    #[test]
+    fn the_write_cache_table_is_optional_settable_and_checked_by_field() {
+        let p = Preset::load("flashabacus", &[]).unwrap();
+        assert!(!p.write_cache.enabled, "absent: off");
+        let p = Preset::load("ssd-970evo", &[]).unwrap();
+        assert!(p.write_cache.enabled);
+        assert!(
+            !p.write_cache.plp,
+            "the 970 EVO has no power-loss protection"
+        );
+        let p = Preset::load("test-min", &["write_cache.enabled=true".into()]).unwrap();
+        assert!(p.write_cache.enabled);
+        let e = Preset::load("test-min", &["write_cache.unit_bytes=1000".into()]).unwrap_err();
+        assert!(e.to_string().contains("write_cache.unit_bytes"), "{e}");
+        // With PLP the hold-up must cover destaging a full buffer on this device.
+        let e = Preset::load(
+            "test-min",
+            &[
+                "write_cache.plp=true".into(),
+                "write_cache.plp_holdup_us=1000".into(),
+            ],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("write_cache.plp_holdup_us"), "{e}");
+        // A preset serialises to a document that parses back to it.
+        let p = Preset::load("ssd-970evo", &[]).unwrap();
+        let text = toml::to_string(&p).unwrap();
+        assert_eq!(
+            Preset::parse("again", &text, &[]).unwrap().write_cache,
+            p.write_cache
+        );
     }
 
     #[test]
