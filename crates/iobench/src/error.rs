@@ -41,6 +41,13 @@ pub enum IoBenchError {
         source: nearflash_flash::ConfigError,
     },
 
+    #[error("preset {preset}: {source}")]
+    Nvme {
+        preset: String,
+        #[source]
+        source: nearflash_nvme::NvmeError,
+    },
+
     #[error("backing store: {0}")]
     Store(#[from] nearflash_flash::StoreError),
 

@@ -1,5 +1,7 @@
 //! Presets: a machine's hardware and firmware parameters as one TOML document. The shared
-//! layers come first — `[flash]` and `[ftl]` (the device), optionally `[host]` (the host's
+//! layers come first — `[flash]` and `[ftl]` (the device), `[nvme]` (its NVMe front end and
+//! PCIe link, as `nearflash io` drives it; the NVMe crate's cited defaults where the file is
+//! silent), optionally `[host]` (the host's
 //! storage stack and powers) and the conventional SSD of a baseline (`[ssd_flash]` with
 //! `[ssd_ftl]`) — then one table per system the preset can run (`[accel]`, `[insider]`,
 //! `[active_flash]`: see `system`), each typed by its system's config and validated on load.
@@ -52,6 +54,7 @@ struct Layers {
     description: String,
     flash: FlashConfig,
     ftl: FtlConfig,
+    nvme: NvmeConfig,
     #[serde(default)]
     host: Option<HostConfig>,
     #[serde(default)]
@@ -68,6 +71,9 @@ pub struct Preset {
     pub description: String,
     pub flash: FlashConfig,
     pub ftl: FtlConfig,
+    /// The device's NVMe front end and PCIe link (`[nvme]`): what `nearflash io` puts between
+    /// the host and the FTL unless `--interface bare`.
+    pub nvme: NvmeConfig,
     /// The host: storage stack (syscall, copy costs), CPU and powers. Shared by the SIMD
     /// baseline of FlashAbacus and INSIDER's host-side systems.
     pub host: Option<HostConfig>,
@@ -102,6 +108,10 @@ impl Preset {
             }
         };
         let mut doc: toml::Table = text.parse().map_err(toml_err)?;
+        // Every device has a front end: a preset silent about it takes the NVMe crate's
+        // defaults, and `--set nvme.link.lanes=8` works on any preset.
+        doc.entry("nvme")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
         for o in overrides {
             overrides::apply(&mut doc, o)?;
         }
@@ -125,6 +135,7 @@ impl Preset {
             .ftl
             .validate(&layers.flash)
             .map_err(|e| invalid("")(e.into()))?;
+        layers.nvme.validate().map_err(|e| invalid("")(e.into()))?;
         if let Some(h) = &layers.host {
             h.validate().map_err(|e| invalid("")(e.into()))?;
         }
@@ -153,6 +164,7 @@ impl Preset {
             description: layers.description,
             flash: layers.flash,
             ftl: layers.ftl,
+            nvme: layers.nvme,
             host: layers.host,
             ssd,
             ssd_nvme,
@@ -203,8 +215,8 @@ impl Preset {
             })
     }
 
-    /// The tables the preset carries beyond `[flash]` and `[ftl]`, in a fixed order: the
-    /// shared layers, then the systems.
+    /// The tables the preset carries beyond `[flash]`, `[ftl]` and `[nvme]` (every preset
+    /// has those), in a fixed order: the shared layers, then the systems.
     pub fn tables(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
         if self.host.is_some() {
@@ -227,6 +239,7 @@ impl Serialize for Preset {
         m.serialize_entry("description", &self.description)?;
         m.serialize_entry("flash", &self.flash)?;
         m.serialize_entry("ftl", &self.ftl)?;
+        m.serialize_entry("nvme", &self.nvme)?;
         if let Some(h) = &self.host {
             m.serialize_entry("host", h)?;
         }
@@ -456,6 +469,24 @@ mod tests {
         // Off by an override, like any field.
         let off = Preset::load("ssd-970evo", &["ftl.slc_cache.enabled=false".into()]).unwrap();
         assert!(!off.ftl.slc_cache.enabled);
+    }
+
+    /// Every preset has a front end for `nearflash io`: the 970 EVO's is its own PCIe 3.0 ×4
+    /// link (the datasheet's interface), the others take the NVMe crate's cited defaults, and
+    /// any preset's link can be overridden and is checked like the file.
+    #[test]
+    fn every_preset_has_an_nvme_front_end_and_the_970evo_is_pcie_3_x4() {
+        let evo = Preset::load("ssd-970evo", &[]).unwrap();
+        assert_eq!((evo.nvme.link.generation, evo.nvme.link.lanes), (3, 4));
+        assert!((evo.nvme.link.payload_mb_s() - 3600.9).abs() < 0.1);
+        let t = Preset::load("test-min", &[]).unwrap();
+        assert_eq!(t.nvme, NvmeConfig::default());
+        let wide = Preset::load("test-min", &["nvme.link.lanes=8".into()]).unwrap();
+        assert_eq!(wide.nvme.link.lanes, 8);
+        let e = Preset::load("test-min", &["nvme.link.lanes=3".into()]).unwrap_err();
+        assert!(e.to_string().contains("nvme.link.lanes"), "{e}");
+        let e = Preset::load("test-min", &["nvme.queue_entries=1".into()]).unwrap_err();
+        assert!(e.to_string().contains("nvme.queue_entries"), "{e}");
     }
 
     #[test]
