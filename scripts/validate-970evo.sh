@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the `nearflash io` equivalents of the fio measurements on Hayagui's host
 # (../shared/HAYAGUI.md §1.7: Samsung 970 EVO 1 TB, kernel NVMe driver, fio psync, direct=1,
-# so N jobs ~ queue depth N) on the ssd-970evo preset, and prints ours against fio's.
+# so N jobs ~ queue depth N) on the ssd-970evo preset, and prints ours against fio's. Requests
+# cross the drive's NVMe front end and PCIe 3.0 x4 link (nearflash io's default interface).
 # Usage: scripts/validate-970evo.sh [OUT_DIR]  (default: validate-970evo-out). Needs python3.
 # TABLE_ONLY=1 prints the table from an OUT_DIR of earlier runs without running them again.
 # Every figure in the table is read from the runs' --json output; fio's are HAYAGUI's.
@@ -79,13 +80,17 @@ for run in ["rw4k-qd8", "rw4k-qd16", "rw32m-qd8", "rw32m-qd16", "rw32m-qd16-tlc"
           f"{d['sim_time_s']:.2f} | {d['waf'] if d['waf'] is None else round(d['waf'], 2)} | "
           f"{100*d['utilization']['channel_mean']:.0f}% / {100*d['utilization']['die_mean']:.0f}% |")
 print()
-print("| read run | channel / die busy | checkpoints in phase | page programs in phase |")
-print("|---|---|---|---|")
+print("| read run | channel / die busy | link up busy | link ceiling (MB/s) | ours (MB/s) | checkpoints in phase | page programs in phase |")
+print("|---|---|---|---|---|---|---|")
 for run in ["rr4k-qd8", "rr4k-qd16", "rr32m-qd8", "rr32m-qd16"]:
     d = load(run)
+    link = d.get("link") or {}
+    up = f"{100*link['up']['utilization']:.0f}%" if link else "-"
+    ceiling = d["analytic_limits"].get("link_up_payload_mb_s")
     print(f"| {run} | {100*d['utilization']['channel_mean']:.0f}% / "
-          f"{100*d['utilization']['die_mean']:.0f}% | {d['checkpoints_written']} | "
-          f"{d['flash_page_programs']} |")
+          f"{100*d['utilization']['die_mean']:.0f}% | {up} | "
+          f"{'-' if ceiling is None else f'{ceiling:,.1f}'} | {d['read_bandwidth_mb_s']:,.1f} | "
+          f"{d['checkpoints_written']} | {d['flash_page_programs']} |")
 print()
 print("| run | command |")
 print("|---|---|")

@@ -1,17 +1,18 @@
 //! The discrete-event driver of the I/O benchmark (`nearflash io`): it owns the clock (the event queue), the one
 //! seeded RNG and the trace hash, hands each event to the device, and feeds host requests —
 //! closed-loop at a queue depth for synthetic workloads, open-loop at recorded arrival times
-//! for traces. In functional fidelity every write carries self-describing sectors and every
-//! read is checked against the independent `verify::Reference` model.
+//! for traces. Requests reach the FTL through the host interface `D` (`interface`: the NVMe
+//! front end and its link, or bare). In functional fidelity every write carries
+//! self-describing sectors and every read is checked against the independent
+//! `verify::Reference` model, whatever path the data took.
 
 use crate::error::IoBenchError;
+use crate::interface::{FrontEnd, FrontSnapshot};
 use crate::workload::Draw;
 use nearflash_blockdev::load::{self, LoadError, Rig, RigEvent, DEFAULT_STALL_LIMIT};
 use nearflash_flash::{MemoryStore, NoStore, PageStore, SparseFileStore};
 use nearflash_ftl::verify::{AckedAt, Reference};
-use nearflash_ftl::{
-    BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlStats, SECTOR_BYTES,
-};
+use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, FtlStats, SECTOR_BYTES};
 use nearflash_sim::{LatencyHistogram, Schedule, Sim, SimDuration, SimRng, SimTime, Watchdog};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -171,11 +172,14 @@ pub struct Snapshot {
     pub events: u64,
     pub die_busy_ns: Vec<u64>,
     pub channel_busy_ns: Vec<u64>,
+    /// The front end's counters (none when bare).
+    pub front: Option<FrontSnapshot>,
 }
 
-pub struct Driver {
-    sim: Sim<RigEvent<Event>>,
-    rig: Rig<Device>,
+/// The driver of the FTL device behind the host interface `D`.
+pub struct Driver<D: FrontEnd> {
+    sim: Sim<RigEvent<D::Event>>,
+    rig: Rig<D>,
     next_id: u64,
     checker: Option<Checker>,
 }
@@ -183,15 +187,16 @@ pub struct Driver {
 /// Completions between progress callbacks.
 const PROGRESS_EVERY: u64 = 4096;
 
-impl Driver {
-    /// Formats a device of `preset` over the chosen store. In functional fidelity the
-    /// reference model covers the first `checked_bytes` of the device.
+impl<D: FrontEnd> Driver<D> {
+    /// Formats a device of `preset` over the chosen store and puts the interface `D` in front
+    /// of it. In functional fidelity the reference model covers the first `checked_bytes` of
+    /// the device.
     pub fn new(
         preset: &nearflash_preset::Preset,
         store: &StoreSpec,
         seed: u64,
         checked_bytes: u64,
-    ) -> Result<Driver, IoBenchError> {
+    ) -> Result<Driver<D>, IoBenchError> {
         let geo = nearflash_flash::Geometry::from_config(&preset.flash);
         let store: Box<dyn PageStore> = match store {
             StoreSpec::None => Box::new(NoStore),
@@ -211,7 +216,7 @@ impl Driver {
             &preset.flash,
             &preset.ftl,
             store,
-            &mut sim.queue().map(RigEvent::Device),
+            &mut sim.queue().map(|e| RigEvent::Device(D::wrap(e))),
         )
         .map_err(|e| IoBenchError::Format {
             preset: preset.name.clone(),
@@ -226,13 +231,19 @@ impl Driver {
         });
         Ok(Driver {
             sim,
-            rig: Rig::new(dev),
+            rig: Rig::new(D::attach(dev, preset)?),
             next_id: 0,
             checker,
         })
     }
 
+    /// The FTL device behind the interface.
     pub fn device(&self) -> &Device {
+        self.rig.dev.ftl()
+    }
+
+    /// The interface in front of the device.
+    pub fn front_end(&self) -> &D {
         &self.rig.dev
     }
 
@@ -246,7 +257,7 @@ impl Driver {
 
     pub fn snapshot(&self) -> Snapshot {
         let now = self.sim.now();
-        let dev = &self.rig.dev;
+        let dev = self.rig.dev.ftl();
         let fs = dev.backbone().stats();
         Snapshot {
             ftl: dev.stats().clone(),
@@ -257,14 +268,8 @@ impl Driver {
             events: self.sim.events(),
             die_busy_ns: dev.die_busy_ns(now),
             channel_busy_ns: dev.channel_busy_ns(now),
+            front: self.rig.dev.front(),
         }
-    }
-
-    fn check_store(dev: &Device) -> Result<(), IoBenchError> {
-        dev.backbone()
-            .store()
-            .health()
-            .map_err(|e| IoBenchError::StoreFailed(e.to_string()))
     }
 
     /// Runs `source` closed-loop at `queue_depth` until every request has completed.
@@ -287,7 +292,7 @@ impl Driver {
                 let d = source.next_request(rng)?;
                 Some(request(&mut next_id, d, checker.borrow_mut().as_mut()))
             },
-            |dev, c| seen.record(dev, &c),
+            |dev, c| seen.record(dev.ftl(), &c),
         );
         self.next_id = next_id;
         self.finish_phase(result, seen, &checker)
@@ -298,8 +303,8 @@ impl Driver {
     /// idle-time GC) finishes before measurement starts. Returns the simulated time spent.
     pub fn settle(&mut self, idle: SimDuration) -> Result<SimDuration, IoBenchError> {
         let until = self.sim.now() + idle;
-        load::settle(&mut self.sim, &mut self.rig, until, Device::is_quiescent)
-            .map_err(|e| load_error(LoadError::Stall(e), &self.rig.dev))
+        load::settle(&mut self.sim, &mut self.rig, until, D::is_quiescent)
+            .map_err(|e| load_error(LoadError::Stall(e), self.rig.dev.ftl()))
     }
 
     /// Replays `requests` open-loop: each is submitted at its arrival time (relative to now).
@@ -311,6 +316,7 @@ impl Driver {
     ) -> Result<PhaseResult, IoBenchError> {
         assert_eq!(requests.len(), arrivals_ns.len());
         let total = requests.len() as u64;
+        self.rig.dev.expect_outstanding(total);
         let checker = RefCell::new(self.checker.take());
         let mut seen = Completions::new(self.sim.now(), total, &checker, progress);
         let mut next_id = self.next_id;
@@ -324,7 +330,7 @@ impl Driver {
             &mut self.rig,
             &mut watchdog,
             arrivals,
-            |dev, c| seen.record(dev, &c),
+            |dev, c| seen.record(dev.ftl(), &c),
         );
         self.next_id += total;
         self.finish_phase(result, seen, &checker)
@@ -340,12 +346,12 @@ impl Driver {
     ) -> Result<PhaseResult, IoBenchError> {
         let phase = seen.finish();
         self.checker = checker.take();
-        result.map_err(|e| load_error(e, &self.rig.dev))?;
+        result.map_err(|e| load_error(e, self.rig.dev.ftl()))?;
         assert!(
             phase.requests <= self.next_id,
             "a phase completes only requests it issued"
         );
-        Self::check_store(&self.rig.dev)?;
+        check_store(self.rig.dev.ftl())?;
         Ok(phase)
     }
 }
@@ -389,7 +395,7 @@ impl<'a> Completions<'a> {
         if self.done >= self.next_report {
             (self.progress)(self.done, self.total);
             self.next_report = self.done + PROGRESS_EVERY;
-            Driver::check_store(dev)?;
+            check_store(dev)?;
         }
         Ok(())
     }
@@ -399,6 +405,13 @@ impl<'a> Completions<'a> {
         (self.progress)(self.done, self.total);
         self.phase
     }
+}
+
+fn check_store(dev: &Device) -> Result<(), IoBenchError> {
+    dev.backbone()
+        .store()
+        .health()
+        .map_err(|e| IoBenchError::StoreFailed(e.to_string()))
 }
 
 /// Stuck requests a stall report names (the rest are counted).

@@ -41,6 +41,19 @@ pub enum IoBenchError {
         source: nearflash_flash::ConfigError,
     },
 
+    #[error("preset {preset}: {source}")]
+    Nvme {
+        preset: String,
+        #[source]
+        source: nearflash_nvme::NvmeError,
+    },
+    #[error("preset {preset}: [write_cache]: {source}")]
+    WriteCache {
+        preset: String,
+        #[source]
+        source: nearflash_wcache::ConfigError,
+    },
+
     #[error("backing store: {0}")]
     Store(#[from] nearflash_flash::StoreError),
 

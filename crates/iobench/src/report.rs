@@ -1,10 +1,13 @@
 //! The result of an I/O benchmark (`nearflash io`): every figure of the measured phase, derived from the events
-//! the run processed (counts and busy times), beside the backbone's analytic limits for
-//! comparison. Serialised to JSON and rendered as a terminal table.
+//! the run processed (counts and busy times), beside the analytic limits of the backbone and
+//! the host link for comparison. Serialised to JSON and rendered as a terminal table.
 
 use crate::driver::{PhaseResult, Snapshot};
+use crate::interface::{FrontSnapshot, Interface};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 use nearflash_ftl::Device;
+use nearflash_hw::link::DirectionStats;
+use nearflash_nvme::NvmeConfig;
 use nearflash_preset::Preset;
 use serde::Serialize;
 
@@ -33,8 +36,8 @@ pub struct Utilization {
     pub die_mean: f64,
 }
 
-/// Closed-form ceilings of the backbone, for comparison only: every measured figure comes from
-/// the simulated events.
+/// Closed-form ceilings of the backbone and the host link, for comparison only: every
+/// measured figure comes from the simulated events.
 #[derive(Clone, Debug, Serialize)]
 pub struct AnalyticLimits {
     /// All channel buses busy moving multi-plane page data (MB/s of page data).
@@ -42,15 +45,26 @@ pub struct AnalyticLimits {
     /// All dies busy reading full multi-plane pages: tR + the register drain over the bus.
     pub die_read_bandwidth_mb_s: f64,
     /// min(bus, die): the backbone's sequential read ceiling.
+    pub backbone_read_bandwidth_mb_s: f64,
+    /// The PCIe link's payload ceiling in each direction after TLP overhead (`up`: device to
+    /// host, read data; `down`: host to device, write data), MB/s; null when bare.
+    pub link_up_payload_mb_s: Option<f64>,
+    pub link_down_payload_mb_s: Option<f64>,
+    /// The NVMe controller's command ceiling, one command per `controller_ns`; null when bare.
+    pub controller_iops: Option<f64>,
+    /// min(backbone, link up): the read ceiling of the whole path.
     pub read_bandwidth_mb_s: f64,
-    /// Single-page reads: every die busy for tR + one page's transfer (IOPS).
+    /// Single-page reads: every die busy for tR + one page's transfer (IOPS), the backbone's.
     pub page_read_iops: f64,
     /// Multi-plane programs: every die busy for transfer + tPROG (MB/s of page data).
     pub program_bandwidth_mb_s: f64,
+    /// min(program, link down): the write ceiling of the whole path.
+    pub write_bandwidth_mb_s: f64,
 }
 
 impl AnalyticLimits {
-    pub fn of(dev: &Device) -> Self {
+    /// The limits of `dev` behind the front end `nvme` (none when bare).
+    pub fn of(dev: &Device, nvme: Option<&NvmeConfig>) -> Self {
         let bb = dev.backbone();
         let geo = bb.geometry();
         let planes = geo.planes_per_die;
@@ -64,14 +78,112 @@ impl AnalyticLimits {
         let per_op_bytes = page * f64::from(planes);
         let bus = channels * per_op_bytes / xfer_all_us;
         let die = dies * per_op_bytes / (t_r + xfer_all_us);
-        AnalyticLimits {
+        let backbone = bus.min(die);
+        let program = (dies * per_op_bytes / (xfer_all_us + t_prog)).min(bus);
+        // Both directions of a PCIe link run at the same rate.
+        let link = nvme.map(|n| n.link.payload_mb_s());
+        let limits = AnalyticLimits {
             bus_read_bandwidth_mb_s: bus,
             die_read_bandwidth_mb_s: die,
-            read_bandwidth_mb_s: bus.min(die),
+            backbone_read_bandwidth_mb_s: backbone,
+            link_up_payload_mb_s: link,
+            link_down_payload_mb_s: link,
+            controller_iops: nvme.map(|n| 1e9 / n.controller_ns.max(1) as f64),
+            read_bandwidth_mb_s: link.map_or(backbone, |l| backbone.min(l)),
             page_read_iops: (dies / ((t_r + xfer_one_us) * 1e-6))
                 .min(channels / (xfer_one_us * 1e-6)),
-            program_bandwidth_mb_s: (dies * per_op_bytes / (xfer_all_us + t_prog)).min(bus),
+            program_bandwidth_mb_s: program,
+            write_bandwidth_mb_s: link.map_or(program, |l| program.min(l)),
+        };
+        assert!(limits.read_bandwidth_mb_s <= limits.backbone_read_bandwidth_mb_s);
+        assert!(limits.write_bandwidth_mb_s <= limits.program_bandwidth_mb_s);
+        limits
+    }
+}
+
+/// One direction of the link over the measured phase.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkDirection {
+    /// Share of the phase the direction was busy putting bytes on the wire.
+    pub utilization: f64,
+    /// Bytes on the wire: payload plus a header per TLP.
+    pub wire_bytes: u64,
+    pub payload_bytes: u64,
+    pub transfers: u64,
+}
+
+impl LinkDirection {
+    fn of(start: &DirectionStats, end: &DirectionStats, dur_ns: u64) -> LinkDirection {
+        assert!(end.busy_ns >= start.busy_ns && end.wire_bytes >= start.wire_bytes);
+        LinkDirection {
+            utilization: (end.busy_ns - start.busy_ns) as f64 / dur_ns.max(1) as f64,
+            wire_bytes: end.wire_bytes - start.wire_bytes,
+            payload_bytes: end.payload_bytes - start.payload_bytes,
+            transfers: end.transfers - start.transfers,
         }
+    }
+}
+
+/// The NVMe front end and its PCIe link over the measured phase (`--interface nvme`).
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkReport {
+    pub generation: u8,
+    pub lanes: u32,
+    pub max_payload_bytes: u32,
+    /// Device to host: read data, completion entries, interrupts, command fetch requests.
+    pub up: LinkDirection,
+    /// Host to device: write data, commands, doorbells.
+    pub down: LinkDirection,
+    /// Share of the phase the controller's firmware was busy processing commands.
+    pub controller_utilization: f64,
+    pub commands: u64,
+}
+
+impl LinkReport {
+    fn of(nvme: &NvmeConfig, s: &FrontSnapshot, e: &FrontSnapshot, dur_ns: u64) -> LinkReport {
+        assert!(e.controller_busy_ns >= s.controller_busy_ns && e.commands >= s.commands);
+        LinkReport {
+            generation: nvme.link.generation,
+            lanes: nvme.link.lanes,
+            max_payload_bytes: nvme.link.max_payload_bytes,
+            up: LinkDirection::of(&s.up, &e.up, dur_ns),
+            down: LinkDirection::of(&s.down, &e.down, dur_ns),
+            controller_utilization: (e.controller_busy_ns - s.controller_busy_ns) as f64
+                / dur_ns.max(1) as f64,
+            commands: e.commands - s.commands,
+        }
+    }
+
+    fn rows(&self) -> Vec<(String, String)> {
+        let gb = |b: u64| format!("{:.3}", b as f64 / 1e9);
+        vec![
+            (
+                "link up / down utilization".into(),
+                format!(
+                    "{:.1}% / {:.1}% (PCIe {}.0 x{})",
+                    100.0 * self.up.utilization,
+                    100.0 * self.down.utilization,
+                    self.generation,
+                    self.lanes
+                ),
+            ),
+            (
+                "link wire bytes up / down".into(),
+                format!(
+                    "{} / {} GB",
+                    gb(self.up.wire_bytes),
+                    gb(self.down.wire_bytes)
+                ),
+            ),
+            (
+                "NVMe controller utilization (commands)".into(),
+                format!(
+                    "{:.1}% ({})",
+                    100.0 * self.controller_utilization,
+                    self.commands
+                ),
+            ),
+        ]
     }
 }
 
@@ -132,6 +244,8 @@ pub struct IoReport {
     pub preset: String,
     pub seed: u64,
     pub fidelity: &'static str,
+    /// The path from the host to the FTL: `nvme` (front end and PCIe link) or `bare`.
+    pub interface: &'static str,
     pub workload: serde_json::Value,
     pub precondition: Option<Precondition>,
     /// Requests completed, successful or not.
@@ -172,6 +286,8 @@ pub struct IoReport {
     /// The SLC write cache (`[ftl.slc_cache]`); left out of the JSON when it is off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slc_cache: Option<SlcReport>,
+    /// The NVMe front end and its link over the phase; null when bare.
+    pub link: Option<LinkReport>,
     pub mapping_table_bytes: u64,
     pub scratchpad_bytes: u64,
     pub logical_capacity_bytes: u64,
@@ -280,6 +396,9 @@ pub struct Measured<'a> {
     pub preset: &'a Preset,
     pub seed: u64,
     pub fidelity: &'static str,
+    pub interface: Interface,
+    /// The front end's config, when there is one.
+    pub nvme: Option<&'a NvmeConfig>,
     pub workload: serde_json::Value,
     pub precondition: Option<Precondition>,
     pub phase: &'a PhaseResult,
@@ -329,11 +448,17 @@ impl IoReport {
         let die = diff(&s.die_busy_ns, &e.die_busy_ns, dur_ns);
         let wall = m.wall_s.max(1e-9);
         let slc_cache = SlcReport::of(&m);
+        let link = match (m.nvme, &s.front, &e.front) {
+            (Some(n), Some(fs), Some(fe)) => Some(LinkReport::of(n, fs, fe, dur_ns)),
+            (None, None, None) => None,
+            _ => unreachable!("a front end has a config and counters, or neither"),
+        };
         IoReport {
             version: env!("CARGO_PKG_VERSION"),
             preset: m.preset.name.clone(),
             seed: m.seed,
             fidelity: m.fidelity,
+            interface: m.interface.name(),
             workload: m.workload,
             precondition: m.precondition,
             requests: p.requests,
@@ -379,10 +504,11 @@ impl IoReport {
             flash_block_erases: block_erases,
             media: MediaReport::of(m.device),
             slc_cache,
+            link,
             mapping_table_bytes: m.device.mapping().table_bytes(),
             scratchpad_bytes: m.preset.ftl.scratchpad_bytes,
             logical_capacity_bytes: m.device.logical_bytes(),
-            analytic_limits: AnalyticLimits::of(m.device),
+            analytic_limits: AnalyticLimits::of(m.device, m.nvme),
             sim_events: m.total_events,
             trace_hash: m.trace_hash,
             wall_s: m.wall_s,
@@ -414,8 +540,11 @@ impl IoReport {
         let lim = &self.analytic_limits;
         let mut rows: Vec<(String, String)> = vec![
             (
-                "preset / seed / fidelity".into(),
-                format!("{} / {} / {}", self.preset, self.seed, self.fidelity),
+                "preset / seed / fidelity / interface".into(),
+                format!(
+                    "{} / {} / {} / {}",
+                    self.preset, self.seed, self.fidelity, self.interface
+                ),
             ),
             (
                 "requests (failed)".into(),
@@ -444,12 +573,13 @@ impl IoReport {
                 ),
             ),
             (
-                "backbone read limit (analytic)".into(),
+                "read limit (analytic)".into(),
                 format!(
-                    "{} MB/s (bus {}, dies {}); {:.0} page-read IOPS",
+                    "{} MB/s (bus {}, dies {}, link {}); {:.0} page-read IOPS",
                     f1(lim.read_bandwidth_mb_s),
                     f1(lim.bus_read_bandwidth_mb_s),
                     f1(lim.die_read_bandwidth_mb_s),
+                    lim.link_up_payload_mb_s.map_or("-".into(), f1),
                     lim.page_read_iops
                 ),
             ),
@@ -550,6 +680,10 @@ impl IoReport {
         if let Some(c) = &self.slc_cache {
             let at = rows.len() - 5;
             rows.splice(at..at, c.rows());
+        }
+        if let Some(l) = &self.link {
+            let at = rows.len() - 5;
+            rows.splice(at..at, l.rows());
         }
         for (k, v) in rows {
             t.add_row(vec![k, v]);

@@ -6,7 +6,7 @@ use crate::error::JobError;
 use nearflash_ftl::SECTOR_BYTES;
 use nearflash_iobench::trace::{TraceOptions, TracePlan};
 use nearflash_iobench::workload::{Amount, Pattern, SyntheticSpec};
-use nearflash_iobench::{capacity_bytes, Bench, IoReport, Plan, Stage, StoreSpec};
+use nearflash_iobench::{capacity_bytes, Bench, Interface, IoReport, Plan, Stage, StoreSpec};
 use nearflash_preset::Preset;
 use nearflash_sim::Fidelity;
 use serde::Deserialize;
@@ -38,6 +38,9 @@ pub struct IoOptions {
     pub store_file: Option<PathBuf>,
     pub seed: u64,
     pub trace_requests_max: u64,
+    /// The path from the host to the FTL: `nvme` (the default: the preset's NVMe front end
+    /// and PCIe link) or `bare`.
+    pub interface: Interface,
 }
 
 impl Default for IoOptions {
@@ -61,6 +64,7 @@ impl Default for IoOptions {
             store_file: None,
             seed: 1,
             trace_requests_max: nearflash_iotrace::REQUESTS_MAX,
+            interface: Interface::Nvme,
         }
     }
 }
@@ -131,6 +135,7 @@ pub fn io(
     let bench = Bench {
         preset: &preset,
         plan: &plan,
+        interface: opts.interface,
         store,
         seed: opts.seed,
         precondition: opts.precondition,
@@ -202,6 +207,30 @@ mod tests {
         assert_eq!(a.trace_hash, b.trace_hash);
         assert_eq!(a.requests, 500);
         assert!(a.iops > 0.0);
+    }
+
+    /// A sweep point says `interface = "bare"` to drive the FTL directly; by default the
+    /// requests cross the NVMe front end and its link, which the report says and measures.
+    #[test]
+    fn the_interface_option_chooses_the_path_and_the_report_names_it() {
+        let o: IoOptions = toml::from_str(
+            "preset = \"test-min\"\npattern = \"rand-read\"\nrequests = 500\nqueue_depth = 1\ninterface = \"bare\"\n",
+        )
+        .unwrap();
+        assert_eq!(o.interface, Interface::Bare);
+        let bare = io(&o, &mut |_, _, _| {}).unwrap();
+        let qd1 = IoOptions {
+            queue_depth: Some(1),
+            ..small()
+        };
+        let nvme = io(&qd1, &mut |_, _, _| {}).unwrap();
+        assert_eq!((bare.interface, nvme.interface), ("bare", "nvme"));
+        assert!(bare.link.is_none());
+        let link = nvme.link.as_ref().expect("the NVMe path reports its link");
+        assert_eq!(link.commands, 500);
+        assert!(link.up.payload_bytes >= 500 * 4096);
+        // At QD1 the front end's path adds to every read (6.6 µs on the defaults).
+        assert!(nvme.latency_us.mean > bare.latency_us.mean + 6.0);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::error::CliError;
 use crate::progress::Progress;
 use nearflash_iobench::workload::Pattern;
-use nearflash_iobench::Stage;
+use nearflash_iobench::{Interface, Stage};
 use nearflash_jobs::IoOptions;
 use std::path::PathBuf;
 
@@ -29,7 +29,7 @@ impl From<Fidelity> for nearflash_sim::Fidelity {
 
 #[derive(clap::Args, Debug)]
 pub struct IoArgs {
-    /// Built-in preset name (flashabacus, test-min, insider, active-flash, ssd-970evo) or path
+    /// Built-in preset name (flashabacus, test-min, insider, active-flash, ssd-970evo, hayagui) or path
     /// to a preset TOML file.
     #[arg(long, default_value = "flashabacus")]
     pub preset: String,
@@ -87,6 +87,10 @@ pub struct IoArgs {
     /// Functional fidelity: keep pages in a sparse file instead of RAM.
     #[arg(long, value_name = "PATH")]
     pub store_file: Option<PathBuf>,
+    /// The path from the host to the FTL: nvme (the preset's NVMe front end and PCIe link,
+    /// `[nvme]`) or bare (requests straight into the FTL, no front end and no link).
+    #[arg(long, value_enum, default_value = "nvme")]
+    pub interface: Interface,
     /// Seed of the run's one RNG.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -130,6 +134,7 @@ fn options(args: &IoArgs) -> IoOptions {
         store_file: args.store_file.clone(),
         seed: args.seed,
         trace_requests_max: args.trace_requests_max,
+        interface: args.interface,
     }
 }
 

@@ -117,6 +117,35 @@ fn report_has_every_documented_field() {
     assert_eq!(r["utilization"]["die"].as_array().unwrap().len(), 4);
 }
 
+/// Requests cross the NVMe front end and its PCIe link unless `--interface bare`: the report
+/// names the path, measures the link over the phase and bounds the read ceiling by it.
+#[test]
+fn the_report_names_the_interface_and_measures_the_link_unless_bare() {
+    let d = tmp();
+    let r = run_json(d.path(), "nvme.json", RAND_MIXED);
+    assert_eq!(r["interface"], "nvme");
+    let link = &r["link"];
+    assert_eq!(link["commands"].as_u64().unwrap(), 3000);
+    for dir in ["up", "down"] {
+        let u = link[dir]["utilization"].as_f64().unwrap();
+        assert!(u > 0.0 && u <= 1.0, "{dir}: {u}");
+        assert!(link[dir]["wire_bytes"].as_u64() > link[dir]["payload_bytes"].as_u64());
+    }
+    let lim = &r["analytic_limits"];
+    let (read, backbone, link_up) = (
+        lim["read_bandwidth_mb_s"].as_f64().unwrap(),
+        lim["backbone_read_bandwidth_mb_s"].as_f64().unwrap(),
+        lim["link_up_payload_mb_s"].as_f64().unwrap(),
+    );
+    assert_eq!(read, backbone.min(link_up));
+    let mut args = RAND_MIXED.to_vec();
+    args.extend(["--interface", "bare"]);
+    let b = run_json(d.path(), "bare.json", &args);
+    assert_eq!(b["interface"], "bare");
+    assert!(b["link"].is_null() && b["analytic_limits"]["link_up_payload_mb_s"].is_null());
+    assert_ne!(b["trace_hash"], r["trace_hash"]);
+}
+
 #[test]
 fn sequential_reads_approach_but_never_exceed_the_backbone_limit() {
     let d = tmp();

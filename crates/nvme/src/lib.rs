@@ -102,6 +102,9 @@ pub struct NvmeStats {
     pub peer_dma_bytes: u64,
     /// Host core time spent spinning on completion queues (poll mode).
     pub poll_cpu_ns: u64,
+    /// Time the controller's firmware spent processing commands (step 3): over a span of
+    /// simulated time, its utilization.
+    pub controller_busy_ns: u64,
     /// The most commands any queue held at once.
     pub in_flight_max: u32,
 }
@@ -127,9 +130,9 @@ struct Queue {
     held: VecDeque<(BlockRequest, bool)>,
 }
 
-/// Requests the block-device face may hold back per queue. The [`BlockDevice`] contract
-/// accepts every request, so the bound is the caller's own outstanding count; more than this
-/// is a caller bug.
+/// Requests the block-device face may hold back per queue, unless the caller sets its own
+/// bound ([`Nvme::set_held_max`]). The [`BlockDevice`] contract accepts every request, so the
+/// bound is the caller's own outstanding count; more than this is a caller bug.
 pub const HELD_MAX: usize = 1 << 16;
 
 /// An NVMe controller and its link in front of the block device `D`.
@@ -142,6 +145,7 @@ pub struct Nvme<D> {
     cmds: Vec<Option<Cmd>>,
     free_tags: Vec<u32>,
     controller_free_at: SimTime,
+    held_max: usize,
     next_qid: u16,
     polled: u32,
     poll_since: SimTime,
@@ -172,6 +176,7 @@ impl<D: BlockDevice> Nvme<D> {
             cmds: (0..slots).map(|_| None).collect(),
             free_tags: (0..slots).rev().collect(),
             controller_free_at: SimTime::ZERO,
+            held_max: HELD_MAX,
             next_qid: 0,
             polled: 0,
             poll_since: SimTime::ZERO,
@@ -179,6 +184,15 @@ impl<D: BlockDevice> Nvme<D> {
             dev_done: Vec::new(),
             completions: Vec::new(),
         })
+    }
+
+    /// Bounds the requests the block-device face holds back per queue at `held_max` instead
+    /// of [`HELD_MAX`]: a caller that may have more outstanding (an open-loop trace replay
+    /// overloading the drive, whose requests wait in the host's block layer) states its own
+    /// bound, which the face asserts.
+    pub fn set_held_max(&mut self, held_max: usize) {
+        assert!(held_max > 0, "a queue holds back at least one request");
+        self.held_max = held_max;
     }
 
     /// Adds a peer memory (a device's BAR or DRAM) that DMAs can target.
@@ -309,6 +323,7 @@ impl<D: BlockDevice> Nvme<D> {
                 // Step 3: the controller's firmware, one command at a time.
                 let start = self.controller_free_at.max(now);
                 self.controller_free_at = start + SimDuration::from_ns(self.cfg.controller_ns);
+                self.stats.controller_busy_ns += self.cfg.controller_ns;
                 q.schedule_at(self.controller_free_at, NvmeEvent::Processed(tag));
             }
             NvmeEvent::Processed(tag) => self.processed(tag, now, q),
@@ -572,8 +587,9 @@ impl<D: BlockDevice> Nvme<D> {
         let queue = &mut self.queues[usize::from(qid)];
         if queue.in_flight >= self.cfg.depth_max() {
             assert!(
-                queue.held.len() < HELD_MAX,
-                "the caller keeps more than {HELD_MAX} requests outstanding"
+                queue.held.len() < self.held_max,
+                "the caller keeps more than {} requests outstanding",
+                self.held_max
             );
             queue.held.push_back((req, fua));
             return;

@@ -91,7 +91,12 @@ fn a_qd1_4kib_read_costs_doorbell_fetch_controller_flash_dma_and_completion() {
         closed, lat,
         "the closed per-command costs agree with the model at QD1"
     );
+    assert_eq!(cfg.qd1_read_overhead_ns(4096), 6_587);
     let s = nvme.stats();
+    assert_eq!(
+        s.controller_busy_ns, cfg.controller_ns,
+        "one command processed"
+    );
     assert_eq!(
         (s.commands, s.sqe_fetches, s.cqes, s.interrupts),
         (1, 1, 1, 1)
@@ -120,6 +125,7 @@ fn a_polled_qd1_read_saves_the_interrupt_and_charges_the_spinning_core() {
         "the closed per-command costs agree with the model when polled"
     );
     assert_eq!(lat, FLASH_NS + 4_687);
+    assert_eq!(cfg.qd1_read_overhead_ns(4096), 4_687);
     assert_eq!(nvme.stats().interrupts, 0);
     assert_eq!(
         nvme.stats().poll_cpu_ns,

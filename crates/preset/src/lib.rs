@@ -1,6 +1,8 @@
 //! Presets: a machine's hardware and firmware parameters as one TOML document. The shared
-//! layers come first — `[flash]` and `[ftl]` (the device), optionally `[write_cache]` (the
-//! drive's DRAM write buffer, `crates/wcache`; off when absent), `[host]` (the host's
+//! layers come first — `[flash]` and `[ftl]` (the device), `[nvme]` (its NVMe front end and
+//! PCIe link, as `nearflash io` drives it; the NVMe crate's cited defaults where the file is
+//! silent), optionally `[write_cache]` (the drive's DRAM write buffer, `crates/wcache`; off
+//! when absent), optionally `[host]` (the host's
 //! storage stack and powers) and the conventional SSD of a baseline (`[ssd_flash]` with
 //! `[ssd_ftl]`) — then one table per system the preset can run (`[accel]`, `[insider]`,
 //! `[active_flash]`: see `system`), each typed by its system's config and validated on load.
@@ -54,6 +56,7 @@ struct Layers {
     description: String,
     flash: FlashConfig,
     ftl: FtlConfig,
+    nvme: NvmeConfig,
     #[serde(default)]
     write_cache: Option<WriteCacheConfig>,
     #[serde(default)]
@@ -76,6 +79,9 @@ pub struct Preset {
     /// A machine wraps its FTL in it unconditionally — a disabled buffer passes requests
     /// through: `WriteCache::new(preset.write_cache.clone(), dev)`.
     pub write_cache: WriteCacheConfig,
+    /// The device's NVMe front end and PCIe link (`[nvme]`): what `nearflash io` puts between
+    /// the host and the FTL unless `--interface bare`.
+    pub nvme: NvmeConfig,
     /// The host: storage stack (syscall, copy costs), CPU and powers. Shared by the SIMD
     /// baseline of FlashAbacus and INSIDER's host-side systems.
     pub host: Option<HostConfig>,
@@ -110,6 +116,10 @@ impl Preset {
             }
         };
         let mut doc: toml::Table = text.parse().map_err(toml_err)?;
+        // Every device has a front end: a preset silent about it takes the NVMe crate's
+        // defaults, and `--set nvme.link.lanes=8` works on any preset.
+        doc.entry("nvme")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
         for o in overrides {
             overrides::apply(&mut doc, o)?;
         }
@@ -137,6 +147,7 @@ impl Preset {
         write_cache
             .validate_for(&DestageBound::of_ftl(&layers.flash, &layers.ftl))
             .map_err(|e| invalid("")(e.into()))?;
+        layers.nvme.validate().map_err(|e| invalid("")(e.into()))?;
         if let Some(h) = &layers.host {
             h.validate().map_err(|e| invalid("")(e.into()))?;
         }
@@ -166,6 +177,7 @@ impl Preset {
             flash: layers.flash,
             ftl: layers.ftl,
             write_cache,
+            nvme: layers.nvme,
             host: layers.host,
             ssd,
             ssd_nvme,
@@ -216,8 +228,8 @@ impl Preset {
             })
     }
 
-    /// The tables the preset carries beyond `[flash]` and `[ftl]`, in a fixed order: the
-    /// shared layers, then the systems.
+    /// The tables the preset carries beyond `[flash]`, `[ftl]` and `[nvme]` (every preset
+    /// has those), in a fixed order: the shared layers, then the systems.
     pub fn tables(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
         if self.host.is_some() {
@@ -243,6 +255,7 @@ impl Serialize for Preset {
         if self.write_cache != WriteCacheConfig::default() {
             m.serialize_entry("write_cache", &self.write_cache)?;
         }
+        m.serialize_entry("nvme", &self.nvme)?;
         if let Some(h) = &self.host {
             m.serialize_entry("host", h)?;
         }
@@ -505,6 +518,24 @@ mod tests {
         // Off by an override, like any field.
         let off = Preset::load("ssd-970evo", &["ftl.slc_cache.enabled=false".into()]).unwrap();
         assert!(!off.ftl.slc_cache.enabled);
+    }
+
+    /// Every preset has a front end for `nearflash io`: the 970 EVO's is its own PCIe 3.0 ×4
+    /// link (the datasheet's interface), the others take the NVMe crate's cited defaults, and
+    /// any preset's link can be overridden and is checked like the file.
+    #[test]
+    fn every_preset_has_an_nvme_front_end_and_the_970evo_is_pcie_3_x4() {
+        let evo = Preset::load("ssd-970evo", &[]).unwrap();
+        assert_eq!((evo.nvme.link.generation, evo.nvme.link.lanes), (3, 4));
+        assert!((evo.nvme.link.payload_mb_s() - 3600.9).abs() < 0.1);
+        let t = Preset::load("test-min", &[]).unwrap();
+        assert_eq!(t.nvme, NvmeConfig::default());
+        let wide = Preset::load("test-min", &["nvme.link.lanes=8".into()]).unwrap();
+        assert_eq!(wide.nvme.link.lanes, 8);
+        let e = Preset::load("test-min", &["nvme.link.lanes=3".into()]).unwrap_err();
+        assert!(e.to_string().contains("nvme.link.lanes"), "{e}");
+        let e = Preset::load("test-min", &["nvme.queue_entries=1".into()]).unwrap_err();
+        assert!(e.to_string().contains("nvme.queue_entries"), "{e}");
     }
 
     #[test]
