@@ -388,7 +388,8 @@ def mqsim_result(name):
         "iops": g("IOPS"), "mb_s": g("Bandwidth") / 1e6, "lat_us": g("Device_Response_Time"),
         "waf": prog_pages * page / wbytes if wbytes > 0 else None,
         "gc": f("Total_GC_Executions"),
-        "upd_reads": None,
+        "reads": f("Issued_Flash_Read_CMD") + planes * f("Issued_Flash_Multiplane_Read_CMD"),
+        "progs": prog_pages, "requests": g("Request_Count"),
     }
 
 def ours(name):
@@ -418,13 +419,15 @@ for name, pattern, kib, qd, n, stop_s, span, occ, extra in runs:
         fmt = lambda x: "-" if x is None else (f"{x/1e3:,.1f}k" if k == "iops" else f"{x:,.2f}" if k == "waf" else f"{x:,.1f}")
         p(f"| {name} | {label} | {fmt(a)} | {fmt(b)} | {ratio} |")
 p()
-p("| run | ours: GC runs, channel / die busy, sim s | MQSim: GC executions |")
+p("| run | ours: requests, flash page reads / programs per request, GC runs, channel / die busy, sim s | MQSim: requests, flash page reads / programs per request, GC executions |")
 p("|---|---|---|")
 for name, *_ in runs:
     o, m = ours(name), mqsim_result(name)
-    u = o["d"]["utilization"]
-    p(f"| {name} | {o['gc']}, {100 * u['channel_mean']:.0f}% / {100 * u['die_mean']:.0f}%, "
-      f"{o['d']['sim_time_s']:.2f} | {m['gc']:.0f} |")
+    d, u = o["d"], o["d"]["utilization"]
+    p(f"| {name} | {d['requests']}, {d['flash_page_reads'] / d['requests']:.2f} / "
+      f"{d['flash_page_programs'] / d['requests']:.2f}, {o['gc']}, "
+      f"{100 * u['channel_mean']:.0f}% / {100 * u['die_mean']:.0f}%, {d['sim_time_s']:.2f} | "
+      f"{m['requests']:.0f}, {m['reads'] / m['requests']:.2f} / {m['progs'] / m['requests']:.2f}, {m['gc']:.0f} |")
 p()
 p("Commands:")
 p()

@@ -10,20 +10,24 @@
 # less than one NVMe round trip). A second table prints the datasheet's "up to" figures
 # (digit.in, see the preset) beside ours for context only: they are not measurements.
 # Usage: scripts/validate-970evoplus.sh [OUT_DIR]  (default: validate-970evoplus-out). Needs
-# python3. TABLE_ONLY=1 prints the tables from an OUT_DIR of earlier runs. Every figure of ours
-# is read from the runs' --json output.
+# python3. TABLE_ONLY=1 prints the tables from an OUT_DIR of earlier runs; NEARFLASH=path uses
+# that binary instead of building one. The preset is named by its path, so the file in the tree
+# is what runs. Every figure of ours is read from the runs' --json output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-validate-970evoplus-out}
 mkdir -p "$out"
-[ "${TABLE_ONLY:-0}" = 1 ] || cargo build --release -q -p nearflash
-nf=target/release/nearflash
+if [ "${TABLE_ONLY:-0}" != 1 ] && [ -z "${NEARFLASH:-}" ]; then
+  cargo build --release -q -p nearflash
+fi
+nf=${NEARFLASH:-target/release/nearflash}
+preset=configs/ssd-970evoplus.toml
 
 run() { # name, args...
   local name=$1; shift
   [ "${TABLE_ONLY:-0}" = 1 ] && return 0
-  echo "$name: nearflash io --preset ssd-970evoplus $*" >"$out/$name.cmd"
-  "$nf" io --preset ssd-970evoplus "$@" --quiet --json "$out/$name.json"
+  echo "$name: nearflash io --preset $preset $*" >"$out/$name.cmd"
+  "$nf" io --preset "$preset" "$@" --quiet --json "$out/$name.json"
 }
 
 # Measured: 4 KiB random writes, 4 workers x QD 1 and x QD 32, on a fresh drive (whole capacity).
