@@ -106,7 +106,11 @@
 #       marked "MQSim failed" and the next one covers random writes:
 #   rw4k-fresh-qd32  4 KiB random writes over the whole drive from empty, both without
 #       preconditioning (MQSim Enabled_Preconditioning false, ssdconfig-noprecond.xml).
-#   sr128k-qd32  128 KiB sequential reads (MQSim STREAMING) over the read span.
+#   sr128k-qd32  128 KiB sequential reads (MQSim STREAMING) over the read span. MQSim's
+#       preconditioning of a STREAMING flow did not finish (7 CPU minutes, 26 wall minutes, still
+#       in its LPA loop; upstream issue #31 reports an endless loop there), so MQSim runs it
+#       without: a read of a never-written page gets a mapping entry on first access and still
+#       reads flash (online_create_entry_for_reads); ours preconditions the span as usual.
 #   sw128k-qd32  128 KiB sequential writes on an empty drive (no preconditioning in either).
 set -euo pipefail
 
@@ -334,7 +338,7 @@ runs = [
     ("rr4k-qd32", "rand-read", 4, 32, R(200000), 1, span_pct, 100, ["--span-gib", f"{span_gib:.4f}"]),
     ("rw4k-ss-qd32", "rand-write", 4, 32, ss_requests, 2, 100, 100, ["--precondition"]),
     ("rw4k-fresh-qd32", "rand-write", 4, 32, R(50000), 1, 100, None, []),
-    ("sr128k-qd32", "seq-read", 128, 32, R(20000), 1, span_pct, 100, ["--span-gib", f"{span_gib:.4f}"]),
+    ("sr128k-qd32", "seq-read", 128, 32, R(20000), 1, span_pct, None, ["--span-gib", f"{span_gib:.4f}"]),
     ("sw128k-qd32", "seq-write", 128, 32, R(40000), 2, 100, None, []),
 ]
 only = [r for r in E.get("CMP_ONLY", "").split(",") if r]
