@@ -29,8 +29,8 @@ impl From<Fidelity> for nearflash_sim::Fidelity {
 
 #[derive(clap::Args, Debug)]
 pub struct IoArgs {
-    /// Built-in preset name (flashabacus, test-min, insider, active-flash, ssd-970evo, hayagui) or path
-    /// to a preset TOML file.
+    /// Built-in preset name (flashabacus, test-min, insider, active-flash, ssd-970evo,
+    /// ssd-970evoplus, hayagui) or path to a preset TOML file.
     #[arg(long, default_value = "flashabacus")]
     pub preset: String,
     /// Override a preset field, e.g. --set flash.channels=8 (repeatable).

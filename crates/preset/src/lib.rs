@@ -44,6 +44,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "ssd-970evo",
         include_str!("../../../configs/ssd-970evo.toml"),
     ),
+    (
+        "ssd-970evoplus",
+        include_str!("../../../configs/ssd-970evoplus.toml"),
+    ),
     ("hayagui", include_str!("../../../configs/hayagui.toml")),
 ];
 
@@ -536,6 +540,26 @@ mod tests {
         assert!(e.to_string().contains("nvme.link.lanes"), "{e}");
         let e = Preset::load("test-min", &["nvme.queue_entries=1".into()]).unwrap_err();
         assert!(e.to_string().contains("nvme.queue_entries"), "{e}");
+    }
+
+    /// The 970 EVO Plus preset is the 1 TB drive too: 32 dies of 9x-layer TLC on 8 channels,
+    /// 10^12 bytes of user capacity, TurboWrite 6 GB static + 36 GB dynamic.
+    #[test]
+    fn ssd_970evoplus_is_a_1_tb_drive_with_its_slc_cache() {
+        let p = Preset::load("ssd-970evoplus", &[]).unwrap();
+        let geo = nearflash_flash::Geometry::from_config(&p.flash);
+        assert_eq!((geo.channels, geo.die_count()), (8, 32));
+        let user = nearflash_ftl::Layout::new(&geo, &p.ftl).logical_bytes();
+        assert!(
+            (1_000_000_000_000..1_001_000_000_000).contains(&user),
+            "{user}"
+        );
+        let c = &p.ftl.slc_cache;
+        assert!(c.enabled);
+        assert_eq!(
+            (c.static_capacity_bytes, c.dynamic_capacity_max_bytes),
+            (6_000_000_000, 36_000_000_000)
+        );
     }
 
     #[test]
