@@ -394,6 +394,131 @@ impl PageCache {
         true
     }
 
+    /// Whether the page is cached (in any state), without marking it used.
+    pub fn is_cached(&self, key: PageKey) -> bool {
+        let (ck, place) = key.chunk();
+        self.chunks
+            .get(&ck)
+            .is_some_and(|c| c.cached >> place & 1 != 0)
+    }
+
+    /// The first page of `file` in `from..to` that is cached, or `to`: the pages before it
+    /// are a run [`PageCache::reserve_run`] may take.
+    pub fn uncached_until(&self, file: u32, from: u64, to: u64) -> u64 {
+        let mut index = from;
+        while index < to {
+            let (ck, place) = PageKey { file, index }.chunk();
+            let above = self
+                .chunks
+                .get(&ck)
+                .map_or(0, |c| c.cached >> place << place);
+            if above != 0 {
+                let first = ck.chunk * CHUNK_PAGES + u64::from(above.trailing_zeros());
+                return first.min(to);
+            }
+            index = (ck.chunk + 1) * CHUNK_PAGES;
+        }
+        to
+    }
+
+    /// [`PageCache::reserve`] of pages `first..first + count` of `file` (none of them cached),
+    /// in order, stopping at the first that finds no room; how many were reserved. The same
+    /// pages are evicted and the same stamps given as page by page: a page just reserved is
+    /// not evictable, so making all the room first evicts what each reserve would have,
+    /// in the same order, a chunk at a time.
+    pub fn reserve_run(&mut self, file: u32, first: u64, count: u64) -> u64 {
+        let free = self.capacity_pages - self.pages;
+        let evicted = if count > free {
+            self.evict_pages(count - free)
+        } else {
+            0
+        };
+        let n = count.min(free) + evicted;
+        let mut index = first;
+        while index < first + n {
+            let (ck, place) = PageKey { file, index }.chunk();
+            let take = (CHUNK_PAGES - place as u64).min(first + n - index);
+            let chunk = match self.chunks.entry(ck) {
+                Entry::Occupied(chunk) => chunk.into_mut(),
+                Entry::Vacant(slot) => {
+                    self.order.insert(ck);
+                    slot.insert(Box::default())
+                }
+            };
+            let mask = ck.mask(index, index + take - 1);
+            assert_eq!(chunk.cached & mask, 0, "reserve a page once");
+            debug_assert_eq!(
+                (chunk.uptodate | chunk.dirty | chunk.writeback | chunk.pinned) & mask,
+                0,
+                "an uncached page has no state"
+            );
+            // Not up to date: not evictable, so the evictable index is unchanged.
+            chunk.cached |= mask;
+            for p in place..place + take as usize {
+                self.clock += 1;
+                chunk.stamps[p] = self.clock;
+            }
+            index += take;
+        }
+        self.pages += n;
+        assert!(
+            self.pages <= self.capacity_pages,
+            "the cache holds its limit"
+        );
+        n
+    }
+
+    /// [`PageCache::evict_one`] up to `n` times, stopping when nothing is evictable; how
+    /// many were evicted. The least recently used chunk gives its pages oldest first while
+    /// its next one is older than every other chunk's oldest (one lookup and one sort of its
+    /// stamps instead of a lookup and two scans per page).
+    fn evict_pages(&mut self, n: u64) -> u64 {
+        self.file_stale();
+        let mut done = 0;
+        while done < n {
+            let Some((stamp, ck)) = self.lru.first() else {
+                break;
+            };
+            let limit = self.lru.second_stamp().unwrap_or(u64::MAX);
+            let chunk = self
+                .chunks
+                .get_mut(&ck)
+                .expect("an indexed chunk is cached");
+            debug_assert_eq!(chunk.indexed, Some(stamp));
+            let mut by_age = [(0u64, 0u8); CHUNK_PAGES as usize];
+            let mut len = 0;
+            for place in places(chunk.evictable) {
+                by_age[len] = (chunk.stamps[place], place as u8);
+                len += 1;
+            }
+            let by_age = &mut by_age[..len];
+            by_age.sort_unstable();
+            debug_assert_eq!(by_age[0].0, stamp, "the chunk's oldest evictable page");
+            let mut k = 0;
+            while k < len && done < n && (k == 0 || by_age[k].0 < limit) {
+                let place = by_age[k].1 as usize;
+                let bit = 1u32 << place;
+                debug_assert_eq!((chunk.dirty | chunk.writeback | chunk.pinned) & bit, 0);
+                chunk.cached &= !bit;
+                chunk.uptodate &= !bit;
+                chunk.evictable &= !bit;
+                chunk.stamps[place] = 0;
+                k += 1;
+                done += 1;
+            }
+            let oldest = (k < len).then(|| by_age[k].0);
+            self.lru.reindex(ck, chunk.indexed, oldest);
+            chunk.indexed = oldest;
+            if chunk.cached == 0 {
+                self.chunks.remove(&ck);
+                self.order.remove(&ck);
+            }
+            self.pages -= k as u64;
+            self.evictions += k as u64;
+        }
+        done
+    }
+
     /// Evicts the least recently used evictable page, and files its chunk anew at once
     /// (nothing is stale after [`PageCache::file_stale`]).
     fn evict_one(&mut self) -> bool {
@@ -838,6 +963,84 @@ mod tests {
                 proptest::prop_assert_eq!(c.cached_in(0, 0, 11 * stride).len(), cached.len());
                 let (lo, hi) = (2 * stride, 3 * stride);
                 proptest::prop_assert_eq!(c.cached_in(0, lo, hi).len(), cached.iter().filter(|k| (lo..=hi).contains(&k.index)).count());
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Story: reserving a run of pages at once (`reserve_run`, with its chunk-at-a-time
+        /// eviction) leaves the cache exactly as reserving them one by one would — the same
+        /// pages cached in the same states, the same evictions, the same LRU order after.
+        #[test]
+        fn a_run_reserved_at_once_is_the_same_as_page_by_page(
+            ops in proptest::collection::vec((0u8..8, 0u64..100, 1u64..40), 1..300),
+            capacity in 8u64..70,
+        ) {
+            let mut a = PageCache::new(capacity);
+            let mut b = PageCache::new(capacity);
+            let mut pinned: Vec<PageKey> = Vec::new();
+            for (op, index, n) in ops {
+                let k = key(index);
+                match (op, a.state(k)) {
+                    (0 | 1, _) => {
+                        let to = (index + n).min(100);
+                        let end = a.uncached_until(0, index, to);
+                        proptest::prop_assert_eq!(end, b.uncached_until(0, index, to));
+                        proptest::prop_assert!((index..end).all(|i| !a.is_cached(key(i))));
+                        proptest::prop_assert!(end == to || a.is_cached(key(end)));
+                        let got = a.reserve_run(0, index, end - index);
+                        let mut want = 0;
+                        for i in index..end {
+                            if !b.reserve(key(i)) {
+                                break;
+                            }
+                            want += 1;
+                        }
+                        proptest::prop_assert_eq!(got, want);
+                    }
+                    (2, Some(s)) if !s.uptodate => {
+                        let to = (index + n).min(100);
+                        let keys: Vec<PageKey> = (index..to)
+                            .map(key)
+                            .filter(|&k| a.state(k).is_some_and(|s| !s.uptodate))
+                            .collect();
+                        a.set_uptodate_pages(keys.iter().copied());
+                        b.set_uptodate_pages(keys);
+                    }
+                    (3, Some(s)) if s.uptodate && !s.dirty => {
+                        a.set_dirty(k);
+                        b.set_dirty(k);
+                    }
+                    (4, Some(s)) if s.dirty && !s.writeback => {
+                        a.start_writeback(k);
+                        b.start_writeback(k);
+                    }
+                    (5, Some(s)) if s.writeback => {
+                        a.end_writeback(k);
+                        b.end_writeback(k);
+                    }
+                    (6, Some(_)) => {
+                        a.touch(k);
+                        b.touch(k);
+                        if pinned.len() < 4 && n % 3 == 0 {
+                            a.pin(k);
+                            b.pin(k);
+                            pinned.push(k);
+                        }
+                    }
+                    (7, _) if !pinned.is_empty() => {
+                        let k = pinned.remove(index as usize % pinned.len());
+                        a.unpin(k);
+                        b.unpin(k);
+                    }
+                    _ => {}
+                }
+                let states = |c: &PageCache| (0..100).map(|i| c.state(key(i))).collect::<Vec<_>>();
+                proptest::prop_assert_eq!(states(&a), states(&b));
+                proptest::prop_assert_eq!((a.bytes(), a.evictions(), a.clock), (b.bytes(), b.evictions(), b.clock));
+                // The same LRU order: the stamps of the cached pages agree.
+                let stamps = |c: &PageCache| (0..100).map(|i| c.page(key(i)).map(|p| p.stamp)).collect::<Vec<_>>();
+                proptest::prop_assert_eq!(stamps(&a), stamps(&b));
             }
         }
     }

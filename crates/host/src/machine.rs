@@ -662,9 +662,34 @@ impl<D: BlockDevice> Host<D> {
         let mut fetch = Vec::new();
         let mut waiting = 0u32;
         let mut short_of_memory = false;
-        for index in first..chunk_end.div_ceil(PAGE_BYTES) {
+        let last = chunk_end.div_ceil(PAGE_BYTES);
+        let mut index = first;
+        while index < last {
             let key = PageKey { file, index };
             let count = index >= counted_to;
+            if kind == OpKind::Read && !self.cache.is_cached(key) {
+                // A read's run of uncached pages: reserved together (as `read_ahead`), each
+                // a miss to read in.
+                let end = self.cache.uncached_until(file, index, last);
+                let got = self.cache.reserve_run(file, index, end - index);
+                for index in index..index + got {
+                    let key = PageKey { file, index };
+                    self.stats.misses += u64::from(index >= counted_to);
+                    self.wait_for(key, id);
+                    fetch.push(key);
+                    waiting += 1;
+                }
+                counted_to = counted_to.max(index + got);
+                if got < end - index {
+                    short_of_memory = true;
+                    break;
+                }
+                index = end;
+                continue;
+            }
+            let at = index;
+            index += 1;
+            let index = at;
             match self.cache.touch(key) {
                 Some(s) if s.uptodate => self.stats.hits += u64::from(count),
                 Some(_) => {
@@ -741,15 +766,23 @@ impl<D: BlockDevice> Host<D> {
             .div_ceil(PAGE_BYTES);
         let fid = op.file.0;
         let mut fetch = Vec::new();
-        for index in from..to {
-            let key = PageKey { file: fid, index };
-            if self.cache.state(key).is_some() {
+        // Page by page: skip a cached page, reserve an uncached one, stop when memory is
+        // short — the uncached pages a run at a time (`reserve_run` evicts and stamps as
+        // page-by-page reserves would; reserving evicts only other pages, so a run's pages
+        // stay uncached until it is reserved, and the page after it is looked at after).
+        let mut index = from;
+        while index < to {
+            if self.cache.is_cached(PageKey { file: fid, index }) {
+                index += 1;
                 continue;
             }
-            if !self.cache.reserve(key) {
+            let end = self.cache.uncached_until(fid, index, to);
+            let got = self.cache.reserve_run(fid, index, end - index);
+            fetch.extend((index..index + got).map(|index| PageKey { file: fid, index }));
+            if got < end - index {
                 break;
             }
-            fetch.push(key);
+            index = end;
         }
         self.stats.readahead_pages += fetch.len() as u64;
         self.fetch(&fetch, q);

@@ -18,11 +18,15 @@ mod cmd_vfile;
 mod cmd_vfile_mount;
 mod cmd_ycsb;
 mod error;
+mod huge_pages;
 mod output;
 mod progress;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+
+#[global_allocator]
+static ALLOC: huge_pages::HugePages = huge_pages::HugePages;
 
 #[derive(Parser)]
 #[command(

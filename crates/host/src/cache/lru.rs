@@ -20,6 +20,11 @@ impl LruIndex {
         self.head
     }
 
+    /// The stamp of the second least entry: the least of every chunk but the first's.
+    pub(super) fn second_stamp(&self) -> Option<u64> {
+        self.rest.first_key_value().map(|(&k, _)| k)
+    }
+
     /// Moves chunk `ck` from stamp `old` to stamp `new` (`None`: not in the index).
     pub(super) fn reindex(&mut self, ck: ChunkKey, old: Option<u64>, new: Option<u64>) {
         match (old, new) {
