@@ -54,6 +54,20 @@ def test_overrides_as_a_dict_reach_the_preset_and_the_run():
     assert {"test-min", "flashabacus", "insider"} <= names
 
 
+def test_tables_are_dataframes_on_a_plain_install():
+    """What the README and the docstrings promise: presets() and reproduce()'s claims and runs
+    are pandas DataFrames, and pandas is a dependency of the package (so `pip install
+    ./crates/python` alone brings it)."""
+    import importlib.metadata
+
+    import pandas
+
+    assert isinstance(nearflash.presets(), pandas.DataFrame)
+    assert {"name", "tables", "description"} <= set(nearflash.presets().columns)
+    requires = importlib.metadata.requires("nearflash") or []
+    assert any(r.split(";")[0].strip() == "pandas" for r in requires), requires
+
+
 def test_bad_input_raises_with_the_cli_message():
     with pytest.raises(nearflash.NearflashError, match="unknown preset 'nope'|nope"):
         nearflash.io(preset="nope", pattern="rand-read", requests=10)
@@ -81,6 +95,9 @@ def test_reproduce_writes_its_directory_and_returns_claims_as_a_frame(tmp_path):
     s = nearflash.reproduce("flashabacus", out=tmp_path / "fa", only=["atax"], dataset="mini", jobs=2)
     assert (tmp_path / "fa" / "summary.json").exists()
     assert (tmp_path / "fa" / "report.html").exists()
+    import pandas
+
+    assert isinstance(s["claims"], pandas.DataFrame) and isinstance(s["runs"], pandas.DataFrame)
     # atax on SIMD and the four schedulers, under both cost models (timing fidelity)
     assert len(s["runs"]) == 2 * 5
     assert sorted(r["cost_model"] for r in s["runs"]["extra"]) == ["counted"] * 5 + ["table2"] * 5

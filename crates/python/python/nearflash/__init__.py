@@ -2,9 +2,10 @@
 
 Every function runs the same job as the command of the same name (``nearflash io``,
 ``nearflash run``, ...) and returns the same fields as that command's JSON, as dicts; tabular
-results (a sweep's table, a reproduction's claims and runs) come as pandas DataFrames when
-pandas is installed. Keyword arguments mirror the command-line flags (``--queue-depth`` is
-``queue_depth``); ``overrides`` takes ``{"table.field": value}`` like repeated ``--set``.
+results (a sweep's table, a reproduction's claims and runs, the presets) come as pandas
+DataFrames (pandas is a dependency of the package). Keyword arguments mirror the command-line
+flags (``--queue-depth`` is ``queue_depth``); ``overrides`` takes ``{"table.field": value}``
+like repeated ``--set``.
 Long runs release the GIL. Errors raise ``NearflashError`` with the CLI's message.
 
     >>> import nearflash
@@ -56,11 +57,9 @@ def _options(kwargs, overrides):
 
 
 def _frame(rows):
-    """A pandas DataFrame of a list of dicts, or the list itself without pandas."""
-    try:
-        import pandas
-    except ImportError:
-        return rows
+    """A pandas DataFrame of a list of dicts (pandas is imported when a table is made)."""
+    import pandas
+
     return pandas.DataFrame(rows)
 
 
@@ -124,7 +123,7 @@ def reproduce(paper, *, out=None, overrides=None, **options):
 
 
 def presets():
-    """The built-in presets: a DataFrame (or list of dicts) of name, tables, description."""
+    """The built-in presets: a DataFrame with one row per preset (name, tables, description)."""
     return _frame(_json.loads(_native.presets()))
 
 

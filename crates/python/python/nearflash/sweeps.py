@@ -152,13 +152,10 @@ def table(out):
 
 
 def sweep(spec, *, out, backend="local", address=None, jobs=None, progress=True):
-    """Runs (or resumes) a sweep and returns its table: a DataFrame with pandas, else the
-    run's {points, computed, table, summary}."""
-    done = run(spec, out=out, backend=backend, address=address, jobs=jobs, progress=progress)
-    try:
-        return table(out)
-    except ImportError:
-        return done
+    """Runs (or resumes) a sweep and returns its table as a DataFrame (``run`` returns the
+    run's {points, computed, table, summary} instead)."""
+    run(spec, out=out, backend=backend, address=address, jobs=jobs, progress=progress)
+    return table(out)
 
 
 def main(argv=None):
