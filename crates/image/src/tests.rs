@@ -30,7 +30,7 @@ fn imported_bytes_come_back_after_reopening() {
     std::fs::write(src.join("sub/small.txt"), b"hello").unwrap();
 
     let mut image = Image::open(&path).unwrap();
-    assert_eq!(image.import(&[src], "/").unwrap(), 2);
+    assert_eq!(image.import(&[src], "/").unwrap().files, 2);
     image.close().unwrap();
 
     let mut image = Image::open(&path).unwrap();
@@ -46,7 +46,7 @@ fn imported_bytes_come_back_after_reopening() {
     );
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
-    image.export("/src", &out).unwrap();
+    image.export("/src", &out, Overwrite::Refuse).unwrap();
     assert!(image.fsck().unwrap().is_clean());
     image.close().unwrap();
     assert_eq!(std::fs::read(out.join("src/big.bin")).unwrap(), big);
@@ -67,7 +67,7 @@ fn an_image_dropped_without_close_keeps_what_was_fsynced() {
     let mut image = Image::open(&path).unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
-    image.export("/notes.txt", &out).unwrap();
+    image.export("/notes.txt", &out, Overwrite::Refuse).unwrap();
     assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"durable");
 }
 
@@ -119,17 +119,26 @@ fn a_file_that_is_not_an_image_is_refused_by_its_magic() {
     assert!(e.to_string().contains("not a nearflash image"), "{e}");
 }
 
+/// Story: a 0-byte image was refused with "failed to fill whole buffer", which names
+/// neither the file nor the problem.
 #[test]
-fn a_file_shorter_than_the_header_is_an_io_error_naming_the_image() {
+fn an_empty_or_short_file_is_not_an_image_and_the_error_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("short.img");
-    std::fs::write(&path, b"NFIMAGE1\x05").unwrap();
-    let e = open_err(&path);
-    let ImageError::Io { what, source } = &e else {
-        panic!("{e:?}")
-    };
-    assert!(what.contains("short.img"), "{e}");
-    assert_eq!(source.kind(), std::io::ErrorKind::UnexpectedEof);
+    for (name, bytes) in [("empty.img", &b""[..]), ("short.img", &b"NFIMAGE1\x05"[..])] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let e = open_err(&path);
+        assert!(
+            matches!(&e, ImageError::TooShort { len_bytes, .. } if *len_bytes == bytes.len() as u64),
+            "{e:?}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains(name) && msg.contains("not a nearflash image"),
+            "{msg}"
+        );
+        assert!(!msg.contains("fill whole buffer"), "{msg}");
+    }
 }
 
 #[test]
@@ -201,7 +210,9 @@ fn operations_on_missing_paths_are_typed_fs_errors() {
     let mut image = Image::open(&path).unwrap();
     let e = image.ls("/nope").unwrap_err();
     assert!(matches!(e, ImageError::Op { .. }), "{e:?}");
-    let e = image.export("/nope", dir.path()).unwrap_err();
+    let e = image
+        .export("/nope", dir.path(), Overwrite::Refuse)
+        .unwrap_err();
     assert!(matches!(e, ImageError::Op { .. }), "{e:?}");
     let e = image
         .import(&[dir.path().join("no-such-host-file")], "/")

@@ -1,33 +1,20 @@
 //! Output files: checked for writability before any work starts (a typo in `--json` must not
 //! cost a long run), and written atomically — to a temporary file in the same directory,
 //! then renamed over the target — so a run killed half-way never leaves a truncated file or
-//! a previous run's file looking current.
+//! a previous run's file looking current. A device or FIFO (`--json /dev/null`) is written
+//! in place: renaming over it would destroy it.
 
 use crate::error::JobError;
-use std::path::{Path, PathBuf};
+use nearflash_outfile::{is_special, parent_of, resolve, temp_beside};
+use std::path::Path;
 
 fn io_error(what: String) -> impl FnOnce(std::io::Error) -> JobError {
     move |source| JobError::Io { what, source }
 }
 
-/// The directory a file path lives in (`.` for a bare name).
-fn parent_of(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// A temporary name beside `path`, unique to this process.
-fn temp_beside(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    parent_of(path).join(format!(".{name}.tmp-{}", std::process::id()))
-}
-
 /// Checks that `path` can be written: not a directory, and its directory takes a new file
-/// (probed by creating and removing the temporary file a write would use).
+/// (probed by creating and removing the temporary file a write would use). A special file
+/// (a device such as `/dev/null`, a FIFO) is written in place, so nothing is probed beside it.
 pub fn check_file(flag: &str, path: &Path) -> Result<(), JobError> {
     if path.is_dir() {
         return Err(JobError::Workload(format!(
@@ -35,7 +22,11 @@ pub fn check_file(flag: &str, path: &Path) -> Result<(), JobError> {
             path.display()
         )));
     }
-    let dir = parent_of(path);
+    if is_special(path) {
+        return Ok(());
+    }
+    let target = resolve(path);
+    let dir = parent_of(&target);
     if !dir.is_dir() {
         return Err(JobError::Workload(format!(
             "{flag} {}: directory {} does not exist",
@@ -43,7 +34,7 @@ pub fn check_file(flag: &str, path: &Path) -> Result<(), JobError> {
             dir.display()
         )));
     }
-    let probe = temp_beside(path);
+    let probe = temp_beside(&target);
     std::fs::write(&probe, b"").map_err(io_error(format!(
         "{flag} {}: cannot write in {}",
         path.display(),
@@ -61,16 +52,11 @@ pub fn check_dir(flag: &str, dir: &Path) -> Result<(), JobError> {
     check_file(flag, &dir.join("probe"))
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, then a
-/// rename over `path`.
+/// Writes `bytes` to `path`: a regular file atomically (a temporary in the same directory,
+/// fsynced, then renamed over it), a special file (`/dev/null`, a FIFO) in place — never
+/// renamed over (see `nearflash_outfile`).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), JobError> {
-    let tmp = temp_beside(path);
-    std::fs::write(&tmp, bytes).map_err(io_error(format!("writing {}", tmp.display())))?;
-    std::fs::rename(&tmp, path).map_err(io_error(format!(
-        "renaming {} to {}",
-        tmp.display(),
-        path.display()
-    )))
+    nearflash_outfile::write(path, bytes).map_err(io_error(format!("writing {}", path.display())))
 }
 
 #[cfg(test)]
@@ -97,5 +83,16 @@ mod tests {
         write_atomic(&p, b"new").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// Story: `--json /dev/null` probed `/dev/.null.tmp-PID` and then renamed a temporary
+    /// over `/dev/null`; as root that left a regular file where the null device was.
+    #[test]
+    fn dev_null_is_checked_and_written_in_place_and_stays_a_device() {
+        use std::os::unix::fs::FileTypeExt;
+        check_file("--json", Path::new("/dev/null")).unwrap();
+        write_atomic(Path::new("/dev/null"), b"{}").unwrap();
+        let ft = std::fs::metadata("/dev/null").unwrap().file_type();
+        assert!(ft.is_char_device());
     }
 }

@@ -118,7 +118,18 @@ pub fn run(args: &DbBenchArgs) -> Result<(), CliError> {
         }
     };
     if let Some(b) = &args.benchmarks {
-        cfg.benchmarks = b.split(',').map(|s| s.trim().to_string()).collect();
+        cfg.benchmarks = b
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        // An empty list ran nothing and exited 0, as if every benchmark had passed.
+        if cfg.benchmarks.is_empty() {
+            return Err(err(format!(
+                "--benchmarks '{b}' names no benchmark (e.g. fillseq,readrandom)"
+            )));
+        }
     }
     cfg.num = args.num;
     cfg.reads = args.reads;

@@ -1,10 +1,12 @@
 //! `nearflash fs`: the device file system on a device image (`nearflash_image`: the image
-//! format, opening with recovery, and the operations), and its crash test.
+//! format, opening with recovery, and the operations), and its crash test. Commands that
+//! write an image (mkfs, import, mkdir, rm, rmdir) hold its exclusive lock; those that only
+//! read it (ls, fsck, export) open it read-only under a shared lock and never change it.
 
 use crate::error::CliError;
 use nearflash_fs::crashtest::{self, CrashOutcome, CrashSummary, CrashTestConfig};
 use nearflash_fs::FileKind;
-use nearflash_image::Image;
+use nearflash_image::{Image, Overwrite};
 use nearflash_preset::Preset;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -35,12 +37,38 @@ pub enum FsCommand {
         #[arg(required = true, num_args = 2..)]
         paths: Vec<PathBuf>,
     },
-    /// Copy a file or a directory tree out into HOST_DIR.
+    /// Copy a file or a directory tree out into HOST_DIR (an existing host file is refused
+    /// unless --force).
     Export {
         #[arg(long)]
         image: PathBuf,
         src_path: String,
         host_dir: PathBuf,
+        /// Replace existing host files.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Create a directory (with -p, its missing parents too; existing ones are kept).
+    Mkdir {
+        #[arg(long)]
+        image: PathBuf,
+        #[arg(short = 'p', long)]
+        parents: bool,
+        path: String,
+    },
+    /// Remove a file (with -r, a directory and everything under it).
+    Rm {
+        #[arg(long)]
+        image: PathBuf,
+        #[arg(short = 'r', long)]
+        recursive: bool,
+        path: String,
+    },
+    /// Remove an empty directory.
+    Rmdir {
+        #[arg(long)]
+        image: PathBuf,
+        path: String,
     },
     /// List a directory: names, sizes, owners, modes.
     Ls {
@@ -49,7 +77,8 @@ pub enum FsCommand {
         #[arg(default_value = "/")]
         dir: String,
     },
-    /// Check the image's consistency; non-zero exit on any problem.
+    /// Check the image's consistency (read-only: nothing is written); non-zero exit on any
+    /// problem.
     Fsck {
         #[arg(long)]
         image: PathBuf,
@@ -86,7 +115,23 @@ pub fn run(args: &FsArgs) -> Result<bool, CliError> {
             image,
             src_path,
             host_dir,
-        } => export(image, src_path, host_dir).map(|()| true),
+            force,
+        } => export(image, src_path, host_dir, *force).map(|()| true),
+        FsCommand::Mkdir {
+            image,
+            parents,
+            path,
+        } => writing(image, |img| img.mkdir(path, *parents)),
+        FsCommand::Rm {
+            image,
+            recursive,
+            path,
+        } => writing(image, |img| {
+            let n = img.rm(path, *recursive)?;
+            println!("removed {n} entr{}", if n == 1 { "y" } else { "ies" });
+            Ok(())
+        }),
+        FsCommand::Rmdir { image, path } => writing(image, |img| img.rmdir(path)),
         FsCommand::Ls { image, dir } => ls(image, dir).map(|()| true),
         FsCommand::Fsck { image } => fsck(image),
         FsCommand::Crashtest {
@@ -111,23 +156,45 @@ fn mkfs(preset_name: &str, image: &Path, overrides: &[String]) -> Result<(), Cli
     Ok(())
 }
 
+/// Runs `op` on the image opened to write it, then commits.
+fn writing(
+    image: &Path,
+    op: impl FnOnce(&mut Image) -> Result<(), nearflash_image::ImageError>,
+) -> Result<bool, CliError> {
+    let mut img = Image::open(image)?;
+    op(&mut img)?;
+    img.close()?;
+    Ok(true)
+}
+
 fn import(image: &Path, sources: &[PathBuf], dest: &str) -> Result<(), CliError> {
     let mut img = Image::open(image)?;
-    let files = img.import(sources, dest)?;
+    let report = img.import(sources, dest)?;
     img.close()?;
-    println!("imported {files} file(s) into {dest}");
+    for s in &report.skipped {
+        eprintln!(
+            "warning: skipped {} ({}): not a regular file",
+            s.path, s.kind
+        );
+    }
+    println!("imported {} file(s) into {dest}", report.files);
     Ok(())
 }
 
-fn export(image: &Path, src: &str, host_dir: &Path) -> Result<(), CliError> {
-    let mut img = Image::open(image)?;
-    img.export(src, host_dir)?;
+fn export(image: &Path, src: &str, host_dir: &Path, force: bool) -> Result<(), CliError> {
+    let mut img = Image::open_read_only(image)?;
+    let overwrite = if force {
+        Overwrite::Replace
+    } else {
+        Overwrite::Refuse
+    };
+    img.export(src, host_dir, overwrite)?;
     img.close()?;
     Ok(())
 }
 
 fn ls(image: &Path, dir: &str) -> Result<(), CliError> {
-    let mut img = Image::open(image)?;
+    let mut img = Image::open_read_only(image)?;
     let listing = img.ls(dir)?;
     img.close()?;
     for e in listing {
@@ -142,7 +209,7 @@ fn ls(image: &Path, dir: &str) -> Result<(), CliError> {
 }
 
 fn fsck(image: &Path) -> Result<bool, CliError> {
-    let mut img = Image::open(image)?;
+    let mut img = Image::open_read_only(image)?;
     let report = img.fsck()?;
     img.close()?;
     for p in &report.problems {
@@ -200,10 +267,7 @@ fn crash(
             wall_s: start.elapsed().as_secs_f64(),
         };
         let text = serde_json::to_string_pretty(&report).expect("serialisable");
-        std::fs::write(path, text).map_err(|source| CliError::Io {
-            what: path.display().to_string(),
-            source,
-        })?;
+        crate::output::write_atomic(path, (text + "\n").as_bytes())?;
     }
     println!("{summary}");
     Ok(summary.failed == 0)

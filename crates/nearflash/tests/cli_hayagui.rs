@@ -296,3 +296,16 @@ fn reproduce_hayagui_writes_every_claim_and_its_figures() {
         .unwrap()
         .contains("Genome"));
 }
+
+/// Story: `db-bench --benchmarks ''` ran nothing and exited 0, as if it had passed.
+#[test]
+fn db_bench_with_an_empty_benchmark_list_is_refused() {
+    fails_naming(
+        &["db-bench", "--access", "direct", "--benchmarks", ""],
+        "names no benchmark",
+    );
+    fails_naming(
+        &["db-bench", "--access", "direct", "--benchmarks", " , "],
+        "names no benchmark",
+    );
+}

@@ -242,3 +242,41 @@ fn on_the_controller_a_looping_program_runs_out_of_fuel_and_a_non_zero_exit_is_r
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("exited with code 2"), "{err}");
 }
+
+/// Story: `program run … --output /dev/null --json /dev/null`, run as root, renamed a
+/// temporary file over `/dev/null` and left the machine a regular file there (which then
+/// broke cargo's target probe; `.ci/run` used to repair it). Outputs naming a device are
+/// written in place: `/dev/null` stays the null device and nothing is left in `/dev`.
+#[test]
+fn json_and_output_to_dev_null_leave_dev_null_a_character_device() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = lines(dir.path());
+    let o = nearflash(&[
+        "program",
+        "run",
+        &example("grep.wat"),
+        "--input",
+        input.to_str().unwrap(),
+        "--arg",
+        "DA",
+        "--output",
+        "/dev/null",
+        "--json",
+        "/dev/null",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ft = std::fs::metadata("/dev/null").unwrap().file_type();
+    assert!(ft.is_char_device(), "/dev/null is no longer a device");
+    let leftovers: Vec<_> = std::fs::read_dir("/dev")
+        .unwrap()
+        .filter_map(|e| {
+            let n = e.unwrap().file_name().to_string_lossy().into_owned();
+            n.starts_with(".null.tmp-").then_some(n)
+        })
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "temporaries left in /dev: {leftovers:?}"
+    );
+}

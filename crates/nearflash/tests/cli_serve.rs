@@ -873,3 +873,58 @@ fn under_wall_pace_cat_of_a_virtual_file_waits_for_the_drive_core_of_the_images_
     );
     assert!(s.stop().success());
 }
+
+/// Story: two `serve` of one image at two mount points both mounted, and a file copied into
+/// one was lost. The image's lock refuses the second, naming the first server's PID.
+#[test]
+fn a_second_server_of_one_image_is_refused_naming_the_first() {
+    if !fuse_present() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    let img_s = img.to_str().unwrap();
+    let s = Served::start(
+        &d.path().join("m1"),
+        &["--image", img_s, "--format", "--preset", "test-min"],
+    );
+    let m2 = d.path().join("m2");
+    std::fs::create_dir_all(&m2).unwrap();
+    fails_naming(
+        &["serve", "--image", img_s, "--mount", m2.to_str().unwrap()],
+        &format!("in use by PID {}", s.pid()),
+    );
+    assert!(!nearflash_live::mountpoint::is_mounted(&m2));
+    assert!(s.stop().success());
+}
+
+/// Story: `fusermount3 -u` returned about 75 ms before the server had committed, so
+/// `cp r.bin m/ && fusermount3 -u m && nearflash fs fsck --image z.img` ran recovery over a
+/// half-committed image and silently corrupted the file just copied. The server holds the
+/// image's lock until its last commit is on the image, and fsck waits for it.
+#[test]
+fn a_file_copied_in_then_unmounted_is_whole_for_the_next_fsck() {
+    if !fuse_present() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("z.img");
+    let img_s = img.to_str().unwrap();
+    let data: Vec<u8> = (0..(3u32 << 20))
+        .map(|i| (i.wrapping_mul(2654435761) >> 11) as u8)
+        .collect();
+    std::fs::write(d.path().join("r.bin"), &data).unwrap();
+    let m = d.path().join("m");
+    let mut s = Served::start(&m, &["--image", img_s, "--format", "--preset", "test-min"]);
+    let nf = env!("CARGO_BIN_EXE_nearflash");
+    ok(
+        d.path(),
+        &format!("cp r.bin m/ && fusermount3 -u m && {nf} fs fsck --image z.img"),
+    );
+    ok(
+        d.path(),
+        &format!("mkdir out && {nf} fs export --image z.img /r.bin out"),
+    );
+    assert_eq!(std::fs::read(d.path().join("out/r.bin")).unwrap(), data);
+    assert!(s.wait_exit().success());
+}

@@ -45,19 +45,8 @@ pub fn write_dir(
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let json = serde_json::to_string_pretty(summary)?;
     let sj = dir.join("summary.json");
-    write_atomic(&sj, (json + "\n").as_bytes()).map_err(io(&sj))?;
+    nearflash_outfile::write(&sj, (json + "\n").as_bytes()).map_err(io(&sj))?;
     let rh = dir.join("report.html");
-    write_atomic(&rh, page.render(summary).as_bytes()).map_err(io(&rh))?;
+    nearflash_outfile::write(&rh, page.render(summary).as_bytes()).map_err(io(&rh))?;
     Ok(())
-}
-
-/// Writes a temporary file beside `path` and renames it over `path`, so a run killed while
-/// writing leaves either the old file or the new one, never a truncated one.
-fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
 }

@@ -69,6 +69,8 @@ pub(crate) struct PageState {
     buffered: std::collections::BTreeMap<u32, (u32, u32, u64)>,
     /// A seal event is queued for this instant.
     seal_armed: bool,
+    /// Host fills programming now.
+    host_programs: u32,
     /// GC copy reads in flight (the GC run's `copies` also counts sealed GC fills).
     pub gc_reads: u32,
     /// A rescue run's drained victim, erased once checkpoint `.1` is on flash.
@@ -390,11 +392,17 @@ impl Device {
         f.units.len() as u32 == self.layout.units_per_slice()
     }
 
-    /// The end of the instant in which the open host fill took its first unit.
+    /// The end of the instant in which the open host fill took its first unit: seal it —
+    /// unless a host program is running, in which case the fill keeps taking units until one
+    /// finishes (the die time of the last program is the window in which the next one fills:
+    /// writes arriving one by one, e.g. a write buffer destaging at the pace of its DRAM,
+    /// share programs instead of each padding its own).
     pub(super) fn on_seal_timer(&mut self, q: &mut impl Schedule<Event>) {
         self.page.seal_armed = false;
-        if let Some(job) = self.page.open_host.take() {
-            self.seal_fill(job, q);
+        if self.page.host_programs == 0 {
+            if let Some(job) = self.page.open_host.take() {
+                self.seal_fill(job, q);
+            }
         }
     }
 
@@ -550,6 +558,9 @@ impl Device {
                 }
             }
         }
+        if stream == FillStream::Host {
+            self.page.host_programs += 1;
+        }
         let ps_stats = self.stats_page();
         ps_stats.pad_units += pads;
         match stream {
@@ -586,6 +597,9 @@ impl Device {
         let (pgn, channel) = f.dest.expect("a programmed fill has a slot");
         let stream = f.stream;
         self.program_done(pgn);
+        if stream == FillStream::Host {
+            self.page.host_programs -= 1;
+        }
         if matches!(c.status, OpStatus::Failed { .. }) {
             // The units are still in the buffer: program them elsewhere.
             self.on_program_failure(pgn);
@@ -641,6 +655,12 @@ impl Device {
                     self.finish_segment(req, q);
                 }
                 self.wake_alloc_waiters(q);
+                // The open fill waited for a program to finish (see `on_seal_timer`).
+                if self.page.host_programs == 0 {
+                    if let Some(job) = self.page.open_host.take() {
+                        self.seal_fill(job, q);
+                    }
+                }
             }
             FillStream::Gc => {
                 self.stats.gc_pages_copied += u64::from(self.layout.geo.planes_per_die);
