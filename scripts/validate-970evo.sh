@@ -10,8 +10,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-validate-970evo-out}
 mkdir -p "$out"
-[ "${TABLE_ONLY:-0}" = 1 ] || cargo build --release -q -p nearflash
-nf=target/release/nearflash
+# NEARFLASH=PATH runs a binary already built (e.g. target/ci/nearflash) instead of building.
+if [ -n "${NEARFLASH:-}" ]; then
+  nf=$NEARFLASH
+else
+  [ "${TABLE_ONLY:-0}" = 1 ] || cargo build --release -q -p nearflash
+  nf=target/release/nearflash
+fi
 
 run() { # name, args...
   local name=$1; shift

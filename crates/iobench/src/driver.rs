@@ -225,7 +225,7 @@ impl<D: FrontEnd> Driver<D> {
         let checker = dev.is_functional().then(|| Checker {
             reference: Reference::new(
                 checked_bytes / SECTOR_BYTES,
-                dev.layout().group_bytes() / SECTOR_BYTES,
+                u64::from(dev.layout().unit_sectors()),
             ),
             pending: BTreeMap::new(),
         });

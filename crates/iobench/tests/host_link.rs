@@ -18,6 +18,9 @@ fn evo_scaled() -> Preset {
         &[
             "flash.blocks_per_plane=40".into(),
             "ftl.spare_blocks_per_plane=2".into(),
+            // The DRAM write buffer is not on the bare path: without it, both paths serve the
+            // same reads from flash and differ by the front end and link alone.
+            "write_cache.enabled=false".into(),
             format!("ftl.slc_cache.static_capacity_bytes={}", 4 * sb),
             format!("ftl.slc_cache.dynamic_capacity_max_bytes={}", 4 * sb),
         ],

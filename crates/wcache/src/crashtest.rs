@@ -181,7 +181,7 @@ fn run_seed_inner(
     let dev = Device::format(flash, ftl, store, &mut sim.queue().map(WcEvent::Device))
         .map_err(|e| e.to_string())?;
     let sectors = dev.logical_bytes() / SECTOR_BYTES;
-    let group_sectors = dev.layout().group_bytes() / SECTOR_BYTES;
+    let group_sectors = u64::from(dev.layout().unit_sectors());
     let mut d = Driver {
         cfg,
         wc: WriteCache::new(wc.clone(), dev).map_err(|e| e.to_string())?,

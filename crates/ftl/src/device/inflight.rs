@@ -104,7 +104,7 @@ impl Device {
                     },
                 ),
                 Job::Trim(t) => (t.seg.req, RequestPhase::WaitingForLock),
-                Job::UnitRead(r) => (r.seg.req, RequestPhase::OnFlash),
+                Job::UnitRead(r) => (r.reads[0].0.req, RequestPhase::OnFlash),
                 Job::UnitWrite(w) if w.old.is_some() => (w.seg.req, RequestPhase::OnFlash),
                 Job::UnitWrite(w) => (w.seg.req, RequestPhase::WaitingForLock),
                 Job::Fill(f) => {

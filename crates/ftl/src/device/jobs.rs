@@ -171,10 +171,11 @@ pub struct CkptProgramJob {
     pub failed: bool,
 }
 
-/// Page-level mapping: a host read of one 4 KiB unit from flash.
+/// Page-level mapping: host reads of the units of one request that lie in one page group,
+/// read together (one multi-plane read per channel for the pages holding them).
 pub struct UnitReadJob {
-    pub seg: Segment,
-    pub pun: Pun,
+    pub reads: Vec<(Segment, Pun)>,
+    pub pending: u32,
 }
 
 /// Page-level mapping: a host write or trim of one 4 KiB unit, from its arrival until its

@@ -94,6 +94,9 @@ impl Device {
         let op = self.reqs.get(slot).op;
         let end = offset + len;
         let mut at = offset;
+        // Reads of units in one page group go to flash together.
+        let mut flash_reads: std::collections::BTreeMap<u32, Vec<(Segment, Pun)>> =
+            std::collections::BTreeMap::new();
         while at < end {
             let within = at % ub;
             let n = (end - at).min(ub - within);
@@ -106,7 +109,12 @@ impl Device {
             };
             self.reqs.get_mut(slot).pending += 1;
             match op {
-                BlockOp::Read => self.start_unit_read(seg, q),
+                BlockOp::Read => {
+                    if let Some(pun) = self.start_unit_read(seg, q) {
+                        let pgn = self.layout.split_pun(pun).0;
+                        flash_reads.entry(pgn.0).or_default().push((seg, pun));
+                    }
+                }
                 BlockOp::Write | BlockOp::Trim => {
                     let job = self.jobs.insert(Job::UnitWrite(UnitWriteJob {
                         seg,
@@ -118,6 +126,9 @@ impl Device {
                 BlockOp::Flush => unreachable!("flushes have no segments"),
             }
             at += n;
+        }
+        for (pgn, reads) in flash_reads {
+            self.submit_unit_reads(Pgn(pgn), reads, q);
         }
     }
 
@@ -138,7 +149,8 @@ impl Device {
         &f.buf[idx as usize * UNIT..(idx as usize + 1) * UNIT]
     }
 
-    fn start_unit_read(&mut self, seg: Segment, q: &mut impl Schedule<Event>) {
+    /// Serves a unit read from the write buffer or as zeros; `Some(place)` if it needs flash.
+    fn start_unit_read(&mut self, seg: Segment, q: &mut impl Schedule<Event>) -> Option<Pun> {
         let lun = Lun(seg.lgn.0);
         if let Some(&(job, idx, _)) = self.page.buffered.get(&lun.0) {
             self.stats_page().buffer_read_hits += 1;
@@ -147,15 +159,37 @@ impl Device {
                 self.copy_unit_out(seg, &unit);
             }
             self.finish_segment(seg.req, q);
-            return;
+            return None;
         }
         let Some(pun) = self.map.lookup_unit(lun) else {
             // Never written (or trimmed): zeros, no flash access.
             self.finish_segment(seg.req, q);
-            return;
+            return None;
         };
-        let job = self.jobs.insert(Job::UnitRead(UnitReadJob { seg, pun }));
-        self.submit_unit_read(job, pun, q);
+        Some(pun)
+    }
+
+    /// Reads the pages of group `pgn` holding `reads`' units: one multi-plane read per
+    /// channel, each page once however many of its units are asked for.
+    fn submit_unit_reads(
+        &mut self,
+        pgn: Pgn,
+        reads: Vec<(Segment, Pun)>,
+        q: &mut impl Schedule<Event>,
+    ) {
+        let mut mask = PageSet::default();
+        for &(_, pun) in &reads {
+            mask.insert(self.layout.slot_pos(self.layout.split_pun(pun).1).page);
+        }
+        self.sbs.get_mut(self.layout.sb_of(pgn)).pins += 1;
+        let job = self
+            .jobs
+            .insert(Job::UnitRead(UnitReadJob { reads, pending: 0 }));
+        let n = self.submit_group(job, OpKind::Read, pgn, &mask, q);
+        let Job::UnitRead(r) = self.jobs.get_mut(job) else {
+            unreachable!()
+        };
+        r.pending = n;
     }
 
     /// One single-plane read of the page holding `pun`.
@@ -175,9 +209,17 @@ impl Device {
     fn unit_from_read(&self, c: &FlashCompletion, pun: Pun, lun: Lun) -> Result<Vec<u8>, IoError> {
         let (_, slot) = self.layout.split_pun(pun);
         let pos = self.layout.slot_pos(slot);
+        let plane =
+            c.op.plane_iter()
+                .position(|l| l == pos.plane)
+                .expect("the read covers the unit's plane");
+        let ps = self.layout.geo.page_size_bytes as usize;
+        let os = self.layout.geo.oob_size_bytes as usize;
         let i = pos.unit_in_page as usize;
-        let data = &c.op.data[i * UNIT..(i + 1) * UNIT];
-        let rec = &c.op.oob[i * OOB_RECORD_BYTES..(i + 1) * OOB_RECORD_BYTES];
+        let at = plane * ps + i * UNIT;
+        let r = plane * os + i * OOB_RECORD_BYTES;
+        let data = &c.op.data[at..at + UNIT];
+        let rec = &c.op.oob[r..r + OOB_RECORD_BYTES];
         match OobRecord::decode(data, rec) {
             Some(r) if r.kind == PageKind::Data && r.lpn == u64::from(lun.0) => Ok(data.to_vec()),
             _ => Err(IoError::Integrity),
@@ -190,23 +232,43 @@ impl Device {
         c: FlashCompletion,
         q: &mut impl Schedule<Event>,
     ) {
-        let Job::UnitRead(r) = self.jobs.remove(id) else {
+        let channel = self.layout.geo.channel_of(c.op.die);
+        let Job::UnitRead(r) = self.jobs.get_mut(id) else {
             unreachable!("a unit read's completion")
         };
-        let (seg, pun) = (r.seg, r.pun);
-        let (pgn, _) = self.layout.split_pun(pun);
+        r.pending -= 1;
+        let done = r.pending == 0;
+        let pgn = self.layout.split_pun(r.reads[0].1).0;
+        let here: Vec<(Segment, Pun)> = r
+            .reads
+            .iter()
+            .copied()
+            .filter(|&(_, pun)| {
+                self.layout.slot_pos(self.layout.split_pun(pun).1).channel == channel
+            })
+            .collect();
         self.on_media_read(&c, pgn);
         if self.functional {
-            match self.unit_from_read(&c, pun, Lun(seg.lgn.0)) {
-                Ok(unit) => self.copy_unit_out(seg, &unit),
-                Err(e) => {
-                    self.stats.integrity_errors += 1;
-                    self.reqs.get_mut(seg.req).result = Err(e);
+            for (seg, pun) in here {
+                match self.unit_from_read(&c, pun, Lun(seg.lgn.0)) {
+                    Ok(unit) => self.copy_unit_out(seg, &unit),
+                    Err(e) => {
+                        self.stats.integrity_errors += 1;
+                        self.reqs.get_mut(seg.req).result = Err(e);
+                    }
                 }
             }
         }
+        if !done {
+            return;
+        }
+        let Job::UnitRead(r) = self.jobs.remove(id) else {
+            unreachable!()
+        };
         self.unpin(pgn, q);
-        self.finish_segment(seg.req, q);
+        for (seg, _) in r.reads {
+            self.finish_segment(seg.req, q);
+        }
     }
 
     /// A unit write or trim holds its unit's lock: apply it.
