@@ -562,6 +562,22 @@ mod tests {
         );
     }
 
+    /// `ftl.mapping` takes `page-group` or `page`; anything else is refused naming the field,
+    /// and page-level mapping on a geometry it cannot hold names what is wrong.
+    #[test]
+    fn a_wrong_mapping_is_refused_naming_the_field() {
+        let e = Preset::load("test-min", &["ftl.mapping=sideways".into()]).unwrap_err();
+        assert!(e.to_string().contains("mapping"), "{e}");
+        let ok = Preset::load("test-min", &["ftl.mapping=page".into()]).unwrap();
+        assert_eq!(ok.ftl.mapping, nearflash_ftl::MappingMode::Page);
+        let e = Preset::load(
+            "test-min",
+            &["ftl.mapping=page".into(), "flash.oob_size_bytes=16".into()],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("oob_size_bytes"), "{e}");
+    }
+
     #[test]
     fn unknown_field_is_named() {
         let e = Preset::load("test-min", &["flash.chanels=4".into()]).unwrap_err();
