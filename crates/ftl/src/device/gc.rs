@@ -29,6 +29,9 @@ pub struct GcRun {
     copies: u32,
     /// The run may open the last free superblock (see `gc_room`).
     rescue: bool,
+    /// Which run this is (counted from 1): a step that places a GC fill can abandon the
+    /// run and start another, possibly on the same victim, before it returns.
+    serial: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +47,11 @@ impl GcRun {
     pub(super) fn victim(&self) -> SbId {
         self.victim
     }
+}
+
+/// The GC run, if it is still run `serial`.
+fn run_if(gc: &mut Option<GcRun>, serial: u64) -> Option<&mut GcRun> {
+    gc.as_mut().filter(|r| r.serial == serial)
 }
 
 impl Device {
@@ -111,21 +119,28 @@ impl Device {
             if rescue {
                 self.stats.gc_rescue_runs += 1;
             }
+            self.gc_serial += 1;
             self.gc = Some(GcRun {
                 victim,
                 cursor: 0,
                 copies: 0,
                 rescue,
+                serial: self.gc_serial,
             });
         }
         let Some(run) = self.gc.as_mut() else {
             return false;
         };
         let victim = run.victim;
+        let serial = run.serial;
         let pages = self.layout.groups_per_superblock();
         let yield_to_host = !foreground && self.host_inflight > 0;
         loop {
-            let run = self.gc.as_mut().expect("gc run");
+            // Placing a GC fill that finds no room abandons the run; the `pump_gc` inside the
+            // abandonment already went as far as the next run can.
+            let Some(run) = run_if(&mut self.gc, serial) else {
+                return false;
+            };
             if run.copies >= self.cfg.gc_parallel_copies || run.cursor >= pages || yield_to_host {
                 break;
             }
@@ -133,19 +148,26 @@ impl Device {
             run.cursor += 1;
             if self.layout.page_mapped() {
                 if self.start_unit_copy(pgn, q) {
-                    self.gc.as_mut().expect("gc run").copies += 1;
+                    if let Some(run) = run_if(&mut self.gc, serial) {
+                        run.copies += 1;
+                    }
                 }
             } else if let Some(lgn) = self.map.owner(pgn) {
                 run.copies += 1;
                 self.start_copy(pgn, lgn, q);
             }
         }
-        let run = self.gc.as_ref().expect("gc run");
+        let Some(run) = run_if(&mut self.gc, serial) else {
+            return false;
+        };
         if self.layout.page_mapped() && run.cursor >= pages && run.copies == 0 {
             // Every valid unit was read: program the last partial GC fill.
             self.seal_gc_tail(q);
         }
-        let run = self.gc.as_mut().expect("gc run");
+        // (Sealing the tail can abandon the run as above.)
+        let Some(run) = run_if(&mut self.gc, serial) else {
+            return false;
+        };
         if run.cursor >= pages && run.copies == 0 && self.sbs.get(victim).pins == 0 {
             assert_eq!(
                 self.map.valid_count(victim),

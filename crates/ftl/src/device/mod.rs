@@ -112,6 +112,8 @@ pub struct Device {
     /// GC copies waiting for a destination group.
     gc_alloc_waiters: VecDeque<u32>,
     gc: Option<GcRun>,
+    /// GC runs started so far (each run's serial).
+    gc_serial: u64,
     gc_rr_cursor: u32,
     pub(crate) ckpt: ckpt::CkptState,
     outstanding_writes: BTreeSet<u64>,
@@ -223,6 +225,7 @@ impl Device {
             alloc_waiters: VecDeque::new(),
             gc_alloc_waiters: VecDeque::new(),
             gc: None,
+            gc_serial: 0,
             gc_rr_cursor: 0,
             ckpt: ckpt::CkptState::default(),
             outstanding_writes: BTreeSet::new(),

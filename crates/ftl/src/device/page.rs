@@ -671,6 +671,7 @@ impl Device {
             f.phase = FillPhase::WaitAlloc;
             f.dest = None;
             self.place_fill(id, q);
+            self.seal_open_host_if_idle(q);
             return;
         }
         let Job::Fill(f) = self.jobs.remove(id) else {
@@ -717,17 +718,23 @@ impl Device {
                     self.finish_segment(req, q);
                 }
                 self.wake_alloc_waiters(q);
-                // The open fill waited for a program to finish (see `on_seal_timer`).
-                if self.page.host_programs == 0 {
-                    if let Some(job) = self.page.open_host.take() {
-                        self.seal_fill(job, q);
-                    }
-                }
+                self.seal_open_host_if_idle(q);
             }
             FillStream::Gc => {
                 self.stats.gc_pages_copied += u64::from(self.layout.geo.planes_per_die);
                 self.gc_run_copies_add(-1);
                 self.pump_gc(q);
+            }
+        }
+    }
+
+    /// The open host fill waited for a host program to finish (see `on_seal_timer`): once
+    /// none is running — one finished, or failed and waits for a new slot, or its fill
+    /// failed for want of space — it takes no more units and goes to its slot.
+    fn seal_open_host_if_idle(&mut self, q: &mut impl Schedule<Event>) {
+        if self.page.host_programs == 0 && !self.page.seal_armed {
+            if let Some(job) = self.page.open_host.take() {
+                self.seal_fill(job, q);
             }
         }
     }
@@ -751,6 +758,7 @@ impl Device {
                 self.finish_segment(req, q);
             }
         }
+        self.seal_open_host_if_idle(q);
     }
 
     /// GC: starts reading the valid units of victim group `pgn`; false if it holds none.
