@@ -365,7 +365,7 @@ fn gc_abandoned_while_sealing_its_tail_neither_panics_nor_stalls() {
         },
         queue_depth: 22,
         seed: 9623952084427091807,
-};
+    };
     check_valid(&c).unwrap();
 }
 

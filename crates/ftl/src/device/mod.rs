@@ -120,6 +120,9 @@ pub struct Device {
     flushes: VecDeque<(u64, u32)>,
     host_inflight: u32,
     idle_gen: u64,
+    /// An idle timer of the current generation is pending: idle-time work (background GC,
+    /// SLC folding) is still due, so the device is not quiescent.
+    idle_timer_pending: bool,
     background_allowed: bool,
     pub(crate) stats: FtlStats,
     flash_done: Vec<FlashCompletion>,
@@ -232,6 +235,7 @@ impl Device {
             flushes: VecDeque::new(),
             host_inflight: 0,
             idle_gen: 0,
+            idle_timer_pending: false,
             background_allowed: false,
             stats,
             flash_done: Vec::new(),
@@ -276,9 +280,14 @@ impl Device {
         self.host_inflight
     }
 
-    /// True when nothing is in flight: no host command, GC step, checkpoint or flash op.
+    /// True when nothing is in flight — no host command, GC step, checkpoint or flash op —
+    /// and no idle-time work is still due (the idle timer that starts background GC and SLC
+    /// folding has fired since the last host command).
     pub fn is_quiescent(&self) -> bool {
-        self.host_inflight == 0 && self.jobs.is_empty() && self.bb.in_flight() == 0
+        self.host_inflight == 0
+            && self.jobs.is_empty()
+            && self.bb.in_flight() == 0
+            && !self.idle_timer_pending
     }
 
     /// Whether GC is collecting / a checkpoint is being written (for crash-test labels).
@@ -357,6 +366,9 @@ impl Device {
             }
             Event::SealFill => self.on_seal_timer(q),
             Event::IdleTimer(generation) => {
+                if generation == self.idle_gen {
+                    self.idle_timer_pending = false;
+                }
                 if generation == self.idle_gen && self.host_inflight == 0 {
                     self.background_allowed = true;
                     self.close_idle_slc_points();
@@ -418,6 +430,7 @@ impl Device {
     pub fn submit(&mut self, req: BlockRequest, q: &mut impl Schedule<Event>) {
         self.host_inflight += 1;
         self.idle_gen += 1;
+        self.idle_timer_pending = false;
         self.background_allowed = false;
         self.submit_host(req, q);
     }
@@ -429,6 +442,7 @@ impl Device {
             && (self.cfg.gc_background_free_superblocks > 0 || self.cfg.slc_cache.enabled)
         {
             self.idle_gen += 1;
+            self.idle_timer_pending = true;
             q.schedule_in(
                 SimDuration::from_us_f64(self.cfg.gc_idle_threshold_us),
                 Event::IdleTimer(self.idle_gen),
