@@ -70,6 +70,13 @@ pub struct FtlConfig {
     /// Scratchpad bytes available for the mapping table; a table that does not fit is a
     /// configuration error.
     pub scratchpad_bytes: u64,
+    /// Page-level mapping: DRAM for a cached mapping table (DFTL, Gupta et al., ASPLOS'09).
+    /// Smaller than the table (4 B per 4 KiB unit), the table lives on flash in 4 KiB
+    /// translation units and an LRU cache of this many bytes of them serves lookups: a miss
+    /// reads a translation unit from flash, a dirty eviction programs one. Absent (the
+    /// default) or at least the table's size: the whole table is in DRAM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping_cache_bytes: Option<u64>,
     /// Hybrid SLC write cache (`[ftl.slc_cache]`, off by default; left out of the
     /// serialized config while off, so presets without it print as before).
     #[serde(default, skip_serializing_if = "SlcCacheConfig::is_default")]
@@ -146,6 +153,15 @@ pub const TIMER_US_MAX: f64 = 3.6e9;
 /// Bytes of one mapping-table entry held in scratchpad: the physical page group, or the
 /// physical unit under page-level mapping (u32).
 pub const MAP_ENTRY_BYTES: u64 = 4;
+
+/// A translation unit of the cached mapping table (`ftl.mapping_cache_bytes`): one 4 KiB
+/// mapping unit of entries, 1,024 of 4 B. DFTL's translation page is a flash page of
+/// entries (2 KiB pages in its paper); ours is the page-level mapping unit, so translation
+/// data is packed into flash pages, programmed and collected like any other unit.
+pub const TRANSLATION_UNIT_BYTES: u64 = PAGE_MAP_UNIT_BYTES;
+
+/// Mapping entries one translation unit holds.
+pub const ENTRIES_PER_TRANSLATION_UNIT: u64 = TRANSLATION_UNIT_BYTES / MAP_ENTRY_BYTES;
 
 impl FtlConfig {
     pub fn validate(&self, flash: &FlashConfig) -> Result<(), ConfigError> {
@@ -228,15 +244,31 @@ impl FtlConfig {
             );
         }
         self.validate_slc_cache(flash, &layout)?;
-        let table = layout.logical_entries() * MAP_ENTRY_BYTES;
-        if table > self.scratchpad_bytes {
-            return bad(
-                "ftl.scratchpad_bytes",
-                format!(
-                    "the mapping table needs {table} bytes but the scratchpad holds {}",
-                    self.scratchpad_bytes
-                ),
-            );
+        if layout.translation_units() > 0 {
+            // The cached table and the directory of translation units' places.
+            let need = self.mapping_cache_bytes.unwrap_or(0)
+                + layout.translation_units() * MAP_ENTRY_BYTES;
+            if need > self.scratchpad_bytes {
+                return bad(
+                    "ftl.scratchpad_bytes",
+                    format!(
+                        "the mapping cache and its translation directory need {need} bytes \
+                         but the scratchpad holds {}",
+                        self.scratchpad_bytes
+                    ),
+                );
+            }
+        } else {
+            let table = layout.logical_entries() * MAP_ENTRY_BYTES;
+            if table > self.scratchpad_bytes {
+                return bad(
+                    "ftl.scratchpad_bytes",
+                    format!(
+                        "the mapping table needs {table} bytes but the scratchpad holds {}",
+                        self.scratchpad_bytes
+                    ),
+                );
+            }
         }
         Ok(())
     }
@@ -246,15 +278,32 @@ impl FtlConfig {
     /// `ftl.mapping = "page"` needs pages that hold whole 4 KiB units and spare areas that
     /// hold one record per unit.
     fn validate_mapping(&self, flash: &FlashConfig) -> Result<(), ConfigError> {
-        if self.mapping != MappingMode::Page {
-            return Ok(());
-        }
         let bad = |field: &str, reason: String| {
             Err(ConfigError::Invalid {
                 field: field.to_string(),
                 reason,
             })
         };
+        if let Some(b) = self.mapping_cache_bytes {
+            if self.mapping != MappingMode::Page {
+                return bad(
+                    "ftl.mapping_cache_bytes",
+                    "a cached mapping table needs ftl.mapping = \"page\"".into(),
+                );
+            }
+            if b < TRANSLATION_UNIT_BYTES {
+                return bad(
+                    "ftl.mapping_cache_bytes",
+                    format!(
+                        "must hold at least one {TRANSLATION_UNIT_BYTES}-byte translation \
+                         unit, got {b}"
+                    ),
+                );
+            }
+        }
+        if self.mapping != MappingMode::Page {
+            return Ok(());
+        }
         let data = u64::from(flash.page_size_bytes) / nearflash_blockdev::SECTOR_BYTES
             * nearflash_blockdev::SECTOR_BYTES;
         if data < PAGE_MAP_UNIT_BYTES || !data.is_multiple_of(PAGE_MAP_UNIT_BYTES) {

@@ -43,6 +43,9 @@ pub struct Layout {
     /// per page under page-level mapping (`ftl.mapping = "page"`).
     units_per_group: u32,
     page_mapped: bool,
+    /// Translation units of a cached mapping table (0: the whole table is in DRAM). They are
+    /// mapped like host units, at logical entries after the host's.
+    translation_units: u64,
 }
 
 /// A logical 4 KiB unit (page-level mapping): host offset / 4096.
@@ -91,6 +94,7 @@ impl Layout {
             write_points: geo.ways_per_channel,
             units_per_group,
             page_mapped,
+            translation_units: 0,
         };
         // A checkpoint holds one 12-byte entry per logical group plus per-superblock records;
         // size the slots for the worst case (all data superblocks logical) and round up.
@@ -119,7 +123,41 @@ impl Layout {
             ((data_groups as f64) * (cfg.over_provisioning_percent / 100.0)).ceil() as u64;
         let floor_sbs = u64::from(cfg.gc_foreground_free_superblocks + 2 * l.write_points + 1);
         l.logical_groups = data_groups.saturating_sub(op_groups + floor_sbs * n);
+        // A cached mapping table keeps the table on flash: its translation units take their
+        // room out of the logical capacity.
+        let host_units = l.logical_groups * u64::from(units_per_group);
+        let table_bytes = host_units * crate::config::MAP_ENTRY_BYTES;
+        if page_mapped && cfg.mapping_cache_bytes.is_some_and(|b| b < table_bytes) {
+            let t = host_units.div_ceil(crate::config::ENTRIES_PER_TRANSLATION_UNIT);
+            l.logical_groups = l
+                .logical_groups
+                .saturating_sub(t.div_ceil(u64::from(units_per_group)));
+            l.translation_units = (l.logical_groups * u64::from(units_per_group))
+                .div_ceil(crate::config::ENTRIES_PER_TRANSLATION_UNIT);
+        }
         l
+    }
+
+    /// Translation units of a cached mapping table (0 when the table is in DRAM).
+    pub fn translation_units(&self) -> u64 {
+        self.translation_units
+    }
+
+    /// Logical entries the host addresses (the translation units' follow them).
+    pub fn host_entries(&self) -> u64 {
+        self.logical_groups * u64::from(self.units_per_group)
+    }
+
+    /// The logical unit translation unit `t` is mapped at.
+    pub fn translation_lun(&self, t: u32) -> Lun {
+        debug_assert!(u64::from(t) < self.translation_units);
+        Lun((self.host_entries() + u64::from(t)) as u32)
+    }
+
+    /// The translation unit holding host unit `u`'s entry.
+    pub fn translation_of(&self, u: Lun) -> u32 {
+        debug_assert!(u64::from(u.0) < self.host_entries());
+        (u64::from(u.0) / crate::config::ENTRIES_PER_TRANSLATION_UNIT) as u32
     }
 
     pub fn group_pages(&self) -> u32 {
@@ -164,9 +202,10 @@ impl Layout {
         u64::from(self.unit_sectors()) * SECTOR_BYTES
     }
 
-    /// Logical mapping entries: page groups, or 4 KiB units.
+    /// Logical mapping entries: page groups, or 4 KiB units (the host's, then a cached
+    /// mapping table's translation units).
     pub fn logical_entries(&self) -> u64 {
-        self.logical_groups * u64::from(self.units_per_group)
+        self.host_entries() + self.translation_units
     }
 
     /// Physical mapping entries: every page group's units, checkpoint slots included.

@@ -19,8 +19,8 @@ pub use nearflash_blockdev::verify;
 pub use config::{FtlConfig, GcPolicy, MappingMode, SlcCacheConfig};
 pub use crashtest::{run_seed, summarize, CrashOutcome, CrashSummary, CrashTestConfig, CutPhase};
 pub use device::{
-    Device, Event, FlashWork, FtlStats, InflightRequest, PageMapStats, RequestPhase, SlcOccupancy,
-    SlcStats,
+    Device, Event, FlashWork, FtlStats, InflightRequest, MappingCacheStats, PageMapStats,
+    RequestPhase, SlcOccupancy, SlcStats,
 };
 pub use layout::{Layout, Lgn, Lun, Pgn, Pun, SbId};
 pub use nearflash_blockdev::{BlockCompletion, BlockOp, BlockRequest, IoError, SECTOR_BYTES};

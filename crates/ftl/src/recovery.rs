@@ -58,6 +58,10 @@ pub struct RecoveryReport {
     pub checkpoint_entries_dropped: u64,
     /// Scanned versions older than a trim the checkpoint recorded (not brought back).
     pub trimmed_versions_dropped: u64,
+    /// Scanned records the checkpoint already knew to be dead: in a superblock closed when
+    /// it was written (a GC victim scanned for its ties), with a version the checkpoint
+    /// did not map — e.g. the planes of a multi-plane program that failed on another plane.
+    pub dead_records_ignored: u64,
     pub torn_groups: u64,
 }
 
@@ -189,6 +193,7 @@ pub fn recover(
         .unwrap_or_else(|| RemapTable::identity(&layout));
 
     let mut best: BTreeMap<u32, Candidate> = BTreeMap::new();
+    let mut dead = 0u64;
     let mut max_seq = 0u64;
     let mut max_epoch = 0u64;
     let n = layout.data_superblocks();
@@ -258,6 +263,17 @@ pub fn recover(
         if trusted {
             report.superblocks_trusted += 1;
         }
+        // Records this superblock held when the checkpoint was written — it was closed
+        // then (no program in flight) and they carry its epoch — were all known to the
+        // checkpoint: a version it did not map was dead (a program that failed on another
+        // plane of a multi-plane program, then written elsewhere). Such a record may only
+        // tie with the checkpoint's version, never beat it: found by a later scan (the
+        // superblock became a GC victim, or its erase was torn), it would bring back a
+        // version an earlier recovery had already decided against.
+        let known_at_ckpt = snap.as_ref().and_then(|(_, sn)| {
+            matches!(sn.sb_states[s as usize], SbState::Closed | SbState::Victim)
+                .then_some((sn.sb_epochs[s as usize], sn))
+        });
         if !trusted || open_at_ckpt {
             report.superblocks_scanned += 1;
             let scan = if layout.page_mapped() {
@@ -272,6 +288,15 @@ pub fn recover(
                 sb,
                 &mut report,
                 &mut |lgn, mut c| {
+                    if let Some((epoch, sn)) = known_at_ckpt {
+                        let g = lgn as usize;
+                        let mapped_at_ckpt =
+                            sn.l2p.get(g).is_some_and(|&p| p != UNMAPPED) && sn.seqs[g] == c.seq;
+                        if c.epoch == epoch && !mapped_at_ckpt {
+                            dead += 1;
+                            return;
+                        }
+                    }
                     c.whole = whole;
                     max_seq = max_seq.max(c.seq);
                     max_epoch = max_epoch.max(c.epoch);
@@ -312,8 +337,9 @@ pub fn recover(
         }
     }
     report.page_reads = r.reads;
+    report.dead_records_ignored = dead;
 
-    let mut dev = Device::assemble(bb, layout, cfg.clone(), remap);
+    let mut dev = Device::assemble(bb, layout, cfg.clone(), remap, true);
     for (&g, c) in &best {
         if u64::from(g) >= dev.layout.logical_entries() {
             continue;

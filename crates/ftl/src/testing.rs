@@ -43,6 +43,7 @@ pub fn tiny_ftl() -> FtlConfig {
         spare_blocks_per_plane: 2,
         checkpoint_interval_us: 3000.0,
         scratchpad_bytes: 1 << 20,
+        mapping_cache_bytes: None,
         mapping: Default::default(),
         slc_cache: Default::default(),
     }
@@ -400,6 +401,7 @@ pub fn draw_case(seed: u64) -> SoakCase {
                 200.0 + 9800.0 * unit(r)
             },
             scratchpad_bytes: 1 << 20,
+            mapping_cache_bytes: None,
             mapping: Default::default(),
             slc_cache: Default::default(),
         };

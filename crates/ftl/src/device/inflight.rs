@@ -116,7 +116,11 @@ impl Device {
                     parts.extend(f.units.iter().filter_map(|u| u.req).map(|r| (r, phase)));
                     continue;
                 }
-                Job::Copy(_) | Job::Erase(_) | Job::CkptProgram(_) | Job::UnitCopy(_) => continue,
+                Job::Copy(_)
+                | Job::Erase(_)
+                | Job::CkptProgram(_)
+                | Job::UnitCopy(_)
+                | Job::TranslationRead(_) => continue,
             };
             parts.push((slot, phase));
         }

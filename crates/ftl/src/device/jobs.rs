@@ -242,6 +242,12 @@ pub struct UnitCopyJob {
     pub bad_pages: PageSet,
 }
 
+/// A cached mapping table's translation unit being read from flash.
+pub struct TranslationReadJob {
+    pub unit: u32,
+    pub pun: Pun,
+}
+
 pub enum Job {
     Read(ReadJob),
     Write(WriteJob),
@@ -253,4 +259,5 @@ pub enum Job {
     UnitWrite(UnitWriteJob),
     Fill(FillJob),
     UnitCopy(UnitCopyJob),
+    TranslationRead(TranslationReadJob),
 }

@@ -7,6 +7,7 @@
 
 mod alloc;
 mod ckpt;
+mod cmt;
 mod gc;
 mod host;
 mod inflight;
@@ -17,6 +18,7 @@ mod peek;
 mod slc;
 mod stats;
 
+pub use cmt::MappingCacheStats;
 pub use inflight::{InflightRequest, RequestPhase};
 pub use page::PageMapStats;
 pub use slc::SlcOccupancy;
@@ -47,6 +49,9 @@ pub enum Event {
     /// Page-level mapping: the end of the instant in which the open host fill took its
     /// first unit — seal it.
     SealFill,
+    /// A cached mapping table's translation unit came from the write buffer, or was never
+    /// written: it is in DRAM.
+    TranslationLoaded(u32),
 }
 
 impl From<FlashEvent> for Event {
@@ -62,6 +67,7 @@ impl TraceEvent for Event {
             Event::CheckpointTimer => 3 << 32,
             Event::IdleTimer(g) => 4 << 32 ^ g,
             Event::SealFill => 5 << 32,
+            Event::TranslationLoaded(t) => 6 << 32 ^ u64::from(t),
         }
     }
 }
@@ -129,6 +135,8 @@ pub struct Device {
     completions: Vec<BlockCompletion>,
     /// Page-level mapping's fills and write buffer (empty under page-group mapping).
     page: page::PageState,
+    /// The cached mapping table (`ftl.mapping_cache_bytes` smaller than the table).
+    cmt: Option<cmt::Cmt>,
 }
 
 impl Device {
@@ -144,7 +152,7 @@ impl Device {
         let bb = Backbone::new(flash, store);
         let layout = Layout::new(&Geometry::from_config(flash), ftl);
         let remap = RemapTable::identity(&layout);
-        let mut dev = Device::assemble(bb, layout, ftl.clone(), remap);
+        let mut dev = Device::assemble(bb, layout, ftl.clone(), remap, false);
         for s in 0..dev.layout.data_superblocks() {
             dev.sbs.release(SbId(s));
         }
@@ -152,13 +160,14 @@ impl Device {
         Ok(dev)
     }
 
-    /// Shared constructor for `format` and recovery: empty mapping, all spares unused except
-    /// those the remap table already uses.
+    /// Shared constructor for `format` and recovery (`recovered`): empty mapping, all spares
+    /// unused except those the remap table already uses, an empty mapping cache.
     pub(crate) fn assemble(
         mut bb: Backbone,
         layout: Layout,
         cfg: FtlConfig,
         remap: RemapTable,
+        recovered: bool,
     ) -> Device {
         let geo = layout.geo.clone();
         let mut sbs = SbTable::new(layout.superblocks(), geo.ways_per_channel);
@@ -202,9 +211,17 @@ impl Device {
                 SimDuration::from_us_f64(slc.slc_program_latency_us),
             );
         }
+        let (cmt, mapping_cache) = match cfg.mapping_cache_bytes {
+            Some(bytes) if layout.translation_units() > 0 => {
+                let (c, s) = cmt::Cmt::new(bytes, layout.translation_units(), recovered);
+                (Some(c), Some(s))
+            }
+            _ => (None, None),
+        };
         let stats = FtlStats {
             slc: slc.enabled.then(SlcStats::default),
             page_map: layout.page_mapped().then(PageMapStats::default),
+            mapping_cache,
             ..FtlStats::default()
         };
         Device {
@@ -241,6 +258,7 @@ impl Device {
             flash_done: Vec::new(),
             completions: Vec::new(),
             page: page::PageState::default(),
+            cmt,
             layout,
             cfg,
             bb,
@@ -311,7 +329,9 @@ impl Device {
                 (Job::Copy(_), _) => FlashWork::GcRead,
                 (Job::Erase(_), _) => FlashWork::Erase,
                 (Job::CkptProgram(_), _) => FlashWork::CheckpointProgram,
-                (Job::UnitRead(_) | Job::UnitWrite(_), _) => FlashWork::HostRead,
+                (Job::UnitRead(_) | Job::UnitWrite(_) | Job::TranslationRead(_), _) => {
+                    FlashWork::HostRead
+                }
                 (Job::Fill(f), _) if f.stream == jobs::FillStream::Host => FlashWork::HostProgram,
                 (Job::Fill(_), _) => FlashWork::GcProgram,
                 (Job::UnitCopy(_), _) => FlashWork::GcRead,
@@ -365,6 +385,7 @@ impl Device {
                 self.arm_checkpoint_timer(q);
             }
             Event::SealFill => self.on_seal_timer(q),
+            Event::TranslationLoaded(t) => self.on_translation_loaded(t, None, q),
             Event::IdleTimer(generation) => {
                 if generation == self.idle_gen {
                     self.idle_timer_pending = false;
@@ -390,6 +411,7 @@ impl Device {
             Job::UnitWrite(_) => self.on_unit_write_read_done(id, c, q),
             Job::Fill(_) => self.on_fill_done(id, c, q),
             Job::UnitCopy(_) => self.on_unit_copy_read_done(id, c, q),
+            Job::TranslationRead(_) => self.on_translation_read_done(id, c, q),
             Job::Trim(_) => unreachable!("trims do not touch flash"),
         }
     }

@@ -19,6 +19,7 @@
 //! switches only if it still points at the source. The victim's last partial fill is sealed
 //! padded, so the victim can be erased.
 
+use super::cmt::CmtWaiter;
 use super::jobs::{
     FillJob, FillPhase, FillStream, FillUnit, Job, Segment, UnitCopyJob, UnitReadJob, UnitWriteJob,
 };
@@ -75,6 +76,13 @@ pub(crate) struct PageState {
     pub gc_reads: u32,
     /// A rescue run's drained victim, erased once checkpoint `.1` is on flash.
     erase_after_ckpt: Option<(crate::layout::SbId, u64)>,
+}
+
+impl PageState {
+    /// Whether unit `lun`'s newest version is still in a fill (the write buffer).
+    pub(super) fn is_buffered(&self, lun: Lun) -> bool {
+        self.buffered.contains_key(&lun.0)
+    }
 }
 
 impl Device {
@@ -150,7 +158,25 @@ impl Device {
     }
 
     /// Serves a unit read from the write buffer or as zeros; `Some(place)` if it needs flash.
+    /// With a cached mapping table whose lookup misses, the read waits for the translation
+    /// unit (`None`) and resumes in `unit_read_translated`.
     fn start_unit_read(&mut self, seg: Segment, q: &mut impl Schedule<Event>) -> Option<Pun> {
+        if !self.cmt_lookup(Lun(seg.lgn.0), CmtWaiter::Read(seg), q) {
+            return None;
+        }
+        self.unit_read_lookup(seg, q)
+    }
+
+    /// A unit read whose translation was loaded: its flash read goes alone.
+    pub(super) fn unit_read_translated(&mut self, seg: Segment, q: &mut impl Schedule<Event>) {
+        if let Some(pun) = self.unit_read_lookup(seg, q) {
+            let pgn = self.layout.split_pun(pun).0;
+            self.submit_unit_reads(pgn, vec![(seg, pun)], q);
+        }
+    }
+
+    /// `start_unit_read` once the translation is in DRAM.
+    fn unit_read_lookup(&mut self, seg: Segment, q: &mut impl Schedule<Event>) -> Option<Pun> {
         let lun = Lun(seg.lgn.0);
         if let Some(&(job, idx, _)) = self.page.buffered.get(&lun.0) {
             self.stats_page().buffer_read_hits += 1;
@@ -193,7 +219,7 @@ impl Device {
     }
 
     /// One single-plane read of the page holding `pun`.
-    fn submit_unit_read(&mut self, job: u32, pun: Pun, q: &mut impl Schedule<Event>) {
+    pub(super) fn submit_unit_read(&mut self, job: u32, pun: Pun, q: &mut impl Schedule<Event>) {
         let (pgn, slot) = self.layout.split_pun(pun);
         let sb = self.layout.sb_of(pgn);
         self.sbs.get_mut(sb).pins += 1;
@@ -206,7 +232,12 @@ impl Device {
 
     /// Functional fidelity: the unit `pun` out of a read of its page, checked against its
     /// spare-area record: `Ok(bytes)`, or the error a read of it returns.
-    fn unit_from_read(&self, c: &FlashCompletion, pun: Pun, lun: Lun) -> Result<Vec<u8>, IoError> {
+    pub(super) fn unit_from_read(
+        &self,
+        c: &FlashCompletion,
+        pun: Pun,
+        lun: Lun,
+    ) -> Result<Vec<u8>, IoError> {
         let (_, slot) = self.layout.split_pun(pun);
         let pos = self.layout.slot_pos(slot);
         let plane =
@@ -271,8 +302,20 @@ impl Device {
         }
     }
 
-    /// A unit write or trim holds its unit's lock: apply it.
+    /// A unit write or trim holds its unit's lock: apply it (once its translation is in
+    /// DRAM: with a cached mapping table a miss waits, and resumes in
+    /// `unit_write_translated`).
     pub(super) fn start_unit_write(&mut self, job: u32, q: &mut impl Schedule<Event>) {
+        let Job::UnitWrite(w) = self.jobs.get(job) else {
+            unreachable!("a unit write")
+        };
+        if self.cmt_lookup(Lun(w.seg.lgn.0), CmtWaiter::Write(job), q) {
+            self.unit_write_translated(job, q);
+        }
+    }
+
+    /// `start_unit_write` once the translation is in DRAM.
+    pub(super) fn unit_write_translated(&mut self, job: u32, q: &mut impl Schedule<Event>) {
         let Job::UnitWrite(w) = self.jobs.get(job) else {
             unreachable!("a unit write")
         };
@@ -289,6 +332,7 @@ impl Device {
                 self.map.set_trimmed(Lgn(lun.0), seq);
                 self.page.buffered.remove(&lun.0);
                 self.ckpt.dirty = true;
+                self.cmt_note_update(lun, q);
             }
             self.release_lock(seg.lgn, q);
             self.finish_segment(seg.req, q);
@@ -301,7 +345,7 @@ impl Device {
                 self.reqs.get(seg.req).data[from..from + UNIT].to_vec()
             });
             self.jobs.remove(job);
-            self.append_host_unit(lun, data, seg.req, q);
+            self.append_unit(lun, data, Some(seg.req), q);
             self.release_lock(seg.lgn, q);
             return;
         }
@@ -372,21 +416,24 @@ impl Device {
             unit[at..at + n].copy_from_slice(&self.reqs.get(seg.req).data[from..from + n]);
             unit
         });
-        self.append_host_unit(Lun(seg.lgn.0), data, seg.req, q);
+        self.append_unit(Lun(seg.lgn.0), data, Some(seg.req), q);
         self.release_lock(seg.lgn, q);
     }
 
-    /// Puts a host unit into the open host fill (opening one), sealing it when full.
-    fn append_host_unit(
+    /// Puts a unit into the open host fill (opening one), sealing it when full: a host
+    /// write's (`req`), or a translation unit written back by the mapping cache (`None`).
+    pub(super) fn append_unit(
         &mut self,
         lun: Lun,
         data: Option<Vec<u8>>,
-        req: u32,
+        req: Option<u32>,
         q: &mut impl Schedule<Event>,
     ) {
         let seq = self.write_seq;
         self.write_seq += 1;
-        self.stats_page().host_units += 1;
+        if req.is_some() {
+            self.stats_page().host_units += 1;
+        }
         let job = match self.page.open_host {
             Some(j) => j,
             None => {
@@ -405,7 +452,7 @@ impl Device {
                 lun,
                 seq,
                 src: None,
-                req: Some(req),
+                req,
                 lost: false,
             },
             data.as_deref(),
@@ -687,6 +734,7 @@ impl Device {
                     if u.seq > self.map.seq(lgn) {
                         self.map.map_unit(u.lun, pun, u.seq);
                         self.ckpt.dirty = true;
+                        self.cmt_note_update(u.lun, q);
                     }
                     if self
                         .page
@@ -696,13 +744,15 @@ impl Device {
                     {
                         self.page.buffered.remove(&u.lun.0);
                     }
-                    finished.push(u.req.expect("a host unit's request"));
+                    // (A translation unit written back has no request.)
+                    finished.extend(u.req);
                 }
                 Some(src) => {
                     if self.map.lookup_unit(u.lun) == Some(src) {
                         self.note_copy(self.layout.split_pun(src).0);
                         self.map.map_unit(u.lun, pun, u.seq);
                         self.ckpt.dirty = true;
+                        self.cmt_note_update(u.lun, q);
                         self.stats_page().gc_units_copied += 1;
                     } else {
                         self.stats_page().gc_units_discarded += 1;

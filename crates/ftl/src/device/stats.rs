@@ -52,6 +52,10 @@ pub struct FtlStats {
     /// Page-level mapping's counters; `None` (and left out) under page-group mapping.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_map: Option<super::PageMapStats>,
+    /// The cached mapping table's counters; `None` (and left out) while the whole table is
+    /// in DRAM.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapping_cache: Option<super::MappingCacheStats>,
 }
 
 /// What the SLC write cache did (`[ftl.slc_cache]`).

@@ -583,6 +583,7 @@ fn in_flight_requests_name_what_they_wait_for() {
     assert!(h.dev.inflight_requests().is_empty());
 }
 
+mod cmt;
 mod media;
 mod page;
 mod slc;
