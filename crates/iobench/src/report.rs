@@ -286,6 +286,10 @@ pub struct IoReport {
     /// The SLC write cache (`[ftl.slc_cache]`); left out of the JSON when it is off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slc_cache: Option<SlcReport>,
+    /// The cached mapping table (`ftl.mapping_cache_bytes`, DFTL) over the phase; left out
+    /// of the JSON while the whole table is in DRAM.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapping_cache: Option<MappingCacheReport>,
     /// The NVMe front end and its link over the phase; null when bare.
     pub link: Option<LinkReport>,
     pub mapping_table_bytes: u64,
@@ -325,6 +329,73 @@ impl MediaReport {
             uncorrectable_requests: dev.stats().uncorrectable_reads,
             blocks_retired: dev.stats().media_blocks_retired,
         })
+    }
+}
+
+/// What the cached mapping table did in the measured phase.
+#[derive(Clone, Debug, Serialize)]
+pub struct MappingCacheReport {
+    /// Translation units the cache holds, and the table's translation units on flash.
+    pub capacity_units: u64,
+    pub translation_units: u64,
+    /// Host lookups over the phase: hit rate, hits, misses.
+    pub hit_rate: f64,
+    pub hits: u64,
+    pub misses: u64,
+    /// Loads to take a mapping change (GC copies, updates to an evicted translation unit).
+    pub update_loads: u64,
+    /// Translation units read from flash, and written back (dirty evictions); their pages
+    /// are in `flash_page_reads` / `flash_page_programs` and the WAF.
+    pub translation_reads: u64,
+    pub translation_writes: u64,
+}
+
+impl MappingCacheReport {
+    fn of(m: &Measured) -> Option<Self> {
+        let (s, e) = (
+            m.start.ftl.mapping_cache.as_ref()?,
+            m.end.ftl.mapping_cache.as_ref()?,
+        );
+        let (hits, misses) = (e.hits - s.hits, e.misses - s.misses);
+        Some(MappingCacheReport {
+            capacity_units: e.capacity_units,
+            translation_units: m.device.layout().translation_units(),
+            hit_rate: if hits + misses == 0 {
+                1.0
+            } else {
+                hits as f64 / (hits + misses) as f64
+            },
+            hits,
+            misses,
+            update_loads: e.update_loads - s.update_loads,
+            translation_reads: e.translation_reads - s.translation_reads,
+            translation_writes: e.translation_writes - s.translation_writes,
+        })
+    }
+
+    fn rows(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "mapping cache: translation units cached / on flash".into(),
+                format!("{} / {}", self.capacity_units, self.translation_units),
+            ),
+            (
+                "mapping cache: hit rate (hits / misses)".into(),
+                format!(
+                    "{:.1}% ({} / {})",
+                    self.hit_rate * 100.0,
+                    self.hits,
+                    self.misses
+                ),
+            ),
+            (
+                "mapping cache: translation reads / writes (update loads)".into(),
+                format!(
+                    "{} / {} ({})",
+                    self.translation_reads, self.translation_writes, self.update_loads
+                ),
+            ),
+        ]
     }
 }
 
@@ -448,6 +519,7 @@ impl IoReport {
         let die = diff(&s.die_busy_ns, &e.die_busy_ns, dur_ns);
         let wall = m.wall_s.max(1e-9);
         let slc_cache = SlcReport::of(&m);
+        let mapping_cache = MappingCacheReport::of(&m);
         let link = match (m.nvme, &s.front, &e.front) {
             (Some(n), Some(fs), Some(fe)) => Some(LinkReport::of(n, fs, fe, dur_ns)),
             (None, None, None) => None,
@@ -504,6 +576,7 @@ impl IoReport {
             flash_block_erases: block_erases,
             media: MediaReport::of(m.device),
             slc_cache,
+            mapping_cache,
             link,
             mapping_table_bytes: m.device.mapping().table_bytes(),
             scratchpad_bytes: m.preset.ftl.scratchpad_bytes,
@@ -678,6 +751,10 @@ impl IoReport {
             rows.splice(at..at, m.rows());
         }
         if let Some(c) = &self.slc_cache {
+            let at = rows.len() - 5;
+            rows.splice(at..at, c.rows());
+        }
+        if let Some(c) = &self.mapping_cache {
             let at = rows.len() - 5;
             rows.splice(at..at, c.rows());
         }
