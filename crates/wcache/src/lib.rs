@@ -197,6 +197,8 @@ pub struct WriteCache<D> {
     sectors_per_unit: u64,
     dram: DramPort,
     units: BTreeMap<u64, Unit>,
+    /// Units of `units` that a destage job holds (the rest are free to destage).
+    destaging_units: u64,
     /// (dirty_since, unit) of every buffered unit: the oldest non-durable write first.
     dirty: BTreeSet<(u64, u64)>,
     /// The elevator: the next destage starts at the first unit at or after it.
@@ -241,6 +243,7 @@ impl<D: BlockDevice> WriteCache<D> {
             cfg,
             dev,
             units: BTreeMap::new(),
+            destaging_units: 0,
             dirty: BTreeSet::new(),
             cursor: 0,
             draining: false,
@@ -346,6 +349,10 @@ impl<D: BlockDevice> WriteCache<D> {
         assert_eq!(
             in_jobs, destaging,
             "every destaging unit belongs to one job"
+        );
+        assert_eq!(
+            destaging as u64, self.destaging_units,
+            "destaging count drifted"
         );
     }
 
@@ -826,21 +833,48 @@ impl<D: BlockDevice> WriteCache<D> {
     /// that concurrent jobs land on different parts of the device (two jobs into one FTL page
     /// group would wait for each other's read-modify-write).
     fn next_destage_start(&self) -> Option<u64> {
+        if self.destaging_units == self.occupied_units() {
+            // Every buffered unit is in a job already (the usual state under a sequential
+            // stream: without this, every event searched the whole buffer).
+            return None;
+        }
         let window_units = self.cfg.destage_bytes_max / self.cfg.unit_bytes;
-        let busy: Vec<u64> = self
+        // A job's units are contiguous (`start_job`): its windows are those of its first
+        // through its last unit.
+        let busy: BTreeSet<u64> = self
             .jobs
             .iter()
             .flatten()
-            .flat_map(|j| j.units.iter().map(|&(u, _)| u / window_units))
+            .flat_map(|j| {
+                let first = j.units.first().map_or(0, |&(u, _)| u / window_units);
+                let last = j.units.last().map_or(0, |&(u, _)| u / window_units);
+                first..=last
+            })
             .collect();
-        let apart = |(&u, unit): (&u64, &Unit)| {
-            (unit.destaging.is_none() && !busy.contains(&(u / window_units))).then_some(u)
+        // Units of a job in flight lie in busy windows, so the first unit outside them is
+        // free to destage; whole busy windows are skipped (a sequential stream fills the
+        // buffer with units of busy windows, and testing them one by one made each call
+        // cost the buffer's size times the jobs in flight).
+        let apart = |from: u64, to: u64| {
+            let mut at = from;
+            while at < to {
+                let (&u, unit) = self.units.range(at..to).next()?;
+                let w = u / window_units;
+                if busy.contains(&w) {
+                    at = (w + 1) * window_units;
+                    continue;
+                }
+                debug_assert!(
+                    unit.destaging.is_none(),
+                    "a destaging unit is in a busy window"
+                );
+                return Some(u);
+            }
+            None
         };
         let free = |(&u, unit): (&u64, &Unit)| unit.destaging.is_none().then_some(u);
-        self.units
-            .range(self.cursor..)
-            .find_map(apart)
-            .or_else(|| self.units.range(..self.cursor).find_map(apart))
+        apart(self.cursor, u64::MAX)
+            .or_else(|| apart(0, self.cursor))
             .or_else(|| self.units.range(self.cursor..).find_map(free))
             .or_else(|| self.units.range(..self.cursor).find_map(free))
     }
@@ -865,6 +899,7 @@ impl<D: BlockDevice> WriteCache<D> {
             }
         }
         assert!(!units.is_empty(), "a job starts at a unit free to destage");
+        self.destaging_units += units.len() as u64;
         self.cursor = next;
         let writes = self.destage_writes(job, &units);
         let bytes: u64 = writes.iter().map(|w| w.len_bytes).sum();
@@ -952,6 +987,7 @@ impl<D: BlockDevice> WriteCache<D> {
                 .get_mut(&unit)
                 .expect("a destaging unit stays buffered");
             let d = u.destaging.take().expect("the unit is in this job");
+            self.destaging_units -= 1;
             assert_eq!(d.snapshot, snapshot);
             let removed = self.dirty.remove(&(u.dirty_since, unit));
             assert!(removed, "a buffered unit is in the dirty index");
