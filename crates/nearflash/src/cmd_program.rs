@@ -292,13 +292,17 @@ fn run_program(r: &RunArgs) -> Result<bool, CliError> {
             };
             let t1 = rt.now();
             let m = *meter.borrow();
-            if let Err(e) = read {
-                // A non-zero exit is a report, not an error; anything else is the program's error.
-                if m.exit_code.is_none_or(|c| c == 0) {
-                    return Err(e.into());
+            // Closing a virtual file whose program failed reports that failure again.
+            let closed = rt.vclose(fd);
+            match read {
+                // A non-zero exit is a report, not an error (docs/programs.md: exit status 1,
+                // as on the other engines); anything else is the program's error.
+                Err(e) if m.exit_code.is_none_or(|c| c == 0) => return Err(e.into()),
+                Err(_) => {}
+                Ok(()) => {
+                    closed?;
                 }
             }
-            rt.vclose(fd)?;
             let name = if r.engine == Engine::Slot {
                 "insider slot"
             } else {
