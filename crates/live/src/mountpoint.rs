@@ -1,6 +1,6 @@
 //! Checks before mounting, each a named error instead of a failure inside `fusermount3`: the
-//! mount point must be an existing directory that nothing is mounted on (a server killed
-//! with `kill -9` leaves a dead mount: `fusermount3 -u DIR` removes it), and FUSE must be
+//! mount point must be an existing, empty directory that nothing is mounted on (a server
+//! killed with `kill -9` leaves a dead mount: `fusermount3 -u DIR` removes it), and FUSE must be
 //! usable (`/dev/fuse` present, Debian's `fuse3` installed for `fusermount3`).
 
 use crate::error::LiveError;
@@ -73,6 +73,21 @@ pub fn check_mount_point(dir: &Path) -> Result<(), LiveError> {
             why: "something is already mounted there".into(),
         });
     }
+    // Mounting over files hides them while the drive is mounted (and a user who did not
+    // mean to is left wondering where they went), as fusermount3's `nonempty` check did.
+    let occupied = std::fs::read_dir(dir)
+        .map_err(|e| LiveError::MountPointBusy {
+            path: name.clone(),
+            why: e.to_string(),
+        })?
+        .next()
+        .is_some();
+    if occupied {
+        return Err(LiveError::MountPointBusy {
+            path: name,
+            why: "the directory is not empty: mount on an empty directory".into(),
+        });
+    }
     Ok(())
 }
 
@@ -110,7 +125,18 @@ mod tests {
         std::fs::write(&f, b"x").unwrap();
         let e = check_mount_point(&f).unwrap_err();
         assert!(e.to_string().contains("not a directory"), "{e}");
-        check_mount_point(d.path()).unwrap();
+        let empty = d.path().join("m");
+        std::fs::create_dir(&empty).unwrap();
+        check_mount_point(&empty).unwrap();
+    }
+
+    /// Story (issue 28): `serve` mounted over a directory holding files, hiding them.
+    #[test]
+    fn a_non_empty_directory_is_refused_as_a_mount_point() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("keep.txt"), b"mine").unwrap();
+        let e = check_mount_point(d.path()).unwrap_err();
+        assert!(e.to_string().contains("not empty"), "{e}");
     }
 
     #[test]
