@@ -80,7 +80,24 @@ pub(crate) fn build_ve(
                 .queue()
                 .map(|e| Ev::Dev(nearflash_nvme::NvmeEvent::Device(e)));
             let (dev, start) = if path.exists() {
-                let (_, dev) = nearflash_image::open_device(path, &mut q)?;
+                let (stored, dev) = nearflash_image::open_device(path, &mut q)?;
+                // The image keeps the drive it was created with: a --preset or --set that
+                // asks for another one was dropped without a word (issue 28).
+                if stored.flash != preset.flash || stored.ftl != preset.ftl {
+                    return Err(err(format!(
+                        "{}: the image holds a drive of preset '{}'; its [flash] and [ftl] \
+                         differ from those of --preset '{}' with the --set given, which apply \
+                         only when the image is created (drop them, or use a new image)",
+                        path.display(),
+                        stored.name,
+                        preset.name
+                    )));
+                }
+                eprintln!(
+                    "device: {} (preset '{}', reopened with recovery)",
+                    path.display(),
+                    stored.name
+                );
                 (dev, Start::Mount)
             } else {
                 (

@@ -182,6 +182,51 @@ fn a_db_bench_database_on_an_image_exports_as_a_leveldb_directory() {
         let fsck = ok(&["fs", "fsck", "--image", img]);
         assert!(fsck.contains(" 0 problem(s)"), "{fsck}");
     }
+    // Story (issue 28): reopening the image with another drive's --set ran the image's drive
+    // without a word. The same settings reopen it; others are refused, naming why.
+    let again = nearflash(
+        &[
+            &[
+                "db-bench",
+                "--access",
+                "direct",
+                "--benchmarks",
+                "readseq",
+                "--num",
+                "3000",
+                "--image",
+                img,
+            ][..],
+            &small[..],
+        ]
+        .concat(),
+    );
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(String::from_utf8_lossy(&again.stderr).contains("device: "));
+    let mut other = small.to_vec();
+    other[1] = "flash.blocks_per_plane=41";
+    fails_naming(
+        &[
+            &[
+                "db-bench",
+                "--access",
+                "direct",
+                "--benchmarks",
+                "readseq",
+                "--num",
+                "3000",
+                "--image",
+                img,
+            ][..],
+            &other[..],
+        ]
+        .concat(),
+        "apply only when the image is created",
+    );
 }
 
 #[test]
