@@ -155,6 +155,26 @@ impl Point {
             cells.push(match v {
                 serde_json::Value::String(s) => s.clone(),
                 serde_json::Value::Null => String::new(),
+                serde_json::Value::Object(o) => {
+                    // A table cell holds one figure, not a JSON document.
+                    let fields: Vec<String> = o.keys().map(|k| format!("{m}.{k}")).collect();
+                    return Err(fail(nearflash_jobs::JobError::Options {
+                        job: "metrics",
+                        reason: format!(
+                            "'{m}' is a group of figures, not one: name one of {}",
+                            fields.join(", ")
+                        ),
+                    }));
+                }
+                serde_json::Value::Array(_) => {
+                    return Err(fail(nearflash_jobs::JobError::Options {
+                        job: "metrics",
+                        reason: format!(
+                            "'{m}' is a list of figures, not one: name one by its index, \
+                             e.g. {m}.0"
+                        ),
+                    }));
+                }
                 other => other.to_string(),
             });
         }
@@ -174,6 +194,18 @@ impl Point {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Story (issue 28): a metric naming a group of figures landed as JSON inside a CSV cell.
+    #[test]
+    fn a_metric_naming_a_group_of_figures_is_refused_naming_its_fields() {
+        let spec = Spec::parse(
+            "t",
+            "job = \"io\"\npreset = \"test-min\"\nmetrics = [\"latency_us\"]\n[fixed]\npattern = \"rand-read\"\nrequests = 20\n[grid]\nqueue_depth = [1]\n",
+        )
+        .unwrap();
+        let e = points(&spec).unwrap()[0].run().unwrap_err().to_string();
+        assert!(e.contains("latency_us.p99"), "{e}");
+    }
 
     #[test]
     fn the_hash_follows_the_preset_after_overrides_not_the_spec_layout() {

@@ -126,8 +126,13 @@ impl Spec {
         if metrics.is_empty() {
             return Err(bad("metrics is empty: name at least one figure".into()));
         }
-        for m in &metrics {
+        for (i, m) in metrics.iter().enumerate() {
             job.check_metric(m).map_err(bad)?;
+            if metrics[..i].contains(m) {
+                return Err(bad(format!(
+                    "metrics names '{m}' twice (the table would have two such columns)"
+                )));
+            }
         }
         for k in f.fixed.keys() {
             check_name(k).map_err(bad)?;
@@ -359,5 +364,13 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("wall_s"), "{e}");
+        // Story (issue 28): a metric named twice made two columns of it.
+        let e = Spec::parse(
+            "t",
+            &format!("metrics = [\"iops\", \"iops\"]\n{BASE}[grid]\nqueue_depth = [1]\n"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("'iops' twice"), "{e}");
     }
 }
