@@ -77,13 +77,15 @@
 #       sectors is a read-modify-write (an "update read" + a full page program).
 #   ftl.mapping_cache_bytes (DFTL, when present) -> CMT_Capacity, Ideal_Mapping_Table false;
 #       absent (the whole map in the scratchpad) -> Ideal_Mapping_Table true.
-#   [ftl.write_buffer] (when present and enabled) -> Data_Cache_Capacity (its *_bytes field),
-#       flows' Device_Level_Data_Caching_Mode WRITE_CACHE; absent -> TURNED_OFF.
+#   [write_cache] (the DRAM write buffer, when present and enabled) -> Data_Cache_Capacity
+#       (its capacity_bytes), flows' Device_Level_Data_Caching_Mode WRITE_CACHE; absent or
+#       disabled -> TURNED_OFF. (Story: this read a table named ftl.write_buffer that never
+#       existed, so MQSim ran without a cache while ours had one.)
 #   PCIe link: [nvme.link] / [ssd_nvme.link] generation and lanes when the preset has them,
 #       else PCIe 3.0 ×4 (the 970 EVO's link) -> PCIe_Lane_Count, PCIe_Lane_Bandwidth (GB/s:
 #       Gen3 0.985 = 8 GT/s × 128/130 / 8). ✗ MQSim fixes 128-byte TLP payloads and 28 B of
-#       overhead (PCIe_Link.h). Until the NVMe front end is on `nearflash io`'s path, ours has
-#       no link at all (see docs/design.md).
+#       overhead (PCIe_Link.h); ours models the link of the preset's [nvme.link] (see
+#       docs/design.md, "The NVMe path").
 #   Host interface NVMe                   -> HostInterface_Type NVME, IO_Queue_Depth 1024
 #   ✗ MQSim only: Transaction_Scheduling_Policy (OUT_OF_ORDER), Plane_Allocation_Scheme
 #       (CWDP: channel first, like our page groups' striping), erase/program suspension (off),
@@ -240,9 +242,9 @@ gc_fg = get("ftl.gc_foreground_free_superblocks", 2, required=False)
 wl_spread = get("ftl.wear_leveling_spread_pe", 100, required=False)
 mapping = get("ftl.mapping", "page-group", required=False)
 cmt_bytes = get("ftl.mapping_cache_bytes", 0, required=False)
-wb = get("ftl.write_buffer", {}, required=False) or {}
-wb_on = bool(wb) and wb.get("enabled", True)
-wb_bytes = next((v for k, v in wb.items() if k.endswith("bytes") and isinstance(v, int)), 0) if wb_on else 0
+wb = get("write_cache", {}, required=False) or {}
+wb_on = bool(wb) and wb.get("enabled", False)
+wb_bytes = wb.get("capacity_bytes", 0) if wb_on else 0
 link = get("nvme.link", None, required=False) or get("ssd_nvme.link", None, required=False) or {}
 gen, lanes = link.get("generation", 3), link.get("lanes", 4)
 lane_gb_s = {1: 0.25, 2: 0.5, 3: 8 * 128 / 130 / 8, 4: 16 * 128 / 130 / 8, 5: 32 * 128 / 130 / 8}[gen]
