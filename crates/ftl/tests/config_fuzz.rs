@@ -75,6 +75,7 @@ fn flash() -> impl Strategy<Value = FlashConfig> {
                 program_fail_probability: pf,
                 erase_fail_probability: ef,
                 media: Default::default(),
+                one_shot_pages: 1,
             },
         )
         .prop_filter("device small enough for a crash test", |f| {
@@ -350,6 +351,7 @@ fn gc_abandoned_while_sealing_its_tail_neither_panics_nor_stalls() {
                 initial_pe_cycles: 0,
                 retention_offset_days: 0.0,
             },
+            one_shot_pages: 1,
         },
         ftl: FtlConfig {
             mapping: MappingMode::Page,
@@ -423,6 +425,7 @@ fn page_mapping_with_failing_blocks_survives_two_cuts() {
                 initial_pe_cycles: 0,
                 retention_offset_days: 0.0,
             },
+            one_shot_pages: 1,
         },
         ftl: FtlConfig {
             mapping: MappingMode::Page,

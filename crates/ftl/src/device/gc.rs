@@ -535,6 +535,7 @@ impl Device {
                         kind: OpKind::Erase,
                         die: self.layout.die_of(sb, c),
                         page: 0,
+                        pages: 1,
                         plane_mask,
                         plane_blocks,
                         tag: u64::from(job),
