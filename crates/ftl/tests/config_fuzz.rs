@@ -1,6 +1,7 @@
 //! The configuration fuzzer (issue 12): random *valid* configurations — geometry, page size
 //! (any, not only sector multiples), spare bytes, timing, over-provisioning, GC policy and
-//! thresholds, checkpoint interval, queue depth, injected failures — run a checked I/O
+//! thresholds, checkpoint interval, queue depth, injected failures, one-shot programs of
+//! three-page word lines (page-level mapping) — run a checked I/O
 //! workload and power-cut crash tests to completion with no lost acknowledged write and no
 //! wrong read; random *invalid* ones (a valid one with one field broken) are refused with an
 //! error naming that field. Never a hang (every run is watched) and never a panic.
@@ -150,9 +151,21 @@ fn slc_cache() -> impl Strategy<Value = nearflash_ftl::SlcCacheConfig> {
 
 /// A configuration that validation accepts.
 fn valid_case() -> impl Strategy<Value = Case> {
-    (flash(), ftl(), 1u32..=32, any::<u64>())
-        .prop_map(|(mut flash, ftl, queue_depth, seed)| {
+    (
+        flash(),
+        ftl(),
+        1u32..=32,
+        any::<u64>(),
+        prop_oneof![Just(1u32), Just(3u32)],
+    )
+        .prop_map(|(mut flash, ftl, queue_depth, seed, one_shot)| {
             if ftl.mapping == nearflash_ftl::MappingMode::Page {
+                // One-shot programs of three-page word lines in half the page-mapped cases
+                // (page-group mapping refuses them): blocks of whole word lines.
+                if one_shot == 3 {
+                    flash.one_shot_pages = 3;
+                    flash.pages_per_block = (flash.pages_per_block / 3).max(2) * 3;
+                }
                 // Page-level mapping needs whole 4 KiB units and a spare-area record per
                 // unit: round the drawn page up to 4 or 8 KiB and widen its spare area.
                 flash.page_size_bytes = if flash.page_size_bytes > 2048 {
@@ -171,7 +184,9 @@ fn valid_case() -> impl Strategy<Value = Case> {
             }
         })
         .prop_filter("validation accepts it", |c| {
-            c.flash.validate().is_ok() && c.ftl.validate(&c.flash).is_ok()
+            c.flash.validate().is_ok()
+                && c.ftl.validate(&c.flash).is_ok()
+                && device_bytes(&c.flash) <= DEVICE_BYTES_MAX
         })
 }
 
@@ -277,15 +292,21 @@ fn broken(c: &Case, which: usize) -> (FlashConfig, FtlConfig, &'static str) {
             t.scratchpad_bytes = 0;
             "ftl.scratchpad_bytes"
         }
-        _ => {
+        15 => {
             f.read_latency_by_page_type_us = Some(vec![25.0, -1.0]);
             "flash.read_latency_by_page_type_us"
+        }
+        _ => {
+            // Beyond a QLC word line; under page-group mapping, any one-shot program (two
+            // pages: refused by the FTL, or by the flash when they do not divide the block).
+            f.one_shot_pages = if t.mapping == MappingMode::Page { 5 } else { 2 };
+            "flash.one_shot_pages"
         }
     };
     (f, t, field)
 }
 
-const BROKEN_KINDS: usize = 16;
+const BROKEN_KINDS: usize = 17;
 
 fn check_invalid(c: &Case, which: usize) -> Result<(), TestCaseError> {
     let (f, t, field) = broken(c, which);
