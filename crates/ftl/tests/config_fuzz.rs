@@ -379,6 +379,159 @@ fn one_shot_word_lines_on_a_tiny_device_never_run_out_of_space() {
     check_valid(&c).unwrap();
 }
 
+/// Found by the long fuzz run (seed 5): one die of four planes, three-page word lines and
+/// injected program failures read back an older version than an acknowledged write (the
+/// same cause as the next case: host writes failed for space their programs in flight would
+/// have freed, and the failed fills' units left the write buffer).
+#[test]
+fn word_lines_with_failing_programs_on_one_die_keep_every_acked_write() {
+    let c = Case {
+        flash: FlashConfig {
+            channels: 1,
+            packages_per_channel: 1,
+            dies_per_package: 1,
+            planes_per_die: 4,
+            blocks_per_plane: 12,
+            pages_per_block: 12,
+            page_size_bytes: 8192,
+            oob_size_bytes: 80,
+            read_latency_us: 1.0,
+            program_latency_us: 10.0,
+            erase_latency_us: 100.0,
+            read_latency_by_page_type_us: None,
+            program_latency_by_page_type_us: None,
+            channel_rate_mb_s: 694.462928154861,
+            command_overhead_ns: 0,
+            endurance_pe_cycles: 100000,
+            program_fail_probability: 0.007736436874449198,
+            erase_fail_probability: 0.0,
+            media: nearflash_flash::MediaConfig {
+                enabled: false,
+                rber_floor: 5e-5,
+                rber_wear_coeff: 1.1111111111111112e-10,
+                rber_wear_exponent: 2.0,
+                rber_retention_coeff: 5.234231876472128e-8,
+                rber_retention_pe_exponent: 1.0,
+                rber_retention_exponent: 0.5,
+                rber_disturb_coeff: 3.3333333333333335e-12,
+                rber_disturb_pe_exponent: 1.0,
+                rber_disturb_exponent: 1.0,
+                codeword_bytes: 1024,
+                correctable_bits: 40,
+                read_retry_steps_max: 7,
+                read_retry_rber_factor: 0.5,
+                retire_error_reads: 16,
+                initial_pe_cycles: 0,
+                retention_offset_days: 0.0,
+            },
+            one_shot_pages: 3,
+        },
+        ftl: FtlConfig {
+            mapping: MappingMode::Page,
+            over_provisioning_percent: 24.65061278204767,
+            gc_policy: GcPolicy::RoundRobin,
+            gc_foreground_free_superblocks: 2,
+            gc_idle_threshold_us: 0.0,
+            gc_background_free_superblocks: 0,
+            gc_parallel_copies: 1,
+            wear_leveling_spread_pe: 1,
+            spare_blocks_per_plane: 0,
+            checkpoint_interval_us: 0.0,
+            scratchpad_bytes: 1048576,
+            mapping_cache_bytes: None,
+            slc_cache: nearflash_ftl::SlcCacheConfig {
+                enabled: false,
+                bits_per_cell: 2,
+                static_capacity_bytes: 0,
+                dynamic_capacity_max_bytes: 0,
+                slc_read_latency_us: 5.0,
+                slc_program_latency_us: 50.0,
+            },
+        },
+        queue_depth: 23,
+        seed: 6953458245394580608,
+    };
+
+    check_valid(&c).unwrap();
+}
+
+/// Found by the long fuzz run (seed 6): on one die with blocks of two word lines, host fills
+/// run ahead over many superblocks (each takes two programs, so the per-point limit never
+/// holds them back); with every closed superblock still being programmed GC found no victim
+/// and failed the waiting writes with `NoSpace`, though the programs' completions would have
+/// made victims. A closed superblock with programs in flight now counts as space on the way.
+#[test]
+fn host_word_lines_in_flight_over_tiny_superblocks_wait_instead_of_failing_for_space() {
+    let c = Case {
+        flash: FlashConfig {
+            channels: 1,
+            packages_per_channel: 1,
+            dies_per_package: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 14,
+            pages_per_block: 6,
+            page_size_bytes: 4096,
+            oob_size_bytes: 40,
+            read_latency_us: 1.0,
+            program_latency_us: 10.0,
+            erase_latency_us: 100.0,
+            read_latency_by_page_type_us: None,
+            program_latency_by_page_type_us: None,
+            channel_rate_mb_s: 20.0,
+            command_overhead_ns: 0,
+            endurance_pe_cycles: 100000,
+            program_fail_probability: 0.0,
+            erase_fail_probability: 0.0,
+            media: nearflash_flash::MediaConfig {
+                enabled: false,
+                rber_floor: 5e-5,
+                rber_wear_coeff: 1.1111111111111112e-10,
+                rber_wear_exponent: 2.0,
+                rber_retention_coeff: 5.234231876472128e-8,
+                rber_retention_pe_exponent: 1.0,
+                rber_retention_exponent: 0.5,
+                rber_disturb_coeff: 3.3333333333333335e-12,
+                rber_disturb_pe_exponent: 1.0,
+                rber_disturb_exponent: 1.0,
+                codeword_bytes: 1024,
+                correctable_bits: 40,
+                read_retry_steps_max: 7,
+                read_retry_rber_factor: 0.5,
+                retire_error_reads: 16,
+                initial_pe_cycles: 0,
+                retention_offset_days: 0.0,
+            },
+            one_shot_pages: 3,
+        },
+        ftl: FtlConfig {
+            mapping: MappingMode::Page,
+            over_provisioning_percent: 0.0,
+            gc_policy: GcPolicy::RoundRobin,
+            gc_foreground_free_superblocks: 1,
+            gc_idle_threshold_us: 0.0,
+            gc_background_free_superblocks: 0,
+            gc_parallel_copies: 1,
+            wear_leveling_spread_pe: 1,
+            spare_blocks_per_plane: 0,
+            checkpoint_interval_us: 0.0,
+            scratchpad_bytes: 1048576,
+            mapping_cache_bytes: None,
+            slc_cache: nearflash_ftl::SlcCacheConfig {
+                enabled: false,
+                bits_per_cell: 2,
+                static_capacity_bytes: 0,
+                dynamic_capacity_max_bytes: 0,
+                slc_read_latency_us: 5.0,
+                slc_program_latency_us: 50.0,
+            },
+        },
+        queue_depth: 12,
+        seed: 766530555,
+    };
+
+    check_valid(&c).unwrap();
+}
+
 /// Found by the long fuzz run (seed 2): a GC run on page mapping sealed its last partial
 /// fill, found no room for it and was abandoned — and the step went on with the run it no
 /// longer had (a panic), then the write waiting behind it stalled.
