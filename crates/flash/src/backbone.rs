@@ -7,8 +7,11 @@
 //! * erase: die busy for tBERS.
 //!
 //! Multi-plane operations address one block per plane at the same page offset: one tR or
-//! tPROG for all planes, one bus transfer carrying every plane's page. Waiting times and
-//! utilization fall out of these events; nothing is computed in closed form.
+//! tPROG for all planes, one bus transfer carrying every plane's page. A *one-shot* program
+//! (`flash.one_shot_pages` = k > 1, 3D TLC's word-line program) covers k consecutive pages
+//! of each addressed block: one transfer carries all k × planes pages, then the die is busy
+//! one tPROG for the word line. Waiting times and utilization fall out of these events;
+//! nothing is computed in closed form.
 //!
 //! Faults: injected program/erase failures and wear-out turn blocks bad and are reported in
 //! the completion; with `[flash.media]` on, every read is decoded by the controller's ECC
@@ -17,7 +20,7 @@
 //! does or the steps run out (`OpStatus::Uncorrectable`, the codeword's data left corrupt); a power cut (`power_cut`) tears the pages of programs and erases that were
 //! in progress, leaving garbage that only checksums can expose.
 
-use crate::config::{FlashConfig, PLANES_PER_DIE_MAX};
+use crate::config::{FlashConfig, ONE_SHOT_PAGES_MAX, PLANES_PER_DIE_MAX};
 use crate::geometry::{BlockId, DieId, Geometry};
 use crate::media::{MediaState, MediaStats, Rber};
 use crate::nand::NandState;
@@ -26,6 +29,9 @@ use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
 use std::collections::VecDeque;
 
 pub const PLANES_MAX: usize = PLANES_PER_DIE_MAX as usize;
+
+/// Most pages one transfer carries: a one-shot program on every plane.
+const TRANSFER_PAGES_MAX: usize = PLANES_MAX * ONE_SHOT_PAGES_MAX as usize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpKind {
@@ -39,16 +45,21 @@ pub enum OpKind {
 pub struct FlashOp {
     pub kind: OpKind,
     pub die: DieId,
-    /// Page within each addressed block (ignored by erases).
+    /// Page within each addressed block (ignored by erases); a one-shot program's first page.
     pub page: u32,
+    /// Consecutive pages of each addressed block the op covers: 1, or — a one-shot program
+    /// of a native (not SLC-mode) word line — `flash.one_shot_pages`, starting at a multiple
+    /// of it. Reads and erases cover one.
+    pub pages: u32,
     /// Bit `p` set ⇒ plane `p` is addressed.
     pub plane_mask: u8,
     /// Block within plane `p`, for each addressed plane.
     pub plane_blocks: [u32; PLANES_MAX],
     /// Caller's tag, returned in the completion.
     pub tag: u64,
-    /// Program: each addressed plane's page data in plane order. Read: filled in functional
-    /// fidelity. Empty in timing fidelity.
+    /// Program: each addressed plane's page data in plane order (a one-shot program: page
+    /// `page` of every plane, then page `page + 1` of every plane, ...). Read: filled in
+    /// functional fidelity. Empty in timing fidelity.
     pub data: Vec<u8>,
     /// Spare bytes, as `data`.
     pub oob: Vec<u8>,
@@ -181,8 +192,9 @@ pub struct Backbone {
     free_slots: Vec<u32>,
     dies: Vec<Server>,
     channels: Vec<Server>,
-    /// Bus time of a transfer of `i + 1` pages (data + spare) including command cycles.
-    transfer: [SimDuration; PLANES_MAX],
+    /// Bus time of a transfer of `i + 1` pages (data + spare) including command cycles: up
+    /// to every plane's pages of a one-shot program.
+    transfer: [SimDuration; TRANSFER_PAGES_MAX],
     read_latency: Vec<SimDuration>,
     program_latency: Vec<SimDuration>,
     erase_latency: SimDuration,
@@ -206,7 +218,7 @@ impl Backbone {
     pub fn new(cfg: &FlashConfig, store: Box<dyn PageStore>) -> Self {
         let geo = Geometry::from_config(cfg);
         let page_bytes = f64::from(cfg.page_size_bytes + cfg.oob_size_bytes);
-        let mut transfer = [SimDuration::ZERO; PLANES_MAX];
+        let mut transfer = [SimDuration::ZERO; TRANSFER_PAGES_MAX];
         for (i, t) in transfer.iter_mut().enumerate() {
             let bytes = page_bytes * (i + 1) as f64;
             // MB/s = bytes per microsecond.
@@ -339,10 +351,26 @@ impl Backbone {
             op.plane_mask,
             self.geo.planes_per_die
         );
+        if op.pages != 1 {
+            let k = self.cfg.one_shot_pages;
+            assert!(
+                op.kind == OpKind::Program && !op.slc && k > 1 && op.pages == k,
+                "only a native program covers more than one page: a one-shot program of \
+                 flash.one_shot_pages = {k} pages (got {} pages, {:?}, slc {})",
+                op.pages,
+                op.kind,
+                op.slc
+            );
+            assert!(
+                op.page.is_multiple_of(k),
+                "a one-shot program starts a word line (page {} is not a multiple of {k})",
+                op.page
+            );
+        }
         if op.kind == OpKind::Program && self.store.holds_data() {
-            let planes = op.planes() as usize;
-            assert_eq!(op.data.len(), planes * self.geo.page_size_bytes as usize);
-            assert_eq!(op.oob.len(), planes * self.geo.oob_size_bytes as usize);
+            let pages = (op.planes() * op.pages) as usize;
+            assert_eq!(op.data.len(), pages * self.geo.page_size_bytes as usize);
+            assert_eq!(op.oob.len(), pages * self.geo.oob_size_bytes as usize);
         }
         let die = op.die.0;
         let slot = Slot {
@@ -407,9 +435,9 @@ impl Backbone {
     /// a real chip, the program then ends with a failure status for that plane. Firmware
     /// cannot avoid this race — the op was already on the die's queue when the block failed.
     fn apply_program_order(&mut self, id: u32) {
-        let (die, page, mask, blocks) = {
+        let (die, page, pages, mask, blocks) = {
             let op = &self.slot(id).op;
-            (op.die, op.page, op.plane_mask, op.plane_blocks)
+            (op.die, op.page, op.pages, op.plane_mask, op.plane_blocks)
         };
         let mut refused = 0u8;
         for p in 0..PLANES_MAX as u32 {
@@ -418,7 +446,9 @@ impl Backbone {
                 if self.nand.is_bad(b) {
                     refused |= 1 << p;
                 } else {
-                    self.nand.on_program(b, page);
+                    for k in 0..pages {
+                        self.nand.on_program(b, page + k);
+                    }
                 }
             }
         }
@@ -444,9 +474,9 @@ impl Backbone {
         };
         server.current = Some(id);
         server.busy_since = now;
-        let planes = self.slot(id).op.planes();
+        let pages = self.slot(id).op.planes() * self.slot(id).op.pages;
         self.slot(id).phase = Phase::Transfer;
-        q.schedule_in(self.transfer_time(planes), FlashEvent::ChannelDone(ch));
+        q.schedule_in(self.transfer_time(pages), FlashEvent::ChannelDone(ch));
     }
 
     /// Handles one backbone event; finished operations are appended to `done`.
@@ -697,20 +727,25 @@ impl Backbone {
         // out and back cost a copy of it per program).
         let slot = self.slots[id as usize].as_ref().expect("live op slot");
         let (op, refused) = (&slot.op, slot.refused);
+        let planes = op.planes() as usize;
         let mut failed = 0u8;
         for (i, p) in op.plane_iter().enumerate() {
             let b = self.geo.block_id(op.die, p, op.plane_blocks[p as usize]);
-            let page = self.geo.page_id(b, op.page);
-            self.stats.page_programs += 1;
+            let word_line = op.page..op.page + op.pages;
+            self.stats.page_programs += u64::from(op.pages);
             if refused & (1 << p) == 0 {
                 if let Some(m) = self.media.as_mut() {
-                    m.on_program(page, now);
+                    for page in word_line.clone() {
+                        m.on_program(self.geo.page_id(b, page), now);
+                    }
                 }
             }
             if refused & (1 << p) != 0 {
                 failed |= 1 << p;
                 self.stats.program_failures += 1;
-            } else if rng.chance(fail_p) {
+            } else if word_line.clone().any(|_| rng.chance(fail_p)) {
+                // A page of the word line failed: the plane's block is bad and every page
+                // the op addressed on it holds junk.
                 failed |= 1 << p;
                 self.stats.program_failures += 1;
                 self.nand.mark_bad(b);
@@ -719,15 +754,22 @@ impl Backbone {
                 let junk_seed = rng.next_u64();
                 if self.store.holds_data() {
                     let mut junk = vec![0u8; ps + os];
-                    SimRng::seed_from_u64(junk_seed).fill_bytes(&mut junk);
-                    self.store.program(page, &junk[..ps], &junk[ps..]);
+                    let mut junk_rng = SimRng::seed_from_u64(junk_seed);
+                    for page in word_line {
+                        junk_rng.fill_bytes(&mut junk);
+                        self.store
+                            .program(self.geo.page_id(b, page), &junk[..ps], &junk[ps..]);
+                    }
                 }
             } else if self.store.holds_data() {
-                self.store.program(
-                    page,
-                    &op.data[i * ps..(i + 1) * ps],
-                    &op.oob[i * os..(i + 1) * os],
-                );
+                for (k, page) in word_line.enumerate() {
+                    let at = k * planes + i;
+                    self.store.program(
+                        self.geo.page_id(b, page),
+                        &op.data[at * ps..(at + 1) * ps],
+                        &op.oob[at * os..(at + 1) * os],
+                    );
+                }
             }
         }
         if failed == 0 {
@@ -821,17 +863,18 @@ impl Backbone {
                 .collect();
             match (op.kind, slot.phase) {
                 (OpKind::Program, Phase::DieWork) => {
-                    let page = op.page;
                     let refused: Vec<BlockId> = op
                         .plane_iter()
                         .filter(|p| slot.refused & (1 << p) != 0)
                         .map(|p| self.geo.block_id(op.die, p, op.plane_blocks[p as usize]))
                         .collect();
                     for b in blocks.into_iter().filter(|b| !refused.contains(b)) {
-                        rng.fill_bytes(&mut junk);
-                        let pid = self.geo.page_id(b, page);
-                        self.store.program(pid, &junk[..ps], &junk[ps..]);
-                        report.torn_program_pages += 1;
+                        for page in op.page..op.page + op.pages {
+                            rng.fill_bytes(&mut junk);
+                            let pid = self.geo.page_id(b, page);
+                            self.store.program(pid, &junk[..ps], &junk[ps..]);
+                            report.torn_program_pages += 1;
+                        }
                     }
                 }
                 (OpKind::Erase, Phase::DieWork) => {
@@ -848,10 +891,11 @@ impl Backbone {
                 (OpKind::Program, Phase::WaitBus | Phase::Transfer) => {
                     // The data was still on its way to the page register: the array was never
                     // touched and the pages stay erased.
-                    let page = op.page;
                     for p in op.plane_iter().filter(|p| slot.refused & (1 << p) == 0) {
                         let b = self.geo.block_id(op.die, p, op.plane_blocks[p as usize]);
-                        self.nand.unprogram(b, page);
+                        for page in (op.page..op.page + op.pages).rev() {
+                            self.nand.unprogram(b, page);
+                        }
                     }
                     report.dropped_programs += 1;
                 }
@@ -904,6 +948,7 @@ fn placeholder_op() -> FlashOp {
         kind: OpKind::Read,
         die: DieId(0),
         page: 0,
+        pages: 1,
         plane_mask: 0,
         plane_blocks: [0; PLANES_MAX],
         tag: 0,

@@ -34,6 +34,18 @@ pub const CHANNEL_RATE_MB_S_MIN: f64 = 1.0;
 /// Longest command/address overhead accepted (ns): one millisecond.
 pub const COMMAND_OVERHEAD_NS_MAX: u64 = 1_000_000;
 
+/// Most pages one one-shot program covers (`flash.one_shot_pages`): a QLC word line's four
+/// pages (one per bit of a cell). An assumption of the model, not a datasheet figure.
+pub const ONE_SHOT_PAGES_MAX: u32 = 4;
+
+fn one_shot_pages_default() -> u32 {
+    1
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FlashConfig {
@@ -47,7 +59,8 @@ pub struct FlashConfig {
     pub oob_size_bytes: u32,
     /// Array-to-register time of one (multi-plane) page read.
     pub read_latency_us: f64,
-    /// Register-to-array time of one (multi-plane) page program.
+    /// Register-to-array time of one (multi-plane) page program; with one-shot programs on
+    /// (`one_shot_pages` > 1), the time of one word-line program, whatever its page count.
     pub program_latency_us: f64,
     /// Block erase time (multi-plane erase takes the same time).
     pub erase_latency_us: f64,
@@ -73,6 +86,13 @@ pub struct FlashConfig {
     /// Media errors, ECC and read-retry (`[flash.media]`, off by default; `media.rs`).
     #[serde(default)]
     pub media: MediaConfig,
+    /// Pages of a word line programmed in one operation (one-shot programming of 3D TLC: the
+    /// controller transfers the word line's LSB, CSB and MSB pages, the die programs them in
+    /// one `program_latency_us`). 1 (the default) turns it off; a program may then cover
+    /// only one page per plane. Must divide `pages_per_block`, at most `ONE_SHOT_PAGES_MAX`.
+    /// Not serialized while 1, so configurations without it read and print as before.
+    #[serde(default = "one_shot_pages_default", skip_serializing_if = "is_one")]
+    pub one_shot_pages: u32,
 }
 
 impl FlashConfig {
@@ -122,6 +142,36 @@ impl FlashConfig {
                     "must be at most {COMMAND_OVERHEAD_NS_MAX} ns, got {}",
                     self.command_overhead_ns
                 ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `one_shot_pages`: 1 to `ONE_SHOT_PAGES_MAX`, dividing `pages_per_block` (a block is
+    /// whole word lines); a one-shot program takes one tPROG, so a per-page-type program
+    /// table (which times each page's own program) cannot go with it.
+    fn validate_one_shot(&self) -> Result<(), ConfigError> {
+        let k = self.one_shot_pages;
+        if !(1..=ONE_SHOT_PAGES_MAX).contains(&k) {
+            return Err(invalid(
+                "flash.one_shot_pages",
+                format!("must be within 1..={ONE_SHOT_PAGES_MAX}, got {k}"),
+            ));
+        }
+        if !self.pages_per_block.is_multiple_of(k) {
+            return Err(invalid(
+                "flash.one_shot_pages",
+                format!(
+                    "must divide flash.pages_per_block ({}) into whole word lines, got {k}",
+                    self.pages_per_block
+                ),
+            ));
+        }
+        if k > 1 && self.program_latency_by_page_type_us.is_some() {
+            return Err(invalid(
+                "flash.one_shot_pages",
+                "a one-shot program takes one flash.program_latency_us for the whole word \
+                 line; remove flash.program_latency_by_page_type_us or set one_shot_pages = 1",
             ));
         }
         Ok(())
@@ -224,6 +274,7 @@ impl FlashConfig {
                 return Err(invalid(field, format!("must be within 0..=1, got {p}")));
             }
         }
+        self.validate_one_shot()?;
         self.media.validate(self.page_size_bytes)?;
         if self.media.initial_pe_cycles >= self.endurance_pe_cycles {
             return Err(invalid(

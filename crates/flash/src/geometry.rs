@@ -25,6 +25,9 @@ pub struct Geometry {
     pub pages_per_block: u32,
     pub page_size_bytes: u32,
     pub oob_size_bytes: u32,
+    /// Pages a native program covers: a word line with one-shot programs, else 1
+    /// (`flash.one_shot_pages`).
+    pub one_shot_pages: u32,
 }
 
 impl Geometry {
@@ -37,6 +40,7 @@ impl Geometry {
             pages_per_block: c.pages_per_block,
             page_size_bytes: c.page_size_bytes,
             oob_size_bytes: c.oob_size_bytes,
+            one_shot_pages: c.one_shot_pages,
         }
     }
 
@@ -105,6 +109,7 @@ mod tests {
             pages_per_block: 256,
             page_size_bytes: 8192,
             oob_size_bytes: 448,
+            one_shot_pages: 1,
         }
     }
 

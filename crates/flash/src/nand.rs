@@ -112,6 +112,7 @@ mod tests {
             pages_per_block: 4,
             page_size_bytes: 16,
             oob_size_bytes: 64,
+            one_shot_pages: 1,
         }
     }
 

@@ -302,6 +302,18 @@ impl FtlConfig {
             }
         }
         if self.mapping != MappingMode::Page {
+            if flash.one_shot_pages > 1 {
+                // A page group's program covers one page row; a word line would need a
+                // group per program, which page-group mapping does not have.
+                return bad(
+                    "flash.one_shot_pages",
+                    format!(
+                        "one-shot programs ({} pages) need ftl.mapping = \"page\"; \
+                         page-group mapping programs one page row at a time",
+                        flash.one_shot_pages
+                    ),
+                );
+            }
             return Ok(());
         }
         let data = u64::from(flash.page_size_bytes) / nearflash_blockdev::SECTOR_BYTES

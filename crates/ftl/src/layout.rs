@@ -122,7 +122,8 @@ impl Layout {
         let op_groups =
             ((data_groups as f64) * (cfg.over_provisioning_percent / 100.0)).ceil() as u64;
         let floor_sbs = u64::from(cfg.gc_foreground_free_superblocks + 2 * l.write_points + 1);
-        l.logical_groups = data_groups.saturating_sub(op_groups + floor_sbs * n);
+        l.logical_groups =
+            data_groups.saturating_sub(op_groups + floor_sbs * n + l.one_shot_groups());
         // A cached mapping table keeps the table on flash: its translation units take their
         // room out of the logical capacity.
         let host_units = l.logical_groups * u64::from(units_per_group);
@@ -136,6 +137,24 @@ impl Layout {
                 .div_ceil(crate::config::ENTRIES_PER_TRANSLATION_UNIT);
         }
         l
+    }
+
+    /// Groups one-shot programs hold back (page-level mapping, `flash.one_shot_pages` = k).
+    /// GC fills are then word lines of k slices and a victim frees something only when at
+    /// least a word line's units of it are invalid: every superblock may hold up to
+    /// `(k − 1) × units_per_slice` more units that GC cannot reclaim than it could with
+    /// one-slice programs. That much per data superblock stays outside the logical capacity,
+    /// so a full device always has a victim (story: the configuration fuzzer's 1-die device
+    /// of two word lines per block ran out of space with 4 of 6 units valid everywhere). 0
+    /// without one-shot programs.
+    fn one_shot_groups(&self) -> u64 {
+        if !self.page_mapped {
+            return 0;
+        }
+        let k = u64::from(self.geo.one_shot_pages);
+        let stuck =
+            u64::from(self.data_superblocks()) * (k - 1) * u64::from(self.units_per_slice());
+        stuck.div_ceil(u64::from(self.units_per_group))
     }
 
     /// Translation units of a cached mapping table (0 when the table is in DRAM).
@@ -344,14 +363,16 @@ impl Layout {
         u32::try_from(bytes.div_ceil(per_sb.max(1))).unwrap_or(u32::MAX)
     }
 
-    /// Data superblocks beyond the logical capacity, the write points and the GC reserve:
-    /// what `over_provisioning_percent` held back (whole superblocks).
+    /// Data superblocks beyond the logical capacity, the write points, the GC reserve and
+    /// what one-shot programs hold back: what `over_provisioning_percent` held back (whole
+    /// superblocks).
     pub fn over_provisioned_superblocks(&self, cfg: &FtlConfig) -> u32 {
         let n = u64::from(self.groups_per_superblock());
         let floor = u64::from(cfg.gc_foreground_free_superblocks + 2 * self.write_points + 1);
         let logical_sbs = self.logical_groups.div_ceil(n);
+        let one_shot_sbs = self.one_shot_groups().div_ceil(n);
         u64::from(self.data_superblocks())
-            .saturating_sub(floor + logical_sbs)
+            .saturating_sub(floor + logical_sbs + one_shot_sbs)
             .try_into()
             .unwrap_or(0)
     }

@@ -28,6 +28,7 @@ pub fn tiny_flash() -> FlashConfig {
         program_fail_probability: 0.0,
         erase_fail_probability: 0.0,
         media: Default::default(),
+        one_shot_pages: 1,
     }
 }
 
@@ -369,6 +370,7 @@ pub fn draw_case(seed: u64) -> SoakCase {
             program_fail_probability: 0.0,
             erase_fail_probability: 0.0,
             media: Default::default(),
+            one_shot_pages: 1,
         };
         let geometry_bytes = [
             flash.channels,

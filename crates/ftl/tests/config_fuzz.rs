@@ -1,6 +1,7 @@
 //! The configuration fuzzer (issue 12): random *valid* configurations — geometry, page size
 //! (any, not only sector multiples), spare bytes, timing, over-provisioning, GC policy and
-//! thresholds, checkpoint interval, queue depth, injected failures — run a checked I/O
+//! thresholds, checkpoint interval, queue depth, injected failures, one-shot programs of
+//! three-page word lines (page-level mapping) — run a checked I/O
 //! workload and power-cut crash tests to completion with no lost acknowledged write and no
 //! wrong read; random *invalid* ones (a valid one with one field broken) are refused with an
 //! error naming that field. Never a hang (every run is watched) and never a panic.
@@ -75,6 +76,7 @@ fn flash() -> impl Strategy<Value = FlashConfig> {
                 program_fail_probability: pf,
                 erase_fail_probability: ef,
                 media: Default::default(),
+                one_shot_pages: 1,
             },
         )
         .prop_filter("device small enough for a crash test", |f| {
@@ -149,9 +151,21 @@ fn slc_cache() -> impl Strategy<Value = nearflash_ftl::SlcCacheConfig> {
 
 /// A configuration that validation accepts.
 fn valid_case() -> impl Strategy<Value = Case> {
-    (flash(), ftl(), 1u32..=32, any::<u64>())
-        .prop_map(|(mut flash, ftl, queue_depth, seed)| {
+    (
+        flash(),
+        ftl(),
+        1u32..=32,
+        any::<u64>(),
+        prop_oneof![Just(1u32), Just(3u32)],
+    )
+        .prop_map(|(mut flash, ftl, queue_depth, seed, one_shot)| {
             if ftl.mapping == nearflash_ftl::MappingMode::Page {
+                // One-shot programs of three-page word lines in half the page-mapped cases
+                // (page-group mapping refuses them): blocks of whole word lines.
+                if one_shot == 3 {
+                    flash.one_shot_pages = 3;
+                    flash.pages_per_block = (flash.pages_per_block / 3).max(2) * 3;
+                }
                 // Page-level mapping needs whole 4 KiB units and a spare-area record per
                 // unit: round the drawn page up to 4 or 8 KiB and widen its spare area.
                 flash.page_size_bytes = if flash.page_size_bytes > 2048 {
@@ -170,7 +184,9 @@ fn valid_case() -> impl Strategy<Value = Case> {
             }
         })
         .prop_filter("validation accepts it", |c| {
-            c.flash.validate().is_ok() && c.ftl.validate(&c.flash).is_ok()
+            c.flash.validate().is_ok()
+                && c.ftl.validate(&c.flash).is_ok()
+                && device_bytes(&c.flash) <= DEVICE_BYTES_MAX
         })
 }
 
@@ -276,15 +292,21 @@ fn broken(c: &Case, which: usize) -> (FlashConfig, FtlConfig, &'static str) {
             t.scratchpad_bytes = 0;
             "ftl.scratchpad_bytes"
         }
-        _ => {
+        15 => {
             f.read_latency_by_page_type_us = Some(vec![25.0, -1.0]);
             "flash.read_latency_by_page_type_us"
+        }
+        _ => {
+            // Beyond a QLC word line; under page-group mapping, any one-shot program (two
+            // pages: refused by the FTL, or by the flash when they do not divide the block).
+            f.one_shot_pages = if t.mapping == MappingMode::Page { 5 } else { 2 };
+            "flash.one_shot_pages"
         }
     };
     (f, t, field)
 }
 
-const BROKEN_KINDS: usize = 16;
+const BROKEN_KINDS: usize = 17;
 
 fn check_invalid(c: &Case, which: usize) -> Result<(), TestCaseError> {
     let (f, t, field) = broken(c, which);
@@ -304,6 +326,210 @@ fn check_invalid(c: &Case, which: usize) -> Result<(), TestCaseError> {
         "{out:?}"
     );
     Ok(())
+}
+
+/// Found by the long fuzz run (seed 1) once one-shot programs were drawn: one die of one
+/// plane, blocks of two three-page word lines, no over-provisioning. GC fills are word
+/// lines, so a superblock with 4 of its 6 units valid frees nothing; with that everywhere
+/// the device ran out of space below its logical capacity. Layout now holds back a word
+/// line's slack per superblock.
+#[test]
+fn one_shot_word_lines_on_a_tiny_device_never_run_out_of_space() {
+    let c = Case {
+        flash: FlashConfig {
+            channels: 1,
+            packages_per_channel: 1,
+            dies_per_package: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 17,
+            pages_per_block: 6,
+            page_size_bytes: 4096,
+            oob_size_bytes: 40,
+            read_latency_us: 1.0,
+            program_latency_us: 10.0,
+            erase_latency_us: 100.0,
+            read_latency_by_page_type_us: None,
+            program_latency_by_page_type_us: None,
+            channel_rate_mb_s: 20.0,
+            command_overhead_ns: 0,
+            endurance_pe_cycles: 100000,
+            program_fail_probability: 0.0,
+            erase_fail_probability: 0.0,
+            media: Default::default(),
+            one_shot_pages: 3,
+        },
+        ftl: FtlConfig {
+            mapping: MappingMode::Page,
+            over_provisioning_percent: 0.0,
+            gc_policy: GcPolicy::RoundRobin,
+            gc_foreground_free_superblocks: 1,
+            gc_idle_threshold_us: 0.0,
+            gc_background_free_superblocks: 0,
+            gc_parallel_copies: 1,
+            wear_leveling_spread_pe: 1,
+            spare_blocks_per_plane: 0,
+            checkpoint_interval_us: 0.0,
+            scratchpad_bytes: 1048576,
+            mapping_cache_bytes: None,
+            slc_cache: Default::default(),
+        },
+        queue_depth: 1,
+        seed: 0,
+    };
+    check_valid(&c).unwrap();
+}
+
+/// Found by the long fuzz run (seed 5): one die of four planes, three-page word lines and
+/// injected program failures read back an older version than an acknowledged write (the
+/// same cause as the next case: host writes failed for space their programs in flight would
+/// have freed, and the failed fills' units left the write buffer).
+#[test]
+fn word_lines_with_failing_programs_on_one_die_keep_every_acked_write() {
+    let c = Case {
+        flash: FlashConfig {
+            channels: 1,
+            packages_per_channel: 1,
+            dies_per_package: 1,
+            planes_per_die: 4,
+            blocks_per_plane: 12,
+            pages_per_block: 12,
+            page_size_bytes: 8192,
+            oob_size_bytes: 80,
+            read_latency_us: 1.0,
+            program_latency_us: 10.0,
+            erase_latency_us: 100.0,
+            read_latency_by_page_type_us: None,
+            program_latency_by_page_type_us: None,
+            channel_rate_mb_s: 694.462928154861,
+            command_overhead_ns: 0,
+            endurance_pe_cycles: 100000,
+            program_fail_probability: 0.007736436874449198,
+            erase_fail_probability: 0.0,
+            media: nearflash_flash::MediaConfig {
+                enabled: false,
+                rber_floor: 5e-5,
+                rber_wear_coeff: 1.1111111111111112e-10,
+                rber_wear_exponent: 2.0,
+                rber_retention_coeff: 5.234231876472128e-8,
+                rber_retention_pe_exponent: 1.0,
+                rber_retention_exponent: 0.5,
+                rber_disturb_coeff: 3.3333333333333335e-12,
+                rber_disturb_pe_exponent: 1.0,
+                rber_disturb_exponent: 1.0,
+                codeword_bytes: 1024,
+                correctable_bits: 40,
+                read_retry_steps_max: 7,
+                read_retry_rber_factor: 0.5,
+                retire_error_reads: 16,
+                initial_pe_cycles: 0,
+                retention_offset_days: 0.0,
+            },
+            one_shot_pages: 3,
+        },
+        ftl: FtlConfig {
+            mapping: MappingMode::Page,
+            over_provisioning_percent: 24.65061278204767,
+            gc_policy: GcPolicy::RoundRobin,
+            gc_foreground_free_superblocks: 2,
+            gc_idle_threshold_us: 0.0,
+            gc_background_free_superblocks: 0,
+            gc_parallel_copies: 1,
+            wear_leveling_spread_pe: 1,
+            spare_blocks_per_plane: 0,
+            checkpoint_interval_us: 0.0,
+            scratchpad_bytes: 1048576,
+            mapping_cache_bytes: None,
+            slc_cache: nearflash_ftl::SlcCacheConfig {
+                enabled: false,
+                bits_per_cell: 2,
+                static_capacity_bytes: 0,
+                dynamic_capacity_max_bytes: 0,
+                slc_read_latency_us: 5.0,
+                slc_program_latency_us: 50.0,
+            },
+        },
+        queue_depth: 23,
+        seed: 6953458245394580608,
+    };
+
+    check_valid(&c).unwrap();
+}
+
+/// Found by the long fuzz run (seed 6): on one die with blocks of two word lines, host fills
+/// run ahead over many superblocks (each takes two programs, so the per-point limit never
+/// holds them back); with every closed superblock still being programmed GC found no victim
+/// and failed the waiting writes with `NoSpace`, though the programs' completions would have
+/// made victims. A closed superblock with programs in flight now counts as space on the way.
+#[test]
+fn host_word_lines_in_flight_over_tiny_superblocks_wait_instead_of_failing_for_space() {
+    let c = Case {
+        flash: FlashConfig {
+            channels: 1,
+            packages_per_channel: 1,
+            dies_per_package: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 14,
+            pages_per_block: 6,
+            page_size_bytes: 4096,
+            oob_size_bytes: 40,
+            read_latency_us: 1.0,
+            program_latency_us: 10.0,
+            erase_latency_us: 100.0,
+            read_latency_by_page_type_us: None,
+            program_latency_by_page_type_us: None,
+            channel_rate_mb_s: 20.0,
+            command_overhead_ns: 0,
+            endurance_pe_cycles: 100000,
+            program_fail_probability: 0.0,
+            erase_fail_probability: 0.0,
+            media: nearflash_flash::MediaConfig {
+                enabled: false,
+                rber_floor: 5e-5,
+                rber_wear_coeff: 1.1111111111111112e-10,
+                rber_wear_exponent: 2.0,
+                rber_retention_coeff: 5.234231876472128e-8,
+                rber_retention_pe_exponent: 1.0,
+                rber_retention_exponent: 0.5,
+                rber_disturb_coeff: 3.3333333333333335e-12,
+                rber_disturb_pe_exponent: 1.0,
+                rber_disturb_exponent: 1.0,
+                codeword_bytes: 1024,
+                correctable_bits: 40,
+                read_retry_steps_max: 7,
+                read_retry_rber_factor: 0.5,
+                retire_error_reads: 16,
+                initial_pe_cycles: 0,
+                retention_offset_days: 0.0,
+            },
+            one_shot_pages: 3,
+        },
+        ftl: FtlConfig {
+            mapping: MappingMode::Page,
+            over_provisioning_percent: 0.0,
+            gc_policy: GcPolicy::RoundRobin,
+            gc_foreground_free_superblocks: 1,
+            gc_idle_threshold_us: 0.0,
+            gc_background_free_superblocks: 0,
+            gc_parallel_copies: 1,
+            wear_leveling_spread_pe: 1,
+            spare_blocks_per_plane: 0,
+            checkpoint_interval_us: 0.0,
+            scratchpad_bytes: 1048576,
+            mapping_cache_bytes: None,
+            slc_cache: nearflash_ftl::SlcCacheConfig {
+                enabled: false,
+                bits_per_cell: 2,
+                static_capacity_bytes: 0,
+                dynamic_capacity_max_bytes: 0,
+                slc_read_latency_us: 5.0,
+                slc_program_latency_us: 50.0,
+            },
+        },
+        queue_depth: 12,
+        seed: 766530555,
+    };
+
+    check_valid(&c).unwrap();
 }
 
 /// Found by the long fuzz run (seed 2): a GC run on page mapping sealed its last partial
@@ -350,6 +576,7 @@ fn gc_abandoned_while_sealing_its_tail_neither_panics_nor_stalls() {
                 initial_pe_cycles: 0,
                 retention_offset_days: 0.0,
             },
+            one_shot_pages: 1,
         },
         ftl: FtlConfig {
             mapping: MappingMode::Page,
@@ -423,6 +650,7 @@ fn page_mapping_with_failing_blocks_survives_two_cuts() {
                 initial_pe_cycles: 0,
                 retention_offset_days: 0.0,
             },
+            one_shot_pages: 1,
         },
         ftl: FtlConfig {
             mapping: MappingMode::Page,

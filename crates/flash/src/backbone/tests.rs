@@ -25,6 +25,7 @@ fn cfg() -> FlashConfig {
         program_fail_probability: 0.0,
         erase_fail_probability: 0.0,
         media: Default::default(),
+        one_shot_pages: 1,
     }
 }
 
@@ -33,6 +34,7 @@ fn op(kind: OpKind, die: u32, page: u32, mask: u8, tag: u64) -> FlashOp {
         kind,
         die: DieId(die),
         page,
+        pages: 1,
         plane_mask: mask,
         plane_blocks: [1; PLANES_MAX],
         tag,
@@ -497,4 +499,212 @@ fn same_seed_same_media_counts_different_seed_different_draws() {
     assert_eq!(stats(3), stats(3));
     assert_ne!(stats(3), stats(4));
     assert!(stats(3).bits_corrected > 0);
+}
+
+// One-shot programs (`flash.one_shot_pages`): a word line's pages in one operation.
+
+/// `cfg()` with two-page word lines.
+fn one_shot_cfg() -> FlashConfig {
+    FlashConfig {
+        one_shot_pages: 2,
+        ..cfg()
+    }
+}
+
+/// A one-shot program of pages `page..page + 2` on both planes of die 0, each page filled
+/// with its own byte (`tag + page × 2 + plane`).
+fn word_line(page: u32, tag: u64) -> FlashOp {
+    let mut o = op(OpKind::Program, 0, page, 0b11, tag);
+    o.pages = 2;
+    for i in 0..4u8 {
+        o.data.extend([tag as u8 + i; 64]);
+        o.oob.extend([0x80 + tag as u8 + i; 64]);
+    }
+    o
+}
+
+#[test]
+fn a_one_shot_program_carries_every_page_then_takes_one_tprog_and_lands_each_page() {
+    let mut bb = Backbone::new(&one_shot_cfg(), Box::new(MemoryStore::new(512, 64)));
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(word_line(0, 10), sim.queue());
+    // Four pages (two rows × two planes) at one page + spare per us, then one tPROG.
+    assert_eq!(
+        run(&mut bb, &mut sim),
+        vec![(10, 4_000 + 500_000, OpStatus::Ok)]
+    );
+    assert_eq!(bb.stats().page_programs, 4);
+    assert_eq!(bb.stats().die_ops, 1);
+    // Reads stay per page: page r of plane p holds byte 10 + r × 2 + p.
+    for page in 0..2 {
+        let mut r = op(OpKind::Read, 0, page, 0b11, 20);
+        r.plane_blocks = [1; PLANES_MAX];
+        bb.submit(r, sim.queue());
+        let done = drain(&mut bb, &mut sim);
+        let c = &done[0].1;
+        for plane in 0..2usize {
+            let b = 10 + page as u8 * 2 + plane as u8;
+            assert_eq!(c.op.data[plane * 64..(plane + 1) * 64], [b; 64]);
+            assert_eq!(c.op.oob[plane * 64..(plane + 1) * 64], [0x80 + b; 64]);
+        }
+    }
+}
+
+#[test]
+fn one_shot_word_lines_take_one_tprog_where_single_pages_take_one_each() {
+    // Four pages of one plane: two word lines against four single-page programs.
+    let word_lines = {
+        let mut bb = Backbone::new(&one_shot_cfg(), Box::new(NoStore));
+        let mut sim: Sim<FlashEvent> = Sim::new(1);
+        for page in [0, 2] {
+            let mut o = op(OpKind::Program, 0, page, 0b01, 1);
+            o.pages = 2;
+            bb.submit(o, sim.queue());
+        }
+        run(&mut bb, &mut sim).last().unwrap().1
+    };
+    let pages = {
+        let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
+        let mut sim: Sim<FlashEvent> = Sim::new(1);
+        for page in 0..4 {
+            bb.submit(op(OpKind::Program, 0, page, 0b01, 1), sim.queue());
+        }
+        run(&mut bb, &mut sim).last().unwrap().1
+    };
+    assert_eq!(word_lines, 2 * (2_000 + 500_000));
+    assert_eq!(pages, 4 * (1_000 + 500_000));
+}
+
+#[test]
+fn single_page_programs_still_work_beside_word_lines_and_keep_the_order() {
+    let mut bb = Backbone::new(&one_shot_cfg(), Box::new(MemoryStore::new(512, 64)));
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(word_line(0, 10), sim.queue());
+    // Pages 2 and 3 one at a time (e.g. a checkpoint's), then the next word line.
+    for page in [2, 3] {
+        let mut o = op(OpKind::Program, 0, page, 0b11, 1);
+        o.data = vec![1; 128];
+        o.oob = vec![1; 128];
+        bb.submit(o, sim.queue());
+    }
+    bb.submit(word_line(4, 30), sim.queue());
+    let got = run(&mut bb, &mut sim);
+    assert!(got.iter().all(|g| g.2 == OpStatus::Ok), "{got:?}");
+    let b = bb.geometry().block_id(DieId(0), 1, 1);
+    assert_eq!(bb.nand().write_ptr(b), 6);
+}
+
+#[test]
+#[should_panic(expected = "programmed in order")]
+fn a_word_line_past_the_next_page_breaks_the_nand_rule() {
+    let mut bb = Backbone::new(&one_shot_cfg(), Box::new(NoStore));
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    let mut o = op(OpKind::Program, 0, 2, 0b01, 1);
+    o.pages = 2;
+    bb.submit(o, sim.queue());
+}
+
+#[test]
+#[should_panic(expected = "starts a word line")]
+fn a_word_line_must_start_at_a_multiple_of_its_pages() {
+    let mut bb = Backbone::new(&one_shot_cfg(), Box::new(NoStore));
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(op(OpKind::Program, 0, 0, 0b01, 1), sim.queue());
+    let mut o = op(OpKind::Program, 0, 1, 0b01, 2);
+    o.pages = 2;
+    bb.submit(o, sim.queue());
+}
+
+#[test]
+#[should_panic(expected = "only a native program")]
+fn slc_mode_programs_are_one_page_per_word_line() {
+    let mut bb = Backbone::new(&one_shot_cfg(), Box::new(NoStore));
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    let mut o = op(OpKind::Program, 0, 0, 0b01, 1);
+    o.pages = 2;
+    o.slc = true;
+    bb.submit(o, sim.queue());
+}
+
+#[test]
+#[should_panic(expected = "only a native program")]
+fn a_multi_page_op_needs_one_shot_programs_on() {
+    let mut bb = Backbone::new(&cfg(), Box::new(NoStore));
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    let mut o = op(OpKind::Program, 0, 0, 0b01, 1);
+    o.pages = 2;
+    bb.submit(o, sim.queue());
+}
+
+#[test]
+fn a_failed_word_line_fails_its_plane_and_junks_every_page_of_it() {
+    let mut c = one_shot_cfg();
+    c.program_fail_probability = 1.0;
+    let mut bb = Backbone::new(&c, Box::new(MemoryStore::new(512, 64)));
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(word_line(0, 10), sim.queue());
+    let got = run(&mut bb, &mut sim);
+    assert_eq!(got[0].2, OpStatus::Failed { plane_mask: 0b11 });
+    assert_eq!(bb.stats().program_failures, 2);
+    for plane in 0..2 {
+        let b = bb.geometry().block_id(DieId(0), plane, 1);
+        assert!(bb.nand().is_bad(b));
+        for page in 0..2 {
+            let (mut d, mut oob) = (vec![0u8; 64], vec![0u8; 64]);
+            let id = bb.geometry().page_id(b, page);
+            bb.store_mut().read(id, &mut d, &mut oob);
+            assert_ne!(d, vec![10 + page as u8 * 2 + plane as u8; 64]);
+        }
+    }
+}
+
+#[test]
+fn a_power_cut_tears_every_page_of_a_word_line_in_tprog() {
+    let mut bb = Backbone::new(&one_shot_cfg(), Box::new(MemoryStore::new(512, 64)));
+    let mut sim: Sim<FlashEvent> = Sim::new(3);
+    bb.submit(word_line(0, 10), sim.queue());
+    let mut rig = Rig {
+        bb: &mut bb,
+        done: Vec::new(),
+    };
+    assert!(sim.step(&mut rig)); // the transfer ends, tPROG begins
+    let report = bb.power_cut(sim.rng());
+    assert_eq!(report.torn_program_pages, 4);
+}
+
+#[test]
+fn a_power_cut_during_a_word_lines_transfer_leaves_it_erased_and_programmable() {
+    let mut bb = Backbone::new(&one_shot_cfg(), Box::new(MemoryStore::new(512, 64)));
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(word_line(0, 10), sim.queue());
+    let report = bb.power_cut(&mut SimRng::seed_from_u64(3));
+    assert_eq!(report.dropped_programs, 1);
+    for plane in 0..2 {
+        let b = bb.geometry().block_id(DieId(0), plane, 1);
+        assert_eq!(bb.nand().write_ptr(b), 0);
+    }
+    let mut sim: Sim<FlashEvent> = Sim::new(1);
+    bb.submit(word_line(0, 10), sim.queue());
+    assert_eq!(run(&mut bb, &mut sim)[0].2, OpStatus::Ok);
+}
+
+#[test]
+fn one_shot_pages_must_split_blocks_into_word_lines() {
+    let field = |c: FlashConfig| match c.validate() {
+        Err(crate::ConfigError::Invalid { field, .. }) => field,
+        Ok(()) => "ok".into(),
+    };
+    assert_eq!(field(one_shot_cfg()), "ok");
+    for k in [0, 3, 5] {
+        let c = FlashConfig {
+            one_shot_pages: k,
+            ..cfg()
+        };
+        assert_eq!(field(c), "flash.one_shot_pages", "one_shot_pages = {k}");
+    }
+    let c = FlashConfig {
+        program_latency_by_page_type_us: Some(vec![300.0, 500.0]),
+        ..one_shot_cfg()
+    };
+    assert_eq!(field(c), "flash.one_shot_pages");
 }

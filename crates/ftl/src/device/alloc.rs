@@ -35,8 +35,10 @@ pub enum Stream {
 }
 
 impl Device {
-    /// Takes the next page group for `stream`, or `None` if it must wait for GC. The
-    /// superblock is pinned until the program completes (`program_done`).
+    /// Takes the next page group for `stream` — with one-shot programs into a native
+    /// superblock, the first of a word line's `flash.one_shot_pages` consecutive groups, all
+    /// taken — or `None` if it must wait for GC. The superblock is pinned until the program
+    /// completes (`program_done`).
     pub(super) fn alloc_group(&mut self, stream: Stream, now: SimTime) -> Option<Pgn> {
         let n = self.layout.write_points() as usize;
         for attempt in 0..n {
@@ -60,9 +62,14 @@ impl Device {
                 continue;
             }
             let pgn = self.layout.pgn(wp.sb, wp.next_page);
+            let rows = self.word_line_rows(wp.sb);
+            debug_assert!(
+                wp.next_page.is_multiple_of(rows),
+                "write points advance by word lines"
+            );
             self.points_mut(stream)[i] = Some(WritePoint {
                 sb: wp.sb,
-                next_page: wp.next_page + 1,
+                next_page: wp.next_page + rows,
             });
             *self.rr_mut(stream) = (i + 1) % n;
             let info = self.sbs.get_mut(wp.sb);
@@ -71,6 +78,17 @@ impl Device {
             return Some(pgn);
         }
         None
+    }
+
+    /// Page rows one program into `sb` covers: a word line (`flash.one_shot_pages`) in a
+    /// native superblock, one row in SLC mode (one page per word line). Page-group mapping
+    /// refuses one-shot programs, so it is always 1 there.
+    pub(super) fn word_line_rows(&self, sb: SbId) -> u32 {
+        if self.sbs.get(sb).slc {
+            1
+        } else {
+            self.bb.config().one_shot_pages
+        }
     }
 
     /// A program into `pgn` finished (or failed): unpin its superblock.
@@ -114,7 +132,7 @@ impl Device {
             .sum()
     }
 
-    fn can_open(&self, stream: Stream) -> bool {
+    pub(super) fn can_open(&self, stream: Stream) -> bool {
         match stream {
             Stream::Host => self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks,
             Stream::Slc => {

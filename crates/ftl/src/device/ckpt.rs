@@ -295,6 +295,7 @@ impl Device {
                     kind: OpKind::Program,
                     die: self.layout.die_of(sb, c),
                     page,
+                    pages: 1,
                     plane_mask: ((1u32 << planes) - 1) as u8,
                     plane_blocks,
                     tag: u64::from(job),

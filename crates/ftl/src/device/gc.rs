@@ -479,13 +479,20 @@ impl Device {
     }
 
     /// Whether a superblock will come free without GC choosing another victim: a drained
-    /// victim is being erased, or the checkpoint being written releases held superblocks.
-    /// (Story, found by the configuration fuzzer: on tiny geometries writes failed with
-    /// `NoSpace` while the erase that would have freed a superblock was still running.)
+    /// victim is being erased, or the checkpoint being written releases held superblocks —
+    /// or a victim may appear: a closed superblock still being programmed is no candidate
+    /// until its programs finish, and their completions ask GC again.
+    /// (Stories, found by the configuration fuzzer: on tiny geometries writes failed with
+    /// `NoSpace` while the erase that would have freed a superblock was still running; with
+    /// one-shot programs on blocks of two word lines, while every closed superblock was
+    /// still being programmed.)
     fn space_on_the_way(&self) -> bool {
         self.ckpt_releases_held()
-            || (0..self.layout.data_superblocks())
-                .any(|s| self.sbs.get(SbId(s)).state == SbState::Victim)
+            || (0..self.layout.data_superblocks()).any(|s| {
+                let info = self.sbs.get(SbId(s));
+                info.state == SbState::Victim
+                    || (info.state == SbState::Closed && info.programs_inflight > 0)
+            })
     }
 
     fn gc_stuck(&self) -> bool {
@@ -535,6 +542,7 @@ impl Device {
                         kind: OpKind::Erase,
                         die: self.layout.die_of(sb, c),
                         page: 0,
+                        pages: 1,
                         plane_mask,
                         plane_blocks,
                         tag: u64::from(job),

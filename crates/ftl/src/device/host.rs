@@ -239,6 +239,7 @@ impl Device {
                     kind,
                     die: self.layout.die_of(sb, c),
                     page,
+                    pages: 1,
                     plane_mask,
                     plane_blocks,
                     tag: u64::from(job),

@@ -224,9 +224,13 @@ pub struct FillJob {
     pub stream: FillStream,
     pub phase: FillPhase,
     pub units: Vec<FillUnit>,
+    /// Page rows the fill was sized for: 1, or a word line's (`flash.one_shot_pages`) when
+    /// it is bound for a native superblock with one-shot programs on. It holds
+    /// `units_per_slice × rows` units.
+    pub rows: u32,
     /// Functional fidelity: the units' bytes, 4 KiB each in fill order.
     pub buf: Vec<u8>,
-    /// The group and channel being programmed.
+    /// The first group (page row) and the channel being programmed.
     pub dest: Option<(Pgn, u32)>,
 }
 

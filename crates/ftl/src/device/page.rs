@@ -18,6 +18,14 @@
 //! sequence numbers), which is programmed into GC's own page groups; the mapping of a unit
 //! switches only if it still points at the source. The victim's last partial fill is sealed
 //! padded, so the victim can be erased.
+//!
+//! One-shot programs (`flash.one_shot_pages` = k > 1, 3D TLC): a program into a native
+//! superblock covers a word line, k consecutive page rows of one channel's blocks, so a
+//! fill bound there holds k slices' units (unit `i` lands in row `i / units_per_slice`),
+//! streams take k groups at a time and write points advance by word lines. A fill bound for
+//! an SLC-mode superblock (one page per word line) holds one slice; a host fill is sized for
+//! where its stream's next program is expected to go, padded if it lands in a word line,
+//! split if a word line's worth of units lands in SLC mode.
 
 use super::cmt::CmtWaiter;
 use super::jobs::{
@@ -465,11 +473,17 @@ impl Device {
     }
 
     fn new_fill(&mut self, stream: FillStream) -> u32 {
-        let cap = self.layout.units_per_slice() as usize;
+        let rows = match stream {
+            FillStream::Host => self.host_fill_rows(),
+            // GC writes into native superblocks only.
+            FillStream::Gc => self.bb.config().one_shot_pages,
+        };
+        let cap = (self.layout.units_per_slice() * rows) as usize;
         self.jobs.insert(Job::Fill(FillJob {
             stream,
             phase: FillPhase::Open,
             units: Vec::with_capacity(cap),
+            rows,
             buf: if self.functional {
                 vec![0u8; cap * UNIT]
             } else {
@@ -479,14 +493,44 @@ impl Device {
         }))
     }
 
+    /// Page rows a new host fill is sized for: those of the superblock the host stream's
+    /// next program is expected to go to — the group it is programming while that has
+    /// channels left, else an SLC-mode one while the cache takes host writes, else a native
+    /// one. A guess: `program_fill` pads or splits a fill that lands elsewhere.
+    fn host_fill_rows(&self) -> u32 {
+        let k = self.bb.config().one_shot_pages;
+        if k == 1 {
+            return 1;
+        }
+        if let Some((pgn, c, epoch)) = self.page.group_host {
+            let sb = self.layout.sb_of(pgn);
+            let info = self.sbs.get(sb);
+            if c < self.layout.geo.channels && info.state == SbState::Open && info.epoch == epoch {
+                return self.word_line_rows(sb);
+            }
+        }
+        let slc = self.cfg.slc_cache.enabled
+            && (self.points_have_room(super::alloc::Stream::Slc)
+                || self.can_open(super::alloc::Stream::Slc));
+        if slc {
+            1
+        } else {
+            k
+        }
+    }
+
     /// Appends a unit to fill `job`; returns its index.
     fn push_unit(&mut self, job: u32, unit: FillUnit, data: Option<&[u8]>) -> u32 {
+        let ups = self.layout.units_per_slice();
         let Job::Fill(f) = self.jobs.get_mut(job) else {
             unreachable!("a fill")
         };
         debug_assert_eq!(f.phase, FillPhase::Open);
         let idx = f.units.len();
-        assert!(idx < f.units.capacity(), "a fill holds one program's units");
+        assert!(
+            (idx as u32) < ups * f.rows,
+            "a fill holds one program's units"
+        );
         f.units.push(unit);
         if let Some(d) = data {
             f.buf[idx * UNIT..(idx + 1) * UNIT].copy_from_slice(d);
@@ -498,7 +542,7 @@ impl Device {
         let Job::Fill(f) = self.jobs.get(job) else {
             unreachable!("a fill")
         };
-        f.units.len() as u32 == self.layout.units_per_slice()
+        f.units.len() as u32 == self.layout.units_per_slice() * f.rows
     }
 
     /// The end of the instant in which the open host fill took its first unit: seal it —
@@ -598,7 +642,46 @@ impl Device {
         Some(slice)
     }
 
-    /// Programs fill `job` into channel `c`'s pages of group `pgn`: one multi-plane program.
+    /// A host fill sized for a word line got a one-row slot (SLC mode): its units beyond
+    /// the first `keep` go into a fill of their own, sealed, which is placed after it.
+    fn split_fill(&mut self, job: u32, keep: usize) -> u32 {
+        let ups = self.layout.units_per_slice();
+        let Job::Fill(f) = self.jobs.get_mut(job) else {
+            unreachable!("a fill")
+        };
+        assert_eq!(
+            f.stream,
+            FillStream::Host,
+            "GC fills go to native superblocks only"
+        );
+        let units = f.units.split_off(keep);
+        let buf = if f.buf.is_empty() {
+            Vec::new()
+        } else {
+            f.buf.split_off(keep * UNIT)
+        };
+        let rows = (units.len() as u32).div_ceil(ups);
+        let moved: Vec<(u32, u64)> = units.iter().map(|u| (u.lun.0, u.seq)).collect();
+        let rest = self.jobs.insert(Job::Fill(FillJob {
+            stream: FillStream::Host,
+            phase: FillPhase::WaitAlloc,
+            units,
+            rows,
+            buf,
+            dest: None,
+        }));
+        for (i, (lun, seq)) in moved.into_iter().enumerate() {
+            if let Some(b) = self.page.buffered.get_mut(&lun) {
+                if b.0 == job && b.2 == seq {
+                    *b = (rest, i as u32, seq);
+                }
+            }
+        }
+        rest
+    }
+
+    /// Programs fill `job` into channel `c`'s pages of group `pgn`: one multi-plane program —
+    /// with one-shot programs into a native superblock, of the word line's rows from `pgn` on.
     pub(super) fn program_fill(
         &mut self,
         job: u32,
@@ -607,6 +690,12 @@ impl Device {
         q: &mut impl Schedule<Event>,
     ) {
         let sb = self.layout.sb_of(pgn);
+        let rows = self.word_line_rows(sb);
+        let cap = (self.layout.units_per_slice() * rows) as usize;
+        let rest = match &self.jobs.get(job) {
+            Job::Fill(f) if f.units.len() > cap => Some(self.split_fill(job, cap)),
+            _ => None,
+        };
         let info = self.sbs.get(sb);
         let (epoch, slc) = (info.epoch, info.slc);
         let planes = self.layout.geo.planes_per_die;
@@ -619,7 +708,7 @@ impl Device {
         };
         f.phase = FillPhase::Program;
         f.dest = Some((pgn, c));
-        let pads = self.layout.units_per_slice() as u64 - f.units.len() as u64;
+        let pads = cap as u64 - f.units.len() as u64;
         let stream = f.stream;
         let mut plane_blocks = [0u32; nearflash_flash::backbone::PLANES_MAX];
         let mut plane_mask = 0u8;
@@ -629,12 +718,15 @@ impl Device {
         }
         let (mut data, mut oob) = (Vec::new(), Vec::new());
         if functional {
-            data = vec![0u8; planes as usize * ps];
-            oob = vec![0u8; planes as usize * os];
-            for l in 0..planes as usize {
+            // Page `r × planes + l` of the op is row `r`'s page on plane `l`, and holds the
+            // fill's units from `(r × planes + l) × units per page` on.
+            let pages = (rows * planes) as usize;
+            data = vec![0u8; pages * ps];
+            oob = vec![0u8; pages * os];
+            for page in 0..pages {
                 for i in 0..upp {
-                    let idx = l * upp + i;
-                    let at = l * ps + i * UNIT;
+                    let idx = page * upp + i;
+                    let at = page * ps + i * UNIT;
                     let (rec, bytes) = match f.units.get(idx) {
                         Some(u) => (
                             OobRecord {
@@ -662,7 +754,7 @@ impl Device {
                         ),
                     };
                     data[at..at + bytes.len()].copy_from_slice(bytes);
-                    let r = l * os + i * OOB_RECORD_BYTES;
+                    let r = page * os + i * OOB_RECORD_BYTES;
                     rec.encode(&data[at..at + UNIT], &mut oob[r..r + OOB_RECORD_BYTES]);
                 }
             }
@@ -681,6 +773,7 @@ impl Device {
                 kind: OpKind::Program,
                 die: self.layout.die_of(sb, c),
                 page: self.layout.page_of(pgn),
+                pages: rows,
                 plane_mask,
                 plane_blocks,
                 tag: u64::from(job),
@@ -690,6 +783,9 @@ impl Device {
             },
             &mut q.map(Event::Flash),
         );
+        if let Some(rest) = rest {
+            self.place_fill(rest, q);
+        }
     }
 
     /// A fill's program finished: switch the mapping of its units (unless a newer version or
@@ -724,10 +820,15 @@ impl Device {
         let Job::Fill(f) = self.jobs.remove(id) else {
             unreachable!()
         };
-        let first_slot = channel * self.layout.units_per_slice();
+        let ups = self.layout.units_per_slice();
+        let rows = self.word_line_rows(self.layout.sb_of(pgn));
         let mut finished = Vec::new();
         for (i, u) in f.units.iter().enumerate() {
-            let pun = self.layout.pun(pgn, first_slot + i as u32);
+            // Unit `i` lies in row `i / ups` of the word line, at its slice's slot.
+            let i = i as u32;
+            let pun = self
+                .layout
+                .pun(Pgn(pgn.0 + i / ups), channel * ups + i % ups);
             let lgn = Lgn(u.lun.0);
             match u.src {
                 None => {
@@ -771,7 +872,7 @@ impl Device {
                 self.seal_open_host_if_idle(q);
             }
             FillStream::Gc => {
-                self.stats.gc_pages_copied += u64::from(self.layout.geo.planes_per_die);
+                self.stats.gc_pages_copied += u64::from(self.layout.geo.planes_per_die * rows);
                 self.gc_run_copies_add(-1);
                 self.pump_gc(q);
             }
@@ -1016,20 +1117,23 @@ impl Device {
 
     /// Groups a victim's `valid` entries need at their destination: its units fill
     /// ⌈valid / units per slice⌉ slices, which whole groups of GC's room hold
-    /// (⌈⌈v / s⌉ / c⌉ = ⌈v / (s c)⌉), besides what is left of the group GC is filling.
+    /// (⌈⌈v / s⌉ / c⌉ = ⌈v / (s c)⌉), besides what is left of the group GC is filling. With
+    /// one-shot programs (k rows a program) GC takes groups k at a time: ⌈v / (s c k)⌉ × k.
     pub(super) fn groups_for_entries(&self, valid: u32) -> u32 {
-        valid.div_ceil(self.layout.units_per_group())
+        let k = self.bb.config().one_shot_pages;
+        valid.div_ceil(self.layout.units_per_group() * k) * k
     }
 
     /// Entries collecting a superblock with `valid` valid entries frees: its whole capacity
-    /// less what its copies take — under page-level mapping whole slices, since the run's
-    /// last fill is sealed padded so that the victim can be erased.
+    /// less what its copies take — under page-level mapping whole GC fills (a slice, or a
+    /// word line's slices with one-shot programs), since the run's last fill is sealed
+    /// padded so that the victim can be erased.
     pub(super) fn reclaim_gain(&self, valid: u32) -> u32 {
         let full = self.layout.entries_per_superblock();
         if !self.layout.page_mapped() {
             return full.saturating_sub(valid);
         }
-        let ups = self.layout.units_per_slice();
+        let ups = self.layout.units_per_slice() * self.bb.config().one_shot_pages;
         full.saturating_sub(valid.div_ceil(ups) * ups)
     }
 

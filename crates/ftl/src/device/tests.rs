@@ -585,5 +585,6 @@ fn in_flight_requests_name_what_they_wait_for() {
 
 mod cmt;
 mod media;
+mod one_shot;
 mod page;
 mod slc;
