@@ -3,7 +3,15 @@
 //! block completion or its CPU-time timer. The executor is a dozen lines: no threads, no
 //! runtime, wakers that do nothing (a future is simply polled again after every completion).
 //! The FS never reads a clock: `now` comes in with every call, block requests go out through
-//! `poll_block_request`, the next instant it needs attention through `poll_timeout`.
+//! `poll_io` (or `poll_block_request`), the next instant it needs attention through
+//! `poll_timeout`.
+//!
+//! Barriers: the journal asks for a FLUSH (`Cx::flush`) and for FUA writes
+//! (`Cx::write_raw_fua`) where its ordering needs them. On a device without a volatile write
+//! cache every completed write is durable, so — as Linux's block layer does for a queue
+//! without `QUEUE_FLAG_WC` (`blk_flush_policy`) — the flush completes at once without a
+//! request and FUA is a plain write: the FS's requests there are exactly what they were
+//! before barriers existed. A FLUSH with no write completed since the last one is skipped too.
 
 use crate::cache::{BlockClass, BufferCache, CacheStats};
 use crate::config::FsConfig;
@@ -12,7 +20,7 @@ use crate::format::superblock::Superblock;
 use crate::ops::{self, FsOp, FsReply};
 use crate::types::{BlockNo, Caller, Fh, Ino, BLOCK_BYTES, BLOCK_BYTES_U64};
 
-use nearflash_blockdev::{BlockCompletion, BlockOp, BlockRequest};
+use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest};
 use nearflash_sim::{SimDuration, SimTime};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -46,6 +54,17 @@ pub enum IoKind {
     JournalWrite,
     /// A committed metadata block written to its home (journal checkpoint, replay, mkfs).
     MetaWrite,
+    /// A FLUSH (only on a device with a volatile write cache).
+    Flush,
+}
+
+/// A block request the FS hands to its device: submit `req` with
+/// [`BlockDevice::submit_fua`] when `fua`, with [`BlockDevice::submit`] otherwise.
+#[derive(Clone, Debug)]
+pub struct FsIo {
+    pub req: BlockRequest,
+    /// Force Unit Access: asked for only on a device with a volatile write cache.
+    pub fua: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -59,6 +78,10 @@ pub struct FsStats {
     pub syncs: u64,
     pub block_reads: u64,
     pub block_writes: u64,
+    /// FLUSH requests sent (a device with a volatile write cache only).
+    pub block_flushes: u64,
+    /// Of `block_writes`, those sent with FUA (a device with a volatile write cache only).
+    pub block_fua_writes: u64,
     pub cache: CacheStats,
 }
 
@@ -99,10 +122,13 @@ pub(crate) struct State {
 pub(crate) struct Io {
     now: SimTime,
     next_id: u64,
-    outbox: VecDeque<BlockRequest>,
+    outbox: VecDeque<FsIo>,
     inflight: BTreeMap<u64, IoKind>,
     done: BTreeMap<u64, BlockCompletion>,
     timer: Option<SimTime>,
+    /// Kinds of the writes issued since the last FLUSH was issued (a device with a volatile
+    /// write cache: what a FLUSH would make durable).
+    unflushed: BTreeSet<IoKind>,
 }
 
 /// Everything an operation's future reaches: configuration, I/O plumbing, FS state.
@@ -111,6 +137,9 @@ pub(crate) struct Cx {
     pub cfg: FsConfig,
     pub capacity_bytes: u64,
     pub functional: bool,
+    /// The device may hold completed writes in volatile memory and `cfg.barriers` is on: the
+    /// journal sends FLUSH and FUA. Off, every completed write is taken as durable.
+    pub barriers: bool,
     io: RefCell<Io>,
     pub st: RefCell<State>,
 }
@@ -141,15 +170,34 @@ pub struct Fs {
 }
 
 impl Fs {
-    /// An unmounted file system over a block device of `capacity_bytes`; submit
-    /// `FsOp::Format` or `FsOp::Mount` first.
+    /// An unmounted file system over a block device of `capacity_bytes` *without a volatile
+    /// write cache* (every completed write durable: the FTL, INSIDER's drive); submit
+    /// `FsOp::Format` or `FsOp::Mount` first. Over any device, [`Fs::for_device`].
     pub fn new(cfg: FsConfig, capacity_bytes: u64, functional: bool) -> Result<Fs, ConfigError> {
+        Fs::build(cfg, capacity_bytes, functional, false)
+    }
+
+    /// An unmounted file system over `dev`: its capacity, fidelity and volatile write cache
+    /// (then, unless `cfg.barriers` is off, the journal's FLUSH and FUA requests go to it:
+    /// take them with [`Fs::poll_io`]).
+    pub fn for_device<D: BlockDevice>(cfg: FsConfig, dev: &D) -> Result<Fs, ConfigError> {
+        let barriers = cfg.barriers && dev.volatile_write_cache();
+        Fs::build(cfg, dev.capacity_bytes(), dev.is_functional(), barriers)
+    }
+
+    fn build(
+        cfg: FsConfig,
+        capacity_bytes: u64,
+        functional: bool,
+        barriers: bool,
+    ) -> Result<Fs, ConfigError> {
         cfg.validate()?;
         let blocks = cfg.cache_blocks();
         Ok(Fs {
             cx: Rc::new(Cx {
                 capacity_bytes,
                 functional,
+                barriers,
                 io: RefCell::new(Io {
                     now: SimTime::ZERO,
                     next_id: 0,
@@ -157,6 +205,7 @@ impl Fs {
                     inflight: BTreeMap::new(),
                     done: BTreeMap::new(),
                     timer: None,
+                    unflushed: BTreeSet::new(),
                 }),
                 st: RefCell::new(State {
                     mounted: None,
@@ -193,9 +242,27 @@ impl Fs {
         Ok(id)
     }
 
-    /// The next block request to hand to the device.
-    pub fn poll_block_request(&mut self) -> Option<BlockRequest> {
+    /// The next block request to hand to the device, with whether it is a FUA write.
+    pub fn poll_io(&mut self) -> Option<FsIo> {
         self.cx.io.borrow_mut().outbox.pop_front()
+    }
+
+    /// The next block request to hand to the device, for a driver of a file system built
+    /// with [`Fs::new`] (no volatile write cache, so never a FUA write).
+    pub fn poll_block_request(&mut self) -> Option<BlockRequest> {
+        let io = self.poll_io()?;
+        assert!(
+            !io.fua,
+            "a FUA write: the driver of a file system over a volatile write cache takes its \
+             requests with poll_io"
+        );
+        Some(io.req)
+    }
+
+    /// Whether the FS sends FLUSH and FUA requests (its device has a volatile write cache and
+    /// `FsConfig::barriers` is on).
+    pub fn issues_barriers(&self) -> bool {
+        self.cx.barriers
     }
 
     /// A block request of ours finished at `now`.
@@ -358,19 +425,65 @@ impl Cx {
         }
     }
 
-    fn issue(&self, op: BlockOp, b: BlockNo, data: Vec<u8>, kind: IoKind) -> u64 {
+    fn issue(&self, op: BlockOp, b: BlockNo, data: Vec<u8>, kind: IoKind, fua: bool) -> u64 {
+        assert!(
+            !fua || (op == BlockOp::Write && self.barriers),
+            "FUA only on writes to a volatile write cache"
+        );
         let mut io = self.io.borrow_mut();
         let id = io.next_id;
         io.next_id += 1;
         io.inflight.insert(id, kind);
-        io.outbox.push_back(BlockRequest {
-            id,
-            op,
-            offset_bytes: b.offset_bytes(),
-            len_bytes: BLOCK_BYTES_U64,
-            data,
+        if op == BlockOp::Write && !fua && self.barriers {
+            io.unflushed.insert(kind);
+        }
+        let (offset_bytes, len_bytes) = if op == BlockOp::Flush {
+            (0, 0)
+        } else {
+            (b.offset_bytes(), BLOCK_BYTES_U64)
+        };
+        io.outbox.push_back(FsIo {
+            req: BlockRequest {
+                id,
+                op,
+                offset_bytes,
+                len_bytes,
+                data,
+            },
+            fua,
         });
         id
+    }
+
+    /// Whether a write of one of `kinds` was issued since the last FLUSH (always false on a
+    /// device without a volatile write cache: nothing there needs one).
+    pub fn unflushed(&self, kinds: &[IoKind]) -> bool {
+        let io = self.io.borrow();
+        kinds.iter().any(|k| io.unflushed.contains(k))
+    }
+
+    /// Makes every write completed so far durable: a FLUSH to a device with a volatile write
+    /// cache, if any write was issued since the last one; nothing otherwise (every completed
+    /// write is already durable there). Called with no write of this FS in flight (its
+    /// writes are awaited), so the FLUSH covers exactly the writes issued before it.
+    pub async fn flush(&self) -> Result<(), FsError> {
+        if !self.barriers || self.io.borrow().unflushed.is_empty() {
+            return Ok(());
+        }
+        debug_assert!(
+            !self
+                .io
+                .borrow()
+                .inflight
+                .values()
+                .any(|k| *k != IoKind::Read),
+            "a FLUSH is issued with no write in flight"
+        );
+        let id = self.issue(BlockOp::Flush, BlockNo(0), Vec::new(), IoKind::Flush, false);
+        self.io.borrow_mut().unflushed.clear();
+        self.st.borrow_mut().stats.block_flushes += 1;
+        let c = IoWait { cx: self, id }.await;
+        c.result.map_err(FsError::Io)
     }
 
     /// Reads one block from the device (bypassing the cache).
@@ -385,7 +498,7 @@ impl Cx {
         for chunk in blocks.chunks(self.cfg.io_depth_max) {
             let ids: Vec<u64> = chunk
                 .iter()
-                .map(|&b| self.issue(BlockOp::Read, b, Vec::new(), IoKind::Read))
+                .map(|&b| self.issue(BlockOp::Read, b, Vec::new(), IoKind::Read, false))
                 .collect();
             self.st.borrow_mut().stats.block_reads += ids.len() as u64;
             let mut first_err = None;
@@ -408,12 +521,32 @@ impl Cx {
         Ok(out)
     }
 
-    /// Writes blocks to the device, `io_depth_max` in flight at once; returns once all are
-    /// durable (the block device's completion promise). The first error wins.
+    /// Writes blocks to the device, `io_depth_max` in flight at once; returns once all have
+    /// completed — durable on a device without a volatile write cache, and otherwise once a
+    /// later [`Cx::flush`] completes. The first error wins.
     pub async fn write_raw(
         &self,
         blocks: Vec<(BlockNo, Vec<u8>)>,
         kind: IoKind,
+    ) -> Result<(), FsError> {
+        self.write_blocks(blocks, kind, false).await
+    }
+
+    /// [`Cx::write_raw`] with Force Unit Access: returns once the blocks are durable on any
+    /// device (a plain write where every completed write is durable).
+    pub async fn write_raw_fua(
+        &self,
+        blocks: Vec<(BlockNo, Vec<u8>)>,
+        kind: IoKind,
+    ) -> Result<(), FsError> {
+        self.write_blocks(blocks, kind, self.barriers).await
+    }
+
+    async fn write_blocks(
+        &self,
+        blocks: Vec<(BlockNo, Vec<u8>)>,
+        kind: IoKind,
+        fua: bool,
     ) -> Result<(), FsError> {
         let mut first_err = None;
         let mut it = blocks.into_iter().peekable();
@@ -423,10 +556,16 @@ impl Cx {
                 .take(self.cfg.io_depth_max)
                 .map(|(b, d)| {
                     debug_assert_eq!(d.len(), BLOCK_BYTES);
-                    self.issue(BlockOp::Write, b, d, kind)
+                    self.issue(BlockOp::Write, b, d, kind, fua)
                 })
                 .collect();
-            self.st.borrow_mut().stats.block_writes += ids.len() as u64;
+            {
+                let stats = &mut self.st.borrow_mut().stats;
+                stats.block_writes += ids.len() as u64;
+                if fua {
+                    stats.block_fua_writes += ids.len() as u64;
+                }
+            }
             for id in ids {
                 let c = IoWait { cx: self, id }.await;
                 if let Err(e) = c.result {

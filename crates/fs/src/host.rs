@@ -66,8 +66,12 @@ impl<D: BlockDevice> Machine<D> {
                 self.blocks_completed += 1;
                 moved = true;
             }
-            while let Some(r) = self.fs.poll_block_request() {
-                self.dev.submit(r, &mut q.map(HostEvent::Dev));
+            while let Some(io) = self.fs.poll_io() {
+                if io.fua {
+                    self.dev.submit_fua(io.req, &mut q.map(HostEvent::Dev));
+                } else {
+                    self.dev.submit(io.req, &mut q.map(HostEvent::Dev));
+                }
                 moved = true;
             }
             if !moved {
@@ -121,9 +125,11 @@ pub struct FsHost<D: BlockDevice> {
 pub const WATCHDOG_LIMIT_DEFAULT: SimDuration = SimDuration(10_000_000_000);
 
 impl<D: BlockDevice> FsHost<D> {
-    /// A host over `dev`, whose pending events (if any) are already on `sim`'s queue.
+    /// A host over `dev`, whose pending events (if any) are already on `sim`'s queue. Over a
+    /// device with a volatile write cache the FS sends FLUSH and FUA where its journal needs
+    /// them (`Fs::for_device`).
     pub fn new(sim: Sim<HostEvent<D::Event>>, dev: D, cfg: FsConfig) -> Result<Self, HostError> {
-        let fs = Fs::new(cfg, dev.capacity_bytes(), dev.is_functional())?;
+        let fs = Fs::for_device(cfg, &dev)?;
         Ok(FsHost {
             sim,
             m: Machine {
@@ -153,6 +159,13 @@ impl<D: BlockDevice> FsHost<D> {
     /// Gives up the device (for a power cut: the FS's memory is dropped with the host).
     pub fn into_device(self) -> D {
         self.m.dev
+    }
+
+    /// Gives up the loop and the device, the device's pending events still on the queue (a
+    /// power cut during which the device keeps running, e.g. a write buffer's hold-up; the
+    /// FS's memory is dropped with the host).
+    pub fn into_parts(self) -> (Sim<HostEvent<D::Event>>, D) {
+        (self.sim, self.m.dev)
     }
 
     /// Queues an operation now.

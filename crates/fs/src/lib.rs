@@ -25,7 +25,7 @@ pub mod types;
 pub use cache::CacheStats;
 pub use config::FsConfig;
 pub use error::{ConfigError, Corruption, FsError};
-pub use exec::{Fs, FsCompletion, FsStats, IoKind, OpId};
+pub use exec::{Fs, FsCompletion, FsIo, FsStats, IoKind, OpId};
 pub use format::superblock::FormatOptions;
 pub use fsck::{FsckProblem, FsckReport};
 pub use host::{FsHost, HostError};

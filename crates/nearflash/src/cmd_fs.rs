@@ -83,7 +83,9 @@ pub enum FsCommand {
         #[arg(long)]
         image: PathBuf,
     },
-    /// Power-cut crash test of the file system over the FTL; last line "N passed, M failed".
+    /// Power-cut crash test of the file system over the FTL (behind the drive's DRAM write
+    /// buffer when the preset's `[write_cache]` is enabled, or with --write-cache); last line
+    /// "N passed, M failed".
     Crashtest {
         #[arg(long, default_value = "test-min")]
         preset: String,
@@ -91,6 +93,16 @@ pub enum FsCommand {
         overrides: Vec<String>,
         #[arg(long, default_value_t = 50)]
         seeds: u64,
+        /// Put the drive's DRAM write buffer in front of the FTL: the preset's `[write_cache]`
+        /// table, enabled (the cited defaults of crates/wcache/src/config.rs where the preset
+        /// has none). Without `write_cache.plp=true` a cut loses what the buffer holds, and
+        /// the FS keeps its promise through FLUSH and FUA.
+        #[arg(long)]
+        write_cache: bool,
+        /// Run the file system without FLUSH and FUA (ext4's `barrier=0`): over a buffer
+        /// without PLP, cuts then lose committed files — what the barriers buy.
+        #[arg(long)]
+        no_barriers: bool,
         #[arg(long)]
         json: Option<PathBuf>,
     },
@@ -138,8 +150,17 @@ pub fn run(args: &FsArgs) -> Result<bool, CliError> {
             preset,
             overrides,
             seeds,
+            write_cache,
+            no_barriers,
             json,
-        } => crash(preset, overrides, *seeds, json.as_deref()),
+        } => crash(
+            preset,
+            overrides,
+            *seeds,
+            *write_cache,
+            !*no_barriers,
+            json.as_deref(),
+        ),
     }
 }
 
@@ -239,10 +260,38 @@ fn crash(
     preset_name: &str,
     overrides: &[String],
     seeds: u64,
+    write_cache: bool,
+    barriers: bool,
     json: Option<&Path>,
 ) -> Result<bool, CliError> {
     let preset = Preset::load(preset_name, overrides)?;
-    let cfg = CrashTestConfig::default();
+    let mut cfg = CrashTestConfig {
+        write_cache: preset.write_cache.clone(),
+        ..CrashTestConfig::default()
+    };
+    cfg.fs.barriers = barriers;
+    // The table was validated when the preset loaded (whether it is enabled or not).
+    cfg.write_cache.enabled |= write_cache;
+    let wc = &cfg.write_cache;
+    if wc.enabled {
+        println!(
+            "drive: a {} KiB DRAM write buffer in front of the FTL, {}",
+            wc.capacity_bytes >> 10,
+            if wc.plp {
+                format!(
+                    "power-loss protection ({} us hold-up): no FLUSH needed",
+                    wc.plp_holdup_us
+                )
+            } else if barriers {
+                "no power-loss protection: a cut loses what it holds; the FS sends FLUSH and FUA"
+                    .to_string()
+            } else {
+                "no power-loss protection: a cut loses what it holds; the FS sends no FLUSH \
+                 or FUA (--no-barriers), so committed files may be lost"
+                    .to_string()
+            }
+        );
+    }
     let start = Instant::now();
     let outcomes: Vec<CrashOutcome> = (0..seeds)
         .map(|s| crashtest::run_seed(&preset.flash, &preset.ftl, &cfg, s))

@@ -210,32 +210,39 @@ pub struct DestageBound {
     pub parallel_writes: u32,
     /// Worst-case device writes per destage write (1 without GC).
     pub write_amplification_max: f64,
-    /// Worst-case erase time per destaged unit (foreground GC's erases, taken serially).
-    pub erase_us_per_unit: f64,
+    /// Worst-case erase time per FTL mapping entry written (foreground GC's erases, taken
+    /// serially).
+    pub erase_us_per_entry: f64,
+    /// Bytes of one FTL mapping entry: a page group, or 4 KiB under page-level mapping.
+    pub entry_bytes: u64,
 }
 
 impl DestageBound {
-    /// The FTL over `flash`: a unit is written by a read-modify-write of its page group (a
-    /// page on every channel × plane of one way): a multi-plane read and program on one die
-    /// per channel, with the group's pages crossing each channel's bus twice; groups of
+    /// The FTL over `flash`. A destage write is at worst a read-modify-write: under page-group
+    /// mapping of its page group (a page on every channel × plane of one way: a multi-plane
+    /// read and program on one die per channel, the group's pages crossing each channel's
+    /// bus twice); under page-level mapping of a partial 4 KiB unit (a read of the unit's
+    /// page, and the program of the die's multi-plane slice it lands in, sealed alone —
+    /// bounded by the same read + program + two multi-plane bus crossings). Writes to
     /// different ways (dies on a channel) proceed in parallel. Greedy GC picks a victim at
-    /// most as full as the average, `u` = logical / physical data groups, so each group
-    /// written costs at most 1 / (1 − u) group writes (the copies included) and a victim's
-    /// erase per G·(1 − u) groups written (G groups per superblock).
+    /// most as full as the average, `u` = logical / physical mapping entries, so each entry
+    /// written costs at most 1 / (1 − u) entry writes (the copies included) and a victim's
+    /// erase per E·(1 − u) entries written (E entries per superblock).
     pub fn of_ftl(flash: &FlashConfig, ftl: &FtlConfig) -> DestageBound {
         let planes = f64::from(flash.planes_per_die);
         let page_bytes = f64::from(flash.page_size_bytes + flash.oob_size_bytes);
         let bus_us = planes * page_bytes / flash.channel_rate_mb_s;
         let write_us_max = flash.read_latency_us + flash.program_latency_us + 2.0 * bus_us + 1.0;
         let layout = Layout::new(&Geometry::from_config(flash), ftl);
-        let groups_per_sb = f64::from(layout.groups_per_superblock());
-        let physical = f64::from(layout.data_superblocks()) * groups_per_sb;
-        let free_share = (1.0 - layout.logical_groups() as f64 / physical).max(1e-9);
+        let entries_per_sb = f64::from(layout.entries_per_superblock());
+        let physical = f64::from(layout.data_superblocks()) * entries_per_sb;
+        let free_share = (1.0 - layout.logical_entries() as f64 / physical).max(1e-9);
         DestageBound {
             write_us_max,
             parallel_writes: flash.packages_per_channel * flash.dies_per_package,
             write_amplification_max: 1.0 / free_share,
-            erase_us_per_unit: flash.erase_latency_us / (groups_per_sb * free_share),
+            erase_us_per_entry: flash.erase_latency_us / (entries_per_sb * free_share),
+            entry_bytes: layout.unit_bytes(),
         }
     }
 
@@ -244,18 +251,20 @@ impl DestageBound {
         let parallel = u64::from(self.parallel_writes.min(cfg.destage_inflight_max).max(1));
         let units = cfg.capacity_units();
         let rounds = units.div_ceil(parallel);
+        let entries = units * cfg.unit_bytes.div_ceil(self.entry_bytes.max(1));
         rounds as f64 * self.write_us_max * self.write_amplification_max
-            + units as f64 * self.erase_us_per_unit
+            + entries as f64 * self.erase_us_per_entry
     }
 
     fn describe(&self) -> String {
         format!(
             "{:.0} us per destage write, {} in parallel, write amplification up to {:.1}, \
-             {:.0} us of erases per unit",
+             {:.1} us of erases per {} B mapping entry",
             self.write_us_max,
             self.parallel_writes,
             self.write_amplification_max,
-            self.erase_us_per_unit
+            self.erase_us_per_entry,
+            self.entry_bytes
         )
     }
 }
@@ -293,7 +302,8 @@ mod tests {
             write_us_max: 300.0,
             parallel_writes: 2,
             write_amplification_max: 1.0,
-            erase_us_per_unit: 0.0,
+            erase_us_per_entry: 0.0,
+            entry_bytes: 4096,
         };
         let cfg = WriteCacheConfig {
             capacity_bytes: 64 * 4096,

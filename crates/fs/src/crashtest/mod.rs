@@ -1,16 +1,22 @@
 //! The file system's power-cut crash test. For one seed: format an FTL device (functional,
-//! in memory), mkfs, run a random mix of file-system operations (create, write, append,
-//! truncate, rename, unlink, mkdir, rmdir, fsync, sync; files large enough that the FTL's GC
-//! and checkpoints run), cut power at an event chosen from the seed, recover the FTL, mount
-//! (journal replay), run fsck (must be clean), and compare every directory and every byte
-//! with the reference model (`reference.rs`); then keep running on the recovered device and
-//! cut again.
+//! in memory) behind the drive's DRAM write buffer (`CrashTestConfig::write_cache`; disabled,
+//! it passes everything through), mkfs, run a random mix of file-system operations (create,
+//! write, append, truncate, rename, unlink, mkdir, rmdir, fsync, sync; files large enough
+//! that the FTL's GC and checkpoints run), cut power at an event chosen from the seed — the
+//! buffer's contents are lost with it, or with power-loss protection destaged within the
+//! hold-up — recover the FTL, mount (journal replay), run fsck (must be clean), and compare
+//! every directory and every byte with the reference model (`reference.rs`); then keep
+//! running on the recovered device and cut again.
 //!
 //! Cut `k` of seed `s` is aimed at phase `(s + k) % 4` — FS data writes, FS journal or
 //! metadata writes, FTL GC, FTL checkpoint — and lands at the first event after a random
 //! operation at which that work is executing on the flash (or at the end of the run if it
-//! never does; the cut is then labelled with what was executing). One `SimRng` seeded from
-//! the seed drives everything, so a seed replays exactly. Violations are counted; a panic is
+//! never does; the cut is then labelled with what was executing). Behind an enabled write
+//! buffer the FS's writes complete in DRAM, so the FS phases aim at the FS's writes and
+//! FLUSHes themselves rather than at programs, and such a cut lands at a random one (up to
+//! `CUT_SKIP_MAX` later) of the events at which its phase executes, so that cuts fall
+//! inside commits and flushes, not only at their first write. One `SimRng` seeded from the
+//! seed drives everything, so a seed replays exactly. Violations are counted; a panic is
 //! caught and reported as the seed's error.
 
 pub mod reference;
@@ -25,8 +31,9 @@ use crate::types::{Caller, FileKind, OpenFlags};
 use crate::FormatOptions;
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore};
 use nearflash_ftl::recovery::{recover, RecoveryError};
-use nearflash_ftl::{Device, FlashWork, FtlConfig};
-use nearflash_sim::{Schedule, Sim, SimDuration, SimRng, SimTime};
+use nearflash_ftl::{Device, Event, FlashWork, FtlConfig};
+use nearflash_sim::{EventQueue, Model, Schedule, Sim, SimDuration, SimRng, SimTime};
+use nearflash_wcache::{WcEvent, WriteCache, WriteCacheConfig};
 use reference::{FileState, Reference, Tree};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -46,6 +53,9 @@ pub struct CrashTestConfig {
     pub big_write_bytes: u64,
     /// The file system's configuration (a small cache, so that evictions happen).
     pub fs: FsConfig,
+    /// The drive's DRAM write buffer in front of the FTL (a preset's `[write_cache]`);
+    /// disabled by default: the FS writes to the FTL directly.
+    pub write_cache: WriteCacheConfig,
 }
 
 impl Default for CrashTestConfig {
@@ -59,8 +69,23 @@ impl Default for CrashTestConfig {
                 cache_bytes: 512 << 10,
                 ..FsConfig::default()
             },
+            write_cache: WriteCacheConfig::default(),
         }
     }
+}
+
+/// The drive the FS runs on: the FTL behind its write buffer.
+pub type Drive = WriteCache<Device>;
+
+/// fsck problems a violation message names (the count says how many more there were).
+const FSCK_PROBLEMS_SHOWN: usize = 3;
+
+/// Behind an enabled write buffer, a cut lands at a random one of the first `CUT_SKIP_MAX`
+/// events at which its phase executes (a commit's journal writes and FLUSH span dozens).
+const CUT_SKIP_MAX: u64 = 64;
+
+fn drive_event(e: Event) -> HostEvent<WcEvent<Event>> {
+    HostEvent::Dev(WcEvent::Device(e))
 }
 
 /// What was executing when power was cut.
@@ -88,27 +113,33 @@ pub const TARGETED_PHASES: [CutPhase; 4] = [
 ];
 
 impl CutPhase {
-    fn active(self, host: &FsHost<Device>) -> bool {
+    fn active(self, host: &FsHost<Drive>) -> bool {
         let io = host.fs().io_in_flight();
-        let work = host.dev().flash_work();
-        let programming = work.contains(&FlashWork::HostProgram);
+        let ftl = host.dev().device();
+        let work = ftl.flash_work();
+        // The FS's writes reach the flash while the FTL programs them; behind a write buffer
+        // they complete in DRAM, and what the buffer holds is at stake whenever they (or a
+        // FLUSH) are in flight.
+        let landing = host.dev().config().enabled || work.contains(&FlashWork::HostProgram);
         match self {
-            CutPhase::FsData => programming && io.contains(&IoKind::DataWrite),
+            CutPhase::FsData => landing && io.contains(&IoKind::DataWrite),
             CutPhase::FsMetadata => {
-                programming
-                    && (io.contains(&IoKind::JournalWrite) || io.contains(&IoKind::MetaWrite))
+                landing
+                    && (io.contains(&IoKind::JournalWrite)
+                        || io.contains(&IoKind::MetaWrite)
+                        || io.contains(&IoKind::Flush))
             }
             CutPhase::FtlGc => {
                 work.contains(&FlashWork::GcProgram)
                     || work.contains(&FlashWork::GcRead)
-                    || (host.dev().gc_active() && work.contains(&FlashWork::Erase))
+                    || (ftl.gc_active() && work.contains(&FlashWork::Erase))
             }
             CutPhase::FtlCheckpoint => work.contains(&FlashWork::CheckpointProgram),
             CutPhase::Idle => false,
         }
     }
 
-    fn classify(host: &FsHost<Device>, target: CutPhase) -> CutPhase {
+    fn classify(host: &FsHost<Drive>, target: CutPhase) -> CutPhase {
         if target.active(host) {
             return target;
         }
@@ -141,6 +172,15 @@ pub struct CrashOutcome {
     pub unexpected_errors: u64,
     pub no_space_errors: u64,
     pub ops_completed: u64,
+    /// The drive had an enabled write buffer.
+    pub write_buffer: bool,
+    /// Cuts that found the write buffer holding data, and the units it held (without PLP
+    /// they are lost with the power).
+    pub cuts_with_buffered_data: u64,
+    pub buffered_units_at_cuts: u64,
+    /// FLUSH requests and FUA writes the FS sent before the cuts.
+    pub fs_flushes: u64,
+    pub fs_fua_writes: u64,
     pub first_violation: Option<String>,
     pub error: Option<String>,
 }
@@ -174,6 +214,12 @@ pub struct CrashSummary {
     pub unexpected_errors: u64,
     pub no_space_errors: u64,
     pub ops_completed: u64,
+    /// Seeds run over an enabled write buffer, and what its cuts found (see `CrashOutcome`).
+    pub write_buffer_seeds: u64,
+    pub cuts_with_buffered_data: u64,
+    pub buffered_units_at_cuts: u64,
+    pub fs_flushes: u64,
+    pub fs_fua_writes: u64,
     pub failed_seeds: Vec<u64>,
 }
 
@@ -197,6 +243,11 @@ pub fn summarize(outcomes: &[CrashOutcome]) -> CrashSummary {
         s.unexpected_errors += o.unexpected_errors;
         s.no_space_errors += o.no_space_errors;
         s.ops_completed += o.ops_completed;
+        s.write_buffer_seeds += u64::from(o.write_buffer);
+        s.cuts_with_buffered_data += o.cuts_with_buffered_data;
+        s.buffered_units_at_cuts += o.buffered_units_at_cuts;
+        s.fs_flushes += o.fs_flushes;
+        s.fs_fua_writes += o.fs_fua_writes;
     }
     s
 }
@@ -218,6 +269,17 @@ impl fmt::Display for CrashSummary {
             self.unexpected_errors,
             self.no_space_errors
         )?;
+        if self.write_buffer_seeds > 0 {
+            let cuts: u64 = self.cuts_by_phase.values().sum();
+            writeln!(
+                f,
+                "write buffer: {} of {cuts} cuts found it holding data ({} units); the FS sent {} FLUSHes and {} FUA writes",
+                self.cuts_with_buffered_data,
+                self.buffered_units_at_cuts,
+                self.fs_flushes,
+                self.fs_fua_writes
+            )?;
+        }
         if !self.failed_seeds.is_empty() {
             writeln!(f, "failed seeds: {:?}", self.failed_seeds)?;
         }
@@ -229,6 +291,8 @@ impl fmt::Display for CrashSummary {
 enum CrashError {
     #[error("configuration: {0}")]
     Config(#[from] nearflash_flash::ConfigError),
+    #[error("configuration: {0}")]
+    WriteCache(#[from] nearflash_wcache::ConfigError),
     #[error("FTL recovery failed: {0}")]
     Recovery(#[from] RecoveryError),
     #[error("{0}")]
@@ -291,15 +355,18 @@ fn run_seed_inner(
     let mut sim = Sim::new(rng.next_u64());
     let pages = Geometry::from_config(flash).page_count();
     let store = Box::new(MemoryStore::new(pages, flash.page_size_bytes));
-    let dev = Device::format(flash, ftl, store, &mut sim.queue().map(HostEvent::Dev))?;
-    let mut host = FsHost::new(sim, dev, cfg.fs.clone())?;
+    let dev = Device::format(flash, ftl, store, &mut sim.queue().map(drive_event))?;
+    let drive = WriteCache::new(cfg.write_cache.clone(), dev)?;
+    let mut host = FsHost::new(sim, drive, cfg.fs.clone())?;
     host.run(Caller::ROOT, FsOp::Format(FormatOptions::default()))?;
+    out.write_buffer = cfg.write_cache.enabled;
     let mut d = Driver {
         cfg,
         host,
         rng,
         r: Reference::default(),
         names: 0,
+        cut_skip: 0,
     };
     for k in 0..cfg.cuts_per_seed {
         let target = TARGETED_PHASES[((seed + k as u64) % 4) as usize];
@@ -322,10 +389,12 @@ enum Flow {
 
 struct Driver<'a> {
     cfg: &'a CrashTestConfig,
-    host: FsHost<Device>,
+    host: FsHost<Drive>,
     rng: SimRng,
     r: Reference,
     names: u64,
+    /// Events at which the armed phase executes still to let pass before the cut.
+    cut_skip: u64,
 }
 
 /// A cut was taken: the phase, and the state if the operation in flight had completed.
@@ -338,6 +407,12 @@ impl Driver<'_> {
         target: CutPhase,
         cut_after: usize,
     ) -> Result<CutAt, CrashError> {
+        let fs_phase = matches!(target, CutPhase::FsData | CutPhase::FsMetadata);
+        self.cut_skip = if self.cfg.write_cache.enabled && fs_phase {
+            self.rng.below(CUT_SKIP_MAX)
+        } else {
+            0
+        };
         for i in 0..self.cfg.actions_per_cut {
             let armed = (i >= cut_after).then_some(target);
             if let Some(after) = self.action(out, armed)? {
@@ -347,7 +422,7 @@ impl Driver<'_> {
         // The target never ran during the actions: let the background run a while.
         let until = self.host.now() + SimDuration::from_ms(TAIL_MS);
         while self.host.now() < until {
-            if target.active(&self.host) {
+            if self.cut_now(Some(target)) {
                 return Ok((target, None));
             }
             if !self.host.step() {
@@ -370,7 +445,7 @@ impl Driver<'_> {
                 }
                 return Ok(Flow::Done(c.result));
             }
-            if armed.is_some_and(|t| t.active(&self.host)) {
+            if self.cut_now(armed) {
                 return Ok(Flow::Cut);
             }
             if self.host.now() > start + SimDuration::from_ns(STALL_S * 1_000_000_000) {
@@ -380,6 +455,19 @@ impl Driver<'_> {
                 return Err(CrashError::RanDry);
             }
         }
+    }
+
+    /// Whether power is cut now: the armed phase executes, and no more of its events are to
+    /// be let pass.
+    fn cut_now(&mut self, armed: Option<CutPhase>) -> bool {
+        if !armed.is_some_and(|t| t.active(&self.host)) {
+            return false;
+        }
+        if self.cut_skip == 0 {
+            return true;
+        }
+        self.cut_skip -= 1;
+        false
     }
 
     fn fresh_name(&mut self, prefix: &str) -> String {
@@ -716,8 +804,10 @@ impl Driver<'_> {
         self.close(out, fh, armed)
     }
 
-    /// Power is cut now: the FS's memory and every pending event are dropped, the flash
-    /// tears what it was doing, the FTL recovers from the flash, and the FS is mounted.
+    /// Power is cut now: the FS's memory is dropped; the write buffer's contents are lost
+    /// (with power-loss protection it first destages for at most its hold-up); every pending
+    /// event is dropped, the flash tears what it was doing, the FTL recovers from the flash
+    /// behind a fresh, empty buffer, and the FS is mounted.
     fn crash(self, ftl: &FtlConfig, out: &mut CrashOutcome) -> Result<Self, CrashError> {
         let Driver {
             cfg,
@@ -725,17 +815,49 @@ impl Driver<'_> {
             mut rng,
             r,
             names,
+            ..
         } = self;
-        let mut bb = host.into_device().into_backbone();
+        let stats = host.fs().stats();
+        out.fs_flushes += stats.block_flushes;
+        out.fs_fua_writes += stats.block_fua_writes;
+        let (mut sim, mut drive) = host.into_parts();
+        let buffered = drive.occupied_units();
+        out.cuts_with_buffered_data += u64::from(buffered > 0);
+        out.buffered_units_at_cuts += buffered;
+        if let Some(deadline) = drive.power_loss(&mut sim.queue().map(HostEvent::Dev)) {
+            let mut holdup = Holdup(&mut drive);
+            while !holdup.0.holdup_done() && sim.next_deadline().is_some_and(|t| t <= deadline) {
+                sim.step(&mut holdup);
+            }
+        }
+        let mut bb = drive.into_device().into_backbone();
         bb.power_cut(&mut rng);
         let mut sim = Sim::new(rng.next_u64());
-        let (dev, _) = recover(bb, ftl, &mut sim.queue().map(HostEvent::Dev))?;
-        let mut host = FsHost::new(sim, dev, cfg.fs.clone())?;
+        let (dev, _) = recover(bb, ftl, &mut sim.queue().map(drive_event))?;
+        let drive = WriteCache::new(cfg.write_cache.clone(), dev)?;
+        let mut host = FsHost::new(sim, drive, cfg.fs.clone())?;
         host.run(Caller::ROOT, FsOp::Mount)?;
         match host.run(Caller::ROOT, FsOp::Fsck)? {
             FsReply::Fsck(FsckReport { problems, .. }) if !problems.is_empty() => {
                 out.fsck_problems += problems.len() as u64;
-                out.note(|| format!("fsck after a cut: {problems:?}"));
+                out.note(|| {
+                    let shown: Vec<String> = problems
+                        .iter()
+                        .take(FSCK_PROBLEMS_SHOWN)
+                        .map(|p| format!("{}: {}", p.code, p.detail))
+                        .collect();
+                    let more = problems.len().saturating_sub(FSCK_PROBLEMS_SHOWN);
+                    let tail = if more > 0 {
+                        format!("; and {more} more")
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "fsck after a cut: {} problem(s): {}{tail}",
+                        problems.len(),
+                        shown.join("; ")
+                    )
+                });
             }
             _ => {}
         }
@@ -745,6 +867,7 @@ impl Driver<'_> {
             rng,
             r,
             names,
+            cut_skip: 0,
         })
     }
 
@@ -834,6 +957,20 @@ impl Driver<'_> {
         }
         self.host.run(Caller::ROOT, FsOp::Close(fh))?;
         Ok(data)
+    }
+}
+
+/// The drive alone after a power loss with PLP: the host is gone (its CPU timer never fires
+/// again), the buffer destages.
+struct Holdup<'a>(&'a mut Drive);
+
+impl Model for Holdup<'_> {
+    type Event = HostEvent<WcEvent<Event>>;
+
+    fn handle(&mut self, ev: Self::Event, q: &mut EventQueue<Self::Event>, rng: &mut SimRng) {
+        if let HostEvent::Dev(e) = ev {
+            self.0.handle_event(e, &mut q.map(HostEvent::Dev), rng);
+        }
     }
 }
 

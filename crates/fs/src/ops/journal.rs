@@ -3,12 +3,21 @@
 //! Commit (ordered mode, one transaction in the journal at a time):
 //! 1. every dirty data block is written in place and awaited — so committed metadata never
 //!    points at data that is not on the device;
-//! 2. the descriptor and an image of every dirty metadata block go to the journal, awaited;
-//! 3. the commit record is written and awaited: the transaction is now durable;
-//! 4. the images are written to their homes (checkpoint), awaited, and the blocks are clean.
+//! 2. if the last transaction's checkpoint (or a replay, or mkfs) may still sit in a volatile
+//!    write cache, FLUSH: its journal blocks are about to be overwritten, and a cut must find
+//!    it either in the journal or at its homes;
+//! 3. the descriptor and an image of every dirty metadata block go to the journal, awaited;
+//!    then FLUSH — the data and the journal durable before the commit record (write-ahead);
+//! 4. the commit record is written with FUA and awaited: the transaction is now durable;
+//! 5. the images are written to their homes (checkpoint), awaited, and the blocks are clean
+//!    (durable by step 2 of the next commit; until then the journal holds them).
 //!
-//! The next transaction starts only after step 4, so the journal never needs more than the
-//! last transaction, and replaying it again (a cut during step 4 or after) is harmless:
+//! A commit with no metadata (a sync or fsync after data-only writes) writes the data and
+//! FLUSHes. On a device without a volatile write cache the FLUSHes are skipped and FUA is a
+//! plain write (every completed write is durable there; `Cx::flush`).
+//!
+//! The next transaction starts only after step 5, so the journal never needs more than the
+//! last transaction, and replaying it again (a cut during step 5 or after) is harmless:
 //! its images are exactly what the homes should hold.
 
 use crate::cache::BlockClass;
@@ -38,7 +47,10 @@ pub async fn commit(cx: &Cx) -> Result<(), FsError> {
         }
     }
     let meta = cx.st.borrow().cache.dirty(BlockClass::Meta);
-    if !meta.is_empty() {
+    if meta.is_empty() {
+        // A sync or fsync of data alone: durable before it returns.
+        cx.flush().await?;
+    } else {
         let sb = cx.sb()?;
         assert!(
             meta.len() + 2 <= sb.journal_blocks as usize,
@@ -64,9 +76,17 @@ pub async fn commit(cx: &Cx) -> Result<(), FsError> {
         for (i, (_, d)) in meta.iter().enumerate() {
             journal.push((sb.journal_block(1 + i as u32), d.clone()));
         }
+        // Step 2: the homes of the transaction the journal holds are durable before the
+        // journal is reused.
+        if cx.unflushed(&[IoKind::MetaWrite]) {
+            cx.flush().await?;
+        }
         cx.write_raw(journal, IoKind::JournalWrite).await?;
+        // Step 3's barrier: a commit record never reaches the media before its transaction
+        // and the data it points at.
+        cx.flush().await?;
         let n = meta.len() as u32;
-        cx.write_raw(
+        cx.write_raw_fua(
             vec![(sb.journal_block(1 + n), encode_commit(seq, n, body))],
             IoKind::JournalWrite,
         )
@@ -154,6 +174,9 @@ pub async fn format(cx: &Cx, opts: FormatOptions) -> Result<(), FsError> {
     root.encode(&mut table[off..off + INODE_BYTES]);
     blocks.push((blk, table));
     cx.write_raw(blocks, IoKind::MetaWrite).await?;
+    // mkfs is durable when it completes (on a volatile write cache a cut would otherwise
+    // leave no file system to mount).
+    cx.flush().await?;
     finish_mount(cx, sb, 0).await
 }
 

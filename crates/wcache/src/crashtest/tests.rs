@@ -5,6 +5,15 @@
 use super::*;
 use crate::config::DestageBound;
 use nearflash_ftl::testing::{tiny_flash, tiny_ftl};
+use nearflash_ftl::{FtlConfig, MappingMode};
+
+/// The tiny device under page-level mapping: the buffer's destaged units packed into fills.
+fn tiny_page_ftl() -> FtlConfig {
+    FtlConfig {
+        mapping: MappingMode::Page,
+        ..tiny_ftl()
+    }
+}
 
 /// A 256 KiB buffer (64 units): small enough that a full device cycles it many times, large
 /// enough that a cut finds it holding data. Destaging starts at 50%. The hold-up is 50 ms:
@@ -32,12 +41,12 @@ fn cfg() -> CrashTestConfig {
     }
 }
 
-fn run_seeds(seeds: std::ops::Range<u64>, plp: bool) -> CrashSummary {
+fn run_seeds(ftl: &FtlConfig, seeds: std::ops::Range<u64>, plp: bool) -> CrashSummary {
     let w = wc(plp);
-    w.validate_for(&DestageBound::of_ftl(&tiny_flash(), &tiny_ftl()))
+    w.validate_for(&DestageBound::of_ftl(&tiny_flash(), ftl))
         .expect("the hold-up covers a full buffer");
     let outcomes: Vec<CrashOutcome> = seeds
-        .map(|s| run_seed(&tiny_flash(), &tiny_ftl(), &w, &cfg(), s))
+        .map(|s| run_seed(&tiny_flash(), ftl, &w, &cfg(), s))
         .collect();
     let summary = summarize(&outcomes);
     for o in outcomes.iter().filter(|o| !o.passed()) {
@@ -61,7 +70,7 @@ fn same_seed_same_outcome() {
 
 #[test]
 fn without_plp_flushed_and_fua_writes_survive_a_cut() {
-    let s = run_seeds(0..50, false);
+    let s = run_seeds(&tiny_ftl(), 0..50, false);
     assert!(s.durable_sectors_checked > 0);
     assert!(
         s.volatile_lost > 0,
@@ -71,10 +80,23 @@ fn without_plp_flushed_and_fua_writes_survive_a_cut() {
 
 #[test]
 fn with_plp_every_acknowledged_write_survives_a_cut() {
-    let s = run_seeds(0..50, true);
+    let s = run_seeds(&tiny_ftl(), 0..50, true);
     assert_eq!(s.volatile_lost, 0);
     let budget_ns = (wc(true).plp_holdup_us * 1000.0) as u64;
     assert!(s.holdup_used_ns_max <= budget_ns, "{s:?}");
+}
+
+#[test]
+fn over_page_mapping_without_plp_flushed_and_fua_writes_survive_a_cut() {
+    let s = run_seeds(&tiny_page_ftl(), 0..30, false);
+    assert!(s.durable_sectors_checked > 0);
+    assert!(s.volatile_lost > 0, "{s:?}");
+}
+
+#[test]
+fn over_page_mapping_with_plp_every_acknowledged_write_survives_a_cut() {
+    let s = run_seeds(&tiny_page_ftl(), 0..30, true);
+    assert_eq!(s.volatile_lost, 0);
 }
 
 /// The checker sees a broken PLP promise: with a hold-up far below the bound (which the
@@ -97,16 +119,28 @@ fn a_holdup_too_short_loses_acknowledged_writes_and_the_check_sees_it() {
     assert_eq!(s.wrong_data_reads, 0, "lost, never garbage: {s:?}");
 }
 
-/// The long run (.ci/run runs ignored tests):
-/// `cargo test -p nearflash-wcache --release -- --ignored crash_1000`.
+/// The long runs (.ci/run runs ignored tests):
+/// `cargo test -p nearflash-wcache --profile ci -- --ignored crash_1000`.
 #[test]
 #[ignore]
 fn crash_1000_seeds_without_plp() {
-    run_seeds(0..1000, false);
+    run_seeds(&tiny_ftl(), 0..1000, false);
 }
 
 #[test]
 #[ignore]
 fn crash_1000_seeds_with_plp() {
-    run_seeds(0..1000, true);
+    run_seeds(&tiny_ftl(), 0..1000, true);
+}
+
+#[test]
+#[ignore]
+fn crash_1000_seeds_page_mapping_without_plp() {
+    run_seeds(&tiny_page_ftl(), 0..1000, false);
+}
+
+#[test]
+#[ignore]
+fn crash_1000_seeds_page_mapping_with_plp() {
+    run_seeds(&tiny_page_ftl(), 0..1000, true);
 }
