@@ -66,8 +66,19 @@ pub fn reproduce(
     o.foreground_mb_s = opts.foreground_mb_s.clone();
     o.splits = opts.splits.clone();
     nearflash_reproduce::check(paper, &o, jobs)?;
+    let created = !out.exists();
     prepare_out(&out)?;
-    let r = nearflash_reproduce::run(paper, &o, jobs, progress)?;
+    let r = match nearflash_reproduce::run(paper, &o, jobs, progress) {
+        Ok(r) => r,
+        Err(e) => {
+            // A refused or failed run leaves no empty output directory behind (it removes
+            // only the directory it created, and only while it is empty).
+            if created {
+                let _ = std::fs::remove_dir(&out);
+            }
+            return Err(e.into());
+        }
+    };
     nearflash_report::write_dir(&out, &r.summary, &r.page)?;
     Ok(r)
 }

@@ -131,6 +131,30 @@ fn conflicting_or_inapplicable_flags_are_refused() {
     );
 }
 
+/// Story: a refused `reproduce` (an option its paper does not take, found only once the run
+/// starts) left an empty `reproduce-PAPER` directory in the working directory — the test
+/// suite's own refusals littered `crates/nearflash/` with them.
+#[test]
+fn a_refused_reproduction_leaves_no_output_directory() {
+    let cwd = tempfile::tempdir().unwrap();
+    for args in [
+        &["reproduce", "insider", "--splits", "0.5"][..],
+        &["reproduce", "insider", "--set", "insider.credits_initial=0"][..],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_nearflash"))
+            .args(args)
+            .current_dir(cwd.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} should fail");
+        let left: Vec<_> = std::fs::read_dir(cwd.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{args:?} left {left:?}");
+    }
+}
+
 /// Story: `ftl.over_provisioning_percent` changed nothing on test-min.
 #[test]
 fn over_provisioning_changes_the_reported_capacity() {
