@@ -82,6 +82,8 @@ pub struct FsStats {
     pub block_flushes: u64,
     /// Of `block_writes`, those sent with FUA (a device with a volatile write cache only).
     pub block_fua_writes: u64,
+    /// Block writes (or write batches) that failed: the FS stops committing after one.
+    pub write_errors: u64,
     pub cache: CacheStats,
 }
 
@@ -113,8 +115,11 @@ pub(crate) struct State {
     pub cache: BufferCache,
     pub handles: BTreeMap<Fh, Handle>,
     pub next_fh: u32,
-    /// The first I/O error of a mutating operation: the in-memory state may be half-applied,
-    /// so nothing more is committed (like `errors=remount-ro`); remount to recover.
+    /// The first I/O error of an operation that changes the file system, or of a failed
+    /// write (a read-only operation's eviction write-back included): the in-memory state may
+    /// be half-applied, so nothing more is served (like `errors=remount-ro`); remount to
+    /// recover. A failed read of a read-only operation changes nothing: other blocks still
+    /// read.
     pub poisoned: Option<FsError>,
     pub stats: FsStats,
 }
@@ -575,7 +580,10 @@ impl Cx {
         }
         match first_err {
             None => Ok(()),
-            Some(e) => Err(e),
+            Some(e) => {
+                self.st.borrow_mut().stats.write_errors += 1;
+                Err(e)
+            }
         }
     }
 

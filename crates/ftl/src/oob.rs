@@ -10,9 +10,14 @@
 //! | 20..28| epoch | the superblock's open epoch when the page was programmed |
 //! | 28..32| kind  | 1 = data, 2 = checkpoint, 3/4 = lost data, 5 = filler; bit 8 = block in SLC mode |
 //! | 32..36| crc   | CRC-32 over the page data and bytes 0..32 |
-//! | 36..40| zero  | reserved |
+//! | 36..40| hcrc  | CRC-32 over `NFOH` and bytes 0..32 alone (0 in records written before it) |
 //!
-//! A torn or erased page fails the magic or the CRC; nothing else is trusted.
+//! A torn or erased page fails the magic or the CRC; nothing else is trusted as data. The
+//! header check tells one more case apart ([`OobRecord::decode_checked`]): a page whose data
+//! fails its CRC while its header is intact — which logical page, which version. Below the
+//! write frontier of its block (a later page of the block decodes) that is damage, not a
+//! torn program, and recovery keeps the version so that reading it is an integrity error
+//! rather than an older version or zeros (`recovery`).
 //!
 //! Under page-level mapping a page holds several 4 KiB units from unrelated addresses, and
 //! its spare area holds one record per unit, back to back: record `i` covers the page's
@@ -79,6 +84,28 @@ impl OobRecord {
         oob[28..32].copy_from_slice(&kind.to_le_bytes());
         let crc = checksum(data, &oob[0..32]);
         oob[32..36].copy_from_slice(&crc.to_le_bytes());
+        let hcrc = header_checksum(&oob[0..32]);
+        oob[36..40].copy_from_slice(&hcrc.to_le_bytes());
+    }
+
+    /// Decodes a page's record telling a damaged page apart: its data fails the CRC while its
+    /// header passes its own check (written with it; a record of an older image has none, and
+    /// is then `Unreadable`).
+    pub fn decode_checked(data: &[u8], oob: &[u8]) -> Decoded {
+        if let Some(rec) = OobRecord::decode(data, oob) {
+            return Decoded::Valid(rec);
+        }
+        if oob.len() < OOB_RECORD_BYTES || &oob[0..4] != MAGIC {
+            return Decoded::Unreadable;
+        }
+        let hcrc = u32::from_le_bytes(oob[36..40].try_into().expect("4 bytes"));
+        if hcrc == 0 || hcrc != header_checksum(&oob[0..32]) {
+            return Decoded::Unreadable;
+        }
+        match OobRecord::decode_header(oob) {
+            Some(rec) => Decoded::DataDamaged(rec),
+            None => Decoded::Unreadable,
+        }
     }
 
     /// Decodes and verifies the record of a page; `None` for erased, torn or foreign pages.
@@ -86,11 +113,17 @@ impl OobRecord {
         if oob.len() < OOB_RECORD_BYTES || &oob[0..4] != MAGIC {
             return None;
         }
-        let u64_at = |i: usize| u64::from_le_bytes(oob[i..i + 8].try_into().expect("8 bytes"));
-        let u32_at = |i: usize| u32::from_le_bytes(oob[i..i + 4].try_into().expect("4 bytes"));
-        if u32_at(32) != checksum(data, &oob[0..32]) {
+        let crc = u32::from_le_bytes(oob[32..36].try_into().expect("4 bytes"));
+        if crc != checksum(data, &oob[0..32]) {
             return None;
         }
+        OobRecord::decode_header(oob)
+    }
+
+    /// The header's fields, unverified (the caller has checked a CRC over them).
+    fn decode_header(oob: &[u8]) -> Option<OobRecord> {
+        let u64_at = |i: usize| u64::from_le_bytes(oob[i..i + 8].try_into().expect("8 bytes"));
+        let u32_at = |i: usize| u32::from_le_bytes(oob[i..i + 4].try_into().expect("4 bytes"));
         let word = u32_at(28);
         if word & !(SLC_FLAG | 0xFF) != 0 {
             return None;
@@ -111,6 +144,25 @@ impl OobRecord {
             slc: word & SLC_FLAG != 0,
         })
     }
+}
+
+/// What a page's spare area says, data checked ([`OobRecord::decode_checked`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// The record and the data it covers are intact.
+    Valid(OobRecord),
+    /// The header is intact (its own check passes) but the data fails the CRC: damaged data
+    /// of a known logical page and version (or a program torn part-way).
+    DataDamaged(OobRecord),
+    /// Erased, torn, foreign, or a header that fails its check.
+    Unreadable,
+}
+
+fn header_checksum(header: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(b"NFOH");
+    h.update(header);
+    h.finalize()
 }
 
 fn checksum(data: &[u8], header: &[u8]) -> u32 {
@@ -175,6 +227,51 @@ mod tests {
         );
         assert_eq!(OobRecord::decode(&data, &a), Some(native));
         assert_eq!(OobRecord::decode(&data, &b), Some(slc));
+    }
+
+    #[test]
+    fn damaged_data_under_an_intact_header_is_told_apart_from_a_torn_page() {
+        let data = vec![0x5Au8; 64];
+        let rec = OobRecord {
+            lpn: 77,
+            seq: 9,
+            epoch: 3,
+            kind: PageKind::Data,
+            slc: false,
+        };
+        let mut oob = vec![0u8; 48];
+        rec.encode(&data, &mut oob);
+        assert_eq!(OobRecord::decode_checked(&data, &oob), Decoded::Valid(rec));
+        let mut d = data.clone();
+        d[40] ^= 4;
+        assert_eq!(
+            OobRecord::decode_checked(&d, &oob),
+            Decoded::DataDamaged(rec)
+        );
+        // A flipped header bit (or the data CRC field itself) leaves nothing to trust.
+        for byte in [5usize, 21, 37] {
+            let mut o = oob.clone();
+            o[byte] ^= 1;
+            assert_eq!(
+                OobRecord::decode_checked(&d, &o),
+                Decoded::Unreadable,
+                "flip in oob byte {byte}"
+            );
+        }
+        // A record written before the header check existed (bytes 36..40 zero) is never
+        // taken as damaged.
+        let mut legacy = oob.clone();
+        legacy[36..40].fill(0);
+        assert_eq!(
+            OobRecord::decode_checked(&data, &legacy),
+            Decoded::Valid(rec)
+        );
+        assert_eq!(OobRecord::decode_checked(&d, &legacy), Decoded::Unreadable);
+        // Random junk (a torn program) and erased pages are unreadable.
+        assert_eq!(
+            OobRecord::decode_checked(&[0xFF; 64], &[0xFF; 48]),
+            Decoded::Unreadable
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ use crate::config::FtlConfig;
 use crate::device::{Device, Event};
 use crate::layout::{Layout, Lgn, Pgn, RemapTable, SbId};
 use crate::mapping::UNMAPPED;
-use crate::oob::{OobRecord, PageKind};
+use crate::oob::{Decoded, OobRecord, PageKind};
 use crate::superblock::SbState;
 use nearflash_flash::{Backbone, DieId, Geometry, PageId};
 use nearflash_sim::Schedule;
@@ -44,6 +44,19 @@ use thiserror::Error;
 pub enum RecoveryError {
     #[error("recovery needs a backing store that keeps data (functional fidelity)")]
     NoData,
+    /// A programmed page holds data that no record speaks for, below pages of its block that
+    /// were programmed after it: not a torn write (a cut tears only a block's last program)
+    /// but damage, and what it held is unknown — mounting would silently lose it.
+    #[error(
+        "the flash is damaged: page {page_in_block} of block {block} holds unreadable data below \
+         pages programmed after it ({count} such page(s)); what it held cannot be named, so \
+         recovery stops rather than lose it silently"
+    )]
+    Damaged {
+        block: u64,
+        page_in_block: u32,
+        count: u64,
+    },
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -63,6 +76,11 @@ pub struct RecoveryReport {
     /// did not map — e.g. the planes of a multi-plane program that failed on another plane.
     pub dead_records_ignored: u64,
     pub torn_groups: u64,
+    /// Pages (units, under page-level mapping) whose data failed its CRC below their block's
+    /// write frontier while their record's header passed its own check: damage, not a torn
+    /// program. Their versions are kept, so that reading them is an integrity error rather
+    /// than an older version or zeros.
+    pub damaged_pages: u64,
 }
 
 struct Reader<'a> {
@@ -81,37 +99,121 @@ impl Reader<'_> {
         OobRecord::decode(&self.data, &self.oob)
     }
 
-    /// Page-level mapping: the records of the units of `page` (one per unit, each over its
-    /// 4 KiB), `None` where a unit's record does not decode.
-    fn read_units(&mut self, page: PageId, units: u32) -> Vec<Option<OobRecord>> {
+    /// The record whose header speaks for a data page (the page's own, or under page-level
+    /// mapping its first unit's), its data intact or not: the header is checked on its own.
+    fn read_data(&mut self, page: PageId, layout: &Layout) -> Option<OobRecord> {
+        let seen = if layout.page_mapped() {
+            self.read_units_seen(page, layout.units_per_page())[0]
+        } else {
+            self.read_seen(page)
+        };
+        match seen {
+            Seen::Valid(rec) | Seen::Damaged(rec) => Some(rec),
+            Seen::Erased | Seen::Junk => None,
+        }
+    }
+
+    /// What a scan sees in `page`.
+    fn read_seen(&mut self, page: PageId) -> Seen {
         self.reads += 1;
         self.bb
             .store_mut()
             .read(page, &mut self.data, &mut self.oob);
+        if self.erased() {
+            return Seen::Erased;
+        }
+        Seen::of(OobRecord::decode_checked(&self.data, &self.oob))
+    }
+
+    /// Page-level mapping: what a scan sees in each unit of `page` (all `Erased` for an
+    /// erased page).
+    fn read_units_seen(&mut self, page: PageId, units: u32) -> Vec<Seen> {
+        self.reads += 1;
+        self.bb
+            .store_mut()
+            .read(page, &mut self.data, &mut self.oob);
+        if self.erased() {
+            return vec![Seen::Erased; units as usize];
+        }
         let unit = crate::config::PAGE_MAP_UNIT_BYTES as usize;
         let rec = crate::oob::OOB_RECORD_BYTES;
         (0..units as usize)
             .map(|i| {
-                OobRecord::decode(
+                Seen::of(OobRecord::decode_checked(
                     &self.data[i * unit..(i + 1) * unit],
                     &self.oob[i * rec..(i + 1) * rec],
-                )
+                ))
             })
             .collect()
     }
 
-    /// The record that speaks for a data page: the page's own, or under page-level mapping
-    /// its first unit's.
-    fn read_data(&mut self, page: PageId, layout: &Layout) -> Option<OobRecord> {
-        if layout.page_mapped() {
-            self.read_units(page, layout.units_per_page())[0]
-        } else {
-            self.read(page)
+    fn erased(&self) -> bool {
+        self.data.iter().all(|&b| b == 0xFF) && self.oob.iter().all(|&b| b == 0xFF)
+    }
+}
+
+/// A page (or a unit of one) as a scan read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seen {
+    Erased,
+    Valid(OobRecord),
+    /// The header checks, the data does not (see `Decoded::DataDamaged`).
+    Damaged(OobRecord),
+    /// Programmed, with no record to trust: torn, or damaged beyond its header.
+    Junk,
+}
+
+impl Seen {
+    fn of(d: Decoded) -> Seen {
+        match d {
+            Decoded::Valid(rec) => Seen::Valid(rec),
+            Decoded::DataDamaged(rec) => Seen::Damaged(rec),
+            Decoded::Unreadable => Seen::Junk,
+        }
+    }
+}
+
+/// The write frontier of each physical block a scan read: the highest page that decoded
+/// whole. A die runs one program at a time and a block's pages are programmed in order, so
+/// every page below it was programmed to completion before the cut; only pages at or above
+/// it can have been torn. (A torn erase leaves no page that decodes, so it has no frontier.)
+struct Frontier {
+    pages_per_block: u64,
+    last_valid: BTreeMap<u64, u64>,
+}
+
+impl Frontier {
+    fn new(pages_per_block: u32) -> Frontier {
+        Frontier {
+            pages_per_block: u64::from(pages_per_block),
+            last_valid: BTreeMap::new(),
         }
     }
 
-    fn erased(&self) -> bool {
-        self.data.iter().all(|&b| b == 0xFF) && self.oob.iter().all(|&b| b == 0xFF)
+    fn saw_valid(&mut self, page: PageId) {
+        let (block, at) = (page.0 / self.pages_per_block, page.0 % self.pages_per_block);
+        let e = self.last_valid.entry(block).or_insert(at);
+        *e = (*e).max(at);
+    }
+
+    /// Whether `page` lies below its block's frontier (so it cannot have been torn).
+    fn below(&self, page: PageId) -> bool {
+        let (block, at) = (page.0 / self.pages_per_block, page.0 % self.pages_per_block);
+        self.last_valid.get(&block).is_some_and(|&v| at < v)
+    }
+}
+
+/// Damage a scan found that no record speaks for (see `RecoveryError::Damaged`).
+#[derive(Default)]
+struct Unattributed {
+    first: Option<PageId>,
+    count: u64,
+}
+
+impl Unattributed {
+    fn note(&mut self, page: PageId) {
+        self.first.get_or_insert(page);
+        self.count += 1;
     }
 }
 
@@ -193,6 +295,7 @@ pub fn recover(
         .unwrap_or_else(|| RemapTable::identity(&layout));
 
     let mut best: BTreeMap<u32, Candidate> = BTreeMap::new();
+    let mut lost = Unattributed::default();
     let mut dead = 0u64;
     let mut max_seq = 0u64;
     let mut max_epoch = 0u64;
@@ -287,6 +390,7 @@ pub fn recover(
                 &remap,
                 sb,
                 &mut report,
+                &mut lost,
                 &mut |lgn, mut c| {
                     if let Some((epoch, sn)) = known_at_ckpt {
                         let g = lgn as usize;
@@ -338,6 +442,14 @@ pub fn recover(
     }
     report.page_reads = r.reads;
     report.dead_records_ignored = dead;
+    if let Some(page) = lost.first {
+        let ppb = u64::from(geo.pages_per_block);
+        return Err(RecoveryError::Damaged {
+            block: page.0 / ppb,
+            page_in_block: (page.0 % ppb) as u32,
+            count: lost.count,
+        });
+    }
 
     let mut dev = Device::assemble(bb, layout, cfg.clone(), remap, true);
     for (&g, c) in &best {
@@ -446,67 +558,121 @@ fn close_members(dev: &mut Device, sb: SbId) {
 /// Page-level mapping: reads every page of `sb` and reports each unit whose record decodes
 /// (its 4 KiB and its record are checked together, so a torn program yields no unit). Every
 /// row is read: programs of one group's slices run on different dies, so a cut can leave an
-/// erased row below a programmed one.
+/// erased row below a programmed one. A unit below its block's frontier (`Frontier`) whose
+/// data is damaged under an intact header is reported too (reading it is an integrity
+/// error); one with no record to trust is noted in `lost`.
 fn scan_superblock_units(
     r: &mut Reader,
     layout: &Layout,
     remap: &RemapTable,
     sb: SbId,
     report: &mut RecoveryReport,
+    lost: &mut Unattributed,
     found: &mut dyn FnMut(u32, Candidate),
 ) {
     let upp = layout.units_per_page();
+    let mut pages: Vec<(Pgn, u32, PageId, Vec<Seen>)> = Vec::new();
+    let mut frontier = Frontier::new(layout.geo.pages_per_block);
     for page in 0..layout.groups_per_superblock() {
         let pgn = layout.pgn(sb, page);
         for slot_base in (0..layout.units_per_group()).step_by(upp as usize) {
             let pos = layout.slot_pos(slot_base);
-            let recs = r.read_units(remap.page_id(layout, pgn, pos.page), upp);
-            if r.erased() {
-                continue;
+            let id = remap.page_id(layout, pgn, pos.page);
+            let seen = r.read_units_seen(id, upp);
+            if seen.iter().any(|u| matches!(u, Seen::Valid(_))) {
+                frontier.saw_valid(id);
             }
-            for (i, rec) in recs.into_iter().enumerate() {
-                match rec {
-                    Some(rec)
-                        if matches!(rec.kind, PageKind::Data | PageKind::Lost(_))
-                            && rec.lpn <= u64::from(u32::MAX) =>
-                    {
-                        found(
-                            rec.lpn as u32,
-                            Candidate {
-                                seq: rec.seq,
-                                epoch: rec.epoch,
-                                pgn: Pgn(layout.pun(pgn, slot_base + i as u32).0),
-                                scanned: true,
-                                whole: true,
-                            },
-                        )
-                    }
-                    Some(rec) if rec.kind == PageKind::Pad => {}
-                    _ => report.torn_groups += 1,
+            if seen[0] != Seen::Erased {
+                pages.push((pgn, slot_base, id, seen));
+            }
+        }
+    }
+    for (pgn, slot_base, id, seen) in pages {
+        let below = frontier.below(id);
+        for (i, u) in seen.into_iter().enumerate() {
+            let rec = match u {
+                Seen::Valid(rec) => rec,
+                Seen::Damaged(rec) if below && rec.kind == PageKind::Data => {
+                    report.damaged_pages += 1;
+                    rec
                 }
+                Seen::Junk if below => {
+                    lost.note(id);
+                    continue;
+                }
+                _ => {
+                    report.torn_groups += 1;
+                    continue;
+                }
+            };
+            match rec.kind {
+                PageKind::Data | PageKind::Lost(_) if rec.lpn <= u64::from(u32::MAX) => found(
+                    rec.lpn as u32,
+                    Candidate {
+                        seq: rec.seq,
+                        epoch: rec.epoch,
+                        pgn: Pgn(layout.pun(pgn, slot_base + i as u32).0),
+                        scanned: true,
+                        whole: true,
+                    },
+                ),
+                PageKind::Pad => {}
+                _ => report.torn_groups += 1,
             }
         }
     }
 }
 
-/// Reads every page group of `sb` until an all-erased group, reporting each whole group.
+/// Reads every page group of `sb` until an all-erased group, reporting each whole group. A
+/// page below its block's frontier whose data is damaged under an intact header counts for
+/// its group (reading it is an integrity error); one with no record to trust is noted in
+/// `lost`.
 fn scan_superblock(
     r: &mut Reader,
     layout: &Layout,
     remap: &RemapTable,
     sb: SbId,
     report: &mut RecoveryReport,
+    lost: &mut Unattributed,
     found: &mut dyn FnMut(u32, Candidate),
 ) {
     let gp = layout.group_pages();
+    let mut rows: Vec<(Pgn, Vec<(PageId, Seen)>)> = Vec::new();
+    let mut frontier = Frontier::new(layout.geo.pages_per_block);
     for page in 0..layout.groups_per_superblock() {
         let pgn = layout.pgn(sb, page);
-        let mut all_erased = true;
+        let row: Vec<(PageId, Seen)> = (0..gp)
+            .map(|k| {
+                let id = remap.page_id(layout, pgn, k);
+                let seen = r.read_seen(id);
+                if matches!(seen, Seen::Valid(_)) {
+                    frontier.saw_valid(id);
+                }
+                (id, seen)
+            })
+            .collect();
+        if row.iter().all(|(_, s)| *s == Seen::Erased) {
+            break;
+        }
+        rows.push((pgn, row));
+    }
+    for (pgn, row) in rows {
         let mut group: Option<(u64, u64, u64)> = None; // (lgn, seq, epoch)
         let mut whole = true;
-        for k in 0..gp {
-            let rec = r.read(remap.page_id(layout, pgn, k));
-            all_erased &= r.erased();
+        for (k, (id, seen)) in row.into_iter().enumerate() {
+            let k = k as u32;
+            let rec = match seen {
+                Seen::Valid(rec) => Some(rec),
+                Seen::Damaged(rec) if frontier.below(id) => {
+                    report.damaged_pages += 1;
+                    Some(rec)
+                }
+                Seen::Junk if frontier.below(id) => {
+                    lost.note(id);
+                    None
+                }
+                _ => None,
+            };
             match rec {
                 Some(rec)
                     if matches!(rec.kind, PageKind::Data | PageKind::Lost(_))
@@ -521,9 +687,6 @@ fn scan_superblock(
                 }
                 _ => whole = false,
             }
-        }
-        if all_erased {
-            break;
         }
         match group {
             Some((lgn, seq, epoch)) if whole && lgn <= u64::from(u32::MAX) => found(

@@ -97,6 +97,21 @@ pub enum ImageError {
         source: HostError,
     },
 
+    /// Reading a file in the image failed (e.g. a damaged page: an integrity error), at the
+    /// first failing 4 KiB block of the file.
+    #[error("image {image}: reading {path} at byte {offset_bytes}: {source}")]
+    ReadFile {
+        /// The image's path.
+        image: String,
+        /// The file, as the image names it.
+        path: String,
+        /// Where in the file the first unreadable block starts.
+        offset_bytes: u64,
+        /// The file system's error.
+        #[source]
+        source: HostError,
+    },
+
     /// Reading or writing the image's pages failed (the page store's first error).
     #[error("image pages: {0}")]
     Store(#[source] StoreError),

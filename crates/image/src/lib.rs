@@ -42,7 +42,7 @@ use nearflash_flash::Backbone;
 use nearflash_fs::host::HostEvent;
 use nearflash_fs::{
     Caller, Fh, FileKind, FormatOptions, FsConfig, FsError, FsHost, FsOp, FsReply, FsckReport,
-    HostError, OpenFlags, Stat,
+    HostError, OpenFlags, Stat, BLOCK_BYTES,
 };
 use nearflash_ftl::recovery::recover;
 use nearflash_ftl::Device;
@@ -593,12 +593,7 @@ impl Image {
             };
             let mut at = 0u64;
             loop {
-                let FsReply::Data(d) = self.root(FsOp::Read {
-                    fh,
-                    offset_bytes: at,
-                    len_bytes: CHUNK_BYTES as u64,
-                })?
-                else {
+                let FsReply::Data(d) = self.read_chunk(&from, fh, at)? else {
                     return Err(ImageError::UnexpectedReply("read did not answer data"));
                 };
                 if d.is_empty() {
@@ -619,6 +614,48 @@ impl Image {
             })?;
         }
         Ok(())
+    }
+
+    /// Reads up to `CHUNK_BYTES` of open file `path` at `at`. A failed read is retried block
+    /// by block to name the first unreadable 4 KiB of the file.
+    fn read_chunk(&mut self, path: &str, fh: Fh, at: u64) -> Result<FsReply, ImageError> {
+        let read = |img: &mut Image, offset_bytes: u64, len_bytes: u64| {
+            img.host.run(
+                Caller::ROOT,
+                FsOp::Read {
+                    fh,
+                    offset_bytes,
+                    len_bytes,
+                },
+            )
+        };
+        let first = read(self, at, CHUNK_BYTES as u64);
+        self.check_store()?;
+        let Err(chunk_err) = first else {
+            return Ok(first.expect("checked"));
+        };
+        let block = BLOCK_BYTES as u64;
+        let mut off = at;
+        while off < at + CHUNK_BYTES as u64 {
+            match read(self, off, block) {
+                Ok(FsReply::Data(d)) if d.is_empty() => break,
+                Ok(_) => off += block,
+                Err(source) => {
+                    return Err(ImageError::ReadFile {
+                        image: self.name.clone(),
+                        path: path.to_string(),
+                        offset_bytes: off,
+                        source,
+                    })
+                }
+            }
+        }
+        Err(ImageError::ReadFile {
+            image: self.name.clone(),
+            path: path.to_string(),
+            offset_bytes: at,
+            source: chunk_err,
+        })
     }
 
     /// Lists directory `dir`: every entry (`.` and `..` first) with its `stat`.
@@ -707,5 +744,7 @@ fn join(dir: &str, name: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_corruption;
 #[cfg(test)]
 mod tests_safety;

@@ -86,7 +86,7 @@ pub(crate) fn read_header(file: &File, image: &str) -> Result<Preset, ImageError
 }
 
 /// One bit per flash page of `preset`.
-fn bitmap_bytes(preset: &Preset) -> u64 {
+pub(crate) fn bitmap_bytes(preset: &Preset) -> u64 {
     Geometry::from_config(&preset.flash)
         .page_count()
         .div_ceil(8)

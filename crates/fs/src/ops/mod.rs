@@ -112,6 +112,19 @@ pub enum FsOp {
 impl FsOp {
     /// Operations that commit the journal before they complete (the durability promise:
     /// a namespace or attribute change is durable when its operation completes).
+    /// Operations that only read: a failed read leaves nothing half-applied.
+    fn read_only(&self) -> bool {
+        match self {
+            FsOp::Open { flags, .. } => !(flags.create || flags.truncate),
+            FsOp::Read { .. }
+            | FsOp::Extents(_)
+            | FsOp::Readdir(_)
+            | FsOp::Stat(_)
+            | FsOp::Fsck => true,
+            _ => false,
+        }
+    }
+
     fn commits(&self) -> bool {
         match self {
             FsOp::Open { flags, .. } => flags.create || flags.truncate,
@@ -167,10 +180,15 @@ pub(crate) async fn run(cx: &Cx, caller: Caller, op: FsOp) -> Result<FsReply, Fs
     }
     cx.sb()?;
     let commits = op.commits();
+    let read_only = op.read_only();
+    let write_errors = cx.st.borrow().stats.write_errors;
     let result = dispatch(cx, caller, op).await;
     if let Err(e @ (FsError::Io(_) | FsError::Corrupt(_))) = &result {
-        // Half-applied in memory: never commit it.
-        cx.st.borrow_mut().poisoned = Some(e.clone());
+        // Half-applied in memory: never commit it. A read-only operation whose reads failed
+        // changed nothing (a damaged block of one file must not make every other unreadable).
+        if !read_only || cx.st.borrow().stats.write_errors != write_errors {
+            cx.st.borrow_mut().poisoned = Some(e.clone());
+        }
         return result;
     }
     let over_threshold = {
