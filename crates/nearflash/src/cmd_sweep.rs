@@ -8,6 +8,7 @@
 //! than reimplementing a Ray client.
 
 use crate::error::CliError;
+use nearflash_sweep::table::TABLE_FILE;
 use nearflash_sweep::{Sweep, SweepError, WorkerCommand};
 use std::path::PathBuf;
 use std::process::Command;
@@ -64,6 +65,9 @@ pub fn run(args: &SweepArgs) -> Result<bool, CliError> {
                 source,
             })?;
             let mut sweep = Sweep::open_file(&args.spec, &args.out, !args.quiet)?;
+            for r in sweep.rerun() {
+                eprintln!("warning: {}: {r}", args.out.join(TABLE_FILE).display());
+            }
             let f = sweep.run_local(jobs, &WorkerCommand::new(exe, ["sweep-worker"]))?;
             if !args.quiet {
                 println!(
