@@ -348,6 +348,22 @@ mod tests {
                 )
             );
         }
+        // Through an override too (it was "ftl.gc_policy is a string, got a integer").
+        let e = Preset::load("test-min", &["ftl.gc_policy=3".into()])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "preset test-min: ftl.gc_policy must be one of `round-robin`, `greedy`, \
+             `cost-benefit`, not an integer (3)"
+        );
+        let e = Preset::load("test-min", &["flash.channels=two".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("flash.channels is an integer, got a string"),
+            "{e}"
+        );
         // In a system's own table too.
         let (_, text) = read_text("insider").unwrap();
         let bad = text.replace("engine = \"slots\"", "engine = 2");
