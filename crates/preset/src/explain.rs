@@ -13,9 +13,9 @@ fn is_not_a_name(message: &str) -> bool {
     message.starts_with("invalid type: unit variant") || message.starts_with("wanted exactly 1")
 }
 
-/// The dotted key a deserialisation error names: toml prints it as "in `a.b`" after the
-/// message.
-fn error_key(e: &toml::de::Error) -> Option<String> {
+/// The dotted key a deserialisation error from a `toml::Value` names: toml prints it as
+/// "in `a.b`" after the message (and has no accessor for it).
+pub fn error_key(e: &toml::de::Error) -> Option<String> {
     let shown = e.to_string();
     let line = shown.lines().rev().find(|l| !l.trim().is_empty())?;
     Some(line.strip_prefix("in `")?.strip_suffix('`')?.to_string())

@@ -16,6 +16,7 @@ mod overrides;
 pub mod system;
 
 pub use error::{PresetError, ValidationError};
+pub use explain::error_key;
 pub use system::SystemTable;
 
 use nearflash_flash::FlashConfig;
