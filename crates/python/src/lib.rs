@@ -160,12 +160,11 @@ fn run_point(py: Python<'_>, point: &str) -> PyResult<String> {
 /// input with its row on standard output, until end of input (`python -m nearflash._worker`).
 #[pyfunction]
 fn serve_worker(py: Python<'_>) -> PyResult<()> {
-    py.detach(|| {
+    long(py, || {
         let stdin = std::io::stdin().lock();
         let stdout = std::io::stdout().lock();
-        nearflash_sweep::worker::serve(stdin, stdout)
+        nearflash_sweep::worker::serve(stdin, stdout).map_err(err)
     })
-    .map_err(err)
 }
 
 /// A sweep opened on its output directory (the engine of both backends).
@@ -228,8 +227,11 @@ impl PySweep {
             return Err(err("the worker command is empty"));
         };
         let worker = WorkerCommand::new(program, args);
-        py.detach(|| self.lock().run_local(jobs, &worker).map(|f| finished(&f)))
-            .map_err(err)
+        let done = py.detach(|| self.lock().run_local(jobs, &worker).map(|f| finished(&f)));
+        // Ctrl-C reaches the workers too (one process group): they stop, and the sweep with
+        // them; the interrupt, not the workers' ends, is what to raise.
+        py.check_signals()?;
+        done.map_err(err)
     }
 }
 

@@ -97,3 +97,34 @@ def test_a_resumed_table_with_a_cell_that_is_not_a_figure_reruns_its_row(tmp_pat
     assert table.read_text() == good
     err = capsys.readouterr().err
     assert f"point {cells[0]}" in err and "column iops holds 'oops'" in err, err
+
+
+def test_ctrl_c_interrupts_a_local_sweep_within_a_second(tmp_path):
+    """Story (issue 28): Ctrl-C was ignored until a long call ended. A terminal's Ctrl-C
+    reaches the sweep's process and its workers (one process group)."""
+    spec = {"job": "io", "preset": "test-min", "fixed": {"pattern": "rand-read", "requests": 50_000_000},
+            "grid": {"queue_depth": [1, 2, 4, 8]}}
+    code = (
+        "import sys, nearflash\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        f"    nearflash.sweep({spec!r}, out={str(tmp_path / 'o')!r}, jobs=2, progress=False)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(0)\n"
+        "sys.exit(1)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        assert p.stdout.readline().strip() == "started"
+        time.sleep(3.0)  # the workers are inside their first points
+        sent = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT)
+        out, _ = p.communicate(timeout=30)
+        answered = time.monotonic() - sent
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 0 and "interrupted" in out, out
+    assert answered < 1.5, f"answered Ctrl-C after {answered:.1f} s"
