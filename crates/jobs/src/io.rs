@@ -233,6 +233,30 @@ mod tests {
         assert!(nvme.latency_us.mean > bare.latency_us.mean + 6.0);
     }
 
+    /// Story (issue 28): a sweep's `pattern = 3` (or Python's `pattern=3`) was refused with
+    /// "io: invalid type: integer `3`, expected string or map", naming neither the option nor
+    /// the names it takes.
+    #[test]
+    fn a_mistyped_option_is_named_with_what_it_takes() {
+        let doc = serde_json::json!({"preset": "test-min", "pattern": 3, "requests": 10});
+        let e = crate::options_from::<IoOptions>("io", doc)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("io: pattern must be one of `seq-read`"),
+            "{e}"
+        );
+        assert!(e.ends_with("not 3"), "{e}");
+        let doc = serde_json::json!({"preset": "test-min", "queue_depth": "deep"});
+        let e = crate::options_from::<IoOptions>("io", doc)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("io: queue_depth: invalid type: string"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn options_that_do_not_apply_are_refused_with_the_flag_named() {
         let o = IoOptions {

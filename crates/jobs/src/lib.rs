@@ -39,13 +39,51 @@ fn de_fidelity<'de, D: serde::Deserializer<'de>>(
 }
 
 /// Options from a document (e.g. `{"pattern": "rand-read", "requests": 1000}`): unknown names
-/// and mistyped values are errors naming `job` and the field.
+/// and mistyped values are errors naming `job` and the field (`mistyped`).
 pub fn options_from<T: serde::de::DeserializeOwned>(
     job: &'static str,
     doc: serde_json::Value,
 ) -> Result<T, JobError> {
-    serde_json::from_value(doc).map_err(|e| JobError::Options {
+    serde_json::from_value(doc.clone()).map_err(|e| JobError::Options {
         job,
-        reason: e.to_string(),
+        reason: mistyped::<T>(&doc, e.to_string()),
     })
+}
+
+/// `message`, an error deserialising `doc` as `T`, naming the option at fault and, where it
+/// takes a name, the names it takes. serde's "invalid type: integer `3`, expected string or
+/// map" names neither. The option at fault is the one whose removal changes the error (serde
+/// stops at the first bad entry; a missing option is reported only after every entry read);
+/// the names are the ones serde lists when the option is given an empty name.
+fn mistyped<T: serde::de::DeserializeOwned>(doc: &serde_json::Value, message: String) -> String {
+    use serde_json::Value;
+    if !(message.starts_with("invalid type") || message.starts_with("invalid value")) {
+        return message;
+    }
+    let Some(options) = doc.as_object() else {
+        return message;
+    };
+    let fails_as = |probe: serde_json::Map<String, Value>| {
+        serde_json::from_value::<T>(Value::Object(probe))
+            .err()
+            .map(|e| e.to_string())
+    };
+    for (key, value) in options {
+        let mut without = options.clone();
+        without.remove(key);
+        if fails_as(without).as_ref() == Some(&message) {
+            continue;
+        }
+        let mut named = options.clone();
+        named.insert(key.clone(), Value::String(String::new()));
+        let names = fails_as(named).and_then(|e| {
+            e.strip_prefix("unknown variant ``, expected ")
+                .map(str::to_string)
+        });
+        return match names {
+            Some(names) => format!("{key} must be {names}, not {value}"),
+            None => format!("{key}: {message}"),
+        };
+    }
+    message
 }

@@ -21,6 +21,7 @@ use nearflash_insider::runtime::{MachineSpec, ProgramSpec, Runtime};
 use nearflash_insider::stream::Direction;
 use nearflash_insider::InsiderConfig;
 use nearflash_preset::Preset;
+use nearflash_wasm::limits::{default_fuel, FUEL_BASE};
 use nearflash_wasm::stream::{Meter, WasmStreamProgram};
 use nearflash_wasm::{cost, run_chunks, Limits, Program};
 use serde::Serialize;
@@ -79,8 +80,11 @@ pub struct RunArgs {
     /// Where the program's standard output goes (default: this process's stdout).
     #[arg(long)]
     pub output: Option<PathBuf>,
-    #[arg(long, default_value_t = Limits::default().fuel_max)]
-    pub fuel_max: u64,
+    /// Fuel for the whole run, one unit per executed operator [default: 2 × 10^9 + 100 per
+    /// input byte: a runaway loop stops within about 10 s of wall time on a small input]
+    #[arg(long)]
+    pub fuel_max: Option<u64>,
+    /// Linear memory the module may declare and grow to, MiB (1..4096)
     #[arg(long, default_value_t = 64)]
     pub memory_max_mib: u64,
     /// Seeds the machine and the program's random_get.
@@ -223,7 +227,8 @@ fn figures(
 }
 
 fn run_program(r: &RunArgs) -> Result<bool, CliError> {
-    let limits = limits(r.memory_max_mib, r.fuel_max)?;
+    // The default fuel scales with the input, which is read after the other checks.
+    let mut limits = limits(r.memory_max_mib, r.fuel_max.unwrap_or(FUEL_BASE))?;
     for (flag, path) in [("--output", &r.output), ("--json", &r.json)] {
         if let Some(p) = path {
             crate::output::check_file(flag, p)?;
@@ -235,8 +240,11 @@ fn run_program(r: &RunArgs) -> Result<bool, CliError> {
                 .into(),
         ));
     }
-    let program = load(&r.program, limits)?;
     let input = read_bounded("--input", &r.input, r.input_max_mib << 20)?;
+    if r.fuel_max.is_none() {
+        limits.fuel_max = default_fuel(input.len() as u64);
+    }
+    let program = load(&r.program, limits)?;
     let preset = Preset::load(&r.preset, &[])?;
     let mut cfg: InsiderConfig = preset.require()?;
     let host = preset

@@ -3,11 +3,12 @@
 //! `DIR/results.csv` as points finish (a rerun computes only the missing ones), then
 //! `DIR/summary.html`. `--backend local` runs points in worker processes on this machine (this
 //! binary again, as `nearflash sweep-worker`); `--backend ray`
-//! hands the sweep to the Python package (`python3 -m nearflash.sweeps`), which runs each point
+//! hands the sweep to the Python package (`nearflash.sweeps`, in `python3`), which runs each point
 //! as a Ray task through the same library — Ray lives in Python, so the CLI delegates rather
 //! than reimplementing a Ray client.
 
 use crate::error::CliError;
+use nearflash_sweep::table::TABLE_FILE;
 use nearflash_sweep::{Sweep, SweepError, WorkerCommand};
 use std::path::PathBuf;
 use std::process::Command;
@@ -40,6 +41,24 @@ pub struct SweepArgs {
     pub quiet: bool,
 }
 
+/// What `--backend ray` runs in Python: the package's sweep command, or — when the
+/// interpreter cannot import the package — what to install, instead of Python's bare
+/// `ModuleNotFoundError`. (A missing Ray is named by the package itself.)
+const RAY_MAIN: &str = "\
+import sys
+try:
+    from nearflash import sweeps
+except ModuleNotFoundError as e:
+    if not (e.name or '').startswith('nearflash'):
+        raise
+    print(f'error: --backend ray runs in Python and needs the nearflash Python package, which '
+          f'{sys.executable} cannot import ({e}): pip install ./crates/python (from the '
+          f'nearflash source tree), and Ray: pip install \\'ray[default]\\' '
+          f'(NEARFLASH_PYTHON names another interpreter)', file=sys.stderr)
+    sys.exit(2)
+sys.exit(sweeps.main(sys.argv[1:]))
+";
+
 /// The Python interpreter the Ray backend runs (`NEARFLASH_PYTHON`, default `python3`).
 fn python() -> String {
     std::env::var("NEARFLASH_PYTHON").unwrap_or_else(|_| "python3".into())
@@ -64,6 +83,9 @@ pub fn run(args: &SweepArgs) -> Result<bool, CliError> {
                 source,
             })?;
             let mut sweep = Sweep::open_file(&args.spec, &args.out, !args.quiet)?;
+            for r in sweep.rerun() {
+                eprintln!("warning: {}: {r}", args.out.join(TABLE_FILE).display());
+            }
             let f = sweep.run_local(jobs, &WorkerCommand::new(exe, ["sweep-worker"]))?;
             if !args.quiet {
                 println!(
@@ -80,7 +102,7 @@ pub fn run(args: &SweepArgs) -> Result<bool, CliError> {
         Backend::Ray => {
             let py = python();
             let mut cmd = Command::new(&py);
-            cmd.args(["-m", "nearflash.sweeps"])
+            cmd.args(["-c", RAY_MAIN])
                 .arg(&args.spec)
                 .arg("--out")
                 .arg(&args.out)

@@ -117,6 +117,106 @@ fn a_looping_program_a_non_zero_exit_and_a_bad_module_have_their_exit_statuses()
     assert!(o.status.success());
 }
 
+/// Story (issue 28): a module growing its memory page by page aborted the whole process
+/// with a stack overflow (exit 134) on every engine: each executed `memory.grow` left a
+/// native stack frame in the interpreter. Here 300,000 `memory.grow 0` (each a frame before)
+/// precede growth page by page past the limit: the run's own error (exit 2), on every engine.
+#[test]
+fn a_module_growing_memory_on_every_engine_gets_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = lines(dir.path());
+    let grow = dir.path().join("grow.wat");
+    std::fs::write(
+        &grow,
+        r#"(module (memory (export "memory") 1) (global $z (mut i32) (i32.const 0))
+  (func (export "_start") (local $i i32)
+    (loop $l (drop (memory.grow (global.get $z)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (i32.const 300000))))
+    (loop $g (br_if $g (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))))"#,
+    )
+    .unwrap();
+    for engine in ["host", "slot", "core", "arm"] {
+        let o = nearflash(&[
+            "program",
+            "run",
+            grow.to_str().unwrap(),
+            "--input",
+            input.to_str().unwrap(),
+            "--engine",
+            engine,
+            "--memory-max-mib",
+            "16",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{engine}: {err}");
+        assert!(
+            err.contains("linear memory would grow past the limit of 256 pages"),
+            "{engine}: {err}"
+        );
+    }
+}
+
+/// Story (issue 28): an infinite loop under the default fuel (10^11) took 93 s of wall time
+/// to stop. The default is now 2 × 10^9 + 100 per input byte (docs/programs.md): seconds on a
+/// small input.
+#[test]
+fn a_runaway_loop_under_the_default_fuel_stops_within_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = lines(dir.path());
+    let spin = dir.path().join("spin.wat");
+    std::fs::write(
+        &spin,
+        r#"(module (memory (export "memory") 1) (func (export "_start") (loop $l (br $l))))"#,
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let o = nearflash(&[
+        "program",
+        "run",
+        spin.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+        "--engine",
+        "host",
+    ]);
+    let wall = t0.elapsed();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("out of fuel"), "{err}");
+    assert!(
+        wall < std::time::Duration::from_secs(30),
+        "the default fuel let a runaway loop run {wall:?}"
+    );
+}
+
+/// Story (issue 28): random bytes in a file named `.wasm` were parsed as WebAssembly text.
+#[test]
+fn random_bytes_named_wasm_are_refused_as_not_a_webassembly_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = lines(dir.path());
+    let junk = dir.path().join("junk.wasm");
+    std::fs::write(&junk, b"#!/bin/sh\necho not a module\n").unwrap();
+    for args in [
+        vec!["program", "check", junk.to_str().unwrap()],
+        vec![
+            "program",
+            "run",
+            junk.to_str().unwrap(),
+            "--input",
+            input.to_str().unwrap(),
+        ],
+    ] {
+        let o = nearflash(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("junk.wasm: not a WebAssembly binary: bad magic (starts with 23 21 2f 62"),
+            "{err}"
+        );
+    }
+}
+
 /// Runs grep.wat on the Active Flash controller with `extra` flags; returns its JSON report
 /// and its output.
 fn arm_grep(

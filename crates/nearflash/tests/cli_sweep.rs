@@ -86,3 +86,30 @@ fn the_ray_backend_without_its_python_says_what_to_install() {
         "{err}"
     );
 }
+
+/// Story (issue 28): with a Python that has not the nearflash package, `--backend ray` ended
+/// in Python's raw `ModuleNotFoundError` and no hint.
+#[test]
+fn the_ray_backend_with_a_python_lacking_the_package_says_what_to_install() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = spec(dir.path(), SPEC);
+    // python3 without its site-packages (-S): nothing installed by pip is importable.
+    let py = dir.path().join("bare-python");
+    std::fs::write(&py, "#!/bin/sh\nexec python3 -S \"$@\"\n").unwrap();
+    std::fs::set_permissions(&py, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nearflash"))
+        .args(["sweep", &s, "--out", dir.path().join("o").to_str().unwrap()])
+        .args(["--backend", "ray"])
+        .env("NEARFLASH_PYTHON", &py)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!err.contains("Traceback"), "{err}");
+    assert!(
+        err.contains("needs the nearflash Python package")
+            && err.contains("pip install ./crates/python")
+            && err.contains("ray[default]"),
+        "{err}"
+    );
+}

@@ -25,6 +25,16 @@ pub enum PresetError {
         source: toml::de::Error,
     },
 
+    /// A value of the wrong kind where a name from a list is due (`gc_policy = 3`).
+    #[error("{source_name}: {key} must be {expected}, not {found}")]
+    FieldType {
+        source_name: String,
+        key: String,
+        /// The accepted names, as serde lists them: "one of `a`, `b`, `c`", "`a` or `b`".
+        expected: String,
+        found: String,
+    },
+
     #[error("override '{spec}': {reason}")]
     Override { spec: String, reason: String },
 

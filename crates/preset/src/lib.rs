@@ -11,10 +11,12 @@
 //! an override is validated exactly like the file and an error names the field.
 
 mod error;
+mod explain;
 mod overrides;
 pub mod system;
 
 pub use error::{PresetError, ValidationError};
+pub use explain::error_key;
 pub use system::SystemTable;
 
 use nearflash_flash::FlashConfig;
@@ -133,15 +135,31 @@ impl Preset {
                 continue;
             };
             (entry.check)(value.clone()).map_err(|e| match e {
-                CheckError::Toml(e) => PresetError::Toml {
-                    source_name: format!("{source} [{}]", entry.table),
-                    source: e,
+                CheckError::Toml(e) => match &value {
+                    toml::Value::Table(t) => explain::explain(
+                        &format!("{source} [{}]", entry.table),
+                        &format!("{}.", entry.table),
+                        t,
+                        e,
+                        |probe| match (entry.check)(toml::Value::Table(probe)) {
+                            Err(CheckError::Toml(e)) => Err(e),
+                            _ => Ok(()),
+                        },
+                    ),
+                    _ => PresetError::Toml {
+                        source_name: format!("{source} [{}]", entry.table),
+                        source: e,
+                    },
                 },
                 CheckError::Invalid(e) => invalid("")(e),
             })?;
             systems.insert(entry.table, value);
         }
-        let layers: Layers = toml::Value::Table(doc).try_into().map_err(toml_err)?;
+        let layers: Layers = toml::Value::Table(doc.clone()).try_into().map_err(|e| {
+            explain::explain(source, "", &doc, e, |probe| {
+                toml::Value::Table(probe).try_into::<Layers>().map(drop)
+            })
+        })?;
         layers.flash.validate().map_err(|e| invalid("")(e.into()))?;
         layers
             .ftl
@@ -306,6 +324,64 @@ mod tests {
     use nearflash_accel::AccelConfig;
     use nearflash_activeflash::ActiveFlashConfig;
     use nearflash_insider::InsiderConfig;
+
+    /// Story (issue 28): a name field given a number in a preset file read "invalid type: unit
+    /// variant, expected string only", naming neither what it takes nor what it got.
+    #[test]
+    fn a_name_field_of_the_wrong_type_names_the_key_and_the_names_it_takes() {
+        let (_, text) = read_text("test-min").unwrap();
+        let policy = "gc_policy = \"greedy\"";
+        assert!(text.contains(policy));
+        for (given, found) in [
+            ("3", "an integer (3)"),
+            ("true", "a boolean (true)"),
+            ("[\"greedy\"]", "an array ([\"greedy\"])"),
+            ("{}", "a table ({})"),
+        ] {
+            let bad = text.replace(policy, &format!("gc_policy = {given}"));
+            let e = Preset::parse("p.toml", &bad, &[]).unwrap_err();
+            assert!(matches!(e, PresetError::FieldType { .. }), "{e}");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "p.toml: ftl.gc_policy must be one of `round-robin`, `greedy`, \
+                     `cost-benefit`, not {found}"
+                )
+            );
+        }
+        // Through an override too (it was "ftl.gc_policy is a string, got a integer").
+        let e = Preset::load("test-min", &["ftl.gc_policy=3".into()])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "preset test-min: ftl.gc_policy must be one of `round-robin`, `greedy`, \
+             `cost-benefit`, not an integer (3)"
+        );
+        let e = Preset::load("test-min", &["flash.channels=two".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("flash.channels is an integer, got a string"),
+            "{e}"
+        );
+        // In a system's own table too.
+        let (_, text) = read_text("insider").unwrap();
+        let bad = text.replace("engine = \"slots\"", "engine = 2");
+        let e = Preset::parse("i.toml", &bad, &[]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("i.toml [insider]: insider.engine must be ")
+                && e.ends_with("not an integer (2)"),
+            "{e}"
+        );
+        // Other type errors already name the key and the type, and stay as they are.
+        let (_, text) = read_text("test-min").unwrap();
+        let bad = text.replace(policy, &format!("{policy}\nscratchpad_bytes_x = 1"));
+        assert!(Preset::parse("p.toml", &bad, &[])
+            .unwrap_err()
+            .to_string()
+            .contains("scratchpad_bytes_x"));
+    }
 
     #[test]
     fn every_builtin_preset_parses_and_validates() {

@@ -40,11 +40,14 @@ pub fn apply(doc: &mut toml::Table, spec: &str) -> Result<(), PresetError> {
         field = rest;
     }
     match t.get(field) {
+        // A string field is often a name from a list (`ftl.gc_policy`): the preset's own
+        // deserialisation names the accepted names (`explain`).
+        Some(toml::Value::String(_)) => {}
         Some(old) if old.type_str() != value.type_str() && !numeric_pair(old, &value) => {
             return Err(bad(&format!(
-                "{table}.{field} is a {}, got a {}",
-                old.type_str(),
-                value.type_str()
+                "{table}.{field} is {}, got {}",
+                a(old.type_str()),
+                a(value.type_str())
             )))
         }
         _ => {}
@@ -56,6 +59,14 @@ pub fn apply(doc: &mut toml::Table, spec: &str) -> Result<(), PresetError> {
     };
     t.insert(field.to_string(), value);
     Ok(())
+}
+
+/// "an integer", "a string": a TOML type's name with its article.
+fn a(type_name: &str) -> String {
+    match type_name.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => format!("an {type_name}"),
+        _ => format!("a {type_name}"),
+    }
 }
 
 fn numeric_pair(a: &toml::Value, b: &toml::Value) -> bool {

@@ -2,16 +2,25 @@
 //! as JSON text (options in, the CLI's JSON out), so the Python wrappers (`python/nearflash`)
 //! turn keyword arguments into the jobs' typed options (`nearflash-jobs`, unknown names
 //! refused there) and results into dicts and DataFrames. Each long call releases the GIL
-//! (`Python::detach`); every error is raised as `nearflash.NearflashError` carrying the
-//! CLI's message.
+//! (`Python::detach`) and answers Ctrl-C within a fraction of a second (`long`: the Python
+//! signal handlers run between batches of simulated events, and an exception they raise —
+//! `KeyboardInterrupt` — abandons the run and is raised); every error is raised as
+//! `nearflash.NearflashError` carrying the CLI's message.
 
 use nearflash_jobs as jobs;
+use nearflash_sim::interrupt::interruptible;
 use nearflash_sweep::{Point, Sweep, WorkerCommand};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use std::cell::RefCell;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How often a long call runs Python's signal handlers (Ctrl-C is answered within about this).
+const SIGNALS_EVERY: Duration = Duration::from_millis(100);
 
 create_exception!(
     _native,
@@ -28,6 +37,35 @@ fn doc(options: &str) -> PyResult<serde_json::Value> {
     serde_json::from_str(options).map_err(|e| err(format!("options are not JSON: {e}")))
 }
 
+/// Runs `job` with the GIL released; every `SIGNALS_EVERY` of wall time (checked between
+/// batches of simulated events) it takes the GIL to run Python's signal handlers, and if one
+/// raises (Ctrl-C: `KeyboardInterrupt`), the run is abandoned and that exception is raised.
+fn long<T: Send>(py: Python<'_>, job: impl FnOnce() -> PyResult<T> + Send) -> PyResult<T> {
+    py.detach(|| {
+        let raised: Rc<RefCell<Option<PyErr>>> = Rc::default();
+        let keep = raised.clone();
+        let mut last = Instant::now();
+        let check = move || {
+            if last.elapsed() < SIGNALS_EVERY {
+                return false;
+            }
+            last = Instant::now();
+            match Python::attach(|py| py.check_signals()) {
+                Ok(()) => false,
+                Err(e) => {
+                    *keep.borrow_mut() = Some(e);
+                    true
+                }
+            }
+        };
+        interruptible(check, job).unwrap_or_else(|_| {
+            Err(raised
+                .take()
+                .expect("an interrupted run has the exception that stopped it"))
+        })
+    })
+}
+
 fn text(v: &impl serde::Serialize) -> String {
     serde_json::to_string(v).expect("a result serialises")
 }
@@ -36,48 +74,56 @@ fn text(v: &impl serde::Serialize) -> String {
 #[pyfunction]
 fn io(py: Python<'_>, options: &str) -> PyResult<String> {
     let o: jobs::IoOptions = jobs::options_from("io", doc(options)?).map_err(err)?;
-    py.detach(|| jobs::io(&o, &mut |_, _, _| {}).map(|r| text(&r)))
-        .map_err(err)
+    long(py, || {
+        jobs::io(&o, &mut |_, _, _| {})
+            .map(|r| text(&r))
+            .map_err(err)
+    })
 }
 
 /// `run(options_json) -> json`: the JSON of `nearflash run --json`.
 #[pyfunction]
 fn run(py: Python<'_>, options: &str) -> PyResult<String> {
     let o: jobs::RunOptions = jobs::options_from("run", doc(options)?).map_err(err)?;
-    py.detach(|| jobs::run(&o).map(|out| text(&out.json())))
-        .map_err(|f| err(f.error))
+    long(py, || {
+        jobs::run(&o)
+            .map(|out| text(&out.json()))
+            .map_err(|f| err(f.error))
+    })
 }
 
 /// `insider(options_json) -> json`: one INSIDER application on one system.
 #[pyfunction]
 fn insider(py: Python<'_>, options: &str) -> PyResult<String> {
     let o: jobs::InsiderOptions = jobs::options_from("insider", doc(options)?).map_err(err)?;
-    py.detach(|| jobs::insider(&o).map(|v| text(&v)))
-        .map_err(err)
+    long(py, || jobs::insider(&o).map(|v| text(&v)).map_err(err))
 }
 
 /// `insider_share(options_json) -> json`: programs side by side in the drive's slots.
 #[pyfunction]
 fn insider_share(py: Python<'_>, options: &str) -> PyResult<String> {
     let o: jobs::ShareOptions = jobs::options_from("insider-share", doc(options)?).map_err(err)?;
-    py.detach(|| jobs::insider_share(&o).map(|v| text(&v)))
-        .map_err(err)
+    long(py, || {
+        jobs::insider_share(&o).map(|v| text(&v)).map_err(err)
+    })
 }
 
 /// `vfile_demo(options_json) -> json`: the `nearflash vfile demo` walk-through's figures.
 #[pyfunction]
 fn vfile_demo(py: Python<'_>, options: &str) -> PyResult<String> {
     let o: jobs::VfileOptions = jobs::options_from("vfile", doc(options)?).map_err(err)?;
-    py.detach(|| jobs::vfile_demo(&o).map(|v| text(&v)))
-        .map_err(err)
+    long(py, || jobs::vfile_demo(&o).map(|v| text(&v)).map_err(err))
 }
 
 /// `reproduce(paper, options_json) -> summary_json`; writes summary.json and report.html.
 #[pyfunction]
 fn reproduce(py: Python<'_>, paper: &str, options: &str) -> PyResult<String> {
     let o: jobs::ReproduceOptions = jobs::options_from("reproduce", doc(options)?).map_err(err)?;
-    py.detach(|| jobs::reproduce(paper, &o, &|_, _| {}).map(|r| text(&r.summary)))
-        .map_err(err)
+    long(py, || {
+        jobs::reproduce(paper, &o, &|_, _| {})
+            .map(|r| text(&r.summary))
+            .map_err(err)
+    })
 }
 
 /// `presets() -> json`: [{name, tables, description}] of the built-in presets.
@@ -107,19 +153,18 @@ fn preset(name: &str, overrides: Vec<String>) -> PyResult<String> {
 fn run_point(py: Python<'_>, point: &str) -> PyResult<String> {
     let p: Point =
         serde_json::from_str(point).map_err(|e| err(format!("not a sweep point: {e}")))?;
-    py.detach(|| p.run()).map_err(err)
+    long(py, || p.run().map_err(err))
 }
 
 /// `serve_worker()`: a local sweep's worker process — answers each point read on standard
 /// input with its row on standard output, until end of input (`python -m nearflash._worker`).
 #[pyfunction]
 fn serve_worker(py: Python<'_>) -> PyResult<()> {
-    py.detach(|| {
+    long(py, || {
         let stdin = std::io::stdin().lock();
         let stdout = std::io::stdout().lock();
-        nearflash_sweep::worker::serve(stdin, stdout)
+        nearflash_sweep::worker::serve(stdin, stdout).map_err(err)
     })
-    .map_err(err)
 }
 
 /// A sweep opened on its output directory (the engine of both backends).
@@ -153,6 +198,16 @@ impl PySweep {
         self.lock().points().len()
     }
 
+    /// Rows of the table not kept when it was opened (each names its point and why): their
+    /// points run again.
+    fn rerun(&self) -> Vec<String> {
+        self.lock()
+            .rerun()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
     fn record(&self, row: &str) -> PyResult<()> {
         self.lock().record(row).map_err(err)
     }
@@ -172,8 +227,11 @@ impl PySweep {
             return Err(err("the worker command is empty"));
         };
         let worker = WorkerCommand::new(program, args);
-        py.detach(|| self.lock().run_local(jobs, &worker).map(|f| finished(&f)))
-            .map_err(err)
+        let done = py.detach(|| self.lock().run_local(jobs, &worker).map(|f| finished(&f)));
+        // Ctrl-C reaches the workers too (one process group): they stop, and the sweep with
+        // them; the interrupt, not the workers' ends, is what to raise.
+        py.check_signals()?;
+        done.map_err(err)
     }
 }
 

@@ -3,7 +3,10 @@ carrying the CLI's messages."""
 
 import json
 import os
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -101,3 +104,44 @@ def test_reproduce_writes_its_directory_and_returns_claims_as_a_frame(tmp_path):
     # atax on SIMD and the four schedulers, under both cost models (timing fidelity)
     assert len(s["runs"]) == 2 * 5
     assert sorted(r["cost_model"] for r in s["runs"]["extra"]) == ["counted"] * 5 + ["table2"] * 5
+
+
+def test_an_override_given_as_one_string_is_one_override():
+    """Story (issue 28): overrides='flash.channels=2' was iterated as characters ('f', 'l',
+    ...), each refused as an override."""
+    p = nearflash.preset("test-min", overrides="flash.channels=2")
+    assert p["flash"]["channels"] == 2
+    r = nearflash.io(preset="test-min", pattern="rand-read", requests=100, overrides="flash.channels=2")
+    assert r["requests"] == 100
+    with pytest.raises(TypeError, match="overrides must be .* not int"):
+        nearflash.preset("test-min", overrides=2)
+    with pytest.raises(TypeError, match=r"each item must be a 'table.field=value' string, not int \(2\)"):
+        nearflash.preset("test-min", overrides=["flash.channels=2", 2])
+
+
+def test_ctrl_c_interrupts_a_long_call_within_a_second():
+    """Story (issue 28): Ctrl-C was ignored until a long call ended (minutes here)."""
+    code = (
+        "import sys, time, nearflash\n"
+        "print('started', flush=True)\n"
+        "t0 = time.monotonic()\n"
+        "try:\n"
+        "    nearflash.io(preset='test-min', pattern='rand-read', requests=200_000_000)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(0)\n"
+        "print('ran to the end', flush=True)\n"
+        "sys.exit(1)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "started"
+        time.sleep(2.0)  # well inside the run
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=30)
+        answered = time.monotonic() - sent
+    finally:
+        p.kill()
+    assert p.returncode == 0 and "interrupted" in out, out
+    assert answered < 1.5, f"answered Ctrl-C after {answered:.1f} s"

@@ -71,3 +71,60 @@ def test_bad_specs_and_an_unreachable_ray_are_clear_errors(tmp_path, monkeypatch
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     with pytest.raises(nearflash.NearflashError, match=r"pip install 'ray\[default\]'"):
         nearflash.sweep(SPEC, out=tmp_path / "f", backend="ray")
+
+
+def test_a_spec_that_is_none_or_not_a_spec_is_a_type_error(tmp_path):
+    """Story (issue 28): sweep(None, ...) was parsed as the TOML text "None"."""
+    for spec in (None, 42, [SPEC]):
+        with pytest.raises(TypeError, match=f"spec must be a path to a TOML file, TOML text or a dict, not {type(spec).__name__}"):
+            nearflash.sweep(spec, out=tmp_path / "o")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_resumed_table_with_a_cell_that_is_not_a_figure_reruns_its_row(tmp_path, capsys):
+    """Story (issue 28): a resume kept a non-numeric metric cell as if it were a result."""
+    spec = {**SPEC, "seeds": [1], "grid": {"flash.channels": [1, 2]}}
+    out = tmp_path / "out"
+    sw.run(spec, out=out, jobs=1, progress=False)
+    table = out / "results.csv"
+    good = table.read_text()
+    lines = good.splitlines()
+    cells = lines[1].split(",")
+    cells[3] = "oops"  # the iops cell of the first row
+    table.write_text("\n".join([lines[0], ",".join(cells), *lines[2:]]) + "\n")
+    done = sw.run(spec, out=out, jobs=1, progress=False)
+    assert done["computed"] == 1
+    assert table.read_text() == good
+    err = capsys.readouterr().err
+    assert f"point {cells[0]}" in err and "column iops holds 'oops'" in err, err
+
+
+def test_ctrl_c_interrupts_a_local_sweep_within_a_second(tmp_path):
+    """Story (issue 28): Ctrl-C was ignored until a long call ended. A terminal's Ctrl-C
+    reaches the sweep's process and its workers (one process group)."""
+    spec = {"job": "io", "preset": "test-min", "fixed": {"pattern": "rand-read", "requests": 50_000_000},
+            "grid": {"queue_depth": [1, 2, 4, 8]}}
+    code = (
+        "import sys, nearflash\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        f"    nearflash.sweep({spec!r}, out={str(tmp_path / 'o')!r}, jobs=2, progress=False)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(0)\n"
+        "sys.exit(1)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        assert p.stdout.readline().strip() == "started"
+        time.sleep(3.0)  # the workers are inside their first points
+        sent = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT)
+        out, _ = p.communicate(timeout=30)
+        answered = time.monotonic() - sent
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 0 and "interrupted" in out, out
+    assert answered < 1.5, f"answered Ctrl-C after {answered:.1f} s"

@@ -2,11 +2,13 @@
 //! latency statistics, the trace hash and hash maps for the model's integer keys.
 //!
 //! Nothing here reads a wall clock, spawns a thread or touches a file: the driver owns the
-//! clock and hands `now` to components, which answer with the events they want scheduled.
+//! clock and hands `now` to components, which answer with the events they want scheduled. A
+//! caller may ask for a run to be interrupted (`interrupt`): the check it gives decides.
 
 pub mod fidelity;
 pub mod hash;
 pub mod histogram;
+pub mod interrupt;
 pub mod keymap;
 pub mod queue;
 pub mod rng;

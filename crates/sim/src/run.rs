@@ -99,7 +99,9 @@ impl<E: TraceEvent> Sim<E> {
         self.hash.word(word);
     }
 
-    /// Processes the earliest pending event; false when none is pending.
+    /// Processes the earliest pending event; false when none is pending. Every
+    /// `interrupt::POLL_EVENTS` events it asks the thread's interrupt check, if any
+    /// (`interrupt::interruptible`).
     #[inline]
     pub fn step<M: Model<Event = E>>(&mut self, model: &mut M) -> bool {
         let Some((at, ev)) = self.queue.pop() else {
@@ -108,6 +110,9 @@ impl<E: TraceEvent> Sim<E> {
         self.hash.word(at.as_ns());
         self.hash.word(ev.hash_word());
         model.handle(ev, &mut self.queue, &mut self.rng);
+        if self.queue.events_processed() & (crate::interrupt::POLL_EVENTS - 1) == 0 {
+            crate::interrupt::poll();
+        }
         true
     }
 

@@ -139,6 +139,12 @@ impl Job {
     }
 }
 
+/// A metric whose cells are text, not numbers: a trace hash (`trace_hash`, `report.trace_hash`).
+/// Every other metric is a figure; a text value there is refused (`Point::run`).
+pub fn is_text_metric(path: &str) -> bool {
+    path.rsplit('.').next() == Some("trace_hash")
+}
+
 /// The value at a dotted `path` in `doc` (object keys, or list indices as numbers).
 pub fn lookup<'a>(doc: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
     path.split('.').try_fold(doc, |v, part| match v {

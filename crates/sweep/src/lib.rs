@@ -105,7 +105,16 @@ impl Sweep {
         let mut header = vec!["point".to_string(), "seed".to_string()];
         header.extend(spec.swept.iter().cloned());
         header.extend(spec.metrics.iter().cloned());
-        let table = Table::open(dir, &header.join(","), &hashes)?;
+        let columns = table::Columns {
+            names: header.clone(),
+            first_metric: 2 + spec.swept.len(),
+            text: spec
+                .metrics
+                .iter()
+                .map(|m| job::is_text_metric(m))
+                .collect(),
+        };
+        let table = Table::open(dir, &columns, &hashes)?;
         let bar = Bar::new(progress, points.len() as u64, table.len() as u64);
         Ok(Sweep {
             spec,
@@ -126,6 +135,12 @@ impl Sweep {
 
     pub fn spec(&self) -> &Spec {
         &self.spec
+    }
+
+    /// Rows of the table that were not kept when it was opened (a cell that is not what a run
+    /// writes): their points are missing again and run again.
+    pub fn rerun(&self) -> &[table::Rerun] {
+        self.table.rerun()
     }
 
     /// The points the table does not have yet, in point order.

@@ -6,7 +6,7 @@
 //! table row.
 
 use crate::error::SweepError;
-use crate::job::{lookup, Job};
+use crate::job::{is_text_metric, lookup, Job};
 use crate::spec::{Combination, Spec};
 use crate::table::csv_cell;
 use serde::{Deserialize, Serialize};
@@ -153,7 +153,19 @@ impl Point {
                 })
             })?;
             cells.push(match v {
-                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::String(s) if is_text_metric(m) => s.clone(),
+                serde_json::Value::String(s) => {
+                    // A table's metric cells are figures (and trace hashes): a resumed table
+                    // keeps only those (`table::Columns`).
+                    return Err(fail(nearflash_jobs::JobError::Options {
+                        job: "metrics",
+                        reason: format!(
+                            "'{m}' is text ('{}'), not a figure: a table records numbers \
+                             (and trace hashes)",
+                            s.chars().take(40).collect::<String>()
+                        ),
+                    }));
+                }
                 serde_json::Value::Null => String::new(),
                 serde_json::Value::Object(o) => {
                     // A table cell holds one figure, not a JSON document.
@@ -205,6 +217,19 @@ mod tests {
         .unwrap();
         let e = points(&spec).unwrap()[0].run().unwrap_err().to_string();
         assert!(e.contains("latency_us.p99"), "{e}");
+    }
+
+    /// A text figure other than a trace hash is refused as a metric: a resumed table could not
+    /// tell it from a damaged cell.
+    #[test]
+    fn a_metric_naming_text_other_than_a_trace_hash_is_refused() {
+        let spec = Spec::parse(
+            "t",
+            "job = \"io\"\npreset = \"test-min\"\nmetrics = [\"preset\", \"trace_hash\"]\n[fixed]\npattern = \"rand-read\"\nrequests = 20\n[grid]\nqueue_depth = [1]\n",
+        )
+        .unwrap();
+        let e = points(&spec).unwrap()[0].run().unwrap_err().to_string();
+        assert!(e.contains("'preset' is text"), "{e}");
     }
 
     #[test]

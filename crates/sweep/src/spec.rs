@@ -111,7 +111,14 @@ impl Spec {
             source_name: source_name.to_string(),
             reason,
         };
-        let f: SpecFile = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        // Parsed, then typed from the value: a syntax error keeps its line, a type error is
+        // told with its dotted key (`random.samples`), which the line alone does not give.
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| bad(e.to_string()))?;
+        let f: SpecFile = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e| bad(typed(&e)))?;
         let job = Job::named(&f.job).map_err(bad)?;
         let seeds = f.seeds.unwrap_or_else(|| vec![1]);
         if seeds.is_empty() {
@@ -252,6 +259,21 @@ impl Spec {
     }
 }
 
+/// A type error of the spec as "key: what was expected, what was given", in words rather
+/// than serde's Rust type names ("expected u32").
+fn typed(e: &toml::de::Error) -> String {
+    let message = e
+        .message()
+        .replace("expected a sequence", "expected a list")
+        .replace("expected u32", "expected a whole number >= 0")
+        .replace("expected u64", "expected a whole number >= 0")
+        .replace("expected a string", "expected a string (in quotes)");
+    match nearflash_preset::error_key(e) {
+        Some(key) => format!("{key}: {message}"),
+        None => message,
+    }
+}
+
 /// A parameter name: `table.field` (a preset field) or a job option; no empty parts.
 fn check_name(k: &str) -> Result<(), String> {
     if k.is_empty() || k.split('.').any(str::is_empty) {
@@ -357,6 +379,28 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("unknown field `colour`"), "{e}");
+        // Story (issue 28): type errors named neither the key (a table's key least of all)
+        // nor the type in words.
+        let e = Spec::parse(
+            "t",
+            &format!("seeds = \"1\"\n{BASE}[grid]\nqueue_depth = [1]\n"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.ends_with("seeds: invalid type: string \"1\", expected a list"),
+            "{e}"
+        );
+        let e = Spec::parse(
+            "t",
+            &format!("{BASE}[random]\nsamples = \"x\"\nparams = {{ queue_depth = {{ min = 1, max = 2 }} }}\n"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.ends_with("random.samples: invalid type: string \"x\", expected a whole number >= 0"),
+            "{e}"
+        );
         let e = Spec::parse(
             "t",
             &format!("metrics = [\"wall_s\"]\n{BASE}[grid]\nqueue_depth = [1]\n"),

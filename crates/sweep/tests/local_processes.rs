@@ -50,6 +50,35 @@ fn an_interrupted_sweep_resumes_computing_only_the_missing_points() {
     assert_eq!(f3.computed, 0);
 }
 
+/// Story (issue 28): a sweep resume kept a non-numeric metric cell as if it were a result.
+#[test]
+fn a_resumed_sweep_reruns_a_row_whose_metric_cell_is_not_a_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = Sweep::open("t", "t", SPEC, dir.path(), false)
+        .unwrap()
+        .run_local(2, &worker())
+        .unwrap();
+    let good = std::fs::read_to_string(&f.table).unwrap();
+    // Damage the iops cell of the second row.
+    let mut lines: Vec<String> = good.lines().map(String::from).collect();
+    let mut cells: Vec<&str> = lines[2].split(',').collect();
+    let point = cells[0].to_string();
+    cells[3] = "n/a";
+    lines[2] = cells.join(",");
+    std::fs::write(&f.table, lines.join("\n") + "\n").unwrap();
+    let mut s = Sweep::open("t", "t", SPEC, dir.path(), false).unwrap();
+    assert_eq!(s.missing().len(), 1);
+    assert_eq!(s.missing()[0].hash, point);
+    let why = s.rerun()[0].to_string();
+    assert!(
+        why.contains(&point) && why.contains("column iops holds 'n/a'"),
+        "{why}"
+    );
+    let f = s.run_local(1, &worker()).unwrap();
+    assert_eq!(f.computed, 1);
+    assert_eq!(std::fs::read_to_string(&f.table).unwrap(), good);
+}
+
 #[test]
 fn a_worker_killed_mid_point_fails_that_point_and_keeps_the_finished_rows() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,6 +6,13 @@
 pub enum LoadError {
     #[error("{name}: not a WebAssembly module ({reason})")]
     BadModule { name: String, reason: String },
+    /// A file that is neither a binary module (which starts with the magic `\0asm`) nor
+    /// text: named `.wasm`, or not UTF-8.
+    #[error(
+        "{name}: not a WebAssembly binary: bad magic (starts with {found}, expected 00 61 73 6d, \
+         \"\\0asm\"); a module in text form is read from a .wat file"
+    )]
+    BadMagic { name: String, found: String },
     #[error("{name}: module of {bytes} bytes is larger than the {bytes_max}-byte limit")]
     TooLarge {
         name: String,

@@ -1,6 +1,8 @@
-//! Loading a user's program: WAT text or a binary module, validated and compiled eagerly, its
-//! imports checked against the WASI subset (anything else is refused by name), its exports
-//! (`_start`, `memory`) and its declared memory checked against the limits.
+//! Loading a user's program: WAT text or a binary module (told apart by the binary's magic
+//! `\0asm`: a `.wasm` file or non-UTF-8 bytes without it are refused as a bad magic, not read
+//! as text), validated and compiled eagerly, its imports checked against the WASI subset
+//! (anything else is refused by name), its exports (`_start`, `memory`) and its declared memory
+//! checked against the limits.
 //!
 //! Tolerates arbitrary bytes: every failure is a `LoadError`, never a panic (fuzzed in
 //! tests/sandbox.rs); the module size is bounded before parsing.
@@ -57,8 +59,13 @@ impl Program {
             });
         }
         let binary;
-        let wasm: &[u8] = if bytes.starts_with(b"\0asm") {
+        let wasm: &[u8] = if bytes.starts_with(WASM_MAGIC) {
             bytes
+        } else if name.ends_with(".wasm") || std::str::from_utf8(bytes).is_err() {
+            return Err(LoadError::BadMagic {
+                name: name.to_string(),
+                found: magic_of(bytes),
+            });
         } else {
             binary = wat::parse_bytes(bytes).map_err(|e| bad(short(&e.to_string())))?;
             &binary
@@ -107,6 +114,22 @@ impl Program {
     pub(crate) fn parts(&self) -> (&Engine, &Module, &Linker<WasiState>) {
         (&self.engine, &self.module, &self.linker)
     }
+}
+
+/// The first bytes of every binary module.
+const WASM_MAGIC: &[u8] = b"\0asm";
+
+/// The first (up to) four bytes of a file, in hex, for a bad-magic message.
+fn magic_of(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "nothing: the file is empty".into();
+    }
+    bytes
+        .iter()
+        .take(WASM_MAGIC.len())
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The first two lines of a parser's message (the error and its location), each at most 160

@@ -225,6 +225,108 @@ fn args_environ_clock_random_and_exit_are_deterministic() {
     );
 }
 
+/// Story (issue 28): random bytes in a file named `.wasm` were parsed as WebAssembly text and
+/// refused with a text parser's complaint about the first "token".
+#[test]
+fn random_bytes_named_wasm_are_refused_as_not_a_binary_bad_magic() {
+    let random: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    for (name, bytes) in [
+        ("r.wasm", &random[..]),
+        ("r.wasm", b"(module)".as_slice()),
+        ("r.wat", &random[..]),
+        ("r", b"\x7fELF\x02\x01\x01\x00\xff".as_slice()), // not UTF-8: not text either
+    ] {
+        let e = Program::load(name, bytes, small()).unwrap_err();
+        assert!(matches!(&e, LoadError::BadMagic { .. }), "{name}: {e}");
+        let m = e.to_string();
+        assert!(
+            m.contains("not a WebAssembly binary: bad magic") && m.contains("00 61 73 6d"),
+            "{m}"
+        );
+    }
+    let e = Program::load("e.wasm", b"", small())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the file is empty"), "{e}");
+    // Text stays text under any name but .wasm.
+    assert!(Program::load("p.wat", body("").as_bytes(), small()).is_ok());
+    assert!(Program::load("p", body("").as_bytes(), small()).is_ok());
+}
+
+/// Story (issue 28): a module growing its memory one page at a time past ~2.7 GiB under
+/// `--memory-max-mib 4096` (the largest accepted) aborted the whole process with a stack
+/// overflow: every executed `memory.grow` left a native stack frame behind in the
+/// interpreter. Grown to the whole wasm32 address space (4 GiB, the limit), the next
+/// `memory.grow` answers -1, as the standard says, and the program goes on; past a lower limit
+/// it is the run's memory-limit error (`two_programs_side_by_side…`, "a memory bomb").
+#[test]
+fn a_module_growing_memory_page_by_page_to_the_limit_gets_an_error_not_a_crash() {
+    let limits = Limits {
+        memory_pages_max: 65_536, // 4096 MiB: program run's largest --memory-max-mib
+        fuel_max: 1_000_000_000,  // growth costs 1 per 8 bytes: 2^29 for 4 GiB
+        ..Limits::default()
+    };
+    // Grows until memory.grow fails, then exits 7 if it has the whole 4 GiB (65536 pages).
+    let grow = r#"(module
+      (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+      (memory (export "memory") 1)
+      (func (export "_start")
+        (loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))
+        (call $exit (select (i32.const 7) (i32.const 3) (i32.eq (memory.size) (i32.const 65536))))))"#;
+    let p = Program::load("grow.wat", grow.as_bytes(), limits).unwrap();
+    let out = run_chunks(&p, &[], 1, b"", 1).unwrap();
+    assert_eq!(out.exit_code, 7, "grown to the whole 4 GiB");
+    assert!(out.fuel > 65_535, "{}", out.fuel);
+}
+
+/// The same cause without the memory: `memory.grow 0` and `table.grow 0` executed ten million
+/// times each must not use native stack (each used one frame until the run returned).
+#[test]
+fn growth_operators_executed_millions_of_times_use_no_native_stack() {
+    let limits = Limits {
+        fuel_max: 1_000_000_000,
+        ..small()
+    };
+    for op in [
+        "(drop (memory.grow (global.get $z)))",
+        "(drop (table.grow (ref.null func) (global.get $z)))",
+    ] {
+        let src = format!(
+            r#"(module (memory (export "memory") 1) (table 0 funcref) (global $z (mut i32) (i32.const 0))
+                 (func (export "_start") (local $i i32)
+                   (loop $l {op}
+                     (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                     (br_if $l (i32.lt_u (local.get $i) (i32.const 10000000))))))"#
+        );
+        let p = Program::load("g.wat", src.as_bytes(), limits).unwrap();
+        let out = run_chunks(&p, &[], 1, b"", 1).unwrap();
+        assert_eq!(out.exit_code, 0, "{op}");
+    }
+}
+
+/// Story (issue 28): an infinite loop under the default fuel took 93 s of wall time to stop.
+/// The default must stop it within seconds (docs/programs.md: about 10 s on a 2-core
+/// machine; generous here for a loaded one).
+#[test]
+fn a_runaway_loop_under_the_default_fuel_stops_within_seconds() {
+    let p = Program::load(
+        "spin.wat",
+        body("(loop $l (br $l))").as_bytes(),
+        Limits::default(),
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let e = run_chunks(&p, &[], 1, b"some input", 4096).unwrap_err();
+    let wall = t0.elapsed();
+    assert!(matches!(e, RunError::OutOfFuel { .. }), "{e}");
+    assert!(
+        wall < std::time::Duration::from_secs(30),
+        "the default fuel let a runaway loop run {wall:?}"
+    );
+}
+
 /// A valid module to mutate: CAT compiled.
 fn cat_binary() -> Vec<u8> {
     wat::parse_str(CAT).unwrap()
@@ -236,8 +338,11 @@ fn try_everything(bytes: &[u8]) {
         fuel_max: 100_000,
         ..Limits::default()
     };
-    if let Ok(p) = Program::load("fuzz.wasm", bytes, limits) {
-        let _ = run_chunks(&p, &[], 1, b"some input\n", 4);
+    // Under both names: a `.wasm` file is only ever a binary, a `.wat` file may be text.
+    for name in ["fuzz.wasm", "fuzz.wat"] {
+        if let Ok(p) = Program::load(name, bytes, limits) {
+            let _ = run_chunks(&p, &[], 1, b"some input\n", 4);
+        }
     }
 }
 

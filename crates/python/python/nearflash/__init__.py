@@ -5,8 +5,9 @@ Every function runs the same job as the command of the same name (``nearflash io
 results (a sweep's table, a reproduction's claims and runs, the presets) come as pandas
 DataFrames (pandas is a dependency of the package). Keyword arguments mirror the command-line
 flags (``--queue-depth`` is ``queue_depth``); ``overrides`` takes ``{"table.field": value}``
-like repeated ``--set``.
-Long runs release the GIL. Errors raise ``NearflashError`` with the CLI's message.
+like repeated ``--set`` (or a list of ``"table.field=value"`` strings, or one such string).
+Long runs release the GIL and answer Ctrl-C (``KeyboardInterrupt``) within a fraction of a
+second. Errors raise ``NearflashError`` with the CLI's message.
 
     >>> import nearflash
     >>> nearflash.io(preset="test-min", pattern="rand-read", requests=1000)["iops"]
@@ -33,9 +34,12 @@ __all__ = [
 
 
 def _overrides(overrides):
-    """{"table.field": value} (or a list of "table.field=value") -> ["table.field=value"]."""
+    """{"table.field": value}, a list of "table.field=value", or one such string ->
+    ["table.field=value"]."""
     if overrides is None:
         return []
+    if isinstance(overrides, str):
+        return [overrides]  # one override, not a sequence of one-character ones
     if isinstance(overrides, dict):
         out = []
         for key, value in overrides.items():
@@ -47,7 +51,20 @@ def _overrides(overrides):
                 text = repr(value)
             out.append(f"{key}={text}")
         return out
-    return [str(o) for o in overrides]
+    try:
+        items = list(overrides)
+    except TypeError:
+        raise TypeError(
+            "overrides must be a dict {'table.field': value}, a list of 'table.field=value' "
+            f"strings or one such string, not {type(overrides).__name__}"
+        ) from None
+    for o in items:
+        if not isinstance(o, str):
+            raise TypeError(
+                f"overrides: each item must be a 'table.field=value' string, not "
+                f"{type(o).__name__} ({o!r})"
+            )
+    return items
 
 
 def _options(kwargs, overrides):

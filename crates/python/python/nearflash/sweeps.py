@@ -54,13 +54,17 @@ def _spec_text(spec):
     """(source name, title, TOML text) of a spec given as a path, TOML text or a dict."""
     if isinstance(spec, dict):
         return "spec", "sweep", _toml(spec)
-    if isinstance(spec, (str, os.PathLike)) and "\n" not in str(spec):
+    if not isinstance(spec, (str, os.PathLike)):
+        raise TypeError(
+            f"spec must be a path to a TOML file, TOML text or a dict, not {type(spec).__name__}"
+        )
+    if isinstance(spec, os.PathLike) or "\n" not in spec:
         path = Path(spec)
         try:
             return str(path), path.stem, path.read_text()
         except OSError as e:
             raise NearflashError(f"reading {path}: {e.strerror}") from None
-    return "spec", "sweep", str(spec)
+    return "spec", "sweep", spec
 
 
 def _check_reachable(address):
@@ -136,6 +140,8 @@ def run(spec, *, out, backend="local", address=None, jobs=None, progress=True):
         raise NearflashError("address applies to backend='ray' only")
     source, title, text = _spec_text(spec)
     s = _native.Sweep(source, title, text, str(out), progress)
+    for why in s.rerun():
+        print(f"warning: {Path(out) / 'results.csv'}: {why}", file=sys.stderr)
     if backend == "local":
         worker = [sys.executable, "-m", "nearflash._worker"]
         return json.loads(s.run_local(jobs or os.cpu_count() or 1, worker))
