@@ -211,7 +211,7 @@ impl Rig {
         let user_pages = logical_pages - log_pages;
         let corpus = Corpus::new(seed);
         let codec = Codec::new(cfg.compress_level);
-        let table = codec.ratio_table(&corpus, RATIO_TABLE_EXTENTS, cfg.extent_pages);
+        let table = codec.shared_ratio_table(&corpus, RATIO_TABLE_EXTENTS, cfg.extent_pages);
         let st = State {
             dev,
             completions: Vec::new(),
