@@ -124,7 +124,7 @@ pub fn run_background(
     let latency_us_mean = fg.latency.mean_ns() / 1e3;
     let latency_us_p99 = fg.latency.quantile_ns(0.99) as f64 / 1e3;
     let fg_commands = fg.total;
-    let live = rig.st.versions.iter().filter(|&&v| v > 0).count() as u64;
+    let live = rig.st.versions.count_nonzero() as u64;
     let compressed = rig.st.pages_compressed_live;
     let fraction_compressed = compressed as f64 / live.max(1) as f64;
 

@@ -21,8 +21,8 @@ use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
 use nearflash_flash::{Backbone, FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_sim::{
-    EventQueue, LatencyHistogram, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime,
-    TraceEvent, Watchdog,
+    EventQueue, LatencyHistogram, LazyTable, Model, Progress, Schedule, Sim, SimDuration, SimRng,
+    SimTime, TraceEvent, Watchdog,
 };
 use std::collections::{BTreeMap, VecDeque};
 
@@ -128,9 +128,11 @@ pub(crate) struct State {
     /// Commands in the FTL device.
     inflight: BTreeMap<u64, Origin>,
     /// Per user page: its latest foreground version (0 = never written)...
-    pub(crate) versions: Vec<u32>,
-    /// ...and where that version lives: 0 = raw in the user area, n = extent n − 1.
-    pub(crate) location: Vec<u32>,
+    pub(crate) versions: LazyTable<u32>,
+    /// ...and where that version lives: 0 = raw in the user area, n = extent n − 1. Lazy
+    /// tables: a foreground writing a few pages at random over a large device allocates
+    /// little (`nearflash_sim::lazy_table`).
+    pub(crate) location: LazyTable<u32>,
     pub(crate) user_pages: u64,
     pub(crate) log_next: u64,
     pub(crate) log_end: u64,
@@ -209,7 +211,7 @@ impl Rig {
         let user_pages = logical_pages - log_pages;
         let corpus = Corpus::new(seed);
         let codec = Codec::new(cfg.compress_level);
-        let table = codec.ratio_table(&corpus, RATIO_TABLE_EXTENTS, cfg.extent_pages);
+        let table = codec.shared_ratio_table(&corpus, RATIO_TABLE_EXTENTS, cfg.extent_pages);
         let st = State {
             dev,
             completions: Vec::new(),
@@ -223,8 +225,8 @@ impl Rig {
             table,
             pending: BTreeMap::new(),
             inflight: BTreeMap::new(),
-            versions: vec![0; user_pages as usize],
-            location: vec![0; user_pages as usize],
+            versions: LazyTable::new(user_pages as usize),
+            location: LazyTable::new(user_pages as usize),
             user_pages,
             log_next: user_pages,
             log_end: logical_pages,
@@ -433,13 +435,14 @@ impl Rig {
                 && r.workers.iter().all(|w| w.source.is_empty() || w.stopped)
         })?;
         // Every page recorded as compressed is counted, and lives in a committed extent.
-        let located = self.st.location.iter().filter(|&&l| l != 0).count() as u64;
+        let located = self.st.location.count_nonzero() as u64;
         assert_eq!(located, self.st.pages_compressed_live);
         assert!(self
             .st
             .location
-            .iter()
-            .all(|&l| (l as usize) <= self.st.extents.len()));
+            .nonzero_indexes()
+            .into_iter()
+            .all(|i| (self.st.location.get(i) as usize) <= self.st.extents.len()));
         assert!(self.st.workers.iter().all(|w| w.io_inflight == 0));
         Ok(())
     }
@@ -486,12 +489,12 @@ impl State {
         let fg = self.fg.as_ref().expect("a foreground is running");
         let page = fg.first_page + rng.below(fg.pages);
         let i = page as usize;
-        self.versions[i] += 1;
-        if self.location[i] != 0 {
-            self.location[i] = 0;
+        let version = self.versions.get(i) + 1;
+        self.versions.set(i, version);
+        if self.location.get(i) != 0 {
+            self.location.set(i, 0);
             self.pages_compressed_live -= 1;
         }
-        let version = self.versions[i];
         let data = match self.fidelity {
             Fidelity::Functional => self.corpus.page(page, version),
             Fidelity::Timing => Vec::new(),
@@ -614,7 +617,7 @@ impl State {
                     fg.inflight -= 1;
                     fg.end = c.completed;
                     fg.latency.record(c.completed.since(arrived).as_ns());
-                    if self.versions[page as usize] == version {
+                    if self.versions.get(page as usize) == version {
                         self.workers[Side::Controller.index()]
                             .source
                             .push_back((page, version));

@@ -89,7 +89,7 @@ pub fn run_split(
     let host0 = rig.st.host.busy_background_ns;
     rig.drain()?;
     let makespan_ns = rig.now().since(start).as_ns().max(1) as f64;
-    let live = rig.st.versions.iter().filter(|&&v| v > 0).count() as u64;
+    let live = rig.st.versions.count_nonzero() as u64;
     let ctrl_ns = (rig.st.controller.busy_foreground_ns + rig.st.controller.busy_background_ns
         - ctrl0) as f64;
     let host_ns = (rig.st.host.busy_background_ns - host0) as f64;

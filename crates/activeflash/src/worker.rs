@@ -207,7 +207,7 @@ impl State {
                 break;
             };
             let i = page as usize;
-            if self.versions[i] == version && self.location[i] == 0 {
+            if self.versions.get(i) == version && self.location.get(i) == 0 {
                 pages.push((page, version));
             }
         }
@@ -304,9 +304,9 @@ impl State {
         let mut committed = vec![false; job.pages.len()];
         for (k, &(page, version)) in job.pages.iter().enumerate() {
             let i = page as usize;
-            if self.versions[i] == version && self.location[i] == 0 {
+            if self.versions.get(i) == version && self.location.get(i) == 0 {
                 committed[k] = true;
-                self.location[i] = tag;
+                self.location.set(i, tag);
                 self.pages_compressed_live += 1;
                 self.workers[w].pages_in += 1;
                 self.command(q, BlockOp::Trim, page, Vec::new(), Origin::Trim);
@@ -333,13 +333,17 @@ impl Rig {
             ));
         }
         let mut pages_checked = 0;
-        let raw: Vec<u64> = (0..self.st.user_pages)
-            .filter(|&p| self.st.versions[p as usize] > 0 && self.st.location[p as usize] == 0)
+        let raw: Vec<u64> = (self.st.versions.nonzero_indexes().into_iter())
+            .filter(|&p| self.st.location.get(p) == 0)
+            .map(|p| p as u64)
             .collect();
         for chunk in raw.chunks(256) {
             let got = self.oracle_read(chunk)?;
             for (&page, data) in chunk.iter().zip(&got) {
-                let want = self.st.corpus.page(page, self.st.versions[page as usize]);
+                let want = self
+                    .st
+                    .corpus
+                    .page(page, self.st.versions.get(page as usize));
                 if *data != want {
                     return Err(ActiveFlashError::Verification(format!(
                         "uncompressed page {page} does not read back as written"
@@ -367,7 +371,7 @@ impl Rig {
                         "extent {e}: page {page} v{version} decompresses to other bytes"
                     )));
                 }
-                if self.st.location[page as usize] as usize == e + 1 {
+                if self.st.location.get(page as usize) as usize == e + 1 {
                     pages_checked += 1;
                 }
             }

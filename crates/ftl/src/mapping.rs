@@ -5,11 +5,14 @@
 //! g`, and a superblock's valid count is the number of its entries that some logical entry
 //! maps to.
 //!
-//! The tables store `index + 1`, so that an unmapped entry is a zero: `vec![0; n]` comes from
-//! zeroed pages the operating system maps lazily, and a large device's tables cost memory
-//! only where they were written.
+//! The tables store `index + 1`, so that an unmapped entry is a zero. The logical tables
+//! (`l2p`, `seq`), written wherever the host writes, are `LazyTable`s: a few random writes
+//! over a large device allocate leaves near them only, instead of making the kernel zero
+//! nearly every page of a dense table. The physical table is written where blocks fill, in
+//! order, so `vec![0; n]`'s lazily mapped zero pages suit it.
 
 use crate::layout::{Lgn, Lun, Pgn, Pun, SbId};
+use nearflash_sim::LazyTable;
 
 /// How checkpoints spell "unmapped".
 pub const UNMAPPED: u32 = u32::MAX;
@@ -17,8 +20,8 @@ pub const UNMAPPED: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct Mapping {
     /// Physical entry + 1, or 0.
-    l2p: Vec<u32>,
-    seq: Vec<u64>,
+    l2p: LazyTable<u32>,
+    seq: LazyTable<u64>,
     /// Logical entry + 1, or 0.
     p2l: Vec<u32>,
     valid: Vec<u32>,
@@ -30,8 +33,8 @@ pub struct Mapping {
 impl Mapping {
     pub fn new(logical_groups: u64, total_pgns: u32, superblocks: u32, groups_per_sb: u32) -> Self {
         Mapping {
-            l2p: vec![0; logical_groups as usize],
-            seq: vec![0; logical_groups as usize],
+            l2p: LazyTable::new(logical_groups as usize),
+            seq: LazyTable::new(logical_groups as usize),
             p2l: vec![0; total_pgns as usize],
             valid: vec![0; superblocks as usize],
             groups_per_sb,
@@ -49,7 +52,7 @@ impl Mapping {
     }
 
     pub fn lookup(&self, g: Lgn) -> Option<Pgn> {
-        let p = self.l2p[g.0 as usize];
+        let p = self.l2p.get(g.0 as usize);
         (p != 0).then(|| Pgn(p - 1))
     }
 
@@ -70,7 +73,7 @@ impl Mapping {
 
     /// Sequence number of the mapped version of `g` (0 if never written).
     pub fn seq(&self, g: Lgn) -> u64 {
-        self.seq[g.0 as usize]
+        self.seq.get(g.0 as usize)
     }
 
     /// The logical group physical group `p` holds, if it is the live copy.
@@ -92,8 +95,8 @@ impl Mapping {
         assert_eq!(self.p2l[p.0 as usize], 0, "physical entry mapped twice");
         self.unmap(g);
         self.mapped += 1;
-        self.l2p[g.0 as usize] = p.0 + 1;
-        self.seq[g.0 as usize] = seq;
+        self.l2p.set(g.0 as usize, p.0 + 1);
+        self.seq.set(g.0 as usize, seq);
         self.p2l[p.0 as usize] = g.0 + 1;
         let sb = self.sb(p.0);
         self.valid[sb] += 1;
@@ -102,7 +105,7 @@ impl Mapping {
 
     /// Forgets `g` (trim, or before remapping).
     pub fn unmap(&mut self, g: Lgn) {
-        let old = self.l2p[g.0 as usize];
+        let old = self.l2p.get(g.0 as usize);
         if old != 0 {
             let old = old - 1;
             debug_assert_eq!(self.p2l[old as usize], g.0 + 1);
@@ -110,7 +113,7 @@ impl Mapping {
             let sb = self.sb(old);
             self.valid[sb] -= 1;
             self.mapped -= 1;
-            self.l2p[g.0 as usize] = 0;
+            self.l2p.set(g.0 as usize, 0);
         }
     }
 
@@ -118,22 +121,24 @@ impl Mapping {
     /// this from a checkpoint, so the next checkpoint keeps it).
     pub fn set_trimmed(&mut self, g: Lgn, seq: u64) {
         assert_eq!(
-            self.l2p[g.0 as usize], 0,
+            self.l2p.get(g.0 as usize),
+            0,
             "only an unmapped entry is trimmed"
         );
-        self.seq[g.0 as usize] = seq;
+        self.seq.set(g.0 as usize, seq);
     }
 
     /// The logical → physical table as checkpoints spell it (`UNMAPPED` for none).
     pub fn l2p_snapshot(&self) -> Vec<u32> {
         self.l2p
             .iter()
-            .map(|&p| if p == 0 { UNMAPPED } else { p - 1 })
+            .map(|p| if p == 0 { UNMAPPED } else { p - 1 })
             .collect()
     }
 
-    pub fn seq_raw(&self) -> &[u64] {
-        &self.seq
+    /// Every logical entry's sequence number (0 if never written), in order.
+    pub fn seq_snapshot(&self) -> Vec<u64> {
+        self.seq.iter().collect()
     }
 
     /// Bytes the logical→physical table occupies in scratchpad.
@@ -144,7 +149,7 @@ impl Mapping {
     /// Checks every invariant (tests and recovery call it; O(size)).
     pub fn check(&self) {
         let mut valid = vec![0u32; self.valid.len()];
-        for (g, &p) in self.l2p.iter().enumerate() {
+        for (g, p) in self.l2p.iter().enumerate() {
             if p != 0 {
                 assert_eq!(
                     self.p2l[p as usize - 1],
@@ -157,7 +162,7 @@ impl Mapping {
         for (p, &g) in self.p2l.iter().enumerate() {
             if g != 0 {
                 assert_eq!(
-                    self.l2p[g as usize - 1],
+                    self.l2p.get(g as usize - 1),
                     p as u32 + 1,
                     "l2p disagrees for physical entry {p}"
                 );
@@ -165,7 +170,7 @@ impl Mapping {
         }
         assert_eq!(valid, self.valid, "valid counts drifted");
         assert_eq!(
-            self.l2p.iter().filter(|&&p| p != 0).count() as u64,
+            self.l2p.count_nonzero() as u64,
             self.mapped,
             "mapped count drifted"
         );

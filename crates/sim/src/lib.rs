@@ -1,5 +1,6 @@
 //! The deterministic simulation core: virtual time, the event queue, the one seeded RNG,
-//! latency statistics, the trace hash and hash maps for the model's integer keys.
+//! latency statistics, the trace hash, hash maps for the model's integer keys and lazily
+//! allocated per-page tables.
 //!
 //! Nothing here reads a wall clock, spawns a thread or touches a file: the driver owns the
 //! clock and hands `now` to components, which answer with the events they want scheduled. A
@@ -10,6 +11,7 @@ pub mod hash;
 pub mod histogram;
 pub mod interrupt;
 pub mod keymap;
+pub mod lazy_table;
 pub mod queue;
 pub mod rng;
 pub mod run;
@@ -20,6 +22,7 @@ pub use fidelity::{Fidelity, UnknownFidelity};
 pub use hash::TraceHasher;
 pub use histogram::LatencyHistogram;
 pub use keymap::{KeyHasher, KeyMap};
+pub use lazy_table::LazyTable;
 pub use queue::EventQueue;
 pub use rng::SimRng;
 pub use run::{Model, Progress, RunEnd, Sim, Stall, StallReason, TraceEvent, Watchdog};

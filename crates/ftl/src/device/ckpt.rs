@@ -176,7 +176,7 @@ impl Device {
             next_write_seq: self.write_seq,
             next_epoch: self.next_epoch,
             l2p: self.map.l2p_snapshot(),
-            seqs: self.map.seq_raw().to_vec(),
+            seqs: self.map.seq_snapshot(),
             sb_epochs: (0..n).map(|s| self.sbs.get(SbId(s)).epoch).collect(),
             sb_states: (0..n).map(|s| self.recorded_state(SbId(s))).collect(),
             remap: self.remap.raw().to_vec(),

@@ -362,7 +362,7 @@ fn clean_power_cut_recovers_everything_from_checkpoint_and_scan() {
     let mut h = Harness::new(tiny_flash(), tiny_ftl(), 21);
     h.random_ops(2500, 8, 48);
     let mapping_before: Vec<u32> = h.dev.mapping().l2p_snapshot();
-    let seqs_before: Vec<u64> = h.dev.mapping().seq_raw().to_vec();
+    let seqs_before: Vec<u64> = h.dev.mapping().seq_snapshot();
     // GC may be part-way through a victim (the host is idle, GC is not): a group it already
     // copied is in two places with one sequence number, and recovery rightly prefers the
     // source (whole by construction) over the copy.
@@ -380,7 +380,9 @@ fn clean_power_cut_recovers_everything_from_checkpoint_and_scan() {
             let now = dev.mapping().l2p_snapshot()[g];
             let gc_source = Some(SbId(now / pages)) == victim;
             assert!(
-                now == p || (gc_source && dev.mapping().seq_raw()[g] == seqs_before[g]),
+                now == p
+                    || (gc_source
+                        && dev.mapping().seq(crate::layout::Lgn(g as u32)) == seqs_before[g]),
                 "group {g}: {now} vs {p}"
             );
         }

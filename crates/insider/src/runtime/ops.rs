@@ -393,30 +393,40 @@ impl Runtime {
     /// until none ends; whether any ended.
     fn resume_all(&mut self) -> Result<bool, InsiderError> {
         let mut any = false;
+        let mut ids = Vec::new();
         loop {
             self.fs.pump(&mut self.m);
             let mut ended = false;
-            let ids: Vec<u64> = self.ops.keys().copied().collect();
-            for id in ids {
-                let mut op = self.ops.remove(&id).expect("listed");
-                if let Some(t) = op.until {
-                    if !self.reached(t) {
-                        self.ops.insert(id, op);
-                        continue;
-                    }
-                    op.until = None;
+            ids.clear();
+            ids.extend(self.ops.keys().copied());
+            for &id in &ids {
+                if (self.ops[&id].until).is_some_and(|t| !self.reached(t)) {
+                    continue;
                 }
-                let step = self.resume(&mut op.task);
+                // The task leaves its call's entry while it runs (resuming needs the whole
+                // runtime), a plain delay standing in: the entry stays where it is instead of
+                // being removed and inserted again at every resume (nothing a task does
+                // while it runs reads the calls in flight).
+                let op = self.ops.get_mut(&id).expect("listed");
+                op.until = None;
+                let placeholder = Task::Delay {
+                    until: None,
+                    instructions: 0.0,
+                };
+                let mut task = std::mem::replace(&mut op.task, placeholder);
+                let step = self.resume(&mut task);
                 self.fs.pump(&mut self.m);
                 let result = match step {
                     Ok(Step::Wait(until)) => {
+                        let op = self.ops.get_mut(&id).expect("still in flight");
+                        op.task = task;
                         op.until = until;
-                        self.ops.insert(id, op);
                         continue;
                     }
                     Ok(Step::Done(out)) => Ok(out),
                     Err(e) => Err(e),
                 };
+                let op = self.ops.remove(&id).expect("still in flight");
                 self.completions.push(Completion {
                     op: OpId(id),
                     submitted: op.submitted,
