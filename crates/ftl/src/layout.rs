@@ -123,7 +123,7 @@ impl Layout {
             ((data_groups as f64) * (cfg.over_provisioning_percent / 100.0)).ceil() as u64;
         let floor_sbs = u64::from(cfg.gc_foreground_free_superblocks + 2 * l.write_points + 1);
         l.logical_groups =
-            data_groups.saturating_sub(op_groups + floor_sbs * n + l.one_shot_groups());
+            data_groups.saturating_sub(op_groups + floor_sbs * n + l.padding_groups());
         // A cached mapping table keeps the table on flash: its translation units take their
         // room out of the logical capacity.
         let host_units = l.logical_groups * u64::from(units_per_group);
@@ -139,21 +139,23 @@ impl Layout {
         l
     }
 
-    /// Groups one-shot programs hold back (page-level mapping, `flash.one_shot_pages` = k).
-    /// GC fills are then word lines of k slices and a victim frees something only when at
-    /// least a word line's units of it are invalid: every superblock may hold up to
-    /// `(k − 1) × units_per_slice` more units that GC cannot reclaim than it could with
-    /// one-slice programs. That much per data superblock stays outside the logical capacity,
-    /// so a full device always has a victim (story: the configuration fuzzer's 1-die device
-    /// of two word lines per block ran out of space with 4 of 6 units valid everywhere). 0
-    /// without one-shot programs.
-    fn one_shot_groups(&self) -> u64 {
+    /// Groups that GC's program unit holds back (page-level mapping). GC copies a victim's
+    /// valid units into whole fills — a die's multi-plane slice of `units_per_slice` units, or
+    /// with one-shot programs (`flash.one_shot_pages` = k) a word line of k slices — and seals
+    /// the run's last fill padded so that the victim can be erased. A victim therefore frees
+    /// something only when at least a fill's worth of it is invalid: every superblock may hold
+    /// up to `k × units_per_slice − 1` invalid units that GC cannot reclaim. That much per data
+    /// superblock stays outside the logical capacity, so a full device always has a victim
+    /// (stories: the configuration fuzzer's 1-die device of two word lines per block ran out of
+    /// space with 4 of 6 units valid everywhere; with one-page programs, a 4-plane device
+    /// without over-provisioning ran out with 13 of 16 units valid everywhere, since only the
+    /// one-shot part had been held back). 0 under page-group mapping.
+    fn padding_groups(&self) -> u64 {
         if !self.page_mapped {
             return 0;
         }
-        let k = u64::from(self.geo.one_shot_pages);
-        let stuck =
-            u64::from(self.data_superblocks()) * (k - 1) * u64::from(self.units_per_slice());
+        let fill = u64::from(self.geo.one_shot_pages) * u64::from(self.units_per_slice());
+        let stuck = u64::from(self.data_superblocks()) * (fill - 1);
         stuck.div_ceil(u64::from(self.units_per_group))
     }
 
@@ -364,15 +366,15 @@ impl Layout {
     }
 
     /// Data superblocks beyond the logical capacity, the write points, the GC reserve and
-    /// what one-shot programs hold back: what `over_provisioning_percent` held back (whole
+    /// what GC's padded fills hold back: what `over_provisioning_percent` held back (whole
     /// superblocks).
     pub fn over_provisioned_superblocks(&self, cfg: &FtlConfig) -> u32 {
         let n = u64::from(self.groups_per_superblock());
         let floor = u64::from(cfg.gc_foreground_free_superblocks + 2 * self.write_points + 1);
         let logical_sbs = self.logical_groups.div_ceil(n);
-        let one_shot_sbs = self.one_shot_groups().div_ceil(n);
+        let padding_sbs = self.padding_groups().div_ceil(n);
         u64::from(self.data_superblocks())
-            .saturating_sub(floor + logical_sbs + one_shot_sbs)
+            .saturating_sub(floor + logical_sbs + padding_sbs)
             .try_into()
             .unwrap_or(0)
     }
