@@ -48,6 +48,27 @@ pub enum JobError {
     #[error("report: {0}")]
     Report(#[from] nearflash_report::ReportError),
 
+    #[error(transparent)]
+    Fidelity(#[from] nearflash_sim::UnknownFidelity),
+
+    #[error("hayagui: {0}")]
+    HayaguiFile(#[from] nearflash_hayagui::FileError),
+
+    #[error("fileops: {0}")]
+    Fileops(#[from] nearflash_hayagui::fileops::FileOpsError),
+
+    #[error("db_bench: {0}")]
+    DbBench(#[from] nearflash_hayagui::dbbench::DbBenchError),
+
+    #[error("{0}")]
+    KvBench(#[from] nearflash_kvbench::KvBenchError),
+
+    #[error("genome: {0}")]
+    Genome(#[from] nearflash_genome::GenomeError),
+
+    #[error(transparent)]
+    Image(#[from] nearflash_image::ImageError),
+
     /// Options given as a document (Python keyword arguments, a sweep's parameters) that do
     /// not fit the job's options: an unknown name or a value of the wrong type.
     #[error("{job}: {reason}")]

@@ -5,9 +5,11 @@
 //!
 //! Jobs: `io` (block I/O on a preset's device), `run` (FlashAbacus), `insider` (an INSIDER
 //! application on one system), `insider_share` (programs side by side in the drive's slots),
-//! `vfile_demo`, `reproduce`; `presets`/`preset` list and show presets.
+//! `vfile_demo`, `reproduce`; Hayagui's `fileops`, `db_bench`, `ycsb` and `genome`;
+//! `presets`/`preset` list and show presets.
 
 mod error;
+pub mod hayagui;
 pub mod insider;
 pub mod io;
 pub mod output;
@@ -16,6 +18,9 @@ pub mod reproduce;
 pub mod run;
 
 pub use error::JobError;
+pub use hayagui::{
+    db_bench, fileops, genome, ycsb, DbBenchOptions, FileopsOptions, GenomeOptions, YcsbOptions,
+};
 pub use insider::{
     insider, insider_share, vfile_demo, InsiderOptions, ShareOptions, VfileDemo, VfileOptions,
 };

@@ -4,12 +4,6 @@
 //! `nearflash fs export` copies out.
 
 use crate::error::CliError;
-use nearflash_flash::{Geometry, MemoryStore, NoStore, PageStore};
-use nearflash_hayagui::machine::{Ev, Start};
-use nearflash_hayagui::{Access, HayaguiConfig, Ve};
-use nearflash_kvbench::DbBenchConfig;
-use nearflash_preset::Preset;
-use nearflash_sim::{Fidelity, Schedule, Sim};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -58,133 +52,60 @@ pub struct DbBenchArgs {
     pub json: Option<PathBuf>,
 }
 
-pub(crate) fn err(e: impl std::fmt::Display) -> CliError {
-    CliError::Workload(e.to_string())
-}
-
-/// The accelerator over `access` on the preset's SSD: kept in `image` (created if missing,
-/// reopened with recovery if present), or fresh in memory — functional on a memory store,
-/// timing on none.
-pub(crate) fn build_ve(
-    preset: &Preset,
-    hay: &HayaguiConfig,
-    access: Access,
-    fidelity: Fidelity,
-    image: Option<&std::path::Path>,
-    seed: u64,
-) -> Result<Ve, CliError> {
-    Ok(match image {
-        Some(path) => {
-            let mut sim: Sim<Ev> = Sim::new(seed);
-            let mut q = sim
-                .queue()
-                .map(|e| Ev::Dev(nearflash_nvme::NvmeEvent::Device(e)));
-            let (dev, start) = if path.exists() {
-                let (stored, dev) = nearflash_image::open_device(path, &mut q)?;
-                // The image keeps the drive it was created with: a --preset or --set that
-                // asks for another one was dropped without a word (issue 28).
-                if stored.flash != preset.flash || stored.ftl != preset.ftl {
-                    return Err(err(format!(
-                        "{}: the image holds a drive of preset '{}'; its [flash] and [ftl] \
-                         differ from those of --preset '{}' with the --set given, which apply \
-                         only when the image is created (drop them, or use a new image)",
-                        path.display(),
-                        stored.name,
-                        preset.name
-                    )));
-                }
-                eprintln!(
-                    "device: {} (preset '{}', reopened with recovery)",
-                    path.display(),
-                    stored.name
-                );
-                (dev, Start::Mount)
-            } else {
-                (
-                    nearflash_image::create_device(preset, path, &mut q)?,
-                    Start::Format,
-                )
-            };
-            Ve::over(sim, dev, start, hay, access).map_err(err)?
-        }
-        None => {
-            let store: Box<dyn PageStore> = if fidelity.is_functional() {
-                let pages = Geometry::from_config(&preset.flash).page_count();
-                Box::new(MemoryStore::new(pages, preset.flash.page_size_bytes))
-            } else {
-                Box::new(NoStore)
-            };
-            Ve::format(&preset.flash, &preset.ftl, store, hay, access, seed).map_err(err)?
-        }
-    })
-}
-
 pub fn run(args: &DbBenchArgs) -> Result<(), CliError> {
     if let Some(path) = &args.json {
         crate::output::check_file("--json", path)?;
     }
-    let access = Access::parse(&args.access).map_err(err)?;
-    let fidelity: Fidelity = args.fidelity.parse().map_err(err)?;
-    let mut cfg = match args.variant.as_str() {
-        "hayagui" => DbBenchConfig::hayagui(),
-        "upstream" => DbBenchConfig::upstream(),
-        other => {
-            return Err(err(format!(
-                "unknown --variant '{other}' (hayagui or upstream)"
-            )))
-        }
-    };
+    let mut benchmarks = Vec::new();
     if let Some(b) = &args.benchmarks {
-        cfg.benchmarks = b
+        benchmarks = b
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(str::to_string)
             .collect();
         // An empty list ran nothing and exited 0, as if every benchmark had passed.
-        if cfg.benchmarks.is_empty() {
-            return Err(err(format!(
+        if benchmarks.is_empty() {
+            return Err(CliError::Workload(format!(
                 "--benchmarks '{b}' names no benchmark (e.g. fillseq,readrandom)"
             )));
         }
     }
-    cfg.num = args.num;
-    cfg.reads = args.reads;
-    cfg.value_size_bytes = args.value_size;
-    cfg.validate().map_err(err)?;
+    if let Some(path) = args.image.as_ref().filter(|p| p.exists()) {
+        eprintln!("device: {} (reopened with recovery)", path.display());
+    }
+    // Named as the command line spells it (the job names its option `db`).
     if !args.db.starts_with('/') || args.db.len() < 2 {
-        return Err(err(format!(
+        return Err(CliError::Workload(format!(
             "--db must be an absolute directory below the root, got '{}'",
             args.db
         )));
     }
-    let preset = Preset::load(&args.preset, &args.overrides)?;
-    let hay: HayaguiConfig = preset.require()?;
-    let ve = build_ve(
-        &preset,
-        &hay,
-        access,
-        fidelity,
-        args.image.as_deref(),
-        args.seed,
-    )?;
-    let (result, mut ve) = nearflash_hayagui::dbbench::run(ve, &cfg, &args.db, &hay.leveldb);
-    let run = result.map_err(err)?;
-    ve.sync_all().map_err(err)?;
-    if args.image.is_some() {
-        nearflash_image::store_health(ve.machine().device())?;
-    }
+    let run = nearflash_jobs::db_bench(&nearflash_jobs::DbBenchOptions {
+        preset: args.preset.clone(),
+        overrides: args.overrides.clone(),
+        access: args.access.clone(),
+        benchmarks,
+        num: args.num,
+        reads: args.reads,
+        value_size: args.value_size,
+        variant: args.variant.clone(),
+        fidelity: args.fidelity.clone(),
+        image: args.image.clone(),
+        db: args.db.clone(),
+        seed: args.seed,
+    })?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&run).expect("serialisable");
         crate::output::write_atomic(path, (text + "\n").as_bytes())?;
     }
     println!(
         "nearflash db-bench: LevelDB (rusty-leveldb) on the accelerator, {} access, {} fidelity",
-        access.name(),
+        run.access.name(),
         if args.image.is_some() {
             "functional"
         } else {
-            fidelity.name()
+            &args.fidelity
         }
     );
     print!("{}", run.report.text());

@@ -5,10 +5,6 @@
 
 use crate::error::CliError;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
-use nearflash_flash::NoStore;
-use nearflash_hayagui::fileops::{self, FileOp};
-use nearflash_hayagui::{Access, HayaguiConfig, Ve};
-use nearflash_preset::Preset;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -40,39 +36,25 @@ pub struct FileopsArgs {
     pub json: Option<PathBuf>,
 }
 
-fn hay_err(e: impl std::fmt::Display) -> CliError {
-    CliError::Workload(e.to_string())
-}
-
 pub fn run(args: &FileopsArgs) -> Result<(), CliError> {
     if let Some(path) = &args.json {
         crate::output::check_file("--json", path)?;
     }
-    let access = Access::parse(&args.access).map_err(hay_err)?;
-    let op = FileOp::parse(&args.op).map_err(hay_err)?;
-    if args.size_kib == 0 {
-        return Err(hay_err("--size-kib must be at least 1"));
+    // Named as the command line spells them (the job names its options).
+    for (flag, value) in [("--size-kib", args.size_kib), ("--count", args.count)] {
+        if value == 0 {
+            return Err(CliError::Workload(format!("{flag} must be at least 1")));
+        }
     }
-    if args.count == 0 {
-        return Err(hay_err("--count must be at least 1"));
-    }
-    let size_bytes = args
-        .size_kib
-        .checked_mul(1024)
-        .filter(|b| b.checked_mul(args.count).is_some_and(|t| t <= 1 << 34))
-        .ok_or_else(|| hay_err("--size-kib × --count must stay within 16 GiB"))?;
-    let preset = Preset::load(&args.preset, &args.overrides)?;
-    let cfg: HayaguiConfig = preset.require()?;
-    let mut ve = Ve::format(
-        &preset.flash,
-        &preset.ftl,
-        Box::new(NoStore),
-        &cfg,
-        access,
-        args.seed,
-    )
-    .map_err(hay_err)?;
-    let report = fileops::run(&mut ve, op, size_bytes, args.count, args.seed).map_err(hay_err)?;
+    let report = nearflash_jobs::fileops(&nearflash_jobs::FileopsOptions {
+        preset: args.preset.clone(),
+        overrides: args.overrides.clone(),
+        access: args.access.clone(),
+        op: args.op.clone(),
+        size_kib: args.size_kib,
+        count: args.count,
+        seed: args.seed,
+    })?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report).expect("serialisable");
         crate::output::write_atomic(path, (text + "\n").as_bytes())?;
@@ -84,8 +66,8 @@ pub fn run(args: &FileopsArgs) -> Result<(), CliError> {
     ]);
     let us = |ns: f64| format!("{:.1}", ns / 1e3);
     t.add_row(vec![
-        access.name().to_string(),
-        op.name().to_string(),
+        args.access.clone(),
+        args.op.clone(),
         format!("{} KiB", args.size_kib),
         args.count.to_string(),
         us(report.latency.mean_ns),

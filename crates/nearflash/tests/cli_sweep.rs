@@ -113,3 +113,45 @@ fn the_ray_backend_with_a_python_lacking_the_package_says_what_to_install() {
         "{err}"
     );
 }
+
+/// A sweep of Hayagui's YCSB over both access paths: each point's table row holds the run's
+/// throughput and trace, and a point equals the same run through `nearflash ycsb --json`.
+#[test]
+fn a_ycsb_sweep_runs_hayagui_on_both_paths_as_the_cli_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = spec(
+        dir.path(),
+        "job = \"ycsb\"\nmetrics = [\"run.throughput_ops_per_s\", \"trace_hash\"]\n[fixed]\nworkload = \"b\"\nrecords = 40\noperations = 40\n[grid]\naccess = [\"direct\", \"redirected\"]\n",
+    );
+    let out = dir.path().join("out");
+    let run = nearflash(&["sweep", &s, "--out", out.to_str().unwrap(), "--jobs", "1"]);
+    assert!(run.status.success(), "{run:?}");
+    let table = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(
+        table.starts_with("point,seed,access,run.throughput_ops_per_s,trace_hash\n"),
+        "{table}"
+    );
+    let json = dir.path().join("y.json");
+    let cli = nearflash(&[
+        "ycsb",
+        "--access",
+        "redirected",
+        "--workload",
+        "b",
+        "--records",
+        "40",
+        "--operations",
+        "40",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(cli.status.success(), "{cli:?}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let hash = doc["trace_hash"].as_str().unwrap();
+    let row = table
+        .lines()
+        .find(|l| l.contains(",redirected,"))
+        .expect("a redirected row");
+    assert!(row.ends_with(hash), "{row} against {hash}");
+}

@@ -108,6 +108,34 @@ fn insider_share(py: Python<'_>, options: &str) -> PyResult<String> {
     })
 }
 
+/// `fileops(options_json) -> json`: the JSON of `nearflash fileops --json` (Hayagui).
+#[pyfunction]
+fn fileops(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::FileopsOptions = jobs::options_from("fileops", doc(options)?).map_err(err)?;
+    long(py, || jobs::fileops(&o).map(|v| text(&v)).map_err(err))
+}
+
+/// `db_bench(options_json) -> json`: the JSON of `nearflash db-bench --json` (Hayagui).
+#[pyfunction]
+fn db_bench(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::DbBenchOptions = jobs::options_from("db-bench", doc(options)?).map_err(err)?;
+    long(py, || jobs::db_bench(&o).map(|v| text(&v)).map_err(err))
+}
+
+/// `ycsb(options_json) -> json`: the JSON of `nearflash ycsb --json` (Hayagui).
+#[pyfunction]
+fn ycsb(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::YcsbOptions = jobs::options_from("ycsb", doc(options)?).map_err(err)?;
+    long(py, || jobs::ycsb(&o).map(|v| text(&v)).map_err(err))
+}
+
+/// `genome(options_json) -> json`: the JSON of `nearflash genome --json` (Hayagui).
+#[pyfunction]
+fn genome(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::GenomeOptions = jobs::options_from("genome", doc(options)?).map_err(err)?;
+    long(py, || jobs::genome(&o).map(|v| text(&v)).map_err(err))
+}
+
 /// `vfile_demo(options_json) -> json`: the `nearflash vfile demo` walk-through's figures.
 #[pyfunction]
 fn vfile_demo(py: Python<'_>, options: &str) -> PyResult<String> {
@@ -261,6 +289,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(insider, m)?)?;
     m.add_function(wrap_pyfunction!(insider_share, m)?)?;
     m.add_function(wrap_pyfunction!(vfile_demo, m)?)?;
+    m.add_function(wrap_pyfunction!(fileops, m)?)?;
+    m.add_function(wrap_pyfunction!(db_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(ycsb, m)?)?;
+    m.add_function(wrap_pyfunction!(genome, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset, m)?)?;

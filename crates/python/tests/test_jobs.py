@@ -46,6 +46,30 @@ def test_io_gives_the_cli_json_field_for_field(tmp_path):
     assert py["iops"] > 0
 
 
+def test_ycsb_gives_the_cli_json_field_for_field(tmp_path):
+    py = nearflash.ycsb(workload="c", access="redirected", records=40, operations=40)
+    out = tmp_path / "ycsb.json"
+    subprocess.run(
+        [cli(), "ycsb", "--workload", "c", "--access", "redirected", "--records", "40",
+         "--operations", "40", "--json", out],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    assert reproducible(py) == reproducible(json.loads(out.read_text()))
+    assert py["run"]["check"]["reads_checked"] > 0
+
+
+def test_every_hayagui_job_runs_from_python():
+    f = nearflash.fileops(access="direct", op="write-sync", size_kib=4, count=5)
+    assert f["verified_bytes"] > 0 and f["latency"]["mean_ns"] > 0
+    d = nearflash.db_bench(num=200, benchmarks=["fillseq", "readseq"])
+    assert d["sim_ns"] > 0
+    g = nearflash.genome(dataset="tiny", access="redirected")
+    assert 0 < g["mapped"] <= g["reads"]
+    with pytest.raises(nearflash.NearflashError, match="sideways"):
+        nearflash.fileops(access="sideways")
+
+
 def test_overrides_as_a_dict_reach_the_preset_and_the_run():
     p = nearflash.preset("test-min", {"flash.channels": 4, "ftl.gc_policy": "round-robin"})
     assert p["flash"]["channels"] == 4 and p["ftl"]["gc_policy"] == "round-robin"

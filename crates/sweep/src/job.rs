@@ -14,6 +14,14 @@ pub enum Job {
     Insider,
     /// INSIDER programs side by side in the drive's slots.
     InsiderShare,
+    /// Hayagui's file-operation microbenchmark.
+    Fileops,
+    /// LevelDB's db_bench on Hayagui's accelerator.
+    DbBench,
+    /// A YCSB core workload on Hayagui's accelerator.
+    Ycsb,
+    /// The genome application on Hayagui's accelerator.
+    Genome,
 }
 
 /// Figures that depend on the machine that ran the simulation, not on the model (the first
@@ -21,7 +29,16 @@ pub enum Job {
 const WALL_CLOCK: [&str; 4] = ["wall_s", "events_per_wall_s", "speed", "peak_rss_mb"];
 
 impl Job {
-    pub const ALL: [Job; 4] = [Job::Io, Job::Run, Job::Insider, Job::InsiderShare];
+    pub const ALL: [Job; 8] = [
+        Job::Io,
+        Job::Run,
+        Job::Insider,
+        Job::InsiderShare,
+        Job::Fileops,
+        Job::DbBench,
+        Job::Ycsb,
+        Job::Genome,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -29,6 +46,10 @@ impl Job {
             Job::Run => "run",
             Job::Insider => "insider",
             Job::InsiderShare => "insider-share",
+            Job::Fileops => "fileops",
+            Job::DbBench => "db-bench",
+            Job::Ycsb => "ycsb",
+            Job::Genome => "genome",
         }
     }
 
@@ -49,6 +70,7 @@ impl Job {
         match self {
             Job::Io | Job::Run => "flashabacus",
             Job::Insider | Job::InsiderShare => "insider",
+            Job::Fileops | Job::DbBench | Job::Ycsb | Job::Genome => "hayagui",
         }
     }
 
@@ -89,6 +111,27 @@ impl Job {
                 "fair_share_mb_s",
                 "worst_deviation",
             ],
+            Job::Fileops => &[
+                "latency.mean_ns",
+                "latency.p99_ns",
+                "throughput_mb_s",
+                "nvme_commands",
+                "trace_hash",
+            ],
+            Job::DbBench => &[
+                "sim_ns",
+                "compute_ns",
+                "nvme_commands",
+                "ssd_flushes",
+                "trace_hash",
+            ],
+            Job::Ycsb => &[
+                "load.throughput_ops_per_s",
+                "run.throughput_ops_per_s",
+                "nvme_commands",
+                "trace_hash",
+            ],
+            Job::Genome => &["total_ns", "mapped", "reads", "trace_hash"],
         }
     }
 
@@ -124,6 +167,10 @@ impl Job {
             }
             Job::Insider => j::insider(&j::options_from("insider", doc)?)?,
             Job::InsiderShare => j::insider_share(&j::options_from("insider-share", doc)?)?,
+            Job::Fileops => to_json(j::fileops(&j::options_from("fileops", doc)?)?),
+            Job::DbBench => to_json(j::db_bench(&j::options_from("db-bench", doc)?)?),
+            Job::Ycsb => to_json(j::ycsb(&j::options_from("ycsb", doc)?)?),
+            Job::Genome => to_json(j::genome(&j::options_from("genome", doc)?)?),
         })
     }
 
@@ -135,8 +182,17 @@ impl Job {
             Job::Run => j::options_from::<j::RunOptions>("run", doc).map(drop),
             Job::Insider => j::options_from::<j::InsiderOptions>("insider", doc).map(drop),
             Job::InsiderShare => j::options_from::<j::ShareOptions>("insider-share", doc).map(drop),
+            Job::Fileops => j::options_from::<j::FileopsOptions>("fileops", doc).map(drop),
+            Job::DbBench => j::options_from::<j::DbBenchOptions>("db-bench", doc).map(drop),
+            Job::Ycsb => j::options_from::<j::YcsbOptions>("ycsb", doc).map(drop),
+            Job::Genome => j::options_from::<j::GenomeOptions>("genome", doc).map(drop),
         }
     }
+}
+
+/// A job's result as the JSON the CLI writes.
+fn to_json(v: impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(v).expect("a job's result serialises")
 }
 
 /// A metric whose cells are text, not numbers: a trace hash (`trace_hash`, `report.trace_hash`).

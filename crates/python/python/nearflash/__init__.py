@@ -26,6 +26,10 @@ __all__ = [
     "insider",
     "insider_share",
     "vfile_demo",
+    "fileops",
+    "db_bench",
+    "ycsb",
+    "genome",
     "reproduce",
     "presets",
     "preset",
@@ -126,6 +130,38 @@ def vfile_demo(*, overrides=None, **options):
     """INSIDER's virtual files walk-through (``nearflash vfile demo``) on real bytes: the
     simulated time of each step and the refused vopen. Options: size_mib, seed, preset."""
     return _json.loads(_native.vfile_demo(_options(options, overrides)))
+
+
+def fileops(*, access="direct", op="read", size_kib=4, overrides=None, **options):
+    """Hayagui's file-operation microbenchmark (``nearflash fileops``): ``count`` calls of
+    ``size_kib`` (read, write or write-sync) from the accelerator over the direct path or
+    redirected to the host; latency per call, the bytes checked after the run."""
+    options.update(access=access, op=op, size_kib=size_kib)
+    return _json.loads(_native.fileops(_options(options, overrides)))
+
+
+def db_bench(*, access="direct", overrides=None, **options):
+    """LevelDB's db_bench on a real LevelDB on Hayagui's accelerator (``nearflash db-bench``).
+    Options: benchmarks (list), num (default 1,000,000 as db_bench), reads, value_size,
+    variant (hayagui | upstream), fidelity, image, db, seed, preset."""
+    options.update(access=access)
+    return _json.loads(_native.db_bench(_options(options, overrides)))
+
+
+def ycsb(*, workload, access="direct", overrides=None, **options):
+    """A YCSB core workload (a–f) on a real LevelDB on Hayagui's accelerator
+    (``nearflash ycsb``): load and run phases, throughput and latency percentiles; every read
+    and scan checked. Options: records, operations, fidelity, image, db, seed, preset."""
+    options.update(workload=workload, access=access)
+    return _json.loads(_native.ycsb(_options(options, overrides)))
+
+
+def genome(*, dataset="tiny", access="direct", overrides=None, **options):
+    """The genome application on Hayagui's accelerator (``nearflash genome``): the six phases
+    in simulated time, the matches checked against the same pipeline in memory. Options:
+    scale (default 100), fidelity, seed, preset."""
+    options.update(dataset=dataset, access=access)
+    return _json.loads(_native.genome(_options(options, overrides)))
 
 
 def reproduce(paper, *, out=None, overrides=None, **options):
