@@ -60,7 +60,7 @@ impl Run {
     pub(crate) fn new(program: &Program, state: WasiState) -> Result<Run, RunError> {
         let (engine, module, linker) = program.parts();
         let name = program.name().to_string();
-        let fuel_max = program.limits().fuel_max;
+        let fuel_max = state.limits.fuel_max;
         let mut store = Store::new(engine, state);
         store.limiter(|s| &mut s.limiter);
         store.set_fuel(fuel_max).expect("fuel metering is on");
