@@ -253,8 +253,13 @@ impl FsDevice {
             let entry = self.vfiles.get(name).expect("looked up by the caller");
             let program = entry.program.start(input_bytes)?;
             let label = entry.program.label.clone();
-            let mut run =
-                VfileRun::new(program, &label, self.core.core, self.now(), OUTPUT_BYTES_MAX);
+            let mut run = VfileRun::new(
+                program,
+                &label,
+                self.core.core,
+                self.now(),
+                OUTPUT_BYTES_MAX,
+            );
             self.feed_real(caller, fh, &mut run).map(|()| run)
         });
         let closed = self.close_real(caller, fh);

@@ -11,8 +11,8 @@
 use crate::vfile::VfileError;
 use nearflash_iscapps::Direction;
 use nearflash_stream::StreamProgram;
-use nearflash_wasm::stream::WasmStreamProgram;
 use nearflash_wasm::limits::{default_fuel, FUEL_BASE};
+use nearflash_wasm::stream::WasmStreamProgram;
 use nearflash_wasm::{Limits, Program};
 
 /// The most fuel a registration may ask for, and the cap of the default. Fuel of one run
