@@ -22,7 +22,8 @@
 //! kept in the image: a reopened image starts with fresh erase counts.)
 //!
 //! `Image` is the one way in: `create` (mkfs), `open` or `open_read_only`, then `run` for any
-//! file-system operation or the host-facing `import`, `export`, `ls`, `fsck`, `mkdir`, `rm`,
+//! file-system operation or the host-facing `import`, `export`, `ls`, `fsck` (and
+//! `scan_data`, which reads every file's data back), `mkdir`, `rm`,
 //! then `close`, which makes everything durable. An import writes each file under a temporary
 //! name and renames it over its destination after its fsync, so a killed import never leaves
 //! a partial file under a real name; an export does the same on the host. An image dropped without `close` is left as a killed process leaves it:
@@ -32,11 +33,13 @@
 
 mod error;
 mod lock;
+mod scan;
 mod store;
 
 pub use error::ImageError;
 pub use lock::{LockKind, LOCK_WAIT};
 pub use nearflash_outfile::Overwrite;
+pub use scan::{DataScan, DATA_UNREADABLE};
 
 use nearflash_flash::Backbone;
 use nearflash_fs::host::HostEvent;

@@ -9,6 +9,8 @@ use crate::store::{bitmap_bytes, HEADER_BYTES};
 use nearflash_sim::SimRng;
 
 const FILE_BYTES: usize = 100_000;
+/// A byte inside a page's data area (test-min's pages are 4 KiB).
+const DATA_FLIP_AT: u64 = 1084;
 
 struct Clean {
     dir: tempfile::TempDir,
@@ -80,6 +82,35 @@ impl Clean {
         }
     }
 
+    /// A page whose flipped bit (at byte `DATA_FLIP_AT`) makes the file's data unreadable,
+    /// and where in the file the unreadable block starts.
+    fn damaged_data_page(&self) -> (u64, u64) {
+        (0..self.pages)
+            .filter(|&p| self.programmed(p))
+            .find_map(|p| match self.export_after_flip(p, DATA_FLIP_AT) {
+                Outcome::Error(e) if e.contains("reading /f.bin at byte") => {
+                    let at: u64 = e
+                        .split("at byte ")
+                        .nth(1)
+                        .and_then(|s| s.split(':').next())
+                        .and_then(|s| s.parse().ok())
+                        .unwrap();
+                    Some((p, at))
+                }
+                _ => None,
+            })
+            .expect("a flip in the file's data")
+    }
+
+    /// A copy of the image named `name` with page `p`'s bit at `DATA_FLIP_AT` flipped.
+    fn flipped(&self, p: u64, name: &str) -> PathBuf {
+        let mut bytes = self.bytes.clone();
+        bytes[(self.first_page_at + p * self.slot_bytes + DATA_FLIP_AT) as usize] ^= 0x10;
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        path
+    }
+
     /// Flips one bit at `at_in_page` of every programmed page; returns the errors.
     fn scan(&self, at_in_page: u64) -> Vec<(u64, String)> {
         let mut errors = Vec::new();
@@ -99,7 +130,7 @@ impl Clean {
 #[test]
 fn a_flipped_data_bit_in_any_page_is_harmless_or_an_error_naming_the_file() {
     let c = clean();
-    let errors = c.scan(1084);
+    let errors = c.scan(DATA_FLIP_AT);
     assert!(
         !errors.is_empty(),
         "no flip of the file's pages was detected"
@@ -132,25 +163,8 @@ fn a_flipped_header_bit_in_any_page_is_harmless_or_an_error() {
 #[test]
 fn a_damaged_block_of_one_file_leaves_the_rest_readable() {
     let c = clean();
-    let (p, at) = (0..c.pages)
-        .filter(|&p| c.programmed(p))
-        .find_map(|p| match c.export_after_flip(p, 1084) {
-            Outcome::Error(e) if e.contains("reading /f.bin at byte") => {
-                let at: u64 = e
-                    .split("at byte ")
-                    .nth(1)
-                    .and_then(|s| s.split(':').next())
-                    .and_then(|s| s.parse().ok())
-                    .unwrap();
-                Some((p, at))
-            }
-            _ => None,
-        })
-        .expect("a flip in the file's data");
-    let mut bytes = c.bytes.clone();
-    bytes[(c.first_page_at + p * c.slot_bytes + 1084) as usize] ^= 0x10;
-    let path = c.dir.path().join("one.img");
-    std::fs::write(&path, &bytes).unwrap();
+    let (p, at) = c.damaged_data_page();
+    let path = c.flipped(p, "one.img");
     let mut img = Image::open_read_only(&path).unwrap();
     let FsReply::Opened(fh) = img
         .run(
@@ -187,4 +201,40 @@ fn a_damaged_block_of_one_file_leaves_the_rest_readable() {
         let end = (off as usize + d.len()).min(FILE_BYTES);
         assert_eq!(&d[..], &c.file[off as usize..end]);
     }
+}
+
+/// Story (issue 28): `fs fsck` checks metadata only, so an image whose file data had a flipped
+/// bit passed it with "0 problem(s)", and only an export found the damage. The data scan
+/// (`fsck --data`) reads every block back and names the damaged range; the rest of the file
+/// reads back, and an undamaged image scans clean.
+#[test]
+fn a_damaged_data_block_passes_metadata_fsck_and_the_data_scan_names_it() {
+    let c = clean();
+    let mut img = Image::open_read_only(&c.dir.path().join("clean.img")).unwrap();
+    let scan = img.scan_data().unwrap();
+    assert_eq!(scan.problems, vec![], "an undamaged image scans clean");
+    assert_eq!((scan.files, scan.bytes_read), (1, FILE_BYTES as u64));
+
+    let (p, at) = c.damaged_data_page();
+    let mut img = Image::open_read_only(&c.flipped(p, "scan.img")).unwrap();
+    let report = img.fsck().unwrap();
+    assert!(report.is_clean(), "metadata fsck reads no data: {report:?}");
+    let scan = img.scan_data().unwrap();
+    assert_eq!(scan.files, 1);
+    assert_eq!(scan.problems.len(), 1, "{:?}", scan.problems);
+    let problem = &scan.problems[0];
+    assert_eq!(problem.code, DATA_UNREADABLE);
+    let range = format!("/f.bin: bytes {at}..");
+    assert!(problem.detail.starts_with(&range), "{}", problem.detail);
+    assert!(problem.detail.contains("integrity"), "{}", problem.detail);
+    let end: u64 = problem.detail[range.len()..]
+        .split(' ')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert_eq!(
+        scan.bytes_read,
+        FILE_BYTES as u64 - (end - at),
+        "the rest reads back"
+    );
 }

@@ -466,6 +466,56 @@ fn an_endless_module_runs_out_of_fuel_as_eio_and_the_device_keeps_serving() {
     assert_eq!(w, Err(Errno(libc::E2BIG)));
 }
 
+/// A module that never ends and burns fuel fast (a 64 KiB `memory.fill` costs 8,193 fuel in
+/// a few microseconds of host time), so a test can exhaust the default fuel quickly.
+const FILL_FOREVER_WAT: &str = r#"(module
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (loop $forever (memory.fill (i32.const 0) (i32.const 0) (i32.const 65536)) (br $forever))))"#;
+
+/// Story (issue 28): a module registered without `fuel_max` ran with 10^10 fuel, five times
+/// `program run`'s default: a runaway held the device thread (and every request of the
+/// mount) for half a minute or more. Its default is now `program run`'s, 2 × 10^9 + 100 per
+/// byte of the real file: the open fails with EIO, the error names that fuel, and the mount
+/// serves on.
+#[test]
+fn a_runaway_module_without_fuel_max_fails_its_open_under_the_program_default_and_the_mount_serves_on(
+) {
+    let d = tempfile::tempdir().unwrap();
+    let mut dev = device(d.path());
+    let ds = grep_dataset(64 << 10);
+    let pattern = String::from_utf8(ds.params[0].clone()).unwrap();
+    put_file(&mut dev, "lines.txt", 0o644, &ds.input);
+    let (w, a) = control(
+        &mut dev,
+        ALICE,
+        serde_json::json!({"op": "register", "name": "spin", "file": "/data/lines.txt",
+                           "program": "fill.wat",
+                           "module_hex": control::hex_encode(FILL_FOREVER_WAT.as_bytes())}),
+    );
+    assert!(w.is_ok() && a.ok, "{}", a.message);
+    register_grep(&mut dev, ALICE, "matches", &pattern);
+
+    let t0 = std::time::Instant::now();
+    assert_eq!(cat(&mut dev, ALICE, "spin"), Err(Errno(libc::EIO)));
+    let wall = t0.elapsed();
+    let fuel = nearflash_wasm::limits::default_fuel(ds.input.len() as u64);
+    assert_eq!(fuel, 2_000_000_000 + 100 * ds.input.len() as u64);
+    let v = dev.stats().vfiles.unwrap();
+    let e = v.last_error.as_deref().unwrap();
+    assert!(
+        e.contains(&format!("out of fuel after {fuel} units")),
+        "{e}"
+    );
+    assert!(
+        wall < std::time::Duration::from_secs(30),
+        "the runaway held the device {wall:?}"
+    );
+    // The mount serves on: another virtual file.
+    let (out, _) = cat(&mut dev, ALICE, "matches").unwrap();
+    assert_eq!(out, grep_reference(&ds.input, pattern.as_bytes()));
+}
+
 #[test]
 fn registrations_persist_on_the_image_across_a_restart_until_unregistered() {
     let d = tempfile::tempdir().unwrap();

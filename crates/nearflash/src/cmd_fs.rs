@@ -82,6 +82,11 @@ pub enum FsCommand {
     Fsck {
         #[arg(long)]
         image: PathBuf,
+        /// Also read every block of every file back through the file system, each page
+        /// checked against its spare-area CRC, and report every range that does not read
+        /// back (`data-unreadable`). Without it only metadata is checked.
+        #[arg(long)]
+        data: bool,
     },
     /// Power-cut crash test of the file system over the FTL (behind the drive's DRAM write
     /// buffer when the preset's `[write_cache]` is enabled, or with --write-cache); last line
@@ -145,7 +150,7 @@ pub fn run(args: &FsArgs) -> Result<bool, CliError> {
         }),
         FsCommand::Rmdir { image, path } => writing(image, |img| img.rmdir(path)),
         FsCommand::Ls { image, dir } => ls(image, dir).map(|()| true),
-        FsCommand::Fsck { image } => fsck(image),
+        FsCommand::Fsck { image, data } => fsck(image, *data),
         FsCommand::Crashtest {
             preset,
             overrides,
@@ -229,12 +234,24 @@ fn ls(image: &Path, dir: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-fn fsck(image: &Path) -> Result<bool, CliError> {
+fn fsck(image: &Path, data: bool) -> Result<bool, CliError> {
     let mut img = Image::open_read_only(image)?;
-    let report = img.fsck()?;
+    let mut report = img.fsck()?;
+    let scan = data.then(|| img.scan_data()).transpose()?;
     img.close()?;
+    if let Some(scan) = &scan {
+        report.problems.extend(scan.problems.iter().cloned());
+    }
     for p in &report.problems {
         println!("{}: {}", p.code, p.detail);
+    }
+    if let Some(scan) = &scan {
+        println!(
+            "data: {} file(s) read, {} byte(s) read back intact, {} damaged range(s)",
+            scan.files,
+            scan.bytes_read,
+            scan.problems.len()
+        );
     }
     println!(
         "{}: {} file(s), {} dir(s), {} block(s) owned, {} problem(s)",

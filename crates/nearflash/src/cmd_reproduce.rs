@@ -71,9 +71,14 @@ pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
     };
     let out = nearflash_jobs::reproduce::out_dir(&args.paper, &opts);
     let bar = crate::progress::Progress::new("reproduce", true);
-    let result = nearflash_jobs::reproduce(&args.paper, &opts, &|done, total| {
-        bar.update(done as u64, total as u64)
-    });
+    let result = crate::interrupt::until_ctrl_c(
+        "the simulations were stopped; no summary.json or report.html was written",
+        || {
+            nearflash_jobs::reproduce(&args.paper, &opts, &|done, total| {
+                bar.update(done as u64, total as u64)
+            })
+        },
+    );
     bar.finish();
     let r = result?;
     print!("{}", r.text);

@@ -33,7 +33,8 @@ pub struct RegisterArgs {
     /// pattern; statistics: the row size in bytes; any: hex:BYTES). Repeatable.
     #[arg(long = "arg", allow_hyphen_values = true)]
     pub args: Vec<String>,
-    /// A module's fuel per run (default 10^10; the server allows at most 10^11).
+    /// A module's fuel per run (default: `program run`'s over the real file, 2 × 10^9 + 100
+    /// per byte of it; the server allows at most 10^11).
     #[arg(long)]
     pub fuel_max: Option<u64>,
     /// A module's linear memory (default 64; at most 256).

@@ -29,6 +29,10 @@ pub enum CliError {
     #[error("invalid workload: {0}")]
     Workload(String),
 
+    /// Ctrl-C stopped the command's work (`interrupt::until_ctrl_c`); names what was left.
+    #[error("interrupted (Ctrl-C): {0}")]
+    Interrupted(&'static str),
+
     #[error("backing store: {0}")]
     Store(String),
 

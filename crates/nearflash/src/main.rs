@@ -19,6 +19,7 @@ mod cmd_vfile_mount;
 mod cmd_ycsb;
 mod error;
 mod huge_pages;
+mod interrupt;
 mod output;
 mod progress;
 
@@ -130,6 +131,11 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         // The command ran and found failures (e.g. a crash test that lost data).
         Ok(false) => ExitCode::from(1),
+        // 128 + SIGINT, as a shell reports a command Ctrl-C ended.
+        Err(e @ error::CliError::Interrupted(_)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(130)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)

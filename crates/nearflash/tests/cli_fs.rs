@@ -291,3 +291,58 @@ fn an_empty_image_file_is_named_as_not_an_image() {
         "not a nearflash image (0 bytes",
     );
 }
+
+/// Bytes that never repeat a 64-byte window (xorshift64).
+fn noise(len: usize) -> Vec<u8> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Story (issue 28): `fs fsck` reads no file data, so an image with a flipped bit in a file's
+/// data passed it with "0 problem(s)". `fs fsck --data` reads every block back, each page
+/// checked against its spare-area CRC, and names the damaged range with exit 1; plain fsck
+/// stays a metadata check.
+#[test]
+fn fsck_data_reports_a_flipped_bit_in_a_files_data_that_plain_fsck_does_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = noise(300_000);
+    let image = mkfs_with(dir.path(), &[("a.bin", &a)]);
+    let img = image.to_str().unwrap();
+    let clean = ok(&["fs", "fsck", "--data", "--image", img]);
+    assert!(
+        clean.contains("1 file(s) read, 300000 byte(s) read back intact, 0 damaged range(s)"),
+        "{clean}"
+    );
+    // Flip one bit of file byte 150,010 wherever the image holds it (block 36 of the file).
+    let mut bytes = std::fs::read(&image).unwrap();
+    let needle = &a[150_000..150_064];
+    let hits: Vec<usize> = bytes
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle)
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!hits.is_empty(), "the image holds the file's bytes");
+    for h in hits {
+        bytes[h + 10] ^= 0x10;
+    }
+    std::fs::write(&image, &bytes).unwrap();
+
+    let meta = ok(&["fs", "fsck", "--image", img]);
+    assert!(meta.contains("0 problem(s)"), "{meta}");
+    let out = nearflash(&["fs", "fsck", "--data", "--image", img]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("data-unreadable: /a.bin: bytes 147456..151552 do not read back"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 problem(s)"), "{stdout}");
+}

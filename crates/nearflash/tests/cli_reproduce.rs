@@ -219,3 +219,55 @@ fn a_functional_reproduction_verifies_every_instance_of_every_system() {
     assert_eq!(v["fidelity"], "functional");
     assert_eq!(v["runs"].as_array().unwrap().len(), 15);
 }
+
+/// Story (issue 28): with `--jobs` above 1 the simulations ran on worker threads that never
+/// looked for Ctrl-C. Now SIGINT stops every worker at its next poll: the command exits 130
+/// within seconds saying it was interrupted, and leaves no output (the directory it created
+/// is removed; outputs are only ever written, atomically, at the end).
+#[test]
+fn ctrl_c_stops_a_reproduction_on_every_worker_and_leaves_no_output() {
+    for jobs in ["2", "1"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out_dir = dir.path().join("out");
+        // The whole FlashAbacus evaluation takes minutes: the signal comes long before its end.
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nearflash"))
+            .args(["reproduce", "flashabacus", "--jobs", jobs, "--out"])
+            .arg(&out_dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        assert!(child.try_wait().unwrap().is_none(), "still running");
+        // SAFETY: a signal to the child this test started and has not reaped.
+        let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        assert_eq!(rc, 0);
+        let t0 = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if t0.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("--jobs {jobs}: still running 20 s after Ctrl-C");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let wall = t0.elapsed();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(status.code(), Some(130), "--jobs {jobs}: {err}");
+        assert!(err.contains("interrupted (Ctrl-C)"), "--jobs {jobs}: {err}");
+        assert!(!err.contains("panicked"), "--jobs {jobs}: {err}");
+        assert!(
+            !out_dir.exists(),
+            "--jobs {jobs}: left {}",
+            out_dir.display()
+        );
+        assert!(
+            wall < std::time::Duration::from_secs(5),
+            "--jobs {jobs}: stopped {wall:?} after Ctrl-C"
+        );
+        println!("--jobs {jobs}: stopped {wall:?} after Ctrl-C");
+    }
+}

@@ -38,8 +38,9 @@ fn doc(options: &str) -> PyResult<serde_json::Value> {
 }
 
 /// Runs `job` with the GIL released; every `SIGNALS_EVERY` of wall time (checked between
-/// batches of simulated events) it takes the GIL to run Python's signal handlers, and if one
-/// raises (Ctrl-C: `KeyboardInterrupt`), the run is abandoned and that exception is raised.
+/// batches of simulated events, or by `reproduce`'s waiting thread, which then stops its
+/// workers) it takes the GIL to run Python's signal handlers, and if one raises (Ctrl-C:
+/// `KeyboardInterrupt`), the run is abandoned and that exception is raised.
 fn long<T: Send>(py: Python<'_>, job: impl FnOnce() -> PyResult<T> + Send) -> PyResult<T> {
     py.detach(|| {
         let raised: Rc<RefCell<Option<PyErr>>> = Rc::default();
@@ -58,11 +59,14 @@ fn long<T: Send>(py: Python<'_>, job: impl FnOnce() -> PyResult<T> + Send) -> Py
                 }
             }
         };
-        interruptible(check, job).unwrap_or_else(|_| {
-            Err(raised
+        match interruptible(check, job) {
+            // A job that answers the interrupt itself (a reproduction's workers stop and it
+            // returns its error) raises the exception that stopped it, not that error.
+            Ok(r) => raised.take().map_or(r, Err),
+            Err(_) => Err(raised
                 .take()
-                .expect("an interrupted run has the exception that stopped it"))
-        })
+                .expect("an interrupted run has the exception that stopped it")),
+        }
     })
 }
 

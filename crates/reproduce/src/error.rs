@@ -31,6 +31,10 @@ pub enum ReproduceError {
     #[error("application: {0}")]
     App(#[from] nearflash_iscapps::AppError),
 
+    /// Ctrl-C (the caller's interrupt check) stopped the simulations; nothing was computed.
+    #[error("interrupted: the simulations were stopped before they finished")]
+    Interrupted(#[from] nearflash_sim::interrupt::Interrupted),
+
     #[error("data verification failed: {what}: {source}")]
     Verification {
         what: String,

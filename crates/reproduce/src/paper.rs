@@ -51,7 +51,9 @@ pub struct Reproduced {
 }
 
 /// Runs every simulation of `paper`, `jobs` side by side, and computes its claims and
-/// figures. `progress(done, total)` is called as simulations finish (from any thread).
+/// figures. `progress(done, total)` is called as simulations finish (from any thread). An
+/// interrupt asked of the calling thread (`nearflash_sim::interrupt`) stops every simulation
+/// and is the answer (`ReproduceError::Interrupted`).
 pub fn reproduce<P: Paper>(
     paper: &P,
     jobs: usize,
@@ -66,7 +68,7 @@ pub fn reproduce<P: Paper>(
         jobs,
         |i| paper.simulate(&runs[i]),
         |done| progress(done, n),
-    );
+    )?;
     // The first failure in run order, whatever the job count.
     let measured = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     assert_eq!(measured.len(), n, "one result per run");

@@ -4,8 +4,11 @@
 //! the calling thread, and when it answers true the run unwinds (its state is dropped; nothing
 //! of it is returned) and `interruptible` returns [`Interrupted`]. The check decides how often
 //! it really looks (the Python package: at most every 100 ms of wall time, with the GIL taken
-//! for that moment). Runs outside `interruptible` (the CLI, where Ctrl-C ends the process)
-//! have no check: one thread-local read per `POLL_EVENTS` events.
+//! for that moment; `nearflash reproduce`: a flag its SIGINT handler sets). A thread that
+//! waits for others instead of simulating asks its check with [`requested`] and passes the
+//! answer on (`parallel_map` in nearflash-reproduce: every worker runs inside `interruptible`
+//! with a shared cancel flag). Runs outside `interruptible` (the other CLI commands, where
+//! Ctrl-C ends the process) have no check: one thread-local read per `POLL_EVENTS` events.
 
 use std::cell::RefCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -50,15 +53,22 @@ pub fn interruptible<T>(
     }
 }
 
-/// Asks this thread's check, if any; unwinds to [`interruptible`] when it answers true.
-pub(crate) fn poll() {
+/// Asks this thread's check, if any, whether to stop, without unwinding: for a thread that
+/// waits for others rather than stepping a simulation (`parallel_map` relays the answer to
+/// its workers). False outside [`interruptible`].
+pub fn requested() -> bool {
     // The check is taken out while it runs, so that nothing it calls can re-enter it.
     let Some(mut check) = CHECK.with(|c| c.borrow_mut().take()) else {
-        return;
+        return false;
     };
     let stop = check();
     CHECK.with(|c| *c.borrow_mut() = Some(check));
-    if stop {
+    stop
+}
+
+/// Asks this thread's check, if any; unwinds to [`interruptible`] when it answers true.
+pub(crate) fn poll() {
+    if requested() {
         // Not `panic!`: no panic hook runs and nothing is printed; `interruptible` catches it.
         resume_unwind(Box::new(Interrupted));
     }
@@ -104,6 +114,8 @@ mod tests {
         assert_eq!(r, Err(Interrupted));
         // The check is gone afterwards, and a run that ends on its own is returned.
         poll();
+        assert!(!requested(), "no check outside interruptible");
+        assert_eq!(interruptible(|| true, requested), Ok(true));
         assert_eq!(interruptible(|| true, || 7), Ok(7));
     }
 }

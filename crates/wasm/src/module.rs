@@ -104,11 +104,27 @@ impl Program {
         self.limits
     }
 
-    /// A fresh run with `args` (after argv[0]) and the run's `seed` (random_get).
+    /// A fresh run with `args` (after argv[0]) and the run's `seed` (random_get), under the
+    /// program's limits.
     pub fn start(&self, args: &[String], seed: u64) -> Result<Run, crate::RunError> {
+        self.start_with_fuel(args, seed, self.limits.fuel_max)
+    }
+
+    /// As `start`, with `fuel_max` for this run (a caller that learns the input's size only
+    /// when the run starts: `limits::default_fuel` of it).
+    pub fn start_with_fuel(
+        &self,
+        args: &[String],
+        seed: u64,
+        fuel_max: u64,
+    ) -> Result<Run, crate::RunError> {
         let mut argv = vec![self.name.as_bytes().to_vec()];
         argv.extend(args.iter().map(|a| a.as_bytes().to_vec()));
-        Run::new(self, WasiState::new(argv, seed, self.limits))
+        let limits = Limits {
+            fuel_max,
+            ..self.limits
+        };
+        Run::new(self, WasiState::new(argv, seed, limits))
     }
 
     pub(crate) fn parts(&self) -> (&Engine, &Module, &Linker<WasiState>) {

@@ -60,7 +60,7 @@ impl Run {
     pub(crate) fn new(program: &Program, state: WasiState) -> Result<Run, RunError> {
         let (engine, module, linker) = program.parts();
         let name = program.name().to_string();
-        let fuel_max = program.limits().fuel_max;
+        let fuel_max = state.limits.fuel_max;
         let mut store = Store::new(engine, state);
         store.limiter(|s| &mut s.limiter);
         store.set_fuel(fuel_max).expect("fuel metering is on");
@@ -168,7 +168,7 @@ impl Run {
                     .expect("a waiting run has a pending read");
                 let (mem, st) = self.memory.data_and_store_mut(&mut self.store);
                 let (errno, n) = read_input(mem, st, p);
-                let fuel = crate::cost::host_call_fuel(n) + u64::from(p.iovs_len);
+                let fuel = crate::cost::iovec_call_fuel(u64::from(p.iovs_len), n);
                 let left = self.store.get_fuel().expect("fuel metering is on");
                 if left < fuel {
                     self.store.set_fuel(0).expect("fuel metering is on");

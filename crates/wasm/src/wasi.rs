@@ -7,12 +7,13 @@
 //! `fd_seek` → ESPIPE, `fd_fdstat_get` describes the three character devices).
 //!
 //! Tolerates any pointer and length a guest passes: out-of-range memory is `EFAULT`, never a
-//! host panic; every call is charged fuel (1 + 1 per 8 bytes moved, `cost::host_call_fuel`) so
-//! that no loop of calls escapes metering. `fd_read` with its chunk used up and more input to
+//! host panic; every call is charged fuel for its work (`cost::HOST_CALL_FUEL` = 100 per call,
+//! plus 4 per iovec and 1 per 8 bytes moved; `random_get` 11 per 8 bytes generated), so that
+//! a loop of calls burns the default fuel within seconds, like a loop of instructions. `fd_read` with its chunk used up and more input to
 //! come stops the run (`Stop::NeedInput`), which `run::Run` resumes when the device has read
 //! the next chunk.
 
-use crate::cost::host_call_fuel;
+use crate::cost::{host_call_fuel, iovec_call_fuel, random_fuel};
 use crate::limits::Limits;
 use rand::RngCore;
 use rand_xoshiro::rand_core::SeedableRng;
@@ -271,7 +272,7 @@ fn fd_read(
     nread: i32,
 ) -> Res<i32> {
     if fd != 0 {
-        charge(&mut caller, 1)?;
+        charge(&mut caller, host_call_fuel(0))?;
         return Ok(ERRNO_BADF);
     }
     let p = PendingRead {
@@ -286,7 +287,7 @@ fn fd_read(
     }
     let (mem, st) = memory_of(&mut caller)?;
     let (errno, n) = read_input(mem, st, p);
-    charge(&mut caller, host_call_fuel(n) + u64::from(p.iovs_len))?;
+    charge(&mut caller, iovec_call_fuel(u64::from(p.iovs_len), n))?;
     Ok(errno)
 }
 
@@ -298,12 +299,12 @@ fn fd_write(
     nwritten: i32,
 ) -> Res<i32> {
     if fd != 1 && fd != 2 {
-        charge(&mut caller, 1)?;
+        charge(&mut caller, host_call_fuel(0))?;
         return Ok(ERRNO_BADF);
     }
     let (mem, st) = memory_of(&mut caller)?;
     let Some(iovs) = iovecs(mem, iovs as u32, iovs_len as u32) else {
-        charge(&mut caller, 1)?;
+        charge(&mut caller, host_call_fuel(0))?;
         return Ok(ERRNO_FAULT);
     };
     let mut n: u64 = 0;
@@ -333,12 +334,12 @@ fn fd_write(
     if errno == ERRNO_SUCCESS && put(mem, nwritten as u32, &(n as u32).to_le_bytes()).is_none() {
         errno = ERRNO_FAULT;
     }
-    charge(&mut caller, host_call_fuel(n) + iovs.len() as u64)?;
+    charge(&mut caller, iovec_call_fuel(iovs.len() as u64, n))?;
     Ok(errno)
 }
 
 fn args_sizes_get(mut caller: Caller<'_, WasiState>, argc_ptr: i32, size_ptr: i32) -> Res<i32> {
-    charge(&mut caller, 1)?;
+    charge(&mut caller, host_call_fuel(0))?;
     let (mem, st) = memory_of(&mut caller)?;
     let argc = st.args.len() as u32;
     let size: usize = st.args.iter().map(|a| a.len() + 1).sum();
@@ -366,7 +367,7 @@ fn args_get(mut caller: Caller<'_, WasiState>, argv_ptr: i32, buf_ptr: i32) -> R
 }
 
 fn environ_sizes_get(mut caller: Caller<'_, WasiState>, count_ptr: i32, size_ptr: i32) -> Res<i32> {
-    charge(&mut caller, 1)?;
+    charge(&mut caller, host_call_fuel(0))?;
     let (mem, _) = memory_of(&mut caller)?;
     let ok = put(mem, count_ptr as u32, &0u32.to_le_bytes())
         .and_then(|()| put(mem, size_ptr as u32, &0u32.to_le_bytes()));
@@ -374,7 +375,7 @@ fn environ_sizes_get(mut caller: Caller<'_, WasiState>, count_ptr: i32, size_ptr
 }
 
 fn environ_get(mut caller: Caller<'_, WasiState>, _environ: i32, _buf: i32) -> Res<i32> {
-    charge(&mut caller, 1)?;
+    charge(&mut caller, host_call_fuel(0))?;
     Ok(ERRNO_SUCCESS)
 }
 
@@ -385,7 +386,7 @@ fn clock_time_get(
     _precision: i64,
     time_ptr: i32,
 ) -> Res<i32> {
-    charge(&mut caller, 1)?;
+    charge(&mut caller, host_call_fuel(0))?;
     if !(0..=3).contains(&id) {
         return Ok(ERRNO_INVAL);
     }
@@ -394,7 +395,7 @@ fn clock_time_get(
 }
 
 fn random_get(mut caller: Caller<'_, WasiState>, buf: i32, len: i32) -> Res<i32> {
-    charge(&mut caller, host_call_fuel(u64::from(len as u32)))?;
+    charge(&mut caller, random_fuel(u64::from(len as u32)))?;
     let (mem, st) = memory_of(&mut caller)?;
     match range(mem, buf as u32, u64::from(len as u32)) {
         Some(r) => {
@@ -426,7 +427,7 @@ fn fd_fdstat_get(mut caller: Caller<'_, WasiState>, fd: i32, buf: i32) -> Res<i3
 }
 
 fn fd_prestat_get(mut caller: Caller<'_, WasiState>, _fd: i32, _buf: i32) -> Res<i32> {
-    charge(&mut caller, 1)?;
+    charge(&mut caller, host_call_fuel(0))?;
     Ok(ERRNO_BADF)
 }
 
@@ -436,12 +437,12 @@ fn fd_prestat_dir_name(
     _path: i32,
     _len: i32,
 ) -> Res<i32> {
-    charge(&mut caller, 1)?;
+    charge(&mut caller, host_call_fuel(0))?;
     Ok(ERRNO_BADF)
 }
 
 fn fd_close(mut caller: Caller<'_, WasiState>, fd: i32) -> Res<i32> {
-    charge(&mut caller, 1)?;
+    charge(&mut caller, host_call_fuel(0))?;
     Ok(if (0..=2).contains(&fd) {
         ERRNO_SUCCESS
     } else {
@@ -456,7 +457,7 @@ fn fd_seek(
     _whence: i32,
     _new: i32,
 ) -> Res<i32> {
-    charge(&mut caller, 1)?;
+    charge(&mut caller, host_call_fuel(0))?;
     Ok(ERRNO_SPIPE)
 }
 

@@ -38,7 +38,12 @@ fn load(src: &str) -> Result<Program, LoadError> {
 
 #[test]
 fn cat_copies_its_input_in_any_chunking() {
-    let p = load(CAT).unwrap();
+    // One byte a chunk is 20,000 reads and writes of `HOST_CALL_FUEL` and more each.
+    let limits = Limits {
+        fuel_max: 10_000_000,
+        ..small()
+    };
+    let p = Program::load("cat.wat", CAT.as_bytes(), limits).unwrap();
     let input: Vec<u8> = (0..20_000u32).map(|i| i as u8).collect();
     for chunk in [1, 100, 4096, 20_000] {
         let out = run_chunks(&p, &[], 0, &input, chunk).unwrap();
@@ -325,6 +330,103 @@ fn a_runaway_loop_under_the_default_fuel_stops_within_seconds() {
         wall < std::time::Duration::from_secs(30),
         "the default fuel let a runaway loop run {wall:?}"
     );
+}
+
+/// A module whose `_start` calls WASI function `name` (signature `sig`) with `args` forever.
+fn calling_forever(name: &str, sig: &str, args: &str) -> String {
+    format!(
+        r#"(module
+  (import "wasi_snapshot_preview1" "{name}" (func $f {sig}))
+  (memory (export "memory") 2)
+  (func (export "_start") (loop $l (drop (call $f {args})) (br $l))))"#
+    )
+}
+
+/// Story (issue 28): each WASI call was charged 1 fuel, while it costs the interpreter about
+/// 60 ns of host work, so a loop of calls — `fd_write` of nothing, the clock, `random_get` —
+/// ran about 40 s under the default fuel before it was stopped. A call now costs its work
+/// (`cost::HOST_CALL_FUEL` and the per-byte charges): every such loop stops with the
+/// out-of-fuel error within seconds, and a call is charged at least the fixed cost.
+#[test]
+fn a_loop_of_wasi_calls_under_the_default_fuel_stops_within_seconds() {
+    let loops = [
+        (
+            "fd_write of 0 bytes",
+            calling_forever(
+                "fd_write",
+                "(param i32 i32 i32 i32) (result i32)",
+                "(i32.const 1) (i32.const 0) (i32.const 0) (i32.const 16)",
+            ),
+        ),
+        (
+            "clock_time_get",
+            calling_forever(
+                "clock_time_get",
+                "(param i32 i64 i32) (result i32)",
+                "(i32.const 1) (i64.const 0) (i32.const 16)",
+            ),
+        ),
+        (
+            "random_get of 64 KiB",
+            calling_forever(
+                "random_get",
+                "(param i32 i32) (result i32)",
+                "(i32.const 0) (i32.const 65536)",
+            ),
+        ),
+        (
+            "fd_read into no buffer",
+            calling_forever(
+                "fd_read",
+                "(param i32 i32 i32 i32) (result i32)",
+                "(i32.const 0) (i32.const 0) (i32.const 0) (i32.const 16)",
+            ),
+        ),
+    ];
+    for (what, src) in loops {
+        let p = Program::load("calls.wat", src.as_bytes(), Limits::default()).unwrap();
+        let t0 = std::time::Instant::now();
+        let e = run_chunks(&p, &[], 1, b"some input", 4096).unwrap_err();
+        let wall = t0.elapsed();
+        println!("{what}: stopped after {wall:?}");
+        assert!(matches!(e, RunError::OutOfFuel { .. }), "{what}: {e}");
+        assert!(e.to_string().contains("out of fuel"), "{what}: {e}");
+        // 40 s before; about 1-2 s now on a 2-core machine, generous for a loaded one.
+        assert!(
+            wall < std::time::Duration::from_secs(12),
+            "{what}: a loop of WASI calls ran {wall:?} under the default fuel"
+        );
+    }
+}
+
+/// Each call is charged at least `HOST_CALL_FUEL`: a loop writing one diagnostics byte per
+/// call makes at most fuel ÷ `HOST_CALL_FUEL` calls (every call is counted, kept or dropped).
+#[test]
+fn every_wasi_call_is_charged_its_fixed_cost() {
+    let fuel_max = 1_000_000;
+    let src = r#"(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (i32.store (i32.const 0) (i32.const 64))
+    (i32.store (i32.const 4) (i32.const 1))
+    (loop $l (drop (call $w (i32.const 2) (i32.const 0) (i32.const 1) (i32.const 16))) (br $l))))"#;
+    let limits = Limits {
+        fuel_max,
+        ..Limits::default()
+    };
+    let p = Program::load("diag.wat", src.as_bytes(), limits).unwrap();
+    let mut run = p.start(&[], 1).unwrap();
+    let e = run.feed(0, b"", true).unwrap_err();
+    assert!(matches!(e, RunError::OutOfFuel { .. }), "{e}");
+    let calls = run.diagnostics().len() as u64 + run.diagnostics_dropped_bytes();
+    let per_call = nearflash_wasm::cost::iovec_call_fuel(1, 1);
+    assert!(calls > 0);
+    assert!(
+        calls <= fuel_max / per_call,
+        "{calls} calls for {fuel_max} fuel: under {per_call} a call"
+    );
+    assert!(calls >= fuel_max / (per_call + 10), "{calls} calls");
 }
 
 /// A valid module to mutate: CAT compiled.

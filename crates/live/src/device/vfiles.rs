@@ -247,16 +247,35 @@ impl FsDevice {
     fn run_vfile(&mut self, caller: Caller, name: &str) -> Result<RunOutput, VfileError> {
         let entry = self.vfiles.get(name).expect("looked up by the caller");
         let file = entry.request.file.clone();
-        let label = entry.program.label.clone();
-        let program = entry.program.start()?;
         let fh = self.open_real(caller, &file)?;
-        let start = self.now();
-        let mut run = VfileRun::new(program, &label, self.core.core, start, OUTPUT_BYTES_MAX);
-        let fed = self.feed_real(caller, fh, &mut run);
+        let run = self.real_size(caller, &file).and_then(|input_bytes| {
+            // A module's default fuel is that of `program run` over the same input.
+            let entry = self.vfiles.get(name).expect("looked up by the caller");
+            let program = entry.program.start(input_bytes)?;
+            let label = entry.program.label.clone();
+            let mut run = VfileRun::new(
+                program,
+                &label,
+                self.core.core,
+                self.now(),
+                OUTPUT_BYTES_MAX,
+            );
+            self.feed_real(caller, fh, &mut run).map(|()| run)
+        });
         let closed = self.close_real(caller, fh);
-        fed?;
+        let run = run?;
         closed?;
         run.finish()
+    }
+
+    /// The size of real file `path`, open as the caller: the input of the run about to read
+    /// it (requests are served one at a time, so nothing changes it meanwhile).
+    fn real_size(&mut self, caller: Caller, path: &str) -> Result<u64, VfileError> {
+        match self.fs(caller, FsOp::Stat(path.to_string())) {
+            Ok(FsReply::Stat(st)) => Ok(st.size_bytes),
+            Ok(_) => Err(device("sizing the real file", Errno(libc::EIO))),
+            Err(e) => Err(device("sizing the real file", e)),
+        }
     }
 
     /// Reads the real file (open as `fh`) chunk by chunk into `run`.

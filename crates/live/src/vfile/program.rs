@@ -11,14 +11,16 @@
 use crate::vfile::VfileError;
 use nearflash_iscapps::Direction;
 use nearflash_stream::StreamProgram;
+use nearflash_wasm::limits::{default_fuel, FUEL_BASE};
 use nearflash_wasm::stream::WasmStreamProgram;
 use nearflash_wasm::{Limits, Program};
 
-/// Fuel of one run unless the registration asks for another: 10^10 instructions, about 100
-/// per byte of a 100 MiB file (an assumption, as `nearflash_wasm::Limits`: a generous bound
-/// for a filter), and at most `FUEL_MAX` (the interpreter burns about 10^8–10^9 fuel per
-/// second of host time, and the device serves nothing else meanwhile).
-pub const FUEL_DEFAULT: u64 = 10_000_000_000;
+/// The most fuel a registration may ask for, and the cap of the default. Fuel of one run
+/// unless the registration asks for another is `program run`'s default,
+/// `nearflash_wasm::limits::default_fuel` of the real file's size at the open (2 × 10^9 + 100
+/// per byte), so a runaway module fails its open with `EIO` within seconds (docs/programs.md,
+/// "The sandbox") — the device thread serves nothing else while a run lasts — while a filter
+/// has far more than it burns per byte.
 pub const FUEL_MAX: u64 = 100_000_000_000;
 /// Linear memory of a module unless asked otherwise, and the most it may ask.
 pub const MEMORY_MIB_DEFAULT: u64 = 64;
@@ -32,14 +34,15 @@ pub const ARG_BYTES_MAX: usize = 4096;
 /// A module's limits as registered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ModuleLimits {
-    pub fuel_max: u64,
+    /// Fuel of every run; `None`: the default for each run's input (`fuel_for`).
+    pub fuel_max: Option<u64>,
     pub memory_mib_max: u64,
 }
 
 impl Default for ModuleLimits {
     fn default() -> Self {
         ModuleLimits {
-            fuel_max: FUEL_DEFAULT,
+            fuel_max: None,
             memory_mib_max: MEMORY_MIB_DEFAULT,
         }
     }
@@ -49,11 +52,11 @@ impl ModuleLimits {
     /// The limits asked for (either may be absent), checked against the server's.
     pub fn asked(fuel_max: Option<u64>, memory_mib_max: Option<u64>) -> Result<Self, VfileError> {
         let l = ModuleLimits {
-            fuel_max: fuel_max.unwrap_or(FUEL_DEFAULT),
+            fuel_max,
             memory_mib_max: memory_mib_max.unwrap_or(MEMORY_MIB_DEFAULT),
         };
         for (what, value, max) in [
-            ("fuel_max", l.fuel_max, FUEL_MAX),
+            ("fuel_max", fuel_max.unwrap_or(FUEL_BASE), FUEL_MAX),
             ("memory_max_mib", l.memory_mib_max, MEMORY_MIB_MAX),
         ] {
             if value > max {
@@ -66,10 +69,20 @@ impl ModuleLimits {
         Ok(l)
     }
 
+    /// Fuel of a run over `input_bytes`: the registration's, or the default for that input
+    /// (at most `FUEL_MAX`).
+    pub fn fuel_for(self, input_bytes: u64) -> u64 {
+        let fuel = self
+            .fuel_max
+            .unwrap_or_else(|| default_fuel(input_bytes).min(FUEL_MAX));
+        assert!((1..=FUEL_MAX).contains(&fuel), "checked when registered");
+        fuel
+    }
+
     fn wasm_limits(self) -> Limits {
         Limits {
             memory_pages_max: self.memory_mib_max * 16,
-            fuel_max: self.fuel_max,
+            fuel_max: self.fuel_for(0),
             ..Limits::default()
         }
     }
@@ -150,7 +163,7 @@ impl VfileProgram {
             VfileError::Program(e) => VfileError::Params(e),
             e => e,
         };
-        let mut trial = p.start().map_err(params)?;
+        let mut trial = p.start(0).map_err(params)?;
         nearflash_iscapps::run_program(trial.as_mut(), &[], &nearflash_stream::flits_of(&[]))
             .map_err(VfileError::Params)?;
         Ok(p)
@@ -164,7 +177,7 @@ impl VfileProgram {
         limits: ModuleLimits,
     ) -> Result<VfileProgram, VfileError> {
         check_args(&args)?;
-        assert!(limits.fuel_max <= FUEL_MAX && limits.memory_mib_max <= MEMORY_MIB_MAX);
+        assert!(limits.fuel_for(0) <= FUEL_MAX && limits.memory_mib_max <= MEMORY_MIB_MAX);
         let program = Program::load(module_name, module, limits.wasm_limits())?;
         Ok(VfileProgram {
             label: module_name.to_string(),
@@ -173,8 +186,9 @@ impl VfileProgram {
         })
     }
 
-    /// A fresh instance, its parameters sent.
-    pub fn start(&self) -> Result<Box<dyn StreamProgram>, VfileError> {
+    /// A fresh instance for a run over `input_bytes` (a module's default fuel grows with
+    /// them), its parameters sent.
+    pub fn start(&self, input_bytes: u64) -> Result<Box<dyn StreamProgram>, VfileError> {
         match &self.source {
             Source::Builtin { app, params } => {
                 let mut p = nearflash_iscapps::app(app)?.program(0)?;
@@ -183,8 +197,8 @@ impl VfileProgram {
                 }
                 Ok(p)
             }
-            Source::Wasm { program, .. } => Ok(Box::new(WasmStreamProgram::new(
-                program.start(&self.args, WASM_SEED),
+            Source::Wasm { program, limits } => Ok(Box::new(WasmStreamProgram::new(
+                program.start_with_fuel(&self.args, WASM_SEED, limits.fuel_for(input_bytes)),
             ))),
         }
     }
@@ -286,7 +300,18 @@ mod tests {
             Err(VfileError::Limit { .. })
         ));
         assert!(ModuleLimits::asked(None, Some(0)).is_err());
+        assert!(ModuleLimits::asked(Some(0), None).is_err());
         let bad = VfileProgram::wasm("x.wat", b"(module", vec![], ModuleLimits::default());
         assert!(matches!(bad, Err(VfileError::Load(_))));
+    }
+
+    #[test]
+    fn a_modules_default_fuel_is_program_runs_for_the_real_files_size() {
+        let default = ModuleLimits::default();
+        assert_eq!(default.fuel_for(0), 2_000_000_000);
+        assert_eq!(default.fuel_for(1 << 20), 2_000_000_000 + 100 * (1 << 20));
+        assert_eq!(default.fuel_for(u64::MAX), FUEL_MAX);
+        let asked = ModuleLimits::asked(Some(5), None).unwrap();
+        assert_eq!(asked.fuel_for(1 << 30), 5);
     }
 }

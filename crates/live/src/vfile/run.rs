@@ -152,7 +152,7 @@ mod tests {
     fn grep() -> Box<dyn StreamProgram> {
         VfileProgram::builtin("grep", vec!["AB".into()])
             .unwrap()
-            .start()
+            .start(0)
             .unwrap()
     }
 
@@ -191,8 +191,14 @@ mod tests {
         let core = CoreSpec::new(1000.0, 1.0);
         let p = VfileProgram::builtin("passthrough", vec![]).unwrap();
         let per_chunk =
-            core.duration((1u64 << 20) as f64 * p.start().unwrap().cost().instructions_per_byte);
-        let mut run = VfileRun::new(p.start().unwrap(), "passthrough", core, SimTime(0), 4 << 20);
+            core.duration((1u64 << 20) as f64 * p.start(0).unwrap().cost().instructions_per_byte);
+        let mut run = VfileRun::new(
+            p.start(0).unwrap(),
+            "passthrough",
+            core,
+            SimTime(0),
+            4 << 20,
+        );
         let chunk = vec![7u8; 1 << 20];
         // Reads arrive faster than the core works: the core is the bottleneck.
         run.feed(&chunk, false, SimTime(1_000)).unwrap();
@@ -202,7 +208,13 @@ mod tests {
         assert_eq!(out.program_ns, 2 * per_chunk.as_ns());
         assert_eq!(out.output.len(), 2 << 20);
         // Reads slower than the core: the run ends one chunk's work after the last read.
-        let mut run = VfileRun::new(p.start().unwrap(), "passthrough", core, SimTime(0), 4 << 20);
+        let mut run = VfileRun::new(
+            p.start(0).unwrap(),
+            "passthrough",
+            core,
+            SimTime(0),
+            4 << 20,
+        );
         let late = SimTime(0) + SimDuration::from_ns(per_chunk.as_ns() * 10);
         run.feed(&chunk, false, SimTime(1)).unwrap();
         run.feed(&chunk, true, late).unwrap();
@@ -213,7 +225,7 @@ mod tests {
     fn output_over_the_limit_ends_the_run_with_efbig() {
         let p = VfileProgram::builtin("passthrough", vec![]).unwrap();
         let core = CoreSpec::new(1000.0, 1.0);
-        let mut run = VfileRun::new(p.start().unwrap(), "passthrough", core, SimTime(0), 100);
+        let mut run = VfileRun::new(p.start(0).unwrap(), "passthrough", core, SimTime(0), 100);
         let e = run.feed(&[1u8; 1000], true, SimTime(0)).unwrap_err();
         assert_eq!(e.errno(), crate::op::Errno(libc::EFBIG));
     }
