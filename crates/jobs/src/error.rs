@@ -51,6 +51,15 @@ pub enum JobError {
     #[error(transparent)]
     Fidelity(#[from] nearflash_sim::UnknownFidelity),
 
+    #[error("active flash: {0}")]
+    ActiveFlash(#[from] nearflash_activeflash::ActiveFlashError),
+
+    #[error(transparent)]
+    ProgramLoad(#[from] nearflash_wasm::LoadError),
+
+    #[error(transparent)]
+    ProgramRun(#[from] nearflash_wasm::RunError),
+
     #[error("hayagui: {0}")]
     HayaguiFile(#[from] nearflash_hayagui::FileError),
 

@@ -6,7 +6,8 @@
 //! Jobs: `io` (block I/O on a preset's device), `run` (FlashAbacus), `insider` (an INSIDER
 //! application on one system), `insider_share` (programs side by side in the drive's slots),
 //! `vfile_demo`, `reproduce`; Hayagui's `fileops`, `db_bench`, `ycsb` and `genome`;
-//! `presets`/`preset` list and show presets.
+//! `program` (a user's WebAssembly module next to the data); `presets`/`preset` list and
+//! show presets.
 
 mod error;
 pub mod hayagui;
@@ -14,6 +15,7 @@ pub mod insider;
 pub mod io;
 pub mod output;
 pub mod presets;
+pub mod program;
 pub mod reproduce;
 pub mod run;
 
@@ -26,6 +28,7 @@ pub use insider::{
 };
 pub use io::{io, IoOptions};
 pub use presets::{overrides_from, preset, presets, PresetInfo};
+pub use program::{program, ProgramOptions, ProgramOutcome, ProgramReport};
 pub use reproduce::{reproduce, ReproduceOptions};
 pub use run::{run, RunFailure, RunOptions, RunOutcome};
 

@@ -14,20 +14,8 @@
 //! printed), 2 when it traps, runs out of fuel or breaks a limit.
 
 use crate::error::CliError;
-use nearflash_activeflash::{ActiveFlashConfig, ActiveFlashError, ProgramParams, ProgramRun};
-use nearflash_hw::compute::CoreSpec;
-use nearflash_insider::config::EngineKind;
-use nearflash_insider::runtime::{MachineSpec, ProgramSpec, Runtime};
-use nearflash_insider::stream::Direction;
-use nearflash_insider::InsiderConfig;
-use nearflash_preset::Preset;
-use nearflash_wasm::limits::{default_fuel, FUEL_BASE};
-use nearflash_wasm::stream::{Meter, WasmStreamProgram};
-use nearflash_wasm::{cost, run_chunks, Limits, Program};
-use serde::Serialize;
-use std::cell::RefCell;
-use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use nearflash_jobs::program::{limits, load, ProgramOptions, ProgramReport};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct ProgramArgs {
@@ -49,8 +37,7 @@ pub enum ProgramCommand {
     Run(RunArgs),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Engine {
     /// An INSIDER application slot (a soft core at the slot clock).
     Slot,
@@ -102,52 +89,6 @@ pub struct RunArgs {
     pub foreground_mb_s: Option<f64>,
 }
 
-const USER: u32 = 1000;
-const INPUT_PATH: &str = "/home/user/input";
-
-fn limits(memory_max_mib: u64, fuel_max: u64) -> Result<Limits, CliError> {
-    if memory_max_mib == 0 || memory_max_mib > 4096 {
-        return Err(CliError::Workload(format!(
-            "--memory-max-mib {memory_max_mib}: must be 1..4096 (wasm32 addresses 4 GiB)"
-        )));
-    }
-    if fuel_max == 0 {
-        return Err(CliError::Workload("--fuel-max must be at least 1".into()));
-    }
-    Ok(Limits {
-        memory_pages_max: memory_max_mib * 16,
-        fuel_max,
-        ..Limits::default()
-    })
-}
-
-/// Reads a file no larger than `max_bytes`, as a bounded stream.
-fn read_bounded(flag: &str, path: &Path, max_bytes: u64) -> Result<Vec<u8>, CliError> {
-    use std::io::Read;
-    let io = |source| CliError::Io {
-        what: format!("{flag} {}", path.display()),
-        source,
-    };
-    let f = std::fs::File::open(path).map_err(io)?;
-    let mut bytes = Vec::new();
-    f.take(max_bytes + 1).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(CliError::Workload(format!(
-            "{flag} {}: larger than {max_bytes} bytes",
-            path.display()
-        )));
-    }
-    Ok(bytes)
-}
-
-fn load(path: &Path, limits: Limits) -> Result<Program, CliError> {
-    let bytes = read_bounded("program", path, limits.module_bytes_max)?;
-    let name = path
-        .file_name()
-        .map_or_else(|| "program".into(), |n| n.to_string_lossy().into_owned());
-    Ok(Program::load(&name, &bytes, limits)?)
-}
-
 pub fn run(args: &ProgramArgs) -> Result<bool, CliError> {
     match &args.command {
         ProgramCommand::Check {
@@ -169,70 +110,21 @@ pub fn run(args: &ProgramArgs) -> Result<bool, CliError> {
     }
 }
 
-/// One engine's figures.
-#[derive(Debug, Serialize)]
-struct EngineFigures {
-    engine: String,
-    bytes_in: u64,
-    bytes_out: u64,
-    fuel: u64,
-    instructions: f64,
-    time_ns: u64,
-    throughput_mb_s: f64,
-    /// None where the preset gives the engine no power figure.
-    energy_j: Option<f64>,
-}
-
-#[derive(Debug, Serialize)]
-struct Report {
-    program: String,
-    args: Vec<String>,
-    preset: String,
-    seed: u64,
-    exit_code: i32,
-    engine: Engine,
-    run: EngineFigures,
-    host_only: EngineFigures,
-    /// The Active Flash controller's task (`--engine arm`): its flash I/O, busy times and
-    /// the foreground beside it.
-    controller: Option<ProgramRun>,
-    /// What the program wrote to fd 2: the run's own on `host`, the host-only run's (the same
-    /// program over the same input) on the device engines.
-    diagnostics: String,
-}
-
-fn figures(
-    engine: &str,
-    bytes_in: u64,
-    bytes_out: u64,
-    fuel: u64,
-    time_ns: u64,
-    power_w: Option<f64>,
-) -> EngineFigures {
-    let throughput_mb_s = if time_ns == 0 {
-        0.0
-    } else {
-        bytes_in as f64 * 1e3 / time_ns as f64
-    };
-    EngineFigures {
-        engine: engine.to_string(),
-        bytes_in,
-        bytes_out,
-        fuel,
-        instructions: cost::instructions(fuel),
-        time_ns,
-        throughput_mb_s,
-        energy_j: power_w.map(|w| w * time_ns as f64 * 1e-9),
-    }
-}
-
 fn run_program(r: &RunArgs) -> Result<bool, CliError> {
-    // The default fuel scales with the input, which is read after the other checks.
-    let mut limits = limits(r.memory_max_mib, r.fuel_max.unwrap_or(FUEL_BASE))?;
     for (flag, path) in [("--output", &r.output), ("--json", &r.json)] {
         if let Some(p) = path {
             crate::output::check_file(flag, p)?;
         }
+    }
+    // Named as the command line spells them (the job names its options).
+    if r.memory_max_mib == 0 || r.memory_max_mib > 4096 {
+        return Err(CliError::Workload(format!(
+            "--memory-max-mib {}: must be 1..4096 (wasm32 addresses 4 GiB)",
+            r.memory_max_mib
+        )));
+    }
+    if r.fuel_max == Some(0) {
+        return Err(CliError::Workload("--fuel-max must be at least 1".into()));
     }
     if r.foreground_mb_s.is_some() && r.engine != Engine::Arm {
         return Err(CliError::Workload(
@@ -240,177 +132,30 @@ fn run_program(r: &RunArgs) -> Result<bool, CliError> {
                 .into(),
         ));
     }
-    let input = read_bounded("--input", &r.input, r.input_max_mib << 20)?;
-    if r.fuel_max.is_none() {
-        limits.fuel_max = default_fuel(input.len() as u64);
-    }
-    let program = load(&r.program, limits)?;
-    let preset = Preset::load(&r.preset, &[])?;
-    let mut cfg: InsiderConfig = preset.require()?;
-    let host = preset
-        .require_host("program run (the host storage stack)")?
-        .clone();
-    cfg.engine = match r.engine {
-        Engine::Core => EngineKind::Cores,
-        _ => EngineKind::Slots,
-    };
-    let mut rt = Runtime::new(&MachineSpec {
-        insider: &cfg,
-        host: &host,
-        flash: Some((&preset.flash, &preset.ftl)),
-        functional: true,
+    use nearflash_jobs::program::Engine as E;
+    let out = nearflash_jobs::program::program(&ProgramOptions {
+        program: r.program.clone(),
+        input: r.input.clone(),
+        args: r.args.clone(),
+        preset: r.preset.clone(),
+        engine: match r.engine {
+            Engine::Slot => E::Slot,
+            Engine::Core => E::Core,
+            Engine::Arm => E::Arm,
+            Engine::Host => E::Host,
+        },
+        fuel_max: r.fuel_max,
+        memory_max_mib: r.memory_max_mib,
         seed: r.seed,
+        input_max_mib: r.input_max_mib,
+        foreground_mb_s: r.foreground_mb_s,
     })?;
-    rt.add_user(USER, 100, "user")?;
-    rt.mkdir(0, "/home", 0o755)?;
-    rt.mkdir(0, "/home/user", 0o777)?;
-    rt.install_file(USER, INPUT_PATH, 0o600, input.len() as u64, Some(&input))?;
-    // The Active Flash SSD (`arm`), and the energy figures: its controller (ARM) and host;
-    // INSIDER's preset has no power for its slots and drive cores.
-    let af_preset = Preset::load("active-flash", &[])?;
-    let af: ActiveFlashConfig = af_preset.require()?;
-
-    let mut controller = None;
-    let (output, fuel, exit_code, diagnostics, run_fig) = match r.engine {
-        Engine::Slot | Engine::Core => {
-            let meter = Rc::new(RefCell::new(Meter::default()));
-            rt.install_program(
-                "user",
-                ProgramSpec {
-                    // A second instance of the module: the first serves the host-only run.
-                    make: Box::new(WasmStreamProgram::metered_factory(
-                        load(&r.program, limits)?,
-                        r.args.clone(),
-                        r.seed,
-                        meter.clone(),
-                    )),
-                    output_per_input: 1.0,
-                },
-            );
-            rt.reg_virt_file(USER, "/home/user/virtual", INPUT_PATH, "user")?;
-            let t0 = rt.now();
-            let fd = rt.vopen(USER, "/home/user/virtual", Direction::Read)?;
-            let mut out = Vec::new();
-            let read = loop {
-                match rt.vread(fd, 1 << 20) {
-                    Ok((0, _)) => break Ok(()),
-                    Ok((_, d)) => out.extend_from_slice(&d),
-                    Err(e) => break Err(e),
-                }
-            };
-            let t1 = rt.now();
-            let m = *meter.borrow();
-            // Closing a virtual file whose program failed reports that failure again.
-            let closed = rt.vclose(fd);
-            match read {
-                // A non-zero exit is a report, not an error (docs/programs.md: exit status 1,
-                // as on the other engines); anything else is the program's error.
-                Err(e) if m.exit_code.is_none_or(|c| c == 0) => return Err(e.into()),
-                Err(_) => {}
-                Ok(()) => {
-                    closed?;
-                }
-            }
-            let name = if r.engine == Engine::Slot {
-                "insider slot"
-            } else {
-                "insider cores"
-            };
-            let fig = figures(
-                name,
-                input.len() as u64,
-                out.len() as u64,
-                m.fuel,
-                t1.since(t0).as_ns(),
-                None,
-            );
-            (out, m.fuel, m.exit_code.unwrap_or(0), None, fig)
-        }
-        Engine::Arm => {
-            let meter = Rc::new(RefCell::new(Meter::default()));
-            let task =
-                WasmStreamProgram::new(program.start(&r.args, r.seed)).with_meter(meter.clone());
-            let params = ProgramParams {
-                foreground_mb_s: r.foreground_mb_s,
-                output_bytes_max: limits.output_bytes_max(input.len() as u64),
-            };
-            let run = match nearflash_activeflash::run_program(
-                &af_preset.flash,
-                &af_preset.ftl,
-                &af,
-                &input,
-                Box::new(task),
-                params,
-                r.seed,
-            ) {
-                Ok(run) => run,
-                // A non-zero exit is a report, not an error; anything else is the program's error.
-                Err(ActiveFlashError::Program { run, .. })
-                    if meter.borrow().exit_code.is_some_and(|c| c != 0) =>
-                {
-                    *run
-                }
-                Err(e) => return Err(e.into()),
-            };
-            let m = *meter.borrow();
-            assert_eq!(run.instructions, cost::instructions(m.fuel));
-            let fig = EngineFigures {
-                engine: "active-flash controller task".into(),
-                bytes_in: run.bytes_in,
-                bytes_out: run.bytes_out,
-                fuel: m.fuel,
-                instructions: run.instructions,
-                time_ns: run.time_ns,
-                throughput_mb_s: run.throughput_mb_s,
-                energy_j: Some(af.controller_active_power_w * run.busy_ns() as f64 * 1e-9),
-            };
-            let output = run.output.clone();
-            controller = Some(run);
-            (output, m.fuel, m.exit_code.unwrap_or(0), None, fig)
-        }
-        // The host engine is the host-only run itself (below): the file read through the
-        // host's storage stack, then the module on one host core.
-        Engine::Host => (Vec::new(), 0, 0, None, figures("", 0, 0, 0, 0, None)),
-    };
-
-    // The host-only comparison: the file read through the host's storage stack, then the module
-    // on one host core (not overlapped).
-    let t0 = rt.now();
-    let data = rt.read_file(USER, INPUT_PATH)?;
-    let io_ns = rt.now().since(t0).as_ns();
-    let h = run_chunks(&program, &r.args, r.seed, &data, 256 << 10)?;
-    let host_core: CoreSpec = cfg.host_core();
-    let host_ns = io_ns + cost::duration(&host_core, h.fuel).as_ns();
-    let host_fig = figures(
-        "host only (read + one core)",
-        data.len() as u64,
-        h.output.len() as u64,
-        h.fuel,
-        host_ns,
-        Some(af.host().active_power_w),
-    );
-    let diagnostics =
-        diagnostics.unwrap_or_else(|| String::from_utf8_lossy(&h.diagnostics).into_owned());
-    let (output, fuel, exit_code, run_fig) = if r.engine == Engine::Host {
-        let fig = figures(
-            "host (read + one core)",
-            host_fig.bytes_in,
-            host_fig.bytes_out,
-            host_fig.fuel,
-            host_fig.time_ns,
-            Some(af.host().active_power_w),
-        );
-        (h.output, h.fuel, h.exit_code, fig)
-    } else {
-        (output, fuel, exit_code, run_fig)
-    };
-
     match &r.output {
-        Some(p) => crate::output::write_atomic(p, &output)?,
+        Some(p) => crate::output::write_atomic(p, &out.output)?,
         None => {
             use std::io::Write;
             let mut so = std::io::stdout().lock();
-            so.write_all(&output)
+            so.write_all(&out.output)
                 .and_then(|()| so.flush())
                 .map_err(|source| CliError::Io {
                     what: "stdout".into(),
@@ -418,31 +163,19 @@ fn run_program(r: &RunArgs) -> Result<bool, CliError> {
                 })?;
         }
     }
-    let report = Report {
-        program: program.name().to_string(),
-        args: r.args.clone(),
-        preset: preset.name.clone(),
-        seed: r.seed,
-        exit_code,
-        engine: r.engine,
-        run: run_fig,
-        host_only: host_fig,
-        controller,
-        diagnostics,
-    };
+    let report = out.report;
     print_table(&report);
     if let Some(p) = &r.json {
         let text = serde_json::to_string_pretty(&report).expect("a report serializes");
         crate::output::write_atomic(p, text.as_bytes())?;
     }
-    debug_assert_eq!(fuel, report.run.fuel);
-    if exit_code != 0 {
-        eprintln!("{}: exited with code {exit_code}", report.program);
+    if report.exit_code != 0 {
+        eprintln!("{}: exited with code {}", report.program, report.exit_code);
     }
-    Ok(exit_code == 0)
+    Ok(report.exit_code == 0)
 }
 
-fn print_table(r: &Report) {
+fn print_table(r: &ProgramReport) {
     eprintln!(
         "{:<30} {:>12} {:>12} {:>14} {:>14} {:>14} {:>10} {:>10}",
         "engine",
