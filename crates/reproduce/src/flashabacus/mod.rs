@@ -342,7 +342,7 @@ fn to_run(m: &Measured) -> Run {
             ("storage_access".to_string(), e.storage_access),
         ]),
         // §5.4's definition; the compute-only figure is in `extra`.
-        utilization: m.worker_occupancy(),
+        utilization: Some(m.worker_occupancy()),
         sim_s: r.sim_time_ns as f64 / 1e9,
         extra: BTreeMap::from([
             (
