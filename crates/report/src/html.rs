@@ -22,8 +22,8 @@ pub struct Page {
     pub sections: Vec<Section>,
 }
 
-/// The CSS class of a verdict's cell.
-fn verdict_class(v: Verdict) -> &'static str {
+/// The CSS class of a verdict's cell (`render`'s style colours it).
+pub fn verdict_class(v: Verdict) -> &'static str {
     match v {
         Verdict::Within => "within",
         Verdict::DirectionHolds => "direction",
@@ -82,7 +82,7 @@ impl Page {
              svg{{display:block;margin:1em 0;width:100%;height:auto}}\
              .within{{background:#d9f2d9}}.direction{{background:#fdf1c7}}.off{{background:#f8d4d0}}\
              .own{{background:#eee}}td.v{{text-align:left;white-space:nowrap;font-weight:bold}}\
-             p.count{{font-size:1.15em}}</style></head><body><h1>{t}</h1>",
+             p.count{{font-size:1.15em}}table.claims{{width:100%}}table.claims td:first-child{{width:24%}}</style></head><body><h1>{t}</h1>",
             t = escape(&self.title)
         );
         let _ = write!(
@@ -120,7 +120,7 @@ impl Page {
              paper's value; else <span class=\"direction\">{}</span> when ours lies on the same \
              side of the claim's baseline (a tie: {}% change, a ratio of {}) as the paper's; else \
              <span class=\"off\">{}</span>. A level (a share, a rate) has no baseline.</p>\
-             <table><tr><th class=\"l\">claim</th><th>reference</th><th>ours</th>\
+             <table class=\"claims\"><tr><th class=\"l\">claim</th><th>reference</th><th>ours</th>\
              <th class=\"l\">verdict</th><th class=\"l\">unit</th><th class=\"l\">note</th></tr>",
             Verdict::Within.name(),
             Verdict::DirectionHolds.name(),

@@ -437,11 +437,12 @@ fn side_by_side(claims: &[Claim], models: &[CostModel]) -> String {
     t.set_header(header);
     for row in figures::claims_by_model(claims, models) {
         let mut cells = vec![row.id.to_string(), format!("{:.1}", row.paper)];
-        cells.extend(
-            row.ours
-                .iter()
-                .map(|o| o.map_or_else(|| "—".to_string(), |x| format!("{x:.1}"))),
-        );
+        cells.extend(row.ours.iter().map(|o| {
+            o.map_or_else(
+                || "—".to_string(),
+                |(x, v)| format!("{x:.1} ({})", v.name()),
+            )
+        }));
         cells.push(row.unit.to_string());
         t.add_row(cells);
     }
