@@ -6,9 +6,14 @@
 //!
 //! ```json
 //! {"paper": "...", "fidelity": "timing", "claims": [{"id", "description", "paper", "ours",
-//!  "unit", "note"}], "runs": [{"system", "workload", "throughput_mb_s",
-//!  "latency_ms": {"min", "avg", "max"}, "energy_j": {...}, "utilization", ...}], "wall_s"}
+//!  "unit", "note", "reference", "baseline"?}], "runs": [{"system", "workload",
+//!  "throughput_mb_s", "latency_ms": {"min", "avg", "max"}, "energy_j": {...},
+//!  "utilization"?, ...}], "wall_s"}
 //! ```
+//!
+//! (`?`: absent when the claim has no direction, or the run measures no utilization.) A
+//! claim's verdict — within 25% of the paper's value, direction holds, or off — is computed
+//! from its numbers (`Claim::verdict`), not stored.
 //!
 //! The SVG charts are written by hand (`svg`) rather than with a plotting crate: text in
 //! plotters' SVG backend needs a font file at run time for layout, and a report meant to be
@@ -18,7 +23,9 @@ pub mod html;
 mod summary;
 pub mod svg;
 
-pub use summary::{Claim, LatencyMs, Reference, Run, Summary};
+pub use summary::{
+    Claim, LatencyMs, Reference, Run, Summary, Verdict, NO_CHANGE_PCT, TIE_RATIO, WITHIN_FRACTION,
+};
 
 /// Why a report could not be written.
 #[derive(Debug, thiserror::Error)]

@@ -27,7 +27,7 @@ use nearflash_flash::Geometry;
 use nearflash_preset::Preset;
 use nearflash_report::html::{Page, Section};
 use nearflash_report::svg::{LineChart, Series};
-use nearflash_report::{Claim, LatencyMs, Reference, Run, Summary};
+use nearflash_report::{Claim, LatencyMs, Reference, Run, Summary, NO_CHANGE_PCT, TIE_RATIO};
 use nearflash_sim::Fidelity;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -437,6 +437,7 @@ fn claims(
                 model.s * model.p
             ),
             reference: Reference::PaperFigure,
+            baseline: NO_CHANGE_PCT,
         },
         Claim {
             id: "model_saving_at_full_host_utilization".into(),
@@ -447,6 +448,7 @@ fn claims(
             unit: "%".into(),
             note: "ΔE(1) = (1 − s·p)/s: the controller takes 1/s of the work.".into(),
             reference: Reference::PaperFigure,
+            baseline: NO_CHANGE_PCT,
         },
         Claim {
             id: "model_slowdown_at_full_host_utilization".into(),
@@ -459,6 +461,7 @@ fn claims(
                 model.slowdown(0.6)?
             ),
             reference: Reference::Direction,
+            baseline: TIE_RATIO,
         },
         Claim {
             id: "model_saving_light_computation".into(),
@@ -471,6 +474,7 @@ fn claims(
                    power values are not printed (see the first claim)."
                 .into(),
             reference: Reference::PaperFigure,
+            baseline: NO_CHANGE_PCT,
         },
         Claim {
             id: "fig2_foreground_limit_io_only".into(),
@@ -495,6 +499,7 @@ fn claims(
                 flash.program_latency_us + transfer_us
             ),
             reference: Reference::PaperFigure,
+            baseline: None,
         },
         Claim {
             id: "fig2_foreground_limit_with_compute".into(),
@@ -513,6 +518,7 @@ fn claims(
                 model_limit_mb_s(&m.cfg)
             ),
             reference: Reference::PaperFigure,
+            baseline: None,
         },
         Claim {
             id: "fig3_throughput_peak_controller_share".into(),
@@ -532,6 +538,7 @@ fn claims(
                 count_word(m.cfg.controller_io_depth as usize)
             ),
             reference: Reference::PaperFigure,
+            baseline: None,
         },
         Claim {
             id: "fig3_energy_minimum_controller_share".into(),
@@ -545,6 +552,7 @@ fn claims(
                    the controller's share because s·p < 1."
                 .into(),
             reference: Reference::Direction,
+            baseline: None,
         },
     ])
 }
@@ -585,7 +593,7 @@ fn background_run(system: &str, p: &BackgroundPoint) -> Run {
             max: p.latency_us_max / 1e3,
         }),
         energy_j: BTreeMap::new(),
-        utilization: p.controller_ftl_utilization + p.controller_offload_utilization,
+        utilization: Some(p.controller_ftl_utilization + p.controller_offload_utilization),
         sim_s: p.sim_s,
         extra,
     }
@@ -617,7 +625,7 @@ fn split_run(p: &SplitPoint) -> Run {
         throughput_mb_s: p.throughput_mb_s,
         latency_ms: None,
         energy_j,
-        utilization: p.controller_busy_s / p.makespan_s,
+        utilization: Some(p.controller_busy_s / p.makespan_s),
         sim_s: p.makespan_s,
         extra,
     }
@@ -686,13 +694,21 @@ fn tables(m: &Measured, s: &Summary) -> String {
         .expect("writing to a String");
     }
     writeln!(out).expect("writing to a String");
-    writeln!(out, "{:<42} {:>9} {:>9} unit", "claim", "paper", "ours")
-        .expect("writing to a String");
+    writeln!(
+        out,
+        "{:<42} {:>9} {:>9} {:<5} verdict",
+        "claim", "paper", "ours", "unit"
+    )
+    .expect("writing to a String");
     for c in &s.claims {
         writeln!(
             out,
-            "{:<42} {:>9.2} {:>9.2} {}",
-            c.id, c.paper, c.ours, c.unit
+            "{:<42} {:>9.2} {:>9.2} {:<5} {}",
+            c.id,
+            c.paper,
+            c.ours,
+            c.unit,
+            c.verdict().name()
         )
         .expect("writing to a String");
     }

@@ -29,7 +29,7 @@ use nearflash_kvbench::{CoreWorkload, DbBenchConfig, YcsbConfig};
 use nearflash_preset::Preset;
 use nearflash_report::html::{Page, Section};
 use nearflash_report::svg::BarChart;
-use nearflash_report::{Claim, LatencyMs, Reference, Run, Summary};
+use nearflash_report::{Claim, LatencyMs, Reference, Run, Summary, NO_CHANGE_PCT};
 use nearflash_sim::Fidelity;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -551,6 +551,7 @@ fn claims(m: &Measured) -> Vec<Claim> {
                     s.rows.len()
                 ),
                 reference: Reference::PaperFigure,
+                baseline: NO_CHANGE_PCT,
             });
         }
     };
@@ -680,6 +681,8 @@ fn claims(m: &Measured) -> Vec<Claim> {
                     .map_or(0, |p| p.counts.io_calls)
             ),
             reference: Reference::PaperFigure,
+            // A share of the run's time: a level, with no direction.
+            baseline: None,
         });
     }
     v
@@ -703,7 +706,7 @@ fn summary_runs(m: &Measured) -> Vec<Run> {
                 max: r.latency.max_ns as f64 / 1e6,
             }),
             energy_j: BTreeMap::new(),
-            utilization: 0.0,
+            utilization: None,
             sim_s: r.timed_ns as f64 / 1e9,
             extra: extra(&r.trace_hash),
         });
@@ -720,7 +723,7 @@ fn summary_runs(m: &Measured) -> Vec<Run> {
                     max: b.micros_per_op / 1e3,
                 }),
                 energy_j: BTreeMap::new(),
-                utilization: 0.0,
+                utilization: None,
                 sim_s: b.elapsed_us / 1e6,
                 extra: extra(&r.trace_hash),
             });
@@ -738,7 +741,7 @@ fn summary_runs(m: &Measured) -> Vec<Run> {
             throughput_mb_s: 0.0,
             latency_ms: None,
             energy_j: BTreeMap::new(),
-            utilization: 0.0,
+            utilization: None,
             sim_s: r.run.elapsed_us / 1e6,
             extra: e,
         });
@@ -757,7 +760,7 @@ fn summary_runs(m: &Measured) -> Vec<Run> {
             throughput_mb_s: 0.0,
             latency_ms: None,
             energy_j: BTreeMap::new(),
-            utilization: 0.0,
+            utilization: None,
             sim_s: r.total_ns as f64 / 1e9,
             extra: e,
         });

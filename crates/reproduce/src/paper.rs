@@ -91,17 +91,18 @@ pub fn reproduce<P: Paper>(
     })
 }
 
-/// The claims as a terminal table, values to `decimals` places.
+/// The claims as a terminal table, values to `decimals` places, each with its verdict.
 pub fn claims_table(claims: &[Claim], decimals: usize) -> String {
     let mut c = comfy_table::Table::new();
     c.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
-    c.set_header(vec!["claim", "paper", "ours", "unit"]);
+    c.set_header(vec!["claim", "paper", "ours", "unit", "verdict"]);
     for cl in claims {
         c.add_row(vec![
             cl.id.clone(),
             format!("{:.decimals$}", cl.paper),
             format!("{:.decimals$}", cl.ours),
             cl.unit.clone(),
+            cl.verdict().name(),
         ]);
     }
     c.to_string()

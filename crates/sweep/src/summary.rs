@@ -160,8 +160,9 @@ pub fn page(
     }
     format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{t}</title>\
-         <style>body{{font-family:sans-serif;max-width:760px;margin:2em auto}}\
-         svg{{display:block;margin:1em 0}}pre{{background:#f4f4f4;padding:1em}}</style></head>\
+         <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto}}\
+         svg{{display:block;margin:1em 0;width:100%;height:auto}}\
+         pre{{background:#f4f4f4;padding:1em}}</style></head>\
          <body><h1>{t}</h1><p>{n} points; the table is <a href=\"results.csv\">results.csv</a>. \
          Each chart shows the mean over seeds and over the swept parameters it does not name.</p>\
          <pre>{spec}</pre>{body}</body></html>\n",

@@ -10,7 +10,7 @@
 use super::{Group, Measured};
 use crate::prose::count_word;
 use nearflash_kernels::table2::PAPER;
-use nearflash_report::{Claim, Reference};
+use nearflash_report::{Claim, Reference, NO_CHANGE_PCT, TIE_RATIO};
 
 /// B/KI above which Table 2 calls a kernel data-intensive.
 const DATA_INTENSIVE_BYTES_PER_KI: f64 = 10.0;
@@ -97,13 +97,14 @@ fn dm_share_pct(ms: &[&Measured], system: &str, workloads: &[String]) -> Option<
     })
 }
 
-/// A claim, or `None` when the runs it rests on were not made.
+/// A claim, or `None` when the runs it rests on were not made; `baseline` as
+/// `Claim::baseline` says.
 fn claim(
     id: &str,
     description: &str,
     paper: f64,
     ours: Option<f64>,
-    unit: &str,
+    (unit, baseline): (&str, Option<f64>),
     note: &str,
 ) -> Option<Claim> {
     Some(Claim {
@@ -114,8 +115,19 @@ fn claim(
         unit: unit.into(),
         note: note.into(),
         reference: Reference::PaperFigure,
+        baseline,
     })
 }
+
+/// A change of one system's figure against another's, or a saving, percent: judged against
+/// no change.
+const CHANGE_PCT: (&str, Option<f64>) = ("%", NO_CHANGE_PCT);
+/// A share or a utilization, percent: a level, with no direction.
+const LEVEL_PCT: (&str, Option<f64>) = ("%", None);
+/// A throughput: a level.
+const RATE_MB_S: (&str, Option<f64>) = ("MB/s", None);
+/// One system's figure over another's: judged against a tie.
+const RATIO: (&str, Option<f64>) = ("x", TIE_RATIO);
 
 /// `f(x, y)` per workload of `workloads` that both systems ran, in order.
 fn per_workload(
@@ -296,7 +308,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "IntraO3 vs SIMD, throughput, mean over all homogeneous and heterogeneous workloads (abstract, §5.2)",
             127.0,
             mean_pair(ms, "intra-o3", "simd", &all, gain_pct),
-            "%",
+            CHANGE_PCT,
             &format!(
                 "Per kind: data-intensive homogeneous kernels {} (no host stack, no PCIe copies, the flash read in parallel with compute of other screens); the {} compute-bound homogeneous kernels {} (SIMD also spreads each kernel over all {six} workers, OpenMP-style); mixes {}.{} The compute-bound kernels pull the mean below the paper's.",
                 span(&per_workload(ms, "intra-o3", "simd", &di_homo, gain_pct), signed_pct),
@@ -315,7 +327,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "IntraO3 vs SIMD, energy, mean over all homogeneous and heterogeneous workloads (abstract, §5.3)",
             -78.4,
             mean_pair(ms, "intra-o3", "simd", &all, energy_change_pct),
-            "%",
+            CHANGE_PCT,
             "SIMD keeps a host CPU, DRAM and an NVMe SSD powered for the whole run (cited powers in [host]); FlashAbacus replaces them by the accelerator's LWPs and its flash backbone (powers in [accel]; idle powers are assumptions).",
         ),
         claim(
@@ -327,7 +339,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
                     .filter_map(|s| mean_pair(ms, s, "simd", &di, gain_pct))
                     .collect::<Vec<_>>(),
             ),
-            "%",
+            CHANGE_PCT,
             &format!(
                 "Mean over InterSt, InterDy, IntraIo, IntraO3 and the {} kernels with B/KI > {DATA_INTENSIVE_BYTES_PER_KI} in Table 2. SIMD pays the host file system, {copies} user/kernel copies and PCIe for every byte (costs cited in [host]); ADI is the exception (see intra_o3_vs_simd_throughput).",
                 count_word(di.len()),
@@ -338,7 +350,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "InterSt vs InterDy on homogeneous workloads, throughput (§5.2: InterSt poorer by 53%)",
             -53.0,
             mean_pair(ms, "inter-st", "inter-dy", &homo, gain_pct),
-            "%",
+            CHANGE_PCT,
             &format!(
                 "Homogeneous instances are one application, so InterSt runs all {} on the worker its application number selects while InterDy spreads them over {six} workers: compute-bound kernels {}, data-intensive ones {}.",
                 count_word(instances(ms, Group::Homogeneous)),
@@ -351,7 +363,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "IntraO3 vs IntraIo on homogeneous workloads, throughput (§5.2)",
             62.0,
             mean_pair(ms, "intra-o3", "intra-io", &homo, gain_pct),
-            "%",
+            CHANGE_PCT,
             &format!(
                 "IntraO3 gains where serial microblocks idle IntraIo's workers (largest: {}); {} of {} homogeneous kernels gain less than {SMALL_GAIN_PCT:.0}%. In our cost model most serial microblocks are short next to the screened ones (Table 2 kernels' serial parts are reductions over one vector), so IntraIo idles less than on the prototype. {}",
                 top(&per_workload(ms, "intra-o3", "intra-io", &homo, gain_pct), 3, signed_pct),
@@ -365,7 +377,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "InterDy vs InterSt on heterogeneous mixes, throughput (§5.2)",
             177.0,
             mean_pair(ms, "inter-dy", "inter-st", &hetero, gain_pct),
-            "%",
+            CHANGE_PCT,
             &format!(
                 "InterSt binds each of the {} instances to a worker by application number, so the worker holding the long kernels finishes last; InterDy hands each kernel to whichever worker is free (per mix {}). Mix membership is our reconstruction (crates/accel/src/workload.rs), which sets how unbalanced InterSt gets. {}",
                 instances(ms, Group::Heterogeneous),
@@ -378,7 +390,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "IntraO3 vs InterDy on heterogeneous mixes, throughput (§5.2)",
             15.0,
             mean_pair(ms, "intra-o3", "inter-dy", &hetero, gain_pct),
-            "%",
+            CHANGE_PCT,
             &format!(
                 "Per mix {}. Our mixes end with a few large compute-bound kernels (the largest instance holds {:.1} GB) that InterDy runs on one worker each while the other workers idle; IntraO3 spreads their screens over all {six}. The paper's mixes (membership lost from the seed) evidently left InterDy less of a straggler tail. {}",
                 span(&per_workload(ms, "intra-o3", "inter-dy", &hetero, gain_pct), signed_pct),
@@ -391,7 +403,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "SIMD throughput on heterogeneous mixes, mean (§5.2)",
             3.5,
             mean_of(ms, "simd", &hetero, |m| m.report.throughput_mb_s),
-            "MB/s",
+            RATE_MB_S,
             "Absolute throughput rests on our instruction counts (kernels crate cost model, derivations beside each kernel) and the preset's CPI (an assumption); doubling the CPI would halve it.",
         ),
         claim(
@@ -399,7 +411,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "InterDy worker utilization on homogeneous workloads (§5.4)",
             98.0,
             mean_util(ms, "inter-dy", &homo),
-            "%",
+            LEVEL_PCT,
             &format!(
                 "§5.4's definition: a worker's execution time (a kernel from its dispatch to Flashvisor's receipt of its end, waiting for flash included) over the latency of the whole workload, averaged over the {six} workers. Counting computing time only gives {} (compute-bound kernels {}; the {} data-intensive ones {}, their workers waiting for flash with no prefetch beyond the unit's own reads) — the figure this claim reported before. What stays below 100% under the paper's definition is the tail: the workers that finish first idle while the last kernel runs.",
                 opt_pct(mean_compute(ms, "inter-dy", &homo)),
@@ -413,7 +425,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "IntraO3 worker utilization on heterogeneous mixes (§5.4)",
             94.0,
             mean_util(ms, "intra-o3", &hetero),
-            "%",
+            LEVEL_PCT,
             &format!(
                 "As above (§5.4's definition; computing only: {}). Serial microblocks of the mixes keep workers idle only when no other instance has ready screens.",
                 opt_pct(mean_compute(ms, "intra-o3", &hetero)),
@@ -424,7 +436,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "Share of SIMD's energy spent moving data, data-intensive homogeneous workloads (§5.3)",
             71.0,
             dm_share_pct(ms, "simd", &di),
-            "%",
+            LEVEL_PCT,
             "Data movement = host CPU, host DRAM and PCIe (Fig. 13's grouping).",
         ),
     ];
@@ -436,7 +448,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             mean_pair(ms, sys, "simd", &s56, |x, y| {
                 x.report.throughput_mb_s / y.report.throughput_mb_s
             }),
-            "x",
+            RATIO,
             "Mean over nn, bfs, nw, pathfinder, wordcount of the per-workload ratio. Our §5.6 inputs follow WORKLOADS.md; their serial microblocks (bfs levels, nw diagonals) are where the schedulers differ.",
         ));
     }
@@ -451,7 +463,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             &format!("{sys} energy saving vs SIMD on the §5.6 workloads"),
             paper,
             mean_pair(ms, sys, "simd", &s56, energy_change_pct).map(|x| -x),
-            "%",
+            CHANGE_PCT,
             &format!(
                 "Mean over the {} workloads of 1 − E/E_SIMD.",
                 count_word(s56.len())
@@ -463,7 +475,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
         "Share of SIMD's energy spent moving data on the §5.6 workloads (§5.6: 79%)",
         79.0,
         dm_share_pct(ms, "simd", &s56),
-        "%",
+        LEVEL_PCT,
         "Host CPU, DRAM and PCIe, as in Fig. 16b.",
     ));
     v.into_iter().flatten().collect()

@@ -3,9 +3,10 @@
 
 use super::{Group, Measured, SYSTEMS};
 use nearflash_accel::CostModel;
+use nearflash_report::html::verdict_class;
 use nearflash_report::html::{Page, Section};
 use nearflash_report::svg::{escape, BarChart, LineChart, Series};
-use nearflash_report::Claim;
+use nearflash_report::{Claim, Verdict};
 use std::fmt::Write;
 
 /// The paper's names for our systems.
@@ -261,14 +262,14 @@ pub fn page(ms: &[&Measured], preset: &str, dataset: nearflash_kernels::Dataset)
     }
 }
 
-/// One claim under every cost model: the paper's value and ours per model (`None` where
-/// that model's runs did not yield it).
+/// One claim under every cost model: the paper's value and ours per model with its verdict
+/// (`None` where that model's runs did not yield it).
 pub struct ClaimRow<'a> {
     pub id: &'a str,
     pub description: &'a str,
     pub paper: f64,
     pub unit: &'a str,
-    pub ours: Vec<Option<f64>>,
+    pub ours: Vec<Option<(f64, Verdict)>>,
 }
 
 /// The claims of `models[0]` (ids as they are) with the others' (`<id>.<model>`) beside.
@@ -278,10 +279,13 @@ pub fn claims_by_model<'a>(claims: &'a [Claim], models: &[CostModel]) -> Vec<Cla
         .iter()
         .filter(|c| !others.iter().any(|o| c.id.ends_with(o.as_str())))
         .map(|c| {
-            let mut ours = vec![Some(c.ours)];
+            let mut ours = vec![Some((c.ours, c.verdict()))];
             ours.extend(others.iter().map(|o| {
                 let id = format!("{}{o}", c.id);
-                claims.iter().find(|x| x.id == id).map(|x| x.ours)
+                claims
+                    .iter()
+                    .find(|x| x.id == id)
+                    .map(|x| (x.ours, x.verdict()))
             }));
             ClaimRow {
                 id: &c.id,
@@ -308,12 +312,19 @@ pub fn cost_models(models: &[CostModel], claims: &[Claim]) -> Section {
     }
     h.push_str("<th>moved</th><th class=\"l\">unit</th></tr>");
     for r in claims_by_model(claims, models) {
-        let cell = |o: &Option<f64>| o.map_or_else(|| "—".to_string(), |x| format!("{x:.1}"));
+        let cell = |o: &Option<(f64, Verdict)>| match o {
+            Some((x, v)) => format!(
+                "<td class=\"{}\">{x:.1}<br><small>{}</small></td>",
+                verdict_class(*v),
+                v.name()
+            ),
+            None => "<td>—</td>".into(),
+        };
         let moved = match (
             r.ours.first().copied().flatten(),
             r.ours.get(1).copied().flatten(),
         ) {
-            (Some(a), Some(b)) => format!("{:+.1}", b - a),
+            (Some((a, _)), Some((b, _))) => format!("{:+.1}", b - a),
             _ => "—".into(),
         };
         let _ = write!(
@@ -322,7 +333,7 @@ pub fn cost_models(models: &[CostModel], claims: &[Claim]) -> Section {
             escape(r.id),
             escape(r.description),
             r.paper,
-            r.ours.iter().map(|o| format!("<td>{}</td>", cell(o))).collect::<String>(),
+            r.ours.iter().map(cell).collect::<String>(),
             moved,
             escape(r.unit),
         );

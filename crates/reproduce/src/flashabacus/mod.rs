@@ -342,7 +342,7 @@ fn to_run(m: &Measured) -> Run {
             ("storage_access".to_string(), e.storage_access),
         ]),
         // §5.4's definition; the compute-only figure is in `extra`.
-        utilization: m.worker_occupancy(),
+        utilization: Some(m.worker_occupancy()),
         sim_s: r.sim_time_ns as f64 / 1e9,
         extra: BTreeMap::from([
             (
@@ -437,11 +437,12 @@ fn side_by_side(claims: &[Claim], models: &[CostModel]) -> String {
     t.set_header(header);
     for row in figures::claims_by_model(claims, models) {
         let mut cells = vec![row.id.to_string(), format!("{:.1}", row.paper)];
-        cells.extend(
-            row.ours
-                .iter()
-                .map(|o| o.map_or_else(|| "—".to_string(), |x| format!("{x:.1}"))),
-        );
+        cells.extend(row.ours.iter().map(|o| {
+            o.map_or_else(
+                || "—".to_string(),
+                |(x, v)| format!("{x:.1} ({})", v.name()),
+            )
+        }));
         cells.push(row.unit.to_string());
         t.add_row(cells);
     }

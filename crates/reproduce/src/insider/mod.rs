@@ -295,7 +295,7 @@ fn to_run(m: &Measured) -> Run {
         throughput_mb_s: r.throughput_mb_s,
         latency_ms: None,
         energy_j: BTreeMap::new(),
-        utilization: r.engine_utilization,
+        utilization: Some(r.engine_utilization),
         sim_s: r.sim_ns as f64 / 1e9,
         extra: BTreeMap::from([
             ("input_bytes".to_string(), serde_json::json!(r.input_bytes)),
@@ -457,6 +457,7 @@ impl Paper for Functional {
                 FUNCTIONAL_BYTES >> 20,
                 self.cfg.backing
             ),
+            baseline: None,
         }])
     }
 
@@ -468,7 +469,7 @@ impl Paper for Functional {
                 throughput_mb_s: r.input_bytes as f64 * 1e3 / r.sim_ns.max(1) as f64,
                 latency_ms: None,
                 energy_j: BTreeMap::new(),
-                utilization: 0.0,
+                utilization: None,
                 sim_s: r.sim_ns as f64 / 1e9,
                 extra: BTreeMap::from([
                     ("input_bytes".to_string(), serde_json::json!(r.input_bytes)),
