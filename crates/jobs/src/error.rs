@@ -52,31 +52,31 @@ pub enum JobError {
     Fidelity(#[from] nearflash_sim::UnknownFidelity),
 
     #[error("active flash: {0}")]
-    ActiveFlash(#[from] nearflash_activeflash::ActiveFlashError),
+    ActiveFlash(Box<nearflash_activeflash::ActiveFlashError>),
 
     #[error(transparent)]
-    ProgramLoad(#[from] nearflash_wasm::LoadError),
+    ProgramLoad(Box<nearflash_wasm::LoadError>),
 
     #[error(transparent)]
-    ProgramRun(#[from] nearflash_wasm::RunError),
+    ProgramRun(Box<nearflash_wasm::RunError>),
 
     #[error("hayagui: {0}")]
-    HayaguiFile(#[from] nearflash_hayagui::FileError),
+    HayaguiFile(Box<nearflash_hayagui::FileError>),
 
     #[error("fileops: {0}")]
-    Fileops(#[from] nearflash_hayagui::fileops::FileOpsError),
+    Fileops(Box<nearflash_hayagui::fileops::FileOpsError>),
 
     #[error("db_bench: {0}")]
-    DbBench(#[from] nearflash_hayagui::dbbench::DbBenchError),
+    DbBench(Box<nearflash_hayagui::dbbench::DbBenchError>),
 
     #[error("{0}")]
-    KvBench(#[from] nearflash_kvbench::KvBenchError),
+    KvBench(Box<nearflash_kvbench::KvBenchError>),
 
     #[error("genome: {0}")]
-    Genome(#[from] nearflash_genome::GenomeError),
+    Genome(Box<nearflash_genome::GenomeError>),
 
     #[error(transparent)]
-    Image(#[from] nearflash_image::ImageError),
+    Image(Box<nearflash_image::ImageError>),
 
     /// Options given as a document (Python keyword arguments, a sweep's parameters) that do
     /// not fit the job's options: an unknown name or a value of the wrong type.
@@ -93,5 +93,59 @@ impl From<nearflash_accel::AccelError> for JobError {
 impl From<nearflash_reproduce::ReproduceError> for JobError {
     fn from(e: nearflash_reproduce::ReproduceError) -> Self {
         JobError::Reproduce(Box::new(e))
+    }
+}
+
+impl From<nearflash_activeflash::ActiveFlashError> for JobError {
+    fn from(e: nearflash_activeflash::ActiveFlashError) -> Self {
+        JobError::ActiveFlash(Box::new(e))
+    }
+}
+
+impl From<nearflash_wasm::LoadError> for JobError {
+    fn from(e: nearflash_wasm::LoadError) -> Self {
+        JobError::ProgramLoad(Box::new(e))
+    }
+}
+
+impl From<nearflash_wasm::RunError> for JobError {
+    fn from(e: nearflash_wasm::RunError) -> Self {
+        JobError::ProgramRun(Box::new(e))
+    }
+}
+
+impl From<nearflash_hayagui::FileError> for JobError {
+    fn from(e: nearflash_hayagui::FileError) -> Self {
+        JobError::HayaguiFile(Box::new(e))
+    }
+}
+
+impl From<nearflash_hayagui::fileops::FileOpsError> for JobError {
+    fn from(e: nearflash_hayagui::fileops::FileOpsError) -> Self {
+        JobError::Fileops(Box::new(e))
+    }
+}
+
+impl From<nearflash_hayagui::dbbench::DbBenchError> for JobError {
+    fn from(e: nearflash_hayagui::dbbench::DbBenchError) -> Self {
+        JobError::DbBench(Box::new(e))
+    }
+}
+
+impl From<nearflash_kvbench::KvBenchError> for JobError {
+    fn from(e: nearflash_kvbench::KvBenchError) -> Self {
+        JobError::KvBench(Box::new(e))
+    }
+}
+
+impl From<nearflash_genome::GenomeError> for JobError {
+    fn from(e: nearflash_genome::GenomeError) -> Self {
+        JobError::Genome(Box::new(e))
+    }
+}
+
+impl From<nearflash_image::ImageError> for JobError {
+    fn from(e: nearflash_image::ImageError) -> Self {
+        JobError::Image(Box::new(e))
     }
 }

@@ -50,6 +50,8 @@ pub struct ProgramOptions {
     /// argv[1], argv[2], …
     pub args: Vec<String>,
     pub preset: String,
+    /// Overrides of the preset's fields (`table.field=value`).
+    pub overrides: Vec<String>,
     pub engine: Engine,
     /// Fuel for the whole run (none: 2 × 10^9 + 100 per input byte).
     pub fuel_max: Option<u64>,
@@ -69,6 +71,7 @@ impl Default for ProgramOptions {
             input: PathBuf::new(),
             args: Vec::new(),
             preset: "insider".into(),
+            overrides: Vec::new(),
             engine: Engine::Slot,
             fuel_max: None,
             memory_max_mib: 64,
@@ -206,7 +209,7 @@ pub fn program(r: &ProgramOptions) -> Result<ProgramOutcome, JobError> {
         limits.fuel_max = default_fuel(input.len() as u64);
     }
     let program = load(&r.program, limits)?;
-    let preset = Preset::load(&r.preset, &[])?;
+    let preset = Preset::load(&r.preset, &r.overrides)?;
     let mut cfg: InsiderConfig = preset.require()?;
     let host = preset
         .require_host("program run (the host storage stack)")?

@@ -138,6 +138,7 @@ fn run_program(r: &RunArgs) -> Result<bool, CliError> {
         input: r.input.clone(),
         args: r.args.clone(),
         preset: r.preset.clone(),
+        overrides: Vec::new(),
         engine: match r.engine {
             Engine::Slot => E::Slot,
             Engine::Core => E::Core,

@@ -155,3 +155,36 @@ fn a_ycsb_sweep_runs_hayagui_on_both_paths_as_the_cli_does() {
         .expect("a redirected row");
     assert!(row.ends_with(hash), "{row} against {hash}");
 }
+
+/// A sweep of a user's program over the engines that run it next to the data: every point
+/// runs the module for real (its exit code is 0 and its fuel the same on every engine, since
+/// the same program reads the same bytes) and the times differ by engine.
+#[test]
+fn a_program_sweep_runs_a_users_module_on_each_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "abc\nxyz ABC\n".repeat(2000)).unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let s = spec(
+        dir.path(),
+        &format!(
+            "job = \"program\"\nmetrics = [\"exit_code\", \"run.fuel\", \"run.time_ns\"]\n[fixed]\nprogram = \"{root}/../../examples/programs/grep.wat\"\ninput = \"{}\"\nargs = [\"ABC\"]\n[grid]\nengine = [\"slot\", \"core\", \"host\"]\n",
+            input.display()
+        ),
+    );
+    let out = dir.path().join("out");
+    let run = nearflash(&["sweep", &s, "--out", out.to_str().unwrap(), "--jobs", "1"]);
+    assert!(run.status.success(), "{run:?}");
+    let table = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    for r in &rows {
+        assert_eq!(r[3], "0", "exit code: {table}");
+        assert_eq!(r[4], rows[0][4], "fuel: {table}");
+    }
+    assert_ne!(rows[0][5], rows[2][5], "{table}");
+}

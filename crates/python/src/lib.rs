@@ -140,6 +140,16 @@ fn genome(py: Python<'_>, options: &str) -> PyResult<String> {
     long(py, || jobs::genome(&o).map(|v| text(&v)).map_err(err))
 }
 
+/// `program(options_json) -> json`: the JSON of `nearflash program run --json` (the
+/// program's output is not returned; `exit_code` says how it ended).
+#[pyfunction]
+fn program(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::ProgramOptions = jobs::options_from("program", doc(options)?).map_err(err)?;
+    long(py, || {
+        jobs::program(&o).map(|v| text(&v.report)).map_err(err)
+    })
+}
+
 /// `vfile_demo(options_json) -> json`: the `nearflash vfile demo` walk-through's figures.
 #[pyfunction]
 fn vfile_demo(py: Python<'_>, options: &str) -> PyResult<String> {
@@ -297,6 +307,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(db_bench, m)?)?;
     m.add_function(wrap_pyfunction!(ycsb, m)?)?;
     m.add_function(wrap_pyfunction!(genome, m)?)?;
+    m.add_function(wrap_pyfunction!(program, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset, m)?)?;

@@ -70,6 +70,22 @@ def test_every_hayagui_job_runs_from_python():
         nearflash.fileops(access="sideways")
 
 
+def test_a_users_program_runs_from_python_as_the_cli_runs_it(tmp_path):
+    data = tmp_path / "in.txt"
+    data.write_text("abc\nxyz ABC\n" * 500)
+    prog = ROOT / "examples" / "programs" / "grep.wat"
+    py = nearflash.program(prog, input=data, engine="core", args=["ABC"])
+    out = tmp_path / "p.json"
+    subprocess.run(
+        [cli(), "program", "run", prog, "--input", data, "--engine", "core", "--arg", "ABC",
+         "--output", tmp_path / "matches.txt", "--json", out],
+        check=True,
+        stderr=subprocess.DEVNULL,
+    )
+    assert py == json.loads(out.read_text())
+    assert py["exit_code"] == 0 and py["run"]["bytes_out"] == len("xyz ABC\n") * 500
+
+
 def test_overrides_as_a_dict_reach_the_preset_and_the_run():
     p = nearflash.preset("test-min", {"flash.channels": 4, "ftl.gc_policy": "round-robin"})
     assert p["flash"]["channels"] == 4 and p["ftl"]["gc_policy"] == "round-robin"

@@ -22,6 +22,8 @@ pub enum Job {
     Ycsb,
     /// The genome application on Hayagui's accelerator.
     Genome,
+    /// A user's WebAssembly program over a file, next to the data.
+    Program,
 }
 
 /// Figures that depend on the machine that ran the simulation, not on the model (the first
@@ -29,7 +31,7 @@ pub enum Job {
 const WALL_CLOCK: [&str; 4] = ["wall_s", "events_per_wall_s", "speed", "peak_rss_mb"];
 
 impl Job {
-    pub const ALL: [Job; 8] = [
+    pub const ALL: [Job; 9] = [
         Job::Io,
         Job::Run,
         Job::Insider,
@@ -38,6 +40,7 @@ impl Job {
         Job::DbBench,
         Job::Ycsb,
         Job::Genome,
+        Job::Program,
     ];
 
     pub fn name(self) -> &'static str {
@@ -50,6 +53,7 @@ impl Job {
             Job::DbBench => "db-bench",
             Job::Ycsb => "ycsb",
             Job::Genome => "genome",
+            Job::Program => "program",
         }
     }
 
@@ -69,7 +73,7 @@ impl Job {
     pub fn default_preset(self) -> &'static str {
         match self {
             Job::Io | Job::Run => "flashabacus",
-            Job::Insider | Job::InsiderShare => "insider",
+            Job::Insider | Job::InsiderShare | Job::Program => "insider",
             Job::Fileops | Job::DbBench | Job::Ycsb | Job::Genome => "hayagui",
         }
     }
@@ -132,6 +136,13 @@ impl Job {
                 "trace_hash",
             ],
             Job::Genome => &["total_ns", "mapped", "reads", "trace_hash"],
+            Job::Program => &[
+                "exit_code",
+                "run.time_ns",
+                "run.throughput_mb_s",
+                "run.fuel",
+                "host_only.time_ns",
+            ],
         }
     }
 
@@ -171,6 +182,7 @@ impl Job {
             Job::DbBench => to_json(j::db_bench(&j::options_from("db-bench", doc)?)?),
             Job::Ycsb => to_json(j::ycsb(&j::options_from("ycsb", doc)?)?),
             Job::Genome => to_json(j::genome(&j::options_from("genome", doc)?)?),
+            Job::Program => to_json(j::program(&j::options_from("program", doc)?)?.report),
         })
     }
 
@@ -186,6 +198,7 @@ impl Job {
             Job::DbBench => j::options_from::<j::DbBenchOptions>("db-bench", doc).map(drop),
             Job::Ycsb => j::options_from::<j::YcsbOptions>("ycsb", doc).map(drop),
             Job::Genome => j::options_from::<j::GenomeOptions>("genome", doc).map(drop),
+            Job::Program => j::options_from::<j::ProgramOptions>("program", doc).map(drop),
         }
     }
 }

@@ -30,6 +30,7 @@ __all__ = [
     "db_bench",
     "ycsb",
     "genome",
+    "program",
     "reproduce",
     "presets",
     "preset",
@@ -162,6 +163,16 @@ def genome(*, dataset="tiny", access="direct", overrides=None, **options):
     scale (default 100), fidelity, seed, preset."""
     options.update(dataset=dataset, access=access)
     return _json.loads(_native.genome(_options(options, overrides)))
+
+
+def program(program, *, input, engine="slot", args=None, overrides=None, **options):
+    """A user's WebAssembly program (``nearflash program run``) over the file ``input``, next
+    to the data: ``engine`` slot | core (INSIDER's drive), arm (the Active Flash controller) or
+    host, beside the host-only run. Returns the report (``--json``'s fields); ``exit_code``
+    says how the program ended. Options: fuel_max, memory_max_mib, seed, foreground_mb_s,
+    preset, input_max_mib."""
+    options.update(program=str(program), input=str(input), engine=engine, args=list(args or []))
+    return _json.loads(_native.program(_options(options, overrides)))
 
 
 def reproduce(paper, *, out=None, overrides=None, **options):
