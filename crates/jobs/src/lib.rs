@@ -6,9 +6,10 @@
 //! Jobs: `io` (block I/O on a preset's device), `run` (FlashAbacus), `insider` (an INSIDER
 //! application on one system), `insider_share` (programs side by side in the drive's slots),
 //! `vfile_demo`, `reproduce`; Hayagui's `fileops`, `db_bench`, `ycsb` and `genome`;
-//! `program` (a user's WebAssembly module next to the data); `presets`/`preset` list and
+//! Active Flash's `active_flash` (one Fig. 2 or Fig. 3 point); `program` (a user's WebAssembly module next to the data); `presets`/`preset` list and
 //! show presets.
 
+pub mod active_flash;
 mod error;
 pub mod hayagui;
 pub mod insider;
@@ -19,6 +20,7 @@ pub mod program;
 pub mod reproduce;
 pub mod run;
 
+pub use active_flash::{active_flash, ActiveFlashOptions, ActiveFlashRun};
 pub use error::JobError;
 pub use hayagui::{
     db_bench, fileops, genome, ycsb, DbBenchOptions, FileopsOptions, GenomeOptions, YcsbOptions,

@@ -188,3 +188,25 @@ fn a_program_sweep_runs_a_users_module_on_each_engine() {
     }
     assert_ne!(rows[0][5], rows[2][5], "{table}");
 }
+
+/// A sweep of Active Flash's background compression over the foreground rate: the fraction
+/// compressed cannot grow as the foreground leaves the controller less idle time.
+#[test]
+fn an_active_flash_sweep_compresses_less_as_the_foreground_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = spec(
+        dir.path(),
+        "job = \"active-flash\"\nmetrics = [\"background.fraction_compressed\"]\n[fixed]\nvolume_mib = 16\n[grid]\nforeground_mb_s = [5.0, 120.0]\n",
+    );
+    let out = dir.path().join("out");
+    let run = nearflash(&["sweep", &s, "--out", out.to_str().unwrap(), "--jobs", "1"]);
+    assert!(run.status.success(), "{run:?}");
+    let table = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let f: Vec<f64> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(f.len(), 2, "{table}");
+    assert!(f[0] >= f[1] && f[0] > 0.0, "{table}");
+}

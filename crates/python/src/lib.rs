@@ -150,6 +150,14 @@ fn program(py: Python<'_>, options: &str) -> PyResult<String> {
     })
 }
 
+/// `active_flash(options_json) -> json`: one Active Flash point (Fig. 2 or Fig. 3's setting).
+#[pyfunction]
+fn active_flash(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::ActiveFlashOptions =
+        jobs::options_from("active-flash", doc(options)?).map_err(err)?;
+    long(py, || jobs::active_flash(&o).map(|v| text(&v)).map_err(err))
+}
+
 /// `vfile_demo(options_json) -> json`: the `nearflash vfile demo` walk-through's figures.
 #[pyfunction]
 fn vfile_demo(py: Python<'_>, options: &str) -> PyResult<String> {
@@ -308,6 +316,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ycsb, m)?)?;
     m.add_function(wrap_pyfunction!(genome, m)?)?;
     m.add_function(wrap_pyfunction!(program, m)?)?;
+    m.add_function(wrap_pyfunction!(active_flash, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset, m)?)?;

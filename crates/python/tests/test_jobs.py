@@ -86,6 +86,13 @@ def test_a_users_program_runs_from_python_as_the_cli_runs_it(tmp_path):
     assert py["exit_code"] == 0 and py["run"]["bytes_out"] == len("xyz ABC\n") * 500
 
 
+def test_active_flash_points_run_from_python():
+    b = nearflash.active_flash(foreground_mb_s=20.0, volume_mib=4, fidelity="functional")
+    assert b["background"]["fraction_compressed"] > 0 and b["verified_pages"] > 0
+    s = nearflash.active_flash(experiment="split", controller_share=0.25, volume_mib=4)
+    assert s["split"]["controller_pages"] > 0 and "background" not in s
+
+
 def test_overrides_as_a_dict_reach_the_preset_and_the_run():
     p = nearflash.preset("test-min", {"flash.channels": 4, "ftl.gc_policy": "round-robin"})
     assert p["flash"]["channels"] == 4 and p["ftl"]["gc_policy"] == "round-robin"

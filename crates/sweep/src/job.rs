@@ -24,6 +24,8 @@ pub enum Job {
     Genome,
     /// A user's WebAssembly program over a file, next to the data.
     Program,
+    /// One Active Flash point (background compression, or a split job).
+    ActiveFlash,
 }
 
 /// Figures that depend on the machine that ran the simulation, not on the model (the first
@@ -31,7 +33,7 @@ pub enum Job {
 const WALL_CLOCK: [&str; 4] = ["wall_s", "events_per_wall_s", "speed", "peak_rss_mb"];
 
 impl Job {
-    pub const ALL: [Job; 9] = [
+    pub const ALL: [Job; 10] = [
         Job::Io,
         Job::Run,
         Job::Insider,
@@ -41,6 +43,7 @@ impl Job {
         Job::Ycsb,
         Job::Genome,
         Job::Program,
+        Job::ActiveFlash,
     ];
 
     pub fn name(self) -> &'static str {
@@ -54,6 +57,7 @@ impl Job {
             Job::Ycsb => "ycsb",
             Job::Genome => "genome",
             Job::Program => "program",
+            Job::ActiveFlash => "active-flash",
         }
     }
 
@@ -75,6 +79,7 @@ impl Job {
             Job::Io | Job::Run => "flashabacus",
             Job::Insider | Job::InsiderShare | Job::Program => "insider",
             Job::Fileops | Job::DbBench | Job::Ycsb | Job::Genome => "hayagui",
+            Job::ActiveFlash => "active-flash",
         }
     }
 
@@ -143,6 +148,14 @@ impl Job {
                 "run.fuel",
                 "host_only.time_ns",
             ],
+            Job::ActiveFlash => &[
+                "background.achieved_mb_s",
+                "background.fraction_compressed",
+                "background.energy_saving",
+                "background.latency_us_p99",
+                "split.throughput_mb_s",
+                "split.energy_j",
+            ],
         }
     }
 
@@ -183,6 +196,7 @@ impl Job {
             Job::Ycsb => to_json(j::ycsb(&j::options_from("ycsb", doc)?)?),
             Job::Genome => to_json(j::genome(&j::options_from("genome", doc)?)?),
             Job::Program => to_json(j::program(&j::options_from("program", doc)?)?.report),
+            Job::ActiveFlash => to_json(j::active_flash(&j::options_from("active-flash", doc)?)?),
         })
     }
 
@@ -199,6 +213,9 @@ impl Job {
             Job::Ycsb => j::options_from::<j::YcsbOptions>("ycsb", doc).map(drop),
             Job::Genome => j::options_from::<j::GenomeOptions>("genome", doc).map(drop),
             Job::Program => j::options_from::<j::ProgramOptions>("program", doc).map(drop),
+            Job::ActiveFlash => {
+                j::options_from::<j::ActiveFlashOptions>("active-flash", doc).map(drop)
+            }
         }
     }
 }

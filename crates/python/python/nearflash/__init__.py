@@ -31,6 +31,7 @@ __all__ = [
     "ycsb",
     "genome",
     "program",
+    "active_flash",
     "reproduce",
     "presets",
     "preset",
@@ -173,6 +174,16 @@ def program(program, *, input, engine="slot", args=None, overrides=None, **optio
     preset, input_max_mib."""
     options.update(program=str(program), input=str(input), engine=engine, args=list(args or []))
     return _json.loads(_native.program(_options(options, overrides)))
+
+
+def active_flash(*, experiment="background", overrides=None, **options):
+    """One point of Active Flash's simulated drive (seed 004): ``experiment="background"``
+    (Fig. 2: a foreground of 4 KiB random writes at ``foreground_mb_s``, compressed by the
+    controller) or ``"split"`` (Fig. 3: a job split at ``controller_share``). Options:
+    volume_mib, compress, charge_compute, fidelity (functional reads every extent back), seed,
+    preset."""
+    options.update(experiment=experiment)
+    return _json.loads(_native.active_flash(_options(options, overrides)))
 
 
 def reproduce(paper, *, out=None, overrides=None, **options):
