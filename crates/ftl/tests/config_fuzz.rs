@@ -333,9 +333,10 @@ fn check_invalid(c: &Case, which: usize) -> Result<(), TestCaseError> {
 /// lines, so a superblock with 4 of its 6 units valid frees nothing; with that everywhere
 /// the device ran out of space below its logical capacity. Layout now holds back a word
 /// line's slack per superblock.
-#[test]
-fn one_shot_word_lines_on_a_tiny_device_never_run_out_of_space() {
-    let c = Case {
+/// A tiny page-mapped device without over-provisioning and round-robin GC, for the
+/// regression cases below: one die of one plane, blocks of two three-page word lines.
+fn tiny_page_mapped_case() -> Case {
+    Case {
         flash: FlashConfig {
             channels: 1,
             packages_per_channel: 1,
@@ -375,7 +376,12 @@ fn one_shot_word_lines_on_a_tiny_device_never_run_out_of_space() {
         },
         queue_depth: 1,
         seed: 0,
-    };
+    }
+}
+
+#[test]
+fn one_shot_word_lines_on_a_tiny_device_never_run_out_of_space() {
+    let c = tiny_page_mapped_case();
     check_valid(&c).unwrap();
 }
 
@@ -612,47 +618,14 @@ fn gc_abandoned_while_sealing_its_tail_neither_panics_nor_stalls() {
 /// nothing GC could reclaim.
 #[test]
 fn padded_small_writes_without_over_provisioning_never_run_out_of_space() {
-    let c = Case {
-        flash: FlashConfig {
-            channels: 1,
-            packages_per_channel: 1,
-            dies_per_package: 2,
-            planes_per_die: 4,
-            blocks_per_plane: 23,
-            pages_per_block: 4,
-            page_size_bytes: 4096,
-            oob_size_bytes: 40,
-            read_latency_us: 1.0,
-            program_latency_us: 10.0,
-            erase_latency_us: 100.0,
-            read_latency_by_page_type_us: None,
-            program_latency_by_page_type_us: None,
-            channel_rate_mb_s: 20.0,
-            command_overhead_ns: 0,
-            endurance_pe_cycles: 100000,
-            program_fail_probability: 0.0,
-            erase_fail_probability: 0.0,
-            media: nearflash_flash::MediaConfig::default(),
-            one_shot_pages: 1,
-        },
-        ftl: FtlConfig {
-            mapping: MappingMode::Page,
-            over_provisioning_percent: 0.0,
-            gc_policy: GcPolicy::RoundRobin,
-            gc_foreground_free_superblocks: 1,
-            gc_idle_threshold_us: 0.0,
-            gc_background_free_superblocks: 0,
-            gc_parallel_copies: 1,
-            wear_leveling_spread_pe: 1,
-            spare_blocks_per_plane: 0,
-            checkpoint_interval_us: 0.0,
-            scratchpad_bytes: 1048576,
-            mapping_cache_bytes: None,
-            slc_cache: nearflash_ftl::SlcCacheConfig::default(),
-        },
-        queue_depth: 1,
-        seed: 0,
-    };
+    let mut c = tiny_page_mapped_case();
+    c.flash.dies_per_package = 2;
+    c.flash.planes_per_die = 4;
+    c.flash.blocks_per_plane = 23;
+    c.flash.pages_per_block = 4;
+    c.flash.one_shot_pages = 1;
+    c.seed = 0;
+    c.queue_depth = 1;
     check_valid(&c).unwrap();
 }
 
