@@ -55,8 +55,30 @@ pub enum AccelError {
     #[error("kernel {kernel} has no microblocks")]
     NoMicroblocks { kernel: String },
 
-    #[error("flash device: {0}")]
-    Device(String),
+    #[error("flash device configuration: {0}")]
+    DeviceConfig(#[from] nearflash_flash::ConfigError),
+
+    #[error("flash device: {op:?} at byte {offset_bytes}: {source}")]
+    Io {
+        op: nearflash_ftl::BlockOp,
+        offset_bytes: u64,
+        #[source]
+        source: nearflash_ftl::IoError,
+    },
+
+    #[error("functional fidelity: reading {section} of instance {instance} back: {source}")]
+    ReadBack {
+        section: &'static str,
+        instance: usize,
+        #[source]
+        source: nearflash_ftl::IoError,
+    },
+
+    #[error("{what}: {stall}")]
+    Stalled {
+        what: &'static str,
+        stall: nearflash_sim::Stall,
+    },
 
     #[error(
         "functional fidelity: {instances} instances share flash with earlier ones for lack of \

@@ -207,16 +207,16 @@ impl Functional {
             match dev.peek(layout.offsets[i][s], len) {
                 Ok(bytes) => shadows.push(bytes),
                 Err(e) => {
-                    self.fail(format!("reading {} of instance {i}: {e}", sec.name));
+                    self.failure.get_or_insert(AccelError::ReadBack {
+                        section: sec.name,
+                        instance: i,
+                        source: e,
+                    });
                     shadows.push(vec![0; len as usize]);
                 }
             }
         }
         self.shadows[i] = shadows;
-    }
-
-    fn fail(&mut self, what: String) {
-        self.failure.get_or_insert(AccelError::Device(what));
     }
 
     fn unit_footprint(&self, i: usize, mb: usize, screen: u32) -> Vec<Extent> {
@@ -293,12 +293,12 @@ impl Functional {
         let (offsets, inputs) = (&layout.offsets[i], &self.inputs[p]);
         let got = live_out_of(desc, inputs, &self.section_arrays[p], |s| {
             let len = desc.sections[s].bytes.div_ceil(512) * 512;
-            dev.peek(offsets[s], len).map_err(|e| {
-                AccelError::Device(format!(
-                    "reading back {} of instance {i}: {e}",
-                    desc.sections[s].name
-                ))
-            })
+            dev.peek(offsets[s], len)
+                .map_err(|source| AccelError::ReadBack {
+                    section: desc.sections[s].name,
+                    instance: i,
+                    source,
+                })
         });
         let got = match got {
             Ok(got) => got,

@@ -44,7 +44,7 @@ pub fn write_extents<D: BlockDevice, P: TraceEvent>(
     next_id: &mut u64,
     extents: impl Iterator<Item = (u64, u64)>,
     mut payload: impl FnMut(u64, u64) -> Vec<u8>,
-    what: &str,
+    what: &'static str,
 ) -> Result<(), AccelError> {
     let mut extents = extents;
     let mut model = DeviceOnly { dev, wrap, unwrap };
@@ -72,8 +72,11 @@ pub fn write_extents<D: BlockDevice, P: TraceEvent>(
         }
         model.dev.take_completions(&mut completions);
         for c in completions.drain(..) {
-            c.result
-                .map_err(|e| AccelError::Device(format!("{what} write: {e}")))?;
+            c.result.map_err(|source| AccelError::Io {
+                op: c.op,
+                offset_bytes: c.offset_bytes,
+                source,
+            })?;
             inflight -= 1;
             completed += 1;
         }
@@ -84,14 +87,12 @@ pub fn write_extents<D: BlockDevice, P: TraceEvent>(
             completed,
             outstanding: u64::from(inflight),
         };
-        if !sim.step(&mut model) {
-            return Err(AccelError::Device(format!(
-                "{what}: {} write(s) outstanding and no event pending",
-                progress.outstanding
-            )));
-        }
-        watchdog
-            .observe(sim.now(), progress)
-            .map_err(|e| AccelError::Device(format!("{what}: {e}")))?;
+        let stepped = sim
+            .step_watched(&mut model, &mut watchdog, |_| progress)
+            .map_err(|stall| AccelError::Stalled { what, stall })?;
+        assert!(
+            stepped,
+            "writes are outstanding, so an empty queue is a stall"
+        );
     }
 }

@@ -83,8 +83,7 @@ impl Ssd {
         } else {
             Box::new(NoStore)
         };
-        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(wrap_device))
-            .map_err(|e| AccelError::Device(format!("SSD: {e}")))?;
+        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(wrap_device))?;
         let drive = Nvme::new(nvme.clone(), dev)?;
         let host = Host::new(host.clone(), HostPages::new(drive))?;
         Ok(Ssd {
@@ -203,7 +202,11 @@ impl Ssd {
             .inner_mut()
             .device_mut()
             .peek(dev_offset, len)
-            .map_err(|e| AccelError::Device(format!("SSD: {e}")))
+            .map_err(|source| AccelError::Io {
+                op: nearflash_ftl::BlockOp::Read,
+                offset_bytes: dev_offset,
+                source,
+            })
     }
 
     /// Runs the loop until operation `id` completes (the watchdog counts NVMe completions
@@ -220,18 +223,21 @@ impl Ssd {
                 );
                 return Ok(c.result?);
             }
-            if !self.sim.step(&mut self.host) {
-                return Err(AccelError::Device(format!(
-                    "SSD: host operation {id:?} outstanding and no event pending"
-                )));
-            }
-            let progress = Progress {
-                completed: self.nvme_stats().cqes,
+            let progress = |host: &Host<HostPages<Drive>>| Progress {
+                completed: host.device().inner().stats().cqes,
                 outstanding: 1,
             };
-            watchdog
-                .observe(self.sim.now(), progress)
-                .map_err(|e| AccelError::Device(format!("SSD: {e}")))?;
+            let stepped = self
+                .sim
+                .step_watched(&mut self.host, &mut watchdog, progress)
+                .map_err(|stall| AccelError::Stalled {
+                    what: "the SSD's host operation",
+                    stall,
+                })?;
+            assert!(
+                stepped,
+                "an operation is outstanding, so an empty queue is a stall"
+            );
         }
     }
 

@@ -32,8 +32,26 @@ pub enum ActiveFlashError {
     )]
     VolumeTooLarge { volume_bytes: u64, user_bytes: u64 },
 
-    #[error("device: {0}")]
-    Device(String),
+    #[error(
+        "Active Flash needs 4 KiB mapping units (one channel, one plane, 4096-byte pages); \
+         got {channels} channels x {planes_per_die} planes x {page_size_bytes} B"
+    )]
+    Geometry {
+        channels: u32,
+        planes_per_die: u32,
+        page_size_bytes: u32,
+    },
+
+    #[error("device configuration: {0}")]
+    DeviceConfig(#[from] nearflash_flash::ConfigError),
+
+    #[error("the simulation stalled: {0}")]
+    Stalled(#[from] nearflash_sim::Stall),
+
+    /// The queue emptied with nothing outstanding before the run's goal was met: the
+    /// workload waits on something no event will bring.
+    #[error("the simulation ran out of events before its work was done")]
+    Idle,
 
     #[error("I/O error at offset {offset_bytes}: {source}")]
     Io {

@@ -185,11 +185,11 @@ impl Rig {
         if flash.page_size_bytes as usize != PAGE_BYTES
             || flash.channels * flash.planes_per_die != 1
         {
-            return Err(ActiveFlashError::Device(format!(
-                "Active Flash needs 4 KiB mapping units (one channel, one plane, 4096-byte \
-                 pages); got {} channels x {} planes x {} B",
-                flash.channels, flash.planes_per_die, flash.page_size_bytes
-            )));
+            return Err(ActiveFlashError::Geometry {
+                channels: flash.channels,
+                planes_per_die: flash.planes_per_die,
+                page_size_bytes: flash.page_size_bytes,
+            });
         }
         let geo = nearflash_flash::Geometry::from_config(flash);
         let store: Box<dyn PageStore> = match fidelity {
@@ -199,8 +199,7 @@ impl Rig {
             }
         };
         let mut sim = Sim::new(seed);
-        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(RigEvent::Dev))
-            .map_err(|e| ActiveFlashError::Device(e.to_string()))?;
+        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(RigEvent::Dev))?;
         let logical_pages = dev.logical_bytes() / PAGE_BYTES as u64;
         if log_pages >= logical_pages {
             return Err(ActiveFlashError::VolumeTooLarge {
@@ -293,21 +292,18 @@ impl Rig {
             if done(&self.st) {
                 return Ok(());
             }
-            if !self.sim.step(&mut self.st) {
-                return Err(ActiveFlashError::Device(
-                    "the simulation stalled with work outstanding".into(),
-                ));
-            }
+            let stepped = self
+                .sim
+                .step_watched(&mut self.st, &mut self.watchdog, |st| Progress {
+                    completed: st.commands_completed,
+                    outstanding: st.inflight.len() as u64,
+                });
             if let Some(e) = self.st.failure.take() {
                 return Err(e);
             }
-            let progress = Progress {
-                completed: self.st.commands_completed,
-                outstanding: self.st.inflight.len() as u64,
-            };
-            self.watchdog
-                .observe(self.sim.now(), progress)
-                .map_err(|e| ActiveFlashError::Device(format!("the simulation stalled: {e}")))?;
+            if !stepped? {
+                return Err(ActiveFlashError::Idle);
+            }
         }
     }
 

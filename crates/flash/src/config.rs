@@ -6,7 +6,7 @@ use crate::media::MediaConfig;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-#[derive(Debug, Error, PartialEq)]
+#[derive(Clone, Debug, Error, PartialEq)]
 pub enum ConfigError {
     #[error("config field '{field}': {reason}")]
     Invalid { field: String, reason: String },

@@ -202,15 +202,11 @@ impl<D: BlockDevice> FsHost<D> {
             .run_until(&mut self.m, &mut dog, Machine::progress, |m| {
                 m.finished.contains_key(&id)
             })?;
-        match self.m.finished.remove(&id) {
-            Some(c) => Ok(c),
-            None => Err(HostError::Stall(Stall {
-                at: self.sim.now(),
-                since: self.sim.now(),
-                progress: self.m.progress(),
-                reason: nearflash_sim::StallReason::NoEventPending,
-            })),
-        }
+        Ok(self
+            .m
+            .finished
+            .remove(&id)
+            .expect("run_until returns once the operation is done"))
     }
 
     /// Runs one operation to completion.

@@ -53,8 +53,8 @@ impl TraceEvent for Ev {
 
 #[derive(Debug, Error)]
 pub enum MachineError {
-    #[error("SSD: {0}")]
-    Device(String),
+    #[error("SSD configuration: {0}")]
+    DeviceConfig(#[from] nearflash_flash::ConfigError),
     #[error("NVMe front end: {0}")]
     Nvme(#[from] NvmeError),
     #[error("file system: {0}")]
@@ -239,8 +239,7 @@ impl Machine {
         seed: u64,
     ) -> Result<Machine, MachineError> {
         let mut sim = Sim::new(seed);
-        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(dev_event))
-            .map_err(|e| MachineError::Device(e.to_string()))?;
+        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(dev_event))?;
         Self::over(sim, dev, nvme, fs, Start::Format)
     }
 
@@ -334,19 +333,12 @@ impl Machine {
             .run_until(&mut self.st, &mut dog, State::progress, |s| {
                 s.fs_done.contains_key(&id)
             })?;
-        match self.st.fs_done.remove(&id) {
-            Some(c) => Ok(c.result?),
-            None => Err(MachineError::Stall(self.stall())),
-        }
-    }
-
-    fn stall(&self) -> Stall {
-        Stall {
-            at: self.sim.now(),
-            since: self.sim.now(),
-            progress: self.st.progress(),
-            reason: nearflash_sim::StallReason::NoEventPending,
-        }
+        let c = self
+            .st
+            .fs_done
+            .remove(&id)
+            .expect("run_until returns once the call is done");
+        Ok(c.result?)
     }
 
     /// Issues `reqs` at once (the caller's own block commands, ids ignored) and waits for all
@@ -376,7 +368,7 @@ impl Machine {
                 .st
                 .caller_done
                 .remove(&id)
-                .ok_or_else(|| MachineError::Stall(self.stall()))?;
+                .expect("run_until returns once every request is done");
             if let Err(source) = &c.result {
                 return Err(MachineError::Io {
                     offset_bytes: c.offset_bytes,

@@ -46,8 +46,7 @@ impl DevFs {
             stripe_blocks: (stripe_bytes / nearflash_fs::BLOCK_BYTES as u64).max(1) as u32,
             ..FsConfig::default()
         };
-        let fs = Fs::new(cfg, m.capacity_bytes(), true)
-            .map_err(|e| InsiderError::Device(format!("device file system: {e}")))?;
+        let fs = Fs::new(cfg, m.capacity_bytes(), true)?;
         let mut d = DevFs {
             fs,
             shadow: (!m.is_functional()).then(BTreeMap::new),
@@ -60,7 +59,7 @@ impl DevFs {
         // Nothing else runs before the file system exists: mkfs drives the machine itself.
         loop {
             if let Some(r) = d.take(t) {
-                r.map_err(|e| InsiderError::Device(format!("mkfs on the drive: {e}")))?;
+                r?;
                 return Ok(d);
             }
             match (m.next_event_at(), d.deadline()) {
@@ -70,9 +69,9 @@ impl DevFs {
                 }
                 (None, Some(t)) => m.advance_to(t),
                 (None, None) => {
-                    return Err(InsiderError::Device(
-                        "device file system waits for nothing and has not finished".into(),
-                    ))
+                    return Err(InsiderError::Idle {
+                        waiting_for: "mkfs on the drive",
+                    })
                 }
             }
             d.pump(m);

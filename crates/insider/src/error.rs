@@ -59,8 +59,21 @@ pub enum InsiderError {
     App(String),
     #[error("{app}: output differs from the reference: {reason}")]
     Verification { app: String, reason: String },
-    #[error("device: {0}")]
-    Device(String),
+    #[error("drive configuration: {0}")]
+    DriveConfig(#[from] nearflash_flash::ConfigError),
+    #[error("device file system configuration: {0}")]
+    FsConfig(#[from] nearflash_fs::ConfigError),
+    #[error("host: {0}")]
+    Host(#[from] nearflash_host::HostError),
+    #[error("the simulation stalled: {0}")]
+    Stalled(#[from] nearflash_sim::Stall),
+    /// The queue emptied before what the caller waited for happened.
+    #[error("the simulation ran out of events before {waiting_for} finished")]
+    Idle { waiting_for: &'static str },
+    #[error("{vpath}: its application slot was released")]
+    SlotReleased { vpath: String },
+    #[error("firmware write to the drive: {0}")]
+    FirmwareWrite(#[source] nearflash_ftl::IoError),
     #[error("{max} calls are already in flight")]
     TooManyCalls { max: usize },
     #[error("device file system: {0}")]

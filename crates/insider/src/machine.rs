@@ -200,8 +200,7 @@ impl Machine {
     ) -> Result<Machine, InsiderError> {
         let now = sim.now();
         let port = FirmwarePort::new(backing.capacity_bytes());
-        let host = Host::new(host.clone(), port)
-            .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
+        let host = Host::new(host.clone(), port)?;
         Ok(Machine {
             sim,
             st: State {
@@ -290,9 +289,7 @@ impl Machine {
             return Ok(false);
         }
         let p = self.progress();
-        self.watchdog
-            .observe(self.sim.now(), p)
-            .map_err(|e| InsiderError::Device(format!("the simulation stalled: {e}")))?;
+        self.watchdog.observe(self.sim.now(), p)?;
         Ok(true)
     }
 
@@ -303,9 +300,9 @@ impl Machine {
     ) -> Result<(), InsiderError> {
         while !done(self) {
             if !self.step()? {
-                return Err(InsiderError::Device(
-                    "the simulation stalled: nothing left to happen".into(),
-                ));
+                return Err(InsiderError::Idle {
+                    waiting_for: "the machine's work",
+                });
             }
         }
         Ok(())
@@ -499,7 +496,7 @@ impl Machine {
         self.run_until(|m| m.firmware_is_done(fw))?;
         match self.firmware_done(fw) {
             Some(Ok(_)) => Ok(()),
-            Some(Err(e)) => Err(InsiderError::Device(e.to_string())),
+            Some(Err(e)) => Err(InsiderError::FirmwareWrite(e)),
             None => unreachable!("waited for it"),
         }
     }

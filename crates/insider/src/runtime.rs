@@ -223,9 +223,7 @@ impl Runtime {
     /// Formats the drive and an empty file system on it; root is the only user.
     pub fn new(spec: &MachineSpec) -> Result<Runtime, InsiderError> {
         spec.insider.validate()?;
-        spec.host
-            .validate()
-            .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
+        spec.host.validate()?;
         assert_eq!(
             spec.insider.fs_block_bytes, PAGE_BYTES,
             "the file system's block is the host's page (validated)"
@@ -247,8 +245,7 @@ impl Runtime {
                     Box::new(NoStore)
                 };
                 let dev =
-                    Device::format(flash, ftl, store, &mut sim.queue().map(MachineEvent::Dev))
-                        .map_err(|e| InsiderError::Device(e.to_string()))?;
+                    Device::format(flash, ftl, store, &mut sim.queue().map(MachineEvent::Dev))?;
                 Backing::Flash(Box::new(dev))
             }
         };
@@ -1008,7 +1005,9 @@ impl Runtime {
             .slots
             .iter()
             .position(|s| s.as_ref().is_some_and(|(u, v)| *u == uid && v == vpath))
-            .ok_or_else(|| InsiderError::Device(format!("{vpath}: its slot was released")))?;
+            .ok_or_else(|| InsiderError::SlotReleased {
+                vpath: vpath.to_string(),
+            })?;
         let spec = &self.programs[&mapping.program];
         let instance = (spec.make)();
         let run = ProgramRun {

@@ -25,6 +25,6 @@ pub use keymap::{KeyHasher, KeyMap};
 pub use lazy_table::LazyTable;
 pub use queue::EventQueue;
 pub use rng::SimRng;
-pub use run::{Model, Progress, RunEnd, Sim, Stall, StallReason, TraceEvent, Watchdog};
+pub use run::{Model, Progress, Sim, Stall, StallReason, TraceEvent, Watchdog};
 pub use sched::{Mapped, Schedule};
 pub use time::{SimDuration, SimTime};

@@ -125,41 +125,55 @@ impl<E: TraceEvent> Sim<E> {
         self.queue.advance_clock(t);
     }
 
-    /// Processes events until `done(model)` holds, the queue empties, or the watchdog sees no
-    /// progress. `progress(model)` reports what the watchdog watches.
+    /// Processes events until `done(model)` holds, under the watchdog: the queue emptying
+    /// before then, or no progress for the watchdog's limit, is a [`Stall`].
+    /// `progress(model)` reports what the watchdog watches.
     pub fn run_until<M: Model<Event = E>>(
         &mut self,
         model: &mut M,
         watchdog: &mut Watchdog,
         mut progress: impl FnMut(&M) -> Progress,
         mut done: impl FnMut(&M) -> bool,
-    ) -> Result<RunEnd, Stall> {
-        loop {
-            if done(model) {
-                return Ok(RunEnd::Done);
+    ) -> Result<(), Stall> {
+        while !done(model) {
+            if !self.step_watched(model, watchdog, &mut progress)? {
+                return Err(Stall {
+                    at: self.now(),
+                    since: watchdog.last_progress_at,
+                    progress: progress(model),
+                    reason: StallReason::NoEventPending,
+                });
             }
-            if !self.step(model) {
-                let p = progress(model);
-                if p.outstanding > 0 {
-                    return Err(Stall {
-                        at: self.now(),
-                        since: watchdog.last_progress_at,
-                        progress: p,
-                        reason: StallReason::NoEventPending,
-                    });
-                }
-                return Ok(RunEnd::QueueEmpty);
-            }
-            watchdog.observe(self.now(), progress(model))?;
         }
+        Ok(())
     }
-}
 
-/// How [`Sim::run_until`] stopped without a stall.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RunEnd {
-    Done,
-    QueueEmpty,
+    /// One event under the watchdog, for a driver that must act between events (feed a
+    /// closed loop, pump workers) and so cannot hand [`Sim::run_until`] a pure `done`: true
+    /// after an event; false when no event is pending and nothing is outstanding; a [`Stall`]
+    /// when requests are outstanding and no event is pending, or nothing completed for the
+    /// watchdog's limit. The one place a stall is made.
+    pub fn step_watched<M: Model<Event = E>>(
+        &mut self,
+        model: &mut M,
+        watchdog: &mut Watchdog,
+        mut progress: impl FnMut(&M) -> Progress,
+    ) -> Result<bool, Stall> {
+        if !self.step(model) {
+            let p = progress(model);
+            if p.outstanding > 0 {
+                return Err(Stall {
+                    at: self.now(),
+                    since: watchdog.last_progress_at,
+                    progress: p,
+                    reason: StallReason::NoEventPending,
+                });
+            }
+            return Ok(false);
+        }
+        watchdog.observe(self.now(), progress(model))?;
+        Ok(true)
+    }
 }
 
 /// What a driver's watchdog watches: requests completed so far and requests outstanding.
@@ -411,6 +425,23 @@ mod tests {
         assert_eq!(err.reason, StallReason::NoEventPending);
     }
 
+    /// A goal no event will bring (here: more completions than requests) ends the wait as
+    /// a stall when the queue empties, even with nothing outstanding — never as success.
+    #[test]
+    fn a_queue_that_empties_before_the_goal_is_a_stall() {
+        let mut sim = Sim::new(1);
+        let mut m = toy(false);
+        m.submit(sim.queue());
+        let mut dog = Watchdog::new(SimDuration::from_ms(1));
+        let err = sim
+            .run_until(&mut m, &mut dog, Toy::progress, |m| m.completed == 2)
+            .unwrap_err();
+        assert_eq!(
+            (err.reason, err.progress.completed),
+            (StallReason::NoEventPending, 1)
+        );
+    }
+
     #[test]
     fn a_healthy_run_finishes() {
         let mut sim = Sim::new(1);
@@ -419,10 +450,8 @@ mod tests {
             m.submit(sim.queue());
         }
         let mut dog = Watchdog::new(SimDuration::from_ms(1));
-        let end = sim
-            .run_until(&mut m, &mut dog, Toy::progress, |m| m.outstanding == 0)
+        sim.run_until(&mut m, &mut dog, Toy::progress, |m| m.outstanding == 0)
             .unwrap();
-        assert_eq!(end, RunEnd::Done);
         assert_eq!(m.completed, 3);
         // The toy's own scheduling goes through the Schedule trait too.
         assert_eq!(Schedule::now(sim.queue()), SimTime(100));

@@ -337,8 +337,10 @@ impl State {
         debug_assert!(done.is_empty());
         self.dev.take_completions(&mut done);
         for c in done.drain(..) {
-            c.result.map_err(|e| {
-                crate::AccelError::Device(format!("{:?} {}: {e}", c.op, c.offset_bytes))
+            c.result.map_err(|source| crate::AccelError::Io {
+                op: c.op,
+                offset_bytes: c.offset_bytes,
+                source,
             })?;
             let req = self
                 .io_owner

@@ -311,8 +311,7 @@ impl Machine {
             )),
             None => Box::new(NoStore),
         };
-        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(MachineEvent::Dev))
-            .map_err(|e| AccelError::Device(e.to_string()))?;
+        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(MachineEvent::Dev))?;
         assert_eq!(layout.group_bytes, dev.layout().group_bytes());
         assert_eq!(layout.offsets.len(), instances.len());
         if layout.end_bytes > dev.logical_bytes() {

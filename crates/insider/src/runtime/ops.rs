@@ -357,9 +357,9 @@ impl Runtime {
                 return Ok(());
             }
             if !self.turn()? {
-                return Err(InsiderError::Device(
-                    "the simulation stalled: nothing left to happen".into(),
-                ));
+                return Err(InsiderError::Idle {
+                    waiting_for: "the runtime's calls",
+                });
             }
         }
     }
@@ -618,18 +618,15 @@ impl Runtime {
                 }),
             }
         }
-        let host_err = |e: nearflash_host::HostError| InsiderError::Device(format!("host: {e}"));
         match self.host_files.get_mut(&ino) {
             Some(f) if f.extents == runs => Ok(f.id),
             Some(f) => {
-                self.m
-                    .host_set_extents(f.id, runs.clone())
-                    .map_err(host_err)?;
+                self.m.host_set_extents(f.id, runs.clone())?;
                 f.extents = runs;
                 Ok(f.id)
             }
             None => {
-                let id = self.m.host_add_file(runs.clone()).map_err(host_err)?;
+                let id = self.m.host_add_file(runs.clone())?;
                 self.host_files.insert(ino, HostFile { id, extents: runs });
                 Ok(id)
             }
@@ -639,10 +636,7 @@ impl Runtime {
     /// The host operation `op`, once it ended: `Some(Ok)` or its error.
     fn host_poll(&mut self, op: HostOpId) -> Option<Result<(), InsiderError>> {
         let c = self.m.host_done(op)?;
-        Some(
-            c.result
-                .map_err(|e| InsiderError::Device(format!("host: {e}"))),
-        )
+        Some(c.result.map_err(InsiderError::from))
     }
 
     /// Functional fidelity: bytes `offset .. offset + len` of host file `file` (with
@@ -717,8 +711,7 @@ impl Runtime {
                     let file = self.host_file(t.ino, &extents, &path)?;
                     let op = self
                         .m
-                        .host_io(false, file, t.offset, t.len, OpFlags::default())
-                        .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
+                        .host_io(false, file, t.offset, t.len, OpFlags::default())?;
                     t.op = Some(op);
                     t.stage = PStage::Host;
                 }
@@ -816,10 +809,7 @@ impl Runtime {
                     let a = t.offset / SECTOR_BYTES * SECTOR_BYTES;
                     let e = (t.offset + t.len).div_ceil(SECTOR_BYTES) * SECTOR_BYTES;
                     let direct = OpFlags { direct: true };
-                    let op = self
-                        .m
-                        .host_io(true, file, a, e - a, direct)
-                        .map_err(|e| InsiderError::Device(format!("host: {e}")))?;
+                    let op = self.m.host_io(true, file, a, e - a, direct)?;
                     t.op = Some(op);
                     t.stage = WStage::Write;
                 }
