@@ -131,7 +131,8 @@ pub fn run_closed<D: BlockDevice, E>(
         if inflight == 0 && exhausted {
             return Ok(());
         }
-        step_watched(sim, rig, watchdog)?;
+        // With requests in flight, an empty queue is a stall (`step_watched` says so).
+        sim.step_watched(rig, watchdog, Rig::progress)?;
     }
 }
 
@@ -179,7 +180,9 @@ pub fn run_open<D: BlockDevice, E>(
         if pending.is_none() && rig.progress().outstanding == 0 {
             return Ok(());
         }
-        step_watched(sim, rig, watchdog)?;
+        // An empty queue here means nothing is outstanding and no arrival is armed: the
+        // next turn returns.
+        sim.step_watched(rig, watchdog, Rig::progress)?;
     }
 }
 
@@ -196,31 +199,10 @@ pub fn settle<D: BlockDevice>(
     let start = sim.now();
     while sim.next_deadline().is_some_and(|t| t <= until) || !quiescent(&rig.dev) {
         if !sim.step(rig) {
-            return Err(Stall {
-                at: sim.now(),
-                since: start,
-                progress: rig.progress(),
-                reason: nearflash_sim::StallReason::NoEventPending,
-            });
+            return Err(Stall::no_event_pending(sim.now(), start, rig.progress()));
         }
     }
     Ok(sim.now().since(start))
-}
-
-fn step_watched<D: BlockDevice>(
-    sim: &mut Sim<RigEvent<D::Event>>,
-    rig: &mut Rig<D>,
-    watchdog: &mut Watchdog,
-) -> Result<(), Stall> {
-    if !sim.step(rig) {
-        return Err(Stall {
-            at: sim.now(),
-            since: sim.now(),
-            progress: rig.progress(),
-            reason: nearflash_sim::StallReason::NoEventPending,
-        });
-    }
-    watchdog.observe(sim.now(), rig.progress())
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use crate::verify::{AckedAt, Reference, SectorContent};
 use nearflash_blockdev::{BlockOp, BlockRequest, IoError, SECTOR_BYTES};
 use nearflash_flash::backbone::PowerCutReport;
 use nearflash_flash::{ConfigError, FlashConfig, Geometry, MemoryStore};
-use nearflash_sim::{Progress, Sim, SimDuration, SimTime, Stall, StallReason, Watchdog};
+use nearflash_sim::{Progress, Sim, SimDuration, SimTime, Stall, Watchdog};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -424,12 +424,7 @@ impl Driver<'_> {
             if self.inflight.is_empty() {
                 return Ok(false);
             }
-            let stall = Stall {
-                at: self.sim.now(),
-                since: self.sim.now(),
-                progress: self.progress(),
-                reason: StallReason::NoEventPending,
-            };
+            let stall = Stall::no_event_pending(self.sim.now(), self.sim.now(), self.progress());
             return Err(self.stalled(stall));
         }
         self.drain(out);

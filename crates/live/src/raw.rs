@@ -121,17 +121,12 @@ impl RawDevice {
             if let Some(i) = self.done.iter().position(|c| c.id == id) {
                 break self.done.swap_remove(i);
             }
-            let stalled = if self.sim.step(&mut self.rig) {
-                dog.observe(self.sim.now(), self.rig.progress()).err()
-            } else {
-                Some(nearflash_sim::Stall {
-                    at: self.sim.now(),
-                    since: self.sim.now(),
-                    progress: self.rig.progress(),
-                    reason: nearflash_sim::StallReason::NoEventPending,
-                })
-            };
-            if let Some(s) = stalled {
+            // The request is outstanding until its completion is taken, so an empty queue
+            // is a stall too.
+            if let Err(s) = self
+                .sim
+                .step_watched(&mut self.rig, &mut dog, Rig::progress)
+            {
                 self.note_device_error(format!("block request stuck: {s}"));
                 return Err(Errno(libc::EIO));
             }

@@ -137,12 +137,11 @@ impl<E: TraceEvent> Sim<E> {
     ) -> Result<(), Stall> {
         while !done(model) {
             if !self.step_watched(model, watchdog, &mut progress)? {
-                return Err(Stall {
-                    at: self.now(),
-                    since: watchdog.last_progress_at,
-                    progress: progress(model),
-                    reason: StallReason::NoEventPending,
-                });
+                return Err(Stall::no_event_pending(
+                    self.now(),
+                    watchdog.last_progress_at,
+                    progress(model),
+                ));
             }
         }
         Ok(())
@@ -162,12 +161,11 @@ impl<E: TraceEvent> Sim<E> {
         if !self.step(model) {
             let p = progress(model);
             if p.outstanding > 0 {
-                return Err(Stall {
-                    at: self.now(),
-                    since: watchdog.last_progress_at,
-                    progress: p,
-                    reason: StallReason::NoEventPending,
-                });
+                return Err(Stall::no_event_pending(
+                    self.now(),
+                    watchdog.last_progress_at,
+                    p,
+                ));
             }
             return Ok(false);
         }
@@ -199,6 +197,18 @@ pub struct Stall {
     pub since: SimTime,
     pub progress: Progress,
     pub reason: StallReason,
+}
+
+impl Stall {
+    /// Requests are outstanding (or a goal is unmet) and no event is pending.
+    pub fn no_event_pending(at: SimTime, since: SimTime, progress: Progress) -> Stall {
+        Stall {
+            at,
+            since,
+            progress,
+            reason: StallReason::NoEventPending,
+        }
+    }
 }
 
 impl fmt::Display for Stall {
