@@ -23,7 +23,7 @@ use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest, SE
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore};
 use nearflash_ftl::recovery::recover;
 use nearflash_ftl::{Device, Event, FtlConfig};
-use nearflash_sim::{Progress, Schedule, Sim, SimDuration, SimTime, Watchdog};
+use nearflash_sim::{Progress, Schedule, Sim, SimDuration, SimTime, Stall, Watchdog};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -153,7 +153,7 @@ pub fn run_seed(
     }));
     match run {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => out.error = Some(e),
+        Ok(Err(e)) => out.error = Some(e.to_string()),
         Err(panic) => {
             let msg = panic
                 .downcast_ref::<String>()
@@ -166,6 +166,19 @@ pub fn run_seed(
     out
 }
 
+/// Why a seed's run could not finish (reported as the seed's `error`).
+#[derive(Debug, thiserror::Error)]
+enum CrashError {
+    #[error("flash configuration: {0}")]
+    Flash(#[from] nearflash_flash::ConfigError),
+    #[error("write-buffer configuration: {0}")]
+    Cache(#[from] crate::ConfigError),
+    #[error("recovery failed: {0}")]
+    Recovery(#[from] nearflash_ftl::recovery::RecoveryError),
+    #[error("stalled: {0}")]
+    Stalled(#[from] Stall),
+}
+
 fn run_seed_inner(
     flash: &FlashConfig,
     ftl: &FtlConfig,
@@ -173,18 +186,17 @@ fn run_seed_inner(
     cfg: &CrashTestConfig,
     seed: u64,
     out: &mut CrashOutcome,
-) -> Result<(), String> {
+) -> Result<(), CrashError> {
     assert!(cfg.queue_depth > 0 && cfg.max_request_sectors > 0);
     let mut sim: Sim<WcEvent<Event>> = Sim::new(seed);
     let pages = Geometry::from_config(flash).page_count();
     let store = Box::new(MemoryStore::new(pages, flash.page_size_bytes));
-    let dev = Device::format(flash, ftl, store, &mut sim.queue().map(WcEvent::Device))
-        .map_err(|e| e.to_string())?;
+    let dev = Device::format(flash, ftl, store, &mut sim.queue().map(WcEvent::Device))?;
     let sectors = dev.logical_bytes() / SECTOR_BYTES;
     let group_sectors = u64::from(dev.layout().unit_sectors());
     let mut d = Driver {
         cfg,
-        wc: WriteCache::new(wc.clone(), dev).map_err(|e| e.to_string())?,
+        wc: WriteCache::new(wc.clone(), dev)?,
         sim,
         acked: Reference::new(sectors, group_sectors),
         durable: Reference::new(sectors, group_sectors),
@@ -264,7 +276,7 @@ impl Driver<'_> {
         prefill: usize,
         total: usize,
         cut: Option<usize>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CrashError> {
         let mut issued = 0;
         let mut cut_in: Option<u64> = None;
         loop {
@@ -296,25 +308,29 @@ impl Driver<'_> {
         }
     }
 
-    fn step(&mut self, out: &mut CrashOutcome) -> Result<bool, String> {
+    fn step(&mut self, out: &mut CrashOutcome) -> Result<bool, CrashError> {
         if !self.sim.step(&mut self.wc) {
             if self.inflight.is_empty() {
                 return Ok(false);
             }
-            return Err(format!(
-                "stalled: no event pending with {} requests in flight",
-                self.inflight.len()
-            ));
+            return Err(CrashError::Stalled(Stall::no_event_pending(
+                self.sim.now(),
+                self.sim.now(),
+                self.progress(),
+            )));
         }
         self.drain(out);
-        let p = Progress {
+        let p = self.progress();
+        self.watchdog.observe(self.sim.now(), p)?;
+        Ok(true)
+    }
+
+    /// What the watchdog watches: every completion counts (failed ones too).
+    fn progress(&self) -> Progress {
+        Progress {
             completed: self.next_id - self.inflight.len() as u64,
             outstanding: self.inflight.len() as u64,
-        };
-        self.watchdog
-            .observe(self.sim.now(), p)
-            .map_err(|s| format!("stalled: {s}"))?;
-        Ok(true)
+        }
     }
 
     fn prefill_write(&mut self) {
@@ -508,7 +524,7 @@ impl Driver<'_> {
         out: &mut CrashOutcome,
         ftl: &FtlConfig,
         wc: &WriteCacheConfig,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CrashError> {
         let lost_at = self.sim.now();
         if let Some(deadline) = self.wc.power_loss(self.sim.queue()) {
             while !self.wc.holdup_done() && self.sim.next_deadline().is_some_and(|t| t <= deadline)
@@ -536,13 +552,12 @@ impl Driver<'_> {
         let mut rng = sim.into_rng();
         bb.power_cut(&mut rng);
         let mut sim: Sim<WcEvent<Event>> = Sim::with_rng(rng);
-        let (dev, _) = recover(bb, ftl, &mut sim.queue().map(WcEvent::Device))
-            .map_err(|e| format!("recovery failed: {e}"))?;
+        let (dev, _) = recover(bb, ftl, &mut sim.queue().map(WcEvent::Device))?;
         // The durable model now holds what the flash holds (settled sector by sector by the
         // check); writes acked before the cut are forgotten with the log.
         Ok(Driver {
             cfg,
-            wc: WriteCache::new(wc.clone(), dev).map_err(|e| e.to_string())?,
+            wc: WriteCache::new(wc.clone(), dev)?,
             sim,
             acked,
             durable,
@@ -556,7 +571,7 @@ impl Driver<'_> {
         })
     }
 
-    fn verify_after_crash(&mut self, out: &mut CrashOutcome) -> Result<(), String> {
+    fn verify_after_crash(&mut self, out: &mut CrashOutcome) -> Result<(), CrashError> {
         let sectors = self.acked.sectors();
         let chunk = self.cfg.max_request_sectors;
         let mut lsn = 0;
