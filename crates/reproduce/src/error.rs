@@ -31,6 +31,25 @@ pub enum ReproduceError {
     #[error("application: {0}")]
     App(#[from] nearflash_iscapps::AppError),
 
+    #[error("hayagui: the VE's files: {0}")]
+    HayaguiFiles(#[from] nearflash_hayagui::FileError),
+
+    #[error("hayagui: file operations: {0}")]
+    HayaguiFileOps(#[from] nearflash_hayagui::fileops::FileOpsError),
+
+    #[error("hayagui: db_bench: {0}")]
+    HayaguiDbBench(#[from] nearflash_hayagui::dbbench::DbBenchError),
+
+    #[error("hayagui: YCSB: {0}")]
+    HayaguiYcsb(#[from] nearflash_kvbench::KvBenchError),
+
+    #[error("hayagui: genome: {0}")]
+    HayaguiGenome(#[from] nearflash_genome::GenomeError),
+
+    /// A run's output disagrees with its independent reference.
+    #[error("{what}: {reason}")]
+    Disagrees { what: String, reason: String },
+
     /// Ctrl-C (the caller's interrupt check) stopped the simulations; nothing was computed.
     #[error("interrupted: the simulations were stopped before they finished")]
     Interrupted(#[from] nearflash_sim::interrupt::Interrupted),

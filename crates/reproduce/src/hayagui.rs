@@ -167,20 +167,15 @@ impl Hayagui {
                 ))
             }
         };
-        Ve::format(
+        Ok(Ve::format(
             &self.preset.flash,
             &self.preset.ftl,
             store,
             &self.cfg,
             access,
             self.seed,
-        )
-        .map_err(hay)
+        )?)
     }
-}
-
-fn hay(e: impl std::fmt::Display) -> ReproduceError {
-    ReproduceError::Invalid(format!("hayagui: {e}"))
 }
 
 impl Paper for Hayagui {
@@ -238,8 +233,7 @@ impl Paper for Hayagui {
                 size_kib,
             } => {
                 let mut ve = self.ve(access)?;
-                let r = fileops::run(&mut ve, op, size_kib << 10, calls_for(size_kib), self.seed)
-                    .map_err(hay)?;
+                let r = fileops::run(&mut ve, op, size_kib << 10, calls_for(size_kib), self.seed)?;
                 Ok(Outcome::FileOps(r))
             }
             Task::DbBench { access } => {
@@ -252,11 +246,10 @@ impl Paper for Hayagui {
                     "/db",
                     &self.cfg.leveldb,
                 );
-                Ok(Outcome::DbBench(r.map_err(hay)?))
+                Ok(Outcome::DbBench(r?))
             }
             Task::Ycsb { access, workload } => {
-                let mut cfg =
-                    YcsbConfig::new(CoreWorkload::named(workload).map_err(hay)?, self.seed);
+                let mut cfg = YcsbConfig::new(CoreWorkload::named(workload)?, self.seed);
                 cfg.record_count = self.sizes.ycsb_records;
                 cfg.operation_count = self.sizes.ycsb_records;
                 cfg.check = true;
@@ -267,14 +260,16 @@ impl Paper for Hayagui {
                     "/ycsb",
                     &self.cfg.leveldb,
                 );
-                let r = r.map_err(hay)?;
+                let r = r?;
                 let check = r.run.check.clone().unwrap_or_default();
                 if check.mismatches > 0 {
-                    return Err(hay(format!(
-                        "YCSB {workload} on {}: {} reads or scans differ from what was written",
-                        access.name(),
-                        check.mismatches
-                    )));
+                    return Err(ReproduceError::Disagrees {
+                        what: format!("YCSB {workload} on {}", access.name()),
+                        reason: format!(
+                            "{} reads or scans differ from what was written",
+                            check.mismatches
+                        ),
+                    });
                 }
                 Ok(Outcome::Ycsb(r))
             }
@@ -289,15 +284,13 @@ impl Paper for Hayagui {
                     &ds.reference_fasta,
                     &ds.target_fasta,
                     &self.cfg.genome,
-                )
-                .map_err(hay)?;
-                let want = in_memory(&ds, self.cfg.genome.chunk_bytes).map_err(hay)?;
+                )?;
+                let want = in_memory(&ds, self.cfg.genome.chunk_bytes)?;
                 if report.hits != want {
-                    return Err(hay(format!(
-                        "genome {dataset} on {}: the matches differ from the same pipeline in \
-                         memory",
-                        access.name()
-                    )));
+                    return Err(ReproduceError::Disagrees {
+                        what: format!("genome {dataset} on {}", access.name()),
+                        reason: "the matches differ from the same pipeline in memory".into(),
+                    });
                 }
                 Ok(Outcome::Genome(run))
             }
