@@ -169,10 +169,12 @@ impl Page {
 fn runs_table(h: &mut String, runs: &[Run]) {
     let energy = runs.iter().any(|r| r.energy_total_j().is_some());
     let utilization = runs.iter().any(|r| r.utilization.is_some());
-    h.push_str(
-        "<h2>Runs</h2><table><tr><th class=\"l\">system</th><th class=\"l\">workload</th>\
-         <th>MB/s</th><th>latency avg ms</th>",
-    );
+    let throughput = runs.iter().any(|r| r.throughput_mb_s.is_some());
+    h.push_str("<h2>Runs</h2><table><tr><th class=\"l\">system</th><th class=\"l\">workload</th>");
+    if throughput {
+        h.push_str("<th>MB/s</th>");
+    }
+    h.push_str("<th>latency avg ms</th>");
     if energy {
         h.push_str("<th>energy J</th>");
     }
@@ -183,10 +185,20 @@ fn runs_table(h: &mut String, runs: &[Run]) {
     for r in runs {
         let _ = write!(
             h,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td>",
             escape(&r.system),
             escape(&r.workload),
-            fmt_value(r.throughput_mb_s),
+        );
+        if throughput {
+            let _ = write!(
+                h,
+                "<td>{}</td>",
+                r.throughput_mb_s.map_or("—".into(), fmt_value)
+            );
+        }
+        let _ = write!(
+            h,
+            "<td>{}</td>",
             r.latency_ms
                 .as_ref()
                 .map_or("—".into(), |l| fmt_value(l.avg)),
@@ -234,7 +246,7 @@ mod tests {
         Run {
             system: "s".into(),
             workload: "w".into(),
-            throughput_mb_s: 1.0,
+            throughput_mb_s: Some(1.0),
             latency_ms: Some(LatencyMs {
                 min: 1.0,
                 avg: 1.0,
@@ -330,5 +342,21 @@ mod tests {
         );
         assert!(some.contains("<td>1.5</td><td>50.0%</td>"), "{some}");
         assert!(some.contains("<td>—</td><td>—</td>"), "{some}");
+    }
+
+    /// Hayagui's YCSB and genome runs printed "0" MB/s: their figures are operations per
+    /// second and phase times, not data rates.
+    #[test]
+    fn the_throughput_column_appears_only_when_some_run_measures_one() {
+        let mut unmeasured = run(BTreeMap::new(), None);
+        unmeasured.throughput_mb_s = None;
+        let none = Page::default().render(&summary(vec![], vec![unmeasured.clone()]));
+        assert!(!none.contains("MB/s"), "{none}");
+        let some = Page::default().render(&summary(
+            vec![],
+            vec![run(BTreeMap::new(), None), unmeasured],
+        ));
+        assert!(some.contains("<th>MB/s</th>"), "{some}");
+        assert!(some.contains("<td class=\"l\">w</td><td>—</td>"), "{some}");
     }
 }

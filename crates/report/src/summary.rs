@@ -138,7 +138,10 @@ pub struct LatencyMs {
 pub struct Run {
     pub system: String,
     pub workload: String,
-    pub throughput_mb_s: f64,
+    /// Data moved per simulated second; absent when the run's figure is not a data rate
+    /// (operations per second, a phase breakdown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_mb_s: Option<f64>,
     pub latency_ms: Option<LatencyMs>,
     /// Energy by component or category, joules (empty when the run models no energy); a
     /// `total` entry, where present, is the sum of the others.
@@ -216,7 +219,7 @@ mod tests {
             runs: vec![Run {
                 system: "s".into(),
                 workload: "w".into(),
-                throughput_mb_s: 3.0,
+                throughput_mb_s: Some(3.0),
                 latency_ms: Some(LatencyMs {
                     min: 1.0,
                     avg: 2.0,
@@ -331,7 +334,7 @@ mod tests {
         let mut r = Run {
             system: "s".into(),
             workload: "w".into(),
-            throughput_mb_s: 1.0,
+            throughput_mb_s: Some(1.0),
             latency_ms: None,
             energy_j: BTreeMap::new(),
             utilization: None,

@@ -586,7 +586,7 @@ fn background_run(system: &str, p: &BackgroundPoint) -> Run {
     Run {
         system: system.into(),
         workload: format!("4k-rand-write-{}MBps", p.foreground_mb_s),
-        throughput_mb_s: p.achieved_mb_s,
+        throughput_mb_s: Some(p.achieved_mb_s),
         latency_ms: Some(LatencyMs {
             min: p.latency_us_min / 1e3,
             avg: p.latency_us_mean / 1e3,
@@ -622,7 +622,7 @@ fn split_run(p: &SplitPoint) -> Run {
     Run {
         system: "split".into(),
         workload: format!("controller-share-{}", p.controller_share),
-        throughput_mb_s: p.throughput_mb_s,
+        throughput_mb_s: Some(p.throughput_mb_s),
         latency_ms: None,
         energy_j,
         utilization: Some(p.controller_busy_s / p.makespan_s),

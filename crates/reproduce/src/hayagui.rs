@@ -692,7 +692,7 @@ fn summary_runs(m: &Measured) -> Vec<Run> {
         runs.push(Run {
             system: r.access.name().into(),
             workload: format!("fileops {} {} KiB", r.op.name(), r.size_bytes >> 10),
-            throughput_mb_s: r.throughput_mb_s,
+            throughput_mb_s: Some(r.throughput_mb_s),
             latency_ms: Some(LatencyMs {
                 min: r.latency.min_ns as f64 / 1e6,
                 avg: r.latency.mean_ns / 1e6,
@@ -709,7 +709,7 @@ fn summary_runs(m: &Measured) -> Vec<Run> {
             runs.push(Run {
                 system: r.access.name().into(),
                 workload: format!("db_bench {}", b.name),
-                throughput_mb_s: b.mb_per_s.unwrap_or(0.0),
+                throughput_mb_s: b.mb_per_s,
                 latency_ms: Some(LatencyMs {
                     min: b.micros_per_op / 1e3,
                     avg: b.micros_per_op / 1e3,
@@ -731,7 +731,7 @@ fn summary_runs(m: &Measured) -> Vec<Run> {
         runs.push(Run {
             system: r.access.name().into(),
             workload: format!("ycsb {}", r.workload),
-            throughput_mb_s: 0.0,
+            throughput_mb_s: None,
             latency_ms: None,
             energy_j: BTreeMap::new(),
             utilization: None,
@@ -750,7 +750,7 @@ fn summary_runs(m: &Measured) -> Vec<Run> {
         runs.push(Run {
             system: r.access.name().into(),
             workload: format!("genome {ds}"),
-            throughput_mb_s: 0.0,
+            throughput_mb_s: None,
             latency_ms: None,
             energy_j: BTreeMap::new(),
             utilization: None,

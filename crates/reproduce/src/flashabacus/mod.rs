@@ -329,7 +329,7 @@ fn to_run(m: &Measured) -> Run {
     Run {
         system: m.system.to_string(),
         workload: m.workload.clone(),
-        throughput_mb_s: r.throughput_mb_s,
+        throughput_mb_s: Some(r.throughput_mb_s),
         latency_ms: Some(LatencyMs {
             min: r.latency_ms.min,
             avg: r.latency_ms.avg,

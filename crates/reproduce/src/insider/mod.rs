@@ -292,7 +292,7 @@ fn to_run(m: &Measured) -> Run {
     Run {
         system: m.label(),
         workload: m.app.clone(),
-        throughput_mb_s: r.throughput_mb_s,
+        throughput_mb_s: Some(r.throughput_mb_s),
         latency_ms: None,
         energy_j: BTreeMap::new(),
         utilization: Some(r.engine_utilization),
@@ -466,7 +466,7 @@ impl Paper for Functional {
             .map(|(name, r)| Run {
                 system: "insider".into(),
                 workload: (*name).into(),
-                throughput_mb_s: r.input_bytes as f64 * 1e3 / r.sim_ns.max(1) as f64,
+                throughput_mb_s: Some(r.input_bytes as f64 * 1e3 / r.sim_ns.max(1) as f64),
                 latency_ms: None,
                 energy_j: BTreeMap::new(),
                 utilization: None,
