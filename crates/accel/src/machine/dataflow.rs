@@ -336,6 +336,7 @@ impl State {
         let mut done = std::mem::take(&mut self.completions);
         debug_assert!(done.is_empty());
         self.dev.take_completions(&mut done);
+        self.ios_completed += done.len() as u64;
         for c in done.drain(..) {
             c.result.map_err(|source| crate::AccelError::Io {
                 op: c.op,

@@ -48,13 +48,15 @@ use crate::sched::{Scheduler, SchedulerKind};
 use crate::series::{series_points, Busy, TimeBins};
 use crate::server::{transfer, FifoServer};
 use dataflow::{ddr_capacity_groups, CacheKeys, GroupIo, IoReq};
+use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_hw::DramPort;
 use nearflash_kernels::{Access, Kernel};
 use nearflash_rangelock::{Acquire, LockId, PageRange, RangeLockTable};
 use nearflash_sim::{
-    EventQueue, KeyMap, Model, Schedule, Sim, SimDuration, SimRng, SimTime, TraceEvent,
+    EventQueue, KeyMap, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, TraceEvent,
+    Watchdog,
 };
 
 mod dataflow;
@@ -205,6 +207,10 @@ struct State {
     started_at: Vec<Option<SimTime>>,
     /// Completions taken from the device, a buffer kept across events.
     completions: Vec<BlockCompletion>,
+    /// Flash requests and units completed so far: what the run's watchdog counts as
+    /// progress.
+    ios_completed: u64,
+    units_finished: u64,
     flash_read_bytes: u64,
     flash_write_bytes: u64,
     events_start: u64,
@@ -385,6 +391,8 @@ impl Machine {
             done_at: vec![None; n],
             started_at: vec![None; n],
             completions: Vec::new(),
+            ios_completed: 0,
+            units_finished: 0,
             flash_read_bytes: 0,
             flash_write_bytes: 0,
             events_start: 0,
@@ -438,13 +446,29 @@ impl Machine {
             );
             st.schedule(sim.queue(), at, Ev::Downloaded(i));
         }
-        // Nothing but the machine's own events is pending: every step completes work or
-        // schedules more, and unfinished kernels always have events pending.
+        // Unfinished kernels always have events pending; the watchdog stops a run in which
+        // events keep coming but no flash request or unit completes (a livelock). One unit
+        // may compute for its whole planned time with nothing else to do, so the limit
+        // covers the longest one.
+        let longest_unit_ns = st
+            .plans
+            .iter()
+            .flat_map(|p| p.units.iter().flatten())
+            .map(|u| u.compute_ns)
+            .max()
+            .unwrap_or(0);
+        let limit = DEFAULT_STALL_LIMIT + SimDuration::from_ns(longest_unit_ns);
+        let mut watchdog = Watchdog::starting_at(limit, sim.now());
+        let progress = |st: &State| Progress {
+            completed: st.ios_completed + st.units_finished,
+            outstanding: st.unfinished as u64,
+        };
         while st.unfinished > 0 {
-            assert!(
-                sim.step(st),
-                "unfinished kernels always have events pending"
-            );
+            sim.step_watched(st, &mut watchdog, progress)
+                .map_err(|stall| AccelError::Stalled {
+                    what: "the FlashAbacus machine",
+                    stall,
+                })?;
             if let Some(e) = st.failure.take() {
                 return Err(e);
             }
@@ -674,6 +698,7 @@ impl State {
     }
 
     fn unit_finished(&mut self, q: &mut Q, w: usize) {
+        self.units_finished += 1;
         let u = self.workers[w].unit.expect("running");
         if self.sched.kind().is_inter() {
             // The worker owns the whole kernel: it goes on by itself and reports the end.
