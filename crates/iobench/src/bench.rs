@@ -21,7 +21,7 @@ const FILL_REQUEST_BYTES: u64 = 1 << 20;
 const FILL_QUEUE_DEPTH: u32 = 16;
 /// Most logical bytes a functional run may keep in RAM (the page store plus the reference
 /// model); beyond it, `--store-file` keeps pages in a sparse file.
-const FUNCTIONAL_MEMORY_BYTES_MAX: u64 = 8 << 30;
+pub const FUNCTIONAL_MEMORY_BYTES_MAX: u64 = 8 << 30;
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// What to measure.
@@ -105,7 +105,7 @@ impl Bench<'_> {
             Plan::Trace(_) => self.precondition.unwrap_or(false).then_some(capacity),
         };
         let precondition = match precondition_span {
-            Some(span) => Some(self.precondition(&mut driver, span, progress)?),
+            Some(span) => Some(precondition(&mut driver, self.preset, span, progress)?),
             None => None,
         };
         let start = driver.snapshot();
@@ -143,37 +143,38 @@ impl Bench<'_> {
             peak_rss_mb: crate::sysinfo::peak_rss_mb(),
         }))
     }
+}
 
-    /// Fills [0, span) sequentially, then idles for one checkpoint interval or GC idle
-    /// threshold (whichever is longer) and until the device is quiescent.
-    fn precondition<D: FrontEnd>(
-        &self,
-        driver: &mut Driver<D>,
-        span_bytes: u64,
-        progress: &mut dyn FnMut(Stage, u64, u64),
-    ) -> Result<Precondition, IoBenchError> {
-        let t0 = Instant::now();
-        let mut src = ListSource::new(fill_requests(span_bytes, FILL_REQUEST_BYTES).collect());
-        let r = driver.run_closed(&mut src, FILL_QUEUE_DEPTH, &mut |d, t| {
-            progress(Stage::Precondition, d, t)
-        })?;
-        if r.failed > 0 {
-            return Err(IoBenchError::Workload(format!(
-                "preconditioning failed: {}",
-                r.first_failure.unwrap_or_default()
-            )));
-        }
-        let cfg = &self.preset.ftl;
-        let idle_us = cfg.checkpoint_interval_us.max(cfg.gc_idle_threshold_us);
-        let settled = driver.settle(SimDuration::from_us_f64(idle_us))?;
-        Ok(Precondition {
-            requests: r.requests,
-            bytes: r.write_bytes,
-            sim_s: r.end.since(r.start).as_ns() as f64 * 1e-9,
-            settle_sim_s: settled.as_ns() as f64 * 1e-9,
-            wall_s: t0.elapsed().as_secs_f64(),
-        })
+/// Fills [0, span) sequentially, then idles for one checkpoint interval or GC idle threshold
+/// (whichever is longer) and until the device is quiescent: the preconditioning pass of
+/// `nearflash io`, and `nearflash fio`'s stand-in for fio laying out its file.
+pub fn precondition<D: FrontEnd>(
+    driver: &mut Driver<D>,
+    preset: &Preset,
+    span_bytes: u64,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<Precondition, IoBenchError> {
+    let t0 = Instant::now();
+    let mut src = ListSource::new(fill_requests(span_bytes, FILL_REQUEST_BYTES).collect());
+    let r = driver.run_closed(&mut src, FILL_QUEUE_DEPTH, &mut |d, t| {
+        progress(Stage::Precondition, d, t)
+    })?;
+    if r.failed > 0 {
+        return Err(IoBenchError::Workload(format!(
+            "preconditioning failed: {}",
+            r.first_failure.unwrap_or_default()
+        )));
     }
+    let cfg = &preset.ftl;
+    let idle_us = cfg.checkpoint_interval_us.max(cfg.gc_idle_threshold_us);
+    let settled = driver.settle(SimDuration::from_us_f64(idle_us))?;
+    Ok(Precondition {
+        requests: r.requests,
+        bytes: r.write_bytes,
+        sim_s: r.end.since(r.start).as_ns() as f64 * 1e-9,
+        settle_sim_s: settled.as_ns() as f64 * 1e-9,
+        wall_s: t0.elapsed().as_secs_f64(),
+    })
 }
 
 #[cfg(test)]
