@@ -247,7 +247,10 @@ impl JobRun {
             started: None,
             stats_start: group_start,
             deadline: None,
-            bytes_limit: (!timed).then(|| io.saturating_mul(loops)),
+            // number_ios sets the amount by itself unless io_size is given too (fio: "the
+            // range/size can be set independently of the number of I/Os to perform").
+            bytes_limit: (!timed && (spec.number_ios.is_none() || spec.io_size.is_some()))
+                .then(|| io.saturating_mul(loops)),
             ios_limit: spec.number_ios.filter(|_| !timed),
             issued_bytes: 0,
             issued_ios: 0,

@@ -50,24 +50,25 @@ fn rw_name(rw: Rw) -> &'static str {
     }
 }
 
-/// fio's `display_lat`: ns, or µs once a value reaches 1 µs, or ms once one reaches 1 ms.
+/// fio's `display_lat` (`nsec_to_usec`, `nsec_to_msec` in `stat.h`): µs once the values
+/// are spread past 100 µs, ms once past 100 ms; min and max in whole units.
 fn lat_line(out: &mut String, name: &str, l: &LatStat) {
     let h = &l.hist;
-    let (min, max) = (h.min_ns() as f64, h.max_ns() as f64);
-    let (div, unit) = if max >= 1e6 {
-        (1e6, "msec")
-    } else if max >= 1e3 {
-        (1e3, "usec")
+    let (min, max, dev) = (h.min_ns(), h.max_ns(), l.stddev_ns());
+    let (div, unit) = if min > 2_000_000 && max > 99_999_999 && dev > 1e6 {
+        (1_000_000, "msec")
+    } else if min > 2_000 && max > 99_999 && dev > 1e3 {
+        (1_000, "usec")
     } else {
-        (1.0, "nsec")
+        (1, "nsec")
     };
     let _ = writeln!(
         out,
         "    {name} ({unit}): min={}, max={}, avg={:5.02}, stdev={:5.02}",
-        num2str(min / div, 1000.0, &COUNT),
-        num2str(max / div, 1000.0, &COUNT),
-        h.mean_ns() / div,
-        l.stddev_ns() / div
+        num2str((min / div) as f64, 1000.0, &COUNT),
+        num2str((max / div) as f64, 1000.0, &COUNT),
+        h.mean_ns() / div as f64,
+        dev / div as f64
     );
 }
 
@@ -282,21 +283,20 @@ fn group(out: &mut String, run: &FioRun, g: u32) {
 /// The whole text report.
 pub fn render(run: &FioRun) -> String {
     let mut out = String::new();
-    for j in &run.jobs {
-        let bs = |d: usize| match &j.spec.bs[d] {
+    for (spec, g) in &run.sections {
+        let bs = |d: usize| match &spec.bs[d] {
             BlockSizes::Fixed(b) => format!("{b}B-{b}B"),
             other => format!("{}B-{}B", other.min(), other.max()),
         };
         let _ = writeln!(
             out,
-            "{}: (g={}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine=nearflash, iodepth={}",
-            j.spec.name,
-            j.groupid,
-            rw_name(j.spec.rw),
+            "{}: (g={g}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine=nearflash, iodepth={}",
+            spec.name,
+            rw_name(spec.rw),
             bs(0),
             bs(1),
             bs(2),
-            j.spec.iodepth
+            spec.iodepth
         );
     }
     let _ = writeln!(
@@ -307,7 +307,7 @@ pub fn render(run: &FioRun) -> String {
     let _ = writeln!(
         out,
         "Starting {} jobs on the simulated drive",
-        run.jobs.len()
+        run.job_count
     );
     if !run.ignored.is_empty() {
         let names: Vec<String> = run

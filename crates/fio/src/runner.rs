@@ -58,6 +58,10 @@ pub struct JobReport {
 #[derive(Debug)]
 pub struct FioRun {
     pub global_options: Vec<(String, String)>,
+    /// Each job section with its group, in file order.
+    pub sections: Vec<(Rc<JobSpec>, u32)>,
+    /// Jobs run, clones counted.
+    pub job_count: usize,
     pub jobs: Vec<JobReport>,
     pub groups: u32,
     pub disk: Disk,
@@ -153,6 +157,12 @@ pub fn run(
         Interface::Bare => run_on::<Device>(&preset, &placed, groups, opts, progress)?,
     };
     out.notes.splice(0..0, notes);
+    out.job_count = placed.len();
+    for p in &placed {
+        if !out.sections.iter().any(|(s, _)| Rc::ptr_eq(s, &p.spec)) {
+            out.sections.push((p.spec.clone(), p.groupid));
+        }
+    }
     out.ignored = ignored;
     out.global_options = file
         .global
@@ -358,6 +368,8 @@ fn run_on<D: FrontEnd>(
     let disk = disk.borrow().clone();
     Ok(FioRun {
         global_options: Vec::new(),
+        sections: Vec::new(),
+        job_count: 0,
         jobs: reports(finished),
         groups,
         disk,

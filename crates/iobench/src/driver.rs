@@ -366,11 +366,12 @@ impl<D: FrontEnd> Driver<D> {
         let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
         // Which job each request in flight belongs to (bounded by the requests in flight).
         let owners = RefCell::new(BTreeMap::<u64, usize>::new());
+        let count = jobs.len();
         let jobs_cell = RefCell::new(jobs);
         let result = load::run_paced(
             &mut self.sim,
             &mut self.rig,
-            jobs_cell.borrow().len(),
+            count,
             &mut watchdog,
             |i, now| {
                 let mut jobs = jobs_cell.borrow_mut();
