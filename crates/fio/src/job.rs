@@ -455,12 +455,14 @@ impl JobRun {
             self.writes += 1;
         }
         if self.spec.thinktime_ns > 0
-            && self.issued_ios % u64::from(self.spec.thinktime_blocks) == 0
+            && self
+                .issued_ios
+                .is_multiple_of(u64::from(self.spec.thinktime_blocks))
         {
             self.wait = Wait::Drain(Then::Think);
         } else if is_write
             && self.spec.fsync_every > 0
-            && self.writes % u64::from(self.spec.fsync_every) == 0
+            && self.writes.is_multiple_of(u64::from(self.spec.fsync_every))
         {
             self.wait = Wait::Drain(Then::Flush);
         }

@@ -20,7 +20,7 @@ pub const PERCENTILES: [f64; 17] = [
     99.99,
 ];
 /// `ctime` of the simulation's epoch (time 0), fio's `time` field.
-const EPOCH_CTIME: &str = "Thu Jan  1 00:00:00 1970";
+pub const EPOCH_CTIME: &str = "Thu Jan  1 00:00:00 1970";
 
 /// A JSON tree whose objects keep their keys in the order given (fio's order).
 enum Node {

@@ -6,7 +6,9 @@
 //! show zeros for a simulated host.
 
 use crate::job::DISK_NAME;
-use crate::json::{group_bandwidth, rates, runtime_ms, FIO_LAYOUT_VERSION, PERCENTILES};
+use crate::json::{
+    group_bandwidth, rates, runtime_ms, EPOCH_CTIME, FIO_LAYOUT_VERSION, PERCENTILES,
+};
 use crate::options::{BlockSizes, Rw, DIRECTIONS};
 use crate::runner::{FioRun, JobReport};
 use crate::stats::{LatStat, LAT_LABELS};
@@ -132,8 +134,8 @@ fn job(out: &mut String, run: &FioRun, j: &JobReport) {
     let s = &j.stats;
     let _ = writeln!(
         out,
-        "{}: (groupid={}, jobs={}): err={:2}: pid=0: {}",
-        j.spec.name, j.groupid, j.members, j.error, "Thu Jan  1 00:00:00 1970"
+        "{}: (groupid={}, jobs={}): err={:2}: pid=0: {EPOCH_CTIME}",
+        j.spec.name, j.groupid, j.members, j.error
     );
     if let Some(d) = &j.spec.description {
         let _ = writeln!(out, "  Description  : [{d}]");

@@ -560,7 +560,7 @@ impl JobSpec {
                 }
             }
         }
-        if self.seq_skip_bytes % sector != 0 {
+        if !self.seq_skip_bytes.is_multiple_of(sector) {
             return Err(bad(format!(
                 "the rw offset skip {} is not a multiple of {sector} bytes",
                 self.seq_skip_bytes
@@ -606,7 +606,7 @@ fn distribution(text: &str) -> Result<Distribution, String> {
         "zipf" => {
             let t = float("theta")?;
             // fio: theta must differ from 1 (the generator divides by 1 − θ).
-            if !(t > 0.0) || t == 1.0 {
+            if t.is_nan() || t <= 0.0 || t == 1.0 {
                 return Err(format!("zipf theta {t} must be positive and not 1"));
             }
             Distribution::Zipf(t)
