@@ -796,6 +796,16 @@ mod tests {
     }
 
     #[test]
+    fn docs_cli_md_lists_every_option_of_the_table() {
+        let docs = include_str!("../../../docs/cli.md");
+        for d in TABLE {
+            for n in d.names {
+                assert!(docs.contains(&format!("`{n}`")), "docs/cli.md lacks {n}");
+            }
+        }
+    }
+
+    #[test]
     fn kb_base_1000_changes_how_sizes_read_wherever_it_stands() {
         let j = job("[j]\nbs=4k\nkb_base=1000\n").unwrap_err().to_string();
         assert!(j.contains("multiple of 512"), "4k is 4000 bytes: {j}");
