@@ -442,7 +442,9 @@ impl JobRun {
         };
         if let Some(at) = self.rate_gate(&draw).filter(|&at| at > now) {
             self.held = Some((draw, fua));
-            return Some(Step::Until(at));
+            // No later than the deadline: a job whose next request is past its runtime
+            // ends at the runtime.
+            return Some(Step::Until(self.deadline.map_or(at, |d| at.min(d))));
         }
         self.issued_ios += 1;
         self.issued_bytes += draw.len_bytes;

@@ -431,3 +431,141 @@ fn deterministic(report: IoReport) -> serde_json::Value {
     }
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobfile::tests::one;
+
+    fn run_text(text: &str, seed: u64) -> FioRun {
+        let file = one(text).unwrap();
+        run(
+            &file,
+            std::path::Path::new("job.fio"),
+            &RunOptions {
+                preset: "test-min".into(),
+                overrides: Vec::new(),
+                seed,
+                fidelity: Fidelity::Timing,
+                interface: Interface::Nvme,
+                precondition: None,
+            },
+            &mut |_, _, _| {},
+        )
+        .unwrap()
+    }
+
+    fn ms(ns: u64) -> f64 {
+        ns as f64 / 1e6
+    }
+
+    #[test]
+    fn a_start_delay_and_think_times_stretch_the_run_in_simulated_time() {
+        let plain = run_text("[j]\nrw=randread\nsize=1m\nnumber_ios=64\n", 1);
+        let delayed = run_text(
+            "[j]\nrw=randread\nsize=1m\nnumber_ios=64\nstartdelay=3ms\n",
+            1,
+        );
+        let gap = delayed.sim_time_ns - plain.sim_time_ns;
+        assert!((2_900_000..3_100_000).contains(&gap), "{}", ms(gap));
+        let thinking = run_text(
+            "[j]\nrw=randread\nsize=1m\nnumber_ios=64\nthinktime=100us\nthinktime_blocks=8\n",
+            1,
+        );
+        // A think time of 100 µs after every 8 requests, once they have completed: 7 of them
+        // lie before the last completion (a read after an idle gap may run a little faster).
+        let gap = thinking.sim_time_ns - plain.sim_time_ns;
+        assert!((650_000..800_000).contains(&gap), "{}", ms(gap));
+        assert_eq!(thinking.jobs[0].stats.dirs[0].total_ios, 64);
+    }
+
+    #[test]
+    fn rate_iops_caps_the_jobs_rate_in_simulated_time() {
+        let r = run_text(
+            "[j]\nrw=randread\nsize=1m\nnumber_ios=200\nrate_iops=10000\n",
+            1,
+        );
+        let s = &r.jobs[0].stats;
+        let iops = s.dirs[0].total_ios as f64 * 1e9 / s.runtime_ns as f64;
+        assert!((9_000.0..=10_100.0).contains(&iops), "{iops}");
+    }
+
+    #[test]
+    fn ramp_time_is_run_but_left_out_of_the_figures() {
+        let r = run_text(
+            "[j]\nrw=randread\nsize=1m\nruntime=2ms\nramp_time=1ms\ntime_based\niodepth=4\n",
+            1,
+        );
+        let s = &r.jobs[0].stats;
+        let ios = s.dirs[0].total_ios;
+        assert!(
+            ios > 0 && s.submitted > ios,
+            "ramp requests run but are not counted"
+        );
+        assert!(
+            (2.0..2.5).contains(&ms(s.runtime_ns)),
+            "{}",
+            ms(s.runtime_ns)
+        );
+    }
+
+    #[test]
+    fn randseed_fixes_the_offsets_whatever_the_run_seed_and_clones_differ() {
+        let text = "[j]\nrw=randwrite\nsize=1m\nnumber_ios=50\nnorandommap\nrandseed=5\n\
+                    write_iolog=x\nnumjobs=2\n";
+        let (a, b) = (run_text(text, 1), run_text(text, 2));
+        let log = |r: &FioRun, i: usize| r.iologs[i].1.clone();
+        assert_eq!(log(&a, 0), log(&b, 0));
+        assert_ne!(log(&a, 0), log(&a, 1), "each clone has its own stream");
+        let c = run_text(&text.replace("randseed=5\n", ""), 1);
+        let d = run_text(&text.replace("randseed=5\n", ""), 2);
+        assert_ne!(log(&c, 0), log(&d, 0), "without randseed, --seed decides");
+    }
+
+    #[test]
+    fn jobs_without_a_stonewall_run_together_and_a_stonewall_waits() {
+        let together = run_text(
+            "[a]\nrw=randread\nsize=1m\nnumber_ios=500\n[b]\nrw=randread\nsize=1m\n\
+             number_ios=500\n",
+            1,
+        );
+        let apart = run_text(
+            "[a]\nrw=randread\nsize=1m\nnumber_ios=500\n[b]\nstonewall\nrw=randread\n\
+             size=1m\nnumber_ios=500\n",
+            1,
+        );
+        assert_eq!(together.groups, 1);
+        assert_eq!(apart.groups, 2);
+        assert_eq!(
+            together.jobs.len(),
+            2,
+            "no group reporting: a report per job"
+        );
+        assert!(
+            apart.sim_time_ns > together.sim_time_ns,
+            "{} vs {}",
+            ms(apart.sim_time_ns),
+            ms(together.sim_time_ns)
+        );
+    }
+
+    #[test]
+    fn a_job_past_the_device_is_refused_before_anything_runs() {
+        let file = one("[j]\nrw=read\noffset=8m\nsize=1m\n").unwrap();
+        let e = run(
+            &file,
+            std::path::Path::new("job.fio"),
+            &RunOptions {
+                preset: "test-min".into(),
+                overrides: Vec::new(),
+                seed: 1,
+                fidelity: Fidelity::Timing,
+                interface: Interface::Nvme,
+                precondition: None,
+            },
+            &mut |_, _, _| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("beyond the device"), "{e}");
+    }
+}
