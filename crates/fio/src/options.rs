@@ -241,7 +241,6 @@ pub const TABLE: &[OptionDef] = opts! {
     ["verify"] Supported, "crc32c (crc32c-intel), md5 or 0/null: after writing, read every block back and compare digests (real data in functional fidelity)";
     ["do_verify"] Supported, "run the verify pass (default 1 when verify is set)";
     ["stonewall", "wait_for_previous"] Supported, "start a new group after the previous jobs finish";
-    ["new_group"] Supported, "start a new reporting group (jobs still run with the previous)";
     ["group_reporting"] Supported, "report each group as one job";
     ["write_iolog"] Supported, "write the job's requests as a fio iolog v2";
     ["bwavgtime"] Supported, "bandwidth sample window (default 500 ms of simulated time)";
@@ -260,6 +259,7 @@ pub const TABLE: &[OptionDef] = opts! {
     ["verify_backlog", "verify_backlog_batch", "verify_async", "verify_interval", "verify_offset", "verify_pattern", "verify_only", "experimental_verify"] Unsupported("verify runs as one pass after the writes; interleaved or partial verification is not modelled"), "";
     ["zonemode", "zonesize", "zonerange", "zoneskip", "max_open_zones", "zone_reset_threshold"] Unsupported("the simulated drive has no zoned namespace yet"), "";
     ["unified_rw_reporting"] Unsupported("mixed-direction reporting is not produced"), "";
+    ["new_group"] Unsupported("a reporting group apart from the run groups is not modelled; stonewall starts a group"), "";
     ["rate_process", "rate_min", "rate_iops_min", "rate_cycle", "rate_ignore_thinktime"] Unsupported("only fio's default linear rate process is modelled"), "";
     ["steadystate", "ss", "ss_dur", "ss_ramp"] Unsupported("steady-state detection is not modelled"), "";
     ["latency_target", "latency_window", "latency_percentile", "latency_run", "max_latency"] Unsupported("latency-target depth search is not modelled"), "";
@@ -384,7 +384,6 @@ impl JobSpec {
                 | "buffered"
                 | "sync"
                 | "stonewall"
-                | "new_group"
                 | "group_reporting"
                 | "end_fsync"
                 | "do_verify"
@@ -511,13 +510,6 @@ impl JobSpec {
             }
             "do_verify" => self.do_verify = flag(v)?,
             "stonewall" => self.stonewall = flag(v)?,
-            "new_group" => {
-                // Reporting groups follow stonewalls here; a new_group without one changes
-                // no figure, so it is taken as a stonewall would be for reporting only.
-                if flag(v)? {
-                    self.stonewall = true;
-                }
-            }
             "group_reporting" => self.group_reporting = flag(v)?,
             "write_iolog" => self.write_iolog = Some(v.to_string()),
             "bwavgtime" => self.bwavgtime_ns = time(v, TimeUnit::Ms)?,
