@@ -52,10 +52,18 @@ impl<D: BlockDevice> Rig<D> {
         self.dev.submit(req, &mut q.map(RigEvent::Device));
     }
 
-    /// Submits `req` at the current time with Force Unit Access.
-    pub fn submit_fua(&mut self, req: BlockRequest, q: &mut EventQueue<RigEvent<D::Event>>) {
+    /// Submits `req` at the current time from submitter `stream` (its own queue on a device
+    /// that has several), with Force Unit Access when `fua`.
+    pub fn submit_from(
+        &mut self,
+        stream: u32,
+        req: BlockRequest,
+        fua: bool,
+        q: &mut EventQueue<RigEvent<D::Event>>,
+    ) {
         self.submitted += 1;
-        self.dev.submit_fua(req, &mut q.map(RigEvent::Device));
+        self.dev
+            .submit_from(stream, req, fua, &mut q.map(RigEvent::Device));
     }
 
     /// Moves finished requests into `out`.
@@ -214,7 +222,8 @@ enum Paced {
 }
 
 /// Runs `submitters` paced submitters together until every one is done and everything
-/// submitted has completed. `next(i, now)` asks submitter `i` what it does now; it is asked
+/// submitted has completed; submitter `i` submits as stream `i`
+/// ([`BlockDevice::submit_from`]: its own queue on an NVMe device with enough queues). `next(i, now)` asks submitter `i` what it does now; it is asked
 /// again after every completion (and every event) while it is ready, and at the time it
 /// named when it waits (`Pace::Until`: a timer on the queue, `RigEvent::Arrival(i)`). Each
 /// completion goes to `on_done` in completion order. Submitters draw no randomness from the
@@ -239,8 +248,10 @@ pub fn run_paced<D: BlockDevice, E>(
         for (i, s) in state.iter_mut().enumerate() {
             while *s == Paced::Ready {
                 match next(i, now) {
-                    Pace::Submit { req, fua: false } => rig.submit(req, sim.queue()),
-                    Pace::Submit { req, fua: true } => rig.submit_fua(req, sim.queue()),
+                    Pace::Submit { req, fua } => {
+                        let stream = u32::try_from(i).expect("fewer than 2^32 submitters");
+                        rig.submit_from(stream, req, fua, sim.queue());
+                    }
                     Pace::Until(at) => {
                         assert!(at > now, "a paced submitter waits for a future time");
                         sim.queue().schedule_at(at, RigEvent::Arrival(i as u64));

@@ -128,8 +128,8 @@ pub fn run(
         .min(QUEUE_PAIRS_MAX);
     if opts.interface == Interface::Nvme && pairs > preset.nvme.queue_pairs {
         notes.push(format!(
-            "nvme.queue_pairs raised from {} to {pairs}, one per concurrent job; the front \
-             end spreads requests over its queue pairs in turn rather than pinning a job to one",
+            "nvme.queue_pairs raised from {} to {pairs}: each concurrent job submits on a \
+             queue pair of its own",
             preset.nvme.queue_pairs
         ));
         preset.nvme.queue_pairs = pairs;
