@@ -787,6 +787,29 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Whatever the text, reading it as a job file and building its jobs answers with
+        /// jobs or an error, never a panic.
+        #[test]
+        fn any_text_gives_jobs_or_an_error(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::string::string_regex("[a-z_]{1,12}=[0-9a-z:/%.,-]{0,12}").unwrap(),
+                    proptest::string::string_regex("\\[[a-z]{0,6}\\]?").unwrap(),
+                    proptest::string::string_regex("(bs|rw|size|iodepth|bssplit|bsrange|rate|runtime|random_distribution|offset|numjobs|verify)=[0-9a-z:/%.,-]{0,10}").unwrap(),
+                    proptest::string::string_regex(".{0,20}").unwrap(),
+                ],
+                0..12,
+            )
+        ) {
+            if let Ok(f) = one(&lines.join("\n")) {
+                for s in &f.jobs {
+                    let _ = JobSpec::from_section(s);
+                }
+            }
+        }
+    }
+
     #[test]
     fn docs_cli_md_lists_every_option_of_the_table() {
         let docs = include_str!("../../../docs/cli.md");

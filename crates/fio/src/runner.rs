@@ -288,6 +288,18 @@ fn run_on<D: FrontEnd>(
         Some(s) => Some(precondition(&mut driver, preset, s, progress)?),
         None => None,
     };
+    // Every job of a group may keep its whole depth outstanding at once (and a flush).
+    let outstanding_max = (0..groups)
+        .map(|g| {
+            placed
+                .iter()
+                .filter(|p| p.groupid == g)
+                .map(|p| u64::from(p.spec.iodepth) + 1)
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(1);
+    driver.expect_outstanding(outstanding_max);
     let start = driver.snapshot();
     let run_start = driver.now();
     let disk = Rc::new(RefCell::new(Disk::default()));

@@ -299,6 +299,12 @@ impl<D: FrontEnd> Driver<D> {
         self.sim.events()
     }
 
+    /// Declares that up to `requests` may be outstanding at once (paced jobs whose depths
+    /// add up past what the front end holds back by default).
+    pub fn expect_outstanding(&mut self, requests: u64) {
+        self.rig.dev.expect_outstanding(requests);
+    }
+
     /// The simulated time now.
     pub fn now(&self) -> SimTime {
         self.sim.now()
