@@ -58,6 +58,25 @@ pub trait BlockDevice {
         self.submit(req, q);
     }
 
+    /// Accepts a request from submitter `stream` (a benchmark job, a host core), with Force
+    /// Unit Access when `fua`. A device with several submission queues (NVMe) puts it on
+    /// queue `stream` modulo its queue count, so that each submitter keeps a queue of its
+    /// own; any other device takes it as `submit` or `submit_fua`.
+    fn submit_from<S: Schedule<Self::Event>>(
+        &mut self,
+        stream: u32,
+        req: BlockRequest,
+        fua: bool,
+        q: &mut S,
+    ) {
+        let _ = stream;
+        if fua {
+            self.submit_fua(req, q);
+        } else {
+            self.submit(req, q);
+        }
+    }
+
     /// True when completed writes may sit in volatile memory (NVMe Identify Controller,
     /// VWC bit): the host must FLUSH, or write with FUA, for durability. Default: none.
     fn volatile_write_cache(&self) -> bool {

@@ -1,6 +1,7 @@
 //! Load generators over any [`BlockDevice`], written once: closed loop (a queue depth of
-//! requests kept in flight) and open loop (requests submitted at their arrival times). Both
-//! run under the one simulation loop ([`nearflash_sim::Sim`]) with a progress watchdog, so a
+//! requests kept in flight), open loop (requests submitted at their arrival times) and paced
+//! (several submitters, each deciding when to submit: a queue depth, think times, rate
+//! limits, start delays — fio's jobs). All run under the one simulation loop ([`nearflash_sim::Sim`]) with a progress watchdog, so a
 //! device that stops completing requests is a [`LoadError::Stall`], never a spin.
 
 use crate::request::{BlockCompletion, BlockRequest};
@@ -49,6 +50,20 @@ impl<D: BlockDevice> Rig<D> {
     pub fn submit(&mut self, req: BlockRequest, q: &mut EventQueue<RigEvent<D::Event>>) {
         self.submitted += 1;
         self.dev.submit(req, &mut q.map(RigEvent::Device));
+    }
+
+    /// Submits `req` at the current time from submitter `stream` (its own queue on a device
+    /// that has several), with Force Unit Access when `fua`.
+    pub fn submit_from(
+        &mut self,
+        stream: u32,
+        req: BlockRequest,
+        fua: bool,
+        q: &mut EventQueue<RigEvent<D::Event>>,
+    ) {
+        self.submitted += 1;
+        self.dev
+            .submit_from(stream, req, fua, &mut q.map(RigEvent::Device));
     }
 
     /// Moves finished requests into `out`.
@@ -183,6 +198,92 @@ pub fn run_open<D: BlockDevice, E>(
         // An empty queue here means nothing is outstanding and no arrival is armed: the
         // next turn returns.
         sim.step_watched(rig, watchdog, Rig::progress)?;
+    }
+}
+
+/// What a paced submitter does next (see [`run_paced`]).
+#[derive(Debug)]
+pub enum Pace {
+    /// Submit this request now, with Force Unit Access when `fua`.
+    Submit { req: BlockRequest, fua: bool },
+    /// Nothing before this time (a think time, a rate limit, a start delay); the submitter is
+    /// asked again then. Must lie in the future.
+    Until(SimTime),
+    /// Nothing until something completes (its queue depth is reached, or it waits for its
+    /// requests to drain before a flush).
+    Blocked,
+    /// Finished: it submits nothing more.
+    Done,
+}
+
+/// Whether a paced submitter is asked, waits for its timer, or has finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Paced {
+    Ready,
+    Timer,
+    Done,
+}
+
+/// Runs `submitters` paced submitters together until every one is done and everything
+/// submitted has completed; submitter `i` submits as stream `i`
+/// ([`BlockDevice::submit_from`]: its own queue on an NVMe device with enough queues). `next(i, now)` asks submitter `i` what it does now; it is asked
+/// again after every completion (and every event) while it is ready, and at the time it
+/// named when it waits (`Pace::Until`: a timer on the queue, `RigEvent::Arrival(i)`). Each
+/// completion goes to `on_done` in completion order. Submitters draw no randomness from the
+/// run's RNG: each owns its own stream, so adding one does not perturb the others. A
+/// submitter blocked with nothing in flight and no timer stops the run as a stall.
+pub fn run_paced<D: BlockDevice, E>(
+    sim: &mut Sim<RigEvent<D::Event>>,
+    rig: &mut Rig<D>,
+    submitters: usize,
+    watchdog: &mut Watchdog,
+    mut next: impl FnMut(usize, SimTime) -> Pace,
+    mut on_done: impl FnMut(&D, BlockCompletion) -> Result<(), E>,
+) -> Result<(), LoadError<E>> {
+    assert!(
+        rig.arrivals.is_empty(),
+        "no timer is pending from an earlier run"
+    );
+    let mut state = vec![Paced::Ready; submitters];
+    let mut done = Vec::new();
+    loop {
+        let now = sim.now();
+        for (i, s) in state.iter_mut().enumerate() {
+            while *s == Paced::Ready {
+                match next(i, now) {
+                    Pace::Submit { req, fua } => {
+                        let stream = u32::try_from(i).expect("fewer than 2^32 submitters");
+                        rig.submit_from(stream, req, fua, sim.queue());
+                    }
+                    Pace::Until(at) => {
+                        assert!(at > now, "a paced submitter waits for a future time");
+                        sim.queue().schedule_at(at, RigEvent::Arrival(i as u64));
+                        *s = Paced::Timer;
+                    }
+                    Pace::Blocked => break,
+                    Pace::Done => *s = Paced::Done,
+                }
+            }
+        }
+        rig.take_completions(&mut done);
+        if !done.is_empty() {
+            for c in done.drain(..) {
+                on_done(&rig.dev, c).map_err(LoadError::Handler)?;
+            }
+            continue;
+        }
+        if !rig.arrivals.is_empty() {
+            for i in rig.arrivals.drain(..) {
+                let s = &mut state[i as usize];
+                assert_eq!(*s, Paced::Timer, "a timer fires for a waiting submitter");
+                *s = Paced::Ready;
+            }
+            continue;
+        }
+        if state.iter().all(|s| *s == Paced::Done) && rig.progress().outstanding == 0 {
+            return Ok(());
+        }
+        step_watched(sim, rig, watchdog)?;
     }
 }
 
@@ -354,6 +455,79 @@ mod tests {
             done,
             [(0, 1_000), (5_000, 6_000), (5_100, 7_000), (20_000, 21_000)]
         );
+    }
+
+    /// Two paced submitters on one serial device: the first keeps two requests in flight
+    /// from the start, the second starts at 10 µs and submits one request, thinks for 5 µs
+    /// after it completes and submits the second. Both finish; the second's requests wait
+    /// behind the first's in the device's queue.
+    #[test]
+    fn paced_submitters_share_the_device_with_their_own_depths_and_timers() {
+        let mut sim = Sim::new(1);
+        let mut rig = Rig::new(Serial::new(1_000, false));
+        let mut issued = [0u64; 2];
+        let mut in_flight = [0u32; 2];
+        let mut think_until: Option<SimTime> = None;
+        let mut done = Vec::new();
+        let in_flight_cell = std::cell::RefCell::new(&mut in_flight);
+        run_paced::<_, ()>(
+            &mut sim,
+            &mut rig,
+            2,
+            &mut Watchdog::new(DEFAULT_STALL_LIMIT),
+            |i, now| {
+                let mut fl = in_flight_cell.borrow_mut();
+                match i {
+                    0 if issued[0] == 20 => Pace::Done,
+                    0 if fl[0] == 2 => Pace::Blocked,
+                    0 => {
+                        issued[0] += 1;
+                        fl[0] += 1;
+                        Pace::Submit {
+                            req: read(issued[0]),
+                            fua: false,
+                        }
+                    }
+                    _ if now < SimTime(10_000) => Pace::Until(SimTime(10_000)),
+                    _ if issued[1] == 2 => Pace::Done,
+                    _ if fl[1] == 1 => Pace::Blocked,
+                    _ => {
+                        if issued[1] == 1 {
+                            let at = *think_until.get_or_insert(now + SimDuration(5_000));
+                            if now < at {
+                                return Pace::Until(at);
+                            }
+                        }
+                        issued[1] += 1;
+                        fl[1] += 1;
+                        Pace::Submit {
+                            req: read(100 + issued[1]),
+                            fua: false,
+                        }
+                    }
+                }
+            },
+            |_, c| {
+                let who = usize::from(c.id > 100);
+                in_flight_cell.borrow_mut()[who] -= 1;
+                done.push((c.id, c.submitted.as_ns(), c.completed.as_ns()));
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(done.len(), 22);
+        let second: Vec<_> = done.iter().filter(|d| d.0 > 100).collect();
+        assert_eq!(second[0].1, 10_000, "the second starts at its delay");
+        assert!(
+            second[0].2 > 11_000,
+            "and waits behind the first's requests"
+        );
+        assert_eq!(
+            second[1].1,
+            second[0].2 + 5_000,
+            "it thinks 5 µs after its first request completes"
+        );
+        assert_eq!(rig.dev.held_max, 3);
     }
 
     #[test]

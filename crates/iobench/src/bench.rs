@@ -21,7 +21,7 @@ const FILL_REQUEST_BYTES: u64 = 1 << 20;
 const FILL_QUEUE_DEPTH: u32 = 16;
 /// Most logical bytes a functional run may keep in RAM (the page store plus the reference
 /// model); beyond it, `--store-file` keeps pages in a sparse file.
-const FUNCTIONAL_MEMORY_BYTES_MAX: u64 = 8 << 30;
+pub const FUNCTIONAL_MEMORY_BYTES_MAX: u64 = 8 << 30;
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// What to measure.
@@ -105,7 +105,7 @@ impl Bench<'_> {
             Plan::Trace(_) => self.precondition.unwrap_or(false).then_some(capacity),
         };
         let precondition = match precondition_span {
-            Some(span) => Some(self.precondition(&mut driver, span, progress)?),
+            Some(span) => Some(precondition(&mut driver, self.preset, span, progress)?),
             None => None,
         };
         let start = driver.snapshot();
@@ -143,37 +143,38 @@ impl Bench<'_> {
             peak_rss_mb: crate::sysinfo::peak_rss_mb(),
         }))
     }
+}
 
-    /// Fills [0, span) sequentially, then idles for one checkpoint interval or GC idle
-    /// threshold (whichever is longer) and until the device is quiescent.
-    fn precondition<D: FrontEnd>(
-        &self,
-        driver: &mut Driver<D>,
-        span_bytes: u64,
-        progress: &mut dyn FnMut(Stage, u64, u64),
-    ) -> Result<Precondition, IoBenchError> {
-        let t0 = Instant::now();
-        let mut src = ListSource::new(fill_requests(span_bytes, FILL_REQUEST_BYTES).collect());
-        let r = driver.run_closed(&mut src, FILL_QUEUE_DEPTH, &mut |d, t| {
-            progress(Stage::Precondition, d, t)
-        })?;
-        if r.failed > 0 {
-            return Err(IoBenchError::Workload(format!(
-                "preconditioning failed: {}",
-                r.first_failure.unwrap_or_default()
-            )));
-        }
-        let cfg = &self.preset.ftl;
-        let idle_us = cfg.checkpoint_interval_us.max(cfg.gc_idle_threshold_us);
-        let settled = driver.settle(SimDuration::from_us_f64(idle_us))?;
-        Ok(Precondition {
-            requests: r.requests,
-            bytes: r.write_bytes,
-            sim_s: r.end.since(r.start).as_ns() as f64 * 1e-9,
-            settle_sim_s: settled.as_ns() as f64 * 1e-9,
-            wall_s: t0.elapsed().as_secs_f64(),
-        })
+/// Fills [0, span) sequentially, then idles for one checkpoint interval or GC idle threshold
+/// (whichever is longer) and until the device is quiescent: the preconditioning pass of
+/// `nearflash io`, and `nearflash fio`'s stand-in for fio laying out its file.
+pub fn precondition<D: FrontEnd>(
+    driver: &mut Driver<D>,
+    preset: &Preset,
+    span_bytes: u64,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<Precondition, IoBenchError> {
+    let t0 = Instant::now();
+    let mut src = ListSource::new(fill_requests(span_bytes, FILL_REQUEST_BYTES).collect());
+    let r = driver.run_closed(&mut src, FILL_QUEUE_DEPTH, &mut |d, t| {
+        progress(Stage::Precondition, d, t)
+    })?;
+    if r.failed > 0 {
+        return Err(IoBenchError::Workload(format!(
+            "preconditioning failed: {}",
+            r.first_failure.unwrap_or_default()
+        )));
     }
+    let cfg = &preset.ftl;
+    let idle_us = cfg.checkpoint_interval_us.max(cfg.gc_idle_threshold_us);
+    let settled = driver.settle(SimDuration::from_us_f64(idle_us))?;
+    Ok(Precondition {
+        requests: r.requests,
+        bytes: r.write_bytes,
+        sim_s: r.end.since(r.start).as_ns() as f64 * 1e-9,
+        settle_sim_s: settled.as_ns() as f64 * 1e-9,
+        wall_s: t0.elapsed().as_secs_f64(),
+    })
 }
 
 #[cfg(test)]
@@ -337,6 +338,88 @@ mod tests {
         let s = driver.front_end().stats();
         assert_eq!(s.commands, n);
         assert_eq!(s.in_flight_max, preset.nvme.depth_max());
+    }
+
+    /// A paced job for the test below: its requests one at a time, from `start` on.
+    struct Script {
+        start: nearflash_sim::SimTime,
+        steps: std::collections::VecDeque<Draw>,
+        in_flight: bool,
+        done: Vec<nearflash_ftl::BlockOp>,
+    }
+
+    impl crate::driver::PacedSource for Script {
+        fn step(&mut self, now: nearflash_sim::SimTime) -> crate::driver::Step {
+            use crate::driver::Step;
+            if now < self.start {
+                return Step::Until(self.start);
+            }
+            if self.in_flight {
+                return Step::Blocked;
+            }
+            match self.steps.pop_front() {
+                Some(draw) => {
+                    self.in_flight = true;
+                    Step::Submit { draw, fua: false }
+                }
+                None => Step::Done,
+            }
+        }
+        fn submitted(&mut self, req: &nearflash_ftl::BlockRequest) {
+            assert_eq!(req.data.is_empty(), req.op != nearflash_ftl::BlockOp::Write);
+        }
+        fn completed(&mut self, c: &nearflash_ftl::BlockCompletion) {
+            assert!(c.result.is_ok(), "{c:?}");
+            self.in_flight = false;
+            self.done.push(c.op);
+        }
+    }
+
+    /// Two paced jobs on one functional device: the first writes 64 KiB, trims its first
+    /// half and flushes; the second starts 10 ms later and reads the 64 KiB back. Every read
+    /// is checked against the reference model (the trimmed half as trimmed), so trims and
+    /// flushes reach the checker as writes do.
+    #[test]
+    fn paced_jobs_write_trim_flush_and_read_back_verified() {
+        use nearflash_ftl::BlockOp;
+        let preset = Preset::load("test-min", &[]).unwrap();
+        let draw = |op, offset_bytes, len_bytes| Draw {
+            op,
+            offset_bytes,
+            len_bytes,
+        };
+        let mut writer = Script {
+            start: nearflash_sim::SimTime::ZERO,
+            steps: [
+                draw(BlockOp::Write, 0, 65536),
+                draw(BlockOp::Trim, 0, 32768),
+                draw(BlockOp::Flush, 0, 0),
+            ]
+            .into(),
+            in_flight: false,
+            done: Vec::new(),
+        };
+        let mut reader = Script {
+            start: nearflash_sim::SimTime(10_000_000),
+            steps: (0..16)
+                .map(|i| draw(BlockOp::Read, i * 4096, 4096))
+                .collect(),
+            in_flight: false,
+            done: Vec::new(),
+        };
+        let mut driver =
+            Driver::<Nvme<crate::interface::Drive>>::new(&preset, &StoreSpec::Memory, 1, 1 << 20)
+                .unwrap();
+        let phase = driver
+            .run_paced(&mut [&mut writer, &mut reader], u64::MAX, &mut |_, _| {})
+            .unwrap();
+        assert_eq!(writer.done, [BlockOp::Write, BlockOp::Trim, BlockOp::Flush]);
+        assert_eq!(reader.done.len(), 16);
+        assert_eq!(
+            (phase.requests, phase.failed, phase.reads_verified),
+            (19, 0, 16)
+        );
+        assert!(phase.end >= nearflash_sim::SimTime(10_000_000));
     }
 
     fn off_none(r: &IoReport) -> bool {

@@ -1,7 +1,8 @@
-//! The discrete-event driver of the I/O benchmark (`nearflash io`): it owns the clock (the event queue), the one
-//! seeded RNG and the trace hash, hands each event to the device, and feeds host requests —
-//! closed-loop at a queue depth for synthetic workloads, open-loop at recorded arrival times
-//! for traces. Requests reach the FTL through the host interface `D` (`interface`: the NVMe
+//! The discrete-event driver of the I/O benchmark (`nearflash io`, `nearflash fio`): it owns
+//! the clock (the event queue), the one seeded RNG and the trace hash, hands each event to
+//! the device, and feeds host requests — closed-loop at a queue depth for synthetic
+//! workloads, open-loop at recorded arrival times for traces, paced for several jobs at once
+//! (fio's jobs: each its own depth, think time, rate and start delay). Requests reach the FTL through the host interface `D` (`interface`: the NVMe
 //! front end and its link, or bare). In functional fidelity every write carries
 //! self-describing sectors and every read is checked against the independent
 //! `verify::Reference` model, whatever path the data took.
@@ -9,7 +10,7 @@
 use crate::error::IoBenchError;
 use crate::interface::{FrontEnd, FrontSnapshot};
 use crate::workload::Draw;
-use nearflash_blockdev::load::{self, LoadError, Rig, RigEvent, DEFAULT_STALL_LIMIT};
+use nearflash_blockdev::load::{self, LoadError, Pace, Rig, RigEvent, DEFAULT_STALL_LIMIT};
 use nearflash_flash::{MemoryStore, NoStore, PageStore, SparseFileStore};
 use nearflash_ftl::verify::{AckedAt, Reference};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, FtlStats, SECTOR_BYTES};
@@ -43,6 +44,32 @@ impl RequestSource for crate::workload::Generator {
     fn total(&self) -> u64 {
         crate::workload::Generator::total(self)
     }
+}
+
+/// What a paced job does next (see [`PacedSource`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Submit this request now, with Force Unit Access when `fua`.
+    Submit { draw: Draw, fua: bool },
+    /// Nothing before this time; asked again then.
+    Until(SimTime),
+    /// Nothing until one of its requests completes.
+    Blocked,
+    /// Finished.
+    Done,
+}
+
+/// One job of a paced run: it decides when to submit (its own queue depth, think time, rate,
+/// start delay, its own RNG stream) and sees its own requests and completions.
+pub trait PacedSource {
+    /// What the job does at `now`.
+    fn step(&mut self, now: SimTime) -> Step;
+    /// The request built from its last `Step::Submit` (with its payload in functional
+    /// fidelity), as it goes to the device.
+    fn submitted(&mut self, req: &BlockRequest);
+    /// One of its requests completed (already checked against the reference model in
+    /// functional fidelity; a read's payload is in `c.data`).
+    fn completed(&mut self, c: &BlockCompletion);
 }
 
 /// A fixed list of requests (preconditioning passes).
@@ -90,6 +117,25 @@ pub struct PhaseResult {
 }
 
 impl PhaseResult {
+    /// Adds a later phase of the same run (a later group of jobs): counts add up, latencies
+    /// merge, and the phase spans from this one's start to the later one's end.
+    pub fn append(&mut self, later: PhaseResult) {
+        assert!(later.start >= self.end, "phases are appended in time order");
+        self.requests += later.requests;
+        self.reads += later.reads;
+        self.writes += later.writes;
+        self.read_bytes += later.read_bytes;
+        self.write_bytes += later.write_bytes;
+        self.failed += later.failed;
+        for (k, n) in later.failed_by_kind {
+            *self.failed_by_kind.entry(k).or_default() += n;
+        }
+        self.first_failure = self.first_failure.take().or(later.first_failure);
+        self.latency.merge(&later.latency);
+        self.end = later.end;
+        self.reads_verified += later.reads_verified;
+    }
+
     fn new(start: SimTime) -> Self {
         PhaseResult {
             requests: 0,
@@ -153,6 +199,8 @@ pub fn error_kind(e: &nearflash_ftl::IoError) -> String {
 enum Expect {
     Read { lsn: u64, before: Vec<AckedAt> },
     Write { lsn: u64, count: u64, stamp: u32 },
+    Trim { lsn: u64, count: u64, stamp: u32 },
+    Flush,
 }
 
 struct Checker {
@@ -251,6 +299,17 @@ impl<D: FrontEnd> Driver<D> {
         self.sim.events()
     }
 
+    /// Declares that up to `requests` may be outstanding at once (paced jobs whose depths
+    /// add up past what the front end holds back by default).
+    pub fn expect_outstanding(&mut self, requests: u64) {
+        self.rig.dev.expect_outstanding(requests);
+    }
+
+    /// The simulated time now.
+    pub fn now(&self) -> SimTime {
+        self.sim.now()
+    }
+
     pub fn trace_hash(&self) -> String {
         self.sim.trace_hash().hex()
     }
@@ -293,6 +352,60 @@ impl<D: FrontEnd> Driver<D> {
                 Some(request(&mut next_id, d, checker.borrow_mut().as_mut()))
             },
             |dev, c| seen.record(dev.ftl(), &c),
+        );
+        self.next_id = next_id;
+        self.finish_phase(result, seen, &checker)
+    }
+
+    /// Runs the paced `jobs` together until each is done and every request has completed.
+    /// `total` is the number of requests expected (for progress reports; `u64::MAX` when
+    /// unknown, a time-based run).
+    pub fn run_paced(
+        &mut self,
+        jobs: &mut [&mut dyn PacedSource],
+        total: u64,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<PhaseResult, IoBenchError> {
+        let checker = RefCell::new(self.checker.take());
+        let mut seen = Completions::new(self.sim.now(), total, &checker, progress);
+        let mut next_id = self.next_id;
+        let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
+        // Which job each request in flight belongs to (bounded by the requests in flight).
+        let owners = RefCell::new(BTreeMap::<u64, usize>::new());
+        let count = jobs.len();
+        let jobs_cell = RefCell::new(jobs);
+        let result = load::run_paced(
+            &mut self.sim,
+            &mut self.rig,
+            count,
+            &mut watchdog,
+            |i, now| {
+                let mut jobs = jobs_cell.borrow_mut();
+                match jobs[i].step(now) {
+                    Step::Submit { draw, fua } => {
+                        let req = request(&mut next_id, draw, checker.borrow_mut().as_mut());
+                        jobs[i].submitted(&req);
+                        owners.borrow_mut().insert(req.id, i);
+                        Pace::Submit { req, fua }
+                    }
+                    Step::Until(at) => Pace::Until(at),
+                    Step::Blocked => Pace::Blocked,
+                    Step::Done => Pace::Done,
+                }
+            },
+            |dev, c| {
+                seen.record(dev.ftl(), &c)?;
+                let owner = owners
+                    .borrow_mut()
+                    .remove(&c.id)
+                    .expect("a completion of a request a job submitted");
+                jobs_cell.borrow_mut()[owner].completed(&c);
+                Ok(())
+            },
+        );
+        assert!(
+            result.is_err() || owners.borrow().is_empty(),
+            "a finished paced run has nothing in flight"
         );
         self.next_id = next_id;
         self.finish_phase(result, seen, &checker)
@@ -446,7 +559,12 @@ fn request(next_id: &mut u64, d: Draw, checker: Option<&mut Checker>) -> BlockRe
                 data = payload;
                 Expect::Write { lsn, count, stamp }
             }
-            BlockOp::Trim | BlockOp::Flush => unreachable!("workloads issue reads and writes"),
+            BlockOp::Trim => Expect::Trim {
+                lsn,
+                count,
+                stamp: ch.reference.issue_trim(lsn, count),
+            },
+            BlockOp::Flush => Expect::Flush,
         };
         ch.pending.insert(id, expect);
     }
@@ -487,6 +605,12 @@ fn record(
                 ch.reference.ack_write(lsn, count, stamp);
             }
         }
+        Expect::Trim { lsn, count, stamp } => {
+            if c.result.is_ok() {
+                ch.reference.ack_trim(lsn, count, stamp);
+            }
+        }
+        Expect::Flush => {}
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ mod sysinfo;
 pub mod trace;
 pub mod workload;
 
-pub use bench::{capacity_bytes, Bench, Plan, Stage};
+pub use bench::{capacity_bytes, precondition, Bench, Plan, Stage};
 pub use driver::StoreSpec;
 pub use error::IoBenchError;
 pub use interface::Interface;

@@ -15,6 +15,9 @@ pub enum CliError {
     #[error(transparent)]
     IoBench(#[from] nearflash_iobench::IoBenchError),
 
+    #[error(transparent)]
+    Fio(#[from] nearflash_fio::FioError),
+
     /// Boxed: the accelerator's errors make it the largest variant by far.
     #[error(transparent)]
     Reproduce(Box<nearflash_reproduce::ReproduceError>),

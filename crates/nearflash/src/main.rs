@@ -3,6 +3,7 @@
 mod cmd_crashtest;
 mod cmd_dbbench;
 mod cmd_fileops;
+mod cmd_fio;
 mod cmd_fs;
 mod cmd_genome;
 mod cmd_io;
@@ -46,6 +47,8 @@ struct Cli {
 enum Command {
     /// Drive the simulated device with a block I/O workload (synthetic or an MSR trace).
     Io(cmd_io::IoArgs),
+    /// Run a fio job file on the simulated drive; print fio's report (normal, json, json+).
+    Fio(cmd_fio::FioArgs),
     /// Cut power at random events, recover, and check that no acknowledged write is lost.
     Crashtest(cmd_crashtest::CrashArgs),
     /// The device file system on an image: mkfs, import, export, ls, fsck, crashtest.
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Io(args) => cmd_io::run(&args),
+        Command::Fio(args) => cmd_fio::run(&args),
         Command::Crashtest(args) => cmd_crashtest::run(&args),
         Command::Fs(args) => cmd_fs::run(&args),
         Command::Kernel(args) => cmd_kernel::run(&args).map(|()| true),

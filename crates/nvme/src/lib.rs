@@ -554,6 +554,20 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
         self.submit_on_next_queue(req, true, q);
     }
 
+    /// Submitter `stream` gets queue `stream` modulo the queue count: with at least as many
+    /// queue pairs as submitters, each has its own.
+    fn submit_from<S: Schedule<Self::Event>>(
+        &mut self,
+        stream: u32,
+        req: BlockRequest,
+        fua: bool,
+        q: &mut S,
+    ) {
+        let qid = u16::try_from(stream % u32::from(self.cfg.queue_pairs))
+            .expect("a queue id below the queue count");
+        self.submit_on_queue(qid, req, fua, q);
+    }
+
     fn volatile_write_cache(&self) -> bool {
         Nvme::volatile_write_cache(self)
     }
@@ -574,8 +588,7 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
 }
 
 impl<D: BlockDevice> Nvme<D> {
-    /// The block-device face: submits on the queues in turn; a full queue holds the request
-    /// (with its FUA flag) until a slot frees.
+    /// The block-device face: submits on the queues in turn.
     fn submit_on_next_queue<S: Schedule<NvmeEvent<D::Event>>>(
         &mut self,
         req: BlockRequest,
@@ -584,6 +597,19 @@ impl<D: BlockDevice> Nvme<D> {
     ) {
         let qid = self.next_qid;
         self.next_qid = (self.next_qid + 1) % self.cfg.queue_pairs;
+        self.submit_on_queue(qid, req, fua, q);
+    }
+
+    /// Submits on queue `qid`; a full queue holds the request (with its FUA flag) until a
+    /// slot frees.
+    fn submit_on_queue<S: Schedule<NvmeEvent<D::Event>>>(
+        &mut self,
+        qid: u16,
+        req: BlockRequest,
+        fua: bool,
+        q: &mut S,
+    ) {
+        assert!(qid < self.cfg.queue_pairs, "queue {qid} exists");
         let queue = &mut self.queues[usize::from(qid)];
         if queue.in_flight >= self.cfg.depth_max() {
             assert!(

@@ -204,6 +204,23 @@ fn a_queue_of_five_entries_never_holds_more_than_four_commands() {
     );
 }
 
+/// Three submitters on a controller with three queue pairs: each keeps its requests on a
+/// queue of its own (`submit_from`), where the plain face would deal them out in turn.
+#[test]
+fn each_submitter_keeps_its_own_queue_pair() {
+    let cfg = NvmeConfig {
+        queue_pairs: 3,
+        ..NvmeConfig::default()
+    };
+    let (mut sim, mut rig) = rig(cfg, 1);
+    for (i, stream) in [0u32, 0, 0, 0, 2, 2, 4].into_iter().enumerate() {
+        rig.submit_from(stream, read(i as u64, i as u64 * 4096), false, sim.queue());
+    }
+    // Stream 4 is queue 4 mod 3 = 1.
+    let held: Vec<u32> = (0..3).map(|qid| rig.dev.in_flight(qid)).collect();
+    assert_eq!(held, [4, 1, 2]);
+}
+
 #[test]
 fn a_full_queue_refuses_a_direct_submission() {
     let cfg = NvmeConfig {

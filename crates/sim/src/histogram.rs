@@ -99,6 +99,16 @@ impl LatencyHistogram {
         self.max_ns
     }
 
+    /// The non-empty buckets in increasing order: (the bucket's upper edge in ns, clamped to
+    /// the exact max; its count). The counts add up to `count()`.
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(b, &c)| (bucket_high(b).min(self.max_ns), c))
+    }
+
     pub fn merge(&mut self, other: &LatencyHistogram) {
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
             *a += b;
@@ -124,6 +134,19 @@ mod tests {
         assert_eq!(h.quantile_ns(0.5), 5);
         assert_eq!(h.quantile_ns(1.0), 10);
         assert_eq!(h.min_ns(), 1);
+    }
+
+    #[test]
+    fn buckets_hold_every_sample_in_increasing_order() {
+        let mut h = LatencyHistogram::default();
+        for v in [5, 5, 1_000, 1_001, 70_000] {
+            h.record(v);
+        }
+        let b: Vec<(u64, u64)> = h.buckets().collect();
+        assert_eq!(b.iter().map(|(_, c)| c).sum::<u64>(), 5);
+        assert_eq!(b[0], (5, 2));
+        assert!(b.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(b.last().unwrap().0, 70_000);
     }
 
     proptest! {

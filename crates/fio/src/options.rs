@@ -1,0 +1,828 @@
+//! What fio's options mean on the simulated drive: the table of options nearflash models,
+//! accepts and ignores (host-only), or refuses, and the typed job built from a section's
+//! options (its `[global]` ones first). An option neither fio nor nearflash knows, or one
+//! nearflash does not model, is an error naming it and its line — never silently dropped.
+
+use crate::error::{FioError, Location};
+use crate::jobfile::{Entry, Section};
+use crate::value::{self, SizeOrShare, TimeUnit};
+
+/// Reads, writes, trims — fio's data directions, in its order.
+pub const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
+
+/// What fio's `rw` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rw {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    /// Sequential mixed reads and writes (`rw`, `readwrite`).
+    ReadWrite,
+    RandReadWrite,
+}
+
+impl Rw {
+    fn parse(text: &str) -> Option<Rw> {
+        Some(match text {
+            "read" => Rw::Read,
+            "write" => Rw::Write,
+            "trim" => Rw::Trim,
+            "randread" => Rw::RandRead,
+            "randwrite" => Rw::RandWrite,
+            "randtrim" => Rw::RandTrim,
+            "rw" | "readwrite" => Rw::ReadWrite,
+            "randrw" => Rw::RandReadWrite,
+            _ => return None,
+        })
+    }
+
+    pub fn random(self) -> bool {
+        matches!(
+            self,
+            Rw::RandRead | Rw::RandWrite | Rw::RandTrim | Rw::RandReadWrite
+        )
+    }
+
+    /// Which directions the job issues.
+    pub fn directions(self) -> [bool; 3] {
+        match self {
+            Rw::Read | Rw::RandRead => [true, false, false],
+            Rw::Write | Rw::RandWrite => [false, true, false],
+            Rw::Trim | Rw::RandTrim => [false, false, true],
+            Rw::ReadWrite | Rw::RandReadWrite => [true, true, false],
+        }
+    }
+}
+
+/// How a direction picks its request sizes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlockSizes {
+    Fixed(u64),
+    /// Uniform over [min, max] in steps of the smaller of min and the alignment.
+    Range(u64, u64),
+    /// Sizes with their percentages (adding up to 100).
+    Split(Vec<(u64, u32)>),
+}
+
+impl BlockSizes {
+    pub fn min(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) | BlockSizes::Range(b, _) => *b,
+            BlockSizes::Split(v) => v.iter().map(|&(b, _)| b).min().unwrap_or(0),
+        }
+    }
+
+    pub fn max(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) | BlockSizes::Range(_, b) => *b,
+            BlockSizes::Split(v) => v.iter().map(|&(b, _)| b).max().unwrap_or(0),
+        }
+    }
+
+    fn sizes(&self) -> Vec<u64> {
+        match self {
+            BlockSizes::Fixed(b) => vec![*b],
+            BlockSizes::Range(a, b) => vec![*a, *b],
+            BlockSizes::Split(v) => v.iter().map(|&(b, _)| b).collect(),
+        }
+    }
+}
+
+/// fio's `random_distribution`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Distribution {
+    Uniform,
+    Zipf(f64),
+    Pareto(f64),
+    /// Standard deviation as a percentage of the region.
+    Normal(f64),
+    /// (access %, region %) zones in order.
+    Zoned(Vec<(u32, u32)>),
+}
+
+/// fio's `verify` methods nearflash computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyKind {
+    Crc32c,
+    Md5,
+}
+
+impl VerifyKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            VerifyKind::Crc32c => "crc32c",
+            VerifyKind::Md5 => "md5",
+        }
+    }
+}
+
+/// One job as the options describe it (before `numjobs` clones it).
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    pub name: String,
+    pub description: Option<String>,
+    pub at: Location,
+    pub rw: Rw,
+    /// Bytes skipped after each sequential request (`rw=read:4k`).
+    pub seq_skip_bytes: u64,
+    pub rwmixread: u32,
+    pub bs: [BlockSizes; 3],
+    /// Offsets are multiples of this (default: the direction's smallest block size).
+    pub blockalign: [Option<u64>; 3],
+    pub iodepth: u32,
+    pub numjobs: u32,
+    pub size: Option<SizeOrShare>,
+    pub offset: SizeOrShare,
+    pub offset_increment: u64,
+    pub io_size: Option<u64>,
+    pub number_ios: Option<u64>,
+    pub loops: u32,
+    pub runtime_ns: Option<u64>,
+    pub time_based: bool,
+    pub ramp_time_ns: u64,
+    pub startdelay_ns: u64,
+    pub thinktime_ns: u64,
+    pub thinktime_blocks: u32,
+    pub rate_bytes_s: [Option<u64>; 3],
+    pub rate_iops: [Option<u64>; 3],
+    pub randrepeat: bool,
+    pub randseed: Option<u64>,
+    pub distribution: Distribution,
+    pub percentage_random: [u32; 3],
+    pub norandommap: bool,
+    /// A FLUSH after every this many writes (fsync / fdatasync); 0: never.
+    pub fsync_every: u32,
+    pub end_fsync: bool,
+    pub direct: bool,
+    /// Writes with Force Unit Access (fio's `sync=1`, O_SYNC on a block device).
+    pub sync: bool,
+    pub verify: Option<VerifyKind>,
+    pub do_verify: bool,
+    pub stonewall: bool,
+    pub group_reporting: bool,
+    pub write_iolog: Option<String>,
+    pub bwavgtime_ns: u64,
+    pub iopsavgtime_ns: u64,
+    pub kb_base: u64,
+    /// The section's own options as written (fio's `job options`).
+    pub options: Vec<(String, String)>,
+    /// Host-only options accepted and ignored, with where they were.
+    pub ignored: Vec<(String, Location)>,
+}
+
+/// How nearflash treats one of fio's options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Modelled on the simulated drive.
+    Supported,
+    /// Accepted and reported as ignored: it concerns only the host (engine, files, CPUs,
+    /// logs) and changes nothing the drive sees.
+    Ignored,
+    /// Refused with an error: modelling it is left for later.
+    Unsupported(&'static str),
+}
+
+/// One row of the option table (docs/cli.md holds the same table for users).
+pub struct OptionDef {
+    pub names: &'static [&'static str],
+    pub status: Status,
+    pub meaning: &'static str,
+}
+
+use Status::{Ignored, Supported, Unsupported};
+
+macro_rules! opts {
+    ($( [$($n:literal),+] $s:expr, $m:literal; )*) => {
+        &[ $( OptionDef { names: &[$($n),+], status: $s, meaning: $m } ),* ]
+    };
+}
+
+/// Every option nearflash knows.
+pub const TABLE: &[OptionDef] = opts! {
+    ["name"] Supported, "the job's name (default: the section's)";
+    ["description"] Supported, "shown in the report";
+    ["rw", "readwrite"] Supported, "read, write, trim, randread, randwrite, randtrim, rw/readwrite, randrw; `:N` skips N bytes after each sequential request";
+    ["rwmixread"] Supported, "share of reads in a mixed job, percent (default 50)";
+    ["rwmixwrite"] Supported, "share of writes in a mixed job, percent";
+    ["bs", "blocksize"] Supported, "request size, per direction (`4k,8k`)";
+    ["bsrange", "blocksize_range"] Supported, "request sizes uniform over a range, per direction";
+    ["bssplit"] Supported, "request sizes with their shares (`4k/50:64k/50`), per direction";
+    ["blockalign", "ba"] Supported, "offset alignment, per direction (default: the smallest block size)";
+    ["iodepth"] Supported, "requests the job keeps in flight";
+    ["numjobs"] Supported, "clones of the job, each its own submitter and RNG stream";
+    ["size"] Supported, "the job's region of the device (bytes or a % of it; default: all)";
+    ["offset"] Supported, "start of the region (bytes or a % of the device)";
+    ["offset_increment"] Supported, "each clone's region starts this much after the previous clone's";
+    ["io_size", "io_limit"] Supported, "bytes to transfer (default: size)";
+    ["number_ios"] Supported, "stop after this many requests";
+    ["loops"] Supported, "repeat the job's I/O this many times";
+    ["runtime", "timeout"] Supported, "stop after this much simulated time (default unit s)";
+    ["time_based"] Supported, "run for the whole runtime, wrapping over the region";
+    ["ramp_time"] Supported, "simulated time run before the figures start (default unit s)";
+    ["startdelay"] Supported, "simulated time before the job starts (default unit s)";
+    ["thinktime"] Supported, "after thinktime_blocks requests, drain and idle this long (default unit us)";
+    ["thinktime_blocks"] Supported, "requests between think times (default 1)";
+    ["rate"] Supported, "bandwidth cap per direction, bytes/s of simulated time";
+    ["rate_iops"] Supported, "IOPS cap per direction, in simulated time";
+    ["randrepeat"] Supported, "repeatable random offsets (default 1): streams from --seed, or randseed";
+    ["randseed"] Supported, "seed of the job's random offsets, independent of --seed";
+    ["random_distribution"] Supported, "random, zipf:θ, pareto:h, normal:σ%, zoned:a/r:...";
+    ["percentage_random"] Supported, "share of random offsets in a random job, per direction";
+    ["norandommap"] Supported, "random offsets with replacement (default: each block once per pass)";
+    ["fsync"] Supported, "an NVMe FLUSH after every N writes (waits for the writes first)";
+    ["fdatasync"] Supported, "as fsync: an NVMe FLUSH after every N writes";
+    ["end_fsync"] Supported, "a FLUSH when the job ends";
+    ["direct"] Supported, "1: as fio's O_DIRECT; 0 is taken the same (no host page cache on this path; noted)";
+    ["buffered"] Supported, "the inverse of direct";
+    ["sync"] Supported, "1: every write with Force Unit Access";
+    ["verify"] Supported, "crc32c (crc32c-intel), md5 or 0/null: after writing, read every block back and compare digests (real data in functional fidelity)";
+    ["do_verify"] Supported, "run the verify pass (default 1 when verify is set)";
+    ["stonewall", "wait_for_previous"] Supported, "start a new group after the previous jobs finish";
+    ["group_reporting"] Supported, "report each group as one job";
+    ["write_iolog"] Supported, "write the job's requests as a fio iolog v2";
+    ["bwavgtime"] Supported, "bandwidth sample window (default 500 ms of simulated time)";
+    ["iopsavgtime"] Supported, "IOPS sample window (default 500 ms of simulated time)";
+    ["kb_base"] Supported, "1024 (default) or 1000 for k/m/g suffixes";
+    ["ioengine"] Ignored, "host I/O engine: requests go to the simulated drive";
+    ["filename", "directory", "filename_format"] Ignored, "the target is the simulated drive";
+    ["thread"] Ignored, "threads or processes: host only";
+    ["invalidate"] Ignored, "host page cache: not on this path";
+    ["iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete", "iodepth_batch_complete_min", "iodepth_batch_complete_max", "iodepth_low"] Ignored, "host submission batching: requests are submitted one by one";
+    ["cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes", "numa_mem_policy", "nice", "prio", "prioclass"] Ignored, "host CPU placement and priority";
+    ["gtod_reduce", "clocksource", "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement", "clat_percentiles", "lat_percentiles", "slat_percentiles"] Ignored, "host time keeping: every figure comes from simulated time";
+    ["write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log", "log_avg_msec", "log_hist_msec", "per_job_logs", "log_offset"] Ignored, "fio's log files are not written";
+    ["exitall", "exitall_on_error", "create_on_open", "allow_mounted_write", "lockmem", "fadvise_hint", "overwrite", "unlink", "refill_buffers", "scramble_buffers", "buffer_compress_percentage", "zero_buffers", "group_id"] Ignored, "host-side file and buffer handling";
+    ["read_iolog", "replay_no_stall", "replay_time_scale", "replay_redirect", "replay_align", "replay_scale"] Unsupported("iolog replay is not supported yet: use `nearflash io --trace`"), "";
+    ["verify_backlog", "verify_backlog_batch", "verify_async", "verify_interval", "verify_offset", "verify_pattern", "verify_only", "experimental_verify"] Unsupported("verify runs as one pass after the writes; interleaved or partial verification is not modelled"), "";
+    ["zonemode", "zonesize", "zonerange", "zoneskip", "max_open_zones", "zone_reset_threshold"] Unsupported("the simulated drive has no zoned namespace yet"), "";
+    ["unified_rw_reporting"] Unsupported("mixed-direction reporting is not produced"), "";
+    ["new_group"] Unsupported("a reporting group apart from the run groups is not modelled; stonewall starts a group"), "";
+    ["rate_process", "rate_min", "rate_iops_min", "rate_cycle", "rate_ignore_thinktime"] Unsupported("only fio's default linear rate process is modelled"), "";
+    ["steadystate", "ss", "ss_dur", "ss_ramp"] Unsupported("steady-state detection is not modelled"), "";
+    ["latency_target", "latency_window", "latency_percentile", "latency_run", "max_latency"] Unsupported("latency-target depth search is not modelled"), "";
+    ["rwmixcycle", "trim_percentage", "trim_backlog", "trim_verify_zero", "continue_on_error", "fill_device", "fill_fs", "size_increment", "file_service_type", "nrfiles", "openfiles", "random_generator", "io_submit_mode", "serialize_overlap", "io_size_increment"] Unsupported("not modelled"), "";
+};
+
+pub fn find(key: &str) -> Option<&'static OptionDef> {
+    TABLE.iter().find(|d| d.names.contains(&key))
+}
+
+fn canonical(key: &str) -> Option<&'static str> {
+    find(key).map(|d| d.names[0])
+}
+
+impl JobSpec {
+    fn defaults(name: &str, at: Location) -> JobSpec {
+        JobSpec {
+            name: name.to_string(),
+            description: None,
+            at,
+            rw: Rw::Read,
+            seq_skip_bytes: 0,
+            rwmixread: 50,
+            bs: [
+                BlockSizes::Fixed(4096),
+                BlockSizes::Fixed(4096),
+                BlockSizes::Fixed(4096),
+            ],
+            blockalign: [None; 3],
+            iodepth: 1,
+            numjobs: 1,
+            size: None,
+            offset: SizeOrShare::Bytes(0),
+            offset_increment: 0,
+            io_size: None,
+            number_ios: None,
+            loops: 1,
+            runtime_ns: None,
+            time_based: false,
+            ramp_time_ns: 0,
+            startdelay_ns: 0,
+            thinktime_ns: 0,
+            thinktime_blocks: 1,
+            rate_bytes_s: [None; 3],
+            rate_iops: [None; 3],
+            randrepeat: true,
+            randseed: None,
+            distribution: Distribution::Uniform,
+            percentage_random: [100; 3],
+            norandommap: false,
+            fsync_every: 0,
+            end_fsync: false,
+            direct: false,
+            sync: false,
+            verify: None,
+            do_verify: true,
+            stonewall: false,
+            group_reporting: false,
+            write_iolog: None,
+            // fio's bwavgtime and iopsavgtime default to 500 ms (HOWTO).
+            bwavgtime_ns: 500_000_000,
+            iopsavgtime_ns: 500_000_000,
+            kb_base: 1024,
+            options: Vec::new(),
+            ignored: Vec::new(),
+        }
+    }
+
+    /// Builds the job of `section`: its globals, then its own options, in order.
+    pub fn from_section(section: &Section) -> Result<JobSpec, FioError> {
+        let mut job = JobSpec::defaults(&section.name, section.at.clone());
+        // kb_base changes how every size reads, wherever it stands.
+        for e in section.globals.iter().chain(&section.entries) {
+            if e.key == "kb_base" {
+                job.apply(e)?;
+            }
+        }
+        for e in &section.globals {
+            job.apply(e)?;
+        }
+        for e in &section.entries {
+            job.apply(e)?;
+            job.options
+                .push((e.key.clone(), e.value.clone().unwrap_or_default()));
+        }
+        job.check()?;
+        Ok(job)
+    }
+
+    fn apply(&mut self, e: &Entry) -> Result<(), FioError> {
+        let def = find(&e.key).ok_or_else(|| FioError::Unknown {
+            at: e.at.clone(),
+            option: e.key.clone(),
+        })?;
+        match def.status {
+            Unsupported(reason) => {
+                return Err(FioError::Unsupported {
+                    at: e.at.clone(),
+                    option: e.key.clone(),
+                    reason,
+                })
+            }
+            Ignored => {
+                if !self.ignored.iter().any(|(k, _)| *k == e.key) {
+                    self.ignored.push((e.key.clone(), e.at.clone()));
+                }
+                return Ok(());
+            }
+            Supported => {}
+        }
+        let bad = |reason: String| FioError::Value {
+            at: e.at.clone(),
+            option: e.key.clone(),
+            reason,
+        };
+        let flag_ok = matches!(
+            def.names[0],
+            "time_based"
+                | "randrepeat"
+                | "norandommap"
+                | "direct"
+                | "buffered"
+                | "sync"
+                | "stonewall"
+                | "group_reporting"
+                | "end_fsync"
+                | "do_verify"
+        );
+        let v: &str = match (&e.value, flag_ok) {
+            (Some(v), _) => v,
+            (None, true) => "1",
+            (None, false) => return Err(bad("needs a value (key=value)".into())),
+        };
+        let kb = self.kb_base;
+        let size = |t: &str| value::size(t, kb).map_err(bad);
+        let num = |t: &str| value::integer(t).map_err(bad);
+        let num32 = |t: &str| -> Result<u32, FioError> {
+            let n = value::integer(t).map_err(bad)?;
+            u32::try_from(n).map_err(|_| bad(format!("{n} is too large")))
+        };
+        let flag = |t: &str| value::boolean(Some(t)).map_err(bad);
+        let time = |t: &str, unit| value::time_ns(t, unit).map_err(bad);
+        match canonical(&e.key).expect("found above") {
+            "name" => self.name = v.to_string(),
+            "description" => self.description = Some(v.to_string()),
+            "rw" => {
+                let (mode, skip) = match v.split_once(':') {
+                    Some((m, s)) => (m, size(s)?),
+                    None => (v, 0),
+                };
+                self.rw = Rw::parse(mode).ok_or_else(|| {
+                    bad(format!(
+                        "'{mode}' is not a mode nearflash runs (read, write, trim, randread, \
+                         randwrite, randtrim, rw, readwrite, randrw)"
+                    ))
+                })?;
+                self.seq_skip_bytes = skip;
+            }
+            "rwmixread" | "rwmixwrite" => {
+                let p = num32(v)?;
+                if p > 100 {
+                    return Err(bad(format!("{p} is not a percentage")));
+                }
+                self.rwmixread = if e.key == "rwmixread" { p } else { 100 - p };
+            }
+            "bs" => {
+                self.bs = value::per_direction(v, self.bs.clone(), |f| {
+                    value::size(f, kb).map(BlockSizes::Fixed)
+                })
+                .map_err(bad)?
+            }
+            "bsrange" => {
+                self.bs = value::per_direction(v, self.bs.clone(), |f| {
+                    value::size_range(f, kb).map(|(a, b)| BlockSizes::Range(a, b))
+                })
+                .map_err(bad)?
+            }
+            "bssplit" => {
+                self.bs = value::per_direction(v, self.bs.clone(), |f| {
+                    value::block_split(f, kb).map(BlockSizes::Split)
+                })
+                .map_err(bad)?
+            }
+            "blockalign" => {
+                self.blockalign =
+                    value::per_direction(v, self.blockalign, |f| value::size(f, kb).map(Some))
+                        .map_err(bad)?
+            }
+            "iodepth" => self.iodepth = num32(v)?,
+            "numjobs" => self.numjobs = num32(v)?,
+            "size" => self.size = Some(value::size_or_share(v, kb).map_err(bad)?),
+            "offset" => self.offset = value::size_or_share(v, kb).map_err(bad)?,
+            "offset_increment" => self.offset_increment = size(v)?,
+            "io_size" => self.io_size = Some(size(v)?),
+            "number_ios" => self.number_ios = Some(num(v)?),
+            "loops" => self.loops = num32(v)?,
+            "runtime" => self.runtime_ns = Some(time(v, TimeUnit::S)?),
+            "time_based" => self.time_based = flag(v)?,
+            "ramp_time" => self.ramp_time_ns = time(v, TimeUnit::S)?,
+            "startdelay" => self.startdelay_ns = time(v, TimeUnit::S)?,
+            "thinktime" => self.thinktime_ns = time(v, TimeUnit::Us)?,
+            "thinktime_blocks" => self.thinktime_blocks = num32(v)?,
+            "rate" => {
+                self.rate_bytes_s =
+                    value::per_direction(v, self.rate_bytes_s, |f| value::size(f, kb).map(Some))
+                        .map_err(bad)?
+            }
+            "rate_iops" => {
+                self.rate_iops =
+                    value::per_direction(v, self.rate_iops, |f| value::integer(f).map(Some))
+                        .map_err(bad)?
+            }
+            "randrepeat" => self.randrepeat = flag(v)?,
+            "randseed" => self.randseed = Some(num(v)?),
+            "random_distribution" => self.distribution = distribution(v).map_err(bad)?,
+            "percentage_random" => {
+                self.percentage_random =
+                    value::per_direction(v, self.percentage_random, |f| match value::integer(f)? {
+                        p @ 0..=100 => Ok(p as u32),
+                        p => Err(format!("{p} is not a percentage")),
+                    })
+                    .map_err(bad)?
+            }
+            "norandommap" => self.norandommap = flag(v)?,
+            "fsync" | "fdatasync" => self.fsync_every = num32(v)?,
+            "end_fsync" => self.end_fsync = flag(v)?,
+            "direct" => self.direct = flag(v)?,
+            "buffered" => self.direct = !flag(v)?,
+            "sync" => {
+                self.sync = match v {
+                    "sync" | "dsync" => true,
+                    "none" => false,
+                    other => flag(other)?,
+                }
+            }
+            "verify" => {
+                self.verify = match v {
+                    "crc32c" | "crc32c-intel" => Some(VerifyKind::Crc32c),
+                    "md5" => Some(VerifyKind::Md5),
+                    "0" | "null" => None,
+                    other => {
+                        return Err(bad(format!(
+                            "verify method '{other}' is not supported (crc32c, crc32c-intel, \
+                             md5, null)"
+                        )))
+                    }
+                }
+            }
+            "do_verify" => self.do_verify = flag(v)?,
+            "stonewall" => self.stonewall = flag(v)?,
+            "group_reporting" => self.group_reporting = flag(v)?,
+            "write_iolog" => self.write_iolog = Some(v.to_string()),
+            "bwavgtime" => self.bwavgtime_ns = time(v, TimeUnit::Ms)?,
+            "iopsavgtime" => self.iopsavgtime_ns = time(v, TimeUnit::Ms)?,
+            "kb_base" => {
+                self.kb_base = match num(v)? {
+                    b @ (1000 | 1024) => b,
+                    b => return Err(bad(format!("{b}: kb_base is 1000 or 1024"))),
+                }
+            }
+            other => unreachable!("supported option {other} without a handler"),
+        }
+        Ok(())
+    }
+
+    /// Checks what no single option can: values in range and fitting together.
+    fn check(&self) -> Result<(), FioError> {
+        let bad = |reason: String| FioError::Job {
+            job: self.name.clone(),
+            reason,
+        };
+        let sector = nearflash_ftl::SECTOR_BYTES;
+        for (d, used) in self.rw.directions().iter().enumerate() {
+            if !used {
+                continue;
+            }
+            for b in self.bs[d].sizes() {
+                if b == 0 || b % sector != 0 {
+                    return Err(bad(format!(
+                        "{} block size {b} is not a positive multiple of {sector} bytes",
+                        DIRECTIONS[d]
+                    )));
+                }
+            }
+            if let Some(a) = self.blockalign[d] {
+                if a == 0 || a % sector != 0 {
+                    return Err(bad(format!(
+                        "blockalign {a} is not a positive multiple of {sector} bytes"
+                    )));
+                }
+            }
+        }
+        if !self.seq_skip_bytes.is_multiple_of(sector) {
+            return Err(bad(format!(
+                "the rw offset skip {} is not a multiple of {sector} bytes",
+                self.seq_skip_bytes
+            )));
+        }
+        // Bounds that keep a job file from asking for unbounded work or memory.
+        if !(1..=65_536).contains(&self.iodepth) {
+            return Err(bad(format!(
+                "iodepth {} must be within 1..=65536",
+                self.iodepth
+            )));
+        }
+        if !(1..=256).contains(&self.numjobs) {
+            return Err(bad(format!(
+                "numjobs {} must be within 1..=256",
+                self.numjobs
+            )));
+        }
+        if self.loops == 0 || self.thinktime_blocks == 0 {
+            return Err(bad("loops and thinktime_blocks must be at least 1".into()));
+        }
+        if self.time_based && self.runtime_ns.is_none() {
+            return Err(bad("time_based needs a runtime".into()));
+        }
+        if self.bwavgtime_ns == 0 || self.iopsavgtime_ns == 0 {
+            return Err(bad("bwavgtime and iopsavgtime must be positive".into()));
+        }
+        if self.number_ios == Some(0) || self.io_size == Some(0) {
+            return Err(bad("number_ios and io_size must be positive".into()));
+        }
+        Ok(())
+    }
+}
+
+fn distribution(text: &str) -> Result<Distribution, String> {
+    let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
+    let float = |what: &str| -> Result<f64, String> {
+        arg.parse::<f64>()
+            .map_err(|_| format!("{kind} needs a number ({what}), got '{arg}'"))
+    };
+    Ok(match kind {
+        "random" => Distribution::Uniform,
+        "zipf" => {
+            let t = float("theta")?;
+            // fio: theta must differ from 1 (the generator divides by 1 − θ).
+            if t.is_nan() || t <= 0.0 || t == 1.0 {
+                return Err(format!("zipf theta {t} must be positive and not 1"));
+            }
+            Distribution::Zipf(t)
+        }
+        "pareto" => {
+            let h = float("h")?;
+            if !(h > 0.0 && h < 1.0) {
+                return Err(format!("pareto h {h} must lie within (0, 1)"));
+            }
+            Distribution::Pareto(h)
+        }
+        "normal" => {
+            let s = float("standard deviation, %")?;
+            if !(s > 0.0 && s <= 100.0) {
+                return Err(format!("normal deviation {s}% must lie within (0, 100]"));
+            }
+            Distribution::Normal(s)
+        }
+        "zoned" => {
+            let mut zones = Vec::new();
+            for z in arg.split(':') {
+                let (a, r) = z
+                    .split_once('/')
+                    .ok_or_else(|| format!("zone '{z}' is not access%/region%"))?;
+                let p = |t: &str| {
+                    t.trim()
+                        .parse::<u32>()
+                        .map_err(|_| format!("'{t}' in zone '{z}'"))
+                };
+                zones.push((p(a)?, p(r)?));
+            }
+            let (acc, reg): (u32, u32) =
+                zones.iter().fold((0, 0), |(a, r), &(x, y)| (a + x, r + y));
+            if acc != 100 || reg != 100 {
+                return Err(format!(
+                    "zoned: accesses add up to {acc}% and regions to {reg}%; both must be 100"
+                ));
+            }
+            Distribution::Zoned(zones)
+        }
+        other => {
+            return Err(format!(
+                "'{other}' is not a distribution nearflash draws (random, zipf, pareto, normal, \
+                 zoned)"
+            ))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobfile::tests::one;
+
+    fn job(text: &str) -> Result<JobSpec, FioError> {
+        let f = one(text)?;
+        JobSpec::from_section(&f.jobs[0])
+    }
+
+    #[test]
+    fn a_full_job_reads_every_supported_option() {
+        let j = job(
+            "[global]\nbs=4k,8k\nioengine=libaio\n[j]\nrw=randrw\nrwmixwrite=30\niodepth=8\n\
+             numjobs=2\nsize=50%\noffset=1m\nio_size=2m\nnumber_ios=100\nruntime=2\n\
+             time_based\nramp_time=10ms\nstartdelay=1ms\nthinktime=50\nthinktime_blocks=4\n\
+             rate=1m,2m\nrate_iops=100\nrandrepeat=0\nrandseed=7\n\
+             random_distribution=zipf:1.2\npercentage_random=80\nnorandommap\nfsync=8\n\
+             direct=1\nsync=1\nverify=md5\nstonewall\ngroup_reporting\nfilename=/dev/x\n\
+             blockalign=8k\ndescription=hello world\n",
+        )
+        .unwrap();
+        assert_eq!(j.rw, Rw::RandReadWrite);
+        assert_eq!(j.rwmixread, 70);
+        assert_eq!(j.bs[0], BlockSizes::Fixed(4096));
+        assert_eq!(j.bs[1], BlockSizes::Fixed(8192));
+        assert_eq!((j.iodepth, j.numjobs), (8, 2));
+        assert_eq!(j.size, Some(SizeOrShare::Percent(50.0)));
+        assert_eq!(j.offset, SizeOrShare::Bytes(1 << 20));
+        assert_eq!((j.io_size, j.number_ios), (Some(2 << 20), Some(100)));
+        assert_eq!(j.runtime_ns, Some(2_000_000_000));
+        assert!(j.time_based);
+        assert_eq!((j.ramp_time_ns, j.startdelay_ns), (10_000_000, 1_000_000));
+        assert_eq!((j.thinktime_ns, j.thinktime_blocks), (50_000, 4));
+        assert_eq!(
+            j.rate_bytes_s,
+            [Some(1 << 20), Some(2 << 20), Some(2 << 20)]
+        );
+        assert_eq!(j.rate_iops, [Some(100); 3]);
+        assert!(!j.randrepeat);
+        assert_eq!(j.randseed, Some(7));
+        assert_eq!(j.distribution, Distribution::Zipf(1.2));
+        assert_eq!(j.percentage_random, [80; 3]);
+        assert!(j.norandommap && j.direct && j.sync && j.stonewall && j.group_reporting);
+        assert_eq!(j.fsync_every, 8);
+        assert_eq!(j.verify, Some(VerifyKind::Md5));
+        assert_eq!(j.blockalign, [Some(8192); 3]);
+        assert_eq!(j.description.as_deref(), Some("hello world"));
+        let ignored: Vec<&str> = j.ignored.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(ignored, ["ioengine", "filename"]);
+        assert_eq!(j.options[0], ("rw".into(), "randrw".into()));
+    }
+
+    #[test]
+    fn rw_takes_a_sequential_skip_and_bssplit_and_bsrange_read_per_direction() {
+        let j = job("[j]\nrw=write:8k\nbssplit=4k/50:64k/50\n").unwrap();
+        assert_eq!((j.rw, j.seq_skip_bytes), (Rw::Write, 8192));
+        assert_eq!(j.bs[1], BlockSizes::Split(vec![(4096, 50), (65536, 50)]));
+        let j = job("[j]\nbsrange=4k-16k,8k-8k\n").unwrap();
+        assert_eq!(j.bs[0], BlockSizes::Range(4096, 16384));
+        assert_eq!(j.bs[2], BlockSizes::Range(8192, 8192));
+    }
+
+    #[test]
+    fn distributions() {
+        for (t, d) in [
+            ("random", Distribution::Uniform),
+            ("pareto:0.9", Distribution::Pareto(0.9)),
+            ("normal:10", Distribution::Normal(10.0)),
+            (
+                "zoned:60/10:40/90",
+                Distribution::Zoned(vec![(60, 10), (40, 90)]),
+            ),
+        ] {
+            assert_eq!(distribution(t), Ok(d), "{t}");
+        }
+        for t in ["zipf:1", "zipf:x", "pareto:2", "zoned:60/10", "gauss2:1"] {
+            assert!(distribution(t).is_err(), "{t}");
+        }
+    }
+
+    #[test]
+    fn unknown_and_unsupported_options_are_errors_naming_the_option_and_line() {
+        let e = job("[j]\nrw=read\nfrobnicate=1\n").unwrap_err().to_string();
+        assert_eq!(e, "job.fio:3: unknown option 'frobnicate'");
+        for opt in [
+            "verify_backlog=16",
+            "zonemode=zbd",
+            "read_iolog=x.log",
+            "rate_process=poisson",
+        ] {
+            let e = job(&format!("[global]\n{opt}\n[j]\n"))
+                .unwrap_err()
+                .to_string();
+            let name = opt.split('=').next().unwrap();
+            assert!(
+                e.starts_with("job.fio:2: option '")
+                    && e.contains(name)
+                    && e.contains("not supported"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_values_name_the_option_and_line() {
+        for (text, what) in [
+            ("[j]\nbs=4q\n", "'bs'"),
+            ("[j]\nrw=randtrimwrite\n", "'rw'"),
+            ("[j]\nrwmixread=120\n", "'rwmixread'"),
+            ("[j]\niodepth\n", "needs a value"),
+            ("[j]\nverify=sha512\n", "sha512"),
+            ("[j]\nruntime=5 fortnights\n", "'runtime'"),
+            ("[j]\nkb_base=512\n", "kb_base"),
+        ] {
+            let e = job(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with("job.fio:2:") && e.contains(what),
+                "{text:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn jobs_that_do_not_fit_together_are_refused() {
+        for (text, what) in [
+            ("[j]\nbs=1000\n", "multiple of 512"),
+            ("[j]\niodepth=0\n", "iodepth"),
+            ("[j]\ntime_based\n", "needs a runtime"),
+            ("[j]\nnumjobs=1000\n", "numjobs"),
+        ] {
+            let e = job(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with("job 'j':") && e.contains(what),
+                "{text:?}: {e}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the text, reading it as a job file and building its jobs answers with
+        /// jobs or an error, never a panic.
+        #[test]
+        fn any_text_gives_jobs_or_an_error(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::string::string_regex("[a-z_]{1,12}=[0-9a-z:/%.,-]{0,12}").unwrap(),
+                    proptest::string::string_regex("\\[[a-z]{0,6}\\]?").unwrap(),
+                    proptest::string::string_regex("(bs|rw|size|iodepth|bssplit|bsrange|rate|runtime|random_distribution|offset|numjobs|verify)=[0-9a-z:/%.,-]{0,10}").unwrap(),
+                    proptest::string::string_regex(".{0,20}").unwrap(),
+                ],
+                0..12,
+            )
+        ) {
+            if let Ok(f) = one(&lines.join("\n")) {
+                for s in &f.jobs {
+                    let _ = JobSpec::from_section(s);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn docs_cli_md_lists_every_option_of_the_table() {
+        let docs = include_str!("../../../docs/cli.md");
+        for d in TABLE {
+            for n in d.names {
+                assert!(docs.contains(&format!("`{n}`")), "docs/cli.md lacks {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn kb_base_1000_changes_how_sizes_read_wherever_it_stands() {
+        let j = job("[j]\nbs=4k\nkb_base=1000\n").unwrap_err().to_string();
+        assert!(j.contains("multiple of 512"), "4k is 4000 bytes: {j}");
+    }
+}

@@ -1,0 +1,583 @@
+//! Runs a job file on the simulated drive: each job section becomes `numjobs` paced
+//! submitters, jobs up to the next `stonewall` form a group that runs concurrently, and the
+//! groups run one after another, all through the I/O benchmark's driver and host interface
+//! (the NVMe front end and its link, or bare) — the very path `nearflash io` takes. Reading
+//! jobs find their region written first (fio lays out a file before reading it), as
+//! `nearflash io` preconditions a read pattern.
+
+use crate::error::{FioError, Location};
+use crate::job::{Disk, JobRun, IOLOG_REQUESTS_MAX, VERIFY_BLOCKS_MAX};
+use crate::jobfile::JobFile;
+use crate::options::JobSpec;
+use crate::stats::JobStats;
+use crate::value::SizeOrShare;
+use nearflash_ftl::{Device, SECTOR_BYTES};
+use nearflash_iobench::bench::FUNCTIONAL_MEMORY_BYTES_MAX;
+use nearflash_iobench::driver::{Driver, PacedSource, PhaseResult, StoreSpec};
+use nearflash_iobench::interface::{Drive, FrontEnd};
+use nearflash_iobench::report::{IoReport, Measured};
+use nearflash_iobench::{capacity_bytes, precondition, Interface, Stage};
+use nearflash_nvme::Nvme;
+use nearflash_preset::Preset;
+use nearflash_sim::Fidelity;
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+/// Most queue pairs the runner gives the front end (one per concurrent job).
+const QUEUE_PAIRS_MAX: u16 = 256;
+/// Most jobs (clones counted) in one file.
+const JOBS_MAX: usize = 4096;
+
+/// How to run a job file.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub preset: String,
+    pub overrides: Vec<String>,
+    pub seed: u64,
+    pub fidelity: Fidelity,
+    pub interface: Interface,
+    /// Fill the regions of reading jobs first; `None`: when some job reads.
+    pub precondition: Option<bool>,
+}
+
+/// One job's (or one group's, with group reporting) result.
+#[derive(Clone, Debug)]
+pub struct JobReport {
+    pub spec: Rc<JobSpec>,
+    pub groupid: u32,
+    /// Jobs the report covers.
+    pub members: u32,
+    /// fio's error number: 0, EIO (5) when requests failed, EILSEQ (84) on a verify
+    /// mismatch.
+    pub error: i32,
+    pub stats: JobStats,
+}
+
+/// A finished run.
+#[derive(Debug)]
+pub struct FioRun {
+    pub global_options: Vec<(String, String)>,
+    /// Each job section with its group, in file order.
+    pub sections: Vec<(Rc<JobSpec>, u32)>,
+    /// Jobs run, clones counted.
+    pub job_count: usize,
+    pub jobs: Vec<JobReport>,
+    pub groups: u32,
+    pub disk: Disk,
+    /// Simulated time from the first group's start to the last completion.
+    pub sim_time_ns: u64,
+    /// nearflash's own figures over the whole run (WAF, GC, flash ops, link, energy...).
+    pub nearflash: serde_json::Value,
+    pub notes: Vec<String>,
+    /// Host-only options accepted and ignored, once each, with where first seen.
+    pub ignored: Vec<(String, Location)>,
+    /// `write_iolog` files and their text, for the caller to write.
+    pub iologs: Vec<(PathBuf, String)>,
+}
+
+impl FioRun {
+    /// True when any job saw failed requests or verify mismatches.
+    pub fn failed(&self) -> bool {
+        self.jobs.iter().any(|j| j.error != 0)
+    }
+}
+
+/// A job clone placed on the device.
+struct Placed {
+    spec: Rc<JobSpec>,
+    groupid: u32,
+    number: u64,
+    start: u64,
+    len: u64,
+}
+
+/// Runs `file` (read from `path`) as `opts` say; `progress(stage, done, total)` as
+/// requests complete (`total` is `u64::MAX` when unknown).
+pub fn run(
+    file: &JobFile,
+    path: &std::path::Path,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<FioRun, FioError> {
+    if file.jobs.is_empty() {
+        return Err(FioError::Syntax {
+            at: Location {
+                file: path.to_path_buf(),
+                line: 1,
+            },
+            reason: "no job section ([jobname]) in the file".into(),
+        });
+    }
+    let specs: Vec<Rc<JobSpec>> = file
+        .jobs
+        .iter()
+        .map(|s| JobSpec::from_section(s).map(Rc::new))
+        .collect::<Result<_, _>>()?;
+    let mut preset = Preset::load(&opts.preset, &opts.overrides)?;
+    let capacity = capacity_bytes(&preset);
+    let placed = place(&specs, capacity)?;
+    let groups = placed.last().map_or(0, |p| p.groupid + 1);
+    let mut notes = Vec::new();
+    let widest = (0..groups)
+        .map(|g| placed.iter().filter(|p| p.groupid == g).count())
+        .max()
+        .unwrap_or(1);
+    let pairs = u16::try_from(widest)
+        .unwrap_or(u16::MAX)
+        .min(QUEUE_PAIRS_MAX);
+    if opts.interface == Interface::Nvme && pairs > preset.nvme.queue_pairs {
+        notes.push(format!(
+            "nvme.queue_pairs raised from {} to {pairs}: each concurrent job submits on a \
+             queue pair of its own",
+            preset.nvme.queue_pairs
+        ));
+        preset.nvme.queue_pairs = pairs;
+    }
+    if specs.iter().any(|s| !s.direct) {
+        notes.push("direct=0 is run as direct=1: there is no host page cache on this path".into());
+    }
+    if specs.iter().any(|s| s.verify.is_some()) && opts.fidelity == Fidelity::Timing {
+        notes.push(
+            "verify: the read-back pass runs, but timing fidelity carries no data to compare; \
+             use --fidelity functional"
+                .into(),
+        );
+    }
+    let mut ignored: Vec<(String, Location)> = Vec::new();
+    for s in &specs {
+        for (k, at) in &s.ignored {
+            if !ignored.iter().any(|(i, _)| i == k) {
+                ignored.push((k.clone(), at.clone()));
+            }
+        }
+    }
+    let mut out = match opts.interface {
+        Interface::Nvme => run_on::<Nvme<Drive>>(&preset, &placed, groups, opts, progress)?,
+        Interface::Bare => run_on::<Device>(&preset, &placed, groups, opts, progress)?,
+    };
+    out.notes.splice(0..0, notes);
+    out.job_count = placed.len();
+    for p in &placed {
+        if !out.sections.iter().any(|(s, _)| Rc::ptr_eq(s, &p.spec)) {
+            out.sections.push((p.spec.clone(), p.groupid));
+        }
+    }
+    out.ignored = ignored;
+    out.global_options = file
+        .global
+        .iter()
+        .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+        .collect();
+    Ok(out)
+}
+
+/// Places every clone of every job on the device and numbers the groups.
+fn place(specs: &[Rc<JobSpec>], capacity: u64) -> Result<Vec<Placed>, FioError> {
+    let mut out = Vec::new();
+    let mut groupid = 0u32;
+    for (i, spec) in specs.iter().enumerate() {
+        if spec.stonewall && i > 0 {
+            groupid += 1;
+        }
+        let bad = |reason: String| FioError::Job {
+            job: spec.name.clone(),
+            reason,
+        };
+        let share = |v: SizeOrShare| match v {
+            SizeOrShare::Bytes(b) => b,
+            SizeOrShare::Percent(p) => (capacity as f64 * p / 100.0) as u64,
+        };
+        let dirs = spec.rw.directions();
+        let grain = (0..3)
+            .filter(|&d| dirs[d])
+            .map(|d| spec.blockalign[d].unwrap_or_else(|| spec.bs[d].min()))
+            .min()
+            .expect("a job issues in some direction");
+        let bs_max = (0..3)
+            .filter(|&d| dirs[d])
+            .map(|d| spec.bs[d].max())
+            .max()
+            .expect("some direction");
+        for clone in 0..spec.numjobs {
+            if out.len() == JOBS_MAX {
+                return Err(bad(format!("more than {JOBS_MAX} jobs in the file")));
+            }
+            let offset = share(spec.offset)
+                .checked_add(u64::from(clone).saturating_mul(spec.offset_increment))
+                .ok_or_else(|| bad("offset overflows".into()))?
+                / SECTOR_BYTES
+                * SECTOR_BYTES;
+            if offset >= capacity {
+                return Err(bad(format!(
+                    "offset {offset} lies beyond the device's {capacity} logical bytes"
+                )));
+            }
+            let size = spec.size.map_or(capacity - offset, share);
+            if offset + size > capacity {
+                return Err(bad(format!(
+                    "region {offset}+{size} lies beyond the device's {capacity} logical bytes \
+                     (lower size or offset)"
+                )));
+            }
+            let len = size / grain * grain;
+            if len < bs_max {
+                return Err(bad(format!(
+                    "region of {size} bytes is smaller than one {bs_max}-byte request"
+                )));
+            }
+            if spec.verify.is_some() && len / grain > VERIFY_BLOCKS_MAX {
+                return Err(bad(format!(
+                    "verify would track {} blocks, more than {VERIFY_BLOCKS_MAX}; lower size",
+                    len / grain
+                )));
+            }
+            if spec.rw.random()
+                && !spec.norandommap
+                && len / grain > crate::dist::RANDOM_MAP_BLOCKS_MAX
+            {
+                return Err(bad(format!(
+                    "the random map would track {} blocks; set norandommap",
+                    len / grain
+                )));
+            }
+            out.push(Placed {
+                spec: spec.clone(),
+                groupid,
+                number: out.len() as u64,
+                start: offset,
+                len,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn run_on<D: FrontEnd>(
+    preset: &Preset,
+    placed: &[Placed],
+    groups: u32,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<FioRun, FioError> {
+    let reads = |p: &&Placed| matches!(p.spec.rw.directions(), [true, _, _]);
+    let read_span = placed.iter().filter(reads).map(|p| p.start + p.len).max();
+    let span = placed.iter().map(|p| p.start + p.len).max().unwrap_or(0);
+    let store = match opts.fidelity {
+        Fidelity::Timing => StoreSpec::None,
+        Fidelity::Functional => {
+            if span > FUNCTIONAL_MEMORY_BYTES_MAX {
+                return Err(FioError::Job {
+                    job: placed[0].spec.name.clone(),
+                    reason: format!(
+                        "functional fidelity would hold up to {span} bytes of pages in RAM \
+                         (more than {FUNCTIONAL_MEMORY_BYTES_MAX}); lower size"
+                    ),
+                });
+            }
+            StoreSpec::Memory
+        }
+    };
+    let mut driver = Driver::<D>::new(preset, &store, opts.seed, span)?;
+    let fill = match (opts.precondition, read_span) {
+        (Some(false), _) | (None, None) => None,
+        (Some(true), r) => Some(r.unwrap_or(span)),
+        (None, Some(r)) => Some(r),
+    };
+    let pre = match fill {
+        Some(s) => Some(precondition(&mut driver, preset, s, progress)?),
+        None => None,
+    };
+    // Every job of a group may keep its whole depth outstanding at once (and a flush).
+    let outstanding_max = (0..groups)
+        .map(|g| {
+            placed
+                .iter()
+                .filter(|p| p.groupid == g)
+                .map(|p| u64::from(p.spec.iodepth) + 1)
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(1);
+    driver.expect_outstanding(outstanding_max);
+    let start = driver.snapshot();
+    let run_start = driver.now();
+    let disk = Rc::new(RefCell::new(Disk::default()));
+    let mut phase: Option<PhaseResult> = None;
+    let mut finished: Vec<JobRun> = Vec::new();
+    let mut done_before = 0u64;
+    for g in 0..groups {
+        let group_start = driver.now();
+        let mut runs: Vec<JobRun> = placed
+            .iter()
+            .filter(|p| p.groupid == g)
+            .map(|p| {
+                JobRun::new(
+                    p.spec.clone(),
+                    g,
+                    p.number,
+                    opts.seed,
+                    p.start,
+                    p.len,
+                    group_start,
+                    disk.clone(),
+                )
+            })
+            .collect();
+        let mut refs: Vec<&mut dyn PacedSource> =
+            runs.iter_mut().map(|r| r as &mut dyn PacedSource).collect();
+        let p = driver.run_paced(&mut refs, u64::MAX, &mut |d, t| {
+            progress(Stage::Measure, done_before + d, t)
+        })?;
+        done_before += p.requests;
+        match &mut phase {
+            None => phase = Some(p),
+            Some(all) => all.append(p),
+        }
+        for mut r in runs {
+            r.finish();
+            finished.push(r);
+        }
+    }
+    let phase = phase.expect("a file has a group");
+    let end = driver.snapshot();
+    let report = IoReport::build(Measured {
+        preset,
+        seed: opts.seed,
+        fidelity: opts.fidelity.name(),
+        interface: D::INTERFACE,
+        nvme: (D::INTERFACE == Interface::Nvme).then_some(&preset.nvme),
+        workload: serde_json::json!({
+            "jobs": placed.len(),
+            "groups": groups,
+        }),
+        precondition: pre,
+        phase: &phase,
+        start: &start,
+        end: &end,
+        device: driver.device(),
+        trace_hash: driver.trace_hash(),
+        wall_s: 0.0,
+        measured_wall_s: 0.0,
+        total_events: driver.events(),
+        peak_rss_mb: 0.0,
+    });
+    let mut iologs = Vec::new();
+    for r in &finished {
+        if let (Some(p), Some(lines)) = (&r.spec.write_iolog, &r.iolog) {
+            if r.iolog_truncated {
+                return Err(FioError::Job {
+                    job: r.spec.name.clone(),
+                    reason: format!(
+                        "write_iolog: more than {IOLOG_REQUESTS_MAX} requests; lower the job's \
+                         size or runtime"
+                    ),
+                });
+            }
+            iologs.push((PathBuf::from(p), lines.join("\n") + "\n"));
+        }
+    }
+    let disk = disk.borrow().clone();
+    Ok(FioRun {
+        global_options: Vec::new(),
+        sections: Vec::new(),
+        job_count: 0,
+        jobs: reports(finished),
+        groups,
+        disk,
+        sim_time_ns: phase.end.since(run_start).as_ns(),
+        nearflash: deterministic(report),
+        notes: Vec::new(),
+        ignored: Vec::new(),
+        iologs,
+    })
+}
+
+/// The jobs' reports, merged per group where a job of the group asks for group reporting.
+fn reports(runs: Vec<JobRun>) -> Vec<JobReport> {
+    let one = |r: &JobRun| JobReport {
+        spec: r.spec.clone(),
+        groupid: r.groupid,
+        members: 1,
+        error: error_number(&r.stats),
+        stats: r.stats.clone(),
+    };
+    let mut out: Vec<JobReport> = Vec::new();
+    for r in &runs {
+        let grouped = runs
+            .iter()
+            .any(|o| o.groupid == r.groupid && o.spec.group_reporting);
+        match out.iter_mut().find(|j| grouped && j.groupid == r.groupid) {
+            Some(j) => {
+                j.stats.merge(&r.stats);
+                j.members += 1;
+                j.error = error_number(&j.stats);
+            }
+            None => out.push(one(r)),
+        }
+    }
+    out
+}
+
+fn error_number(s: &JobStats) -> i32 {
+    // Linux errno values fio reports: EILSEQ for a verify mismatch, EIO for a failed request.
+    if s.verify_errors > 0 {
+        84
+    } else if s.errors > 0 {
+        5
+    } else {
+        0
+    }
+}
+
+/// nearflash's report without the figures that depend on the machine running it (wall
+/// time, speed, memory), so that the same seed gives byte-identical output.
+fn deterministic(report: IoReport) -> serde_json::Value {
+    let mut v = serde_json::to_value(report).expect("serialisable");
+    let obj = v.as_object_mut().expect("a report is an object");
+    for k in ["wall_s", "events_per_wall_s", "speed", "peak_rss_mb"] {
+        obj.remove(k);
+    }
+    if let Some(p) = obj.get_mut("precondition").and_then(|p| p.as_object_mut()) {
+        p.remove("wall_s");
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobfile::tests::one;
+
+    fn run_text(text: &str, seed: u64) -> FioRun {
+        let file = one(text).unwrap();
+        run(
+            &file,
+            std::path::Path::new("job.fio"),
+            &RunOptions {
+                preset: "test-min".into(),
+                overrides: Vec::new(),
+                seed,
+                fidelity: Fidelity::Timing,
+                interface: Interface::Nvme,
+                precondition: None,
+            },
+            &mut |_, _, _| {},
+        )
+        .unwrap()
+    }
+
+    fn ms(ns: u64) -> f64 {
+        ns as f64 / 1e6
+    }
+
+    #[test]
+    fn a_start_delay_and_think_times_stretch_the_run_in_simulated_time() {
+        let plain = run_text("[j]\nrw=randread\nsize=1m\nnumber_ios=64\n", 1);
+        let delayed = run_text(
+            "[j]\nrw=randread\nsize=1m\nnumber_ios=64\nstartdelay=3ms\n",
+            1,
+        );
+        let gap = delayed.sim_time_ns - plain.sim_time_ns;
+        assert!((2_900_000..3_100_000).contains(&gap), "{}", ms(gap));
+        let thinking = run_text(
+            "[j]\nrw=randread\nsize=1m\nnumber_ios=64\nthinktime=100us\nthinktime_blocks=8\n",
+            1,
+        );
+        // A think time of 100 µs after every 8 requests, once they have completed: 7 of them
+        // lie before the last completion (a read after an idle gap may run a little faster).
+        let gap = thinking.sim_time_ns - plain.sim_time_ns;
+        assert!((650_000..800_000).contains(&gap), "{}", ms(gap));
+        assert_eq!(thinking.jobs[0].stats.dirs[0].total_ios, 64);
+    }
+
+    #[test]
+    fn rate_iops_caps_the_jobs_rate_in_simulated_time() {
+        let r = run_text(
+            "[j]\nrw=randread\nsize=1m\nnumber_ios=200\nrate_iops=10000\n",
+            1,
+        );
+        let s = &r.jobs[0].stats;
+        let iops = s.dirs[0].total_ios as f64 * 1e9 / s.runtime_ns as f64;
+        assert!((9_000.0..=10_100.0).contains(&iops), "{iops}");
+    }
+
+    #[test]
+    fn ramp_time_is_run_but_left_out_of_the_figures() {
+        let r = run_text(
+            "[j]\nrw=randread\nsize=1m\nruntime=2ms\nramp_time=1ms\ntime_based\niodepth=4\n",
+            1,
+        );
+        let s = &r.jobs[0].stats;
+        let ios = s.dirs[0].total_ios;
+        assert!(
+            ios > 0 && s.submitted > ios,
+            "ramp requests run but are not counted"
+        );
+        assert!(
+            (2.0..2.5).contains(&ms(s.runtime_ns)),
+            "{}",
+            ms(s.runtime_ns)
+        );
+    }
+
+    #[test]
+    fn randseed_fixes_the_offsets_whatever_the_run_seed_and_clones_differ() {
+        let text = "[j]\nrw=randwrite\nsize=1m\nnumber_ios=50\nnorandommap\nrandseed=5\n\
+                    write_iolog=x\nnumjobs=2\n";
+        let (a, b) = (run_text(text, 1), run_text(text, 2));
+        let log = |r: &FioRun, i: usize| r.iologs[i].1.clone();
+        assert_eq!(log(&a, 0), log(&b, 0));
+        assert_ne!(log(&a, 0), log(&a, 1), "each clone has its own stream");
+        let c = run_text(&text.replace("randseed=5\n", ""), 1);
+        let d = run_text(&text.replace("randseed=5\n", ""), 2);
+        assert_ne!(log(&c, 0), log(&d, 0), "without randseed, --seed decides");
+    }
+
+    #[test]
+    fn jobs_without_a_stonewall_run_together_and_a_stonewall_waits() {
+        let together = run_text(
+            "[a]\nrw=randread\nsize=1m\nnumber_ios=500\n[b]\nrw=randread\nsize=1m\n\
+             number_ios=500\n",
+            1,
+        );
+        let apart = run_text(
+            "[a]\nrw=randread\nsize=1m\nnumber_ios=500\n[b]\nstonewall\nrw=randread\n\
+             size=1m\nnumber_ios=500\n",
+            1,
+        );
+        assert_eq!(together.groups, 1);
+        assert_eq!(apart.groups, 2);
+        assert_eq!(
+            together.jobs.len(),
+            2,
+            "no group reporting: a report per job"
+        );
+        assert!(
+            apart.sim_time_ns > together.sim_time_ns,
+            "{} vs {}",
+            ms(apart.sim_time_ns),
+            ms(together.sim_time_ns)
+        );
+    }
+
+    #[test]
+    fn a_job_past_the_device_is_refused_before_anything_runs() {
+        let file = one("[j]\nrw=read\noffset=8m\nsize=1m\n").unwrap();
+        let e = run(
+            &file,
+            std::path::Path::new("job.fio"),
+            &RunOptions {
+                preset: "test-min".into(),
+                overrides: Vec::new(),
+                seed: 1,
+                fidelity: Fidelity::Timing,
+                interface: Interface::Nvme,
+                precondition: None,
+            },
+            &mut |_, _, _| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("beyond the device"), "{e}");
+    }
+}
