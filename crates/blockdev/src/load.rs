@@ -283,7 +283,11 @@ pub fn run_paced<D: BlockDevice, E>(
         if state.iter().all(|s| *s == Paced::Done) && rig.progress().outstanding == 0 {
             return Ok(());
         }
-        step_watched(sim, rig, watchdog)?;
+        if !sim.step_watched(rig, watchdog, Rig::progress)? {
+            // A submitter is not done, yet nothing is in flight and no timer is pending.
+            let now = sim.now();
+            return Err(Stall::no_event_pending(now, now, rig.progress()).into());
+        }
     }
 }
 
