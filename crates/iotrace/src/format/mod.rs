@@ -153,12 +153,14 @@ pub(crate) fn parse_major_minor(text: &str) -> Option<Device> {
     Some(Device(u64::from(major) << 32 | u64::from(minor)))
 }
 
-/// blkparse events to replay.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// blkparse events to replay (`"D"` or `"C"` in a job's options).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
 pub enum BlkparseAction {
     /// `D`: issued to the driver — the arrival times the device saw (the default).
+    #[serde(rename = "D", alias = "d")]
     Issue,
     /// `C`: completed.
+    #[serde(rename = "C", alias = "c")]
     Complete,
 }
 
