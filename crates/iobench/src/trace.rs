@@ -49,7 +49,10 @@ impl TracePlan {
     ) -> Result<TracePlan, IoBenchError> {
         let trace_error = |path: &str| {
             let path = path.to_string();
-            move |source| IoBenchError::Trace { path, source }
+            move |source| IoBenchError::Trace {
+                path,
+                source: Box::new(source),
+            }
         };
         let TraceSpec { format, path } = TraceSpec::parse(spec).map_err(trace_error(spec))?;
         let file = std::fs::File::open(&path).map_err(|e| IoBenchError::TraceOpen {
