@@ -27,11 +27,12 @@ pub enum IoBenchError {
         source: std::io::Error,
     },
 
+    /// Boxed: a trace error carries a line's text and 128-bit timestamps.
     #[error("trace {path}: {source}")]
     Trace {
         path: String,
         #[source]
-        source: nearflash_iotrace::TraceError,
+        source: Box<nearflash_iotrace::TraceError>,
     },
 
     #[error("preset {preset}: {source}")]

@@ -762,11 +762,39 @@ impl IoReport {
             let at = rows.len() - 5;
             rows.splice(at..at, l.rows());
         }
+        if let Some(row) = trace_row(&self.workload) {
+            rows.insert(0, row);
+        }
         for (k, v) in rows {
             t.add_row(vec![k, v]);
         }
         t.to_string()
     }
+}
+
+/// A trace replay's input in one row: format, requests, and what reading skipped.
+fn trace_row(workload: &serde_json::Value) -> Option<(String, String)> {
+    let format = workload.get("format")?.as_str()?;
+    let read = workload.get("read")?;
+    let n = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
+    let mut text = format!("{format}, {} requests replayed", n(workload, "requests"));
+    for (what, count) in [
+        ("trims skipped", n(workload, "trims_skipped")),
+        ("bad lines skipped", n(read, "bad_lines")),
+        ("other devices' requests", n(read, "filtered_out")),
+        ("reordered", n(read, "reordered")),
+        ("offsets folded", n(workload, "folded_offsets")),
+    ] {
+        if count > 0 {
+            text += &format!("; {count} {what}");
+        }
+    }
+    if let Some(ignored) = read.get("ignored").and_then(|i| i.as_object()) {
+        for (kind, count) in ignored {
+            text += &format!("; {count} {kind} ignored");
+        }
+    }
+    Some(("trace".into(), text))
 }
 
 impl MediaReport {

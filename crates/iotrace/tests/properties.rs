@@ -1,8 +1,13 @@
-//! Property tests for the MSR parser: arbitrary text never panics and any accepted trace
-//! upholds the request invariants; valid requests rendered as CSV parse back unchanged.
+//! Property tests for the trace stream (through the MSR format): arbitrary text never panics
+//! and any accepted trace upholds the request invariants; valid requests rendered as CSV parse
+//! back unchanged.
 
-use nearflash_iotrace::{parse_msr, MsrOptions, TraceOp, TraceRequest};
+use nearflash_iotrace::{parse_trace, ReadOptions, TraceError, TraceFormat, TraceOp, TraceRequest};
 use proptest::prelude::*;
+
+fn parse_msr(text: &str, opts: &ReadOptions) -> Result<Vec<TraceRequest>, TraceError> {
+    parse_trace(text, TraceFormat::Msr, opts).map(|t| t.requests)
+}
 
 /// The invariants every successfully parsed trace must satisfy.
 fn assert_well_formed(requests: &[TraceRequest]) {
@@ -17,12 +22,23 @@ fn assert_well_formed(requests: &[TraceRequest]) {
     }
 }
 
-fn any_options() -> impl Strategy<Value = MsrOptions> {
+fn any_options() -> impl Strategy<Value = ReadOptions> {
     let time_scale = prop_oneof![Just(1.0), Just(0.5), 1e-12f64..1e12, any::<f64>()];
-    (time_scale, proptest::option::of(0u32..4)).prop_map(|(time_scale, disk_number)| MsrOptions {
+    (
         time_scale,
-        disk_number,
-    })
+        proptest::option::of(0u32..4),
+        any::<bool>(),
+        0usize..4,
+    )
+        .prop_map(
+            |(time_scale, disk, skip_bad_lines, reorder_window)| ReadOptions {
+                time_scale,
+                select: disk.map(|d| d.to_string()),
+                skip_bad_lines,
+                reorder_window,
+                ..ReadOptions::default()
+            },
+        )
 }
 
 /// A field that is sometimes valid, sometimes subtly wrong and sometimes garbage.
@@ -81,10 +97,42 @@ fn valid_request() -> impl Strategy<Value = Generated> {
 
 proptest! {
     #[test]
-    fn arbitrary_text_never_panics(text in any::<String>(), opts in any_options()) {
-        if let Ok(requests) = parse_msr(&text, &opts) {
-            assert_well_formed(&requests);
+    fn arbitrary_text_never_panics_in_any_format(
+        text in any::<String>(),
+        opts in any_options(),
+    ) {
+        for format in TraceFormat::ALL {
+            let opts = ReadOptions { select: None, ..opts.clone() };
+            if let Ok(t) = parse_trace(&text, format, &opts) {
+                assert_well_formed(&t.requests);
+            }
         }
+    }
+
+    /// Requests shuffled no further than the reorder window come out sorted, each once.
+    #[test]
+    fn the_reorder_window_sorts_nearby_steps_back(
+        steps in proptest::collection::vec(0u64..1000, 1..60),
+        swaps in proptest::collection::vec(0usize..60, 0..20),
+    ) {
+        let mut stamps: Vec<u64> = steps
+            .iter()
+            .scan(0, |t, s| { *t += s; Some(*t) })
+            .collect();
+        let sorted = stamps.clone();
+        for &i in &swaps {
+            if i + 1 < stamps.len() {
+                stamps.swap(i, i + 1);
+            }
+        }
+        let csv: String = stamps
+            .iter()
+            .map(|t| format!("{t},h,0,Read,{t},4096,0\n"))
+            .collect();
+        // Adjacent swaps move a request by at most `swaps.len()` places.
+        let opts = ReadOptions { reorder_window: swaps.len() + 1, ..ReadOptions::default() };
+        let got: Vec<u64> = parse_msr(&csv, &opts).unwrap().iter().map(|r| r.offset_bytes).collect();
+        prop_assert_eq!(got, sorted);
     }
 
     #[test]
@@ -119,20 +167,20 @@ proptest! {
             timestamp += g.step_ticks;
             let op = match g.op {
                 TraceOp::Read => "Read",
-                TraceOp::Write => "Write",
+                TraceOp::Write | TraceOp::Trim => "Write",
             };
             csv.push_str(&format!(
                 "{timestamp},hm,{},{op},{},{},{}\n",
                 g.disk, g.offset, g.size, g.step_ticks % 5000
             ));
             if disk_number.is_none_or(|disk| disk == g.disk) {
-                expected.push((timestamp, g));
+                expected.push((timestamp, g, csv.lines().count() as u64));
             }
         }
         let first = expected[0].0;
         let expected: Vec<TraceRequest> = expected
             .iter()
-            .map(|&(timestamp, g)| TraceRequest {
+            .map(|&(timestamp, g, line)| TraceRequest {
                 // Scales 1/4..=8 keep multiples of 100 ns integral, so no rounding is involved.
                 arrival_ns: if scale_log2 >= 0 {
                     ((timestamp - first) * 100) << scale_log2
@@ -142,9 +190,14 @@ proptest! {
                 op: g.op,
                 offset_bytes: g.offset,
                 size_bytes: g.size,
+                line,
             })
             .collect();
-        let opts = MsrOptions { time_scale, disk_number };
+        let opts = ReadOptions {
+            time_scale,
+            select: disk_number.map(|d| d.to_string()),
+            ..ReadOptions::default()
+        };
         prop_assert_eq!(parse_msr(&csv, &opts).unwrap(), expected);
     }
 }

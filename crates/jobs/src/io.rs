@@ -1,5 +1,5 @@
-//! The `io` job: drive the simulated device with a synthetic workload or an MSR Cambridge
-//! trace and return the run's report (`IoReport`, the JSON of `nearflash io --json`). Options
+//! The `io` job: drive the simulated device with a synthetic workload or a block trace (any
+//! format of `nearflash-iotrace`) and return the run's report (`IoReport`, the JSON of `nearflash io --json`). Options
 //! are typed; every combination that does not apply is refused with the CLI's message.
 
 use crate::error::JobError;
@@ -7,6 +7,7 @@ use nearflash_ftl::SECTOR_BYTES;
 use nearflash_iobench::trace::{TraceOptions, TracePlan};
 use nearflash_iobench::workload::{Amount, Pattern, SyntheticSpec};
 use nearflash_iobench::{capacity_bytes, Bench, Interface, IoReport, Plan, Stage, StoreSpec};
+use nearflash_iotrace::{BlkparseAction, ReadOptions};
 use nearflash_preset::Preset;
 use nearflash_sim::Fidelity;
 use serde::Deserialize;
@@ -28,10 +29,20 @@ pub struct IoOptions {
     pub span_gib: Option<f64>,
     /// `Some(true)`: fill the span first; `Some(false)`: skip it; `None`: the pattern's default.
     pub precondition: Option<bool>,
-    /// `msr:PATH`.
+    /// `FORMAT:PATH` (msr, blkparse, iolog, systor, alibaba, tencent, fiu, spc, mqsim).
     pub trace: Option<String>,
     pub time_scale: f64,
+    /// MSR's disk number (the older name of `trace_device` for msr traces).
     pub disk: Option<u32>,
+    /// The trace's device to replay: MSR disk, SYSTOR LUN, Alibaba device, Tencent volume,
+    /// SPC ASU, MQSim device, or blkparse/FIU `MAJ,MIN`.
+    pub trace_device: Option<String>,
+    /// blkparse: replay the `D` (issue, default) or `C` (completion) events.
+    pub trace_action: BlkparseAction,
+    /// Skip malformed trace lines (counted in the report) instead of failing.
+    pub skip_bad_lines: bool,
+    /// Requests held back to sort timestamps that go backwards (0: refuse any step back).
+    pub trace_reorder_window: usize,
     pub fold_offsets: bool,
     #[serde(deserialize_with = "crate::de_fidelity")]
     pub fidelity: Fidelity,
@@ -59,6 +70,10 @@ impl Default for IoOptions {
             trace: None,
             time_scale: 1.0,
             disk: None,
+            trace_device: None,
+            trace_action: BlkparseAction::Issue,
+            skip_bad_lines: false,
+            trace_reorder_window: nearflash_iotrace::REORDER_WINDOW,
             fold_offsets: false,
             fidelity: Fidelity::Timing,
             store_file: None,
@@ -87,9 +102,17 @@ pub fn io(
     progress: &mut dyn FnMut(Stage, u64, u64),
 ) -> Result<IoReport, JobError> {
     let is_trace = opts.trace.is_some();
-    if !is_trace && (opts.disk.is_some() || opts.fold_offsets || opts.time_scale != 1.0) {
+    if !is_trace
+        && (opts.disk.is_some()
+            || opts.trace_device.is_some()
+            || opts.fold_offsets
+            || opts.skip_bad_lines
+            || opts.time_scale != 1.0)
+    {
         return Err(JobError::Workload(
-            "--disk, --fold-offsets and --time-scale apply to --trace only".into(),
+            "--disk, --trace-device, --fold-offsets, --skip-bad-lines and --time-scale apply \
+             to --trace only"
+                .into(),
         ));
     }
     if is_trace
@@ -123,8 +146,7 @@ pub fn io(
         Some(spec) => Plan::Trace(TracePlan::load(
             spec,
             &TraceOptions {
-                time_scale: opts.time_scale,
-                disk: opts.disk,
+                read: read_options(opts, spec)?,
                 fold_offsets: opts.fold_offsets,
                 requests_max: opts.trace_requests_max,
             },
@@ -141,6 +163,31 @@ pub fn io(
         precondition: opts.precondition,
     };
     Ok(bench.run(progress)?)
+}
+
+/// The trace reading options; `disk` is MSR's name for the device selector.
+fn read_options(opts: &IoOptions, spec: &str) -> Result<ReadOptions, JobError> {
+    let select = match (opts.disk, &opts.trace_device) {
+        (Some(_), Some(_)) => {
+            return Err(JobError::Workload(
+                "give the trace's device with --trace-device (or --disk for msr), not both".into(),
+            ))
+        }
+        (Some(_), None) if !spec.starts_with("msr:") => {
+            return Err(JobError::Workload(
+                "--disk selects an MSR trace's disk; use --trace-device for other formats".into(),
+            ))
+        }
+        (Some(disk), None) => Some(disk.to_string()),
+        (None, device) => device.clone(),
+    };
+    Ok(ReadOptions {
+        time_scale: opts.time_scale,
+        select,
+        blkparse_action: opts.trace_action,
+        skip_bad_lines: opts.skip_bad_lines,
+        reorder_window: opts.trace_reorder_window,
+    })
 }
 
 fn synthetic_spec(opts: &IoOptions, capacity: u64) -> Result<SyntheticSpec, JobError> {

@@ -1,5 +1,5 @@
-//! `nearflash io`: drive the simulated device with a synthetic workload or an MSR Cambridge
-//! trace, then print the figures and optionally write them as JSON (the job itself is
+//! `nearflash io`: drive the simulated device with a synthetic workload or a block trace
+//! (`--trace FORMAT:PATH`), then print the figures and optionally write them as JSON (the job itself is
 //! `nearflash_jobs::io`).
 
 use crate::error::CliError;
@@ -68,15 +68,18 @@ pub struct IoArgs {
     /// Skip preconditioning (reads of never-written pages then cost no flash access).
     #[arg(long)]
     pub no_precondition: bool,
-    /// Replay a trace instead: msr:PATH (MSR Cambridge CSV).
-    #[arg(long, value_name = "msr:PATH")]
+    /// Replay a trace instead: FORMAT:PATH with FORMAT one of msr, blkparse, iolog, systor,
+    /// alibaba, tencent, fiu, spc, mqsim (gzip read transparently).
+    #[arg(long, value_name = "FORMAT:PATH")]
     pub trace: Option<String>,
     /// Multiply the trace's inter-arrival times (0.5 replays twice as fast).
     #[arg(long, default_value_t = 1.0)]
     pub time_scale: f64,
-    /// Replay only this disk of the trace.
-    #[arg(long)]
+    /// Replay only this disk of an MSR trace (the same as --trace-device for msr).
+    #[arg(long, conflicts_with = "trace_device")]
     pub disk: Option<u32>,
+    #[command(flatten)]
+    pub trace_read: crate::cmd_trace::TraceReadArgs,
     /// Fold trace offsets that lie past the device's capacity back into it (modulo the
     /// capacity, sector-aligned) instead of failing.
     #[arg(long)]
@@ -101,9 +104,6 @@ pub struct IoArgs {
     /// They are reported by kind and left out of IOPS, bandwidth and latency either way.
     #[arg(long)]
     pub allow_failures: bool,
-    /// Most requests read from a trace; a longer (or endless) trace is refused.
-    #[arg(long, default_value_t = nearflash_iotrace::REQUESTS_MAX)]
-    pub trace_requests_max: u64,
     /// No progress bar and no table (JSON only, if --json).
     #[arg(long)]
     pub quiet: bool,
@@ -129,11 +129,15 @@ fn options(args: &IoArgs) -> IoOptions {
         trace: args.trace.clone(),
         time_scale: args.time_scale,
         disk: args.disk,
+        trace_device: args.trace_read.trace_device.clone(),
+        trace_action: args.trace_read.trace_action.into(),
+        skip_bad_lines: args.trace_read.skip_bad_lines,
+        trace_reorder_window: args.trace_read.trace_reorder_window,
         fold_offsets: args.fold_offsets,
         fidelity: args.fidelity.into(),
         store_file: args.store_file.clone(),
         seed: args.seed,
-        trace_requests_max: args.trace_requests_max,
+        trace_requests_max: args.trace_read.trace_requests_max,
         interface: args.interface,
     }
 }

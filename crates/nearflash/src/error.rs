@@ -32,6 +32,13 @@ pub enum CliError {
     #[error("invalid workload: {0}")]
     Workload(String),
 
+    #[error("trace {path}: {source}")]
+    Trace {
+        path: String,
+        #[source]
+        source: nearflash_iotrace::TraceError,
+    },
+
     /// Ctrl-C stopped the command's work (`interrupt::until_ctrl_c`); names what was left.
     #[error("interrupted (Ctrl-C): {0}")]
     Interrupted(&'static str),

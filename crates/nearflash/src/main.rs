@@ -15,6 +15,7 @@ mod cmd_run;
 mod cmd_serve;
 mod cmd_soak;
 mod cmd_sweep;
+mod cmd_trace;
 mod cmd_vfile;
 mod cmd_vfile_mount;
 mod cmd_ycsb;
@@ -45,10 +46,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Drive the simulated device with a block I/O workload (synthetic or an MSR trace).
+    /// Drive the simulated device with a block I/O workload (synthetic or a block trace).
     Io(cmd_io::IoArgs),
     /// Run a fio job file on the simulated drive; print fio's report (normal, json, json+).
     Fio(cmd_fio::FioArgs),
+    /// Block traces: `trace stats FORMAT:PATH` prints what one holds before a long replay.
+    Trace(cmd_trace::TraceArgs),
     /// Cut power at random events, recover, and check that no acknowledged write is lost.
     Crashtest(cmd_crashtest::CrashArgs),
     /// The device file system on an image: mkfs, import, export, ls, fsck, crashtest.
@@ -112,6 +115,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Io(args) => cmd_io::run(&args),
         Command::Fio(args) => cmd_fio::run(&args),
+        Command::Trace(args) => cmd_trace::run(&args).map(|()| true),
         Command::Crashtest(args) => cmd_crashtest::run(&args),
         Command::Fs(args) => cmd_fs::run(&args),
         Command::Kernel(args) => cmd_kernel::run(&args).map(|()| true),

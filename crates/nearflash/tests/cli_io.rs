@@ -282,7 +282,7 @@ fn functional_run_over_a_sparse_file_store() {
 }
 
 fn sample_trace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../iotrace/testdata/msr_sample.csv")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/traces/msr.csv")
 }
 
 #[test]
@@ -347,7 +347,7 @@ fn malformed_trace_line_is_named() {
     fails_naming(&["io", "--preset", "test-min", "--trace", &t], "line 2");
     fails_naming(
         &["io", "--preset", "test-min", "--trace", "csv:x"],
-        "msr:PATH",
+        "FORMAT:PATH with FORMAT one of msr,",
     );
     fails_naming(
         &[
