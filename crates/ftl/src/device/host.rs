@@ -364,6 +364,8 @@ impl Device {
         };
         let (seg, pgn) = (r.seg, r.pgn);
         self.on_media_read(&c, pgn);
+        // Timing fidelity's common case, a read of a group with no lost page that decoded:
+        // nothing failed, and no page set needs building (this is every flash read's path).
         let failed = if self.functional {
             let spp = self.sectors_per_page();
             let mut out = std::mem::take(&mut self.reqs.get_mut(seg.req).data);
@@ -371,17 +373,21 @@ impl Device {
                 copy_overlap(k, spp, page, seg, &mut out);
             });
             self.reqs.get_mut(seg.req).data = out;
-            failed
+            Some(failed)
+        } else if self.timing_read_may_fail(&c, pgn) {
+            Some(self.timing_read_failures(&c, pgn))
         } else {
-            self.timing_read_failures(&c, pgn)
+            None
         };
-        if !failed.pages.minus(&failed.media).is_empty() {
-            self.stats.integrity_errors += 1;
-            self.reqs.get_mut(seg.req).result = Err(IoError::Integrity);
-        } else if !failed.media.is_empty() {
-            // Uncorrectable now, or a page lost to an uncorrectable read when it was moved:
-            // the ECC, not the checksum, knows the page is wrong.
-            self.reqs.get_mut(seg.req).result = Err(IoError::Uncorrectable);
+        if let Some(failed) = failed {
+            if !failed.pages.minus(&failed.media).is_empty() {
+                self.stats.integrity_errors += 1;
+                self.reqs.get_mut(seg.req).result = Err(IoError::Integrity);
+            } else if !failed.media.is_empty() {
+                // Uncorrectable now, or a page lost to an uncorrectable read when it was
+                // moved: the ECC, not the checksum, knows the page is wrong.
+                self.reqs.get_mut(seg.req).result = Err(IoError::Uncorrectable);
+            }
         }
         if matches!(c.status, OpStatus::Uncorrectable { .. }) {
             self.stats.uncorrectable_reads += 1;
@@ -544,8 +550,10 @@ impl Device {
         match w.phase {
             WritePhase::ReadOld => {
                 let (lgn, old) = (w.seg.lgn, w.old.expect("old group"));
-                let touched = self.touched_pages(w.seg.first_sector, w.seg.sectors);
+                let (first_sector, sectors) = (w.seg.first_sector, w.seg.sectors);
                 self.on_media_read(&c, old);
+                // As in `on_read_done`: a clean timing read fails no page, and the merge then
+                // changes nothing of the write's lost pages or its error.
                 let failed = if self.functional {
                     let ps = self.layout.geo.page_size_bytes as usize;
                     let Job::Write(w) = self.jobs.get_mut(id) else {
@@ -559,30 +567,15 @@ impl Device {
                         unreachable!()
                     };
                     w.buf = buf;
-                    failed
+                    Some(failed)
+                } else if self.timing_read_may_fail(&c, old) {
+                    Some(self.timing_read_failures(&c, old))
                 } else {
-                    self.timing_read_failures(&c, old)
+                    None
                 };
-                if !failed.pages.minus(&failed.media).is_empty() {
-                    self.stats.integrity_errors += 1;
-                }
-                // A page the write leaves alone stays lost. A page it touches but does not
-                // cover needs its other sectors: the write fails and changes nothing, rather
-                // than fill them with zeros.
-                let untouched = failed.pages.minus(&touched);
-                let touched_failed = failed.pages.intersect(&touched);
-                let Job::Write(w) = self.jobs.get_mut(id) else {
-                    unreachable!()
-                };
-                w.lost.union_with(&untouched);
-                w.lost_to_media
-                    .union_with(&untouched.intersect(&failed.media));
-                if w.merge_error.is_none() && !touched_failed.is_empty() {
-                    w.merge_error = Some(if touched_failed.minus(&failed.media).is_empty() {
-                        IoError::Uncorrectable
-                    } else {
-                        IoError::Integrity
-                    });
+                if let Some(failed) = failed {
+                    let touched = self.touched_pages(first_sector, sectors);
+                    self.merge_read_failures(id, &failed, &touched);
                 }
                 let Job::Write(w) = self.jobs.get_mut(id) else {
                     unreachable!()
@@ -645,6 +638,13 @@ impl Device {
         self.close_superblock(sb);
     }
 
+    /// Timing fidelity: whether `timing_read_failures` can find a failed page — the read was
+    /// uncorrectable, or the group holds pages lost to the media. When not, it finds none.
+    fn timing_read_may_fail(&self, c: &FlashCompletion, pgn: Pgn) -> bool {
+        debug_assert!(!self.functional);
+        matches!(c.status, OpStatus::Uncorrectable { .. }) || self.media_lost.contains_key(&pgn.0)
+    }
+
     /// Timing fidelity (no page data): the pages of a read of the group at `pgn` that fail —
     /// those the ECC could not correct, and those programmed as lost to the media
     /// (`media_lost`). All are media losses.
@@ -665,6 +665,30 @@ impl Device {
             }
         }
         failed
+    }
+
+    /// A partial-group write's read of the old group failed `failed`: a page the write leaves
+    /// alone stays lost; a page it touches but does not cover needs its other sectors, so the
+    /// write fails and changes nothing, rather than fill them with zeros.
+    fn merge_read_failures(&mut self, id: u32, failed: &ReadFailures, touched: &PageSet) {
+        if !failed.pages.minus(&failed.media).is_empty() {
+            self.stats.integrity_errors += 1;
+        }
+        let untouched = failed.pages.minus(touched);
+        let touched_failed = failed.pages.intersect(touched);
+        let Job::Write(w) = self.jobs.get_mut(id) else {
+            unreachable!()
+        };
+        w.lost.union_with(&untouched);
+        w.lost_to_media
+            .union_with(&untouched.intersect(&failed.media));
+        if w.merge_error.is_none() && !touched_failed.is_empty() {
+            w.merge_error = Some(if touched_failed.minus(&failed.media).is_empty() {
+                IoError::Uncorrectable
+            } else {
+                IoError::Integrity
+            });
+        }
     }
 
     /// Timing fidelity: the group just programmed at `pgn` holds `lost` as lost to the media
