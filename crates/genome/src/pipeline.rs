@@ -2,8 +2,10 @@
 //! `GenomeIo`: load reference, index reference, save index, load index, load target, matching.
 //! Each phase reports `PhaseCounts` — units of work the caller converts to time with its cost
 //! model — and the caller's `PhaseObserver` hears each phase start and end (to stamp simulated
-//! time). Files are read and written in chunks of `chunk_size_bytes`; the FASTA parser and
-//! the index loader see only those chunks.
+//! time). FASTA files are read `fasta_buffer_bytes` at a time — the refills of the C
+//! library's stream buffer behind `fgets`, which is how the application reads them — and the
+//! index's arrays are written and read in calls of `chunk_size_bytes`; the FASTA parser and
+//! the index loader see only those pieces.
 
 use crate::error::GenomeError;
 use crate::fasta::{FastaParser, FastaRecord};
@@ -116,8 +118,12 @@ pub struct GenomeConfig {
     pub target_path: String,
     /// Where the index is saved and loaded from.
     pub index_path: String,
-    /// Bytes per read or write call (Hayagui's baseline: about 1 KiB per redirected syscall).
+    /// Bytes per read or write call of the index's arrays (`fwrite`/`fread` of a whole array
+    /// bypass the stream buffer and go to the file system in large calls).
     pub chunk_size_bytes: u32,
+    /// Bytes per read call while loading a FASTA file: the stream buffer that `fgets`
+    /// refills with one `read` each time it runs dry.
+    pub fasta_buffer_bytes: u32,
     /// k (default 12).
     pub k: u32,
     /// Matching parameters.
@@ -125,13 +131,16 @@ pub struct GenomeConfig {
 }
 
 impl GenomeConfig {
-    /// Defaults: k = 12, 1 MiB chunks, default matching parameters.
+    /// Defaults: k = 12, 1 MiB index calls, a 4 KiB FASTA stream buffer (glibc's
+    /// `_IO_file_doallocate` sizes a file's buffer to its `st_blksize` when that is below
+    /// `BUFSIZ` = 8192; Linux file systems report 4096), default matching parameters.
     pub fn new(reference_path: &str, target_path: &str, index_path: &str) -> Self {
         Self {
             reference_path: reference_path.to_string(),
             target_path: target_path.to_string(),
             index_path: index_path.to_string(),
             chunk_size_bytes: 1 << 20,
+            fasta_buffer_bytes: 4096,
             k: 12,
             params: MatchParams::default(),
         }
@@ -151,15 +160,16 @@ pub struct GenomeReport {
     pub checksum: u64,
 }
 
-/// Reads `path` in chunks through the streaming parser.
+/// Reads `path` one stream-buffer refill of `buffer_bytes` at a time through the streaming
+/// parser.
 pub fn load_fasta(
     io: &mut dyn GenomeIo,
     path: &str,
-    chunk_size_bytes: u32,
+    buffer_bytes: u32,
     counts: &mut PhaseCounts,
 ) -> Result<Vec<FastaRecord>, GenomeError> {
     let mut parser = FastaParser::new();
-    let mut buf = vec![0u8; chunk_size_bytes as usize];
+    let mut buf = vec![0u8; buffer_bytes as usize];
     let mut offset = 0u64;
     loop {
         let n = io.read_at(path, offset, &mut buf)?;
@@ -228,15 +238,20 @@ pub fn run_pipeline(
     config: &GenomeConfig,
     observer: &mut dyn PhaseObserver,
 ) -> Result<GenomeReport, GenomeError> {
-    if config.chunk_size_bytes == 0 {
-        return Err(GenomeError::InvalidParameter {
-            field: "chunk_size_bytes",
-            value: "0".to_string(),
-            reason: "must be positive",
-        });
+    for (field, value) in [
+        ("chunk_size_bytes", config.chunk_size_bytes),
+        ("fasta_buffer_bytes", config.fasta_buffer_bytes),
+    ] {
+        if value == 0 {
+            return Err(GenomeError::InvalidParameter {
+                field,
+                value: "0".to_string(),
+                reason: "must be positive",
+            });
+        }
     }
     config.params.validate()?;
-    let chunk = config.chunk_size_bytes;
+    let (chunk, fasta_buffer) = (config.chunk_size_bytes, config.fasta_buffer_bytes);
     let mut phases = Vec::with_capacity(6);
     let mut phase = |p: Phase, observer: &mut dyn PhaseObserver, c: PhaseCounts| {
         observer.phase_end(p, &c);
@@ -245,7 +260,12 @@ pub fn run_pipeline(
 
     observer.phase_start(Phase::LoadReference);
     let mut c = PhaseCounts::default();
-    let reference = Reference::new(load_fasta(io, &config.reference_path, chunk, &mut c)?);
+    let reference = Reference::new(load_fasta(
+        io,
+        &config.reference_path,
+        fasta_buffer,
+        &mut c,
+    )?);
     phase(Phase::LoadReference, observer, c);
 
     observer.phase_start(Phase::IndexReference);
@@ -281,7 +301,7 @@ pub fn run_pipeline(
 
     observer.phase_start(Phase::LoadTarget);
     let mut c = PhaseCounts::default();
-    let reads = load_fasta(io, &config.target_path, chunk, &mut c)?;
+    let reads = load_fasta(io, &config.target_path, fasta_buffer, &mut c)?;
     phase(Phase::LoadTarget, observer, c);
 
     observer.phase_start(Phase::Matching);

@@ -21,6 +21,7 @@ fn tiny_io(seed: u64) -> (MemIo, nearflash_genome::Dataset) {
 fn tiny_config(chunk: u32) -> GenomeConfig {
     GenomeConfig {
         chunk_size_bytes: chunk,
+        fasta_buffer_bytes: chunk,
         k: 10,
         ..GenomeConfig::new("/ref.fa", "/target.fa", "/ref.idx")
     }
@@ -90,6 +91,32 @@ fn chunk_size_changes_io_calls_but_not_the_matching() {
     );
     assert!(load_target(&small).io_calls > 10 * load_target(&large).io_calls);
     assert_eq!(load_target(&small).bases_parsed, 200 * 100);
+}
+
+#[test]
+fn the_fasta_stream_buffer_sets_the_fasta_phases_calls_and_leaves_the_index_calls_alone() {
+    let run = |buffer| {
+        let (mut io, _) = tiny_io(2);
+        let cfg = GenomeConfig {
+            fasta_buffer_bytes: buffer,
+            ..tiny_config(1 << 20)
+        };
+        run_pipeline(&mut io, &cfg, &mut NoObserver).unwrap()
+    };
+    let (small, large) = (run(4096), run(1 << 20));
+    assert_eq!(small.hits, large.hits);
+    let calls = |r: &nearflash_genome::GenomeReport, i: usize| r.phases[i].1.io_calls;
+    // Load reference (0) and load target (4): one call per refill, plus the call that
+    // finds the end of the file.
+    for i in [0, 4] {
+        let bytes = small.phases[i].1.bytes_read;
+        assert_eq!(calls(&small, i), bytes.div_ceil(4096) + 1, "phase {i}");
+        assert_eq!(calls(&large, i), bytes.div_ceil(1 << 20) + 1, "phase {i}");
+    }
+    // Save (2) and load (3) of the index do not go through the stream buffer.
+    for i in [2, 3] {
+        assert_eq!(calls(&small, i), calls(&large, i), "phase {i}");
+    }
 }
 
 #[test]
@@ -165,6 +192,15 @@ fn foreign_index_bytes_zero_chunks_and_bad_target_fasta_are_typed_errors() {
         run_pipeline(&mut io, &bad, &mut NoObserver),
         Err(GenomeError::InvalidParameter {
             field: "chunk_size_bytes",
+            ..
+        })
+    ));
+    let mut bad = cfg.clone();
+    bad.fasta_buffer_bytes = 0;
+    assert!(matches!(
+        run_pipeline(&mut io, &bad, &mut NoObserver),
+        Err(GenomeError::InvalidParameter {
+            field: "fasta_buffer_bytes",
             ..
         })
     ));

@@ -290,10 +290,16 @@ pub struct GenomeCostConfig {
     /// (the VE core's 192 DP flop/cycle are 3 FMA pipes × 32 lanes × 2; SX-Aurora.github.io
     /// "VE HW overview").
     pub vector_ops_per_cycle: f64,
-    /// The application's read and write size, bytes. Assumption: 1 MiB — the paper does not
-    /// say; a larger call only lowers the redirected path's cost (HAYAGUI.md §1.3 discusses
-    /// ≈1 KiB calls as one reading of the baseline's 23 MB/s).
+    /// The application's read and write size for the index's arrays, bytes. Assumption:
+    /// 1 MiB — the paper does not say; `fwrite`/`fread` of a whole array bypass the stream
+    /// buffer, and a larger call only lowers the redirected path's cost.
     pub chunk_bytes: u32,
+    /// The application reads its FASTA files line by line through the C library's stream
+    /// (`fgets`), so each read call is one refill of the stream's buffer: 4096 bytes. The
+    /// VE's C library is glibc (NEC's `glibc-ve`), whose `_IO_file_doallocate`
+    /// (libio/filedoalloc.c) sizes the buffer to the file's `st_blksize` when that is below
+    /// `BUFSIZ` (8192); VEOS answers `fstat` from the host, whose file systems report 4096.
+    pub fasta_buffer_bytes: u32,
 }
 
 impl Default for GenomeCostConfig {
@@ -304,6 +310,7 @@ impl Default for GenomeCostConfig {
             ops_per_element: 1.0,
             vector_ops_per_cycle: 32.0,
             chunk_bytes: 1 << 20,
+            fasta_buffer_bytes: 4096,
         }
     }
 }
@@ -402,6 +409,9 @@ impl HayaguiConfig {
         positive("genome.vector_ops_per_cycle", g.vector_ops_per_cycle)?;
         if g.chunk_bytes == 0 {
             return err("genome.chunk_bytes", "must be at least 1".into());
+        }
+        if g.fasta_buffer_bytes == 0 {
+            return err("genome.fasta_buffer_bytes", "must be at least 1".into());
         }
         if self.leveldb.write_buffer_bytes == 0 {
             return err("leveldb.write_buffer_bytes", "must be at least 1".into());

@@ -152,6 +152,36 @@ pub struct GenomeRun {
     pub trace_hash: String,
 }
 
+/// The pipeline's configuration on the VE: its files where `run` writes them, its index
+/// calls and FASTA stream buffer from `cost`. A reference run in memory uses the same, so
+/// that its matches can be compared.
+pub fn pipeline_config(cost: &GenomeCostConfig) -> GenomeConfig {
+    GenomeConfig {
+        chunk_size_bytes: cost.chunk_bytes,
+        fasta_buffer_bytes: cost.fasta_buffer_bytes,
+        ..GenomeConfig::new(REFERENCE, TARGET, INDEX)
+    }
+}
+
+/// The same pipeline over the same files in memory — the reference a run's matches are
+/// checked against.
+pub fn in_memory(
+    reference_fasta: &[u8],
+    target_fasta: &[u8],
+    cost: &GenomeCostConfig,
+) -> Result<GenomeReport, GenomeError> {
+    let mut mem = nearflash_genome::MemIo::default();
+    for (path, data) in [(REFERENCE, reference_fasta), (TARGET, target_fasta)] {
+        mem.create(path)?;
+        mem.append(path, data)?;
+    }
+    nearflash_genome::run_pipeline(
+        &mut mem,
+        &pipeline_config(cost),
+        &mut nearflash_genome::NoObserver,
+    )
+}
+
 /// Writes the data set's files (untimed preparation: the files exist before the
 /// application starts, synced, caches dropped), then runs the six phases.
 pub fn run(
@@ -187,9 +217,7 @@ pub fn run(
         started: SimTime::ZERO,
         phases: Vec::new(),
     };
-    let mut cfg = GenomeConfig::new(REFERENCE, TARGET, INDEX);
-    cfg.chunk_size_bytes = cost.chunk_bytes;
-    let report = nearflash_genome::run_pipeline(&mut io, &cfg, &mut obs)?;
+    let report = nearflash_genome::run_pipeline(&mut io, &pipeline_config(cost), &mut obs)?;
     io.close_all()?;
     let phases = std::mem::take(&mut obs.phases);
     let ve = cell.borrow();

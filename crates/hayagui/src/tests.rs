@@ -302,22 +302,7 @@ fn genome_phases_run_on_both_paths_and_match_the_in_memory_run() {
     let cost = HayaguiConfig::default().genome;
     let ds = nearflash_genome::generate(&nearflash_genome::DatasetSizes::tiny(), 3);
     // The same pipeline in memory: the reference answer for the paths' runs.
-    let mut mem = nearflash_genome::MemIo::default();
-    use nearflash_genome::GenomeIo;
-    for (p, d) in [
-        (crate::genome::REFERENCE, &ds.reference_fasta),
-        (crate::genome::TARGET, &ds.target_fasta),
-    ] {
-        mem.create(p).unwrap();
-        mem.append(p, d).unwrap();
-    }
-    let cfg = nearflash_genome::GenomeConfig::new(
-        crate::genome::REFERENCE,
-        crate::genome::TARGET,
-        crate::genome::INDEX,
-    );
-    let want =
-        nearflash_genome::run_pipeline(&mut mem, &cfg, &mut nearflash_genome::NoObserver).unwrap();
+    let want = crate::genome::in_memory(&ds.reference_fasta, &ds.target_fasta, &cost).unwrap();
     // The 970 EVO (k = 12's offset table alone is 64 MiB), timing fidelity: the shadow copy
     // answers reads with the bytes written.
     let doc: toml::Table = include_str!("../../../configs/hayagui.toml")

@@ -7,7 +7,7 @@
 
 use crate::error::JobError;
 use nearflash_flash::{Geometry, MemoryStore, NoStore, PageStore};
-use nearflash_genome::{DatasetSizes, GenomeConfig, GenomeIo, MemIo, NoObserver};
+use nearflash_genome::DatasetSizes;
 use nearflash_hayagui::dbbench::DbBenchRun;
 use nearflash_hayagui::fileops::{FileOp, FileOpsReport};
 use nearflash_hayagui::genome::GenomeRun;
@@ -381,21 +381,8 @@ pub fn genome(o: &GenomeOptions) -> Result<GenomeRun, JobError> {
         &ds.target_fasta,
         &hay.genome,
     )?;
-    let mut mem = MemIo::default();
-    for (p, d) in [
-        (nearflash_hayagui::genome::REFERENCE, &ds.reference_fasta),
-        (nearflash_hayagui::genome::TARGET, &ds.target_fasta),
-    ] {
-        mem.create(p)?;
-        mem.append(p, d)?;
-    }
-    let mut cfg = GenomeConfig::new(
-        nearflash_hayagui::genome::REFERENCE,
-        nearflash_hayagui::genome::TARGET,
-        nearflash_hayagui::genome::INDEX,
-    );
-    cfg.chunk_size_bytes = hay.genome.chunk_bytes;
-    let want = nearflash_genome::run_pipeline(&mut mem, &cfg, &mut NoObserver)?;
+    let want =
+        nearflash_hayagui::genome::in_memory(&ds.reference_fasta, &ds.target_fasta, &hay.genome)?;
     if report.hits != want.hits {
         return Err(JobError::Verification(format!(
             "genome {}: the matches differ from the same pipeline run in memory",

@@ -26,6 +26,8 @@ pub struct ReproduceOptions {
     pub volume_mib: Option<u64>,
     pub foreground_mb_s: Vec<f64>,
     pub splits: Vec<f64>,
+    /// Hayagui: the genome data sets divided by this (1: full size).
+    pub genome_scale: Option<u64>,
 }
 
 /// The outputs a reproduction writes into its directory.
@@ -65,6 +67,7 @@ pub fn reproduce(
     o.volume_mib = opts.volume_mib;
     o.foreground_mb_s = opts.foreground_mb_s.clone();
     o.splits = opts.splits.clone();
+    o.genome_scale = opts.genome_scale;
     nearflash_reproduce::check(paper, &o, jobs)?;
     let created = !out.exists();
     prepare_out(&out)?;

@@ -52,6 +52,10 @@ pub struct ReproduceArgs {
     /// active-flash: Fig. 3 controller shares in [0, 1] (default: the built-in sweep).
     #[arg(long, value_delimiter = ',')]
     pub splits: Vec<f64>,
+    /// hayagui: divide the genome data sets by this (default 10 in timing fidelity, 1000
+    /// in functional; 1 is the full size, which needs memory of the order of the targets).
+    #[arg(long)]
+    pub genome_scale: Option<u64>,
 }
 
 pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
@@ -68,6 +72,7 @@ pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
         volume_mib: args.volume_mib,
         foreground_mb_s: args.foreground_mb_s.clone(),
         splits: args.splits.clone(),
+        genome_scale: args.genome_scale,
     };
     let out = nearflash_jobs::reproduce::out_dir(&args.paper, &opts);
     let bar = crate::progress::Progress::new("reproduce", true);

@@ -319,7 +319,15 @@ fn ycsb_and_genome_run_and_check_their_data() {
 fn reproduce_hayagui_writes_every_claim_and_its_figures() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    ok(&["reproduce", "hayagui", "--out", out.to_str().unwrap()]);
+    // The genome at 1/100 of its default size keeps the test short; the claims are the same.
+    ok(&[
+        "reproduce",
+        "hayagui",
+        "--genome-scale",
+        "1000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     let ids: Vec<&str> = v["claims"]
@@ -340,6 +348,30 @@ fn reproduce_hayagui_writes_every_claim_and_its_figures() {
     assert!(std::fs::read_to_string(out.join("report.html"))
         .unwrap()
         .contains("Genome"));
+    let note = |id: &str| {
+        v["claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .map(|c| c["note"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    let scale = note("genome_time_reduction_max");
+    assert!(
+        scale.contains("1/1000") && scale.contains("4 KiB stream"),
+        "{scale}"
+    );
+    let share = note("genome_mouse_load_target_share_redirected");
+    assert!(share.contains("redirected system call"), "{share}");
+    fails_naming(
+        &["reproduce", "hayagui", "--genome-scale", "0"],
+        "--genome-scale must be at least 1",
+    );
+    fails_naming(
+        &["reproduce", "insider", "--genome-scale", "10"],
+        "--genome-scale applies to `reproduce hayagui` only",
+    );
 }
 
 /// Story: `db-bench --benchmarks ''` ran nothing and exited 0, as if it had passed.

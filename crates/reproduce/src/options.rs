@@ -24,6 +24,8 @@ pub struct Options {
     pub foreground_mb_s: Vec<f64>,
     /// Active Flash: the Fig. 3 controller shares.
     pub splits: Vec<f64>,
+    /// Hayagui: the genome data sets divided by this (1: full size).
+    pub genome_scale: Option<u64>,
 }
 
 impl Options {
@@ -40,12 +42,13 @@ impl Options {
             volume_mib: None,
             foreground_mb_s: Vec::new(),
             splits: Vec::new(),
+            genome_scale: None,
         }
     }
 
     /// Every option takes effect for `paper` or is refused.
     pub fn check_for(&self, paper: &str) -> Result<(), ReproduceError> {
-        let given: [(&str, &str, bool); 5] = [
+        let given: [(&str, &str, bool); 6] = [
             ("--dataset", "flashabacus", self.dataset.is_some()),
             (
                 "--max-functional-mib",
@@ -59,6 +62,7 @@ impl Options {
                 !self.foreground_mb_s.is_empty(),
             ),
             ("--splits", "active-flash", !self.splits.is_empty()),
+            ("--genome-scale", "hayagui", self.genome_scale.is_some()),
         ];
         for (flag, owner, set) in given {
             if set && paper != owner {
