@@ -28,6 +28,8 @@ pub struct ReproduceOptions {
     pub splits: Vec<f64>,
     /// Hayagui: the genome data sets divided by this (1: full size).
     pub genome_scale: Option<u64>,
+    /// Hayagui: db_bench's N.
+    pub db_num: Option<i64>,
 }
 
 /// The outputs a reproduction writes into its directory.
@@ -68,6 +70,7 @@ pub fn reproduce(
     o.foreground_mb_s = opts.foreground_mb_s.clone();
     o.splits = opts.splits.clone();
     o.genome_scale = opts.genome_scale;
+    o.db_num = opts.db_num;
     nearflash_reproduce::check(paper, &o, jobs)?;
     let created = !out.exists();
     prepare_out(&out)?;

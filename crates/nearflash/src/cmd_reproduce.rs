@@ -56,6 +56,10 @@ pub struct ReproduceArgs {
     /// in functional; 1 is the full size, which needs memory of the order of the targets).
     #[arg(long)]
     pub genome_scale: Option<u64>,
+    /// hayagui: db_bench's N, the number of 100-byte values (default 100,000 in timing
+    /// fidelity, 2,000 in functional; db_bench's own default is 1,000,000).
+    #[arg(long)]
+    pub db_num: Option<i64>,
 }
 
 pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
@@ -73,6 +77,7 @@ pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
         foreground_mb_s: args.foreground_mb_s.clone(),
         splits: args.splits.clone(),
         genome_scale: args.genome_scale,
+        db_num: args.db_num,
     };
     let out = nearflash_jobs::reproduce::out_dir(&args.paper, &opts);
     let bar = crate::progress::Progress::new("reproduce", true);

@@ -319,10 +319,13 @@ fn ycsb_and_genome_run_and_check_their_data() {
 fn reproduce_hayagui_writes_every_claim_and_its_figures() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    // The genome at 1/100 of its default size keeps the test short; the claims are the same.
+    // db_bench at 1/5 and the genome at 1/100 of their default sizes keep the test short;
+    // the claims are the same.
     ok(&[
         "reproduce",
         "hayagui",
+        "--db-num",
+        "20000",
         "--genome-scale",
         "1000",
         "--out",
@@ -367,6 +370,10 @@ fn reproduce_hayagui_writes_every_claim_and_its_figures() {
     fails_naming(
         &["reproduce", "hayagui", "--genome-scale", "0"],
         "--genome-scale must be at least 1",
+    );
+    fails_naming(
+        &["reproduce", "hayagui", "--db-num", "0"],
+        "--db-num must be at least 1",
     );
     fails_naming(
         &["reproduce", "insider", "--genome-scale", "10"],

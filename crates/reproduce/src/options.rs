@@ -26,6 +26,8 @@ pub struct Options {
     pub splits: Vec<f64>,
     /// Hayagui: the genome data sets divided by this (1: full size).
     pub genome_scale: Option<u64>,
+    /// Hayagui: db_bench's N (`--num`).
+    pub db_num: Option<i64>,
 }
 
 impl Options {
@@ -43,12 +45,13 @@ impl Options {
             foreground_mb_s: Vec::new(),
             splits: Vec::new(),
             genome_scale: None,
+            db_num: None,
         }
     }
 
     /// Every option takes effect for `paper` or is refused.
     pub fn check_for(&self, paper: &str) -> Result<(), ReproduceError> {
-        let given: [(&str, &str, bool); 6] = [
+        let given: [(&str, &str, bool); 7] = [
             ("--dataset", "flashabacus", self.dataset.is_some()),
             (
                 "--max-functional-mib",
@@ -63,6 +66,7 @@ impl Options {
             ),
             ("--splits", "active-flash", !self.splits.is_empty()),
             ("--genome-scale", "hayagui", self.genome_scale.is_some()),
+            ("--db-num", "hayagui", self.db_num.is_some()),
         ];
         for (flag, owner, set) in given {
             if set && paper != owner {
