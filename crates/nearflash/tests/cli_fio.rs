@@ -452,8 +452,7 @@ fn a_one_job_file_gives_the_figures_of_the_same_nearflash_io_run() {
 /// The options a fio user is most likely to bring that nearflash does not model are errors
 /// naming the option and its line, not silently dropped: verify_backlog (interleaved
 /// verification), zonemode (no zoned namespace yet), unified_rw_reporting (the mixed
-/// report), rate_process (a Poisson rate), read_iolog (replay: `nearflash io --trace` for
-/// now). Host-only options (ioengine, filename, thread, cpus_allowed) change nothing the
+/// report), rate_process (a Poisson rate), merge_blktrace_file (merging traces). Host-only options (ioengine, filename, thread, cpus_allowed) change nothing the
 /// drive sees, so they are accepted and listed as ignored instead.
 #[test]
 fn unsupported_options_are_errors_naming_the_option_and_its_line() {
@@ -463,7 +462,7 @@ fn unsupported_options_are_errors_naming_the_option_and_its_line() {
         "zonemode=zbd",
         "unified_rw_reporting=1",
         "rate_process=poisson",
-        "read_iolog=trace.log",
+        "merge_blktrace_file=merged.bin",
         "no_such_option=1",
     ] {
         let job = dir.path().join("bad.fio");
@@ -527,7 +526,7 @@ fn the_normal_output_follows_fios_layout() {
 }
 
 #[test]
-fn write_iolog_records_every_request_as_a_fio_iolog_v2() {
+fn write_iolog_records_every_request_as_a_fio_iolog_v3_in_simulated_time() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("w.log");
     let job = dir.path().join("w.fio");
@@ -546,19 +545,26 @@ fn write_iolog_records_every_request_as_a_fio_iolog_v2() {
     );
     let text = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "fio version 2 iolog");
-    assert!(lines[1].ends_with(" add") && lines[2].ends_with(" open"));
+    assert_eq!(lines[0], "fio version 3 iolog");
+    assert_eq!(lines[1], "0 nearflash0n1 add");
+    assert_eq!(lines[2], "0 nearflash0n1 open");
     assert!(lines.last().unwrap().ends_with(" close"));
+    let stamps: Vec<u64> = lines[1..]
+        .iter()
+        .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "µs in issue order");
+    assert!(*stamps.last().unwrap() > 0, "the run takes simulated time");
     let writes: Vec<&str> = lines
         .iter()
         .copied()
         .filter(|l| l.contains(" write "))
         .collect();
     assert_eq!(writes.len(), 50);
-    assert_eq!(lines.iter().filter(|l| l.ends_with(" sync")).count(), 5);
+    assert_eq!(lines.iter().filter(|l| l.ends_with(" sync 0 0")).count(), 5);
     for w in writes {
         let f: Vec<&str> = w.split(' ').collect();
-        let (off, len): (u64, u64) = (f[2].parse().unwrap(), f[3].parse().unwrap());
+        let (off, len): (u64, u64) = (f[3].parse().unwrap(), f[4].parse().unwrap());
         assert!(
             len == 4096 && off % 4096 == 0 && off + len <= 1 << 20,
             "{w}"
