@@ -166,6 +166,8 @@ struct Replay {
     next: usize,
     /// The simulated time of the last issue and that request's logged arrival.
     last: Option<(SimTime, u64)>,
+    /// The logged arrival of the request taken last (it may wait for a rate limit).
+    taken_arrival: u64,
     no_stall: bool,
 }
 
@@ -182,11 +184,16 @@ impl Replay {
         Some(at + SimDuration::from_ns(gap))
     }
 
-    fn take(&mut self, now: SimTime) -> Draw {
+    fn take(&mut self) -> Draw {
         let draw = self.log.requests[self.next];
-        self.last = Some((now, self.log.arrivals_ns[self.next]));
+        self.taken_arrival = self.log.arrivals_ns[self.next];
         self.next += 1;
         draw
+    }
+
+    /// The request taken last goes now.
+    fn issued(&mut self, now: SimTime) {
+        self.last = Some((now, self.taken_arrival));
     }
 }
 
@@ -310,6 +317,7 @@ impl JobRun {
                 log,
                 next: 0,
                 last: None,
+                taken_arrival: 0,
                 no_stall: spec.replay_no_stall,
             }),
             stats: JobStats::new(group_start, spec.bwavgtime_ns, spec.iopsavgtime_ns),
@@ -346,7 +354,9 @@ impl JobRun {
     }
 
     fn main_done(&self, now: SimTime) -> bool {
-        self.replay.as_ref().is_some_and(Replay::exhausted)
+        self.replay
+            .as_ref()
+            .is_some_and(|r| r.exhausted() && self.held.is_none())
             || self.deadline.is_some_and(|d| now >= d)
             || self.bytes_limit.is_some_and(|b| self.issued_bytes >= b)
             || self.ios_limit.is_some_and(|n| self.issued_ios >= n)
@@ -508,7 +518,7 @@ impl JobRun {
                 }
                 _ => match &mut self.replay {
                     Some(r) => {
-                        let draw = r.take(now);
+                        let draw = r.take();
                         (draw, self.spec.sync && draw.op == BlockOp::Write)
                     }
                     None => self.next_draw(),
@@ -520,6 +530,9 @@ impl JobRun {
             // No later than the deadline: a job whose next request is past its runtime
             // ends at the runtime.
             return Some(Step::Until(self.deadline.map_or(at, |d| at.min(d))));
+        }
+        if let Some(r) = &mut self.replay {
+            r.issued(now);
         }
         self.issued_ios += 1;
         self.issued_bytes += draw.len_bytes;

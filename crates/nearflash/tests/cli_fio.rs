@@ -688,3 +688,34 @@ fn bad_job_files_fail_with_the_reason_and_no_panic() {
         "--output",
     );
 }
+
+/// A replayed log's problems name the log and the line: a malformed line, a second file
+/// without `replay_redirect` (the simulated drive is one device), a missing log.
+#[test]
+fn read_iolog_errors_name_the_log_and_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = |log: &str, extra: &str| {
+        let p = dir.path().join("replay.fio");
+        std::fs::write(&p, format!("[r]\nread_iolog={log}\n{extra}")).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let log = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let bad = log("bad.log", "fio version 3 iolog\n0 d add\n5 d read 0 x\n");
+    fails_naming(&["fio", &job(&bad, ""), "--preset", "test-min"], "line 3");
+    let two = log(
+        "two.log",
+        "fio version 3 iolog\n0 a add\n0 b add\n1 a read 0 4096\n2 b read 4096 4096\n",
+    );
+    fails_naming(&["fio", &job(&two, ""), "--preset", "test-min"], "line 3");
+    let redirected = job(&two, "replay_redirect=/dev/nvme0n1\n");
+    let d = run_json(dir.path(), &redirected, &[]);
+    assert_eq!(d.jobs[0].read.total_ios, 2, "both files onto the one drive");
+    fails_naming(
+        &["fio", &job("/nonexistent/x.log", ""), "--preset", "test-min"],
+        "read_iolog /nonexistent/x.log",
+    );
+}
