@@ -69,11 +69,12 @@ pub enum FioError {
     },
 
     /// The iolog itself: a bad header or line (with its number), a second file, a limit.
+    /// Boxed: a trace error carries a line's text and 128-bit timestamps.
     #[error("read_iolog {path}: {source}")]
     ReplayTrace {
         path: PathBuf,
         #[source]
-        source: nearflash_iotrace::TraceError,
+        source: Box<nearflash_iotrace::TraceError>,
     },
 
     #[error("read_iolog {path}: replay_skip leaves none of its {skipped} requests to replay")]

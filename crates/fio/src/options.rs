@@ -916,7 +916,10 @@ mod tests {
             ("[j]\nread_iolog=-\n", "stdin"),
         ] {
             let e = job(text).unwrap_err().to_string();
-            assert!(e.starts_with("job.fio:2:") && e.contains(what), "{text:?}: {e}");
+            assert!(
+                e.starts_with("job.fio:2:") && e.contains(what),
+                "{text:?}: {e}"
+            );
         }
     }
 

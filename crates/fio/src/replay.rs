@@ -90,11 +90,15 @@ impl ReplayLog {
             iolog_redirect: spec.replay_redirect.is_some(),
             ..ReadOptions::default()
         };
-        let trace = read_iolog(std::io::BufReader::new(file), &opts, &TraceLimits::default())
-            .map_err(|source| FioError::ReplayTrace {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let trace = read_iolog(
+            std::io::BufReader::new(file),
+            &opts,
+            &TraceLimits::default(),
+        )
+        .map_err(|source| FioError::ReplayTrace {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        })?;
         let region = Region {
             span_bytes: capacity_bytes,
             capacity_bytes,
@@ -118,7 +122,8 @@ impl ReplayLog {
                 assert!(align.is_power_of_two(), "checked with the option");
                 r.offset_bytes &= !(align - 1);
             }
-            let (draw, _) = region.draw(&r, || format!("read_iolog {}:{}", path.display(), r.line))?;
+            let (draw, _) =
+                region.draw(&r, || format!("read_iolog {}:{}", path.display(), r.line))?;
             out.end_bytes = out.end_bytes.max(draw.offset_bytes + draw.len_bytes);
             out.requests.push(draw);
             out.arrivals_ns.push(r.arrival_ns);
@@ -170,7 +175,11 @@ mod tests {
     fn replay_time_scale_is_a_percentage_of_the_rate_and_skip_drops_kinds() {
         let f = log(V3);
         let l = ReplayLog::load(&f, &spec("[j]\nreplay_time_scale=50\n"), 8 << 20).unwrap();
-        assert_eq!(l.arrivals_ns, [0, 40_000, 50_000], "half the rate: gaps doubled");
+        assert_eq!(
+            l.arrivals_ns,
+            [0, 40_000, 50_000],
+            "half the rate: gaps doubled"
+        );
         let l = ReplayLog::load(&f, &spec("[j]\nreplay_skip=read,trim\n"), 8 << 20).unwrap();
         assert_eq!((l.requests.len(), l.skipped), (1, 2));
         let e = ReplayLog::load(&f, &spec("[j]\nreplay_skip=read,write,trim\n"), 8 << 20)
@@ -182,17 +191,20 @@ mod tests {
     #[test]
     fn a_second_file_is_refused_with_its_line_unless_redirected() {
         let f = log("fio version 3 iolog\n0 a add\n0 b add\n1 a read 0 4096\n2 b read 4096 4096\n");
-        let e = ReplayLog::load(&f, &spec("[j]\n"), 8 << 20).unwrap_err().to_string();
+        let e = ReplayLog::load(&f, &spec("[j]\n"), 8 << 20)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 3") && e.contains("\"b\""), "{e}");
-        let l = ReplayLog::load(&f, &spec("[j]\nreplay_redirect=/dev/nvme0n1\n"), 8 << 20)
-            .unwrap();
+        let l = ReplayLog::load(&f, &spec("[j]\nreplay_redirect=/dev/nvme0n1\n"), 8 << 20).unwrap();
         assert_eq!(l.requests.len(), 2);
     }
 
     #[test]
     fn a_request_past_the_device_names_the_log_and_line() {
         let f = log("fio version 2 iolog\nd add\nd read 0 4096\nd read 9000000 4096\n");
-        let e = ReplayLog::load(&f, &spec("[j]\n"), 8 << 20).unwrap_err().to_string();
+        let e = ReplayLog::load(&f, &spec("[j]\n"), 8 << 20)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains(&format!("read_iolog {}:4", f.display())) && e.contains("beyond"),
             "{e}"

@@ -108,10 +108,7 @@ impl Placed {
 
 /// Each job's iologs (none for a job that draws its requests), read once per job: its
 /// clones share them (a job's replay options decide how a file reads).
-fn load_logs(
-    specs: &[Rc<JobSpec>],
-    capacity: u64,
-) -> Result<Vec<Vec<Rc<ReplayLog>>>, FioError> {
+fn load_logs(specs: &[Rc<JobSpec>], capacity: u64) -> Result<Vec<Vec<Rc<ReplayLog>>>, FioError> {
     specs
         .iter()
         .map(|spec| {
@@ -672,7 +669,10 @@ mod tests {
                 3,
             );
             let text = &writer.iologs[0].1;
-            assert!(text.starts_with("fio version 3 iolog\n0 nearflash0n1 add\n"), "{text}");
+            assert!(
+                text.starts_with("fio version 3 iolog\n0 nearflash0n1 add\n"),
+                "{text}"
+            );
             let path = log_file(text);
             let replay = run_text(
                 &format!(
@@ -681,11 +681,18 @@ mod tests {
                 ),
                 3,
             );
-            assert_eq!(replay.nearflash["trace_hash"], writer.nearflash["trace_hash"], "{rw}");
+            assert_eq!(
+                replay.nearflash["trace_hash"], writer.nearflash["trace_hash"],
+                "{rw}"
+            );
             let (a, b) = (&writer.jobs[0].stats, &replay.jobs[0].stats);
             for d in 0..2 {
                 assert_eq!(a.dirs[d].total_ios, b.dirs[d].total_ios, "{rw}");
-                assert_eq!(a.dirs[d].clat.hist.mean_ns(), b.dirs[d].clat.hist.mean_ns(), "{rw}");
+                assert_eq!(
+                    a.dirs[d].clat.hist.mean_ns(),
+                    b.dirs[d].clat.hist.mean_ns(),
+                    "{rw}"
+                );
             }
             assert_eq!(a.runtime_ns, b.runtime_ns, "{rw}");
         }
@@ -710,14 +717,21 @@ mod tests {
         let s = &timed.jobs[0].stats;
         assert_eq!((s.dirs[0].total_ios, s.dirs[1].total_ios), (2, 1));
         // The last request goes 3 ms after the first; the run ends one write later.
-        assert!((3.0..3.5).contains(&ms(s.runtime_ns)), "{}", ms(s.runtime_ns));
+        assert!(
+            (3.0..3.5).contains(&ms(s.runtime_ns)),
+            "{}",
+            ms(s.runtime_ns)
+        );
         let fast = run("replay_time_scale=200\n");
         let f = ms(fast.jobs[0].stats.runtime_ns);
         assert!((1.5..2.0).contains(&f), "twice the rate: {f}");
         let no_stall = run("replay_no_stall=1\n");
         assert!(ms(no_stall.jobs[0].stats.runtime_ns) < 0.5);
         assert!(
-            timed.notes.iter().any(|n| n.contains("3 requests replayed at the log's timing")),
+            timed
+                .notes
+                .iter()
+                .any(|n| n.contains("3 requests replayed at the log's timing")),
             "{:?}",
             timed.notes
         );

@@ -60,7 +60,10 @@ impl TracePlan {
         span_bytes: u64,
         capacity_bytes: u64,
     ) -> Result<TracePlan, IoBenchError> {
-        assert!(span_bytes <= capacity_bytes, "a span lies within the device");
+        assert!(
+            span_bytes <= capacity_bytes,
+            "a span lies within the device"
+        );
         let trace_error = |path: &str| {
             let path = path.to_string();
             move |source| IoBenchError::Trace {
@@ -90,7 +93,8 @@ impl TracePlan {
         let (mut folded, mut trims) = (0, 0);
         for r in reader.by_ref() {
             let r = r.map_err(trace_error(&path))?;
-            let (draw, was_folded) = region.draw(&r, || format!("trace {path}: line {}", r.line))?;
+            let (draw, was_folded) =
+                region.draw(&r, || format!("trace {path}: line {}", r.line))?;
             folded += u64::from(was_folded);
             trims += u64::from(draw.op == BlockOp::Trim);
             requests.push(draw);
@@ -221,7 +225,10 @@ mod tests {
             fold: false,
         };
         let (d, folded) = r.draw(&req(TraceOp::Trim, 1000, 100), String::new).unwrap();
-        assert_eq!((d.op, d.offset_bytes, d.len_bytes, folded), (BlockOp::Trim, 512, 1024, false));
+        assert_eq!(
+            (d.op, d.offset_bytes, d.len_bytes, folded),
+            (BlockOp::Trim, 512, 1024, false)
+        );
     }
 
     #[test]
@@ -235,9 +242,14 @@ mod tests {
             .draw(&req(TraceOp::Read, 8192, 4096), || "trace t: line 7".into())
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("trace t: line 7 (offset 8192") && e.contains("--span-gib"), "{e}");
+        assert!(
+            e.starts_with("trace t: line 7 (offset 8192") && e.contains("--span-gib"),
+            "{e}"
+        );
         let folding = Region { fold: true, ..r };
-        let (d, folded) = folding.draw(&req(TraceOp::Read, 8192, 4096), String::new).unwrap();
+        let (d, folded) = folding
+            .draw(&req(TraceOp::Read, 8192, 4096), String::new)
+            .unwrap();
         assert!(folded && d.offset_bytes + d.len_bytes <= 8192, "{d:?}");
     }
 }

@@ -383,7 +383,9 @@ fn the_same_seed_gives_byte_identical_output_and_another_seed_differs() {
 /// Runs `nearflash io` with `args` on test-min with seed 9 and returns its JSON report.
 fn io_json(dir: &Path, args: &[&str]) -> serde_json::Value {
     let path = dir.join("io.json");
-    let mut all = vec!["io", "--preset", "test-min", "--seed", "9", "--quiet", "--json"];
+    let mut all = vec![
+        "io", "--preset", "test-min", "--seed", "9", "--quiet", "--json",
+    ];
     all.push(path.to_str().unwrap());
     all.extend(args);
     let out = nearflash(&all);
@@ -480,7 +482,10 @@ fn the_same_workload_as_flags_a_job_file_and_an_iolog_v3_gives_the_same_figures(
             ("io --trace", io_figures(&traced)),
             ("fio read_iolog", dir_of(&g)),
         ] {
-            assert!(close(i, iops) && close(m, mean_ns), "{rw} {leg}: {i} IOPS, {m} ns vs {iops}, {mean_ns}");
+            assert!(
+                close(i, iops) && close(m, mean_ns),
+                "{rw} {leg}: {i} IOPS, {m} ns vs {iops}, {mean_ns}"
+            );
         }
         assert_eq!(u64_of(&traced, "requests"), 3000, "{rw}");
         for key in ["waf", "trace_hash", "gc_runs"] {
@@ -715,7 +720,12 @@ fn read_iolog_errors_name_the_log_and_its_line() {
     let d = run_json(dir.path(), &redirected, &[]);
     assert_eq!(d.jobs[0].read.total_ios, 2, "both files onto the one drive");
     fails_naming(
-        &["fio", &job("/nonexistent/x.log", ""), "--preset", "test-min"],
+        &[
+            "fio",
+            &job("/nonexistent/x.log", ""),
+            "--preset",
+            "test-min",
+        ],
         "read_iolog /nonexistent/x.log",
     );
 }

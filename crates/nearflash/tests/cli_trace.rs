@@ -352,7 +352,8 @@ fn a_traces_trims_deallocate_so_reads_after_them_touch_no_flash() {
     let log = |trim: bool| {
         let mut lines = vec!["fio version 3 iolog".to_string(), "0 d add".into()];
         let mut t = 0;
-        let mut line = |t: u64, op: &str, i: u64| lines.push(format!("{t} d {op} {} 65536", i * 65536));
+        let mut line =
+            |t: u64, op: &str, i: u64| lines.push(format!("{t} d {op} {} 65536", i * 65536));
         for i in 0..16 {
             t += 2000;
             line(t, "write", i);
@@ -395,16 +396,31 @@ fn replay_no_stall_ignores_the_timestamps_and_queue_depth_needs_it() {
     let lines: Vec<String> = (0..8)
         .map(|i| format!("{} d read {} 4096", i * 1_000_000, i * 4096))
         .collect();
-    std::fs::write(&path, format!("fio version 3 iolog\n{}\n", lines.join("\n"))).unwrap();
+    std::fs::write(
+        &path,
+        format!("fio version 3 iolog\n{}\n", lines.join("\n")),
+    )
+    .unwrap();
     let t = format!("iolog:{}", path.display());
     let timed = replay(d.path(), &["--trace", &t]);
-    let fast = replay(d.path(), &["--trace", &t, "--replay-no-stall", "--queue-depth", "4"]);
+    let fast = replay(
+        d.path(),
+        &["--trace", &t, "--replay-no-stall", "--queue-depth", "4"],
+    );
     let sim_s = |v: &Value| v["sim_time_s"].as_f64().unwrap();
     assert!(sim_s(&timed) > 7.0, "{}", sim_s(&timed));
     assert!(sim_s(&fast) < 0.01, "{}", sim_s(&fast));
     assert_eq!(fast["workload"]["replay"]["queue_depth"], 4);
     fails_naming(
-        &["io", "--preset", "test-min", "--trace", &t, "--queue-depth", "4"],
+        &[
+            "io",
+            "--preset",
+            "test-min",
+            "--trace",
+            &t,
+            "--queue-depth",
+            "4",
+        ],
         "--replay-no-stall",
     );
 }
