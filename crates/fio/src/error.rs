@@ -61,6 +61,25 @@ pub enum FioError {
     #[error(transparent)]
     Run(#[from] nearflash_iobench::IoBenchError),
 
+    #[error("read_iolog {path}: {source}")]
+    ReplayOpen {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The iolog itself: a bad header or line (with its number), a second file, a limit.
+    /// Boxed: a trace error carries a line's text and 128-bit timestamps.
+    #[error("read_iolog {path}: {source}")]
+    ReplayTrace {
+        path: PathBuf,
+        #[source]
+        source: Box<nearflash_iotrace::TraceError>,
+    },
+
+    #[error("read_iolog {path}: replay_skip leaves none of its {skipped} requests to replay")]
+    ReplaySkipsAll { path: PathBuf, skipped: u64 },
+
     #[error("write_iolog {path}: {source}")]
     Iolog {
         path: PathBuf,

@@ -4,10 +4,16 @@
 //! records what it measures. Its life: wait for `startdelay`; issue the main I/O (until the
 //! amount is done or the runtime is up), draining and flushing every `fsync` writes and
 //! draining and thinking every `thinktime_blocks` requests; flush at the end (`end_fsync`);
-//! then, with `verify`, read back every block it wrote and compare digests.
+//! then, with `verify`, read back every block it wrote and compare digests. A job with
+//! `read_iolog` takes its requests from the log instead of drawing them: timed, each request
+//! goes no sooner than its logged gap after the previous one was issued (fio's
+//! `iolog_delay`: the wait is measured from the last issue, so a full queue delays the rest
+//! of the log rather than bunching it), and never past `iodepth` in flight; with
+//! `replay_no_stall`, as fast as `iodepth` allows, in the log's order.
 
 use crate::dist::{BlockDraw, RandomMap};
 use crate::options::{BlockSizes, JobSpec, Rw, VerifyKind};
+use crate::replay::ReplayLog;
 use crate::stats::{depth_bucket, JobStats};
 use md5::Digest;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest};
@@ -154,6 +160,43 @@ impl Verifier {
     }
 }
 
+/// A job replaying an iolog: where it is in the log and when it issued last.
+struct Replay {
+    log: Rc<ReplayLog>,
+    next: usize,
+    /// The simulated time of the last issue and that request's logged arrival.
+    last: Option<(SimTime, u64)>,
+    /// The logged arrival of the request taken last (it may wait for a rate limit).
+    taken_arrival: u64,
+    no_stall: bool,
+}
+
+impl Replay {
+    fn exhausted(&self) -> bool {
+        self.next == self.log.requests.len()
+    }
+
+    /// The earliest time the next request may go: its logged gap after the last issue
+    /// (fio's `delay_since_ttime` then `iolog_delay`); `None`: now.
+    fn due(&self) -> Option<SimTime> {
+        let (at, arrival) = self.last.filter(|_| !self.no_stall)?;
+        let gap = self.log.arrivals_ns[self.next].saturating_sub(arrival);
+        Some(at + SimDuration::from_ns(gap))
+    }
+
+    fn take(&mut self) -> Draw {
+        let draw = self.log.requests[self.next];
+        self.taken_arrival = self.log.arrivals_ns[self.next];
+        self.next += 1;
+        draw
+    }
+
+    /// The request taken last goes now.
+    fn issued(&mut self, now: SimTime) {
+        self.last = Some((now, self.taken_arrival));
+    }
+}
+
 /// A job's region and how it walks it.
 struct Walk {
     start: u64,
@@ -186,10 +229,13 @@ pub struct JobRun {
     wait: Wait,
     phase: Phase,
     verifier: Option<Verifier>,
+    replay: Option<Replay>,
     pub stats: JobStats,
     last_completion: Option<SimTime>,
     disk: Rc<RefCell<Disk>>,
-    /// `write_iolog`: the requests issued, as fio iolog v2 lines.
+    /// When the `write_iolog` log started (its timestamps count from here).
+    log_start: SimTime,
+    /// `write_iolog`: the requests issued, as fio iolog v3 lines.
     pub iolog: Option<Vec<String>>,
     pub iolog_truncated: bool,
 }
@@ -199,7 +245,8 @@ pub const DISK_NAME: &str = "nearflash0n1";
 
 impl JobRun {
     /// Clone `clone` of `spec`, job number `number` in the file, over the region
-    /// [`region_start`, + `region_len`), starting no earlier than `group_start`.
+    /// [`region_start`, + `region_len`), starting no earlier than `group_start`; replaying
+    /// `replay` when the job reads an iolog.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         spec: Rc<JobSpec>,
@@ -210,6 +257,7 @@ impl JobRun {
         region_len: u64,
         group_start: SimTime,
         disk: Rc<RefCell<Disk>>,
+        replay: Option<Rc<ReplayLog>>,
     ) -> JobRun {
         let dirs = spec.rw.directions();
         let align: [u64; 3] =
@@ -233,6 +281,7 @@ impl JobRun {
         let io = spec.io_size.unwrap_or(region_len);
         let loops = u64::from(spec.loops);
         let timed = spec.time_based;
+        let replaying = replay.is_some();
         JobRun {
             rng: stream(run_seed, spec.randseed, number),
             walk: Walk {
@@ -249,8 +298,11 @@ impl JobRun {
             deadline: None,
             // number_ios sets the amount by itself unless io_size is given too (fio: "the
             // range/size can be set independently of the number of I/Os to perform").
-            bytes_limit: (!timed && (spec.number_ios.is_none() || spec.io_size.is_some()))
-                .then(|| io.saturating_mul(loops)),
+            // A replay's amount is its log.
+            bytes_limit: (!timed
+                && !replaying
+                && (spec.number_ios.is_none() || spec.io_size.is_some()))
+            .then(|| io.saturating_mul(loops)),
             ios_limit: spec.number_ios.filter(|_| !timed),
             issued_bytes: 0,
             issued_ios: 0,
@@ -261,14 +313,24 @@ impl JobRun {
             wait: Wait::None,
             phase: Phase::Main,
             verifier,
+            replay: replay.map(|log| Replay {
+                log,
+                next: 0,
+                last: None,
+                taken_arrival: 0,
+                no_stall: spec.replay_no_stall,
+            }),
             stats: JobStats::new(group_start, spec.bwavgtime_ns, spec.iopsavgtime_ns),
             last_completion: None,
             disk,
-            iolog: spec.write_iolog.as_ref().map(|_| {
+            // fio opens the log and stamps its start as the job sets up (`init_iolog`),
+            // before any start delay; it writes v3 since 3.31 (`iolog_ver3`).
+            log_start: group_start,
+            iolog: spec.write_iolog.as_ref().filter(|_| !replaying).map(|_| {
                 vec![
-                    "fio version 2 iolog".to_string(),
-                    format!("{DISK_NAME} add"),
-                    format!("{DISK_NAME} open"),
+                    "fio version 3 iolog".to_string(),
+                    format!("0 {DISK_NAME} add"),
+                    format!("0 {DISK_NAME} open"),
                 ]
             }),
             iolog_truncated: false,
@@ -292,7 +354,10 @@ impl JobRun {
     }
 
     fn main_done(&self, now: SimTime) -> bool {
-        self.deadline.is_some_and(|d| now >= d)
+        self.replay
+            .as_ref()
+            .is_some_and(|r| r.exhausted() && self.held.is_none())
+            || self.deadline.is_some_and(|d| now >= d)
             || self.bytes_limit.is_some_and(|b| self.issued_bytes >= b)
             || self.ios_limit.is_some_and(|n| self.issued_ios >= n)
     }
@@ -391,11 +456,17 @@ impl JobRun {
         Some(t0 + SimDuration::from_ns(after))
     }
 
+    /// µs since the log started, truncated as fio's `utime_since_now` truncates.
+    fn log_us(&self, now: SimTime) -> u64 {
+        now.since(self.log_start).as_ns() / 1000
+    }
+
     fn submit(&mut self, now: SimTime, draw: Draw, fua: bool) -> Step {
         self.in_flight += 1;
         self.stats.submitted += 1;
         self.stats.depth_at_submit[depth_bucket(self.in_flight)] += 1;
         self.disk.borrow_mut().submit(now);
+        let us = self.log_us(now);
         if let Some(log) = &mut self.iolog {
             if log.len() >= IOLOG_REQUESTS_MAX {
                 self.iolog_truncated = true;
@@ -406,10 +477,12 @@ impl JobRun {
                     BlockOp::Trim => "trim",
                     BlockOp::Flush => "sync",
                 };
-                log.push(match draw.op {
-                    BlockOp::Flush => format!("{DISK_NAME} {op}"),
-                    _ => format!("{DISK_NAME} {op} {} {}", draw.offset_bytes, draw.len_bytes),
-                });
+                // fio's `log_io_u`: "%llu %s %s %llu %llu", a sync with its (zero) offset
+                // and length too.
+                log.push(format!(
+                    "{us} {DISK_NAME} {op} {} {}",
+                    draw.offset_bytes, draw.len_bytes
+                ));
             }
         }
         Step::Submit { draw, fua }
@@ -438,13 +511,28 @@ impl JobRun {
         }
         let (draw, fua) = match self.held.take() {
             Some(h) => h,
-            None => self.next_draw(),
+            None => match self.replay.as_ref().and_then(Replay::due) {
+                // No later than the deadline, as for a rate limit below.
+                Some(at) if at > now => {
+                    return Some(Step::Until(self.deadline.map_or(at, |d| at.min(d))))
+                }
+                _ => match &mut self.replay {
+                    Some(r) => {
+                        let draw = r.take();
+                        (draw, self.spec.sync && draw.op == BlockOp::Write)
+                    }
+                    None => self.next_draw(),
+                },
+            },
         };
         if let Some(at) = self.rate_gate(&draw).filter(|&at| at > now) {
             self.held = Some((draw, fua));
             // No later than the deadline: a job whose next request is past its runtime
             // ends at the runtime.
             return Some(Step::Until(self.deadline.map_or(at, |d| at.min(d))));
+        }
+        if let Some(r) = &mut self.replay {
+            r.issued(now);
         }
         self.issued_ios += 1;
         self.issued_bytes += draw.len_bytes;
@@ -501,9 +589,10 @@ impl JobRun {
             d.bw.finish(end.max(self.stats_start));
             d.iops.finish(end.max(self.stats_start));
         }
+        let us = self.log_us(end);
         if let Some(log) = &mut self.iolog {
             if !self.iolog_truncated {
-                log.push(format!("{DISK_NAME} close"));
+                log.push(format!("{us} {DISK_NAME} close"));
             }
         }
     }

@@ -3,7 +3,7 @@
 //! lines); `options` says what each option means here (modelled, ignored as host-only, or
 //! refused) and builds typed jobs; `job` runs one job as a paced request source (its own RNG
 //! stream, depth, think time, rate, start delay, verify pass) with its distributions in
-//! `dist`; `runner` places the jobs on the device and runs the groups through the I/O
+//! `dist`, replaying an iolog (`read_iolog`) read in `replay`; `runner` places the jobs on the device and runs the groups through the I/O
 //! benchmark's driver — the path `nearflash io` takes; `stats` holds what a job measured;
 //! `json` and `normal` print it in fio's two shapes.
 
@@ -14,6 +14,7 @@ pub mod jobfile;
 pub mod json;
 pub mod normal;
 pub mod options;
+pub mod replay;
 pub mod runner;
 pub mod stats;
 pub mod value;

@@ -164,6 +164,16 @@ pub struct JobSpec {
     pub stonewall: bool,
     pub group_reporting: bool,
     pub write_iolog: Option<String>,
+    /// `read_iolog`: the logs to replay (clone i replays file i mod their count).
+    pub read_iolog: Vec<String>,
+    pub replay_no_stall: bool,
+    /// Percent of the log's rate (fio's default 100).
+    pub replay_time_scale: u32,
+    pub replay_redirect: Option<String>,
+    pub replay_align: Option<u64>,
+    /// Offsets are divided by this (fio's default 1).
+    pub replay_scale: u64,
+    pub replay_skip: crate::replay::Skip,
     pub bwavgtime_ns: u64,
     pub iopsavgtime_ns: u64,
     pub kb_base: u64,
@@ -242,7 +252,15 @@ pub const TABLE: &[OptionDef] = opts! {
     ["do_verify"] Supported, "run the verify pass (default 1 when verify is set)";
     ["stonewall", "wait_for_previous"] Supported, "start a new group after the previous jobs finish";
     ["group_reporting"] Supported, "report each group as one job";
-    ["write_iolog"] Supported, "write the job's requests as a fio iolog v2";
+    ["write_iolog"] Supported, "write the job's requests as a fio iolog v3 (µs timestamps in simulated time since the job's group started), as fio ≥ 3.31 writes";
+    ["read_iolog"] Supported, "replay an iolog (v2 or v3) instead of generating requests; `a:b` gives clone i file i mod 2; timed: each request no sooner than its gap after the previous issue, within iodepth";
+    ["replay_no_stall"] Supported, "replay the log in order as fast as iodepth allows, ignoring its timestamps";
+    ["replay_time_scale"] Supported, "percent of the log's rate (50: gaps doubled; default 100)";
+    ["replay_redirect"] Supported, "replay every file the log names onto the simulated drive (without it a second file is an error naming its line)";
+    ["replay_align"] Supported, "round each replayed offset down to this power of two";
+    ["replay_scale"] Supported, "divide each replayed offset by this (default 1)";
+    ["replay_skip"] Supported, "leave out read, write, trim or sync entries (comma-separated)";
+    ["read_iolog_chunked"] Ignored, "the log is always read as a bounded stream";
     ["bwavgtime"] Supported, "bandwidth sample window (default 500 ms of simulated time)";
     ["iopsavgtime"] Supported, "IOPS sample window (default 500 ms of simulated time)";
     ["kb_base"] Supported, "1024 (default) or 1000 for k/m/g suffixes";
@@ -255,7 +273,7 @@ pub const TABLE: &[OptionDef] = opts! {
     ["gtod_reduce", "clocksource", "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement", "clat_percentiles", "lat_percentiles", "slat_percentiles"] Ignored, "host time keeping: every figure comes from simulated time";
     ["write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log", "log_avg_msec", "log_hist_msec", "per_job_logs", "log_offset"] Ignored, "fio's log files are not written";
     ["exitall", "exitall_on_error", "create_on_open", "allow_mounted_write", "lockmem", "fadvise_hint", "overwrite", "unlink", "refill_buffers", "scramble_buffers", "buffer_compress_percentage", "zero_buffers", "group_id"] Ignored, "host-side file and buffer handling";
-    ["read_iolog", "replay_no_stall", "replay_time_scale", "replay_redirect", "replay_align", "replay_scale"] Unsupported("iolog replay is not supported yet: use `nearflash io --trace`"), "";
+    ["merge_blktrace_file", "merge_blktrace_scalars", "merge_blktrace_iters"] Unsupported("merging blktraces is not modelled: replay one iolog per job"), "";
     ["verify_backlog", "verify_backlog_batch", "verify_async", "verify_interval", "verify_offset", "verify_pattern", "verify_only", "experimental_verify"] Unsupported("verify runs as one pass after the writes; interleaved or partial verification is not modelled"), "";
     ["zonemode", "zonesize", "zonerange", "zoneskip", "max_open_zones", "zone_reset_threshold"] Unsupported("the simulated drive has no zoned namespace yet"), "";
     ["unified_rw_reporting"] Unsupported("mixed-direction reporting is not produced"), "";
@@ -319,6 +337,14 @@ impl JobSpec {
             stonewall: false,
             group_reporting: false,
             write_iolog: None,
+            read_iolog: Vec::new(),
+            replay_no_stall: false,
+            // fio's replay_time_scale and replay_scale default to 100 and 1 (options.c).
+            replay_time_scale: 100,
+            replay_redirect: None,
+            replay_align: None,
+            replay_scale: 1,
+            replay_skip: crate::replay::Skip::default(),
             // fio's bwavgtime and iopsavgtime default to 500 ms (HOWTO).
             bwavgtime_ns: 500_000_000,
             iopsavgtime_ns: 500_000_000,
@@ -387,6 +413,7 @@ impl JobSpec {
                 | "group_reporting"
                 | "end_fsync"
                 | "do_verify"
+                | "replay_no_stall"
         );
         let v: &str = match (&e.value, flag_ok) {
             (Some(v), _) => v,
@@ -512,6 +539,37 @@ impl JobSpec {
             "stonewall" => self.stonewall = flag(v)?,
             "group_reporting" => self.group_reporting = flag(v)?,
             "write_iolog" => self.write_iolog = Some(v.to_string()),
+            "read_iolog" => {
+                // fio splits the list on ':' (a '\:' escapes one in a name).
+                self.read_iolog = split_names(v);
+                if self.read_iolog.iter().any(|f| f.is_empty() || f == "-") {
+                    return Err(bad(
+                        "an empty name or '-' (stdin) is not a log nearflash reads".into(),
+                    ));
+                }
+            }
+            "replay_no_stall" => self.replay_no_stall = flag(v)?,
+            "replay_time_scale" => {
+                self.replay_time_scale = num32(v)?;
+                if self.replay_time_scale == 0 {
+                    return Err(bad("replay_time_scale is a percentage of at least 1".into()));
+                }
+            }
+            "replay_redirect" => self.replay_redirect = Some(v.to_string()),
+            "replay_align" => {
+                let a = size(v)?;
+                if !a.is_power_of_two() {
+                    return Err(bad(format!("{a} is not a power of two")));
+                }
+                self.replay_align = Some(a);
+            }
+            "replay_scale" => {
+                self.replay_scale = num(v)?;
+                if self.replay_scale == 0 {
+                    return Err(bad("replay_scale divides offsets: at least 1".into()));
+                }
+            }
+            "replay_skip" => self.replay_skip = crate::replay::Skip::parse(v).map_err(bad)?,
             "bwavgtime" => self.bwavgtime_ns = time(v, TimeUnit::Ms)?,
             "iopsavgtime" => self.iopsavgtime_ns = time(v, TimeUnit::Ms)?,
             "kb_base" => {
@@ -585,6 +643,23 @@ impl JobSpec {
         }
         Ok(())
     }
+}
+
+/// fio's list of names: split on ':' except where a backslash escapes it (HOWTO, `filename`).
+fn split_names(text: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                out.last_mut().expect("one name").push(':');
+                chars.next();
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().expect("one name").push(c),
+        }
+    }
+    out
 }
 
 fn distribution(text: &str) -> Result<Distribution, String> {
@@ -736,7 +811,7 @@ mod tests {
         for opt in [
             "verify_backlog=16",
             "zonemode=zbd",
-            "read_iolog=x.log",
+            "merge_blktrace_file=x.bin",
             "rate_process=poisson",
         ] {
             let e = job(&format!("[global]\n{opt}\n[j]\n"))
@@ -817,6 +892,34 @@ mod tests {
             for n in d.names {
                 assert!(docs.contains(&format!("`{n}`")), "docs/cli.md lacks {n}");
             }
+        }
+    }
+
+    #[test]
+    fn the_replay_options_read_as_fio_reads_them() {
+        let j = job(
+            "[j]\nread_iolog=a.log:b\\:c.log\nreplay_no_stall\nreplay_time_scale=200\n\
+             replay_redirect=/dev/sdc\nreplay_align=4k\nreplay_scale=8\nreplay_skip=write,sync\n",
+        )
+        .unwrap();
+        assert_eq!(j.read_iolog, ["a.log", "b:c.log"]);
+        assert!(j.replay_no_stall);
+        assert_eq!((j.replay_time_scale, j.replay_scale), (200, 8));
+        assert_eq!(j.replay_align, Some(4096));
+        assert_eq!(j.replay_redirect.as_deref(), Some("/dev/sdc"));
+        assert!(j.replay_skip.write && j.replay_skip.sync && !j.replay_skip.read);
+        for (text, what) in [
+            ("[j]\nreplay_align=3000\n", "power of two"),
+            ("[j]\nreplay_time_scale=0\n", "at least 1"),
+            ("[j]\nreplay_scale=0\n", "at least 1"),
+            ("[j]\nreplay_skip=erase\n", "'erase'"),
+            ("[j]\nread_iolog=-\n", "stdin"),
+        ] {
+            let e = job(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with("job.fio:2:") && e.contains(what),
+                "{text:?}: {e}"
+            );
         }
     }
 

@@ -3,12 +3,15 @@
 //! groups run one after another, all through the I/O benchmark's driver and host interface
 //! (the NVMe front end and its link, or bare) — the very path `nearflash io` takes. Reading
 //! jobs find their region written first (fio lays out a file before reading it), as
-//! `nearflash io` preconditions a read pattern.
+//! `nearflash io` preconditions a read pattern. A job replaying an iolog (`read_iolog`)
+//! reads if its log holds reads; its region is `offset`/`size` when given, else from
+//! `offset` to the end of the log's highest request (the log's offsets are device offsets).
 
 use crate::error::{FioError, Location};
 use crate::job::{Disk, JobRun, IOLOG_REQUESTS_MAX, VERIFY_BLOCKS_MAX};
 use crate::jobfile::JobFile;
 use crate::options::JobSpec;
+use crate::replay::ReplayLog;
 use crate::stats::JobStats;
 use crate::value::SizeOrShare;
 use nearflash_ftl::{Device, SECTOR_BYTES};
@@ -90,6 +93,33 @@ struct Placed {
     number: u64,
     start: u64,
     len: u64,
+    /// The iolog the clone replays.
+    replay: Option<Rc<ReplayLog>>,
+}
+
+impl Placed {
+    fn reads(&self) -> bool {
+        match &self.replay {
+            Some(log) => log.reads(),
+            None => self.spec.rw.directions()[0],
+        }
+    }
+}
+
+/// Each job's iologs (none for a job that draws its requests), read once per job: its
+/// clones share them (a job's replay options decide how a file reads).
+fn load_logs(specs: &[Rc<JobSpec>], capacity: u64) -> Result<Vec<Vec<Rc<ReplayLog>>>, FioError> {
+    specs
+        .iter()
+        .map(|spec| {
+            spec.read_iolog
+                .iter()
+                .map(|name| {
+                    ReplayLog::load(std::path::Path::new(name), spec, capacity).map(Rc::new)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Runs `file` (read from `path`) as `opts` say; `progress(stage, done, total)` as
@@ -116,9 +146,43 @@ pub fn run(
         .collect::<Result<_, _>>()?;
     let mut preset = Preset::load(&opts.preset, &opts.overrides)?;
     let capacity = capacity_bytes(&preset);
-    let placed = place(&specs, capacity)?;
+    let logs = load_logs(&specs, capacity)?;
+    let placed = place(&specs, &logs, capacity)?;
     let groups = placed.last().map_or(0, |p| p.groupid + 1);
     let mut notes = Vec::new();
+    for (spec, logs) in specs.iter().zip(&logs) {
+        if !logs.is_empty() && spec.write_iolog.is_some() {
+            // fio: "read iolog overrides write_iolog" (init.c).
+            notes.push(format!(
+                "{}: read_iolog overrides write_iolog (as in fio): no log is written",
+                spec.name
+            ));
+        }
+        for log in logs {
+            let ignored: u64 = log.summary.ignored.values().sum();
+            notes.push(format!(
+                "{}: read_iolog {}: {} requests replayed{}{}{}",
+                spec.name,
+                log.path.display(),
+                log.requests.len(),
+                if spec.replay_no_stall {
+                    " as fast as iodepth allows (replay_no_stall)"
+                } else {
+                    " at the log's timing"
+                },
+                if log.skipped > 0 {
+                    format!(", {} left out (replay_skip)", log.skipped)
+                } else {
+                    String::new()
+                },
+                if ignored > 0 {
+                    format!(", {ignored} sync/wait entries not replayed")
+                } else {
+                    String::new()
+                },
+            ));
+        }
+    }
     let widest = (0..groups)
         .map(|g| placed.iter().filter(|p| p.groupid == g).count())
         .max()
@@ -173,10 +237,15 @@ pub fn run(
 }
 
 /// Places every clone of every job on the device and numbers the groups.
-fn place(specs: &[Rc<JobSpec>], capacity: u64) -> Result<Vec<Placed>, FioError> {
+fn place(
+    specs: &[Rc<JobSpec>],
+    logs: &[Vec<Rc<ReplayLog>>],
+    capacity: u64,
+) -> Result<Vec<Placed>, FioError> {
     let mut out = Vec::new();
     let mut groupid = 0u32;
     for (i, spec) in specs.iter().enumerate() {
+        let logs = &logs[i];
         if spec.stonewall && i > 0 {
             groupid += 1;
         }
@@ -213,7 +282,20 @@ fn place(specs: &[Rc<JobSpec>], capacity: u64) -> Result<Vec<Placed>, FioError> 
                     "offset {offset} lies beyond the device's {capacity} logical bytes"
                 )));
             }
-            let size = spec.size.map_or(capacity - offset, share);
+            // fio: log files "are sequentially assigned to job clones" (index mod count).
+            let replay = (!logs.is_empty()).then(|| logs[clone as usize % logs.len()].clone());
+            let size = match (spec.size, &replay) {
+                (Some(v), _) => share(v),
+                // To the end of the log's highest request, in whole grains.
+                (None, Some(log)) => log
+                    .end_bytes
+                    .saturating_sub(offset)
+                    .max(bs_max)
+                    .div_ceil(grain)
+                    .saturating_mul(grain)
+                    .min(capacity - offset),
+                (None, None) => capacity - offset,
+            };
             if offset + size > capacity {
                 return Err(bad(format!(
                     "region {offset}+{size} lies beyond the device's {capacity} logical bytes \
@@ -247,6 +329,7 @@ fn place(specs: &[Rc<JobSpec>], capacity: u64) -> Result<Vec<Placed>, FioError> 
                 number: out.len() as u64,
                 start: offset,
                 len,
+                replay,
             });
         }
     }
@@ -260,8 +343,11 @@ fn run_on<D: FrontEnd>(
     opts: &RunOptions,
     progress: &mut dyn FnMut(Stage, u64, u64),
 ) -> Result<FioRun, FioError> {
-    let reads = |p: &&Placed| matches!(p.spec.rw.directions(), [true, _, _]);
-    let read_span = placed.iter().filter(reads).map(|p| p.start + p.len).max();
+    let read_span = placed
+        .iter()
+        .filter(|p| p.reads())
+        .map(|p| p.start + p.len)
+        .max();
     let span = placed.iter().map(|p| p.start + p.len).max().unwrap_or(0);
     let store = match opts.fidelity {
         Fidelity::Timing => StoreSpec::None,
@@ -321,6 +407,7 @@ fn run_on<D: FrontEnd>(
                     p.len,
                     group_start,
                     disk.clone(),
+                    p.replay.clone(),
                 )
             })
             .collect();
@@ -558,6 +645,95 @@ mod tests {
             "{} vs {}",
             ms(apart.sim_time_ns),
             ms(together.sim_time_ns)
+        );
+    }
+
+    /// The log in a temporary file.
+    fn log_file(text: &str) -> tempfile::TempPath {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
+        f.into_temp_path()
+    }
+
+    /// The log a job writes (v3, with the simulated issue times), replayed without stalls
+    /// at the same depth, issues the same requests in the same order at the same times: the
+    /// whole run is the same — its trace hash, IOPS and latencies.
+    #[test]
+    fn a_log_a_job_wrote_replays_without_stalls_as_the_same_run() {
+        for rw in ["randread", "randwrite"] {
+            let writer = run_text(
+                &format!(
+                    "[w]\nrw={rw}\nsize=1m\nnumber_ios=400\niodepth=8\nnorandommap\n\
+                     write_iolog=unused\n"
+                ),
+                3,
+            );
+            let text = &writer.iologs[0].1;
+            assert!(
+                text.starts_with("fio version 3 iolog\n0 nearflash0n1 add\n"),
+                "{text}"
+            );
+            let path = log_file(text);
+            let replay = run_text(
+                &format!(
+                    "[r]\nread_iolog={}\nreplay_no_stall=1\niodepth=8\nsize=1m\n",
+                    path.display()
+                ),
+                3,
+            );
+            assert_eq!(
+                replay.nearflash["trace_hash"], writer.nearflash["trace_hash"],
+                "{rw}"
+            );
+            let (a, b) = (&writer.jobs[0].stats, &replay.jobs[0].stats);
+            for d in 0..2 {
+                assert_eq!(a.dirs[d].total_ios, b.dirs[d].total_ios, "{rw}");
+                assert_eq!(
+                    a.dirs[d].clat.hist.mean_ns(),
+                    b.dirs[d].clat.hist.mean_ns(),
+                    "{rw}"
+                );
+            }
+            assert_eq!(a.runtime_ns, b.runtime_ns, "{rw}");
+        }
+    }
+
+    /// Timed, the requests keep the log's gaps (µs) in simulated time, scaled by
+    /// replay_time_scale (a percentage of the rate); without stalls they go back to back.
+    #[test]
+    fn a_timed_replay_keeps_the_logs_gaps_and_replay_time_scale_scales_them() {
+        let path = log_file(
+            "fio version 3 iolog\n0 /dev/sdb add\n0 /dev/sdb open\n100 /dev/sdb read 0 4096\n\
+             1100 /dev/sdb read 4096 4096\n3100 /dev/sdb write 8192 4096\n\
+             3200 /dev/sdb close\n",
+        );
+        let run = |extra: &str| {
+            run_text(
+                &format!("[r]\nread_iolog={}\nsize=1m\n{extra}", path.display()),
+                1,
+            )
+        };
+        let timed = run("");
+        let s = &timed.jobs[0].stats;
+        assert_eq!((s.dirs[0].total_ios, s.dirs[1].total_ios), (2, 1));
+        // The last request goes 3 ms after the first; the run ends one write later.
+        assert!(
+            (3.0..3.5).contains(&ms(s.runtime_ns)),
+            "{}",
+            ms(s.runtime_ns)
+        );
+        let fast = run("replay_time_scale=200\n");
+        let f = ms(fast.jobs[0].stats.runtime_ns);
+        assert!((1.5..2.0).contains(&f), "twice the rate: {f}");
+        let no_stall = run("replay_no_stall=1\n");
+        assert!(ms(no_stall.jobs[0].stats.runtime_ns) < 0.5);
+        assert!(
+            timed
+                .notes
+                .iter()
+                .any(|n| n.contains("3 requests replayed at the log's timing")),
+            "{:?}",
+            timed.notes
         );
     }
 

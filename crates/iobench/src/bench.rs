@@ -79,10 +79,9 @@ impl Bench<'_> {
         progress: &mut dyn FnMut(Stage, u64, u64),
     ) -> Result<IoReport, IoBenchError> {
         let wall = Instant::now();
-        let capacity = capacity_bytes(self.preset);
         let checked = match self.plan {
             Plan::Synthetic(s) => s.span_bytes,
-            Plan::Trace(_) => capacity,
+            Plan::Trace(t) => t.span_bytes,
         };
         if self.store == StoreSpec::Memory && checked > FUNCTIONAL_MEMORY_BYTES_MAX {
             return Err(IoBenchError::Workload(format!(
@@ -102,7 +101,7 @@ impl Bench<'_> {
                 .precondition
                 .unwrap_or(s.pattern.reads())
                 .then_some(s.span_bytes),
-            Plan::Trace(_) => self.precondition.unwrap_or(false).then_some(capacity),
+            Plan::Trace(t) => self.precondition.unwrap_or(false).then_some(t.span_bytes),
         };
         let precondition = match precondition_span {
             Some(span) => Some(precondition(&mut driver, self.preset, span, progress)?),
@@ -118,7 +117,13 @@ impl Bench<'_> {
                 (phase, serde_json::to_value(spec).expect("serialisable"))
             }
             Plan::Trace(t) => {
-                let phase = driver.run_open(&t.requests, &t.arrivals_ns, &mut on)?;
+                let phase = match t.no_stall_depth {
+                    Some(depth) => {
+                        let mut list = ListSource::new(t.requests.clone());
+                        driver.run_closed(&mut list, depth, &mut on)?
+                    }
+                    None => driver.run_open(&t.requests, &t.arrivals_ns, &mut on)?,
+                };
                 (phase, t.describe())
             }
         };

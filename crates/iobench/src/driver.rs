@@ -104,6 +104,10 @@ pub struct PhaseResult {
     pub writes: u64,
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// Trims (over NVMe, Dataset Management deallocates) that succeeded, and the bytes
+    /// they deallocated.
+    pub trims: u64,
+    pub trim_bytes: u64,
     /// Requests that completed with an error: counted here by kind, and left out of every
     /// throughput and latency figure (a failed request is not a fast completion).
     pub failed: u64,
@@ -126,6 +130,8 @@ impl PhaseResult {
         self.writes += later.writes;
         self.read_bytes += later.read_bytes;
         self.write_bytes += later.write_bytes;
+        self.trims += later.trims;
+        self.trim_bytes += later.trim_bytes;
         self.failed += later.failed;
         for (k, n) in later.failed_by_kind {
             *self.failed_by_kind.entry(k).or_default() += n;
@@ -143,6 +149,8 @@ impl PhaseResult {
             writes: 0,
             read_bytes: 0,
             write_bytes: 0,
+            trims: 0,
+            trim_bytes: 0,
             failed: 0,
             failed_by_kind: BTreeMap::new(),
             first_failure: None,
@@ -168,7 +176,11 @@ impl PhaseResult {
                         self.writes += 1;
                         self.write_bytes += c.len_bytes;
                     }
-                    BlockOp::Trim | BlockOp::Flush => {}
+                    BlockOp::Trim => {
+                        self.trims += 1;
+                        self.trim_bytes += c.len_bytes;
+                    }
+                    BlockOp::Flush => {}
                 }
             }
             Err(e) => {

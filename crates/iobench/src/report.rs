@@ -260,6 +260,10 @@ pub struct IoReport {
     pub iops: f64,
     pub read_bandwidth_mb_s: f64,
     pub write_bandwidth_mb_s: f64,
+    /// Trims that succeeded (in `iops` and `latency_us` with the reads and writes) and the
+    /// bytes they deallocated.
+    pub trims: u64,
+    pub trim_bytes: u64,
     pub latency_us: LatencyUs,
     /// Flash pages programmed (host, read-modify-write, GC, checkpoints) per page of host
     /// data written; null when the phase wrote nothing.
@@ -542,6 +546,8 @@ impl IoReport {
             iops: per_s((p.requests - p.failed) as f64),
             read_bandwidth_mb_s: per_s(p.read_bytes as f64) / 1e6,
             write_bandwidth_mb_s: per_s(p.write_bytes as f64) / 1e6,
+            trims: p.trims,
+            trim_bytes: p.trim_bytes,
             latency_us: LatencyUs {
                 p50: us(lat.quantile_ns(0.5)),
                 p99: us(lat.quantile_ns(0.99)),
@@ -779,7 +785,7 @@ fn trace_row(workload: &serde_json::Value) -> Option<(String, String)> {
     let n = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
     let mut text = format!("{format}, {} requests replayed", n(workload, "requests"));
     for (what, count) in [
-        ("trims skipped", n(workload, "trims_skipped")),
+        ("trims (deallocate)", n(workload, "trims")),
         ("bad lines skipped", n(read, "bad_lines")),
         ("other devices' requests", n(read, "filtered_out")),
         ("reordered", n(read, "reordered")),

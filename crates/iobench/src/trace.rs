@@ -1,13 +1,17 @@
 //! A block trace as a benchmark plan: any supported format (`FORMAT:PATH`, read as a bounded
 //! stream by `nearflash-iotrace`) turned into sector-aligned requests with their arrival
 //! times, checked against the device's capacity (or folded into it on request) and against
-//! the simulated clock's range. Trims are counted and skipped: the driver issues reads and
-//! writes only.
+//! the simulated clock's range. Trims are replayed as trims (over NVMe, a Dataset Management
+//! deallocate: the path `nearflash fio`'s trims take). A plan replays open-loop at the
+//! arrival times, or — fio's `replay_no_stall` — in trace order as fast as a queue depth
+//! allows.
 
 use crate::error::IoBenchError;
 use crate::workload::Draw;
 use nearflash_ftl::{BlockOp, SECTOR_BYTES};
-use nearflash_iotrace::{ReadOptions, ReadSummary, TraceLimits, TraceOp, TraceReader, TraceSpec};
+use nearflash_iotrace::{
+    ReadOptions, ReadSummary, TraceLimits, TraceOp, TraceReader, TraceRequest, TraceSpec,
+};
 
 /// Latest trace arrival accepted (ns after the first request): 2^62 ns, 146 years, leaving
 /// three quarters of the u64-ns clock for preconditioning before and service after.
@@ -23,6 +27,9 @@ pub struct TraceOptions {
     pub fold_offsets: bool,
     /// Most requests read; a longer trace is refused.
     pub requests_max: u64,
+    /// Ignore the arrival times: replay in trace order, closed-loop at this queue depth
+    /// (fio's `replay_no_stall`).
+    pub no_stall_depth: Option<u32>,
 }
 
 /// A trace's requests, ready to replay open-loop.
@@ -31,22 +38,32 @@ pub struct TracePlan {
     pub format: &'static str,
     pub requests: Vec<Draw>,
     pub arrivals_ns: Vec<u64>,
-    /// Requests whose offsets were folded into the device.
+    /// The region requests must lie in, from 0: the device's capacity, or a smaller span.
+    pub span_bytes: u64,
+    /// Requests whose offsets were folded into the span.
     pub folded: u64,
-    /// Trims read and not replayed.
-    pub trims_skipped: u64,
+    /// Trims among the requests.
+    pub trims: u64,
     pub time_scale: f64,
+    /// Closed-loop at this depth instead of at the arrival times.
+    pub no_stall_depth: Option<u32>,
     /// What reading the trace saw (bad lines skipped, entries ignored, requests reordered).
     pub summary: ReadSummary,
 }
 
 impl TracePlan {
-    /// Reads `FORMAT:PATH` for a device of `capacity_bytes` logical bytes.
+    /// Reads `FORMAT:PATH` for requests within the first `span_bytes` of a device of
+    /// `capacity_bytes` logical bytes.
     pub fn load(
         spec: &str,
         opts: &TraceOptions,
+        span_bytes: u64,
         capacity_bytes: u64,
     ) -> Result<TracePlan, IoBenchError> {
+        assert!(
+            span_bytes <= capacity_bytes,
+            "a span lies within the device"
+        );
         let trace_error = |path: &str| {
             let path = path.to_string();
             move |source| IoBenchError::Trace {
@@ -66,62 +83,22 @@ impl TracePlan {
         let mut reader =
             TraceReader::new(std::io::BufReader::new(file), format, &opts.read, &limits)
                 .map_err(trace_error(&path))?;
-        let capacity = capacity_bytes;
+        let region = Region {
+            span_bytes,
+            capacity_bytes,
+            fold: opts.fold_offsets,
+        };
         let mut requests = Vec::new();
         let mut arrivals_ns = Vec::new();
-        let (mut folded, mut trims_skipped) = (0, 0);
+        let (mut folded, mut trims) = (0, 0);
         for r in reader.by_ref() {
             let r = r.map_err(trace_error(&path))?;
-            let what = || format!("trace {path}: line {}", r.line);
-            // A block trace records sector-aligned I/O; widen anything else to whole sectors.
-            let first = r.offset_bytes / SECTOR_BYTES * SECTOR_BYTES;
-            let end = (r.offset_bytes + r.size_bytes).div_ceil(SECTOR_BYTES) * SECTOR_BYTES;
-            let len = end - first;
-            let offset = if end <= capacity {
-                first
-            } else if opts.fold_offsets && len <= capacity {
-                folded += 1;
-                (first % (capacity - len + SECTOR_BYTES)) / SECTOR_BYTES * SECTOR_BYTES
-            } else {
-                return Err(IoBenchError::PastCapacity {
-                    what: what(),
-                    offset_bytes: r.offset_bytes,
-                    len_bytes: r.size_bytes,
-                    capacity_bytes: capacity,
-                    hint: "; pass --fold-offsets to fold it into the device",
-                });
-            };
-            assert!(
-                offset + len <= capacity,
-                "a replayed request fits the device"
-            );
-            if r.arrival_ns > ARRIVAL_NS_MAX {
-                return Err(IoBenchError::Workload(format!(
-                    "{} arrives {:.0} years after the first: past the simulated clock's range \
-                     (lower --time-scale)",
-                    what(),
-                    r.arrival_ns as f64 / 3.156e16
-                )));
-            }
-            let op = match r.op {
-                TraceOp::Read => BlockOp::Read,
-                TraceOp::Write => BlockOp::Write,
-                TraceOp::Trim => {
-                    trims_skipped += 1;
-                    continue;
-                }
-            };
-            requests.push(Draw {
-                op,
-                offset_bytes: offset,
-                len_bytes: len,
-            });
+            let (draw, was_folded) =
+                region.draw(&r, || format!("trace {path}: line {}", r.line))?;
+            folded += u64::from(was_folded);
+            trims += u64::from(draw.op == BlockOp::Trim);
+            requests.push(draw);
             arrivals_ns.push(r.arrival_ns);
-        }
-        if requests.is_empty() {
-            return Err(IoBenchError::Workload(format!(
-                "trace {path}: its {trims_skipped} requests are all trims, which the replay skips"
-            )));
         }
         assert_eq!(requests.len(), arrivals_ns.len());
         Ok(TracePlan {
@@ -129,9 +106,11 @@ impl TracePlan {
             format: format.name(),
             requests,
             arrivals_ns,
+            span_bytes,
             folded,
-            trims_skipped,
+            trims,
             time_scale: opts.read.time_scale,
+            no_stall_depth: opts.no_stall_depth,
             summary: reader.summary().clone(),
         })
     }
@@ -143,10 +122,134 @@ impl TracePlan {
             "format": self.format,
             "requests": self.requests.len(),
             "time_scale": self.time_scale,
+            "span_bytes": self.span_bytes,
             "folded_offsets": self.folded,
-            "trims_skipped": self.trims_skipped,
+            "trims": self.trims,
+            "replay": match self.no_stall_depth {
+                Some(depth) => serde_json::json!({"no_stall": true, "queue_depth": depth}),
+                None => serde_json::json!({"no_stall": false}),
+            },
             "span_ns": self.arrivals_ns.last().copied().unwrap_or(0),
             "read": self.summary,
         })
+    }
+}
+
+/// Where a trace's requests may land: within the first `span_bytes` of the device, folded
+/// into them on request. Shared by `nearflash io --trace` and fio's `read_iolog`.
+#[derive(Clone, Copy, Debug)]
+pub struct Region {
+    pub span_bytes: u64,
+    pub capacity_bytes: u64,
+    /// Fold offsets past the span back into it instead of failing.
+    pub fold: bool,
+}
+
+impl Region {
+    /// The request `r` as the driver issues it (sector-aligned), and whether its offset was
+    /// folded; `what()` names the request in errors.
+    pub fn draw(
+        &self,
+        r: &TraceRequest,
+        what: impl Fn() -> String,
+    ) -> Result<(Draw, bool), IoBenchError> {
+        let span = self.span_bytes;
+        // A block trace records sector-aligned I/O; widen anything else to whole sectors.
+        let first = r.offset_bytes / SECTOR_BYTES * SECTOR_BYTES;
+        let end = (r.offset_bytes + r.size_bytes).div_ceil(SECTOR_BYTES) * SECTOR_BYTES;
+        let len = end - first;
+        let (offset, folded) = if end <= span {
+            (first, false)
+        } else if self.fold && len <= span {
+            let slots = span - len + SECTOR_BYTES;
+            ((first % slots) / SECTOR_BYTES * SECTOR_BYTES, true)
+        } else {
+            return Err(IoBenchError::PastCapacity {
+                what: what(),
+                offset_bytes: r.offset_bytes,
+                len_bytes: r.size_bytes,
+                capacity_bytes: span,
+                hint: match (self.fold, span < self.capacity_bytes) {
+                    (false, false) => "; pass --fold-offsets to fold it into the device",
+                    (false, true) => {
+                        " the replay may touch (--span-gib); pass --fold-offsets to fold it in"
+                    }
+                    (true, _) => " (longer than the region it would be folded into)",
+                },
+            });
+        };
+        assert!(offset + len <= span, "a replayed request fits its region");
+        if r.arrival_ns > ARRIVAL_NS_MAX {
+            return Err(IoBenchError::Workload(format!(
+                "{} arrives {:.0} years after the first: past the simulated clock's range \
+                 (lower --time-scale)",
+                what(),
+                r.arrival_ns as f64 / 3.156e16
+            )));
+        }
+        let op = match r.op {
+            TraceOp::Read => BlockOp::Read,
+            TraceOp::Write => BlockOp::Write,
+            TraceOp::Trim => BlockOp::Trim,
+        };
+        Ok((
+            Draw {
+                op,
+                offset_bytes: offset,
+                len_bytes: len,
+            },
+            folded,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(op: TraceOp, offset_bytes: u64, size_bytes: u64) -> TraceRequest {
+        TraceRequest {
+            arrival_ns: 0,
+            op,
+            offset_bytes,
+            size_bytes,
+            line: 7,
+        }
+    }
+
+    #[test]
+    fn a_request_is_widened_to_sectors_and_a_trim_stays_a_trim() {
+        let r = Region {
+            span_bytes: 1 << 20,
+            capacity_bytes: 1 << 20,
+            fold: false,
+        };
+        let (d, folded) = r.draw(&req(TraceOp::Trim, 1000, 100), String::new).unwrap();
+        assert_eq!(
+            (d.op, d.offset_bytes, d.len_bytes, folded),
+            (BlockOp::Trim, 512, 1024, false)
+        );
+    }
+
+    #[test]
+    fn past_the_span_is_an_error_naming_the_line_or_folded_into_it() {
+        let r = Region {
+            span_bytes: 8192,
+            capacity_bytes: 1 << 20,
+            fold: false,
+        };
+        let e = r
+            .draw(&req(TraceOp::Read, 8192, 4096), || "trace t: line 7".into())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("trace t: line 7 (offset 8192") && e.contains("--span-gib"),
+            "{e}"
+        );
+        let folding = Region { fold: true, ..r };
+        let (d, folded) = folding
+            .draw(&req(TraceOp::Read, 8192, 4096), String::new)
+            .unwrap();
+        assert!(folded && d.offset_bytes + d.len_bytes <= 8192, "{d:?}");
     }
 }

@@ -75,6 +75,12 @@ pub struct ReadOptions {
     pub skip_bad_lines: bool,
     /// Requests held back to sort timestamps that go backwards (0 refuses any step back).
     pub reorder_window: usize,
+    /// fio iolog only: replay the requests of every file the log names onto the one
+    /// simulated device, offsets unchanged — fio's `replay_redirect` ("all I/O in the
+    /// blktrace or iolog [is] replayed onto [the one device] ... multiple devices will be
+    /// replayed onto a single device", fio HOWTO). Without it a second file is an error
+    /// naming its line.
+    pub iolog_redirect: bool,
 }
 
 /// The default reorder window: 1024 requests. Multi-queue traces (blkparse per-CPU buffers,
@@ -92,6 +98,7 @@ impl Default for ReadOptions {
             blkparse_action: BlkparseAction::Issue,
             skip_bad_lines: false,
             reorder_window: REORDER_WINDOW,
+            iolog_redirect: false,
         }
     }
 }
@@ -127,7 +134,8 @@ impl Default for TraceLimits {
 /// Reads a fio iolog (version 2 or 3, from its header line) as a stream: fio's `read_iolog`
 /// input. v3 timestamps are µs since the log started; v2 requests arrive together except
 /// for `wait <usec>` delays. `sync`/`datasync` entries are counted in
-/// [`ReadSummary::ignored`]; a log naming more than one file is refused (naming the file).
+/// [`ReadSummary::ignored`]; a log naming more than one file is refused (naming the file and
+/// line) unless [`ReadOptions::iolog_redirect`] replays every file onto the one device.
 pub fn read_iolog(
     reader: impl std::io::BufRead,
     opts: &ReadOptions,

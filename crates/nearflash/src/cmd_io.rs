@@ -53,14 +53,15 @@ pub struct IoArgs {
     /// Number of requests.
     #[arg(long, conflicts_with = "trace")]
     pub requests: Option<u64>,
-    /// Requests kept in flight (closed loop) [default: 32].
-    #[arg(long, conflicts_with = "trace")]
+    /// Requests kept in flight (closed loop; with a trace, --replay-no-stall) [default: 32].
+    #[arg(long)]
     pub queue_depth: Option<u32>,
     /// Share of reads in the mixed pattern, percent [default: 70].
     #[arg(long, conflicts_with = "trace")]
     pub read_percent: Option<u32>,
-    /// Confine requests to the first GiB of the device (default: the whole logical capacity).
-    #[arg(long, conflicts_with = "trace")]
+    /// Confine requests to the first GiB of the device (default: the whole logical capacity);
+    /// with a trace, the region its requests must lie in (and --precondition fills).
+    #[arg(long)]
     pub span_gib: Option<f64>,
     /// Fill the span first (default for read patterns; write patterns reach steady state).
     #[arg(long, conflicts_with = "no_precondition")]
@@ -84,6 +85,10 @@ pub struct IoArgs {
     /// capacity, sector-aligned) instead of failing.
     #[arg(long)]
     pub fold_offsets: bool,
+    /// Replay the trace in its order as fast as --queue-depth allows, ignoring its timestamps
+    /// (fio's replay_no_stall).
+    #[arg(long, requires = "trace")]
+    pub replay_no_stall: bool,
     /// timing: no data (fast, paper scale); functional: store and verify data.
     #[arg(long, value_enum, default_value = "timing")]
     pub fidelity: Fidelity,
@@ -134,6 +139,7 @@ fn options(args: &IoArgs) -> IoOptions {
         skip_bad_lines: args.trace_read.skip_bad_lines,
         trace_reorder_window: args.trace_read.trace_reorder_window,
         fold_offsets: args.fold_offsets,
+        replay_no_stall: args.replay_no_stall,
         fidelity: args.fidelity.into(),
         store_file: args.store_file.clone(),
         seed: args.seed,

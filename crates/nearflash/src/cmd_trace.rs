@@ -103,6 +103,7 @@ fn stats(args: &StatsArgs) -> Result<(), CliError> {
         blkparse_action: args.read.trace_action.into(),
         skip_bad_lines: args.read.skip_bad_lines,
         reorder_window: args.read.trace_reorder_window,
+        iolog_redirect: false,
     };
     let limits = TraceLimits {
         line_bytes_max: nearflash_iotrace::LINE_BYTES_MAX,

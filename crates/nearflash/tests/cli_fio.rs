@@ -380,80 +380,134 @@ fn the_same_seed_gives_byte_identical_output_and_another_seed_differs() {
     assert_ne!(run("e", "5", "json"), run("f", "6", "json"));
 }
 
-/// The acceptance cross-check: a job equal to a `nearflash io` run (pattern, size, queue
-/// depth, requests, seed) gives its IOPS, mean latency and WAF — by construction, the same
-/// generator stream and driver: the trace hashes agree too. `norandommap` because `io`
-/// draws offsets with replacement; fio's default random map would draw each block once.
+/// Runs `nearflash io` with `args` on test-min with seed 9 and returns its JSON report.
+fn io_json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let path = dir.join("io.json");
+    let mut all = vec![
+        "io", "--preset", "test-min", "--seed", "9", "--quiet", "--json",
+    ];
+    all.push(path.to_str().unwrap());
+    all.extend(args);
+    let out = nearflash(&all);
+    assert!(
+        out.status.success(),
+        "{all:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// The acceptance cross-check: the same workload four ways — as `nearflash io` flags, as a
+/// fio job (which writes its requests as an iolog v3), as that iolog replayed by `nearflash
+/// io --trace iolog:` and by a fio job's `read_iolog` — gives the same IOPS, mean latency,
+/// WAF, GC runs and trace hash with the same seed. The job draws the stream `io` draws (job 0
+/// takes the run seed's stream; `norandommap` because `io` draws offsets with replacement);
+/// the log replays it in the same order at the same depth (`replay_no_stall`), so the
+/// device sees the same submissions at the same simulated times. (A timed replay would
+/// not: v3 timestamps are whole µs, so each request would go up to 1 µs off its original
+/// time; docs/measured.md shows by how much.)
 #[test]
-fn a_one_job_file_gives_the_figures_of_the_same_nearflash_io_run() {
+fn the_same_workload_as_flags_a_job_file_and_an_iolog_v3_gives_the_same_figures() {
     let dir = tempfile::tempdir().unwrap();
     for (rw, pattern) in [
         ("randread", "rand-read"),
         ("randwrite", "rand-write"),
         ("write", "seq-write"),
     ] {
+        let log = dir.path().join(format!("{rw}.log"));
+        let log = log.to_str().unwrap();
         let job = dir.path().join(format!("{rw}.fio"));
         std::fs::write(
             &job,
-            format!("[x]\nrw={rw}\nbs=4k\niodepth=16\nsize=4m\nnumber_ios=3000\nnorandommap\n"),
+            format!(
+                "[x]\nrw={rw}\nbs=4k\niodepth=16\nsize=4m\nnumber_ios=3000\nnorandommap\n\
+                 write_iolog={log}\n"
+            ),
         )
         .unwrap();
         let f = run_json(dir.path(), job.to_str().unwrap(), &["--seed", "9"]);
-        let io_json = dir.path().join("io.json");
-        let out = nearflash(&[
-            "io",
-            "--preset",
-            "test-min",
-            "--pattern",
-            pattern,
-            "--request-kib",
-            "4",
+        let flags = io_json(
+            dir.path(),
+            &[
+                "--pattern",
+                pattern,
+                "--request-kib",
+                "4",
+                "--queue-depth",
+                "16",
+                "--requests",
+                "3000",
+                "--span-gib",
+                "0.00390625",
+            ],
+        );
+        let trace = format!("iolog:{log}");
+        let mut replay_args = vec![
+            "--trace",
+            &trace,
+            "--replay-no-stall",
             "--queue-depth",
             "16",
-            "--requests",
-            "3000",
             "--span-gib",
             "0.00390625",
-            "--seed",
-            "9",
-            "--quiet",
-            "--json",
-            io_json.to_str().unwrap(),
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let io: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&io_json).unwrap()).unwrap();
-        let d = if rw == "randread" {
-            &f.jobs[0].read
-        } else {
-            &f.jobs[0].write
+        ];
+        if rw == "randread" {
+            replay_args.push("--precondition");
+        }
+        let traced = io_json(dir.path(), &replay_args);
+        let replay_job = dir.path().join(format!("{rw}-replay.fio"));
+        std::fs::write(
+            &replay_job,
+            format!("[x]\nread_iolog={log}\nreplay_no_stall=1\niodepth=16\nsize=4m\n"),
+        )
+        .unwrap();
+        let g = run_json(dir.path(), replay_job.to_str().unwrap(), &["--seed", "9"]);
+        let dir_of = |d: &FioDoc| {
+            if rw == "randread" {
+                (d.jobs[0].read.iops, d.jobs[0].read.clat_ns.mean)
+            } else {
+                (d.jobs[0].write.iops, d.jobs[0].write.clat_ns.mean)
+            }
         };
-        let io_iops = io["iops"].as_f64().unwrap();
-        assert!(
-            (d.iops - io_iops).abs() < 1e-6 * io_iops,
-            "{rw}: {} vs {io_iops}",
-            d.iops
-        );
-        let io_mean_ns = io["latency_us"]["mean"].as_f64().unwrap() * 1000.0;
-        assert!(
-            (d.clat_ns.mean - io_mean_ns).abs() < 1e-6 * io_mean_ns,
-            "{rw}"
-        );
-        assert_eq!(f.nearflash["waf"], io["waf"], "{rw}");
-        assert_eq!(f.nearflash["trace_hash"], io["trace_hash"], "{rw}");
-        assert_eq!(f.nearflash["gc_runs"], io["gc_runs"], "{rw}");
+        let io_figures = |io: &serde_json::Value| {
+            (
+                io["iops"].as_f64().unwrap(),
+                io["latency_us"]["mean"].as_f64().unwrap() * 1000.0,
+            )
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b;
+        let (iops, mean_ns) = io_figures(&flags);
+        for (leg, (i, m)) in [
+            ("fio job", dir_of(&f)),
+            ("io --trace", io_figures(&traced)),
+            ("fio read_iolog", dir_of(&g)),
+        ] {
+            assert!(
+                close(i, iops) && close(m, mean_ns),
+                "{rw} {leg}: {i} IOPS, {m} ns vs {iops}, {mean_ns}"
+            );
+        }
+        assert_eq!(u64_of(&traced, "requests"), 3000, "{rw}");
+        for key in ["waf", "trace_hash", "gc_runs"] {
+            for (leg, v) in [
+                ("fio job", &f.nearflash[key]),
+                ("io --trace", &traced[key]),
+                ("fio read_iolog", &g.nearflash[key]),
+            ] {
+                assert_eq!(v, &flags[key], "{rw} {leg} {key}");
+            }
+        }
     }
+}
+
+fn u64_of(v: &serde_json::Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
 }
 
 /// The options a fio user is most likely to bring that nearflash does not model are errors
 /// naming the option and its line, not silently dropped: verify_backlog (interleaved
 /// verification), zonemode (no zoned namespace yet), unified_rw_reporting (the mixed
-/// report), rate_process (a Poisson rate), read_iolog (replay: `nearflash io --trace` for
-/// now). Host-only options (ioengine, filename, thread, cpus_allowed) change nothing the
+/// report), rate_process (a Poisson rate), merge_blktrace_file (merging traces). Host-only options (ioengine, filename, thread, cpus_allowed) change nothing the
 /// drive sees, so they are accepted and listed as ignored instead.
 #[test]
 fn unsupported_options_are_errors_naming_the_option_and_its_line() {
@@ -463,7 +517,7 @@ fn unsupported_options_are_errors_naming_the_option_and_its_line() {
         "zonemode=zbd",
         "unified_rw_reporting=1",
         "rate_process=poisson",
-        "read_iolog=trace.log",
+        "merge_blktrace_file=merged.bin",
         "no_such_option=1",
     ] {
         let job = dir.path().join("bad.fio");
@@ -527,7 +581,7 @@ fn the_normal_output_follows_fios_layout() {
 }
 
 #[test]
-fn write_iolog_records_every_request_as_a_fio_iolog_v2() {
+fn write_iolog_records_every_request_as_a_fio_iolog_v3_in_simulated_time() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("w.log");
     let job = dir.path().join("w.fio");
@@ -546,19 +600,26 @@ fn write_iolog_records_every_request_as_a_fio_iolog_v2() {
     );
     let text = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "fio version 2 iolog");
-    assert!(lines[1].ends_with(" add") && lines[2].ends_with(" open"));
+    assert_eq!(lines[0], "fio version 3 iolog");
+    assert_eq!(lines[1], "0 nearflash0n1 add");
+    assert_eq!(lines[2], "0 nearflash0n1 open");
     assert!(lines.last().unwrap().ends_with(" close"));
+    let stamps: Vec<u64> = lines[1..]
+        .iter()
+        .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "µs in issue order");
+    assert!(*stamps.last().unwrap() > 0, "the run takes simulated time");
     let writes: Vec<&str> = lines
         .iter()
         .copied()
         .filter(|l| l.contains(" write "))
         .collect();
     assert_eq!(writes.len(), 50);
-    assert_eq!(lines.iter().filter(|l| l.ends_with(" sync")).count(), 5);
+    assert_eq!(lines.iter().filter(|l| l.ends_with(" sync 0 0")).count(), 5);
     for w in writes {
         let f: Vec<&str> = w.split(' ').collect();
-        let (off, len): (u64, u64) = (f[2].parse().unwrap(), f[3].parse().unwrap());
+        let (off, len): (u64, u64) = (f[3].parse().unwrap(), f[4].parse().unwrap());
         assert!(
             len == 4096 && off % 4096 == 0 && off + len <= 1 << 20,
             "{w}"
@@ -630,5 +691,41 @@ fn bad_job_files_fail_with_the_reason_and_no_panic() {
             "/nonexistent/dir/out",
         ],
         "--output",
+    );
+}
+
+/// A replayed log's problems name the log and the line: a malformed line, a second file
+/// without `replay_redirect` (the simulated drive is one device), a missing log.
+#[test]
+fn read_iolog_errors_name_the_log_and_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = |log: &str, extra: &str| {
+        let p = dir.path().join("replay.fio");
+        std::fs::write(&p, format!("[r]\nread_iolog={log}\n{extra}")).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let log = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let bad = log("bad.log", "fio version 3 iolog\n0 d add\n5 d read 0 x\n");
+    fails_naming(&["fio", &job(&bad, ""), "--preset", "test-min"], "line 3");
+    let two = log(
+        "two.log",
+        "fio version 3 iolog\n0 a add\n0 b add\n1 a read 0 4096\n2 b read 4096 4096\n",
+    );
+    fails_naming(&["fio", &job(&two, ""), "--preset", "test-min"], "line 3");
+    let redirected = job(&two, "replay_redirect=/dev/nvme0n1\n");
+    let d = run_json(dir.path(), &redirected, &[]);
+    assert_eq!(d.jobs[0].read.total_ios, 2, "both files onto the one drive");
+    fails_naming(
+        &[
+            "fio",
+            &job("/nonexistent/x.log", ""),
+            "--preset",
+            "test-min",
+        ],
+        "read_iolog /nonexistent/x.log",
     );
 }

@@ -159,6 +159,8 @@ fn a_gzip_trace_reads_as_its_plain_text() {
     assert_eq!(plain, packed);
 }
 
+/// Every sample replays whole: trims too, as trims (over NVMe a Dataset Management
+/// deallocate), counted in the report with the reads and writes.
 #[test]
 fn every_sample_trace_replays_on_the_tiny_device_with_its_request_count() {
     let d = tempfile::tempdir().unwrap();
@@ -170,11 +172,12 @@ fn every_sample_trace_replays_on_the_tiny_device_with_its_request_count() {
             args.push("--fold-offsets");
         }
         let r = replay(d.path(), &args);
-        assert_eq!(u(&r, "requests"), requests - trims, "{name}");
+        assert_eq!(u(&r, "requests"), requests, "{name}");
         assert_eq!(u(&r, "requests_failed"), 0, "{name}");
+        assert_eq!(u(&r, "trims"), trims, "{name}");
         let w = &r["workload"];
         assert_eq!(w["format"], format, "{name}");
-        assert_eq!(u(w, "trims_skipped"), trims, "{name}");
+        assert_eq!(u(w, "trims"), trims, "{name}");
     }
 }
 
@@ -335,5 +338,89 @@ fn an_unknown_format_or_a_missing_prefix_is_refused_with_the_formats_listed() {
     fails_naming(
         &["trace", "stats", &spec("iolog", "msr.csv")],
         "line 1: not a fio iolog header",
+    );
+}
+
+/// A trace's trims reach the drive as trims (over NVMe, Dataset Management deallocates):
+/// sixteen 64 KiB writes, then — in the second log only — trims of the same range, then
+/// reads of it. Reading deallocated data costs no flash read, so the reads after the trims
+/// read nothing from flash while the same reads without them read every page; in functional
+/// fidelity every read checks out against the reference model, which saw the trims too.
+#[test]
+fn a_traces_trims_deallocate_so_reads_after_them_touch_no_flash() {
+    let d = tempfile::tempdir().unwrap();
+    let log = |trim: bool| {
+        let mut lines = vec!["fio version 3 iolog".to_string(), "0 d add".into()];
+        let mut t = 0;
+        let mut line =
+            |t: u64, op: &str, i: u64| lines.push(format!("{t} d {op} {} 65536", i * 65536));
+        for i in 0..16 {
+            t += 2000;
+            line(t, "write", i);
+        }
+        t += 50_000;
+        for i in (0..16).filter(|_| trim) {
+            t += 10;
+            line(t, "trim", i);
+        }
+        t += 50_000;
+        for i in 0..16 {
+            t += 1000;
+            line(t, "read", i);
+        }
+        let path = d.path().join(format!("trim-{trim}.log"));
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        format!("iolog:{}", path.display())
+    };
+    let (kept, trimmed) = (log(false), log(true));
+    let plain = replay(d.path(), &["--trace", &kept]);
+    let after_trims = replay(d.path(), &["--trace", &trimmed]);
+    assert_eq!(u(&plain, "trims"), 0);
+    assert_eq!(u(&after_trims, "trims"), 16);
+    assert_eq!(u(&after_trims, "trim_bytes"), 16 * 65536);
+    assert_eq!(u(&after_trims, "requests"), 48);
+    assert!(u(&plain, "flash_page_reads") > 0);
+    assert_eq!(u(&after_trims, "flash_page_reads"), 0);
+    let checked = replay(d.path(), &["--trace", &trimmed, "--fidelity", "functional"]);
+    assert_eq!(u(&checked, "reads_verified"), 16);
+    assert_eq!(u(&checked, "requests_failed"), 0);
+}
+
+/// `--replay-no-stall` ignores the timestamps: a log whose requests lie a second apart
+/// replays in microseconds at the queue depth; `--queue-depth` without it is refused (a
+/// timed replay submits at the trace's times).
+#[test]
+fn replay_no_stall_ignores_the_timestamps_and_queue_depth_needs_it() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("slow.log");
+    let lines: Vec<String> = (0..8)
+        .map(|i| format!("{} d read {} 4096", i * 1_000_000, i * 4096))
+        .collect();
+    std::fs::write(
+        &path,
+        format!("fio version 3 iolog\n{}\n", lines.join("\n")),
+    )
+    .unwrap();
+    let t = format!("iolog:{}", path.display());
+    let timed = replay(d.path(), &["--trace", &t]);
+    let fast = replay(
+        d.path(),
+        &["--trace", &t, "--replay-no-stall", "--queue-depth", "4"],
+    );
+    let sim_s = |v: &Value| v["sim_time_s"].as_f64().unwrap();
+    assert!(sim_s(&timed) > 7.0, "{}", sim_s(&timed));
+    assert!(sim_s(&fast) < 0.01, "{}", sim_s(&fast));
+    assert_eq!(fast["workload"]["replay"]["queue_depth"], 4);
+    fails_naming(
+        &[
+            "io",
+            "--preset",
+            "test-min",
+            "--trace",
+            &t,
+            "--queue-depth",
+            "4",
+        ],
+        "--replay-no-stall",
     );
 }

@@ -9,8 +9,9 @@
 //!   ignores it with an error message; counted here as ignored).
 //!
 //! Actions `read`, `write`, `trim` are requests (offset and length in bytes); `sync` and
-//! `datasync` are counted as ignored. nearflash replays one file per trace: a line naming a
-//! second file is an error naming it (split the log per file).
+//! `datasync` are counted as ignored. The simulated drive is one device: a line naming a second
+//! file is an error naming it (split the log per file), unless the reader redirects every
+//! file onto the one device as fio's `replay_redirect` does (offsets unchanged).
 
 use super::{LineParser, Parsed, Record};
 use crate::fields::{field_count, parse_uint};
@@ -28,20 +29,26 @@ pub struct Iolog {
     version: Option<Version>,
     /// The one file the log may name.
     file: Option<String>,
+    /// Every file onto the one device (fio's `replay_redirect`).
+    redirect: bool,
     /// v2: the sum of `wait` delays so far, in ns.
     waited_ns: u128,
 }
 
 impl Iolog {
-    pub fn new() -> Self {
+    pub fn new(redirect: bool) -> Self {
         Iolog {
             version: None,
             file: None,
+            redirect,
             waited_ns: 0,
         }
     }
 
     fn check_file(&mut self, line: u64, file: &str) -> Result<(), TraceError> {
+        if self.redirect {
+            return Ok(());
+        }
         match &self.file {
             None => self.file = Some(file.to_string()),
             Some(first) if first != file => {
@@ -237,6 +244,26 @@ fio version 2 iolog
                 file: "b".into(),
                 first: "a".into()
             })
+        );
+    }
+
+    #[test]
+    fn a_redirected_log_replays_every_file_onto_the_one_device() {
+        let text = "fio version 3 iolog\n0 a add\n0 b add\n1 a read 0 4096\n2 b write 8192 4096\n";
+        let opts = ReadOptions {
+            iolog_redirect: true,
+            ..ReadOptions::default()
+        };
+        let t = parse_full(IOLOG, text, &opts).unwrap();
+        assert_eq!(
+            t.requests
+                .iter()
+                .map(|r| (r.arrival_ns, r.op, r.offset_bytes, r.size_bytes))
+                .collect::<Vec<_>>(),
+            vec![
+                request(0, TraceOp::Read, 0, 4096),
+                request(1000, TraceOp::Write, 8192, 4096),
+            ]
         );
     }
 

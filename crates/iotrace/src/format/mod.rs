@@ -95,7 +95,7 @@ impl TraceFormat {
             TraceFormat::Blkparse => {
                 Box::new(blkparse::Blkparse::new(select, opts.blkparse_action))
             }
-            TraceFormat::Iolog => Box::new(iolog::Iolog::new()),
+            TraceFormat::Iolog => Box::new(iolog::Iolog::new(opts.iolog_redirect)),
             TraceFormat::Systor => Box::new(systor::Systor::new(number)),
             TraceFormat::Alibaba => Box::new(alibaba::Alibaba::new(number)),
             TraceFormat::Tencent => Box::new(tencent::Tencent::new(number)),

@@ -91,7 +91,8 @@ def io(*, overrides=None, allow_failures=False, **options):
     total_gib, queue_depth, read_percent, span_gib, precondition (True/False/None), trace
     ("FORMAT:PATH", FORMAT one of msr, blkparse, iolog, systor, alibaba, tencent, fiu, spc,
     mqsim), time_scale, disk, trace_device, trace_action ("D"/"C"), skip_bad_lines,
-    trace_reorder_window, fold_offsets, fidelity, store_file, seed, preset.
+    trace_reorder_window, fold_offsets, replay_no_stall (with queue_depth), fidelity,
+    store_file, seed, preset.
 
     Returns the report dict (``iops``, ``latency_us``, ``waf``...). Failed requests raise
     unless ``allow_failures``, as the CLI's exit status does.
