@@ -241,13 +241,57 @@ async fn finish_mount(cx: &Cx, sb: Superblock, journal_seq: u64) -> Result<(), F
     Ok(())
 }
 
-/// Set bits among the first `n` of a bitmap.
+/// Set bits among the first `n` of a bitmap (bit `i` is bit `i % 8` of byte `i / 8` of its
+/// block), counted a byte at a time: a 1 TB drive's block bitmap holds 2^28 bits, which a
+/// bit-at-a-time count took a tenth of a short run to walk at every mount.
 fn count_bits(blocks: &[Vec<u8>], n: u32) -> u64 {
-    (0..n)
-        .filter(|&i| {
-            let b = &blocks[(i / BITS_PER_BLOCK) as usize];
-            let bit = (i % BITS_PER_BLOCK) as usize;
-            b[bit / 8] & (1 << (bit % 8)) != 0
-        })
-        .count() as u64
+    let mut left = n;
+    let mut count = 0u64;
+    for b in blocks {
+        if left == 0 {
+            break;
+        }
+        let here = left.min(BITS_PER_BLOCK);
+        let full = (here / 8) as usize;
+        count += b[..full]
+            .iter()
+            .map(|x| u64::from(x.count_ones()))
+            .sum::<u64>();
+        let tail = here % 8;
+        if tail > 0 {
+            count += u64::from((b[full] & ((1u8 << tail) - 1)).count_ones());
+        }
+        left -= here;
+    }
+    debug_assert_eq!(left, 0, "a bitmap of {n} bits needs more blocks");
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// Counting a byte at a time finds the set bits that testing each bit finds.
+        #[test]
+        fn count_bits_agrees_with_testing_every_bit(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 1..64),
+            blocks in 1usize..3,
+            n_frac in 0.0f64..=1.0,
+        ) {
+            let block_bytes = (BITS_PER_BLOCK / 8) as usize;
+            let bitmap: Vec<Vec<u8>> = (0..blocks)
+                .map(|k| (0..block_bytes).map(|j| bytes[(k * 7 + j) % bytes.len()] ^ (j as u8)).collect())
+                .collect();
+            let n = ((blocks as u64 * u64::from(BITS_PER_BLOCK)) as f64 * n_frac) as u32;
+            let want = (0..n)
+                .filter(|&i| {
+                    let b = &bitmap[(i / BITS_PER_BLOCK) as usize];
+                    let bit = (i % BITS_PER_BLOCK) as usize;
+                    b[bit / 8] & (1 << (bit % 8)) != 0
+                })
+                .count() as u64;
+            proptest::prop_assert_eq!(count_bits(&bitmap, n), want);
+        }
+    }
 }
