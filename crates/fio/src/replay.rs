@@ -24,7 +24,7 @@ pub struct Skip {
     pub read: bool,
     pub write: bool,
     pub trim: bool,
-    /// Syncs are never replayed (the parser counts them as ignored); accepted for fio's sake.
+    /// Syncs (`sync` and `datasync` lines, replayed as NVMe flushes).
     pub sync: bool,
 }
 
@@ -53,6 +53,7 @@ impl Skip {
             TraceOp::Read => self.read,
             TraceOp::Write => self.write,
             TraceOp::Trim => self.trim,
+            TraceOp::Flush => self.sync,
         }
     }
 }
@@ -164,10 +165,14 @@ mod tests {
         let s = spec("[j]\nreplay_scale=2\nreplay_align=4096\nread_iolog=x\n");
         let l = ReplayLog::load(&f, &s, 8 << 20).unwrap();
         let offsets: Vec<u64> = l.requests.iter().map(|d| d.offset_bytes).collect();
-        // 1052672 / 2 = 526336 → 524288; 8704 / 2 = 4352 → 4096; 65536 / 2 = 32768.
-        assert_eq!(offsets, [524_288, 4096, 32_768]);
+        // 1052672 / 2 = 526336 → 524288; 8704 / 2 = 4352 → 4096; 65536 / 2 = 32768; the
+        // sync is a flush, of no range.
+        assert_eq!(offsets, [524_288, 4096, 32_768, 0]);
         assert_eq!(l.requests[2].op, BlockOp::Trim);
-        assert_eq!(l.summary.ignored.get("sync"), Some(&1));
+        assert_eq!(
+            (l.requests[3].op, l.requests[3].len_bytes),
+            (BlockOp::Flush, 0)
+        );
         assert!(l.reads());
     }
 
@@ -177,14 +182,20 @@ mod tests {
         let l = ReplayLog::load(&f, &spec("[j]\nreplay_time_scale=50\n"), 8 << 20).unwrap();
         assert_eq!(
             l.arrivals_ns,
-            [0, 40_000, 50_000],
+            [0, 40_000, 50_000, 60_000],
             "half the rate: gaps doubled"
         );
         let l = ReplayLog::load(&f, &spec("[j]\nreplay_skip=read,trim\n"), 8 << 20).unwrap();
-        assert_eq!((l.requests.len(), l.skipped), (1, 2));
-        let e = ReplayLog::load(&f, &spec("[j]\nreplay_skip=read,write,trim\n"), 8 << 20)
-            .unwrap_err()
-            .to_string();
+        assert_eq!((l.requests.len(), l.skipped), (2, 2));
+        let l = ReplayLog::load(&f, &spec("[j]\nreplay_skip=sync\n"), 8 << 20).unwrap();
+        assert_eq!((l.requests.len(), l.skipped), (3, 1));
+        let e = ReplayLog::load(
+            &f,
+            &spec("[j]\nreplay_skip=read,write,trim,sync\n"),
+            8 << 20,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("leaves none"), "{e}");
     }
 

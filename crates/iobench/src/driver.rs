@@ -108,6 +108,8 @@ pub struct PhaseResult {
     /// they deallocated.
     pub trims: u64,
     pub trim_bytes: u64,
+    /// Flushes (NVMe Flush) that succeeded.
+    pub flushes: u64,
     /// Requests that completed with an error: counted here by kind, and left out of every
     /// throughput and latency figure (a failed request is not a fast completion).
     pub failed: u64,
@@ -132,6 +134,7 @@ impl PhaseResult {
         self.write_bytes += later.write_bytes;
         self.trims += later.trims;
         self.trim_bytes += later.trim_bytes;
+        self.flushes += later.flushes;
         self.failed += later.failed;
         for (k, n) in later.failed_by_kind {
             *self.failed_by_kind.entry(k).or_default() += n;
@@ -151,6 +154,7 @@ impl PhaseResult {
             write_bytes: 0,
             trims: 0,
             trim_bytes: 0,
+            flushes: 0,
             failed: 0,
             failed_by_kind: BTreeMap::new(),
             first_failure: None,
@@ -180,7 +184,7 @@ impl PhaseResult {
                         self.trims += 1;
                         self.trim_bytes += c.len_bytes;
                     }
-                    BlockOp::Flush => {}
+                    BlockOp::Flush => self.flushes += 1,
                 }
             }
             Err(e) => {

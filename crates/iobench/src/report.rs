@@ -264,6 +264,8 @@ pub struct IoReport {
     /// bytes they deallocated.
     pub trims: u64,
     pub trim_bytes: u64,
+    /// Flushes that succeeded (counted in `requests`, `iops` and `latency_us`).
+    pub flushes: u64,
     pub latency_us: LatencyUs,
     /// Flash pages programmed (host, read-modify-write, GC, checkpoints) per page of host
     /// data written; null when the phase wrote nothing.
@@ -548,6 +550,7 @@ impl IoReport {
             write_bandwidth_mb_s: per_s(p.write_bytes as f64) / 1e6,
             trims: p.trims,
             trim_bytes: p.trim_bytes,
+            flushes: p.flushes,
             latency_us: LatencyUs {
                 p50: us(lat.quantile_ns(0.5)),
                 p99: us(lat.quantile_ns(0.99)),
@@ -786,6 +789,7 @@ fn trace_row(workload: &serde_json::Value) -> Option<(String, String)> {
     let mut text = format!("{format}, {} requests replayed", n(workload, "requests"));
     for (what, count) in [
         ("trims (deallocate)", n(workload, "trims")),
+        ("syncs (flush)", n(workload, "flushes")),
         ("bad lines skipped", n(read, "bad_lines")),
         ("other devices' requests", n(read, "filtered_out")),
         ("reordered", n(read, "reordered")),

@@ -2,7 +2,8 @@
 //! stream by `nearflash-iotrace`) turned into sector-aligned requests with their arrival
 //! times, checked against the device's capacity (or folded into it on request) and against
 //! the simulated clock's range. Trims are replayed as trims (over NVMe, a Dataset Management
-//! deallocate: the path `nearflash fio`'s trims take). A plan replays open-loop at the
+//! deallocate: the path `nearflash fio`'s trims take), fio iolog syncs as flushes (an NVMe
+//! Flush). A plan replays open-loop at the
 //! arrival times, or — fio's `replay_no_stall` — in trace order as fast as a queue depth
 //! allows.
 
@@ -44,6 +45,8 @@ pub struct TracePlan {
     pub folded: u64,
     /// Trims among the requests.
     pub trims: u64,
+    /// Flushes among the requests (fio iolog `sync` / `datasync`).
+    pub flushes: u64,
     pub time_scale: f64,
     /// Closed-loop at this depth instead of at the arrival times.
     pub no_stall_depth: Option<u32>,
@@ -90,13 +93,14 @@ impl TracePlan {
         };
         let mut requests = Vec::new();
         let mut arrivals_ns = Vec::new();
-        let (mut folded, mut trims) = (0, 0);
+        let (mut folded, mut trims, mut flushes) = (0, 0, 0);
         for r in reader.by_ref() {
             let r = r.map_err(trace_error(&path))?;
             let (draw, was_folded) =
                 region.draw(&r, || format!("trace {path}: line {}", r.line))?;
             folded += u64::from(was_folded);
             trims += u64::from(draw.op == BlockOp::Trim);
+            flushes += u64::from(draw.op == BlockOp::Flush);
             requests.push(draw);
             arrivals_ns.push(r.arrival_ns);
         }
@@ -109,6 +113,7 @@ impl TracePlan {
             span_bytes,
             folded,
             trims,
+            flushes,
             time_scale: opts.read.time_scale,
             no_stall_depth: opts.no_stall_depth,
             summary: reader.summary().clone(),
@@ -125,6 +130,7 @@ impl TracePlan {
             "span_bytes": self.span_bytes,
             "folded_offsets": self.folded,
             "trims": self.trims,
+            "flushes": self.flushes,
             "replay": match self.no_stall_depth {
                 Some(depth) => serde_json::json!({"no_stall": true, "queue_depth": depth}),
                 None => serde_json::json!({"no_stall": false}),
@@ -153,6 +159,20 @@ impl Region {
         r: &TraceRequest,
         what: impl Fn() -> String,
     ) -> Result<(Draw, bool), IoBenchError> {
+        let op = match r.op {
+            TraceOp::Read => BlockOp::Read,
+            TraceOp::Write => BlockOp::Write,
+            TraceOp::Trim => BlockOp::Trim,
+            TraceOp::Flush => {
+                // A flush names no range: it reaches the whole device wherever the region is.
+                let flush = Draw {
+                    op: BlockOp::Flush,
+                    offset_bytes: 0,
+                    len_bytes: 0,
+                };
+                return Ok((flush, false));
+            }
+        };
         let span = self.span_bytes;
         // A block trace records sector-aligned I/O; widen anything else to whole sectors.
         let first = r.offset_bytes / SECTOR_BYTES * SECTOR_BYTES;
@@ -187,11 +207,6 @@ impl Region {
                 r.arrival_ns as f64 / 3.156e16
             )));
         }
-        let op = match r.op {
-            TraceOp::Read => BlockOp::Read,
-            TraceOp::Write => BlockOp::Write,
-            TraceOp::Trim => BlockOp::Trim,
-        };
         Ok((
             Draw {
                 op,

@@ -33,6 +33,9 @@ pub enum TraceOp {
     Write,
     /// A discard / TRIM (blkparse `D` in RWBS, fio iolog `trim`).
     Trim,
+    /// A cache flush (fio iolog `sync` and `datasync`, which fio replays as an fsync):
+    /// offset and size 0.
+    Flush,
 }
 
 impl TraceOp {
@@ -41,6 +44,7 @@ impl TraceOp {
             TraceOp::Read => "read",
             TraceOp::Write => "write",
             TraceOp::Trim => "trim",
+            TraceOp::Flush => "flush",
         }
     }
 }
@@ -52,7 +56,8 @@ pub struct TraceRequest {
     pub arrival_ns: u64,
     pub op: TraceOp,
     pub offset_bytes: u64,
-    /// Never 0; `offset_bytes + size_bytes` never overflows `u64`.
+    /// Never 0 but for a flush (whose offset and size are 0); `offset_bytes + size_bytes`
+    /// never overflows `u64`.
     pub size_bytes: u64,
     /// The 1-based line of the trace it came from (for errors found later, e.g. an offset
     /// past the device).

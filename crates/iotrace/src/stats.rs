@@ -41,6 +41,8 @@ pub struct TraceStats {
     pub reads: u64,
     pub writes: u64,
     pub trims: u64,
+    /// Cache flushes (fio iolog `sync` / `datasync`).
+    pub flushes: u64,
     /// reads / (reads + writes); 0 without either.
     pub read_ratio: f64,
     pub read_bytes: u64,
@@ -76,6 +78,7 @@ impl TraceStats {
 struct Accumulator {
     requests: u64,
     counts: [u64; 3],
+    flushes: u64,
     bytes: [u64; 3],
     sizes: BTreeMap<u32, u64>,
     footprint: Footprint,
@@ -87,29 +90,40 @@ struct Accumulator {
 
 impl Accumulator {
     fn add(&mut self, r: &TraceRequest) {
-        assert!(r.size_bytes > 0, "the reader refuses empty requests");
         let i = match r.op {
             TraceOp::Read => 0,
             TraceOp::Write => 1,
             TraceOp::Trim => 2,
+            TraceOp::Flush => {
+                // No data: counted, and kept in the arrival times, but no size or footprint.
+                self.flushes += 1;
+                self.arrive(r.arrival_ns);
+                return;
+            }
         };
+        assert!(r.size_bytes > 0, "the reader refuses empty requests");
         self.counts[i] += 1;
         self.bytes[i] = self.bytes[i].saturating_add(r.size_bytes);
         // ceil(log2(size)): the bucket whose upper edge is the next power of two.
         let log2 = u64::BITS - (r.size_bytes - 1).leading_zeros();
         *self.sizes.entry(log2).or_default() += 1;
         self.footprint.touch(r.offset_bytes, r.size_bytes);
-        if self.requests > 0 {
-            assert!(r.arrival_ns >= self.last_arrival_ns, "arrivals are sorted");
-            self.gaps.record(r.arrival_ns - self.last_arrival_ns);
-        }
-        self.requests += 1;
-        self.last_arrival_ns = r.arrival_ns;
+        self.arrive(r.arrival_ns);
         self.offset_min = Some(
             self.offset_min
                 .map_or(r.offset_bytes, |m| m.min(r.offset_bytes)),
         );
         self.end_max = self.end_max.max(r.offset_bytes + r.size_bytes);
+    }
+
+    /// One more request at `arrival_ns` (arrivals come sorted).
+    fn arrive(&mut self, arrival_ns: u64) {
+        if self.requests > 0 {
+            assert!(arrival_ns >= self.last_arrival_ns, "arrivals are sorted");
+            self.gaps.record(arrival_ns - self.last_arrival_ns);
+        }
+        self.requests += 1;
+        self.last_arrival_ns = arrival_ns;
     }
 
     fn finish(self, read: ReadSummary) -> TraceStats {
@@ -121,6 +135,7 @@ impl Accumulator {
             reads,
             writes,
             trims,
+            flushes: self.flushes,
             read_ratio: if reads + writes == 0 {
                 0.0
             } else {

@@ -250,7 +250,7 @@ impl Iterator for TraceReader<'_> {
 /// The size checks every format shares.
 fn checked(line: u64, parsed: Parsed) -> Result<Parsed, TraceError> {
     if let Parsed::Request(r) = parsed {
-        if r.size_bytes == 0 {
+        if r.size_bytes == 0 && r.op != TraceOp::Flush {
             return Err(TraceError::ZeroSize { line });
         }
         if r.offset_bytes.checked_add(r.size_bytes).is_none() {

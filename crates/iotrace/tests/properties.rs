@@ -167,7 +167,7 @@ proptest! {
             timestamp += g.step_ticks;
             let op = match g.op {
                 TraceOp::Read => "Read",
-                TraceOp::Write | TraceOp::Trim => "Write",
+                TraceOp::Write | TraceOp::Trim | TraceOp::Flush => "Write",
             };
             csv.push_str(&format!(
                 "{timestamp},hm,{},{op},{},{},{}\n",

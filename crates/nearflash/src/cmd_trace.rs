@@ -141,8 +141,8 @@ fn table(path: &str, s: &TraceStats) -> String {
         ("lines".into(), r.lines.to_string()),
         ("requests".into(), s.requests.to_string()),
         (
-            "reads / writes / trims".into(),
-            format!("{} / {} / {}", s.reads, s.writes, s.trims),
+            "reads / writes / trims / flushes".into(),
+            format!("{} / {} / {} / {}", s.reads, s.writes, s.trims, s.flushes),
         ),
         ("read ratio".into(), format!("{:.4}", s.read_ratio)),
         (

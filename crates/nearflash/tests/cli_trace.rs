@@ -53,7 +53,8 @@ fn u(v: &Value, key: &str) -> u64 {
         .unwrap_or_else(|| panic!("{key} missing in {v}"))
 }
 
-/// Requests, reads, writes, trims, read bytes, write bytes, distinct 4 KiB units.
+/// Requests (flushes included), reads, writes, trims, read bytes, write bytes, distinct 4 KiB
+/// units.
 type Figures = [u64; 7];
 
 /// Each sample: its format, its file and its figures.
@@ -62,9 +63,9 @@ const SAMPLES: [(&str, &str, Figures); 10] = [
     (
         "blkparse",
         "blkparse.txt",
-        [25, 14, 10, 1, 348160, 212992, 356],
+        [26, 14, 10, 1, 348160, 212992, 356],
     ),
-    ("iolog", "iolog-v3.log", [34, 23, 9, 2, 442368, 98304, 128]),
+    ("iolog", "iolog-v3.log", [36, 23, 9, 2, 442368, 98304, 128]),
     ("iolog", "iolog-v2.log", [21, 16, 5, 0, 303104, 106496, 97]),
     ("systor", "systor.csv", [38, 25, 13, 0, 368640, 241664, 144]),
     (
@@ -104,7 +105,8 @@ fn trace_stats_counts_each_sample_exactly() {
             .iter()
             .map(|b| u(b, "requests"))
             .sum();
-        assert_eq!(histogram, figures[0], "{name}");
+        // Sizes are histogrammed for data requests; a flush has none.
+        assert_eq!(histogram + u(&s, "flushes"), figures[0], "{name}");
     }
     // Durations follow each format's time unit: fio v3 µs, v2 `wait` µs, Tencent seconds.
     assert_eq!(
@@ -119,14 +121,13 @@ fn trace_stats_counts_each_sample_exactly() {
     assert_eq!(u(&tencent, "duration_ns"), 10_000_000_000);
     // What was read but is not a request is counted by kind.
     let ignored = |f, n| stats(&[&spec(f, n)])["read"]["ignored"].clone();
+    // Flushes are requests: blkparse's preflush, fio's sync and datasync.
+    assert_eq!(ignored("blkparse", "blkparse.txt"), serde_json::json!({}));
     assert_eq!(
-        ignored("blkparse", "blkparse.txt"),
-        serde_json::json!({"flush": 1})
+        u(&stats(&[&spec("blkparse", "blkparse.txt")]), "flushes"),
+        1
     );
-    assert_eq!(
-        ignored("iolog", "iolog-v3.log"),
-        serde_json::json!({"sync": 2})
-    );
+    assert_eq!(u(&stats(&[&spec("iolog", "iolog-v3.log")]), "flushes"), 2);
     assert_eq!(
         ignored("systor", "systor.csv"),
         serde_json::json!({"untyped": 2})
@@ -137,9 +138,8 @@ fn trace_stats_counts_each_sample_exactly() {
 fn trace_stats_prints_a_table() {
     let out = ok_stdout(&["trace", "stats", &spec("blkparse", "blkparse.txt")]);
     for row in [
-        "reads / writes / trims",
-        "14 / 10 / 1",
-        "ignored: flush",
+        "reads / writes / trims / flushes",
+        "14 / 10 / 1 / 1",
         "size <= 65536 B",
     ] {
         assert!(out.contains(row), "{row} missing from\n{out}");
@@ -184,7 +184,7 @@ fn every_sample_trace_replays_on_the_tiny_device_with_its_request_count() {
 #[test]
 fn device_selectors_keep_one_device_under_each_formats_name() {
     for (format, name, flag, value, kept) in [
-        ("blkparse", "blkparse.txt", "--trace-device", "8,32", 21),
+        ("blkparse", "blkparse.txt", "--trace-device", "8,32", 22),
         ("systor", "systor.csv", "--trace-lun", "0", 18),
         ("alibaba", "alibaba.csv", "--trace-device", "419", 26),
         ("tencent", "tencent.csv", "--trace-volume", "77", 11),
@@ -246,8 +246,9 @@ fn device_selectors_keep_one_device_under_each_formats_name() {
 #[test]
 fn blkparse_completions_are_replayed_when_asked() {
     let s = stats(&[&spec("blkparse", "blkparse.txt"), "--trace-action", "C"]);
-    assert_eq!(u(&s, "requests"), 25);
-    assert_eq!(s["read"]["ignored"], serde_json::json!({"flush": 1}));
+    // The journal's preflush completes as `C FWS 0`: a flush, as its issue `D FWS` is.
+    assert_eq!(u(&s, "requests"), 26);
+    assert_eq!(u(&s, "flushes"), 1);
     let issue = stats(&[&spec("blkparse", "blkparse.txt")]);
     assert!(u(&s, "duration_ns") > u(&issue, "duration_ns") / 2);
     assert_ne!(s["inter_arrival"], issue["inter_arrival"]);
@@ -384,6 +385,30 @@ fn a_traces_trims_deallocate_so_reads_after_them_touch_no_flash() {
     let checked = replay(d.path(), &["--trace", &trimmed, "--fidelity", "functional"]);
     assert_eq!(u(&checked, "reads_verified"), 16);
     assert_eq!(u(&checked, "requests_failed"), 0);
+}
+
+/// fio replays an iolog's `sync` and `datasync` lines as fsyncs: here each is an NVMe Flush,
+/// counted in the report and its workload, and `replay_skip=sync` in a job leaves them out.
+#[test]
+fn an_iologs_syncs_are_replayed_as_flushes() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("sync.log");
+    let mut lines = vec!["fio version 3 iolog".to_string(), "0 d add".into()];
+    for i in 0..8u64 {
+        lines.push(format!("{} d write {} 4096", 10 * i, i * 4096));
+        if i % 4 == 3 {
+            let kind = if i == 3 { "sync" } else { "datasync" };
+            lines.push(format!("{} d {kind} 0 0", 10 * i + 5));
+        }
+    }
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let t = format!("iolog:{}", path.display());
+    let run = replay(d.path(), &["--trace", &t]);
+    assert_eq!(u(&run, "flushes"), 2);
+    assert_eq!(u(&run, "requests"), 10);
+    assert_eq!(u(&run, "requests_failed"), 0);
+    assert_eq!(u(&run["workload"], "flushes"), 2);
+    assert_eq!(u(&stats(&[&t]), "flushes"), 2);
 }
 
 /// `--replay-no-stall` ignores the timestamps: a log whose requests lie a second apart

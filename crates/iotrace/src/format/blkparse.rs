@@ -4,8 +4,8 @@
 //! `8,32 7 6 0.000006775 2923 D R 272208 + 2 [direct_io_read_]` (STANDARDS.md §4). Sectors
 //! are 512 bytes. Only the chosen action is replayed: `D` (issued to the driver, default) or
 //! `C` (completed); every other action (Q, G, I, M, P, U, A, X...) is skipped. RWBS `D` is a
-//! discard (a trim), else `W` a write and `R` a read; an entry without data (a flush `F`,
-//! `N`) is counted as ignored. The per-CPU and `Total` summary blkparse prints at the end is
+//! discard (a trim), else `W` a write and `R` a read; a preflush without data (`F`) is a
+//! flush; any other entry without data (`N`) is counted as ignored. The per-CPU and `Total` summary blkparse prints at the end is
 //! skipped. The selector is the device `MAJ,MIN`.
 
 use super::{parse_major_minor, BlkparseAction, Device, LineParser, Parsed, Record};
@@ -64,6 +64,16 @@ impl LineParser for Blkparse {
         }
         let rwbs = tokens[6];
         let has_data = tokens.get(8) == Some(&"+");
+        // A preflush without data (RWBS `F…` with no sectors, or 0 of them): a cache flush.
+        let flush = Parsed::Request(Record {
+            timestamp_ns,
+            op: TraceOp::Flush,
+            offset_bytes: 0,
+            size_bytes: 0,
+        });
+        if rwbs.contains('F') && !has_data {
+            return Ok(flush);
+        }
         let op = if rwbs.contains('D') {
             TraceOp::Trim
         } else if rwbs.contains('W') {
@@ -71,10 +81,10 @@ impl LineParser for Blkparse {
         } else if rwbs.contains('R') {
             TraceOp::Read
         } else {
-            return Ok(Parsed::Ignored(ignored_kind(rwbs)));
+            return Ok(Parsed::Ignored("no-data"));
         };
         if !has_data {
-            return Ok(Parsed::Ignored(ignored_kind(rwbs)));
+            return Ok(Parsed::Ignored("no-data"));
         }
         let sector = tokens[7];
         let Some(nsectors) = tokens.get(9) else {
@@ -82,7 +92,7 @@ impl LineParser for Blkparse {
         };
         let size_bytes = parse_sectors(line, "nsectors", nsectors)?;
         if size_bytes == 0 && rwbs.contains('F') {
-            return Ok(Parsed::Ignored("flush"));
+            return Ok(flush);
         }
         Ok(Parsed::Request(Record {
             timestamp_ns,
@@ -95,14 +105,6 @@ impl LineParser for Blkparse {
     fn selected(&self) -> Option<String> {
         self.select
             .map(|Device(d)| format!("device {},{}", d >> 32, d & u64::from(u32::MAX)))
-    }
-}
-
-fn ignored_kind(rwbs: &str) -> &'static str {
-    if rwbs.contains('F') {
-        "flush"
-    } else {
-        "no-data"
     }
 }
 
@@ -146,10 +148,11 @@ Total (8,32):
                 request(0, TraceOp::Read, 272208 * 512, 4096),
                 request(500, TraceOp::Write, 1024 * 512, 8192),
                 request(198_000, TraceOp::Write, 4096 * 512, 4096),
+                request(298_000, TraceOp::Flush, 0, 0),
                 request(398_000, TraceOp::Trim, 8192 * 512, 1 << 20),
             ]
         );
-        assert_eq!(t.summary.ignored.get("flush"), Some(&1));
+        assert_eq!(t.summary.ignored.get("flush"), None);
         assert_eq!(t.requests[1].line, 4);
     }
 

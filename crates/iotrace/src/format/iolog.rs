@@ -9,7 +9,7 @@
 //!   ignores it with an error message; counted here as ignored).
 //!
 //! Actions `read`, `write`, `trim` are requests (offset and length in bytes); `sync` and
-//! `datasync` are counted as ignored. The simulated drive is one device: a line naming a second
+//! `datasync` are flushes (fio replays both as an fsync). The simulated drive is one device: a line naming a second
 //! file is an error naming it (split the log per file), unless the reader redirects every
 //! file onto the one device as fio's `replay_redirect` does (offsets unchanged).
 
@@ -116,7 +116,8 @@ impl LineParser for Iolog {
             "read" => TraceOp::Read,
             "write" => TraceOp::Write,
             "trim" => TraceOp::Trim,
-            "sync" | "datasync" => return Ok(Parsed::Ignored("sync")),
+            // fio replays both as an fsync of the file; their offset and length are 0.
+            "sync" | "datasync" => TraceOp::Flush,
             "wait" if version == Version::V2 => {
                 self.waited_ns += u128::from(offset) * NS_PER_US;
                 return Ok(Parsed::Nothing);
@@ -133,6 +134,12 @@ impl LineParser for Iolog {
         let timestamp_ns = match timestamp_us {
             Some(us) => u128::from(us) * NS_PER_US,
             None => self.waited_ns,
+        };
+        // A flush covers the whole device whatever the line says (fio writes `0 0`).
+        let (offset, length) = if op == TraceOp::Flush {
+            (0, 0)
+        } else {
+            (offset, length)
         };
         Ok(Parsed::Request(Record {
             timestamp_ns,
@@ -183,10 +190,11 @@ fio version 3 iolog
             vec![
                 request(0, TraceOp::Write, 0, 4096),
                 request(12_000, TraceOp::Read, 8192, 16384),
+                request(16_000, TraceOp::Flush, 0, 0),
                 request(25_000, TraceOp::Trim, 1 << 20, 65536),
             ]
         );
-        assert_eq!(t.summary.ignored.get("sync"), Some(&1));
+        assert_eq!(t.summary.ignored.get("sync"), None);
     }
 
     #[test]
@@ -275,7 +283,8 @@ fio version 2 iolog
             ..ReadOptions::default()
         };
         let t = parse_full(IOLOG, &text, &opts).unwrap();
-        assert_eq!(t.requests.len(), 4);
+        // V3's write, read, sync (a flush) and trim, and the good line after the bad one.
+        assert_eq!(t.requests.len(), 5);
         assert_eq!(t.summary.bad_lines, 1);
         assert_eq!(
             t.summary.bad_line_errors,
