@@ -76,6 +76,8 @@ pub struct Finished {
     pub result: u64,
     /// Instructions executed, helpers counted at their cost.
     pub instructions: u64,
+    /// Bytes of the range set the program loaded and stored (helpers' moves included).
+    pub slm_bytes: u64,
     pub log: Vec<u8>,
 }
 
@@ -133,6 +135,7 @@ struct State<'m, 'a> {
     log: Vec<u8>,
     /// Instructions charged for helpers' work (their call instruction is counted as any).
     helper_instructions: u64,
+    slm_bytes: u64,
 }
 
 /// A resolved memory access: which buffer and at what offset.
@@ -158,6 +161,13 @@ impl State<'_, '_> {
         }
     }
 
+    /// Counts the range-set bytes an access moves.
+    fn note(&mut self, p: &Place, len: usize) {
+        if let Place::Slm(_) = p {
+            self.slm_bytes += len as u64;
+        }
+    }
+
     fn bytes(&self, p: &Place, len: usize) -> &[u8] {
         match *p {
             Place::Stack(o) => &self.stack[o..o + len],
@@ -174,10 +184,11 @@ impl State<'_, '_> {
         }
     }
 
-    fn load(&self, code: &[u8], pc: usize, addr: u64, len: usize) -> Result<u64, Fault> {
+    fn load(&mut self, code: &[u8], pc: usize, addr: u64, len: usize) -> Result<u64, Fault> {
         let p = self
             .place(addr, len as u64, false)
             .ok_or_else(|| oob(code, pc, "reads", addr, len as u64))?;
+        self.note(&p, len);
         let mut word = [0u8; 8];
         word[..len].copy_from_slice(self.bytes(&p, len));
         Ok(u64::from_le_bytes(word))
@@ -194,6 +205,7 @@ impl State<'_, '_> {
         let p = self
             .place(addr, len as u64, true)
             .ok_or_else(|| oob(code, pc, "writes", addr, len as u64))?;
+        self.note(&p, len);
         self.bytes_mut(&p, len)
             .copy_from_slice(&value.to_le_bytes()[..len]);
         Ok(())
@@ -219,6 +231,8 @@ impl State<'_, '_> {
         let dst = self
             .place(to, len, true)
             .ok_or_else(|| bad("destination", to))?;
+        self.note(&src, len as usize);
+        self.note(&dst, len as usize);
         let data = self.bytes(&src, len as usize).to_vec();
         self.bytes_mut(&dst, len as usize).copy_from_slice(&data);
         Ok(())
@@ -401,6 +415,7 @@ pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
         stack: vec![0; STACK_FRAME_BYTES as usize * FRAMES_MAX],
         log: Vec::new(),
         helper_instructions: 0,
+        slm_bytes: 0,
     };
     let insns = code.len() / 8;
     let mut r = [0u64; 11];
@@ -543,6 +558,7 @@ pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
                             return Ok(Finished {
                                 result: r[0],
                                 instructions: executed + st.helper_instructions,
+                                slm_bytes: st.slm_bytes,
                                 log: st.log,
                             });
                         }
