@@ -11,10 +11,12 @@
 //! * `session` — a driver issuing commands one by one under the watchdog.
 
 pub mod config;
+pub mod device;
 pub mod ebpf;
 pub mod error;
 pub mod opcodes;
 pub mod program;
+pub mod rangeset;
 
 pub use config::{CsConfig, EngineConfig, EngineKind};
 pub use error::CommandError;

@@ -373,3 +373,200 @@ fn run_wasm(
         log: diagnostics,
     })
 }
+
+/// Runs a program outside any device — the host-only path runs the very program the drive
+/// would, to count its work on a host core: `input` is range 0 and an output buffer of
+/// `output_bytes` is range 1. Answers the run and the output's bytes (the first `result`
+/// bytes of range 1 for the examples' convention, all of it otherwise).
+pub fn run_detached(
+    ptype: ProgramType,
+    bytes: &[u8],
+    input: &[u8],
+    output_bytes: u64,
+    params: [u64; 2],
+    instructions_max: u64,
+) -> Result<(Ran, Vec<u8>), CommandError> {
+    let mut programs = Programs::new(1, 1, bytes.len().max(1) as u64, 1);
+    programs.load(Chunk {
+        pind: 0,
+        ptype,
+        puid: 0,
+        size_bytes: bytes.len() as u64,
+        offset_bytes: 0,
+        data: bytes.to_vec(),
+    })?;
+    programs.activate(0, true)?;
+    let input_len = input.len() as u64;
+    let mut slm = input.to_vec();
+    slm.resize((input_len + output_bytes) as usize, 0);
+    let windows = [
+        vm::Window {
+            start_bytes: 0,
+            len_bytes: input_len,
+        },
+        vm::Window {
+            start_bytes: input_len,
+            len_bytes: output_bytes,
+        },
+    ];
+    let ran = programs.run(0, &mut slm, &windows, params, instructions_max)?;
+    let output = slm.split_off(input.len());
+    Ok((ran, output))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ebpf_object(text: &str) -> Vec<u8> {
+        // A minimal ELF object around assembled code, as clang writes one: a header, the
+        // code section "cs", the section name table.
+        let code = rbpf::assembler::assemble(text).unwrap();
+        let names = b"\0cs\0.shstrtab\0";
+        let mut f = vec![0u8; 64];
+        f[..4].copy_from_slice(b"\x7fELF");
+        f[4] = 2;
+        f[5] = 1;
+        f[6] = 1;
+        f[16] = 1;
+        f[18] = 247;
+        let code_at = f.len() as u64;
+        f.extend(&code);
+        let names_at = f.len() as u64;
+        f.extend(names);
+        let shoff = f.len() as u64;
+        f[40..48].copy_from_slice(&shoff.to_le_bytes());
+        f[52] = 64;
+        f[58] = 64;
+        f[60] = 3;
+        f[62] = 2;
+        let header = |name: u32, kind: u32, flags: u64, at: u64, size: u64| {
+            let mut h = vec![0u8; 64];
+            h[0..4].copy_from_slice(&name.to_le_bytes());
+            h[4..8].copy_from_slice(&kind.to_le_bytes());
+            h[8..16].copy_from_slice(&flags.to_le_bytes());
+            h[24..32].copy_from_slice(&at.to_le_bytes());
+            h[32..40].copy_from_slice(&size.to_le_bytes());
+            h
+        };
+        f.extend(header(0, 0, 0, 0, 0));
+        f.extend(header(1, 1, 0x6, code_at, code.len() as u64));
+        f.extend(header(4, 3, 0, names_at, names.len() as u64));
+        f
+    }
+
+    fn loaded(p: &mut Programs, pind: u16, object: &[u8]) -> Result<(), CommandError> {
+        p.load(Chunk {
+            pind,
+            ptype: ProgramType::Ebpf,
+            puid: u64::from(pind),
+            size_bytes: object.len() as u64,
+            offset_bytes: 0,
+            data: object.to_vec(),
+        })
+    }
+
+    #[test]
+    fn a_program_loaded_in_chunks_runs_once_activated() {
+        let object = ebpf_object("ldxdw r0, [r1+8]\nexit");
+        let mut p = Programs::new(4, 2, 1 << 20, 4);
+        let cut = 40;
+        for (offset, part) in [(0, &object[..cut]), (cut, &object[cut..])] {
+            p.load(Chunk {
+                pind: 1,
+                ptype: ProgramType::Ebpf,
+                puid: 7,
+                size_bytes: object.len() as u64,
+                offset_bytes: offset as u64,
+                data: part.to_vec(),
+            })
+            .unwrap();
+        }
+        let e = p.run(1, &mut [], &[], [0, 5], 100).unwrap_err();
+        assert_eq!(e.status(), crate::Status::ProgramNotActivated);
+        p.activate(1, true).unwrap();
+        assert_eq!(p.run(1, &mut [], &[], [0, 5], 100).unwrap().result, 5);
+        assert!(p.descriptor(1).unwrap().activated);
+    }
+
+    #[test]
+    fn a_chunk_out_of_order_or_off_granularity_is_refused() {
+        let object = ebpf_object("mov r0, 0\nexit");
+        let mut p = Programs::new(2, 1, 1 << 20, 4);
+        let mut c = Chunk {
+            pind: 0,
+            ptype: ProgramType::Ebpf,
+            puid: 1,
+            size_bytes: object.len() as u64,
+            offset_bytes: 8,
+            data: object[8..16].to_vec(),
+        };
+        assert_eq!(
+            p.load(c.clone()).unwrap_err().status(),
+            crate::Status::InvalidField
+        );
+        c.offset_bytes = 0;
+        c.data = object[..6].to_vec();
+        assert_eq!(p.load(c).unwrap_err().status(), crate::Status::InvalidField);
+    }
+
+    #[test]
+    fn each_status_of_the_program_commands_has_its_cause() {
+        let object = ebpf_object("mov r0, 0\nexit");
+        let mut p = Programs::new(3, 1, 1 << 20, 4);
+        // Bad index.
+        assert_eq!(
+            loaded(&mut p, 9, &object).unwrap_err().status(),
+            crate::Status::InvalidProgramIndex
+        );
+        // Program too big.
+        let mut small = Programs::new(1, 1, 64, 4);
+        assert_eq!(
+            loaded(&mut small, 0, &object).unwrap_err().status(),
+            crate::Status::ProgramTooBig
+        );
+        // No program.
+        assert_eq!(
+            p.activate(0, true).unwrap_err().status(),
+            crate::Status::NoProgram
+        );
+        // Too many active.
+        loaded(&mut p, 0, &object).unwrap();
+        loaded(&mut p, 1, &object).unwrap();
+        p.activate(0, true).unwrap();
+        assert_eq!(
+            p.activate(1, true).unwrap_err().status(),
+            crate::Status::MaxProgramsActivated
+        );
+        // In use.
+        assert_eq!(
+            p.unload(0).unwrap_err().status(),
+            crate::Status::ProgramInUse
+        );
+        // Not activated.
+        assert_eq!(
+            p.activate(1, false).unwrap_err().status(),
+            crate::Status::ProgramNotActivated
+        );
+        // Bad data.
+        let mut junk = object.clone();
+        junk[0] = b'X';
+        loaded(&mut p, 2, &junk).unwrap();
+        p.activate(0, false).unwrap();
+        assert_eq!(
+            p.activate(2, true).unwrap_err().status(),
+            crate::Status::InvalidProgramData
+        );
+    }
+
+    #[test]
+    fn a_detached_run_reads_range_0_and_writes_range_1() {
+        // r0 = first input byte; store it at output[0].
+        let object =
+            ebpf_object("ldxdw r2, [r1+24]\nldxb r0, [r2]\nldxdw r3, [r1+40]\nstxb [r3], r0\nexit");
+        let (ran, out) =
+            run_detached(ProgramType::Ebpf, &object, &[42, 1], 4, [0, 0], 1000).unwrap();
+        assert_eq!((ran.result, out), (42, vec![42, 0, 0, 0]));
+        assert_eq!(ran.work.slm_bytes, 2);
+    }
+}
