@@ -69,15 +69,22 @@ pub struct CsConfig {
     /// Flash reads one Memory Copy keeps in flight. Assumption: 32, the host's
     /// `io_queue_depth`.
     pub copy_reads_max: u32,
-    /// Instructions (or WebAssembly fuel) any run may use: 10^9. WebAssembly's own default
-    /// (`nearflash_wasm::limits::FUEL_BASE`, 2 × 10^9) stops a runaway loop in ~7 s of wall
-    /// time; halved so that each hostile case stays under 10 s on a loaded machine.
+    /// Instructions (or WebAssembly fuel) any run may use: 2.5 × 10^8. It bounds the wall time
+    /// of a runaway loop: 10^9 eBPF instructions took 8.6 s in the interpreter on this 2-core
+    /// machine at load average 7 (tests/offload.rs, the runaway loop), so a quarter of that
+    /// stops one in about 2 s, well inside the 10 s a hostile program may take. A real run's
+    /// budget grows with its data (`instructions_per_range_byte`).
     pub instructions_base: u64,
     /// Instructions added per byte of the range set: 100, the WebAssembly default per input
     /// byte (`FUEL_PER_INPUT_BYTE`).
     pub instructions_per_range_byte: u64,
     /// The compute engines, one compute namespace each, in namespace order.
     pub engines: Vec<EngineConfig>,
+    /// The host core of the host-only path (the same program, computed on the host). INSIDER's
+    /// host: 2.3 GHz at CPI 1.0 (configs/insider.toml `host_clock_mhz`, `host_cpi`: its
+    /// assumptions for §5.2's Xeon).
+    pub host_clock_mhz: f64,
+    pub host_cpi: f64,
 }
 
 impl Default for CsConfig {
@@ -94,7 +101,7 @@ impl Default for CsConfig {
             load_granularity_bytes: 4,
             copy_chunk_bytes: 128 << 10,
             copy_reads_max: 32,
-            instructions_base: 1_000_000_000,
+            instructions_base: 250_000_000,
             instructions_per_range_byte: 100,
             engines: vec![
                 // INSIDER's drive cores (configs/insider.toml: core_clock_mhz 2000, CPI 1/3);
@@ -128,6 +135,8 @@ impl Default for CsConfig {
                     },
                 },
             ],
+            host_clock_mhz: 2300.0,
+            host_cpi: 1.0,
         }
     }
 }
@@ -193,6 +202,12 @@ impl CsConfig {
         }
         if self.instructions_base == 0 {
             return bad("instructions_base", "at least one instruction");
+        }
+        if !positive(self.host_clock_mhz) || !positive(self.host_cpi) {
+            return bad(
+                "host_clock_mhz",
+                "the host core's clock and CPI must be positive",
+            );
         }
         if self.engines.is_empty() {
             return bad("engines", "at least one compute engine");

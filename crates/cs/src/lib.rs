@@ -17,6 +17,8 @@ pub mod error;
 pub mod opcodes;
 pub mod program;
 pub mod rangeset;
+pub mod sequence;
+pub mod session;
 
 pub use config::{CsConfig, EngineConfig, EngineKind};
 pub use error::CommandError;

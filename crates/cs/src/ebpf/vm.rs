@@ -184,16 +184,44 @@ impl State<'_, '_> {
         }
     }
 
-    fn load(&mut self, code: &[u8], pc: usize, addr: u64, len: usize) -> Result<u64, Fault> {
-        let p = self
-            .place(addr, len as u64, false)
-            .ok_or_else(|| oob(code, pc, "reads", addr, len as u64))?;
-        self.note(&p, len);
-        let mut word = [0u8; 8];
-        word[..len].copy_from_slice(self.bytes(&p, len));
-        Ok(u64::from_le_bytes(word))
+    /// The bytes from `addr` on, if `len` of them lie inside one region (the hot path of
+    /// every load and store: one compare per region kind).
+    #[inline(always)]
+    fn region(&mut self, addr: u64, len: usize, write: bool) -> Option<&mut [u8]> {
+        let off = (addr & 0xffff_ffff) as usize;
+        let region = addr >> 32;
+        if region >= RANGE_REGION {
+            let w = self.m.ranges.get((region - RANGE_REGION) as usize)?;
+            if (off + len) as u64 > w.len_bytes {
+                return None;
+            }
+            self.slm_bytes += len as u64;
+            let at = w.start_bytes as usize + off;
+            return Some(&mut self.m.slm[at..at + len]);
+        }
+        if region == STACK_REGION && off + len <= self.stack.len() {
+            return Some(&mut self.stack[off..off + len]);
+        }
+        if region == CTX_REGION && !write && off + len <= CTX_BYTES {
+            return Some(&mut self.ctx[off..off + len]);
+        }
+        None
     }
 
+    #[inline(always)]
+    fn load(&mut self, code: &[u8], pc: usize, addr: u64, len: usize) -> Result<u64, Fault> {
+        let Some(b) = self.region(addr, len, false) else {
+            return Err(oob(code, pc, "reads", addr, len as u64));
+        };
+        Ok(match len {
+            1 => u64::from(b[0]),
+            2 => u64::from(u16::from_le_bytes([b[0], b[1]])),
+            4 => u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            _ => u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+        })
+    }
+
+    #[inline(always)]
     fn store(
         &mut self,
         code: &[u8],
@@ -202,12 +230,10 @@ impl State<'_, '_> {
         len: usize,
         value: u64,
     ) -> Result<(), Fault> {
-        let p = self
-            .place(addr, len as u64, true)
-            .ok_or_else(|| oob(code, pc, "writes", addr, len as u64))?;
-        self.note(&p, len);
-        self.bytes_mut(&p, len)
-            .copy_from_slice(&value.to_le_bytes()[..len]);
+        let Some(b) = self.region(addr, len, true) else {
+            return Err(oob(code, pc, "writes", addr, len as u64));
+        };
+        b.copy_from_slice(&value.to_le_bytes()[..len]);
         Ok(())
     }
 
@@ -390,6 +416,28 @@ fn taken(op: u8, a: u64, b: u64, wide: bool) -> Option<bool> {
     })
 }
 
+/// One instruction, decoded once per run.
+#[derive(Clone, Copy)]
+struct Insn {
+    opc: u8,
+    dst: u8,
+    src: u8,
+    off: i16,
+    imm: i32,
+}
+
+impl Insn {
+    fn decode(b: &[u8]) -> Insn {
+        Insn {
+            opc: b[0],
+            dst: b[1] & 0x0f,
+            src: b[1] >> 4,
+            off: i16::from_le_bytes([b[2], b[3]]),
+            imm: i32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+        }
+    }
+}
+
 /// Runs `code` (already verified) on `m`.
 pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
     assert!(code.len().is_multiple_of(8), "code is whole instructions");
@@ -418,6 +466,7 @@ pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
         slm_bytes: 0,
     };
     let insns = code.len() / 8;
+    let decoded: Vec<Insn> = code.chunks_exact(8).map(Insn::decode).collect();
     let mut r = [0u64; 11];
     r[1] = CTX_BASE;
     r[10] = STACK_BASE + STACK_FRAME_BYTES;
@@ -436,12 +485,14 @@ pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
                 instructions_max: budget,
             });
         }
-        let at = pc * 8;
-        let opc = code[at];
-        let dst = usize::from(code[at + 1] & 0x0f);
-        let src = usize::from(code[at + 1] >> 4);
-        let off = i16::from_le_bytes([code[at + 2], code[at + 3]]);
-        let imm = i32::from_le_bytes([code[at + 4], code[at + 5], code[at + 6], code[at + 7]]);
+        let Insn {
+            opc,
+            dst,
+            src,
+            off,
+            imm,
+        } = decoded[pc];
+        let (dst, src) = (usize::from(dst), usize::from(src));
         let this = pc;
         pc += 1;
         let class = opc & 0x07;
