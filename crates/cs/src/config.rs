@@ -54,8 +54,10 @@ pub struct CsConfig {
     pub range_sets_max: u16,
     /// MAXMEMR: ranges per set. SPDK CPCS default, 32.
     pub ranges_per_set_max: u16,
-    /// MRSG: range granularity in bytes. SPDK CPCS default, 4 (dwords: host accesses to SLM
-    /// are dword-granular, STANDARDS.md §3.1).
+    /// MRSG: range granularity in bytes. 1: compute-namespace accesses are byte-granular
+    /// (STANDARDS.md §3.1), and a range must end where its data ends — at the SPDK CPCS
+    /// default of 4, an input of any other length would need padding its program could not
+    /// tell from data (a checksum would change).
     pub range_granularity_bytes: u64,
     /// MAXPB: MiB for downloaded programs, per program. Assumption: 4 MiB, above the
     /// examples (2–32 KiB) and the kernel's 1 M-instruction eBPF limit (8 MiB) halved.
@@ -96,7 +98,7 @@ impl Default for CsConfig {
             activated_max: 16,
             range_sets_max: 256,
             ranges_per_set_max: 32,
-            range_granularity_bytes: 4,
+            range_granularity_bytes: 1,
             program_mib_max: 4,
             load_granularity_bytes: 4,
             copy_chunk_bytes: 128 << 10,

@@ -62,6 +62,8 @@ pub struct OffloadOutcome {
 pub enum OffloadError {
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error("an input of {input_bytes} bytes is over the 4 GiB a memory range describes (its length is 32 bits)")]
+    TooLarge { input_bytes: u64 },
     #[error("{step} failed with {status}: {source}")]
     Command {
         step: &'static str,
@@ -129,6 +131,9 @@ pub fn offload(s: &mut Session, o: &Offload) -> Result<OffloadOutcome, OffloadEr
         format!("program {pind} ({})", o.ptype.name()),
     )?;
     let input_len = lbas(o.input_bytes) * LBA_BYTES;
+    let input_range_bytes = u32::try_from(o.input_bytes).map_err(|_| OffloadError::TooLarge {
+        input_bytes: o.input_bytes,
+    })?;
     let out_len = o.output_bytes.div_ceil(4) * 4;
     let nsid = NSID_COMPUTE_FIRST + o.engine as u32;
     let (rsid, _) = call(
@@ -138,7 +143,7 @@ pub fn offload(s: &mut Session, o: &Offload) -> Result<OffloadOutcome, OffloadEr
             ranges: vec![
                 RangeDescriptor {
                     nsid: NSID_SLM,
-                    len_bytes: o.input_bytes.div_ceil(4) as u32 * 4,
+                    len_bytes: input_range_bytes,
                     start_bytes: 0,
                 },
                 RangeDescriptor {
