@@ -66,7 +66,7 @@ fn input(bytes: usize, seed: u64) -> Vec<u8> {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         let v = (x >> 33) % 100_000;
-        let tag = if v % 7 == 0 { "needle" } else { "hay" };
+        let tag = if v.is_multiple_of(7) { "needle" } else { "hay" };
         s.push_str(&format!("{v},{},{tag}{}\n", v % 13, v % 3));
     }
     s.truncate(bytes);
