@@ -211,17 +211,14 @@ fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
     );
     let got = match offload(&mut session, &o) {
         Ok(g) => g,
-        Err(OffloadError::Command {
-            step,
-            status,
-            source,
-            steps,
-        }) => {
-            print_steps(&steps);
-            eprintln!("{step} failed: {status}: {source}");
-            return Ok(false);
+        Err(e) => {
+            // The commands up to the failing one, with their latencies; then the error names
+            // the command, its status and why.
+            if let OffloadError::Command { steps, .. } = &e {
+                print_steps(steps);
+            }
+            return Err(CliError::Cs(e));
         }
-        Err(e) => return Err(CliError::Cs(e)),
     };
     if r.trace_commands {
         print_steps(&got.steps);
