@@ -166,8 +166,11 @@ impl CsConfig {
         if !positive(self.slm_bandwidth_mb_s) {
             return bad("slm_bandwidth_mb_s", "must be positive");
         }
-        if self.programs_max == 0 || self.activated_max == 0 {
-            return bad("programs_max", "at least one program slot, one activatable");
+        if self.programs_max == 0 {
+            return bad("programs_max", "at least one program slot");
+        }
+        if self.activated_max == 0 {
+            return bad("activated_max", "at least one program may be active");
         }
         if self.activated_max > self.programs_max {
             return bad("activated_max", "cannot exceed programs_max");
