@@ -7,7 +7,9 @@
 #   clang, lld, wasi-libc, libclang-rt-14-dev-wasm32 — Debian's C compiler, its WebAssembly
 #   linker (wasm-ld), the WASI C library and clang's wasm32 builtins, with which a test builds
 #   the C example programs (examples/programs/*.c) for `clang --target=wasm32-wasi` and runs
-#   them in the simulator (crates/wasm/tests/examples.rs).
+#   them in the simulator (crates/wasm/tests/examples.rs); clang's own BPF target builds the
+#   eBPF examples (examples/cs/ebpf/*.c, `clang -target bpf`) for crates/cs's tests, checked
+#   below.
 #   fuse3 — `fusermount3`, with which `nearflash serve` mounts (and its tests unmount) the
 #   simulated device through FUSE.
 #   fio, sqlite3 — real programs the live-mode tests run on a mounted device (fio on the raw
@@ -37,6 +39,11 @@ if [ ${#need[@]} -gt 0 ]; then
   for cmd in clang wasm-ld fusermount3 fio sqlite3; do
     command -v "$cmd" >/dev/null || { echo "setup: $cmd did not install" >&2; exit 1; }
   done
+fi
+# Debian's clang carries the BPF back end; a clang without it cannot build crates/cs's examples.
+if ! echo 'int f(void) { return 0; }' | clang -target bpf -O2 -x c -c -o /dev/null - 2>/dev/null; then
+  echo "setup: clang has no BPF target (clang -target bpf); crates/cs's tests need it" >&2
+  exit 1
 fi
 
 py=(maturin pytest pandas ray)

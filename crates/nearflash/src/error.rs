@@ -29,6 +29,9 @@ pub enum CliError {
         source: std::io::Error,
     },
 
+    #[error(transparent)]
+    Cs(#[from] nearflash_cs::sequence::OffloadError),
+
     #[error("invalid workload: {0}")]
     Workload(String),
 

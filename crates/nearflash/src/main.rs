@@ -1,6 +1,7 @@
 //! `nearflash`: the command-line front end of the simulator.
 
 mod cmd_crashtest;
+mod cmd_cs;
 mod cmd_dbbench;
 mod cmd_fileops;
 mod cmd_fio;
@@ -86,6 +87,9 @@ enum Command {
     /// Users' own programs (WebAssembly, WASI preview 1): check a module, or run it next to
     /// the data on a drive engine and compare with the host.
     Program(cmd_program::ProgramArgs),
+    /// Computational storage the standard way: NVMe Computational Programs and Subsystem
+    /// Local Memory, eBPF and WebAssembly programs, every command timed.
+    Cs(cmd_cs::CsArgs),
     /// Live mode: mount a device image through FUSE so unmodified programs run on it.
     Serve(cmd_serve::ServeArgs),
     /// Print a running `serve`'s statistics (MOUNT/.nearflash/stats.json) as a table.
@@ -131,6 +135,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => cmd_sweep::run(&args),
         Command::SweepWorker => cmd_sweep::worker().map(|()| true),
         Command::Program(args) => cmd_program::run(&args),
+        Command::Cs(args) => cmd_cs::run(&args),
         Command::Serve(args) => cmd_serve::serve(&args).map(|()| true),
         Command::Stats(args) => cmd_serve::stats(&args).map(|()| true),
         Command::Presets { name } => list_presets(name.as_deref()).map(|()| true),

@@ -22,11 +22,13 @@
 
 pub mod config;
 pub mod error;
+mod ext;
 pub mod memory;
 pub mod testing;
 
 pub use config::{CompletionMode, MemoryPortConfig, NvmeConfig};
 pub use error::NvmeError;
+pub use ext::{ExtCommand, ExtCompletion, ExtReady, INTERNAL_ID_BIT};
 pub use memory::EndpointId;
 
 use config::{CQE_BYTES, DOORBELL_BYTES, DSM_RANGE_BYTES, MSIX_BYTES, SQE_BYTES};
@@ -117,6 +119,9 @@ struct Cmd {
     submitted: SimTime,
     result: Result<(), IoError>,
     data: Vec<u8>,
+    /// A command of another command set (`ext`): its host data moved in before the layer
+    /// above runs it; `None` for block I/O.
+    ext: Option<ext::ExtState>,
 }
 
 struct Queue {
@@ -152,6 +157,7 @@ pub struct Nvme<D> {
     stats: NvmeStats,
     dev_done: Vec<BlockCompletion>,
     completions: Vec<BlockCompletion>,
+    ext: ext::ExtQueues,
 }
 
 impl<D: BlockDevice> Nvme<D> {
@@ -183,6 +189,7 @@ impl<D: BlockDevice> Nvme<D> {
             stats: NvmeStats::default(),
             dev_done: Vec::new(),
             completions: Vec::new(),
+            ext: ext::ExtQueues::default(),
         })
     }
 
@@ -298,6 +305,7 @@ impl<D: BlockDevice> Nvme<D> {
             submitted: now,
             result: Ok(()),
             data: Vec::new(),
+            ext: None,
         });
         // Step 1: the tail doorbell, a posted MMIO write down the link.
         let ring = self.link.transfer(now, Direction::Down, DOORBELL_BYTES);
@@ -327,7 +335,7 @@ impl<D: BlockDevice> Nvme<D> {
                 q.schedule_at(self.controller_free_at, NvmeEvent::Processed(tag));
             }
             NvmeEvent::Processed(tag) => self.processed(tag, now, q),
-            NvmeEvent::DataIn(tag) => self.submit_to_device(tag, q),
+            NvmeEvent::DataIn(tag) => self.data_in(tag, q),
             NvmeEvent::DataOut(tag) => self.post_completion(tag, now, q),
             NvmeEvent::Completed(tag) => self.completed(tag, now, q),
         }
@@ -361,6 +369,10 @@ impl<D: BlockDevice> Nvme<D> {
         let cmd = self.cmds[tag as usize]
             .as_mut()
             .expect("a processed command is live");
+        if let Some(ext) = cmd.ext {
+            self.ext_processed(tag, ext, now, q);
+            return;
+        }
         if let Err(e) = check_range(&cmd.req, capacity) {
             cmd.result = Err(e);
             self.post_completion(tag, now, q);
@@ -376,6 +388,19 @@ impl<D: BlockDevice> Nvme<D> {
             let port = &mut self.ports[usize::from(cmd.target.0)];
             let at = dma_from_memory(&mut self.link, port, now, inbound);
             q.schedule_at(at, NvmeEvent::DataIn(tag));
+        } else {
+            self.submit_to_device(tag, q);
+        }
+    }
+
+    /// Step 4 done: a block command goes to the device, another command set's to the layer
+    /// above.
+    fn data_in<S: Schedule<NvmeEvent<D::Event>>>(&mut self, tag: u32, q: &mut S) {
+        let cmd = self.cmds[tag as usize]
+            .as_ref()
+            .expect("a command in flight is live");
+        if cmd.ext.is_some() {
+            self.ext_ready(tag);
         } else {
             self.submit_to_device(tag, q);
         }
@@ -413,6 +438,10 @@ impl<D: BlockDevice> Nvme<D> {
         self.dev.take_completions(&mut self.dev_done);
         let mut done = std::mem::take(&mut self.dev_done);
         for c in done.drain(..) {
+            if c.id & INTERNAL_ID_BIT != 0 {
+                self.ext.internal_done(c);
+                continue;
+            }
             let tag = u32::try_from(c.id).expect("the device echoes our tag");
             let cmd = self.cmds[tag as usize]
                 .as_mut()
@@ -477,16 +506,24 @@ impl<D: BlockDevice> Nvme<D> {
         let queue = &mut self.queues[usize::from(cmd.qid)];
         assert!(queue.in_flight > 0, "a completing command held a slot");
         queue.in_flight -= 1;
-        self.completions.push(BlockCompletion {
-            id: cmd.req.id,
-            op: cmd.req.op,
-            offset_bytes: cmd.req.offset_bytes,
-            len_bytes: cmd.req.len_bytes,
-            submitted: cmd.submitted,
-            completed: now,
-            result: cmd.result,
-            data: cmd.data,
-        });
+        if let Some(ext) = cmd.ext {
+            self.ext.completed(ExtCompletion {
+                id: ext.id,
+                submitted: cmd.submitted,
+                completed: now,
+            });
+        } else {
+            self.completions.push(BlockCompletion {
+                id: cmd.req.id,
+                op: cmd.req.op,
+                offset_bytes: cmd.req.offset_bytes,
+                len_bytes: cmd.req.len_bytes,
+                submitted: cmd.submitted,
+                completed: now,
+                result: cmd.result,
+                data: cmd.data,
+            });
+        }
         // A slot freed: a request the block-device face held back may go now.
         if let Some((req, fua)) = queue.held.pop_front() {
             let cmd = NvmeCommand {

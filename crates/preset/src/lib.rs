@@ -547,6 +547,23 @@ mod tests {
     }
 
     #[test]
+    fn a_cs_table_is_read_and_an_impossible_one_is_refused_naming_its_field() {
+        let (_, text) = read_text("test-min").unwrap();
+        let p = Preset::parse(
+            "x.toml",
+            &format!("{text}\n[cs]\nslm_bytes = 1048576\n"),
+            &[],
+        )
+        .unwrap();
+        let cs: nearflash_cs::CsConfig = p.system().unwrap();
+        assert_eq!(cs.slm_bytes, 1 << 20);
+        assert_eq!(cs.engines.len(), 3, "the engines keep their cited defaults");
+        let e = Preset::parse("x.toml", &format!("{text}\n[cs]\nactivated_max = 0\n"), &[])
+            .unwrap_err();
+        assert!(e.to_string().contains("cs.activated_max"), "{e}");
+    }
+
+    #[test]
     fn unknown_tables_and_system_fields_are_named() {
         let (_, text) = read_text("test-min").unwrap();
         let e = Preset::parse("x.toml", &format!("{text}\n[nosuch]\na = 1\n"), &[]).unwrap_err();

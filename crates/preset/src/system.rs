@@ -6,6 +6,7 @@
 use crate::error::ValidationError;
 use nearflash_accel::AccelConfig;
 use nearflash_activeflash::ActiveFlashConfig;
+use nearflash_cs::CsConfig;
 use nearflash_hayagui::HayaguiConfig;
 use nearflash_insider::InsiderConfig;
 use serde::de::DeserializeOwned;
@@ -55,6 +56,15 @@ impl SystemTable for HayaguiConfig {
     }
 }
 
+impl SystemTable for CsConfig {
+    const TABLE: &'static str = "cs";
+    const NEEDED_BY: &'static str =
+        "computational storage (NVMe Computational Programs and Subsystem Local Memory: engines, SLM, limits)";
+    fn validate_table(&self) -> Result<(), ValidationError> {
+        Ok(self.validate()?)
+    }
+}
+
 /// One known system table: its name and how to check a parsed table of it.
 pub struct SystemEntry {
     pub table: &'static str,
@@ -85,4 +95,5 @@ pub const SYSTEMS: &[SystemEntry] = &[
     entry::<InsiderConfig>(),
     entry::<ActiveFlashConfig>(),
     entry::<HayaguiConfig>(),
+    entry::<CsConfig>(),
 ];

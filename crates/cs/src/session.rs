@@ -1,0 +1,311 @@
+//! A host driving the device one command at a time — the shape of the Python API the issue
+//! asks for (`load_program`, `activate`, `create_range_set`, `memory_copy`, `execute`,
+//! `memory_read`) and what `nearflash cs run` uses. It owns the one [`Sim`] and the device,
+//! and waits with `Sim::run_until` / `Sim::step_watched` under one watchdog.
+//!
+//! Block I/O on the NVM namespace (writing the input, the host-only path's reads) goes through
+//! the same front end, `depth` requests in flight.
+
+use crate::config::CsConfig;
+use crate::device::{BuildError, Command, Completion, CsDevice, CsEvent, SubmitError};
+use nearflash_blockdev::{BlockCompletion, BlockOp, BlockRequest, IoError};
+use nearflash_flash::{FlashConfig, Geometry, MemoryStore};
+use nearflash_ftl::{Device, FtlConfig};
+use nearflash_nvme::{Nvme, NvmeConfig, NvmeError};
+use nearflash_sim::{Progress, Schedule, Sim, SimDuration, SimTime, Stall, Watchdog};
+use nearflash_wcache::{WriteCache, WriteCacheConfig};
+
+/// The drive's layers, as a preset gives them.
+#[derive(Clone, Debug)]
+pub struct DriveConfig {
+    pub flash: FlashConfig,
+    pub ftl: FtlConfig,
+    pub write_cache: WriteCacheConfig,
+    pub nvme: NvmeConfig,
+}
+
+/// The watchdog's limit: one hour of simulated time without a completion while something is
+/// outstanding. Far above the longest command a default budget allows (2.5 × 10^8 + 100 per
+/// byte of a 1 GiB range set, on the slowest default engine at 1600 MIPS: about 67 s).
+pub const STALL_LIMIT: SimDuration = SimDuration(3_600_000_000_000);
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("formatting the drive: {0}")]
+    Format(#[from] nearflash_flash::ConfigError),
+    #[error("the drive's write cache: {0}")]
+    WriteCache(#[from] nearflash_wcache::ConfigError),
+    #[error("the drive's NVMe front end: {0}")]
+    Nvme(#[from] NvmeError),
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error(transparent)]
+    Submit(#[from] SubmitError),
+    #[error("the simulation stalled: {0}")]
+    Stall(#[from] Stall),
+    #[error("block I/O at byte {offset_bytes} of the NVM namespace failed: {source}")]
+    Io { offset_bytes: u64, source: IoError },
+    #[error("{len_bytes} bytes at byte {offset_bytes} do not fit the NVM namespace of {capacity_bytes} bytes")]
+    TooLarge {
+        offset_bytes: u64,
+        len_bytes: u64,
+        capacity_bytes: u64,
+    },
+}
+
+pub struct Session {
+    sim: Sim<CsEvent>,
+    dev: CsDevice,
+    next_block_id: u64,
+}
+
+impl Session {
+    /// A freshly formatted drive (its flash keeps its data in memory) with `cs` around it.
+    pub fn new(drive: &DriveConfig, cs: CsConfig, seed: u64) -> Result<Session, SessionError> {
+        let mut sim: Sim<CsEvent> = Sim::new(seed);
+        let geo = Geometry::from_config(&drive.flash);
+        let store = Box::new(MemoryStore::new(
+            geo.page_count(),
+            drive.flash.page_size_bytes,
+        ));
+        let ftl = Device::format(
+            &drive.flash,
+            &drive.ftl,
+            store,
+            &mut sim.queue().map(|e| {
+                CsEvent::Nvme(nearflash_nvme::NvmeEvent::Device(
+                    nearflash_wcache::WcEvent::Device(e),
+                ))
+            }),
+        )?;
+        let cache = WriteCache::new(drive.write_cache.clone(), ftl)?;
+        let nvme = Nvme::new(drive.nvme.clone(), cache)?;
+        Ok(Session {
+            sim,
+            dev: CsDevice::new(cs, nvme)?,
+            next_block_id: 0,
+        })
+    }
+
+    pub fn device(&self) -> &CsDevice {
+        &self.dev
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.sim.now()
+    }
+
+    /// The run's trace hash so far (same seed and inputs ⇒ same hash).
+    pub fn trace_hash(&self) -> u64 {
+        self.sim.trace_hash().finish()
+    }
+
+    fn progress(d: &CsDevice) -> Progress {
+        Progress {
+            completed: d.completed_count(),
+            outstanding: d.outstanding(),
+        }
+    }
+
+    /// Submits `cmd` now and runs until it completes.
+    pub fn call(&mut self, cmd: Command) -> Result<Completion, SessionError> {
+        let id = self.dev.submit(cmd, self.sim.queue())?;
+        let mut watchdog = Watchdog::starting_at(STALL_LIMIT, self.sim.now());
+        self.sim
+            .run_until(&mut self.dev, &mut watchdog, Self::progress, |d| {
+                d.has_completed(id)
+            })?;
+        let mut done = Vec::new();
+        self.dev.take_completions(&mut done);
+        let i = done
+            .iter()
+            .position(|c| c.id == id)
+            .expect("run_until stopped at its completion");
+        assert_eq!(done.len(), 1, "one command at a time");
+        Ok(done.swap_remove(i))
+    }
+
+    /// Submits host reads of `len_bytes` at `offset_bytes` in requests of `request_bytes`,
+    /// all at once (the front end holds back what its queues cannot take), then `cmd`,
+    /// and runs until both are done: the command contending with ordinary I/O. Answers the
+    /// command's completion.
+    pub fn call_beside_reads(
+        &mut self,
+        cmd: Command,
+        offset_bytes: u64,
+        len_bytes: u64,
+        request_bytes: u64,
+    ) -> Result<Completion, SessionError> {
+        self.check_fits(offset_bytes, len_bytes)?;
+        let reads = len_bytes.div_ceil(request_bytes);
+        for i in 0..reads {
+            let at = i * request_bytes;
+            self.next_block_id += 1;
+            let req = BlockRequest {
+                id: self.next_block_id,
+                op: BlockOp::Read,
+                offset_bytes: offset_bytes + at,
+                len_bytes: request_bytes.min(len_bytes - at),
+                data: Vec::new(),
+            };
+            self.dev.submit_block(req, self.sim.queue());
+        }
+        let id = self.dev.submit(cmd, self.sim.queue())?;
+        let mut watchdog = Watchdog::starting_at(STALL_LIMIT, self.sim.now());
+        self.sim
+            .run_until(&mut self.dev, &mut watchdog, Self::progress, |d| {
+                d.has_completed(id) && d.block_completions_waiting() as u64 == reads
+            })?;
+        let mut blocks = Vec::new();
+        self.dev.take_block_completions(&mut blocks);
+        if let Some(c) = blocks.iter().find(|c| c.result.is_err()) {
+            return Err(SessionError::Io {
+                offset_bytes: c.offset_bytes,
+                source: c.result.clone().expect_err("found an error"),
+            });
+        }
+        let mut done = Vec::new();
+        self.dev.take_completions(&mut done);
+        assert_eq!(done.len(), 1, "one command at a time");
+        Ok(done.remove(0))
+    }
+
+    /// Runs `reqs` through the front end with at most `depth` in flight; answers their
+    /// completions in completion order.
+    fn blocks(
+        &mut self,
+        mut reqs: impl Iterator<Item = BlockRequest>,
+        depth: u32,
+    ) -> Result<Vec<BlockCompletion>, SessionError> {
+        assert!(depth > 0);
+        let mut watchdog = Watchdog::starting_at(STALL_LIMIT, self.sim.now());
+        let mut done = Vec::new();
+        let mut out = 0u32;
+        loop {
+            while out < depth {
+                let Some(r) = reqs.next() else { break };
+                self.dev.submit_block(r, self.sim.queue());
+                out += 1;
+            }
+            if out == 0 {
+                return Ok(done);
+            }
+            let before = done.len();
+            while self.dev.block_completions_waiting() == 0 {
+                if !self
+                    .sim
+                    .step_watched(&mut self.dev, &mut watchdog, Self::progress)?
+                {
+                    break;
+                }
+            }
+            self.dev.take_block_completions(&mut done);
+            let landed = (done.len() - before) as u32;
+            assert!(
+                landed <= out && landed > 0,
+                "a step loop ends on a completion"
+            );
+            out -= landed;
+            for c in &done[before..] {
+                if let Err(e) = &c.result {
+                    return Err(SessionError::Io {
+                        offset_bytes: c.offset_bytes,
+                        source: e.clone(),
+                    });
+                }
+            }
+        }
+    }
+
+    fn check_fits(&self, offset_bytes: u64, len_bytes: u64) -> Result<(), SessionError> {
+        let capacity_bytes = self.dev.nvm_lbas() * crate::device::LBA_BYTES;
+        if offset_bytes
+            .checked_add(len_bytes)
+            .is_none_or(|e| e > capacity_bytes)
+        {
+            return Err(SessionError::TooLarge {
+                offset_bytes,
+                len_bytes,
+                capacity_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes `data` at `offset_bytes` of the NVM namespace in requests of `request_bytes`
+    /// (the tail padded with zeros to a whole LBA), then flushes.
+    pub fn write_nvm(
+        &mut self,
+        offset_bytes: u64,
+        data: &[u8],
+        request_bytes: u64,
+        depth: u32,
+    ) -> Result<(), SessionError> {
+        let lba = crate::device::LBA_BYTES;
+        let padded = (data.len() as u64).div_ceil(lba) * lba;
+        self.check_fits(offset_bytes, padded)?;
+        let mut id = self.next_block_id;
+        let reqs = (0..padded.div_ceil(request_bytes)).map(|i| {
+            let at = i * request_bytes;
+            let len = request_bytes.min(padded - at);
+            let mut chunk =
+                data[(at as usize).min(data.len())..((at + len) as usize).min(data.len())].to_vec();
+            chunk.resize(len as usize, 0);
+            id += 1;
+            BlockRequest {
+                id,
+                op: BlockOp::Write,
+                offset_bytes: offset_bytes + at,
+                len_bytes: len,
+                data: chunk,
+            }
+        });
+        self.blocks(reqs, depth)?;
+        self.next_block_id = id + 1;
+        let flush = BlockRequest {
+            id: self.next_block_id,
+            op: BlockOp::Flush,
+            offset_bytes: 0,
+            len_bytes: 0,
+            data: Vec::new(),
+        };
+        self.next_block_id += 1;
+        self.blocks(std::iter::once(flush), 1)?;
+        Ok(())
+    }
+
+    /// Reads `len_bytes` at `offset_bytes` of the NVM namespace in requests of
+    /// `request_bytes`, `depth` in flight, into host memory; answers the data and each
+    /// request's completion time, in completion order.
+    pub fn read_nvm(
+        &mut self,
+        offset_bytes: u64,
+        len_bytes: u64,
+        request_bytes: u64,
+        depth: u32,
+    ) -> Result<(Vec<u8>, Vec<SimTime>), SessionError> {
+        self.check_fits(offset_bytes, len_bytes)?;
+        let first = self.next_block_id;
+        let reqs = (0..len_bytes.div_ceil(request_bytes)).map(|i| {
+            let at = i * request_bytes;
+            BlockRequest {
+                id: first + i,
+                op: BlockOp::Read,
+                offset_bytes: offset_bytes + at,
+                len_bytes: request_bytes.min(len_bytes - at),
+                data: Vec::new(),
+            }
+        });
+        let done = self.blocks(reqs, depth)?;
+        self.next_block_id = first + done.len() as u64;
+        let mut data = vec![0u8; len_bytes as usize];
+        let mut times = Vec::with_capacity(done.len());
+        for c in done {
+            let at = (c.offset_bytes - offset_bytes) as usize;
+            let n = c.data.len().min(c.len_bytes as usize);
+            data[at..at + n].copy_from_slice(&c.data[..n]);
+            times.push(c.completed);
+        }
+        Ok((data, times))
+    }
+}

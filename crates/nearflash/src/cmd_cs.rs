@@ -1,0 +1,254 @@
+//! `nearflash cs run`: computational storage the standard way (crates/cs, docs/cs.md). Writes
+//! the input file to the NVM namespace of the preset's drive, then runs the NVMe
+//! Computational Programs / Subsystem Local Memory sequence — Load Program in chunks,
+//! activate, create a range set, Memory Copy the input into SLM, Execute, Memory Read — with
+//! each command's simulated latency (`--trace-commands`), and the same work on the host
+//! (read through the host stack, the program on a host core). The program's type comes from
+//! its name: `.o` is an eBPF object (`clang -target bpf -O2 -c`), `.wasm`/`.wat` WebAssembly.
+//! Exit status: 0 when every command succeeds; 2 with the failing command's status and
+//! message otherwise.
+
+use crate::error::CliError;
+use nearflash_cs::sequence::{host_only, offload, Offload, OffloadError, Step};
+use nearflash_cs::session::{DriveConfig, Session};
+use nearflash_cs::{CsConfig, ProgramType};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+pub struct CsArgs {
+    #[command(subcommand)]
+    pub command: CsCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum CsCommand {
+    /// Offload a program over a file through the CP/SLM command sets; compare with the host.
+    Run(CsRunArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CsRunArgs {
+    #[arg(long, default_value = "ssd-970evo")]
+    pub preset: String,
+    /// `table.field=value` overrides of the preset (e.g. `cs.slm_bytes=1073741824`).
+    #[arg(long = "set")]
+    pub overrides: Vec<String>,
+    /// PROG.o (eBPF), PROG.wasm or PROG.wat (WebAssembly).
+    #[arg(long)]
+    pub program: PathBuf,
+    /// The file written to the NVM namespace and copied into SLM (range 0).
+    #[arg(long)]
+    pub input: PathBuf,
+    /// CPARAM1, then CPARAM2: a decimal number, or `str:TEXT` (up to 8 bytes, first byte
+    /// lowest). Repeatable, at most twice.
+    #[arg(long = "param", allow_hyphen_values = true)]
+    pub params: Vec<String>,
+    /// The compute engine by name (the preset's `[cs]` engines; `--engine list` names them).
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// Where the program's output (range 1, read back with Memory Read) goes.
+    #[arg(long)]
+    pub output: PathBuf,
+    /// Print each command with its simulated latency.
+    #[arg(long)]
+    pub trace_commands: bool,
+    /// Bytes of the output range.
+    #[arg(long, default_value_t = 4096)]
+    pub output_bytes: u64,
+    /// Load Program chunk size, KiB.
+    #[arg(long, default_value_t = 64)]
+    pub chunk_kib: u64,
+    /// Refuse an input larger than this (MiB): the run holds it in RAM a few times.
+    #[arg(long, default_value_t = 2048)]
+    pub input_max_mib: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Programs read are bounded: 64 MiB, far above any device's MAXPB, so that an oversized
+/// program reaches the device and is refused there with its status.
+const PROGRAM_FILE_BYTES_MAX: u64 = 64 << 20;
+
+fn read_bounded(what: &str, path: &Path, max_bytes: u64) -> Result<Vec<u8>, CliError> {
+    let io = |source| CliError::Io {
+        what: format!("{what} {}", path.display()),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    f.take(max_bytes + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(CliError::Workload(format!(
+            "{what} {}: larger than {max_bytes} bytes",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}
+
+fn param(text: &str) -> Result<u64, CliError> {
+    if let Some(s) = text.strip_prefix("str:") {
+        if s.len() > 8 {
+            return Err(CliError::Workload(format!(
+                "--param {text}: str: takes at most 8 bytes"
+            )));
+        }
+        let mut w = [0u8; 8];
+        w[..s.len()].copy_from_slice(s.as_bytes());
+        return Ok(u64::from_le_bytes(w));
+    }
+    text.parse().map_err(|_| {
+        CliError::Workload(format!(
+            "--param {text}: a decimal number or str:TEXT (up to 8 bytes)"
+        ))
+    })
+}
+
+fn program_type(path: &Path) -> Result<ProgramType, CliError> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("o") => Ok(ProgramType::Ebpf),
+        Some("wasm") | Some("wat") => Ok(ProgramType::Wasm),
+        _ => Err(CliError::Workload(format!(
+            "--program {}: name it .o (an eBPF object), .wasm or .wat (WebAssembly)",
+            path.display()
+        ))),
+    }
+}
+
+fn us(d: nearflash_sim::SimDuration) -> f64 {
+    d.as_ns() as f64 / 1e3
+}
+
+fn print_steps(steps: &[Step]) {
+    for s in steps {
+        eprintln!(
+            "  {:<32} {:>14.1} us  {:<28} {}",
+            s.name,
+            us(s.latency),
+            s.status.name(),
+            s.detail
+        );
+    }
+}
+
+pub fn run(args: &CsArgs) -> Result<bool, CliError> {
+    match &args.command {
+        CsCommand::Run(r) => run_offload(r),
+    }
+}
+
+fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
+    crate::output::check_file("--output", &r.output)?;
+    if r.params.len() > 2 {
+        return Err(CliError::Workload(
+            "--param: Execute Program takes two parameters (CPARAM1, CPARAM2)".into(),
+        ));
+    }
+    let mut params = [0u64; 2];
+    for (i, p) in r.params.iter().enumerate() {
+        params[i] = param(p)?;
+    }
+    if r.chunk_kib == 0 || r.output_bytes == 0 || r.output_bytes > u64::from(u32::MAX) {
+        return Err(CliError::Workload(
+            "--chunk-kib and --output-bytes must be positive (the output range at most 4 GiB)"
+                .into(),
+        ));
+    }
+    let ptype = program_type(&r.program)?;
+    let preset = nearflash_preset::Preset::load(&r.preset, &r.overrides)?;
+    let cs: CsConfig = preset.system().unwrap_or_default();
+    let engine = match &r.engine {
+        None => 0,
+        Some(name) => cs
+            .engines
+            .iter()
+            .position(|e| &e.name == name)
+            .ok_or_else(|| {
+                CliError::Workload(format!(
+                    "--engine {name}: preset {} has {}",
+                    preset.name,
+                    cs.engines
+                        .iter()
+                        .map(|e| e.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?,
+    };
+    let engine_name = cs.engines[engine].name.clone();
+    let program = read_bounded("program", &r.program, PROGRAM_FILE_BYTES_MAX)?;
+    let input = read_bounded("input", &r.input, r.input_max_mib << 20)?;
+    let host = preset.host.clone().unwrap_or_default();
+    let drive = DriveConfig {
+        flash: preset.flash.clone(),
+        ftl: preset.ftl.clone(),
+        write_cache: preset.write_cache.clone(),
+        nvme: preset.nvme.clone(),
+    };
+    let cs_err = |e: nearflash_cs::session::SessionError| CliError::Cs(e.into());
+    let mut session = Session::new(&drive, cs, r.seed).map_err(cs_err)?;
+    session
+        .write_nvm(0, &input, host.io_request_bytes, host.io_queue_depth)
+        .map_err(cs_err)?;
+    let o = Offload {
+        ptype,
+        program,
+        input_bytes: input.len() as u64,
+        params,
+        engine,
+        output_bytes: r.output_bytes,
+        chunk_bytes: r.chunk_kib << 10,
+    };
+    eprintln!(
+        "{} ({}, {} bytes) over {} ({} bytes) on engine {engine_name} of preset {}",
+        r.program.display(),
+        ptype.name(),
+        o.program.len(),
+        r.input.display(),
+        input.len(),
+        preset.name
+    );
+    let got = match offload(&mut session, &o) {
+        Ok(g) => g,
+        Err(e) => {
+            // The commands up to the failing one, with their latencies; then the error names
+            // the command, its status and why.
+            if let OffloadError::Command { steps, .. } = &e {
+                print_steps(steps);
+            }
+            return Err(CliError::Cs(e));
+        }
+    };
+    if r.trace_commands {
+        print_steps(&got.steps);
+    }
+    if !got.log.is_empty() {
+        eprintln!("program log: {}", String::from_utf8_lossy(&got.log));
+    }
+    crate::output::write_atomic(&r.output, &got.output)?;
+    let h = host_only(&mut session, &o, &host).map_err(CliError::Cs)?;
+    eprintln!(
+        "offload:   {:>12.1} us  (result {}, {} instructions, {} SLM bytes touched)",
+        us(got.total),
+        got.result,
+        got.work.instructions,
+        got.work.slm_bytes
+    );
+    eprintln!(
+        "host only: {:>12.1} us  (read {:.1} us through the host stack, compute {:.1} us on a host core)",
+        us(h.total),
+        us(h.read),
+        us(h.compute)
+    );
+    eprintln!(
+        "speedup of the offload: {:.2}x{}",
+        h.total.as_ns() as f64 / got.total.as_ns().max(1) as f64,
+        if h.output == got.output {
+            ""
+        } else {
+            " (the host's output differs!)"
+        }
+    );
+    Ok(h.output == got.output)
+}
