@@ -30,8 +30,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-# The slow lines' small sizes: "text in the README's line|what it becomes". (reproduce hayagui
-# runs as written: it has no smaller form, and its functional fidelity needs more memory.)
+# The slow lines' small sizes: "text in the README's line|what it becomes".
 SMALL=(
   "--total-gib 8|--total-gib 1"
   "--requests 20000 --precondition|--requests 2000 --precondition"
@@ -46,6 +45,7 @@ SMALL=(
   "reproduce active-flash --out out/af|reproduce active-flash --out out/af --volume-mib 16 --foreground-mb-s 20 --splits 0.5"
   "db-bench --access redirected --num 20000|db-bench --access redirected --num 1000"
   "--records 5000 --operations 5000|--records 500 --operations 500"
+  "reproduce hayagui --out out/hayagui|reproduce hayagui --out out/hayagui --db-num 2000 --genome-scale 1000"
   "--dataset mouse --scale 100|--dataset tiny"
 )
 
