@@ -194,8 +194,10 @@ enum Job {
     },
     Read {
         req: u32,
-        zone: u32,
-        row: u32,
+        /// The zone generation and the row's first sector when the read was issued: what
+        /// the page's spare area must say (a Reset may have come since).
+        generation: u64,
+        start: u32,
         channel: u32,
         /// (sector index within the request, sector index within the row) pairs.
         sectors: Vec<(u32, u32)>,
@@ -344,6 +346,11 @@ impl ZonedDevice {
     /// Nothing in flight and no row buffer waiting to be sealed.
     pub fn is_quiescent(&self) -> bool {
         self.reqs.live() == 0 && self.jobs.live() == 0 && self.bb.in_flight() == 0
+    }
+
+    /// Host commands accepted and not yet completed.
+    pub fn requests_in_flight(&self) -> usize {
+        self.reqs.live()
     }
 
     /// Gives up the device for a power cut: only the flash remains.
@@ -601,9 +608,6 @@ impl ZonedDevice {
         let req = self.reqs.get(r);
         req.write_seq = seq;
         req.appended_sector = at;
-        if self.media[zone as usize].needs_erase {
-            self.issue_erase(zone, None, false, q);
-        }
         let rs = self.row_sectors();
         let sb = self.layout.sector_buf_offset(0);
         debug_assert_eq!(sb, 0);
@@ -709,6 +713,11 @@ impl ZonedDevice {
         waiters: Vec<u32>,
         q: &mut impl Schedule<ZnsEvent>,
     ) {
+        if self.media[zone as usize].needs_erase {
+            // Recovery found torn rows in the zone's blocks: erase them first (each die
+            // runs the erase before the program queued behind it).
+            self.issue_erase(zone, None, false, q);
+        }
         let geo = &self.layout.geo;
         let (channels, planes) = (geo.channels, geo.planes_per_die);
         let job = self.jobs.insert(Job::Program {
@@ -928,7 +937,7 @@ impl ZonedDevice {
                     .copy_from_slice(&buf[src..src + SECTOR_BYTES as usize]);
             }
         };
-        let mut ops: Vec<(u32, u32, Vec<(u32, u32)>)> = Vec::new();
+        let mut ops: Vec<(u32, u32, u32, Vec<(u32, u32)>)> = Vec::new();
         let rows_from = m.rows.partition_point(|row| row.start + row.sectors <= rel);
         for row in &m.rows[rows_from..] {
             if row.start >= rel + n {
@@ -948,7 +957,7 @@ impl ZonedDevice {
                     .map(|s| ((at + u64::from(s - rel)) as u32, s - row.start))
                     .collect();
                 if !sectors.is_empty() {
-                    ops.push((row.row, c, sectors));
+                    ops.push((row.row, row.start, c, sectors));
                 }
             }
         }
@@ -960,11 +969,12 @@ impl ZonedDevice {
             }
         }
         self.reqs.get(r).data = out;
-        for (row, channel, sectors) in ops {
+        let generation = m.generation;
+        for (row, start, channel, sectors) in ops {
             let job = self.jobs.insert(Job::Read {
                 req: r,
-                zone,
-                row,
+                generation,
+                start,
                 channel,
                 sectors,
             });
@@ -1062,15 +1072,15 @@ impl ZonedDevice {
             Job::Read { .. } => {
                 let Job::Read {
                     req,
-                    zone,
-                    row,
+                    generation,
+                    start,
                     channel,
                     sectors,
                 } = self.jobs.remove(id)
                 else {
                     unreachable!("matched above")
                 };
-                let result = self.copy_read(&c, zone, row, channel, req, &sectors);
+                let result = self.copy_read(&c, (generation, start), channel, req, &sectors);
                 let r = self.reqs.get(req);
                 if let Err(e) = result {
                     r.result = Err(e);
@@ -1119,12 +1129,11 @@ impl ZonedDevice {
     }
 
     /// Copies a flash read's sectors into the request (functional fidelity), checking each
-    /// page's spare-area record names this zone row's data.
+    /// page's spare-area record names the zone row's data the read was issued for.
     fn copy_read(
         &mut self,
         c: &FlashCompletion,
-        zone: u32,
-        row: u32,
+        (generation, start): (u64, u32),
         channel: u32,
         req: u32,
         sectors: &[(u32, u32)],
@@ -1138,12 +1147,6 @@ impl ZonedDevice {
         let geo = &self.layout.geo;
         let (ps, os) = (geo.page_size_bytes as usize, geo.oob_size_bytes as usize);
         let spp = self.layout.sectors_per_page();
-        let generation = self.media[zone as usize].generation;
-        let expected = self.media[zone as usize]
-            .rows
-            .iter()
-            .find(|x| x.row == row)
-            .map(|x| x.start);
         let mut out = std::mem::take(&mut self.reqs.get(req).data);
         let mut result = Ok(());
         for &(dst_sector, in_row) in sectors {
@@ -1153,9 +1156,7 @@ impl ZonedDevice {
             let page = &c.op.data[plane * ps..(plane + 1) * ps];
             let oob = &c.op.oob[plane * os..(plane + 1) * os];
             let ok = OobRecord::decode(page, oob).is_some_and(|rec| {
-                rec.kind == PageKind::Data
-                    && Some(rec.lpn as u32) == expected
-                    && rec.epoch == generation
+                rec.kind == PageKind::Data && rec.lpn == u64::from(start) && rec.epoch == generation
             });
             if !ok {
                 result = Err(IoError::Integrity);

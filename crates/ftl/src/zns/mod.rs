@@ -9,6 +9,7 @@
 //! - `crashtest.rs`: power-cut testing of a zoned workload.
 
 pub mod config;
+pub mod crashtest;
 pub mod device;
 pub mod recovery;
 pub mod zone;

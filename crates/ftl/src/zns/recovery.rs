@@ -11,7 +11,9 @@
 //!   once all its rows are programmed, and each die programs a zone's rows in order).
 //! - State: a zone with a bad block is Read Only if it holds data, else Offline; a Finish
 //!   mark, a full chain, or no row left makes it Full; no data makes it Empty (erased first
-//!   if torn rows are in its blocks); otherwise Closed — open zones do not survive the
+//!   if torn rows are in its blocks); a zone whose last row reached only some of its blocks
+//!   (their page frontiers differ, so no next row could be programmed in page order) is
+//!   finished by the controller; otherwise Closed — open zones do not survive the
 //!   controller's RAM. A zone that would exceed the active limit (possible only when an
 //!   unacknowledged Reset was lost) is finished by the controller.
 //!
@@ -93,6 +95,10 @@ pub fn recover(
                     break;
                 }
                 scan.next_row = row + 1;
+                // Some blocks programmed this row and some did not (a cut between the
+                // channels' programs): the zone's blocks no longer share a frontier, and
+                // the next row could not be programmed in page order on all of them.
+                scan.ragged = erased > 0;
                 let first = records.first().copied().flatten();
                 let whole = records.len() == blocks.len()
                     && first.is_some()
@@ -143,7 +149,10 @@ pub fn recover(
                 report.zones_needing_erase += 1;
             }
             (ZoneState::Empty, start, false)
-        } else if scan.next_row == rows_max || dev.table.active_count() >= dev.table.active_max() {
+        } else if scan.next_row == rows_max
+            || scan.ragged
+            || dev.table.active_count() >= dev.table.active_max()
+        {
             report.zones_full += 1;
             (ZoneState::Full, start + dev.table.zone_sectors(), true)
         } else {
@@ -161,6 +170,8 @@ pub fn recover(
 struct ZoneScan {
     bad: bool,
     finished: bool,
+    /// The last programmed row is programmed on some blocks only.
+    ragged: bool,
     next_row: u32,
     data_end: u32,
     generation: u64,
