@@ -9,7 +9,7 @@ pub mod request;
 pub mod shadow;
 pub mod verify;
 
-pub use request::{BlockCompletion, BlockOp, BlockRequest, IoError, SECTOR_BYTES};
+pub use request::{BlockCompletion, BlockOp, BlockRequest, IoError, ZoneStatus, SECTOR_BYTES};
 
 use nearflash_sim::{Schedule, SimRng, TraceEvent};
 

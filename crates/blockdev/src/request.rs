@@ -56,6 +56,90 @@ pub enum IoError {
         "uncorrectable read: a flash page held more bit errors than ECC and read-retry correct"
     )]
     Uncorrectable,
+    /// A zoned namespace refused the command (NVMe ZNS command-specific status).
+    #[error(transparent)]
+    Zone(#[from] ZoneStatus),
+}
+
+/// Why a zoned namespace refused a command: the command-specific status codes of NVMe ZNS
+/// (TP4053; codes as FEMU's `hw/femu/nvme.h` spells them, `NVME_ZONE_*`, status code type 1).
+#[derive(Clone, Copy, Debug, Error, PartialEq, Eq, Hash)]
+pub enum ZoneStatus {
+    /// The write or append would cross the end of the zone's writable capacity (0xB8).
+    #[error("zone boundary error: the write crosses the end of zone {zone}'s capacity")]
+    BoundaryError { zone: u32 },
+    /// The zone is Full (0xB9).
+    #[error("zone {zone} is full")]
+    ZoneIsFull { zone: u32 },
+    /// The zone is Read Only (0xBA).
+    #[error("zone {zone} is read-only")]
+    ZoneIsReadOnly { zone: u32 },
+    /// The zone is Offline (0xBB).
+    #[error("zone {zone} is offline")]
+    ZoneIsOffline { zone: u32 },
+    /// A write not at the zone's write pointer, or an append not addressed to the zone's
+    /// first LBA (0xBC).
+    #[error("zone invalid write: zone {zone}'s write pointer is at sector {wp_sector}, the write starts at sector {sector}")]
+    InvalidWrite {
+        zone: u32,
+        sector: u64,
+        wp_sector: u64,
+    },
+    /// Opening the zone would exceed the maximum active resources (MAR) (0xBD).
+    #[error("too many active zones: {active_max} already active")]
+    TooManyActiveZones { active_max: u32 },
+    /// Opening the zone would exceed the maximum open resources (MOR) and no implicitly
+    /// open zone can be closed to admit it (0xBE).
+    #[error("too many open zones: {open_max} already open")]
+    TooManyOpenZones { open_max: u32 },
+    /// The Zone Management Send action is not allowed from the zone's state (0xBF).
+    #[error(
+        "invalid zone state transition: {action} is not allowed on zone {zone}, which is {state}"
+    )]
+    InvalidStateTransition {
+        zone: u32,
+        action: &'static str,
+        state: &'static str,
+    },
+    /// A Zone Append larger than the zone append size limit (ZASL): Invalid Field in Command
+    /// (0x02), as FEMU answers it.
+    #[error(
+        "zone append of {len_bytes} bytes exceeds the zone append size limit of {zasl_bytes} bytes"
+    )]
+    AppendTooLarge { len_bytes: u64, zasl_bytes: u64 },
+    /// A program failed on the zone's media; the zone turned Read Only (Write Fault).
+    #[error("write fault: a program in zone {zone} failed and the zone is now read-only")]
+    WriteFault { zone: u32 },
+    /// Dataset Management (deallocate) on a zoned namespace: zoned data is freed by Zone
+    /// Reset, not by trims (Invalid Field in Command).
+    #[error("deallocate (trim) is not supported on a zoned namespace: reset the zone instead")]
+    DeallocateUnsupported,
+    /// The command addresses no zone of the namespace, or a zone command was sent to a
+    /// conventional namespace.
+    #[error("invalid zone: sector {sector} is not the first sector of a zone of this namespace")]
+    InvalidZone { sector: u64 },
+}
+
+impl ZoneStatus {
+    /// The NVMe status code: command specific (status code type 1) for the zone errors,
+    /// generic 0x02 (Invalid Field in Command) for the rest, 0x80 (Write Fault, media
+    /// errors) for a failed program.
+    pub fn code(self) -> u8 {
+        match self {
+            ZoneStatus::BoundaryError { .. } => 0xB8,
+            ZoneStatus::ZoneIsFull { .. } => 0xB9,
+            ZoneStatus::ZoneIsReadOnly { .. } => 0xBA,
+            ZoneStatus::WriteFault { .. } => 0x80,
+            ZoneStatus::ZoneIsOffline { .. } => 0xBB,
+            ZoneStatus::InvalidWrite { .. } => 0xBC,
+            ZoneStatus::TooManyActiveZones { .. } => 0xBD,
+            ZoneStatus::TooManyOpenZones { .. } => 0xBE,
+            ZoneStatus::InvalidStateTransition { .. } => 0xBF,
+            ZoneStatus::AppendTooLarge { .. }
+            | ZoneStatus::InvalidZone { .. }
+            | ZoneStatus::DeallocateUnsupported => 0x02,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -14,6 +14,7 @@ pub mod oob;
 pub mod recovery;
 pub mod superblock;
 pub mod testing;
+pub mod zns;
 pub use nearflash_blockdev::verify;
 
 pub use config::{FtlConfig, GcPolicy, MappingMode, SlcCacheConfig};

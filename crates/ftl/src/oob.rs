@@ -8,7 +8,7 @@
 //! | 4..12 | lpn   | logical page (data) or page index within the checkpoint |
 //! | 12..20| seq   | write sequence number of the group version (kept by GC copies) |
 //! | 20..28| epoch | the superblock's open epoch when the page was programmed |
-//! | 28..32| kind  | 1 = data, 2 = checkpoint, 3/4 = lost data, 5 = filler; bit 8 = block in SLC mode |
+//! | 28..32| kind  | 1 = data, 2 = checkpoint, 3/4 = lost data, 5 = filler, 6 = zone finish mark; bit 8 = block in SLC mode |
 //! | 32..36| crc   | CRC-32 over the page data and bytes 0..32 |
 //! | 36..40| hcrc  | CRC-32 over `NFOH` and bytes 0..32 alone (0 in records written before it) |
 //!
@@ -38,6 +38,9 @@ pub enum PageKind {
     /// Page-level mapping: a slot programmed with filler (a flush or the end of a GC run
     /// sealed a partly filled program unit).
     Pad,
+    /// Zoned mode: the row a Finish Zone command programs after a zone's data, so that the
+    /// zone comes back Full after a power cut (`zns::recovery`).
+    ZoneFinish,
 }
 
 /// Why a moved page's content was lost.
@@ -80,6 +83,7 @@ impl OobRecord {
             PageKind::Lost(LossCause::Integrity) => 3,
             PageKind::Lost(LossCause::Media) => 4,
             PageKind::Pad => 5,
+            PageKind::ZoneFinish => 6,
         } | if self.slc { SLC_FLAG } else { 0 };
         oob[28..32].copy_from_slice(&kind.to_le_bytes());
         let crc = checksum(data, &oob[0..32]);
@@ -134,6 +138,7 @@ impl OobRecord {
             3 => PageKind::Lost(LossCause::Integrity),
             4 => PageKind::Lost(LossCause::Media),
             5 => PageKind::Pad,
+            6 => PageKind::ZoneFinish,
             _ => return None,
         };
         Some(OobRecord {
