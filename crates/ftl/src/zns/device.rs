@@ -34,6 +34,10 @@ use nearflash_flash::{
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
 use std::collections::{BTreeSet, VecDeque};
 
+/// A read of one row on one channel: (row, the row's first sector, channel, its
+/// (request sector, row sector) pairs).
+type RowRead = (u32, u32, u32, Vec<(u32, u32)>);
+
 /// Most descriptors one Report Zones returns (a report is bounded like any answer).
 pub const REPORT_ZONES_MAX: usize = 4096;
 
@@ -491,7 +495,10 @@ impl ZonedDevice {
 
     fn check_range(&self, offset_bytes: u64, len_bytes: u64) -> Result<(), IoError> {
         let capacity_bytes = u64::from(self.table.count()) * self.zone_bytes();
-        if len_bytes == 0 || offset_bytes % SECTOR_BYTES != 0 || len_bytes % SECTOR_BYTES != 0 {
+        if len_bytes == 0
+            || !offset_bytes.is_multiple_of(SECTOR_BYTES)
+            || !len_bytes.is_multiple_of(SECTOR_BYTES)
+        {
             return Err(IoError::Misaligned {
                 offset_bytes,
                 len_bytes,
@@ -937,7 +944,7 @@ impl ZonedDevice {
                     .copy_from_slice(&buf[src..src + SECTOR_BYTES as usize]);
             }
         };
-        let mut ops: Vec<(u32, u32, u32, Vec<(u32, u32)>)> = Vec::new();
+        let mut ops: Vec<RowRead> = Vec::new();
         let rows_from = m.rows.partition_point(|row| row.start + row.sectors <= rel);
         for row in &m.rows[rows_from..] {
             if row.start >= rel + n {
