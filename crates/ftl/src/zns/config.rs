@@ -55,7 +55,7 @@ impl ZnsConfig {
             );
         }
         let z = self.zone_append_size_limit_bytes;
-        if z < 4096 || !(z / 4096).is_power_of_two() || z % 4096 != 0 {
+        if z < 4096 || !(z / 4096).is_power_of_two() || !z.is_multiple_of(4096) {
             return bad(
                 "zone_append_size_limit_bytes",
                 format!("must be 2^n × 4096 bytes, got {z}"),

@@ -668,7 +668,7 @@ fn run_inner(
         sim: Sim::new(seed),
         dev,
     };
-    let aim = if seed % 2 == 0 {
+    let aim = if seed.is_multiple_of(2) {
         ZnsCutPhase::Program
     } else {
         ZnsCutPhase::Erase

@@ -211,6 +211,10 @@ enum Job {
     },
 }
 
+/// One flash read a host read needs: (row, the row's first zone-relative sector, channel,
+/// (request sector, row sector) pairs).
+type RowRead = (u32, u32, u32, Vec<(u32, u32)>);
+
 /// A slab with a free list; ids are reused.
 struct Slab<T> {
     items: Vec<Option<T>>,
@@ -491,7 +495,10 @@ impl ZonedDevice {
 
     fn check_range(&self, offset_bytes: u64, len_bytes: u64) -> Result<(), IoError> {
         let capacity_bytes = u64::from(self.table.count()) * self.zone_bytes();
-        if len_bytes == 0 || offset_bytes % SECTOR_BYTES != 0 || len_bytes % SECTOR_BYTES != 0 {
+        if len_bytes == 0
+            || !offset_bytes.is_multiple_of(SECTOR_BYTES)
+            || !len_bytes.is_multiple_of(SECTOR_BYTES)
+        {
             return Err(IoError::Misaligned {
                 offset_bytes,
                 len_bytes,
@@ -937,7 +944,7 @@ impl ZonedDevice {
                     .copy_from_slice(&buf[src..src + SECTOR_BYTES as usize]);
             }
         };
-        let mut ops: Vec<(u32, u32, u32, Vec<(u32, u32)>)> = Vec::new();
+        let mut ops: Vec<RowRead> = Vec::new();
         let rows_from = m.rows.partition_point(|row| row.start + row.sectors <= rel);
         for row in &m.rows[rows_from..] {
             if row.start >= rel + n {
