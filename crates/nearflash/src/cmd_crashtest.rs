@@ -1,11 +1,15 @@
 //! `nearflash crashtest`: power cuts at random events (aimed in turn at host writes, GC copies,
 //! checkpoint writes and erases), recovery, and a read-back of every sector against the
 //! reference model, one seed after another. Prints the cuts per phase and the violations; the
-//! last line is "N passed, M failed", and any failure makes the exit status non-zero.
+//! last line is "N passed, M failed", and any failure makes the exit status non-zero. With
+//! `--set zns.enabled=true` the drive is zoned and the zoned crash test runs instead
+//! (`nearflash_ftl::zns::crashtest`: cuts aimed at programs and Resets; acknowledged data
+//! and write pointers checked).
 
 use crate::error::CliError;
 use crate::progress::Progress;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
+use nearflash_ftl::zns::crashtest as zcrash;
 use nearflash_ftl::{run_seed, summarize, CrashOutcome, CrashSummary, CrashTestConfig};
 use nearflash_preset::Preset;
 use serde::Serialize;
@@ -117,6 +121,9 @@ pub fn run(args: &CrashArgs) -> Result<bool, CliError> {
     if cfg.ops_per_seed == 0 {
         return Err(CliError::Workload("--ops must be at least 1".into()));
     }
+    if preset.zns.enabled {
+        return run_zoned(args, &preset, &cfg, wall);
+    }
     let bar = Progress::new("crashtest", !args.quiet);
     let mut outcomes = Vec::with_capacity(args.seeds as usize);
     for (i, seed) in (args.first_seed..args.first_seed + args.seeds).enumerate() {
@@ -191,4 +198,100 @@ fn table(s: &CrashSummary) -> String {
         t.add_row(vec![k.to_string(), v]);
     }
     t.to_string()
+}
+
+#[derive(Serialize)]
+struct ZonedCrashReport<'a> {
+    version: &'static str,
+    preset: &'a str,
+    config: &'a CrashTestConfig,
+    first_seed: u64,
+    summary: &'a zcrash::ZnsCrashSummary,
+    failures: Vec<&'a zcrash::ZnsCrashOutcome>,
+    wall_s: f64,
+}
+
+/// The zoned crash test over the seeds (`--set zns.enabled=true`).
+fn run_zoned(
+    args: &CrashArgs,
+    preset: &Preset,
+    cfg: &CrashTestConfig,
+    wall: Instant,
+) -> Result<bool, CliError> {
+    let bar = Progress::new("crashtest (zoned)", !args.quiet);
+    let mut outcomes = Vec::with_capacity(args.seeds as usize);
+    for (i, seed) in (args.first_seed..args.first_seed + args.seeds).enumerate() {
+        outcomes.push(zcrash::run_seed(
+            &preset.flash,
+            &preset.ftl,
+            &preset.zns,
+            cfg,
+            seed,
+        ));
+        bar.update(i as u64 + 1, args.seeds);
+    }
+    bar.finish();
+    let summary = zcrash::summarize(&outcomes);
+    let failures: Vec<&zcrash::ZnsCrashOutcome> = outcomes.iter().filter(|o| !o.passed()).collect();
+    if let Some(path) = &args.json {
+        let report = ZonedCrashReport {
+            version: env!("CARGO_PKG_VERSION"),
+            preset: &preset.name,
+            config: cfg,
+            first_seed: args.first_seed,
+            summary: &summary,
+            failures: failures.clone(),
+            wall_s: wall.elapsed().as_secs_f64(),
+        };
+        let text = serde_json::to_string_pretty(&report).expect("serialisable");
+        crate::output::write_atomic(path, (text + "\n").as_bytes())?;
+    }
+    if !args.quiet {
+        let mut t = Table::new();
+        t.load_preset(UTF8_BORDERS_ONLY);
+        t.set_header(vec!["figure", "value"]);
+        let cuts = summary
+            .cuts_by_phase
+            .iter()
+            .map(|(p, n)| format!("{p:?}: {n}").to_lowercase())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let rows = [
+            ("seeds", summary.seeds.to_string()),
+            ("cuts by phase", cuts),
+            (
+                "acknowledged sectors checked",
+                summary.acked_sectors_checked.to_string(),
+            ),
+            (
+                "lost acknowledged sectors",
+                summary.lost_acked_sectors.to_string(),
+            ),
+            (
+                "write-pointer regressions",
+                summary.wp_regressions.to_string(),
+            ),
+            ("wrong-data reads", summary.wrong_data_reads.to_string()),
+            ("I/O errors", summary.io_errors.to_string()),
+            ("errors (recovery / firmware)", summary.errors.to_string()),
+        ];
+        for (k, v) in rows {
+            t.add_row(vec![k.to_string(), v]);
+        }
+        println!("{t}");
+        for f in failures.iter().take(10) {
+            println!(
+                "seed {} failed: cut in {:?}; {}",
+                f.seed,
+                f.cut_phase,
+                f.error
+                    .as_deref()
+                    .or(f.first_violation.as_deref())
+                    .unwrap_or("I/O errors")
+            );
+        }
+        println!("wall time: {:.2} s", wall.elapsed().as_secs_f64());
+    }
+    println!("{} passed, {} failed", summary.passed, summary.failed);
+    Ok(summary.failed == 0)
 }

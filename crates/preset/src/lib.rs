@@ -20,6 +20,7 @@ pub use explain::error_key;
 pub use system::SystemTable;
 
 use nearflash_flash::FlashConfig;
+use nearflash_ftl::zns::ZnsConfig;
 use nearflash_ftl::FtlConfig;
 use nearflash_host::HostConfig;
 use nearflash_nvme::NvmeConfig;
@@ -73,6 +74,8 @@ struct Layers {
     ssd_ftl: Option<FtlConfig>,
     #[serde(default)]
     ssd_nvme: Option<NvmeConfig>,
+    #[serde(default)]
+    zns: ZnsConfig,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -96,6 +99,9 @@ pub struct Preset {
     /// That SSD's NVMe front end and PCIe link (`[ssd_nvme]`; the NVMe crate's cited
     /// defaults when the table is absent).
     pub ssd_nvme: NvmeConfig,
+    /// Zoned namespace mode (`[zns]`; off unless `zns.enabled`): the drive exposes zones
+    /// (`nearflash_ftl::zns`) instead of a conventional namespace.
+    pub zns: ZnsConfig,
     /// The system tables present, by table name, each already validated by its type.
     systems: BTreeMap<&'static str, toml::Value>,
 }
@@ -125,6 +131,9 @@ impl Preset {
         // Every device has a front end: a preset silent about it takes the NVMe crate's
         // defaults, and `--set nvme.link.lanes=8` works on any preset.
         doc.entry("nvme")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        // Likewise zoned mode: `--set zns.enabled=true` works on any preset.
+        doc.entry("zns")
             .or_insert_with(|| toml::Value::Table(toml::Table::new()));
         for o in overrides {
             overrides::apply(&mut doc, o)?;
@@ -193,6 +202,10 @@ impl Preset {
         }
         let ssd_nvme = layers.ssd_nvme.unwrap_or_default();
         ssd_nvme.validate().map_err(|e| invalid("ssd_")(e.into()))?;
+        layers
+            .zns
+            .validate(&layers.flash)
+            .map_err(|e| invalid("")(e.into()))?;
         Ok(Preset {
             name: layers.name,
             description: layers.description,
@@ -203,6 +216,7 @@ impl Preset {
             host: layers.host,
             ssd,
             ssd_nvme,
+            zns: layers.zns,
             systems,
         })
     }
@@ -285,6 +299,9 @@ impl Serialize for Preset {
             m.serialize_entry("ssd_flash", f)?;
             m.serialize_entry("ssd_ftl", t)?;
             m.serialize_entry("ssd_nvme", &self.ssd_nvme)?;
+        }
+        if self.zns != ZnsConfig::default() {
+            m.serialize_entry("zns", &self.zns)?;
         }
         for (table, value) in &self.systems {
             m.serialize_entry(table, value)?;
