@@ -215,10 +215,6 @@ enum Job {
     },
 }
 
-/// One flash read a host read needs: (row, the row's first zone-relative sector, channel,
-/// (request sector, row sector) pairs).
-type RowRead = (u32, u32, u32, Vec<(u32, u32)>);
-
 /// A slab with a free list; ids are reused.
 struct Slab<T> {
     items: Vec<Option<T>>,
