@@ -14,6 +14,8 @@
 //! payload:        logical_groups × (pgn u32, seq u64)
 //!                 superblocks × (epoch u64, state u8)
 //!                 superblocks × group_pages × remapped block u32
+//!                 extension bytes (Flexible Data Placement's, `crate::fdp::checkpoint_bytes`:
+//!                 none while it is off)
 //! ```
 //!
 //! Each page of a checkpoint carries an OOB record of kind `Checkpoint` with
@@ -41,6 +43,9 @@ pub struct Snapshot {
     pub sb_epochs: Vec<u64>,
     pub sb_states: Vec<SbState>,
     pub remap: Vec<u32>,
+    /// Extensions' state, opaque here (FDP's section; empty while it is off). Its length is
+    /// fixed by the configuration, as the rest is by the geometry.
+    pub extension: Vec<u8>,
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -55,12 +60,18 @@ pub enum CheckpointError {
     Geometry(&'static str),
 }
 
-/// Upper bound of an encoded checkpoint's size.
-pub fn encoded_bytes_max(logical_groups: u64, superblocks: u32, group_pages: u32) -> u64 {
+/// Upper bound of an encoded checkpoint's size, with `extension_bytes` of extensions.
+pub fn encoded_bytes_max(
+    logical_groups: u64,
+    superblocks: u32,
+    group_pages: u32,
+    extension_bytes: u64,
+) -> u64 {
     HEADER_BYTES
         + logical_groups * 12
         + u64::from(superblocks) * 9
         + u64::from(superblocks) * u64::from(group_pages) * 4
+        + extension_bytes
 }
 
 impl Snapshot {
@@ -69,6 +80,7 @@ impl Snapshot {
             self.l2p.len() as u64,
             self.sb_epochs.len() as u32,
             self.group_pages(),
+            self.extension.len() as u64,
         )
     }
 
@@ -95,6 +107,7 @@ impl Snapshot {
         for b in &self.remap {
             payload.extend_from_slice(&b.to_le_bytes());
         }
+        payload.extend_from_slice(&self.extension);
         let mut out = Vec::with_capacity(HEADER_BYTES as usize + payload.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
@@ -127,6 +140,7 @@ impl Snapshot {
         logical_groups: u64,
         superblocks: u32,
         group_pages: u32,
+        extension_bytes: u64,
     ) -> Result<Snapshot, CheckpointError> {
         let total = Self::announced_len(bytes)?;
         if (bytes.len() as u64) < total {
@@ -143,7 +157,8 @@ impl Snapshot {
             return Err(CheckpointError::Geometry("superblock layout"));
         }
         if payload.len() as u64
-            != encoded_bytes_max(logical_groups, superblocks, group_pages) - HEADER_BYTES
+            != encoded_bytes_max(logical_groups, superblocks, group_pages, extension_bytes)
+                - HEADER_BYTES
         {
             return Err(CheckpointError::Geometry("payload length"));
         }
@@ -165,6 +180,8 @@ impl Snapshot {
         let remap = (0..(superblocks * group_pages) as usize)
             .map(|i| u32_at(payload, at + i * 4))
             .collect();
+        let extension = payload[at + (superblocks * group_pages) as usize * 4..].to_vec();
+        debug_assert_eq!(extension.len() as u64, extension_bytes);
         Ok(Snapshot {
             ckpt_seq: u64_at(bytes, 8),
             next_write_seq: u64_at(bytes, 16),
@@ -174,6 +191,7 @@ impl Snapshot {
             sb_epochs,
             sb_states,
             remap,
+            extension,
         })
     }
 }
@@ -200,6 +218,7 @@ mod tests {
             sb_epochs: vec![1, 2],
             sb_states: vec![SbState::Closed, SbState::Open],
             remap: vec![0, 0, 5, 1],
+            extension: Vec::new(),
         }
     }
 
@@ -208,7 +227,7 @@ mod tests {
         let s = snap();
         let bytes = s.encode();
         assert_eq!(bytes.len() as u64, s.encoded_bytes());
-        assert_eq!(Snapshot::decode(&bytes, 3, 2, 2), Ok(s));
+        assert_eq!(Snapshot::decode(&bytes, 3, 2, 2, 0), Ok(s));
     }
 
     #[test]
@@ -217,19 +236,19 @@ mod tests {
         let mut b = bytes.clone();
         b[70] ^= 1;
         assert_eq!(
-            Snapshot::decode(&b, 3, 2, 2),
+            Snapshot::decode(&b, 3, 2, 2, 0),
             Err(CheckpointError::Checksum)
         );
         assert_eq!(
-            Snapshot::decode(&bytes, 4, 2, 2),
+            Snapshot::decode(&bytes, 4, 2, 2, 0),
             Err(CheckpointError::Geometry("logical group count"))
         );
         assert_eq!(
-            Snapshot::decode(&bytes[..40], 3, 2, 2),
+            Snapshot::decode(&bytes[..40], 3, 2, 2, 0),
             Err(CheckpointError::Short(40))
         );
         assert_eq!(
-            Snapshot::decode(&[0xFF; 200], 3, 2, 2),
+            Snapshot::decode(&[0xFF; 200], 3, 2, 2, 0),
             Err(CheckpointError::Magic)
         );
     }

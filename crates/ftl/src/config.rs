@@ -81,6 +81,11 @@ pub struct FtlConfig {
     /// serialized config while off, so presets without it print as before).
     #[serde(default, skip_serializing_if = "SlcCacheConfig::is_default")]
     pub slc_cache: SlcCacheConfig,
+    /// Flexible Data Placement (`crate::fdp`), off by default. It is the preset's top-level
+    /// `[fdp]` table, not a field of `[ftl]` (as `[zns]` is top-level): the preset loader
+    /// fills it in, and an `[ftl]` table never carries it.
+    #[serde(skip)]
+    pub fdp: crate::fdp::FdpConfig,
 }
 
 /// The hybrid SLC write cache (`[ftl.slc_cache]`): host writes land in superblocks
@@ -191,6 +196,7 @@ impl FtlConfig {
             );
         }
         self.validate_mapping(flash)?;
+        self.fdp.validate(flash, self)?;
         if self.gc_parallel_copies == 0 {
             return bad("ftl.gc_parallel_copies", "must be greater than zero".into());
         }
@@ -226,14 +232,24 @@ impl FtlConfig {
         }
         let layout = crate::layout::Layout::new(&Geometry::from_config(flash), self);
         let data_sbs = layout.data_superblocks();
-        let reserve = self.gc_foreground_free_superblocks + layout.write_points() * 2 + 2;
+        let reserve = self.gc_foreground_free_superblocks + layout.open_points() + 2;
         if data_sbs <= reserve {
             return bad(
-                "flash.blocks_per_plane",
+                if self.fdp.enabled {
+                    "fdp.handles"
+                } else {
+                    "flash.blocks_per_plane"
+                },
                 format!(
                     "geometry leaves {data_sbs} data superblocks; at least {} are needed for \
-                     write points, GC reserve and over-provisioning",
-                    reserve + 1
+                     write points ({} open at once{}), GC reserve and over-provisioning",
+                    reserve + 1,
+                    layout.open_points(),
+                    if self.fdp.enabled {
+                        ": each placement handle keeps its own"
+                    } else {
+                        ""
+                    }
                 ),
             );
         }

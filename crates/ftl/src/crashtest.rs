@@ -174,6 +174,10 @@ pub struct CrashOutcome {
     pub ops_completed: u64,
     pub recovery: RecoveryReport,
     pub second_recovery: Option<RecoveryReport>,
+    /// Recoveries whose FDP counters (the statistics log's and each handle's) were not
+    /// those the newest checkpoint saved (`fdp` drives only; never expected).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fdp_logs_lost: u64,
     /// The first violation seen, for diagnosis.
     pub first_violation: Option<String>,
     /// A configuration error, a recovery failure or a firmware panic.
@@ -186,6 +190,7 @@ impl CrashOutcome {
     /// check it too.
     pub fn passed(&self) -> bool {
         self.lost_flushed_writes == 0
+            && self.fdp_logs_lost == 0
             && self.wrong_data_reads == 0
             && self.io_errors == 0
             && self.error.is_none()
@@ -206,6 +211,8 @@ pub struct CrashSummary {
     pub io_errors: u64,
     pub no_space_errors: u64,
     pub uncorrectable_errors: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fdp_logs_lost: u64,
     /// Seeds that ended in an error (recovery failure, panic).
     pub errors: u64,
     pub failed_seeds: Vec<u64>,
@@ -231,6 +238,7 @@ pub fn summarize(outcomes: &[CrashOutcome]) -> CrashSummary {
         s.io_errors += o.io_errors;
         s.no_space_errors += o.no_space_errors;
         s.uncorrectable_errors += o.uncorrectable_errors;
+        s.fdp_logs_lost += o.fdp_logs_lost;
         s.errors += u64::from(o.error.is_some());
     }
     s
@@ -311,7 +319,7 @@ fn run_seed_inner(
     let (phase, event) = d.run(out, prefill_ops, total, Some((cut_after, target)))?;
     out.cut_phase = phase;
     out.cut_at_event = event;
-    let (mut d, report, cut) = d.crash(ftl)?;
+    let (mut d, report, cut) = d.crash(ftl, out)?;
     out.recovery = report;
     out.power_cut = cut;
     d.verify_after_crash(out)?;
@@ -326,7 +334,7 @@ fn run_seed_inner(
     let (phase, _) = d.run(out, 0, ops, second)?;
     if second.is_some() {
         out.second_cut_phase = Some(phase);
-        let (mut d, report, _) = d.crash(ftl)?;
+        let (mut d, report, _) = d.crash(ftl, out)?;
         out.second_recovery = Some(report);
         d.verify_after_crash(out)?;
     }
@@ -495,7 +503,9 @@ impl Driver<'_> {
             BlockOp::Flush => Pending::Flush,
         };
         self.inflight.insert(id, pending);
-        self.dev.submit(
+        // With Flexible Data Placement, writes spread over the placement handles.
+        crate::testing::submit_placed_workload(
+            &mut self.dev,
             BlockRequest {
                 id,
                 op,
@@ -597,7 +607,11 @@ impl Driver<'_> {
 
     /// Power is cut now: the firmware and every event are dropped, the flash tears what it
     /// was doing, and the device is recovered from what the flash holds.
-    fn crash(self, ftl: &FtlConfig) -> Result<(Self, RecoveryReport, PowerCutReport), CrashError> {
+    fn crash(
+        self,
+        ftl: &FtlConfig,
+        out: &mut CrashOutcome,
+    ) -> Result<(Self, RecoveryReport, PowerCutReport), CrashError> {
         let Driver {
             cfg,
             dev,
@@ -606,12 +620,25 @@ impl Driver<'_> {
             next_id,
             ..
         } = self;
+        // What FDP's counters may come back as: those the newest checkpoint holds.
+        let (saved, started) = dev.fdp_stats_durable();
+        let durable = (saved.cloned(), started.to_vec());
+        let fdp_on = dev.config().fdp.enabled;
         let mut bb = dev.into_backbone();
         // The queue dies with the power; the RNG (the run's one stream) carries on.
         let mut rng = sim.into_rng();
         let cut = bb.power_cut(&mut rng);
         let mut sim = Sim::with_rng(rng);
         let (dev, report) = recover(bb, ftl, sim.queue())?;
+        if fdp_on && !fdp_logs_survived(&dev, &durable) {
+            out.fdp_logs_lost += 1;
+            note(out, || {
+                format!(
+                    "FDP counters after recovery {:?}, checkpointed {durable:?}",
+                    dev.stats().fdp
+                )
+            });
+        }
         let d = Driver {
             cfg,
             dev,
@@ -656,6 +683,37 @@ impl Driver<'_> {
         }
         Ok(())
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Whether the recovered device's FDP counters are those a checkpoint saved (the newest
+/// complete one, or the one being written if the cut found it whole; the initial ones if
+/// none was). Events dropped from a full log may differ: recovery logs its own events.
+fn fdp_logs_survived(
+    dev: &Device,
+    durable: &(
+        Option<crate::device::FdpStats>,
+        Vec<crate::device::FdpStats>,
+    ),
+) -> bool {
+    let Some(now) = dev.stats().fdp.clone() else {
+        return false;
+    };
+    let comparable = |s: &crate::device::FdpStats| crate::device::FdpStats {
+        events_dropped: 0,
+        ..s.clone()
+    };
+    let initial = crate::device::FdpStats {
+        handles: vec![Default::default(); now.handles.len()],
+        ..Default::default()
+    };
+    let saved = durable.0.clone().unwrap_or(initial);
+    std::iter::once(&saved)
+        .chain(&durable.1)
+        .any(|s| comparable(&now) == comparable(s))
 }
 
 fn note(out: &mut CrashOutcome, msg: impl FnOnce() -> String) {

@@ -38,7 +38,13 @@ pub struct Layout {
     superblocks: u32,
     ckpt_sbs_per_slot: u32,
     logical_groups: u64,
+    /// Write points per lane: one per way of a reclaim group (every way without FDP).
     write_points: u32,
+    /// Lanes of host and of GC write points: one each, or with FDP one per placement
+    /// handle and reclaim group (and for GC per group, or per handle and group when the
+    /// handles are persistently isolated; `FdpConfig::host_lanes`, `gc_lanes`).
+    host_lanes: u32,
+    gc_lanes: u32,
     /// Mapping units per page group: 1 under page-group mapping, channels × planes × units
     /// per page under page-level mapping (`ftl.mapping = "page"`).
     units_per_group: u32,
@@ -91,7 +97,9 @@ impl Layout {
             superblocks,
             ckpt_sbs_per_slot: 1,
             logical_groups: 0,
-            write_points: geo.ways_per_channel,
+            write_points: geo.ways_per_channel / cfg.fdp.groups(),
+            host_lanes: cfg.fdp.host_lanes(),
+            gc_lanes: cfg.fdp.gc_lanes(),
             units_per_group,
             page_mapped,
             translation_units: 0,
@@ -105,7 +113,12 @@ impl Layout {
         loop {
             let data =
                 u64::from(superblocks.saturating_sub(2 * slot)) * n * u64::from(units_per_group);
-            let bytes = crate::checkpoint::encoded_bytes_max(data, superblocks, l.group_pages());
+            let bytes = crate::checkpoint::encoded_bytes_max(
+                data,
+                superblocks,
+                l.group_pages(),
+                crate::fdp::checkpoint_bytes(&cfg.fdp, data),
+            );
             let need = (bytes.div_ceil(group_bytes).div_ceil(n) as u32).next_multiple_of(ways);
             if need <= slot || 2 * slot >= superblocks {
                 break;
@@ -121,7 +134,7 @@ impl Layout {
         // `over_provisioning_percent` changed nothing.)
         let op_groups =
             ((data_groups as f64) * (cfg.over_provisioning_percent / 100.0)).ceil() as u64;
-        let floor_sbs = u64::from(cfg.gc_foreground_free_superblocks + 2 * l.write_points + 1);
+        let floor_sbs = u64::from(cfg.gc_foreground_free_superblocks + l.open_points() + 1);
         l.logical_groups =
             data_groups.saturating_sub(op_groups + floor_sbs * n + l.padding_groups());
         // A cached mapping table keeps the table on flash: its translation units take their
@@ -349,8 +362,23 @@ impl Layout {
         self.logical_groups * self.group_bytes()
     }
 
+    /// Write points of one lane (host or GC stream): one per way of its reclaim group.
     pub fn write_points(&self) -> u32 {
         self.write_points
+    }
+
+    pub fn host_lanes(&self) -> u32 {
+        self.host_lanes
+    }
+
+    pub fn gc_lanes(&self) -> u32 {
+        self.gc_lanes
+    }
+
+    /// Write points that may hold an open superblock at once, every host and GC lane's:
+    /// superblocks that stay outside the logical capacity. Twice the ways without FDP.
+    pub fn open_points(&self) -> u32 {
+        (self.host_lanes + self.gc_lanes) * self.write_points
     }
 
     /// Page groups a superblock holds in SLC mode: `1 / bits_per_cell` of its page rows (the
@@ -370,7 +398,7 @@ impl Layout {
     /// superblocks).
     pub fn over_provisioned_superblocks(&self, cfg: &FtlConfig) -> u32 {
         let n = u64::from(self.groups_per_superblock());
-        let floor = u64::from(cfg.gc_foreground_free_superblocks + 2 * self.write_points + 1);
+        let floor = u64::from(cfg.gc_foreground_free_superblocks + self.open_points() + 1);
         let logical_sbs = self.logical_groups.div_ceil(n);
         let padding_sbs = self.padding_groups().div_ceil(n);
         u64::from(self.data_superblocks())

@@ -8,6 +8,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod crashtest;
 pub mod device;
+pub mod fdp;
 pub mod layout;
 pub mod mapping;
 pub mod oob;

@@ -8,7 +8,7 @@
 //! | 4..12 | lpn   | logical page (data) or page index within the checkpoint |
 //! | 12..20| seq   | write sequence number of the group version (kept by GC copies) |
 //! | 20..28| epoch | the superblock's open epoch when the page was programmed |
-//! | 28..32| kind  | 1 = data, 2 = checkpoint, 3/4 = lost data, 5 = filler, 6 = zone finish mark; bit 8 = block in SLC mode |
+//! | 28..32| kind  | bits 0..8: 1 = data, 2 = checkpoint, 3/4 = lost data, 5 = filler, 6 = zone finish mark; bit 8 = block in SLC mode; with FDP, bits 16..24 = reclaim unit handle + 1 and bit 9 = written by GC |
 //! | 32..36| crc   | CRC-32 over the page data and bytes 0..32 |
 //! | 36..40| hcrc  | CRC-32 over `NFOH` and bytes 0..32 alone (0 in records written before it) |
 //!
@@ -62,10 +62,28 @@ pub struct OobRecord {
     /// the mode from the first page of each superblock. Bit 8 of the kind word, so a record
     /// without it is byte for byte what it was before the cache existed.
     pub slc: bool,
+    /// Flexible Data Placement (`crate::fdp`): whose data the unit is, and which stream
+    /// wrote it. `None` without FDP, so such a record is byte for byte what it was before.
+    pub placement: Option<Placement>,
+}
+
+/// FDP's part of a spare-area record: recovery restores from it which handle each unit
+/// belongs to and which superblocks a handle's writes had open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// The reclaim unit handle of the unit's data (of the stream, for filler).
+    pub ruh: u8,
+    /// A GC stream (the controller) programmed it, not a host write.
+    pub by_gc: bool,
 }
 
 /// Bit of the kind word that marks a page of a superblock in SLC mode.
 const SLC_FLAG: u32 = 1 << 8;
+/// Bit of the kind word that marks a GC stream's program under FDP.
+const GC_FLAG: u32 = 1 << 9;
+/// Bits of the kind word holding the reclaim unit handle + 1 under FDP (0: no FDP).
+const RUH_SHIFT: u32 = 16;
+const RUH_MASK: u32 = 0xFF << RUH_SHIFT;
 
 impl OobRecord {
     /// Writes the record for a page holding `data` into `oob` (at least 40 bytes; the rest of
@@ -84,7 +102,11 @@ impl OobRecord {
             PageKind::Lost(LossCause::Media) => 4,
             PageKind::Pad => 5,
             PageKind::ZoneFinish => 6,
-        } | if self.slc { SLC_FLAG } else { 0 };
+        } | if self.slc { SLC_FLAG } else { 0 }
+            | match self.placement {
+                Some(p) => (u32::from(p.ruh) + 1) << RUH_SHIFT | if p.by_gc { GC_FLAG } else { 0 },
+                None => 0,
+            };
         oob[28..32].copy_from_slice(&kind.to_le_bytes());
         let crc = checksum(data, &oob[0..32]);
         oob[32..36].copy_from_slice(&crc.to_le_bytes());
@@ -129,9 +151,18 @@ impl OobRecord {
         let u64_at = |i: usize| u64::from_le_bytes(oob[i..i + 8].try_into().expect("8 bytes"));
         let u32_at = |i: usize| u32::from_le_bytes(oob[i..i + 4].try_into().expect("4 bytes"));
         let word = u32_at(28);
-        if word & !(SLC_FLAG | 0xFF) != 0 {
+        if word & !(SLC_FLAG | GC_FLAG | RUH_MASK | 0xFF) != 0 {
             return None;
         }
+        let ruh = (word & RUH_MASK) >> RUH_SHIFT;
+        let placement = match ruh {
+            0 if word & GC_FLAG != 0 => return None,
+            0 => None,
+            r => Some(Placement {
+                ruh: (r - 1) as u8,
+                by_gc: word & GC_FLAG != 0,
+            }),
+        };
         let kind = match word & 0xFF {
             1 => PageKind::Data,
             2 => PageKind::Checkpoint,
@@ -147,6 +178,7 @@ impl OobRecord {
             epoch: u64_at(20),
             kind,
             slc: word & SLC_FLAG != 0,
+            placement,
         })
     }
 }
@@ -190,6 +222,7 @@ mod tests {
             epoch: 3,
             kind: PageKind::Data,
             slc: false,
+            placement: None,
         };
         let mut oob = vec![0u8; 48];
         rec.encode(&data, &mut oob);
@@ -217,6 +250,7 @@ mod tests {
             epoch: 1,
             kind: PageKind::Lost(LossCause::Media),
             slc: false,
+            placement: None,
         };
         let slc = OobRecord {
             slc: true,
@@ -235,6 +269,40 @@ mod tests {
     }
 
     #[test]
+    fn placement_round_trips_beside_the_slc_flag_and_junk_bits_are_refused() {
+        let data = vec![3u8; 64];
+        let plain = OobRecord {
+            lpn: 12,
+            seq: 40,
+            epoch: 6,
+            kind: PageKind::Data,
+            slc: false,
+            placement: None,
+        };
+        for (ruh, by_gc) in [(0u8, false), (0, true), (7, false), (127, true)] {
+            let placed = OobRecord {
+                placement: Some(Placement { ruh, by_gc }),
+                ..plain
+            };
+            let mut oob = vec![0u8; 48];
+            placed.encode(&data, &mut oob);
+            assert_eq!(OobRecord::decode(&data, &oob), Some(placed));
+            let mut o = vec![0u8; 48];
+            plain.encode(&data, &mut o);
+            assert_eq!(
+                &o[28..32],
+                &1u32.to_le_bytes(),
+                "no FDP: the word as before"
+            );
+        }
+        // A GC flag without a handle is no record this firmware writes.
+        let mut oob = vec![0u8; 48];
+        plain.encode(&data, &mut oob);
+        oob[28..32].copy_from_slice(&(1u32 | GC_FLAG).to_le_bytes());
+        assert_eq!(OobRecord::decode_header(&oob), None);
+    }
+
+    #[test]
     fn damaged_data_under_an_intact_header_is_told_apart_from_a_torn_page() {
         let data = vec![0x5Au8; 64];
         let rec = OobRecord {
@@ -243,6 +311,7 @@ mod tests {
             epoch: 3,
             kind: PageKind::Data,
             slc: false,
+            placement: None,
         };
         let mut oob = vec![0u8; 48];
         rec.encode(&data, &mut oob);

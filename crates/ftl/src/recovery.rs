@@ -227,6 +227,9 @@ struct Candidate {
     /// Its superblock's members all still hold their first page of this epoch (no erase has
     /// touched it). Only page-level mapping consults it (see `better`).
     whole: bool,
+    /// Flexible Data Placement: the handle its record names (0 without; a checkpoint entry's
+    /// comes from the checkpoint's FDP section instead).
+    ruh: u8,
 }
 
 /// Whether `new` should replace `old` as a logical group's location. The highest write
@@ -282,8 +285,9 @@ pub fn recover(
         reads: 0,
     };
     let mut snap: Option<(u32, Snapshot)> = None;
+    let extension_bytes = crate::fdp::checkpoint_bytes(&cfg.fdp, layout.logical_entries());
     for slot in 0..2 {
-        if let Some(s) = read_checkpoint(&mut r, &layout, slot) {
+        if let Some(s) = read_checkpoint(&mut r, &layout, slot, extension_bytes) {
             if snap.as_ref().is_none_or(|(_, b)| s.ckpt_seq > b.ckpt_seq) {
                 snap = Some((slot, s));
             }
@@ -304,6 +308,10 @@ pub fn recover(
     let mut epochs = vec![0u64; n as usize];
     // Superblocks whose first page says they are in SLC mode (the SLC write cache).
     let mut slc = vec![false; n as usize];
+    // FDP: whose writes each superblock's first page says it holds, and whether the cut
+    // left it part-written (its last page row erased).
+    let mut placement: Vec<Option<crate::oob::Placement>> = vec![None; n as usize];
+    let mut part_written = vec![false; n as usize];
     for s in 0..n {
         let sb = SbId(s);
         if snap
@@ -329,6 +337,7 @@ pub fn recover(
                 first = rec;
             }
             slc[s as usize] |= rec.is_some_and(|rec| rec.slc);
+            placement[s as usize] = placement[s as usize].or(rec.and_then(|rec| rec.placement));
             whole &= rec.is_some_and(|rec| {
                 matches!(rec.kind, PageKind::Data | PageKind::Lost(_) | PageKind::Pad)
                     && first.is_some_and(|f| f.epoch == rec.epoch)
@@ -379,6 +388,11 @@ pub fn recover(
         });
         if !trusted || open_at_ckpt {
             report.superblocks_scanned += 1;
+            if cfg.fdp.enabled {
+                let last = layout.pgn(sb, layout.groups_per_superblock() - 1);
+                r.read_data(remap.page_id(&layout, last, 0), &layout);
+                part_written[s as usize] = r.erased();
+            }
             let scan = if layout.page_mapped() {
                 scan_superblock_units
             } else {
@@ -434,6 +448,7 @@ pub fn recover(
                 pgn: Pgn(p),
                 scanned: false,
                 whole: true,
+                ruh: 0,
             };
             if better(c, best.get(&(g as u32)).copied(), layout.page_mapped()) {
                 best.insert(g as u32, c);
@@ -452,6 +467,11 @@ pub fn recover(
     }
 
     let mut dev = Device::assemble(bb, layout, cfg.clone(), remap, true);
+    if let Some((_, sn)) = &snap {
+        if dev.fdp_restore(&sn.extension) {
+            dev.ckpt.fdp_saved = dev.stats.fdp.clone();
+        }
+    }
     for (&g, c) in &best {
         if u64::from(g) >= dev.layout.logical_entries() {
             continue;
@@ -465,6 +485,9 @@ pub fn recover(
             continue;
         }
         dev.map.map(Lgn(g), c.pgn, c.seq);
+        if c.scanned {
+            dev.fdp_set_unit_ruh(g, c.ruh);
+        }
         if c.scanned {
             report.groups_from_scan += 1;
         } else {
@@ -501,6 +524,7 @@ pub fn recover(
                 info.epoch = epochs[s as usize];
                 dev.sbs.set_retiring(sb, any_bad);
                 dev.sbs.set_slc(sb, slc[s as usize]);
+                dev.sbs.get_mut(sb).ruh = fdp_owner(cfg, placement[s as usize]);
             }
         }
         max_epoch = max_epoch.max(epochs[s as usize]);
@@ -526,9 +550,26 @@ pub fn recover(
     }
     dev.write_seq = max_seq + 1;
     dev.next_epoch = max_epoch + 1;
+    // The power cycle moved every handle whose host reclaim unit it left part-written on
+    // to a new one.
+    let reset: std::collections::BTreeSet<u8> = (0..n as usize)
+        .filter(|&s| part_written[s])
+        .filter_map(|s| placement[s].filter(|p| !p.by_gc).map(|p| p.ruh))
+        .collect();
+    for ruh in reset {
+        dev.note_controller_reset(ruh, q.now());
+    }
     dev.check_invariants();
     dev.arm_and_checkpoint(q);
     Ok((dev, report))
+}
+
+/// Which handle alone a recovered superblock holds data of (`SbInfo::ruh`): the handle of
+/// a host lane's superblock, or of a persistently isolated handle's GC superblock.
+fn fdp_owner(cfg: &FtlConfig, p: Option<crate::oob::Placement>) -> Option<u8> {
+    let p = p?;
+    let isolated = cfg.fdp.handle_type == crate::fdp::HandleType::PersistentlyIsolated;
+    (!p.by_gc || isolated).then_some(p.ruh)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -614,6 +655,7 @@ fn scan_superblock_units(
                         pgn: Pgn(layout.pun(pgn, slot_base + i as u32).0),
                         scanned: true,
                         whole: true,
+                        ruh: rec.placement.map_or(0, |p| p.ruh),
                     },
                 ),
                 PageKind::Pad => {}
@@ -697,6 +739,7 @@ fn scan_superblock(
                     pgn,
                     scanned: true,
                     whole: true,
+                    ruh: 0,
                 },
             ),
             _ => report.torn_groups += 1,
@@ -710,7 +753,12 @@ fn scan_superblock(
 /// one may hold pages of the checkpoint that was cut; it is incomplete anyway, and every
 /// complete checkpoint lies before it (a row is issued only once every row `ways` before
 /// it is done, and a checkpoint starts only after the previous one is complete).
-fn read_checkpoint(r: &mut Reader, layout: &Layout, slot: u32) -> Option<Snapshot> {
+fn read_checkpoint(
+    r: &mut Reader,
+    layout: &Layout,
+    slot: u32,
+    extension_bytes: u64,
+) -> Option<Snapshot> {
     let geo = &layout.geo;
     let gp = u64::from(layout.group_pages());
     let rows = u64::from(layout.ckpt_slot_rows());
@@ -733,8 +781,14 @@ fn read_checkpoint(r: &mut Reader, layout: &Layout, slot: u32) -> Option<Snapsho
         if first.kind != PageKind::Checkpoint || first.lpn != 0 {
             continue;
         }
-        let Some(snap) = read_one_checkpoint(r, layout, first.seq, start, rows * gp, &page_of)
-        else {
+        let Some(snap) = read_one_checkpoint(
+            r,
+            layout,
+            (first.seq, extension_bytes),
+            start,
+            rows * gp,
+            &page_of,
+        ) else {
             continue;
         };
         if newest.as_ref().is_none_or(|n| snap.ckpt_seq > n.ckpt_seq) {
@@ -744,11 +798,12 @@ fn read_checkpoint(r: &mut Reader, layout: &Layout, slot: u32) -> Option<Snapsho
     newest
 }
 
-/// Reads the checkpoint `ckpt_seq` whose first page is slot page `start` (already in `r`).
+/// Reads the checkpoint `ckpt_seq` (with `extension_bytes` of extensions) whose first page
+/// is slot page `start` (already in `r`).
 fn read_one_checkpoint(
     r: &mut Reader,
     layout: &Layout,
-    ckpt_seq: u64,
+    (ckpt_seq, extension_bytes): (u64, u64),
     start: u64,
     slot_pages: u64,
     page_of: &impl Fn(u64) -> PageId,
@@ -773,6 +828,7 @@ fn read_one_checkpoint(
         layout.logical_entries(),
         layout.superblocks(),
         layout.group_pages(),
+        extension_bytes,
     )
     .ok()
 }

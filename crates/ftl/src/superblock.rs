@@ -68,6 +68,11 @@ pub struct SbInfo {
     /// Opened in SLC mode (the SLC write cache) and not erased since; set with
     /// `SbTable::set_slc`, which keeps the count.
     pub slc: bool,
+    /// Flexible Data Placement: the reclaim unit handle whose data alone the superblock
+    /// holds (set when a handle's host lane, or a persistently isolated handle's GC lane,
+    /// opens it); `None` without FDP or for a GC superblock shared by initially isolated
+    /// handles.
+    pub ruh: Option<u8>,
 }
 
 pub struct SbTable {
@@ -95,6 +100,7 @@ impl SbTable {
                     pins: 0,
                     programs_inflight: 0,
                     slc: false,
+                    ruh: None,
                 };
                 superblocks as usize
             ],

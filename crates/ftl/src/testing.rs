@@ -47,6 +47,7 @@ pub fn tiny_ftl() -> FtlConfig {
         mapping_cache_bytes: None,
         mapping: Default::default(),
         slc_cache: Default::default(),
+        fdp: Default::default(),
     }
 }
 
@@ -155,7 +156,7 @@ pub fn run_checked_io(
         .max(1);
     let group_sectors = u64::from(dev.layout().unit_sectors());
     let max_sectors = io.max_request_sectors.clamp(1, span);
-    let mut rig = Rig::new(dev);
+    let mut rig = Rig::new(PlacedWorkload(dev));
     let state = RefCell::new((
         Reference::new(span, group_sectors),
         std::collections::BTreeMap::new(),
@@ -250,9 +251,92 @@ pub fn run_checked_io(
         Ok(()) => Ok(state.into_inner().2),
         Err(LoadError::Stall(stall)) => Err(CheckedIoError::Stalled {
             stall,
-            requests: rig.dev.describe_inflight(8),
+            requests: rig.dev.0.describe_inflight(8),
         }),
         Err(LoadError::Handler(never)) => match never {},
+    }
+}
+
+/// How the checked workloads and the crash test place writes on a drive with Flexible Data
+/// Placement (`None` without): 256 KiB address regions take the placement handles in
+/// turn, so that each handle carries a stream of its own, and every 61st request names a
+/// placement handle the namespace does not have (the drive places it by handle 0 and logs
+/// an Invalid Placement Identifier event).
+pub fn workload_pid(dev: &crate::Device, offset_bytes: u64, id: u64) -> Option<u16> {
+    let cfg = &dev.config().fdp;
+    if !cfg.enabled {
+        return None;
+    }
+    if id % 61 == 60 {
+        // One past the last handle: invalid, with one reclaim group (RGIF 0).
+        return Some(cfg.handles as u16);
+    }
+    Some(((offset_bytes / (256 << 10)) % u64::from(cfg.handles)) as u16)
+}
+
+/// Every 97th request also moves its handle on to new reclaim units (a Reclaim Unit Handle
+/// Update), so that part-written units are closed under load.
+pub fn workload_ruh_update(id: u64) -> bool {
+    id % 97 == 96
+}
+
+/// Submits `req` as the checked workloads do: through `workload_pid`'s placement handle on
+/// a drive with FDP, with the occasional handle update; a plain submit otherwise.
+pub fn submit_placed_workload(
+    dev: &mut crate::Device,
+    req: nearflash_blockdev::BlockRequest,
+    q: &mut impl nearflash_sim::Schedule<crate::Event>,
+) {
+    match workload_pid(dev, req.offset_bytes, req.id) {
+        Some(pid) if req.op == nearflash_blockdev::BlockOp::Write => {
+            if workload_ruh_update(req.id) {
+                let valid = pid % dev.config().fdp.handles as u16;
+                dev.ruh_update(&[valid], q.now())
+                    .expect("a placement handle of the namespace");
+            }
+            dev.submit_placed(req, pid, q);
+        }
+        _ => dev.submit(req, q),
+    }
+}
+
+/// The device as the checked workloads drive it (`submit_placed_workload`).
+pub struct PlacedWorkload(pub crate::Device);
+
+impl nearflash_blockdev::BlockDevice for PlacedWorkload {
+    type Event = crate::Event;
+
+    fn capacity_bytes(&self) -> u64 {
+        self.0.logical_bytes()
+    }
+
+    fn is_functional(&self) -> bool {
+        self.0.is_functional()
+    }
+
+    fn submit<S: nearflash_sim::Schedule<crate::Event>>(
+        &mut self,
+        req: nearflash_blockdev::BlockRequest,
+        q: &mut S,
+    ) {
+        submit_placed_workload(&mut self.0, req, q);
+    }
+
+    fn handle<S: nearflash_sim::Schedule<crate::Event>>(
+        &mut self,
+        ev: crate::Event,
+        q: &mut S,
+        rng: &mut nearflash_sim::SimRng,
+    ) {
+        self.0.handle(ev, q, rng);
+    }
+
+    fn take_completions(&mut self, out: &mut Vec<nearflash_blockdev::BlockCompletion>) {
+        self.0.take_completions(out);
+    }
+
+    fn outstanding(&self) -> u64 {
+        nearflash_blockdev::BlockDevice::outstanding(&self.0)
     }
 }
 
@@ -406,6 +490,7 @@ pub fn draw_case(seed: u64) -> SoakCase {
             mapping_cache_bytes: None,
             mapping: Default::default(),
             slc_cache: Default::default(),
+            fdp: Default::default(),
         };
         let faults = draw_faults(r);
         faults.apply(&mut flash);

@@ -122,6 +122,7 @@ fn ftl() -> impl Strategy<Value = FtlConfig> {
                     mapping_cache_bytes: (mapping == nearflash_ftl::MappingMode::Page && cache > 0)
                         .then_some(cache * 4096),
                     slc_cache,
+                    fdp: Default::default(),
                 }
             },
         )
@@ -373,6 +374,7 @@ fn tiny_page_mapped_case() -> Case {
             scratchpad_bytes: 1048576,
             mapping_cache_bytes: None,
             slc_cache: Default::default(),
+            fdp: Default::default(),
         },
         queue_depth: 1,
         seed: 0,
@@ -453,6 +455,7 @@ fn word_lines_with_failing_programs_on_one_die_keep_every_acked_write() {
                 slc_read_latency_us: 5.0,
                 slc_program_latency_us: 50.0,
             },
+            fdp: Default::default(),
         },
         queue_depth: 23,
         seed: 6953458245394580608,
@@ -530,6 +533,7 @@ fn host_word_lines_in_flight_over_tiny_superblocks_wait_instead_of_failing_for_s
                 slc_read_latency_us: 5.0,
                 slc_program_latency_us: 50.0,
             },
+            fdp: Default::default(),
         },
         queue_depth: 12,
         seed: 766530555,
@@ -605,6 +609,7 @@ fn gc_abandoned_while_sealing_its_tail_neither_panics_nor_stalls() {
                 slc_read_latency_us: 5.0,
                 slc_program_latency_us: 50.0,
             },
+            fdp: Default::default(),
         },
         queue_depth: 22,
         seed: 9623952084427091807,
@@ -696,6 +701,7 @@ fn page_mapping_with_failing_blocks_survives_two_cuts() {
                 slc_read_latency_us: 5.0,
                 slc_program_latency_us: 50.0,
             },
+            fdp: Default::default(),
         },
         queue_depth: 16,
         seed: 17601489540745669907,
@@ -724,6 +730,60 @@ proptest! {
         which in 0..BROKEN_KINDS,
     ) {
         check_invalid(&c, which)?;
+    }
+}
+
+/// A valid configuration with Flexible Data Placement on: 1-4 handles of either isolation
+/// type on a page-mapped drive without the SLC cache. The checked workload and the crash
+/// test spread their writes over the handles (`testing::workload_pid`), mix in identifiers
+/// naming no handle and handle updates, and the crash test checks that FDP's counters come
+/// back as the last checkpoint saved them.
+fn fdp_case() -> impl Strategy<Value = Case> {
+    (valid_case(), 1u32..=4, any::<bool>())
+        .prop_map(|(mut c, handles, persistent)| {
+            c.ftl.fdp = nearflash_ftl::fdp::FdpConfig {
+                enabled: true,
+                handles,
+                handle_type: if persistent {
+                    nearflash_ftl::fdp::HandleType::PersistentlyIsolated
+                } else {
+                    nearflash_ftl::fdp::HandleType::InitiallyIsolated
+                },
+                reclaim_groups: 1,
+            };
+            c
+        })
+        .prop_filter("validation accepts it", |c| {
+            c.ftl.validate(&c.flash).is_ok()
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 24,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(34),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn random_fdp_configurations_lose_nothing_and_keep_their_logs(c in fdp_case()) {
+        check_valid(&c)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 200,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(long_run_seed()),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    #[ignore = "long: cargo test -p nearflash-ftl --test config_fuzz -- --ignored"]
+    fn many_random_fdp_configurations_lose_nothing_and_keep_their_logs(c in fdp_case()) {
+        check_valid(&c)?;
     }
 }
 

@@ -20,6 +20,7 @@ pub use explain::error_key;
 pub use system::SystemTable;
 
 use nearflash_flash::FlashConfig;
+use nearflash_ftl::fdp::FdpConfig;
 use nearflash_ftl::zns::ZnsConfig;
 use nearflash_ftl::FtlConfig;
 use nearflash_host::HostConfig;
@@ -76,6 +77,8 @@ struct Layers {
     ssd_nvme: Option<NvmeConfig>,
     #[serde(default)]
     zns: ZnsConfig,
+    #[serde(default)]
+    fdp: FdpConfig,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -83,6 +86,10 @@ pub struct Preset {
     pub name: String,
     pub description: String,
     pub flash: FlashConfig,
+    /// The drive's firmware. Its `fdp` (Flexible Data Placement) is the preset's top-level
+    /// `[fdp]` table (off unless `fdp.enabled`; `--set fdp.enabled=true` works on any
+    /// preset whose FTL maps 4 KiB units), carried here so that every drive built from
+    /// `ftl` has it.
     pub ftl: FtlConfig,
     /// The drive's DRAM write buffer (`[write_cache]`; disabled when the table is absent).
     /// A machine wraps its FTL in it unconditionally — a disabled buffer passes requests
@@ -132,9 +139,12 @@ impl Preset {
         // defaults, and `--set nvme.link.lanes=8` works on any preset.
         doc.entry("nvme")
             .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        // Likewise zoned mode: `--set zns.enabled=true` works on any preset.
-        doc.entry("zns")
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        // Likewise zoned mode and Flexible Data Placement: `--set zns.enabled=true` and
+        // `--set fdp.enabled=true` work on any preset.
+        for table in ["zns", "fdp"] {
+            doc.entry(table)
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        }
         for o in overrides {
             overrides::apply(&mut doc, o)?;
         }
@@ -170,13 +180,13 @@ impl Preset {
             })
         })?;
         layers.flash.validate().map_err(|e| invalid("")(e.into()))?;
-        layers
-            .ftl
-            .validate(&layers.flash)
+        let mut ftl = layers.ftl;
+        ftl.fdp = layers.fdp;
+        ftl.validate(&layers.flash)
             .map_err(|e| invalid("")(e.into()))?;
         let write_cache = layers.write_cache.unwrap_or_default();
         write_cache
-            .validate_for(&DestageBound::of_ftl(&layers.flash, &layers.ftl))
+            .validate_for(&DestageBound::of_ftl(&layers.flash, &ftl))
             .map_err(|e| invalid("")(e.into()))?;
         layers.nvme.validate().map_err(|e| invalid("")(e.into()))?;
         if let Some(h) = &layers.host {
@@ -210,7 +220,7 @@ impl Preset {
             name: layers.name,
             description: layers.description,
             flash: layers.flash,
-            ftl: layers.ftl,
+            ftl,
             write_cache,
             nvme: layers.nvme,
             host: layers.host,
@@ -302,6 +312,9 @@ impl Serialize for Preset {
         }
         if self.zns != ZnsConfig::default() {
             m.serialize_entry("zns", &self.zns)?;
+        }
+        if !self.ftl.fdp.is_default() {
+            m.serialize_entry("fdp", &self.ftl.fdp)?;
         }
         for (table, value) in &self.systems {
             m.serialize_entry(table, value)?;
@@ -461,6 +474,38 @@ mod tests {
             Preset::parse("again", &text, &[]).unwrap().write_cache,
             p.write_cache
         );
+    }
+
+    #[test]
+    fn the_fdp_table_is_settable_on_any_preset_checked_by_field_and_reaches_the_ftl() {
+        let p = Preset::load("ssd-970evo", &[]).unwrap();
+        assert!(!p.ftl.fdp.enabled, "absent: off");
+        // The 970 EVO's SLC cache mixes every handle's writes: FDP refuses it by name.
+        let e = Preset::load("ssd-970evo", &["fdp.enabled=true".into()]).unwrap_err();
+        assert!(e.to_string().contains("ftl.slc_cache.enabled"), "{e}");
+        let p = Preset::load(
+            "ssd-970evo",
+            &[
+                "ftl.slc_cache.enabled=false".into(),
+                "fdp.enabled=true".into(),
+                "fdp.handles=4".into(),
+                "fdp.handle_type=\"persistently-isolated\"".into(),
+            ],
+        )
+        .unwrap();
+        assert!(p.ftl.fdp.enabled);
+        assert_eq!(p.ftl.fdp.handles, 4);
+        // It serialises as the top-level table and parses back.
+        let text = toml::to_string(&p).unwrap();
+        assert!(text.contains("[fdp]"), "{text}");
+        assert_eq!(Preset::parse("again", &text, &[]).unwrap().ftl, p.ftl);
+        // Page-group mapping keeps no 4 KiB units apart: refused, naming the field.
+        let e = Preset::load("flashabacus", &["fdp.enabled=true".into()]).unwrap_err();
+        assert!(e.to_string().contains("fdp.enabled"), "{e}");
+        let e = Preset::load("ssd-970evo", &["fdp.handles=0".into()]).unwrap_err();
+        assert!(e.to_string().contains("fdp.handles"), "{e}");
+        let e = Preset::load("ssd-970evo", &["fdp.handle_count=2".into()]).unwrap_err();
+        assert!(e.to_string().contains("handle_count"), "{e}");
     }
 
     #[test]

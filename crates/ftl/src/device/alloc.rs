@@ -6,6 +6,12 @@
 //! superblock only while more than `gc_foreground_free_superblocks` are free; the rest are
 //! GC's reserve, so collection can always make progress. A host write point takes at most
 //! `HOST_PROGRAMS_PER_POINT` programs at a time; further host writes wait for one to finish.
+//!
+//! The points come in *lanes*: one host lane and one GC lane, or with Flexible Data
+//! Placement (`crate::fdp`) a host lane per placement handle and reclaim group, and a GC lane
+//! per reclaim group (initially isolated handles) or per handle and group (persistently
+//! isolated ones). A lane has a point per way of its reclaim group, and a superblock a lane
+//! opens holds only that lane's writes: that is what keeps the handles' data apart.
 
 use super::Device;
 use crate::layout::{Pgn, SbId};
@@ -27,11 +33,31 @@ pub struct WritePoint {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
-    /// Host writes into native (TLC) superblocks.
-    Host,
-    Gc,
+    /// Host writes into native (TLC) superblocks, through host lane `.0`.
+    Host(u16),
+    /// GC copies, through GC lane `.0`.
+    Gc(u16),
     /// Host writes into superblocks in SLC mode (the SLC write cache, `slc.rs`).
     Slc,
+}
+
+/// A lane of write points: one per way of its reclaim group, rotated over.
+#[derive(Clone, Debug)]
+pub(crate) struct Lane {
+    pub points: Vec<Option<WritePoint>>,
+    pub rr: usize,
+    /// The way of point 0 (the first way of the lane's reclaim group).
+    pub first_way: u32,
+}
+
+impl Lane {
+    pub fn new(points: u32, first_way: u32) -> Lane {
+        Lane {
+            points: vec![None; points as usize],
+            rr: 0,
+            first_way,
+        }
+    }
 }
 
 impl Device {
@@ -40,9 +66,9 @@ impl Device {
     /// taken — or `None` if it must wait for GC. The superblock is pinned until the program
     /// completes (`program_done`).
     pub(super) fn alloc_group(&mut self, stream: Stream, now: SimTime) -> Option<Pgn> {
-        let n = self.layout.write_points() as usize;
+        let n = self.points(stream).len();
         for attempt in 0..n {
-            let i = (self.rr(stream) + attempt) % n;
+            let i = (self.lane(stream).rr + attempt) % n;
             let point = self.points(stream)[i];
             let wp = match point {
                 Some(wp) if wp.next_page < self.sb_capacity(wp.sb) => wp,
@@ -56,7 +82,7 @@ impl Device {
                     }
                 }
             };
-            if stream != Stream::Gc
+            if !matches!(stream, Stream::Gc(_))
                 && self.sbs.get(wp.sb).programs_inflight >= HOST_PROGRAMS_PER_POINT
             {
                 continue;
@@ -71,7 +97,7 @@ impl Device {
                 sb: wp.sb,
                 next_page: wp.next_page + rows,
             });
-            *self.rr_mut(stream) = (i + 1) % n;
+            self.lane_mut(stream).rr = (i + 1) % n;
             let info = self.sbs.get_mut(wp.sb);
             info.programs_inflight += 1;
             info.last_write = now;
@@ -118,14 +144,15 @@ impl Device {
             .any(|wp| wp.next_page < self.sb_capacity(wp.sb))
     }
 
-    /// Whether some host write point (native or SLC) has a free page group left.
-    pub(super) fn host_points_have_room(&self) -> bool {
-        self.points_have_room(Stream::Host) || self.points_have_room(Stream::Slc)
+    /// Whether some write point of host lane `lane` (native or SLC) has a free page group
+    /// left.
+    pub(super) fn host_points_have_room(&self, lane: u16) -> bool {
+        self.points_have_room(Stream::Host(lane)) || self.points_have_room(Stream::Slc)
     }
 
-    /// Page groups left in GC's open write points.
-    pub(super) fn gc_points_room(&self) -> u32 {
-        self.gc_points
+    /// Page groups left in the open write points of GC lane `lane`.
+    pub(super) fn gc_points_room(&self, lane: u16) -> u32 {
+        self.points(Stream::Gc(lane))
             .iter()
             .flatten()
             .map(|wp| self.sb_capacity(wp.sb) - wp.next_page)
@@ -134,13 +161,13 @@ impl Device {
 
     pub(super) fn can_open(&self, stream: Stream) -> bool {
         match stream {
-            Stream::Host => self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks,
+            Stream::Host(_) => self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks,
             Stream::Slc => {
                 self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks
                     && self.sbs.slc_count() < self.slc_budget_superblocks()
             }
             // The last free superblock is the crash reserve (see `gc_room`).
-            Stream::Gc => {
+            Stream::Gc(_) => {
                 self.sbs.free_count() > 1 || (self.sbs.free_count() > 0 && self.gc_rescuing())
             }
         }
@@ -150,7 +177,8 @@ impl Device {
         if !self.can_open(stream) {
             return None;
         }
-        let way = (i as u32) % self.layout.geo.ways_per_channel;
+        let lane = self.lane(stream);
+        let way = lane.first_way + i as u32;
         let sb = self.sbs.take(way)?;
         let epoch = self.next_epoch;
         self.next_epoch += 1;
@@ -158,10 +186,12 @@ impl Device {
             self.sbs.set_slc(sb, true);
             self.note_slc_opened();
         }
+        let ruh = self.lane_ruh(stream);
         let info = self.sbs.get_mut(sb);
         debug_assert_eq!(info.state, SbState::Free);
         info.state = SbState::Open;
         info.epoch = epoch;
+        info.ruh = ruh;
         self.ckpt.dirty = true;
         let wp = WritePoint { sb, next_page: 0 };
         self.points_mut(stream)[i] = Some(wp);
@@ -178,44 +208,44 @@ impl Device {
 
     /// Stops writing into `sb` (a member failed a program): its point is closed early.
     pub(super) fn close_superblock(&mut self, sb: SbId) {
-        for stream in [Stream::Host, Stream::Gc, Stream::Slc] {
+        for stream in self.streams() {
             for i in 0..self.points(stream).len() {
                 if self.points(stream)[i].is_some_and(|wp| wp.sb == sb) {
+                    self.note_ru_closed_early(stream, sb);
                     self.close_point(stream, i, sb);
                 }
             }
         }
     }
 
+    /// Every stream with write points: the host lanes, the GC lanes, SLC.
+    pub(super) fn streams(&self) -> Vec<Stream> {
+        let host = (0..self.host_lanes.len() as u16).map(Stream::Host);
+        let gc = (0..self.gc_lanes.len() as u16).map(Stream::Gc);
+        host.chain(gc).chain([Stream::Slc]).collect()
+    }
+
     pub(super) fn points(&self, stream: Stream) -> &Vec<Option<WritePoint>> {
-        match stream {
-            Stream::Host => &self.host_points,
-            Stream::Gc => &self.gc_points,
-            Stream::Slc => &self.slc_points,
-        }
+        &self.lane(stream).points
     }
 
     fn points_mut(&mut self, stream: Stream) -> &mut Vec<Option<WritePoint>> {
+        &mut self.lane_mut(stream).points
+    }
+
+    pub(super) fn lane(&self, stream: Stream) -> &Lane {
         match stream {
-            Stream::Host => &mut self.host_points,
-            Stream::Gc => &mut self.gc_points,
-            Stream::Slc => &mut self.slc_points,
+            Stream::Host(l) => &self.host_lanes[l as usize],
+            Stream::Gc(l) => &self.gc_lanes[l as usize],
+            Stream::Slc => &self.slc_lane,
         }
     }
 
-    fn rr(&self, stream: Stream) -> usize {
+    fn lane_mut(&mut self, stream: Stream) -> &mut Lane {
         match stream {
-            Stream::Host => self.rr_host,
-            Stream::Gc => self.rr_gc,
-            Stream::Slc => self.rr_slc,
-        }
-    }
-
-    fn rr_mut(&mut self, stream: Stream) -> &mut usize {
-        match stream {
-            Stream::Host => &mut self.rr_host,
-            Stream::Gc => &mut self.rr_gc,
-            Stream::Slc => &mut self.rr_slc,
+            Stream::Host(l) => &mut self.host_lanes[l as usize],
+            Stream::Gc(l) => &mut self.gc_lanes[l as usize],
+            Stream::Slc => &mut self.slc_lane,
         }
     }
 }

@@ -42,6 +42,14 @@ pub struct CkptState {
     pub broken: [bool; 2],
     /// Another checkpoint was asked for while one was being written.
     pub requested: bool,
+    /// Flexible Data Placement's counters as the newest complete checkpoint holds them
+    /// (what a power cut brings back; `None` before the first one, or without FDP).
+    pub fdp_saved: Option<super::FdpStats>,
+    /// ...and as the checkpoints started since hold them: a cut may find one whole on
+    /// flash before its completion is seen, or whole although it was given up (a program
+    /// failed on a page of its last row that it does not need). At most three: a failed
+    /// checkpoint breaks its slot, and with both slots broken none starts.
+    pub fdp_started: Vec<super::FdpStats>,
 }
 
 pub struct ActiveCkpt {
@@ -62,6 +70,8 @@ pub struct ActiveCkpt {
     erases_pending: u32,
     held: Vec<SbId>,
     failed: bool,
+    /// FDP's counters in the snapshot being written.
+    fdp: Option<super::FdpStats>,
 }
 
 impl Device {
@@ -84,6 +94,7 @@ impl Device {
             self.layout.logical_entries(),
             superblocks,
             self.layout.group_pages(),
+            crate::fdp::checkpoint_bytes(&self.cfg.fdp, self.layout.logical_entries()),
         );
         let rows_total = len.div_ceil(ps).div_ceil(gp) as u32;
         let capacity = self.layout.ckpt_slot_rows();
@@ -119,7 +130,13 @@ impl Device {
             erases_pending: 0,
             held,
             failed: false,
+            fdp: self.stats.fdp.clone(),
         });
+        self.ckpt.fdp_started.extend(self.stats.fdp.clone());
+        debug_assert!(
+            self.ckpt.fdp_started.len() <= 3,
+            "a slot breaks at each failure"
+        );
         // A slot is erased only when writing starts over at its first row.
         let to_erase: Vec<SbId> = if first_row == 0 {
             self.layout
@@ -160,6 +177,13 @@ impl Device {
         Some((s, 0))
     }
 
+    /// Flexible Data Placement's counters a power cut now may bring back: those of the
+    /// newest complete checkpoint (first; `None` before there is one), or those of one
+    /// started since if the cut finds it whole on flash (see `CkptState::fdp_started`).
+    pub fn fdp_stats_durable(&self) -> (Option<&super::FdpStats>, &[super::FdpStats]) {
+        (self.ckpt.fdp_saved.as_ref(), &self.ckpt.fdp_started)
+    }
+
     /// Whether the checkpoint being written will release held superblocks when it is done.
     pub(super) fn ckpt_releases_held(&self) -> bool {
         self.ckpt
@@ -180,6 +204,7 @@ impl Device {
             sb_epochs: (0..n).map(|s| self.sbs.get(SbId(s)).epoch).collect(),
             sb_states: (0..n).map(|s| self.recorded_state(SbId(s))).collect(),
             remap: self.remap.raw().to_vec(),
+            extension: self.fdp_snapshot(),
         }
     }
 
@@ -284,6 +309,7 @@ impl Device {
                         epoch: 0,
                         kind: PageKind::Checkpoint,
                         slc: false,
+                        placement: None,
                     }
                     .encode(&page, &mut rec);
                     data.extend_from_slice(&page);
@@ -330,6 +356,8 @@ impl Device {
         }
         let (failed, row) = (j.failed, j.row);
         self.jobs.remove(id);
+        let page_bytes = u64::from(self.layout.geo.page_size_bytes);
+        self.fdp_note_media(u64::from(self.layout.group_pages()) * page_bytes, 0);
         let active = self.ckpt.active.as_mut().expect("checkpoint in progress");
         if failed {
             active.failed = true;
@@ -353,6 +381,8 @@ impl Device {
         } else {
             self.stats.checkpoints_written += 1;
             self.ckpt.newest = Some(active.slot);
+            self.ckpt.fdp_saved = active.fdp;
+            self.ckpt.fdp_started.clear();
             for sb in active.held {
                 if self.sbs.get(sb).state == SbState::Held {
                     self.sbs.release(sb);

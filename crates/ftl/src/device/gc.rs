@@ -32,6 +32,8 @@ pub struct GcRun {
     /// Which run this is (counted from 1): a step that places a GC fill can abandon the
     /// run and start another, possibly on the same victim, before it returns.
     serial: u64,
+    /// The GC lane its copies go to (the victim's: `Device::gc_lane_of`).
+    lane: u16,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,10 +88,10 @@ impl Device {
                 && (self.sbs.free_count() < self.cfg.gc_background_free_superblocks
                     || self.fold_pending());
             let wanted = foreground || background;
-            let normal = self.select_victim(now, wanted, self.gc_room(false));
+            let normal = self.select_victim(now, wanted, false);
             let rescue = normal.is_none() && foreground && self.sbs.free_count() > 0;
             let pick = if rescue {
-                self.select_victim(now, wanted, self.gc_room(true))
+                self.select_victim(now, wanted, true)
             } else {
                 normal
             };
@@ -126,6 +128,7 @@ impl Device {
                 copies: 0,
                 rescue,
                 serial: self.gc_serial,
+                lane: self.gc_lane_of(victim),
             });
         }
         let Some(run) = self.gc.as_mut() else {
@@ -199,7 +202,7 @@ impl Device {
     /// if power is cut before that victim is erased, recovery keeps the victim's copies of
     /// the data (the source wins ties, see `recovery`), the rescue destination holds nothing
     /// valid and is erased first, and the reserve comes back.
-    fn gc_room(&self, rescue: bool) -> u32 {
+    fn gc_room(&self, lane: u16, rescue: bool) -> u32 {
         let pages = self.layout.groups_per_superblock();
         let usable = self
             .sbs
@@ -210,7 +213,12 @@ impl Device {
         } else {
             usable.saturating_sub(1)
         };
-        self.gc_points_room() + free * pages
+        self.gc_points_room(lane) + free * pages
+    }
+
+    /// The GC lane of the run in progress (GC copies' fills go there).
+    pub(super) fn gc_run_lane(&self) -> u16 {
+        self.gc.as_ref().expect("GC copies belong to a run").lane
     }
 
     /// Adds `delta` to the GC run's copies in flight (page-level mapping counts its copy
@@ -229,17 +237,28 @@ impl Device {
     }
 
     /// Picks the next victim, or `None` if nothing is worth collecting (`wanted` false means
-    /// only forced victims — failed programs, wear-leveling — are considered).
-    fn select_victim(&mut self, now: SimTime, wanted: bool, room: u32) -> Option<(SbId, Reason)> {
+    /// only forced victims — failed programs, wear-leveling — are considered). `rescue`: GC
+    /// may count the last free superblock as room (see `gc_room`).
+    fn select_victim(
+        &mut self,
+        now: SimTime,
+        wanted: bool,
+        rescue: bool,
+    ) -> Option<(SbId, Reason)> {
         let n = self.layout.data_superblocks();
         let full = self.layout.entries_per_superblock();
+        // The room of each GC lane (a victim's copies go to its own lane's).
+        let rooms: Vec<u32> = (0..self.gc_lanes.len() as u16)
+            .map(|lane| self.gc_room(lane, rescue))
+            .collect();
         // A victim whose valid entries do not fit in GC's room could never be erased: its
         // copies would wait for space forever.
         let candidate = |d: &Device, s: u32| {
             let info = d.sbs.get(SbId(s));
             info.state == SbState::Closed
                 && info.programs_inflight == 0
-                && d.groups_for_entries(d.map.valid_count(SbId(s))) <= room
+                && d.groups_for_entries(d.map.valid_count(SbId(s)))
+                    <= rooms[d.gc_lane_of(SbId(s)) as usize]
         };
         if let Some(sb) = self.sbs.retiring().find(|sb| candidate(self, sb.0)) {
             return Some((sb, Reason::Retiring));
@@ -250,7 +269,7 @@ impl Device {
         // Idle time folds the SLC cache before anything else (foreground GC, when space runs
         // short, goes by the policy, which may pick an SLC superblock too).
         if self.background_allowed && !self.foreground_needed() {
-            if let Some(sb) = self.fold_victim(room) {
+            if let Some(sb) = self.fold_victim(rooms[0]) {
                 return Some((sb, Reason::Fold));
             }
         }
@@ -434,7 +453,7 @@ impl Device {
     fn copy_alloc(&mut self, id: u32, q: &mut impl Schedule<Event>) {
         let now = q.now();
         if self.gc_alloc_waiters.is_empty() {
-            if let Some(dest) = self.alloc_group(Stream::Gc, now) {
+            if let Some(dest) = self.alloc_group(Stream::Gc(0), now) {
                 self.copy_program(id, dest, q);
                 return;
             }
@@ -571,6 +590,9 @@ impl Device {
         if let OpStatus::Failed { plane_mask } = c.status {
             self.stats.erase_failures += u64::from(plane_mask.count_ones());
         }
+        let geo = &self.layout.geo;
+        let block_bytes = u64::from(geo.pages_per_block) * u64::from(geo.page_size_bytes);
+        self.fdp_note_media(0, u64::from(c.op.plane_mask.count_ones()) * block_bytes);
         let Job::Erase(e) = self.jobs.get_mut(id) else {
             unreachable!()
         };
@@ -628,6 +650,10 @@ impl Device {
                 self.forget_media_lost(sb);
                 self.sbs.set_slc(sb, false);
                 let (remapped, exhausted) = self.remap_bad_members(sb);
+                if remapped {
+                    let owner = self.sbs.get(sb).ruh;
+                    self.note_media_reallocated(sb, owner, q.now());
+                }
                 self.sbs.set_retiring(sb, false);
                 let pe = self.sb_pe(sb);
                 let info = self.sbs.get_mut(sb);
@@ -652,15 +678,15 @@ impl Device {
     pub(super) fn wake_gc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         let now = q.now();
         while let Some(&id) = self.gc_alloc_waiters.front() {
-            if matches!(self.jobs.get(id), Job::Fill(_)) {
-                let Some((pgn, c)) = self.next_slice(super::jobs::FillStream::Gc, now) else {
+            if let Job::Fill(f) = self.jobs.get(id) {
+                let Some((pgn, c)) = self.next_slice(f.stream, now) else {
                     break;
                 };
                 self.gc_alloc_waiters.pop_front();
                 self.program_fill(id, pgn, c, q);
                 continue;
             }
-            let Some(dest) = self.alloc_group(Stream::Gc, now) else {
+            let Some(dest) = self.alloc_group(Stream::Gc(0), now) else {
                 break;
             };
             self.gc_alloc_waiters.pop_front();

@@ -60,7 +60,14 @@ impl Device {
         Ok(())
     }
 
-    pub(super) fn submit_host(&mut self, req: BlockRequest, q: &mut impl Schedule<Event>) {
+    /// Accepts a host command; a write's units go to host lane `lane` (0 unless Flexible
+    /// Data Placement directed it elsewhere).
+    pub(super) fn submit_host(
+        &mut self,
+        req: BlockRequest,
+        lane: u16,
+        q: &mut impl Schedule<Event>,
+    ) {
         let now = q.now();
         let result = self.validate(&req);
         let data = match (req.op, self.functional) {
@@ -77,9 +84,13 @@ impl Device {
             pending: 1, // released at the end of this function
             result,
             data,
+            lane,
         });
         if self.reqs.get(slot).result.is_ok() {
             self.count_request(req.op, req.len_bytes);
+            if req.op == BlockOp::Write {
+                self.fdp_note_host_write(lane, req.len_bytes);
+            }
             match req.op {
                 BlockOp::Flush => {
                     self.reqs.get_mut(slot).pending += 1;
@@ -285,6 +296,7 @@ impl Device {
                     PageKind::Data
                 },
                 slc,
+                placement: None,
             }
             .encode(page, &mut oob[i * os..(i + 1) * os]);
         }
@@ -488,7 +500,7 @@ impl Device {
         if let Job::Write(w) = self.jobs.get_mut(job) {
             w.phase = WritePhase::WaitAlloc;
         }
-        match self.alloc_host(now) {
+        match self.alloc_host(0, now) {
             Some(pgn) => self.write_program(job, pgn, q),
             None => {
                 self.alloc_waiters.push_back(job);
@@ -779,40 +791,65 @@ impl Device {
     /// when nothing can be reclaimed.
     pub(super) fn wake_alloc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         let now = q.now();
-        while let Some(&job) = self.alloc_waiters.front() {
+        // Waiters are served in arrival order within their lane; a lane whose first waiter
+        // finds no room holds the rest of that lane back, not the other lanes'.
+        let mut blocked: Vec<u16> = Vec::new();
+        let mut i = 0;
+        while i < self.alloc_waiters.len() {
+            let job = self.alloc_waiters[i];
+            let lane = self.waiter_lane(job);
+            if blocked.contains(&lane) {
+                i += 1;
+                continue;
+            }
             if matches!(self.jobs.get(job), Job::Fill(_)) {
-                match self.next_slice(super::jobs::FillStream::Host, now) {
-                    Some((pgn, c)) => {
-                        self.alloc_waiters.pop_front();
-                        self.program_fill(job, pgn, c, q);
-                        continue;
-                    }
-                    None => {
-                        if self.has_alloc_waiters() {
-                            self.pump_gc(q);
-                        }
-                        break;
-                    }
+                if let Some((pgn, c)) = self.next_slice(super::jobs::FillStream::Host(lane), now) {
+                    self.alloc_waiters.remove(i);
+                    self.program_fill(job, pgn, c, q);
+                    continue;
                 }
+            } else if let Some(pgn) = self.alloc_host(lane, now) {
+                self.alloc_waiters.remove(i);
+                self.write_program(job, pgn, q);
+                continue;
             }
-            match self.alloc_host(now) {
-                Some(pgn) => {
-                    self.alloc_waiters.pop_front();
-                    self.write_program(job, pgn, q);
-                }
-                None => {
-                    if self.has_alloc_waiters() {
-                        self.pump_gc(q);
-                    }
-                    break;
-                }
-            }
+            blocked.push(lane);
+            i += 1;
         }
+        if !blocked.is_empty() && self.has_alloc_waiters() {
+            self.pump_gc(q);
+        }
+    }
+
+    /// The host lane a write waiting for space goes to.
+    fn waiter_lane(&self, job: u32) -> u16 {
+        match self.jobs.get(job) {
+            Job::Fill(f) => match f.stream {
+                super::jobs::FillStream::Host(lane) => lane,
+                super::jobs::FillStream::Gc(_) => unreachable!("GC fills wait apart"),
+            },
+            _ => 0,
+        }
+    }
+
+    /// Whether writes of host lane `lane` are waiting (a new one queues behind them).
+    pub(super) fn lane_has_waiters(&self, lane: u16) -> bool {
+        if self.host_lanes.len() == 1 {
+            return !self.alloc_waiters.is_empty();
+        }
+        self.alloc_waiters
+            .iter()
+            .any(|&job| self.waiter_lane(job) == lane)
     }
 
     /// Whether host writes wait for space (not merely for a busy write point to drain).
     pub(super) fn has_alloc_waiters(&self) -> bool {
-        !self.alloc_waiters.is_empty() && !self.host_points_have_room()
+        if self.host_lanes.len() == 1 {
+            return !self.alloc_waiters.is_empty() && !self.host_points_have_room(0);
+        }
+        self.alloc_waiters
+            .iter()
+            .any(|&job| !self.host_points_have_room(self.waiter_lane(job)))
     }
 
     /// One segment (or the submission itself) of request `slot` is done.

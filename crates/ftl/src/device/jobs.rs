@@ -78,6 +78,9 @@ pub struct ReqState {
     pub result: Result<(), IoError>,
     /// Functional fidelity: read result being assembled, or the write payload.
     pub data: Vec<u8>,
+    /// The host lane a write's units go to: 0, or with Flexible Data Placement its
+    /// placement handle's (`Device::submit_placed`).
+    pub lane: u16,
 }
 
 /// The sectors of one page group a request touches.
@@ -188,11 +191,26 @@ pub struct UnitWriteJob {
     pub old: Option<Pun>,
 }
 
-/// Which stream a fill belongs to.
+/// Which stream a fill belongs to: a host lane's or a GC lane's (`alloc.rs`; one of each
+/// without Flexible Data Placement).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FillStream {
-    Host,
-    Gc,
+    Host(u16),
+    Gc(u16),
+}
+
+impl FillStream {
+    pub fn is_host(self) -> bool {
+        matches!(self, FillStream::Host(_))
+    }
+
+    /// The write points the fill's programs go to.
+    pub fn points(self) -> super::alloc::Stream {
+        match self {
+            FillStream::Host(l) => super::alloc::Stream::Host(l),
+            FillStream::Gc(l) => super::alloc::Stream::Gc(l),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,6 +233,8 @@ pub struct FillUnit {
     pub req: Option<u32>,
     /// GC of a unit that failed its checksum: the copy says so (reads of it fail).
     pub lost: bool,
+    /// Flexible Data Placement: the reclaim unit handle whose data the unit is (0 without).
+    pub ruh: u8,
 }
 
 /// Page-level mapping: one die's multi-plane program being filled with units from any

@@ -8,6 +8,7 @@
 mod alloc;
 mod ckpt;
 mod cmt;
+mod fdp;
 mod gc;
 mod host;
 mod inflight;
@@ -19,6 +20,7 @@ mod slc;
 mod stats;
 
 pub use cmt::MappingCacheStats;
+pub use fdp::{FdpStats, HandleStats};
 pub use inflight::{InflightRequest, RequestPhase};
 pub use page::PageMapStats;
 pub use slc::SlcOccupancy;
@@ -28,7 +30,7 @@ use crate::config::FtlConfig;
 use crate::layout::{Layout, RemapTable, SbId};
 use crate::mapping::Mapping;
 use crate::superblock::{SbState, SbTable};
-use alloc::WritePoint;
+use alloc::Lane;
 use gc::GcRun;
 use jobs::{Job, ReqState, Slab};
 use nearflash_blockdev::{BlockCompletion, BlockRequest};
@@ -104,13 +106,12 @@ pub struct Device {
     jobs: Slab<Job>,
     pub(crate) write_seq: u64,
     pub(crate) next_epoch: u64,
-    host_points: Vec<Option<WritePoint>>,
-    gc_points: Vec<Option<WritePoint>>,
+    /// Write points of the host lanes and of the GC lanes (`alloc.rs`: one of each, or
+    /// with Flexible Data Placement one host lane per placement handle).
+    host_lanes: Vec<Lane>,
+    gc_lanes: Vec<Lane>,
     /// Host write points in SLC mode (the SLC write cache; unused while it is off).
-    slc_points: Vec<Option<WritePoint>>,
-    rr_host: usize,
-    rr_gc: usize,
-    rr_slc: usize,
+    slc_lane: Lane,
     /// Logical groups with a write or trim in progress, and the jobs queued behind it.
     locks: BTreeMap<u32, VecDeque<u32>>,
     /// Write jobs waiting for a free page group (foreground GC is running for them).
@@ -137,6 +138,8 @@ pub struct Device {
     page: page::PageState,
     /// The cached mapping table (`ftl.mapping_cache_bytes` smaller than the table).
     cmt: Option<cmt::Cmt>,
+    /// Flexible Data Placement's state: handles of units, logs (`fdp.rs`; `None` while off).
+    pub(crate) fdp: Option<fdp::FdpState>,
 }
 
 impl Device {
@@ -203,7 +206,14 @@ impl Device {
             layout.superblocks(),
             layout.entries_per_superblock(),
         );
-        let points = layout.write_points() as usize;
+        let points = layout.write_points();
+        let lanes = |n: u32| -> Vec<Lane> {
+            // Lane `handle × groups + group` writes on its reclaim group's ways.
+            let groups = cfg.fdp.groups();
+            (0..n)
+                .map(|l| Lane::new(points, (l % groups) * points))
+                .collect()
+        };
         let slc = &cfg.slc_cache;
         if slc.enabled {
             bb.set_slc_mode_latencies(
@@ -222,6 +232,7 @@ impl Device {
             slc: slc.enabled.then(SlcStats::default),
             page_map: layout.page_mapped().then(PageMapStats::default),
             mapping_cache,
+            fdp: cfg.fdp.enabled.then(|| fdp::initial_stats(&cfg.fdp)),
             ..FtlStats::default()
         };
         Device {
@@ -235,12 +246,9 @@ impl Device {
             jobs: Slab::default(),
             write_seq: 1,
             next_epoch: 1,
-            host_points: vec![None; points],
-            gc_points: vec![None; points],
-            slc_points: vec![None; points],
-            rr_host: 0,
-            rr_gc: 0,
-            rr_slc: 0,
+            host_lanes: lanes(layout.host_lanes()),
+            gc_lanes: lanes(layout.gc_lanes()),
+            slc_lane: Lane::new(points, 0),
             locks: BTreeMap::new(),
             alloc_waiters: VecDeque::new(),
             gc_alloc_waiters: VecDeque::new(),
@@ -257,7 +265,11 @@ impl Device {
             stats,
             flash_done: Vec::new(),
             completions: Vec::new(),
-            page: page::PageState::default(),
+            page: page::PageState::new(layout.host_lanes(), layout.gc_lanes()),
+            fdp: cfg
+                .fdp
+                .enabled
+                .then(|| fdp::FdpState::new(&cfg.fdp, &layout)),
             cmt,
             layout,
             cfg,
@@ -332,7 +344,7 @@ impl Device {
                 (Job::UnitRead(_) | Job::UnitWrite(_) | Job::TranslationRead(_), _) => {
                     FlashWork::HostRead
                 }
-                (Job::Fill(f), _) if f.stream == jobs::FillStream::Host => FlashWork::HostProgram,
+                (Job::Fill(f), _) if f.stream.is_host() => FlashWork::HostProgram,
                 (Job::Fill(_), _) => FlashWork::GcProgram,
                 (Job::UnitCopy(_), _) => FlashWork::GcRead,
                 (Job::Trim(_), _) => unreachable!("trims do not touch flash"),
@@ -448,13 +460,20 @@ impl Device {
         (min, sum as f64 / count as f64, max)
     }
 
-    /// Submits a host command at the current time.
+    /// Submits a host command at the current time (a write without a placement directive:
+    /// with Flexible Data Placement on, placement handle 0's; see `submit_placed`).
     pub fn submit(&mut self, req: BlockRequest, q: &mut impl Schedule<Event>) {
+        self.submit_on(req, 0, q);
+    }
+
+    /// Submits a host command whose write goes to host lane `lane`.
+    fn submit_on(&mut self, req: BlockRequest, lane: u16, q: &mut impl Schedule<Event>) {
+        debug_assert!((lane as usize) < self.host_lanes.len());
         self.host_inflight += 1;
         self.idle_gen += 1;
         self.idle_timer_pending = false;
         self.background_allowed = false;
-        self.submit_host(req, q);
+        self.submit_host(req, lane, q);
     }
 
     /// Called when a host command finishes: tracks idleness for background GC.
@@ -497,6 +516,7 @@ impl Device {
                 );
             }
         }
+        self.check_fdp_invariants();
     }
 }
 

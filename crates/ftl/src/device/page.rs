@@ -64,22 +64,25 @@ pub struct PageMapStats {
     pub buffer_read_hits: u64,
 }
 
+/// The group a lane is programming slice by slice: the group, its next channel and its
+/// superblock's epoch (a superblock erased and reopened meanwhile is a new one).
+type GroupCursor = Option<(Pgn, u32, u64)>;
+
 /// The state page-level mapping adds to the device.
-#[derive(Default)]
 pub(crate) struct PageState {
-    /// The fill each stream is putting units into.
-    open_host: Option<u32>,
+    /// The fill each host lane is putting units into, and GC's (a GC run's copies go to
+    /// one GC lane: its victim's).
+    open_host: Vec<Option<u32>>,
     open_gc: Option<u32>,
-    /// The group each stream is programming slice by slice: the group, its next channel and
-    /// its superblock's epoch (a superblock erased and reopened meanwhile is a new one).
-    group_host: Option<(Pgn, u32, u64)>,
-    group_gc: Option<(Pgn, u32, u64)>,
+    /// The group each host lane and each GC lane is programming.
+    group_host: Vec<GroupCursor>,
+    group_gc: Vec<GroupCursor>,
     /// Newest version of each unit still in a fill: (fill job, index in fill, sequence).
     buffered: std::collections::BTreeMap<u32, (u32, u32, u64)>,
     /// A seal event is queued for this instant.
     seal_armed: bool,
-    /// Host fills programming now.
-    host_programs: u32,
+    /// Host fills programming now, per host lane.
+    host_programs: Vec<u32>,
     /// GC copy reads in flight (the GC run's `copies` also counts sealed GC fills).
     pub gc_reads: u32,
     /// A rescue run's drained victim, erased once checkpoint `.1` is on flash.
@@ -87,6 +90,20 @@ pub(crate) struct PageState {
 }
 
 impl PageState {
+    pub(super) fn new(host_lanes: u32, gc_lanes: u32) -> PageState {
+        PageState {
+            open_host: vec![None; host_lanes as usize],
+            open_gc: None,
+            group_host: vec![None; host_lanes as usize],
+            group_gc: vec![None; gc_lanes as usize],
+            buffered: Default::default(),
+            seal_armed: false,
+            host_programs: vec![0; host_lanes as usize],
+            gc_reads: 0,
+            erase_after_ckpt: None,
+        }
+    }
+
     /// Whether unit `lun`'s newest version is still in a fill (the write buffer).
     pub(super) fn is_buffered(&self, lun: Lun) -> bool {
         self.buffered.contains_key(&lun.0)
@@ -442,11 +459,14 @@ impl Device {
         if req.is_some() {
             self.stats_page().host_units += 1;
         }
-        let job = match self.page.open_host {
+        // (A translation unit written back goes to lane 0, the default placement handle's.)
+        let lane = req.map_or(0, |r| self.reqs.get(r).lane);
+        let ruh = self.host_lane_ruh(lane);
+        let job = match self.page.open_host[lane as usize] {
             Some(j) => j,
             None => {
-                let j = self.new_fill(FillStream::Host);
-                self.page.open_host = Some(j);
+                let j = self.new_fill(FillStream::Host(lane));
+                self.page.open_host[lane as usize] = Some(j);
                 if !self.page.seal_armed {
                     self.page.seal_armed = true;
                     q.schedule_in(nearflash_sim::SimDuration::ZERO, Event::SealFill);
@@ -462,21 +482,22 @@ impl Device {
                 src: None,
                 req,
                 lost: false,
+                ruh,
             },
             data.as_deref(),
         );
         self.page.buffered.insert(lun.0, (job, idx, seq));
         if self.fill_full(job) {
-            self.page.open_host = None;
+            self.page.open_host[lane as usize] = None;
             self.seal_fill(job, q);
         }
     }
 
     fn new_fill(&mut self, stream: FillStream) -> u32 {
         let rows = match stream {
-            FillStream::Host => self.host_fill_rows(),
+            FillStream::Host(lane) => self.host_fill_rows(lane),
             // GC writes into native superblocks only.
-            FillStream::Gc => self.bb.config().one_shot_pages,
+            FillStream::Gc(_) => self.bb.config().one_shot_pages,
         };
         let cap = (self.layout.units_per_slice() * rows) as usize;
         self.jobs.insert(Job::Fill(FillJob {
@@ -497,12 +518,12 @@ impl Device {
     /// next program is expected to go to — the group it is programming while that has
     /// channels left, else an SLC-mode one while the cache takes host writes, else a native
     /// one. A guess: `program_fill` pads or splits a fill that lands elsewhere.
-    fn host_fill_rows(&self) -> u32 {
+    fn host_fill_rows(&self, lane: u16) -> u32 {
         let k = self.bb.config().one_shot_pages;
         if k == 1 {
             return 1;
         }
-        if let Some((pgn, c, epoch)) = self.page.group_host {
+        if let Some((pgn, c, epoch)) = self.page.group_host[lane as usize] {
             let sb = self.layout.sb_of(pgn);
             let info = self.sbs.get(sb);
             if c < self.layout.geo.channels && info.state == SbState::Open && info.epoch == epoch {
@@ -552,9 +573,11 @@ impl Device {
     /// share programs instead of each padding its own).
     pub(super) fn on_seal_timer(&mut self, q: &mut impl Schedule<Event>) {
         self.page.seal_armed = false;
-        if self.page.host_programs == 0 {
-            if let Some(job) = self.page.open_host.take() {
-                self.seal_fill(job, q);
+        for lane in 0..self.page.open_host.len() {
+            if self.page.host_programs[lane] == 0 {
+                if let Some(job) = self.page.open_host[lane].take() {
+                    self.seal_fill(job, q);
+                }
             }
         }
     }
@@ -567,7 +590,7 @@ impl Device {
         };
         f.phase = FillPhase::WaitAlloc;
         let stream = f.stream;
-        if stream == FillStream::Gc {
+        if !stream.is_host() {
             self.gc_run_copies_add(1);
         }
         self.place_fill(job, q);
@@ -579,22 +602,22 @@ impl Device {
             unreachable!("a fill")
         };
         let stream = f.stream;
-        let waiters = match stream {
-            FillStream::Host => &self.alloc_waiters,
-            FillStream::Gc => &self.gc_alloc_waiters,
+        let queued = match stream {
+            FillStream::Host(lane) => self.lane_has_waiters(lane),
+            FillStream::Gc(_) => !self.gc_alloc_waiters.is_empty(),
         };
-        if waiters.is_empty() {
+        if !queued {
             if let Some((pgn, c)) = self.next_slice(stream, q.now()) {
                 self.program_fill(job, pgn, c, q);
                 return;
             }
         }
         match stream {
-            FillStream::Host => {
+            FillStream::Host(_) => {
                 self.alloc_waiters.push_back(job);
                 self.pump_gc(q);
             }
-            FillStream::Gc => {
+            FillStream::Gc(_) => {
                 self.gc_alloc_waiters.push_back(job);
                 self.abort_gc_if_stuck(q);
             }
@@ -610,8 +633,8 @@ impl Device {
     ) -> Option<(Pgn, u32)> {
         let channels = self.layout.geo.channels;
         let current = match stream {
-            FillStream::Host => self.page.group_host,
-            FillStream::Gc => self.page.group_gc,
+            FillStream::Host(l) => self.page.group_host[l as usize],
+            FillStream::Gc(l) => self.page.group_gc[l as usize],
         };
         let usable = |d: &Device, pgn: Pgn, epoch: u64| {
             let info = d.sbs.get(d.layout.sb_of(pgn));
@@ -627,8 +650,8 @@ impl Device {
             }
             _ => {
                 let pgn = match stream {
-                    FillStream::Host => self.alloc_host(now)?,
-                    FillStream::Gc => self.alloc_group(super::alloc::Stream::Gc, now)?,
+                    FillStream::Host(l) => self.alloc_host(l, now)?,
+                    FillStream::Gc(_) => self.alloc_group(stream.points(), now)?,
                 };
                 (pgn, 0)
             }
@@ -636,8 +659,8 @@ impl Device {
         let epoch = self.sbs.get(self.layout.sb_of(slice.0)).epoch;
         let next = Some((slice.0, slice.1 + 1, epoch));
         match stream {
-            FillStream::Host => self.page.group_host = next,
-            FillStream::Gc => self.page.group_gc = next,
+            FillStream::Host(l) => self.page.group_host[l as usize] = next,
+            FillStream::Gc(l) => self.page.group_gc[l as usize] = next,
         }
         Some(slice)
     }
@@ -649,11 +672,8 @@ impl Device {
         let Job::Fill(f) = self.jobs.get_mut(job) else {
             unreachable!("a fill")
         };
-        assert_eq!(
-            f.stream,
-            FillStream::Host,
-            "GC fills go to native superblocks only"
-        );
+        assert!(f.stream.is_host(), "GC fills go to native superblocks only");
+        let stream = f.stream;
         let units = f.units.split_off(keep);
         let buf = if f.buf.is_empty() {
             Vec::new()
@@ -663,7 +683,7 @@ impl Device {
         let rows = (units.len() as u32).div_ceil(ups);
         let moved: Vec<(u32, u64)> = units.iter().map(|u| (u.lun.0, u.seq)).collect();
         let rest = self.jobs.insert(Job::Fill(FillJob {
-            stream: FillStream::Host,
+            stream,
             phase: FillPhase::WaitAlloc,
             units,
             rows,
@@ -697,7 +717,7 @@ impl Device {
             _ => None,
         };
         let info = self.sbs.get(sb);
-        let (epoch, slc) = (info.epoch, info.slc);
+        let (epoch, slc, info_ruh) = (info.epoch, info.slc, info.ruh);
         let planes = self.layout.geo.planes_per_die;
         let upp = self.layout.units_per_page() as usize;
         let ps = self.layout.geo.page_size_bytes as usize;
@@ -710,6 +730,15 @@ impl Device {
         f.dest = Some((pgn, c));
         let pads = cap as u64 - f.units.len() as u64;
         let stream = f.stream;
+        // FDP: each record names its unit's handle; filler names the superblock's.
+        let fdp_on = self.fdp.is_some();
+        let pad_ruh = info_ruh.unwrap_or(0);
+        let placement = |ruh: u8| {
+            fdp_on.then_some(crate::oob::Placement {
+                ruh,
+                by_gc: !stream.is_host(),
+            })
+        };
         let mut plane_blocks = [0u32; nearflash_flash::backbone::PLANES_MAX];
         let mut plane_mask = 0u8;
         for l in 0..planes {
@@ -739,6 +768,7 @@ impl Device {
                                     PageKind::Data
                                 },
                                 slc,
+                                placement: placement(u.ruh),
                             },
                             &f.buf[idx * UNIT..(idx + 1) * UNIT],
                         ),
@@ -749,6 +779,7 @@ impl Device {
                                 epoch,
                                 kind: PageKind::Pad,
                                 slc,
+                                placement: placement(pad_ruh),
                             },
                             &f.buf[..0],
                         ),
@@ -759,14 +790,14 @@ impl Device {
                 }
             }
         }
-        if stream == FillStream::Host {
-            self.page.host_programs += 1;
+        if let FillStream::Host(l) = stream {
+            self.page.host_programs[l as usize] += 1;
         }
         let ps_stats = self.stats_page();
         ps_stats.pad_units += pads;
         match stream {
-            FillStream::Host => ps_stats.host_programs += 1,
-            FillStream::Gc => ps_stats.gc_programs += 1,
+            FillStream::Host(_) => ps_stats.host_programs += 1,
+            FillStream::Gc(_) => ps_stats.gc_programs += 1,
         }
         self.bb.submit(
             FlashOp {
@@ -802,8 +833,8 @@ impl Device {
         let (pgn, channel) = f.dest.expect("a programmed fill has a slot");
         let stream = f.stream;
         self.program_done(pgn);
-        if stream == FillStream::Host {
-            self.page.host_programs -= 1;
+        if let FillStream::Host(l) = stream {
+            self.page.host_programs[l as usize] -= 1;
         }
         if matches!(c.status, OpStatus::Failed { .. }) {
             // The units are still in the buffer: program them elsewhere.
@@ -814,7 +845,7 @@ impl Device {
             f.phase = FillPhase::WaitAlloc;
             f.dest = None;
             self.place_fill(id, q);
-            self.seal_open_host_if_idle(q);
+            self.seal_open_hosts_if_idle(q);
             return;
         }
         let Job::Fill(f) = self.jobs.remove(id) else {
@@ -834,6 +865,7 @@ impl Device {
                 None => {
                     if u.seq > self.map.seq(lgn) {
                         self.map.map_unit(u.lun, pun, u.seq);
+                        self.fdp_note_mapped(u.lun, u.ruh);
                         self.ckpt.dirty = true;
                         self.cmt_note_update(u.lun, q);
                     }
@@ -851,6 +883,7 @@ impl Device {
                 Some(src) => {
                     if self.map.lookup_unit(u.lun) == Some(src) {
                         self.note_copy(self.layout.split_pun(src).0);
+                        self.fdp_note_gc_copied(u.ruh);
                         self.map.map_unit(u.lun, pun, u.seq);
                         self.ckpt.dirty = true;
                         self.cmt_note_update(u.lun, q);
@@ -861,17 +894,18 @@ impl Device {
                 }
             }
         }
+        self.fdp_note_fill_programmed(pgn, &f.units, ups * rows);
         match stream {
-            FillStream::Host => {
+            FillStream::Host(_) => {
                 self.stats.host_group_programs += 1;
                 self.note_host_program_bytes(pgn, f.units.len() as u64 * PAGE_MAP_UNIT_BYTES);
                 for req in finished {
                     self.finish_segment(req, q);
                 }
                 self.wake_alloc_waiters(q);
-                self.seal_open_host_if_idle(q);
+                self.seal_open_hosts_if_idle(q);
             }
-            FillStream::Gc => {
+            FillStream::Gc(_) => {
                 self.stats.gc_pages_copied += u64::from(self.layout.geo.planes_per_die * rows);
                 self.gc_run_copies_add(-1);
                 self.pump_gc(q);
@@ -879,13 +913,19 @@ impl Device {
         }
     }
 
-    /// The open host fill waited for a host program to finish (see `on_seal_timer`): once
-    /// none is running — one finished, or failed and waits for a new slot, or its fill
-    /// failed for want of space — it takes no more units and goes to its slot.
-    fn seal_open_host_if_idle(&mut self, q: &mut impl Schedule<Event>) {
-        if self.page.host_programs == 0 && !self.page.seal_armed {
-            if let Some(job) = self.page.open_host.take() {
-                self.seal_fill(job, q);
+    /// An open host fill waited for a host program of its lane to finish (see
+    /// `on_seal_timer`): once none is running — one finished, or failed and waits for a new
+    /// slot, or its fill failed for want of space — it takes no more units and goes to its
+    /// slot.
+    fn seal_open_hosts_if_idle(&mut self, q: &mut impl Schedule<Event>) {
+        if self.page.seal_armed {
+            return;
+        }
+        for lane in 0..self.page.open_host.len() {
+            if self.page.host_programs[lane] == 0 {
+                if let Some(job) = self.page.open_host[lane].take() {
+                    self.seal_fill(job, q);
+                }
             }
         }
     }
@@ -909,7 +949,7 @@ impl Device {
                 self.finish_segment(req, q);
             }
         }
-        self.seal_open_host_if_idle(q);
+        self.seal_open_hosts_if_idle(q);
     }
 
     /// GC: starts reading the valid units of victim group `pgn`; false if it holds none.
@@ -1015,6 +1055,7 @@ impl Device {
                 cp.buf[at..at + UNIT].to_vec()
             });
             let seq = self.map.seq(Lgn(lun.0));
+            let ruh = self.unit_ruh(lun);
             self.append_gc_unit(
                 FillUnit {
                     lun,
@@ -1022,6 +1063,7 @@ impl Device {
                     src: Some(src),
                     req: None,
                     lost,
+                    ruh,
                 },
                 data.as_deref(),
                 q,
@@ -1040,7 +1082,7 @@ impl Device {
         let job = match self.page.open_gc {
             Some(j) => j,
             None => {
-                let j = self.new_fill(FillStream::Gc);
+                let j = self.new_fill(FillStream::Gc(self.gc_run_lane()));
                 self.page.open_gc = Some(j);
                 j
             }

@@ -66,7 +66,7 @@ impl Device {
 
     /// A page group for a host write: from the SLC cache while it has room, else native.
     /// `None` means wait (for a busy SLC point's program, or for GC).
-    pub(super) fn alloc_host(&mut self, now: SimTime) -> Option<Pgn> {
+    pub(super) fn alloc_host(&mut self, lane: u16, now: SimTime) -> Option<Pgn> {
         if self.cfg.slc_cache.enabled {
             if let Some(p) = self.alloc_group(Stream::Slc, now) {
                 return Some(p);
@@ -76,7 +76,7 @@ impl Device {
                 return None;
             }
         }
-        self.alloc_group(Stream::Host, now)
+        self.alloc_group(Stream::Host(lane), now)
     }
 
     pub(super) fn note_slc_opened(&mut self) {
@@ -123,8 +123,8 @@ impl Device {
         if !self.cfg.slc_cache.enabled {
             return;
         }
-        for i in 0..self.slc_points.len() {
-            if let Some(wp) = self.slc_points[i] {
+        for i in 0..self.slc_lane.points.len() {
+            if let Some(wp) = self.slc_lane.points[i] {
                 if self.sbs.get(wp.sb).programs_inflight == 0 {
                     self.close_point(Stream::Slc, i, wp.sb);
                 }

@@ -56,6 +56,9 @@ pub struct FtlStats {
     /// in DRAM.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mapping_cache: Option<super::MappingCacheStats>,
+    /// Flexible Data Placement's counters; `None` (and left out) while `[fdp]` is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<super::FdpStats>,
 }
 
 /// What the SLC write cache did (`[ftl.slc_cache]`).

@@ -25,6 +25,9 @@ struct Harness {
     inflight: BTreeMap<u64, Pending>,
     next_id: u64,
     errors: Vec<(BlockOp, IoError)>,
+    /// Flexible Data Placement: the Placement Identifier each write carries, by its first
+    /// sector (`None`: plain writes).
+    placement: Option<Box<dyn Fn(u64) -> u16>>,
 }
 
 impl Harness {
@@ -52,6 +55,7 @@ impl Harness {
             inflight: BTreeMap::new(),
             next_id: 0,
             errors: Vec::new(),
+            placement: None,
         }
     }
 
@@ -81,16 +85,20 @@ impl Harness {
             BlockOp::Flush => Pending::Flush,
         };
         self.inflight.insert(id, pending);
-        self.dev.submit(
-            BlockRequest {
-                id,
-                op,
-                offset_bytes: lsn * SECTOR_BYTES,
-                len_bytes: count * SECTOR_BYTES,
-                data,
-            },
-            self.sim.queue(),
-        );
+        let req = BlockRequest {
+            id,
+            op,
+            offset_bytes: lsn * SECTOR_BYTES,
+            len_bytes: count * SECTOR_BYTES,
+            data,
+        };
+        match &self.placement {
+            Some(pid_of) if op == BlockOp::Write => {
+                let pid = pid_of(lsn);
+                self.dev.submit_placed(req, pid, self.sim.queue())
+            }
+            _ => self.dev.submit(req, self.sim.queue()),
+        }
         self.drain();
     }
 
@@ -586,6 +594,7 @@ fn in_flight_requests_name_what_they_wait_for() {
 }
 
 mod cmt;
+mod fdp;
 mod media;
 mod one_shot;
 mod page;

@@ -695,6 +695,7 @@ impl ZonedDevice {
             epoch: m.generation,
             kind: PageKind::Data,
             slc: false,
+            placement: None,
         };
         m.rows.push(Row {
             row,
@@ -859,6 +860,7 @@ impl ZonedDevice {
                         epoch: m.generation,
                         kind: PageKind::ZoneFinish,
                         slc: false,
+                        placement: None,
                     };
                     let generation = m.generation;
                     let buf = if self.functional {

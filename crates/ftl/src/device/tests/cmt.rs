@@ -225,6 +225,7 @@ fn a_power_cut_with_a_cached_table_keeps_every_acknowledged_write() {
         inflight: BTreeMap::new(),
         next_id,
         errors: Vec::new(),
+        placement: None,
     };
     h.random_ops(2000, 8, 24);
     h.verify_all();

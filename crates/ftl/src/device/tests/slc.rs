@@ -232,6 +232,7 @@ fn a_power_cut_keeps_data_in_slc_superblocks_and_their_mode() {
         inflight: BTreeMap::new(),
         next_id,
         errors: Vec::new(),
+        placement: None,
     };
     h.verify_all();
     idle(&mut h, 300);
