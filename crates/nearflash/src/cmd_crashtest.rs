@@ -147,7 +147,7 @@ pub fn run(args: &CrashArgs) -> Result<bool, CliError> {
         crate::output::write_atomic(path, (text + "\n").as_bytes())?;
     }
     if !args.quiet {
-        println!("{}", table(&summary));
+        println!("{}", table(&summary, preset.ftl.fdp.enabled));
         for f in failures.iter().take(10) {
             println!(
                 "seed {} failed: cut in {:?}; {}",
@@ -165,7 +165,9 @@ pub fn run(args: &CrashArgs) -> Result<bool, CliError> {
     Ok(summary.failed == 0)
 }
 
-fn table(s: &CrashSummary) -> String {
+/// The summary's table; with Flexible Data Placement on, a row for recoveries whose FDP
+/// counters were not those the last checkpoint saved.
+fn table(s: &CrashSummary, fdp: bool) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY);
     t.set_header(vec!["figure", "value"]);
@@ -196,6 +198,12 @@ fn table(s: &CrashSummary) -> String {
     ];
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);
+    }
+    if fdp {
+        t.add_row(vec![
+            "FDP logs not as checkpointed".to_string(),
+            s.fdp_logs_lost.to_string(),
+        ]);
     }
     t.to_string()
 }

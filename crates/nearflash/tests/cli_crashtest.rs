@@ -35,6 +35,38 @@ fn short_sweep_loses_nothing_and_ends_with_the_pass_line() {
     assert!(s["flushed_writes_checked"].as_u64().unwrap() > 0);
 }
 
+/// `--set fdp.enabled=true`: writes spread over the placement handles, and the table
+/// counts recoveries whose FDP counters were not those the last checkpoint saved.
+#[test]
+fn an_fdp_drive_loses_nothing_and_keeps_its_logs() {
+    let out = nearflash(&[
+        "crashtest",
+        "--preset",
+        "test-min",
+        "--set",
+        "ftl.mapping=\"page\"",
+        "--set",
+        "fdp.enabled=true",
+        "--set",
+        "fdp.handles=3",
+        "--seeds",
+        "8",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("8 passed, 0 failed"));
+    let row = stdout
+        .lines()
+        .find(|l| l.contains("FDP logs not as checkpointed"))
+        .unwrap_or_else(|| panic!("no FDP row: {stdout}"));
+    assert!(row.trim_end_matches(['│', ' ']).ends_with(" 0"), "{row}");
+    // Page-group mapping cannot keep handles apart: refused, naming the field.
+    fails_naming(
+        &["crashtest", "--set", "fdp.enabled=true", "--seeds", "1"],
+        "fdp.enabled",
+    );
+}
+
 #[test]
 fn same_seeds_give_the_same_summary() {
     let dir = tempfile::tempdir().unwrap();

@@ -437,3 +437,43 @@ fn presets_command_lists_and_prints() {
     let out = nearflash(&["presets", "flashabacus"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("read_latency_us = 81.0"));
 }
+
+/// With `[fdp]` on, the report carries FDP's statistics over the phase; their WAF is the
+/// report's own (flash page programs per host page), and without it there is no `fdp` key.
+#[test]
+fn an_fdp_drive_reports_its_statistics_and_their_waf_is_the_reports() {
+    let dir = tmp();
+    let args = [
+        "--preset",
+        "test-min",
+        "--set",
+        "ftl.mapping=\"page\"",
+        "--pattern",
+        "rand-write",
+        "--request-kib",
+        "4",
+        "--requests",
+        "5000",
+        "--precondition",
+    ];
+    let plain = run_json(dir.path(), "plain.json", &[&["io"][..], &args].concat());
+    assert!(plain.get("fdp").is_none());
+    let r = run_json(
+        dir.path(),
+        "fdp.json",
+        &[
+            &["io", "--set", "fdp.enabled=true", "--set", "fdp.handles=2"][..],
+            &args,
+        ]
+        .concat(),
+    );
+    let fdp = &r["fdp"];
+    assert_eq!(fdp["host_bytes_written"], 5000 * 4096);
+    let waf = fdp["waf"].as_f64().unwrap();
+    assert!(
+        (waf - f(&r, "waf")).abs() < 1e-9,
+        "{waf} vs {}",
+        f(&r, "waf")
+    );
+    assert_eq!(fdp["handles"].as_array().unwrap().len(), 2);
+}

@@ -216,6 +216,17 @@ impl Preset {
             .zns
             .validate(&layers.flash)
             .map_err(|e| invalid("")(e.into()))?;
+        if layers.zns.enabled && ftl.fdp.enabled {
+            return Err(invalid("")(
+                nearflash_flash::ConfigError::Invalid {
+                    field: "fdp.enabled".into(),
+                    reason: "a zoned namespace places data by zones (zns.enabled = true); \
+                             Flexible Data Placement is for a conventional namespace"
+                        .into(),
+                }
+                .into(),
+            ));
+        }
         Ok(Preset {
             name: layers.name,
             description: layers.description,
@@ -506,6 +517,17 @@ mod tests {
         assert!(e.to_string().contains("fdp.handles"), "{e}");
         let e = Preset::load("ssd-970evo", &["fdp.handle_count=2".into()]).unwrap_err();
         assert!(e.to_string().contains("handle_count"), "{e}");
+        let e = Preset::load(
+            "test-min",
+            &[
+                "ftl.mapping=\"page\"".into(),
+                "fdp.enabled=true".into(),
+                "fdp.handles=2".into(),
+                "zns.enabled=true".into(),
+            ],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("fdp.enabled"), "{e}");
     }
 
     #[test]

@@ -400,7 +400,8 @@ impl Device {
     }
 
     /// A write point of `stream` is closed before `sb` is full because a program failed:
-    /// the controller moved a handle on by itself.
+    /// the controller moved a handle on by itself. (The event is timed at the superblock's
+    /// last allocation: the failure surfaces in a completion handler that has no clock.)
     pub(super) fn note_ru_closed_early(&mut self, stream: Stream, sb: SbId) {
         if let (Stream::Host(lane), Some(f)) = (stream, self.fdp.as_ref()) {
             let id = f.lane_id(lane);

@@ -422,3 +422,159 @@ fn power_cuts_on_fdp_drives_lose_nothing_and_keep_the_logs() {
         }
     }
 }
+
+/// One run of the hot/cold workload of `hot_and_cold_streams_...` on a larger device, for
+/// docs/fdp.md: (host units, filler units, GC units copied, media bytes per host byte).
+fn hot_cold_run(
+    flash: &FlashConfig,
+    ftl: &FtlConfig,
+    span_units: u64,
+    cold_units: u64,
+) -> (u64, u64, u64, f64) {
+    let mut h = Harness::new(flash.clone(), ftl.clone(), 11);
+    let hot = span_units / 8;
+    h.placement = Some(Box::new(move |lsn| u16::from(lsn >= hot * 8)));
+    let mut cold_next = hot;
+    let mut written = 0;
+    for i in 1.. {
+        if written >= 12 * span_units {
+            break;
+        }
+        while h.inflight.len() >= 8 {
+            h.step();
+        }
+        let (u, n) = if i % 4 == 0 {
+            if cold_next + cold_units > span_units {
+                cold_next = hot;
+            }
+            cold_next += cold_units;
+            (cold_next - cold_units, cold_units)
+        } else {
+            (h.sim.rng().below(hot), 1)
+        };
+        written += n;
+        h.submit(BlockOp::Write, u * 8, n * 8);
+    }
+    h.run_until_done();
+    h.verify_all();
+    assert!(h.errors.is_empty(), "{:?}", h.errors);
+    let s = h.dev.stats();
+    let pm = s.page_map.as_ref().unwrap();
+    let page_bytes = u64::from(h.dev.layout.geo.page_size_bytes);
+    let media = h.dev.backbone().stats().page_programs * page_bytes;
+    (
+        pm.host_units,
+        pm.pad_units,
+        pm.gc_units_copied,
+        media as f64 / s.host_write_bytes as f64,
+    )
+}
+
+/// Random 4 KiB writes over half the drive (no GC, no periodic checkpoint) in timing
+/// fidelity — plain, or placed at random over `handles` handles: (host writes per wall
+/// second, simulation events per wall second).
+fn write_speed(flash: &FlashConfig, ftl: &FtlConfig, handles: u16) -> (f64, f64) {
+    let ftl = FtlConfig {
+        checkpoint_interval_us: 0.0,
+        ..ftl.clone()
+    };
+    let mut h = Harness::with_fidelity(flash.clone(), ftl, 3, false);
+    if handles > 0 {
+        h.placement = Some(Box::new(move |lsn| {
+            ((lsn / 8 * 2_654_435_761) % u64::from(handles)) as u16
+        }));
+    }
+    let units = h.sectors() / 8 / 2;
+    let wall = std::time::Instant::now();
+    for _ in 0..units {
+        while h.inflight.len() >= 32 {
+            h.step();
+        }
+        let u = h.sim.rng().below(units);
+        h.submit(BlockOp::Write, u * 8, 8);
+    }
+    h.run_until_done();
+    assert_eq!(h.dev.stats().gc_runs, 0);
+    let secs = wall.elapsed().as_secs_f64();
+    (units as f64 / secs, h.sim.events() as f64 / secs)
+}
+
+/// The figures of docs/fdp.md: `cargo test -p nearflash-ftl --profile ci --lib
+/// fdp_measured -- --ignored --nocapture`.
+#[test]
+#[ignore = "measurement: prints docs/fdp.md's tables"]
+fn fdp_measured() {
+    // 2 channels × 2 ways × 2 planes × 96 blocks × 32 pages of 4 KiB: 48 MiB.
+    let flash = FlashConfig {
+        blocks_per_plane: 96,
+        pages_per_block: 32,
+        ..tiny_flash()
+    };
+    let base = |ty: HandleType, enabled: bool| FtlConfig {
+        wear_leveling_spread_pe: 0,
+        fdp: FdpConfig {
+            enabled,
+            ..fdp_ftl(2, ty).fdp
+        },
+        ..fdp_ftl(2, ty)
+    };
+    let span = Harness::new(
+        flash.clone(),
+        base(HandleType::PersistentlyIsolated, true),
+        1,
+    )
+    .sectors()
+        / 8;
+    println!("| drive | cold write | host units | filler units | GC units copied | WAF |");
+    println!("|---|---|---|---|---|---|");
+    for (name, ftl) in [
+        ("conventional", base(HandleType::InitiallyIsolated, false)),
+        (
+            "FDP, 2 initially isolated handles",
+            base(HandleType::InitiallyIsolated, true),
+        ),
+        (
+            "FDP, 2 persistently isolated handles",
+            base(HandleType::PersistentlyIsolated, true),
+        ),
+    ] {
+        for cold in [4u64, 1] {
+            let (host, pads, copied, waf) = hot_cold_run(&flash, &ftl, span, cold);
+            println!(
+                "| {name} | {} KiB | {host} | {pads} | {copied} | {waf:.2} |",
+                cold * 4
+            );
+        }
+    }
+    // Speed: a larger drive (256 blocks × 64 pages per plane: 256 MiB), best of five.
+    let big = FlashConfig {
+        blocks_per_plane: 256,
+        pages_per_block: 64,
+        ..tiny_flash()
+    };
+    let best = |ftl: &FtlConfig, handles: u16| {
+        (0..5)
+            .map(|_| write_speed(&big, ftl, handles))
+            .fold((0.0f64, 0.0f64), |a, b| if b.0 > a.0 { b } else { a })
+    };
+    let plain = best(&base(HandleType::InitiallyIsolated, false), 0);
+    println!("\n| drive | host writes / wall s | vs conventional | events / wall s |");
+    println!("|---|---|---|---|");
+    println!("| conventional | {:.0} | 1.00 | {:.0} |", plain.0, plain.1);
+    for handles in [2u32, 8] {
+        let ftl = FtlConfig {
+            fdp: FdpConfig {
+                handles,
+                ..base(HandleType::InitiallyIsolated, true).fdp
+            },
+            ..base(HandleType::InitiallyIsolated, true)
+        };
+        let v = best(&ftl, handles as u16);
+        println!(
+            "| FDP, {handles} handles, writes spread over them | {:.0} | {:.2} | {:.0} |",
+            v.0,
+            v.0 / plain.0,
+            v.1
+        );
+    }
+}
