@@ -26,6 +26,10 @@ impl State {
                 s.credits -= 1;
                 s.inflight_chunks += 1;
                 s.issued_in_bytes += r.len_bytes;
+                assert!(
+                    s.issued_in_bytes <= s.total_in_bytes,
+                    "stream {fd} issued past its files' end"
+                );
                 let slot = s.slot;
                 let (off, len, skip) = sector_span(r.device_offset_bytes, r.len_bytes);
                 let id = self.submit_backing(q, BlockOp::Read, off, len, Vec::new());
@@ -50,6 +54,10 @@ impl State {
         if promised < r {
             s.credits += r - promised;
         }
+        assert!(
+            s.credits + s.inflight_chunks + s.fifo.len() as u32 <= r,
+            "stream {fd} holds more credits than the input FIFO has room for"
+        );
     }
 
     // ---- slots -----------------------------------------------------------------------------
@@ -76,6 +84,11 @@ impl State {
         };
         s.consumed_in_bytes += chunk.bytes;
         s.produced_out_bytes += out.0;
+        assert!(
+            s.dir == Direction::Write || s.consumed_in_bytes <= s.issued_in_bytes,
+            "stream {fd}'s program consumed input never read"
+        );
+        assert!(!s.slot_busy, "stream {fd}'s slot started twice");
         s.slot_out = out;
         s.slot_chunk_last = chunk.last;
         s.slot_busy = true;
@@ -101,6 +114,7 @@ impl State {
         let Some(s) = self.streams.get_mut(&fd) else {
             return;
         };
+        assert!(s.slot_busy, "stream {fd}'s slot finished without starting");
         s.slot_busy = false;
         s.samples.push((now, s.consumed_in_bytes));
         let out = std::mem::take(&mut s.slot_out);
@@ -160,6 +174,15 @@ impl State {
         }
         s.out_fifo_bytes -= n;
         s.dma_inflight_bytes += n;
+        debug_assert_eq!(
+            s.out_fifo.iter().map(|(b, _)| b).sum::<u64>(),
+            s.out_fifo_bytes,
+            "stream {fd}'s output FIFO count drifted"
+        );
+        assert!(
+            !s.pipelined || s.host_buf_bytes + s.dma_inflight_bytes <= s.host_capacity_bytes,
+            "stream {fd}'s DMA overran the host-side buffer"
+        );
         s.dma_inflight.push_back(moved);
         let at = self.pcie_d2h.serve(now, transfer(n, mb_s)) + lat;
         self.schedule(q, at, Ev::DmaDone(fd));
@@ -171,6 +194,11 @@ impl State {
             return;
         };
         let (n, data) = s.dma_inflight.pop_front().expect("a DMA in flight");
+        assert!(
+            data.is_empty() || data.len() as u64 == n,
+            "stream {fd}'s DMA carried {} bytes of data for {n} counted",
+            data.len()
+        );
         s.dma_inflight_bytes -= n;
         s.host_buf_bytes += n;
         s.host_buf.extend(data);
@@ -199,6 +227,7 @@ impl State {
                 } else {
                     Vec::new()
                 };
+                assert!(r.len_bytes <= n, "a write range longer than asked");
                 s.wbuf_bytes -= r.len_bytes;
                 s.written_bytes += r.len_bytes;
                 s.writes_inflight += 1;

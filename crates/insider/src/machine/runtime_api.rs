@@ -47,11 +47,19 @@ impl State {
         let n = max.min(s.host_buf_bytes);
         s.host_buf_bytes -= n;
         s.read_bytes += n;
+        assert!(
+            s.read_bytes <= s.produced_out_bytes,
+            "the host took more of stream {fd} than its program produced"
+        );
         let data: Vec<u8> = if s.host_buf.is_empty() {
             Vec::new()
         } else {
             s.host_buf.drain(..n as usize).collect()
         };
+        debug_assert!(
+            s.host_buf.is_empty() || s.host_buf.len() as u64 == s.host_buf_bytes,
+            "stream {fd}'s host buffer count drifted"
+        );
         self.try_dma(q, fd);
         (n, data)
     }
@@ -64,6 +72,12 @@ impl State {
             .serve(now, transfer(bytes, self.cfg.pcie_mb_s()))
             + self.pcie_latency();
         let s = self.streams.get_mut(&fd).expect("open for writing");
+        assert_eq!(s.dir, Direction::Write, "vwrite on read stream {fd}");
+        assert!(
+            data.is_empty() || data.len() as u64 == bytes,
+            "vwrite of {bytes} bytes carried {} bytes of data",
+            data.len()
+        );
         s.h2d_inflight_bytes += bytes;
         s.total_in_bytes += bytes;
         s.h2d.push_back(Chunk { bytes, data, last });
