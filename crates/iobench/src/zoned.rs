@@ -383,6 +383,11 @@ fn collect(dev: &mut ZonedDevice, host: &mut Host, reading: bool) {
         match result {
             Err(e) => {
                 host.count_error(&e);
+                if host.lanes[l].needs_reset {
+                    // A failed Reset counts against the run's requests, so that a drive whose
+                    // erases keep failing ends the run instead of resetting forever.
+                    host.issued += 1;
+                }
                 if !reading {
                     host.advance_zone(l);
                 }
