@@ -180,7 +180,10 @@ impl State {
         while let Some(c) = self.fs.poll_completion() {
             let id = c.id;
             let again = self.fs_done.insert(id, c);
-            assert!(again.is_none(), "file-system operation {id:?} completed twice");
+            assert!(
+                again.is_none(),
+                "file-system operation {id:?} completed twice"
+            );
         }
         assert!(
             self.owners.len() >= self.held.len(),
