@@ -8,7 +8,9 @@
 //! * `ebpf` — eBPF objects and the budgeted, bounds-checked machine;
 //! * `rangeset` — memory range sets and reachability;
 //! * `device` — the model: every command as events on the one queue;
-//! * `session` — a driver issuing commands one by one under the watchdog.
+//! * `session` — a driver issuing commands one by one under the watchdog;
+//! * `sequence` — `cs run`'s offload and its host-only comparison;
+//! * `script` — a TOML list of commands run one by one (`cs script`).
 
 pub mod config;
 pub mod device;
@@ -17,6 +19,7 @@ pub mod error;
 pub mod opcodes;
 pub mod program;
 pub mod rangeset;
+pub mod script;
 pub mod sequence;
 pub mod session;
 

@@ -275,7 +275,7 @@ pub const TABLE: &[OptionDef] = opts! {
     ["exitall", "exitall_on_error", "create_on_open", "allow_mounted_write", "lockmem", "fadvise_hint", "overwrite", "unlink", "refill_buffers", "scramble_buffers", "buffer_compress_percentage", "zero_buffers", "group_id"] Ignored, "host-side file and buffer handling";
     ["merge_blktrace_file", "merge_blktrace_scalars", "merge_blktrace_iters"] Unsupported("merging blktraces is not modelled: replay one iolog per job"), "";
     ["verify_backlog", "verify_backlog_batch", "verify_async", "verify_interval", "verify_offset", "verify_pattern", "verify_only", "experimental_verify"] Unsupported("verify runs as one pass after the writes; interleaved or partial verification is not modelled"), "";
-    ["zonemode", "zonesize", "zonerange", "zoneskip", "max_open_zones", "zone_reset_threshold"] Unsupported("the simulated drive has no zoned namespace yet"), "";
+    ["zonemode", "zonesize", "zonerange", "zoneskip", "max_open_zones", "zone_reset_threshold"] Unsupported("fio's zbd mode is not mapped onto the zoned drive yet; run it with `nearflash io --set zns.enabled=true` (docs/zns.md)"), "";
     ["unified_rw_reporting"] Unsupported("mixed-direction reporting is not produced"), "";
     ["new_group"] Unsupported("a reporting group apart from the run groups is not modelled; stonewall starts a group"), "";
     ["rate_process", "rate_min", "rate_iops_min", "rate_cycle", "rate_ignore_thinktime"] Unsupported("only fio's default linear rate process is modelled"), "";

@@ -106,7 +106,8 @@ impl State {
     fn submit_block(&mut self, owner: Owner, mut req: BlockRequest, q: &mut EventQueue<Ev>) {
         let id = self.next_id;
         self.next_id += 1;
-        self.owners.insert(id, owner);
+        let reused = self.owners.insert(id, owner);
+        assert!(reused.is_none(), "machine request id {id} in use twice");
         req.id = id;
         self.held.push_back(req);
         self.start_held(q);
@@ -128,6 +129,10 @@ impl State {
                 .try_submit(cmd, &mut q.map(Ev::Dev))
                 .expect("queue 0 exists, its memory exists and it has room");
         }
+        assert!(
+            self.held.is_empty() || self.drive.in_flight(0) >= depth_max,
+            "requests held back while the queue has room"
+        );
     }
 
     /// Moves completions and requests between the drive, the file system and the caller
@@ -151,7 +156,8 @@ impl State {
                     }
                     Owner::Caller(id) => {
                         c.id = id;
-                        self.caller_done.insert(id, c);
+                        let again = self.caller_done.insert(id, c);
+                        assert!(again.is_none(), "caller request {id} completed twice");
                     }
                 }
             }
@@ -172,8 +178,17 @@ impl State {
             }
         }
         while let Some(c) = self.fs.poll_completion() {
-            self.fs_done.insert(c.id, c);
+            let id = c.id;
+            let again = self.fs_done.insert(id, c);
+            assert!(
+                again.is_none(),
+                "file-system operation {id:?} completed twice"
+            );
         }
+        assert!(
+            self.owners.len() >= self.held.len(),
+            "a held request without its submitter"
+        );
     }
 
     /// What the watchdog watches: a completed file-system operation or block command is

@@ -13,6 +13,7 @@ pub mod report;
 mod sysinfo;
 pub mod trace;
 pub mod workload;
+pub mod zoned;
 
 pub use bench::{capacity_bytes, precondition, Bench, Plan, Stage};
 pub use driver::StoreSpec;

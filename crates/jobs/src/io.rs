@@ -6,6 +6,7 @@ use crate::error::JobError;
 use nearflash_ftl::SECTOR_BYTES;
 use nearflash_iobench::trace::{TraceOptions, TracePlan};
 use nearflash_iobench::workload::{Amount, Pattern, SyntheticSpec};
+use nearflash_iobench::zoned::{ZonedReport, ZonedSpec};
 use nearflash_iobench::{capacity_bytes, Bench, Interface, IoReport, Plan, Stage, StoreSpec};
 use nearflash_iotrace::{BlkparseAction, ReadOptions};
 use nearflash_preset::Preset;
@@ -55,6 +56,9 @@ pub struct IoOptions {
     /// The path from the host to the FTL: `nvme` (the default: the preset's NVMe front end
     /// and PCIe link) or `bare`.
     pub interface: Interface,
+    /// Zoned drive (`zns.enabled = true`) only: Zone Append instead of writes at the write
+    /// pointer.
+    pub zone_append: bool,
 }
 
 impl Default for IoOptions {
@@ -84,8 +88,70 @@ impl Default for IoOptions {
             seed: 1,
             trace_requests_max: nearflash_iotrace::REQUESTS_MAX,
             interface: Interface::Nvme,
+            zone_append: false,
         }
     }
+}
+
+/// Runs `opts` on the preset's zoned drive (`zns.enabled = true`): the zone-aware
+/// sequential pattern of `nearflash_iobench::zoned`, bare (no NVMe front end) and in timing
+/// fidelity. Options that a zoned run cannot honour are refused by name.
+pub fn io_zoned(opts: &IoOptions) -> Result<ZonedReport, JobError> {
+    let preset = Preset::load(&opts.preset, &opts.overrides)?;
+    if !preset.zns.enabled {
+        return Err(JobError::Workload(
+            "io_zoned needs a zoned drive (--set zns.enabled=true)".into(),
+        ));
+    }
+    let refuse = |what: &str, why: &str| {
+        Err(JobError::Workload(format!(
+            "{what} on a zoned drive: {why}"
+        )))
+    };
+    if opts.trace.is_some() {
+        return refuse(
+            "--trace",
+            "a trace's writes land at arbitrary offsets, and a zoned drive takes writes only at a \
+             write pointer; replaying a trace needs a host-side mapping (not built yet)",
+        );
+    }
+    if opts.fidelity != Fidelity::Timing || opts.store_file.is_some() {
+        return refuse(
+            "--fidelity functional / --store-file",
+            "the zoned run is timing only",
+        );
+    }
+    if opts.span_gib.is_some() || opts.precondition.is_some() || opts.read_percent.is_some() {
+        return refuse(
+            "--span-gib / --precondition / --read-percent",
+            "the zoned pattern writes whole zones in turn (seq-read writes before it reads)",
+        );
+    }
+    let pattern = opts.pattern.ok_or_else(|| {
+        JobError::Workload("give a pattern with --pattern seq-write or seq-read".into())
+    })?;
+    let request_bytes = opts
+        .request_kib
+        .unwrap_or(4)
+        .checked_mul(1024)
+        .ok_or_else(|| JobError::Workload("--request-kib is too large".into()))?;
+    let requests = match (opts.requests, opts.total_gib) {
+        (Some(n), None) => n,
+        (None, Some(g)) => gib_to_bytes("--total-gib", g)?.div_ceil(request_bytes),
+        _ => {
+            return Err(JobError::Workload(
+                "give the amount with --requests N or --total-gib X (one of them)".into(),
+            ))
+        }
+    };
+    let spec = ZonedSpec {
+        pattern,
+        request_bytes,
+        requests,
+        queue_depth: opts.queue_depth.unwrap_or(DEFAULT_QUEUE_DEPTH),
+        zone_append: opts.zone_append,
+    };
+    Ok(nearflash_iobench::zoned::run(&preset, &spec, opts.seed)?)
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -144,6 +210,18 @@ pub fn io(
         ));
     }
     let preset = Preset::load(&opts.preset, &opts.overrides)?;
+    if preset.zns.enabled {
+        return Err(JobError::Workload(
+            "the preset has zns.enabled = true: a zoned drive runs through the zoned job \
+             (`io_zoned`; `nearflash io` picks it by itself)"
+                .into(),
+        ));
+    }
+    if opts.zone_append {
+        return Err(JobError::Workload(
+            "--zone-append needs a zoned drive (--set zns.enabled=true)".into(),
+        ));
+    }
     let store = match (opts.fidelity, &opts.store_file) {
         (Fidelity::Timing, Some(_)) => {
             return Err(JobError::Workload(

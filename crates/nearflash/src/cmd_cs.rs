@@ -25,6 +25,50 @@ pub struct CsArgs {
 pub enum CsCommand {
     /// Offload a program over a file through the CP/SLM command sets; compare with the host.
     Run(CsRunArgs),
+    /// Run a TOML list of commands (docs/cs.md, "Command scripts"), each printed with its
+    /// simulated latency and status.
+    Script(CsScriptArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CsScriptArgs {
+    /// The script: `[[command]]` tables with `op = "write_nvm" | "load_program" | …`.
+    pub script: PathBuf,
+    #[arg(long, default_value = "ssd-970evo")]
+    pub preset: String,
+    /// `table.field=value` overrides of the preset.
+    #[arg(long = "set")]
+    pub overrides: Vec<String>,
+    /// Refuse a file the script names that is larger than this (MiB).
+    #[arg(long, default_value_t = 2048)]
+    pub file_max_mib: u64,
+    /// Write every command (name, detail, latency, status) and the last Execute's return as
+    /// JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// A script's files, relative to the working directory (as fio's `filename=` is), each read
+/// as a bounded stream.
+struct ScriptFiles {
+    max_bytes: u64,
+}
+
+impl nearflash_cs::script::ScriptFiles for ScriptFiles {
+    fn read(&mut self, path: &Path) -> std::io::Result<Vec<u8>> {
+        let f = std::fs::File::open(path)?;
+        let mut bytes = Vec::new();
+        f.take(self.max_bytes + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > self.max_bytes {
+            return Err(std::io::Error::other(format!(
+                "larger than {} bytes (--file-max-mib)",
+                self.max_bytes
+            )));
+        }
+        Ok(bytes)
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -135,7 +179,94 @@ fn print_steps(steps: &[Step]) {
 pub fn run(args: &CsArgs) -> Result<bool, CliError> {
     match &args.command {
         CsCommand::Run(r) => run_offload(r),
+        CsCommand::Script(a) => run_script(a),
     }
+}
+
+/// Scripts are small: a megabyte of TOML is far more than any command list needs.
+const SCRIPT_BYTES_MAX: u64 = 1 << 20;
+
+fn drive_config(preset: &nearflash_preset::Preset) -> DriveConfig {
+    DriveConfig {
+        flash: preset.flash.clone(),
+        ftl: preset.ftl.clone(),
+        write_cache: preset.write_cache.clone(),
+        nvme: preset.nvme.clone(),
+    }
+}
+
+fn run_script(a: &CsScriptArgs) -> Result<bool, CliError> {
+    use nearflash_cs::script::{run_script, HostWrites, Script, ScriptError};
+    if let Some(j) = &a.json {
+        crate::output::check_file("--json", j)?;
+    }
+    let text = read_bounded("script", &a.script, SCRIPT_BYTES_MAX)?;
+    let name = a.script.display().to_string();
+    let text = String::from_utf8(text)
+        .map_err(|_| CliError::Workload(format!("script {name}: not UTF-8 text")))?;
+    let script = Script::parse(&name, &text)?;
+    let preset = nearflash_preset::Preset::load(&a.preset, &a.overrides)?;
+    let cs: CsConfig = preset.system().unwrap_or_default();
+    let host = preset.host.clone().unwrap_or_default();
+    let mut session = Session::new(&drive_config(&preset), cs, a.seed)
+        .map_err(nearflash_cs::script::ScriptError::from)?;
+    let mut files = ScriptFiles {
+        max_bytes: a.file_max_mib << 20,
+    };
+    let writes = HostWrites {
+        request_bytes: host.io_request_bytes,
+        depth: host.io_queue_depth,
+    };
+    eprintln!(
+        "{name}: {} commands on preset {}",
+        script.commands.len(),
+        preset.name
+    );
+    let got = match run_script(&mut session, &script, &name, &mut files, writes) {
+        Ok(g) => g,
+        Err(e) => {
+            if let ScriptError::Command { steps, .. } = &e {
+                print_steps(steps);
+            }
+            return Err(e.into());
+        }
+    };
+    print_steps(&got.steps);
+    for (file, data) in &got.outputs {
+        crate::output::write_atomic(file, data)?;
+    }
+    let total: u64 = got.steps.iter().map(|s| s.latency.as_ns()).sum();
+    eprintln!(
+        "{} commands in {:.1} us simulated{}",
+        got.steps.len(),
+        total as f64 / 1e3,
+        got.last_result.map_or(String::new(), |r| format!(
+            "; the last Execute returned {r}"
+        ))
+    );
+    if let Some(j) = &a.json {
+        let steps: Vec<_> = got
+            .steps
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "command": s.name,
+                    "detail": s.detail,
+                    "latency_us": us(s.latency),
+                    "status": s.status.name(),
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "script": name,
+            "preset": preset.name,
+            "commands": steps,
+            "last_result": got.last_result,
+        });
+        let text = serde_json::to_vec_pretty(&doc).expect("JSON values serialise");
+        crate::output::write_atomic(j, &text)?;
+    }
+    Ok(true)
 }
 
 fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
@@ -180,12 +311,7 @@ fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
     let program = read_bounded("program", &r.program, PROGRAM_FILE_BYTES_MAX)?;
     let input = read_bounded("input", &r.input, r.input_max_mib << 20)?;
     let host = preset.host.clone().unwrap_or_default();
-    let drive = DriveConfig {
-        flash: preset.flash.clone(),
-        ftl: preset.ftl.clone(),
-        write_cache: preset.write_cache.clone(),
-        nvme: preset.nvme.clone(),
-    };
+    let drive = drive_config(&preset);
     let cs_err = |e: nearflash_cs::session::SessionError| CliError::Cs(e.into());
     let mut session = Session::new(&drive, cs, r.seed).map_err(cs_err)?;
     session

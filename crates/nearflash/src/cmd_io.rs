@@ -102,6 +102,10 @@ pub struct IoArgs {
     /// Seed of the run's one RNG.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Zoned drive (--set zns.enabled=true): write with Zone Append instead of writes at
+    /// each zone's write pointer.
+    #[arg(long)]
+    pub zone_append: bool,
     /// Write every figure as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -145,6 +149,7 @@ fn options(args: &IoArgs) -> IoOptions {
         seed: args.seed,
         trace_requests_max: args.trace_read.trace_requests_max,
         interface: args.interface,
+        zone_append: args.zone_append,
     }
 }
 
@@ -152,6 +157,12 @@ fn options(args: &IoArgs) -> IoOptions {
 pub fn run(args: &IoArgs) -> Result<bool, CliError> {
     if let Some(path) = &args.json {
         crate::output::check_file("--json", path)?;
+    }
+    if nearflash_preset::Preset::load(&args.preset, &args.overrides)?
+        .zns
+        .enabled
+    {
+        return run_zoned(args);
     }
     let mut bar: Option<(Stage, Progress)> = None;
     let result = nearflash_jobs::io(&options(args), &mut |stage, done, total| {
@@ -187,6 +198,28 @@ pub fn run(args: &IoArgs) -> Result<bool, CliError> {
                 .map(|(k, n)| format!("{k}: {n}"))
                 .collect::<Vec<_>>()
                 .join(", ")
+        );
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// `nearflash io` on a zoned drive (`zns.enabled = true`): the zone-aware sequential pattern.
+fn run_zoned(args: &IoArgs) -> Result<bool, CliError> {
+    let report = nearflash_jobs::io_zoned(&options(args))?;
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report).expect("serialisable");
+        crate::output::write_atomic(path, (text + "\n").as_bytes())?;
+    }
+    if !args.quiet {
+        println!("{}", report.table());
+    }
+    let failed = report.zone_full_errors + report.boundary_errors + report.other_errors;
+    if failed > 0 && !args.allow_failures {
+        eprintln!(
+            "error: {failed} zoned requests failed (zone full {}, boundary {}, other {}); pass \
+             --allow-failures if failures are expected",
+            report.zone_full_errors, report.boundary_errors, report.other_errors
         );
         return Ok(false);
     }

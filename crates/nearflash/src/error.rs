@@ -31,6 +31,8 @@ pub enum CliError {
 
     #[error(transparent)]
     Cs(#[from] nearflash_cs::sequence::OffloadError),
+    #[error("cs script: {0}")]
+    CsScript(Box<nearflash_cs::script::ScriptError>),
 
     #[error("invalid workload: {0}")]
     Workload(String),
@@ -102,5 +104,11 @@ pub enum CliError {
 impl From<nearflash_reproduce::ReproduceError> for CliError {
     fn from(e: nearflash_reproduce::ReproduceError) -> Self {
         CliError::Reproduce(Box::new(e))
+    }
+}
+
+impl From<nearflash_cs::script::ScriptError> for CliError {
+    fn from(e: nearflash_cs::script::ScriptError) -> Self {
+        CliError::CsScript(Box::new(e))
     }
 }

@@ -151,3 +151,138 @@ fn a_program_over_the_devices_limit_exits_non_zero_with_its_status() {
         "name it .o",
     );
 }
+
+/// The same filter as a command script: the program loaded once and run over two range sets
+/// (the whole file, then its first 4 KiB copied to a second SLM place), each count read back
+/// into its own file and equal to grep's.
+#[test]
+fn a_command_script_loads_a_filter_once_and_runs_it_over_two_range_sets() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, hits) = lines(dir.path());
+    let text = std::fs::read_to_string(&input).unwrap();
+    let head = &text[..4096];
+    let head_hits = head.split('\n').filter(|l| l.contains("needle")).count();
+    compile(
+        dir.path(),
+        &["-target", "bpf", "-O2", "-c", "-o"],
+        "ebpf/filter.c",
+        "filter.o",
+    );
+    let script = dir.path().join("filter.toml");
+    std::fs::write(
+        &script,
+        r#"
+[[command]]
+op = "write_nvm"
+file = "in.txt"
+[[command]]
+op = "load_program"
+file = "filter.o"
+chunk_bytes = 4096
+[[command]]
+op = "activate"
+[[command]]
+op = "create_range_set"
+ranges = [{ start_bytes = 0 }, { start_bytes = 1048576, len_bytes = 4096 }]
+[[command]]
+op = "copy_from_nvm"
+[[command]]
+op = "execute"
+cparam = ["str:needle", 6]
+[[command]]
+op = "memory_read"
+offset_bytes = 1048576
+output = "all.txt"
+[[command]]
+op = "copy_within_slm"
+dest_bytes = 2097152
+sources = [[0, 4096]]
+[[command]]
+op = "create_range_set"
+ranges = [{ start_bytes = 2097152, len_bytes = 4096 }, { start_bytes = 3145728, len_bytes = 4096 }]
+[[command]]
+op = "execute"
+cparam = ["str:needle", 6]
+[[command]]
+op = "memory_read"
+offset_bytes = 3145728
+output = "head.txt"
+"#,
+    )
+    .unwrap();
+    let json = dir.path().join("steps.json");
+    // The script's files are relative to the working directory, as fio's are.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nearflash"))
+        .current_dir(dir.path())
+        .args([
+            "cs",
+            "script",
+            "filter.toml",
+            "--preset",
+            "test-min",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("all.txt")).unwrap(),
+        format!("{hits}\n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("head.txt")).unwrap(),
+        format!("{head_hits}\n")
+    );
+    for cmd in [
+        "Load Program",
+        "Memory Copy",
+        "Execute Program",
+        "Memory Read",
+    ] {
+        assert!(err.contains(cmd), "{cmd} missing from {err}");
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let commands = doc["commands"].as_array().unwrap();
+    assert!(commands.len() > 10, "{doc}");
+    assert!(commands
+        .iter()
+        .all(|c| c["status"] == "SUCCESS" && c["latency_us"].as_f64().unwrap() > 0.0));
+}
+
+/// A script's mistakes are named: an unknown field with its file and its command, a command whose
+/// default needs an earlier one, a missing file; a command the device refuses exits non-zero
+/// with its status.
+#[test]
+fn a_bad_command_script_is_refused_naming_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, body: &str, needle: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        fails_naming(
+            &["cs", "script", p.to_str().unwrap(), "--preset", "test-min"],
+            needle,
+        );
+    };
+    run(
+        "field.toml",
+        "[[command]]\nop = \"activate\"\npnid = 3\n",
+        "command 0: unknown field `pnid`",
+    );
+    run(
+        "default.toml",
+        "[[command]]\nop = \"copy_from_nvm\"\n",
+        "command 0 (copy_from_nvm): no lbas and no write_nvm before",
+    );
+    run(
+        "missing.toml",
+        "[[command]]\nop = \"write_nvm\"\nfile = \"nope.txt\"\n",
+        "command 0 (write_nvm)",
+    );
+    run(
+        "inactive.toml",
+        "[[command]]\nop = \"create_range_set\"\nranges = [{ start_bytes = 0, len_bytes = 4096 }]\n[[command]]\nop = \"execute\"\n",
+        "command 1 (Execute Program) failed",
+    );
+}

@@ -506,7 +506,7 @@ fn u64_of(v: &serde_json::Value, key: &str) -> u64 {
 
 /// The options a fio user is most likely to bring that nearflash does not model are errors
 /// naming the option and its line, not silently dropped: verify_backlog (interleaved
-/// verification), zonemode (no zoned namespace yet), unified_rw_reporting (the mixed
+/// verification), zonemode (zbd mode not mapped onto the zoned drive yet), unified_rw_reporting (the mixed
 /// report), rate_process (a Poisson rate), merge_blktrace_file (merging traces). Host-only options (ioengine, filename, thread, cpus_allowed) change nothing the
 /// drive sees, so they are accepted and listed as ignored instead.
 #[test]

@@ -438,6 +438,64 @@ fn presets_command_lists_and_prints() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("read_latency_us = 81.0"));
 }
 
+const ZONED_WRITE: &[&str] = &[
+    "io",
+    "--preset",
+    "test-min",
+    "--set",
+    "zns.enabled=true",
+    "--pattern",
+    "seq-write",
+    "--request-kib",
+    "16",
+    "--requests",
+    "2000",
+    "--queue-depth",
+    "4",
+];
+
+/// On a zoned drive `nearflash io` writes zones sequentially, four at a time, wraps to the
+/// first zones and resets them; with no device GC every host byte is programmed once.
+#[test]
+fn io_on_a_zoned_drive_fills_zones_sequentially_and_resets_them_at_waf_one() {
+    let dir = tmp();
+    for (name, append) in [("w.json", false), ("a.json", true)] {
+        let mut args = ZONED_WRITE.to_vec();
+        if append {
+            args.push("--zone-append");
+        }
+        let v = run_json(dir.path(), name, &args);
+        let done = if append { "appends" } else { "writes" };
+        assert_eq!(f(&v, done), 2000.0, "{v}");
+        // 2000 × 16 KiB = 31.25 MiB over a 11 MiB zoned drive: every zone is reset on the wrap.
+        assert!(f(&v, "resets") >= f(&v, "zones"), "{v}");
+        assert_eq!(f(&v, "zone_full_errors") + f(&v, "boundary_errors"), 0.0);
+        assert!((0.99..1.05).contains(&f(&v, "waf")), "{v}");
+    }
+}
+
+#[test]
+fn random_writes_and_traces_on_a_zoned_drive_are_refused_by_name() {
+    let mut args = ZONED_WRITE.to_vec();
+    args[6] = "rand-write";
+    fails_naming(&args, "write pointer");
+    fails_naming(
+        &[
+            "io",
+            "--preset",
+            "test-min",
+            "--set",
+            "zns.enabled=true",
+            "--trace",
+            "iolog:examples/traces/iolog-v3.log",
+        ],
+        "--trace on a zoned drive",
+    );
+    let mut args = RAND_MIXED.to_vec();
+    args.push("--zone-append");
+    fails_naming(&args, "--zone-append needs a zoned drive");
+}
+
 /// With `[fdp]` on, the report carries FDP's statistics over the phase; their WAF is the
 /// report's own (flash page programs per host page), and without it there is no `fdp` key.
 #[test]

@@ -202,6 +202,17 @@ struct HostZone {
     full: bool,
     /// Appends in flight, whose sectors the host learns at completion.
     appends_in_flight: u32,
+    /// Plain writes in flight. The host keeps the zone's write pointer only while at most
+    /// one kind of write is in flight (a write refused by the device would leave an append
+    /// behind it at a lower sector than the host reserved), and sends zone management
+    /// commands only to a zone with no write of either kind in flight: NVMe does not order
+    /// commands, so a write in flight across a Reset may land after it, where the host no
+    /// longer expects it. Hosts of zoned drives serialise the same way (Linux zonefs and
+    /// f2fs hold the zone's lock across a reset or finish).
+    writes_in_flight: u32,
+    /// Commands of any kind in flight to the zone (a read in flight across a Reset may
+    /// see the data or the erased zone).
+    in_flight: u32,
     reset_in_flight: bool,
 }
 
@@ -235,10 +246,14 @@ impl Host {
         let room = self.zone_sectors - hz.wp;
         let len = 1 + sim.rng().below(self.max_request_sectors);
         let len = len.min(room);
+        let quiet = hz.in_flight == 0;
+        self.zones[z as usize].in_flight += 1;
+        let hz = &self.zones[z as usize];
         let cmd = if roll < 45 && writable && room > 0 && hz.appends_in_flight == 0 {
             let sector = self.zone_start(z) + hz.wp;
             let version = self.issue(sector, len);
             self.zones[z as usize].wp += len;
+            self.zones[z as usize].writes_in_flight += 1;
             self.pending.insert(
                 id,
                 Pending::Write {
@@ -262,7 +277,7 @@ impl Host {
                 sim.queue(),
             );
             return;
-        } else if roll < 70 && writable && room > 0 {
+        } else if roll < 70 && writable && room > 0 && hz.writes_in_flight == 0 {
             let len = len.min(dev.config().zone_append_size_limit_bytes / SECTOR_BYTES);
             // The drive assigns appends in order: this one lands at the host's write pointer.
             let sector = self.zone_start(z) + self.zones[z as usize].wp;
@@ -286,7 +301,7 @@ impl Host {
                 len_bytes: len * SECTOR_BYTES,
                 data,
             }
-        } else if roll < 90 && !hz.reset_in_flight {
+        } else if (roll < 90 || !quiet) && !hz.reset_in_flight {
             let len = (1 + sim.rng().below(self.max_request_sectors)).min(self.zone_sectors);
             let start = sim.rng().below(self.zone_sectors - len + 1);
             let sector = self.zone_start(z) + start;
@@ -301,6 +316,10 @@ impl Host {
                 },
                 sim.queue(),
             );
+            return;
+        } else if !quiet {
+            // A Reset is in flight to this zone: nothing to send it until it ends.
+            self.zones[z as usize].in_flight -= 1;
             return;
         } else {
             let action = match roll {
@@ -381,19 +400,31 @@ impl Host {
                 sector,
                 len,
                 version,
-            } => match c.result {
-                Ok(()) => self.ack(sector, len, version),
-                Err(e) => self.refused(zone, &e, out),
-            },
-            Pending::Read { sector } => match c.result {
-                Ok(()) => self.check_read(sector, &c.data, out, false),
-                Err(e) => {
-                    out.io_errors += 1;
-                    out.first_violation
-                        .get_or_insert(format!("read failed: {e}"));
+            } => {
+                let hz = &mut self.zones[zone as usize];
+                hz.writes_in_flight -= 1;
+                hz.in_flight -= 1;
+                match c.result {
+                    Ok(()) => self.ack(sector, len, version),
+                    Err(e) => self.refused(zone, &e, out),
                 }
-            },
+            }
+            Pending::Read { sector } => {
+                self.zones[(sector / self.zone_sectors) as usize].in_flight -= 1;
+                self.check_completed_read(sector, c, out);
+            }
             other => unreachable!("{other:?} is not a block command"),
+        }
+    }
+
+    fn check_completed_read(&self, sector: u64, c: BlockCompletion, out: &mut ZnsCrashOutcome) {
+        match c.result {
+            Ok(()) => self.check_read(sector, &c.data, out, false),
+            Err(e) => {
+                out.io_errors += 1;
+                out.first_violation
+                    .get_or_insert(format!("read failed: {e}"));
+            }
         }
     }
 
@@ -401,7 +432,9 @@ impl Host {
         out.ops_completed += 1;
         match self.pending.remove(&c.id).expect("pending") {
             Pending::Append { zone, len, version } => {
-                self.zones[zone as usize].appends_in_flight -= 1;
+                let hz = &mut self.zones[zone as usize];
+                hz.appends_in_flight -= 1;
+                hz.in_flight -= 1;
                 match c.result {
                     Ok(ZoneReply::Appended { sector }) => self.ack(sector, len, version),
                     Ok(r) => unreachable!("append answered {r:?}"),
@@ -409,6 +442,7 @@ impl Host {
                 }
             }
             Pending::Send { zone, action } => {
+                self.zones[zone as usize].in_flight -= 1;
                 if action == ZoneAction::Reset {
                     let hz = &mut self.zones[zone as usize];
                     hz.reset_in_flight = false;
@@ -713,8 +747,14 @@ mod tests {
     use super::*;
     use crate::testing::{tiny_flash, tiny_ftl};
 
-    /// A few seeds of each aim in the normal test run; `nearflash crashtest --set
-    /// zns.enabled=true --seeds 1000` runs the thousand (docs/measured.md).
+    /// 64 seeds of both aims in the normal test run (about half a second); `.ci/run` runs
+    /// `nearflash crashtest --set zns.enabled=true --seeds 1000`.
+    ///
+    /// Story: with 8 seeds this passed while 30% of a thousand failed with another
+    /// sector's data: the test's host sent a Reset while writes to the zone were in flight
+    /// (NVMe does not order them, so a write could land after the reset, where the host no
+    /// longer expected it) and sent Zone Appends behind a write the drive could refuse. The
+    /// host now serialises as Linux's zoned file systems do (see `HostZone`).
     #[test]
     fn zoned_power_cuts_lose_no_acknowledged_write_and_no_write_pointer() {
         let cfg = CrashTestConfig {
@@ -722,7 +762,7 @@ mod tests {
             ops_after_recovery: 150,
             ..CrashTestConfig::default()
         };
-        let outcomes: Vec<_> = (0..8)
+        let outcomes: Vec<_> = (0..64)
             .map(|s| run_seed(&tiny_flash(), &tiny_ftl(), &ZnsConfig::default(), &cfg, s))
             .collect();
         let sum = summarize(&outcomes);

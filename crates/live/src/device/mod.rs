@@ -12,6 +12,8 @@
 //! Times: the file system records simulated nanoseconds; setting a file's times (`touch`,
 //! `cp -p`) is accepted and not stored, as the file system keeps no settable times.
 
+mod handles;
+mod namespace;
 mod vfiles;
 
 use crate::driver::LiveDevice;
@@ -179,7 +181,8 @@ impl FsDevice {
         }
     }
 
-    /// Executes one request.
+    /// Executes one request: a dispatcher with one arm per request kind (the longer ones are
+    /// methods in `namespace.rs` and `handles.rs`), so it is long by design.
     fn execute_op(&mut self, call: Call) -> Result<Answer, Errno> {
         let caller = call.caller;
         let is_unlink = matches!(call.op, LiveOp::Unlink { .. });
@@ -210,74 +213,13 @@ impl FsDevice {
                 uid,
                 gid,
                 size,
-            } => {
-                let only_truncate = mode.is_none() && uid.is_none() && gid.is_none();
-                if ino == CONTROL_FILE_INO && size == Some(0) && only_truncate {
-                    // `echo REQUEST > control` truncates first: nothing to truncate.
-                    return self
-                        .virtual_attr(ino, None)
-                        .map(Answer::Attr)
-                        .ok_or(Errno(libc::EIO));
-                }
-                if is_virtual(ino) {
-                    return Err(Errno(libc::EPERM));
-                }
-                let path = self.names.path(ino)?.to_string();
-                if let Some(mode) = mode {
-                    let perm = (mode & 0o777) as u16;
-                    self.fs(
-                        caller,
-                        FsOp::Chmod {
-                            path: path.clone(),
-                            perm,
-                        },
-                    )?;
-                }
-                if uid.is_some() || gid.is_some() {
-                    let now = self.stat(Caller::ROOT, &path)?;
-                    let (uid, gid) = (uid.unwrap_or(now.uid), gid.unwrap_or(now.gid));
-                    if (uid, gid) != (now.uid, now.gid) {
-                        self.fs(
-                            caller,
-                            FsOp::Chown {
-                                path: path.clone(),
-                                uid,
-                                gid,
-                            },
-                        )?;
-                    }
-                }
-                if let Some(size_bytes) = size {
-                    self.fs(
-                        caller,
-                        FsOp::Truncate {
-                            path: path.clone(),
-                            size_bytes,
-                        },
-                    )?;
-                }
-                Ok(Answer::Attr(self.stat(Caller::ROOT, &path)?))
-            }
+            } => self.setattr(caller, ino, mode, uid, gid, size),
             LiveOp::Mkdir {
                 parent,
                 name,
                 mode,
                 umask,
-            } => {
-                self.refuse_virtual_name(parent, &name)?;
-                let path = self.names.child(parent, &name)?;
-                let perm = (mode & !umask & 0o777) as u16;
-                self.fs(
-                    caller,
-                    FsOp::Mkdir {
-                        path: path.clone(),
-                        perm,
-                    },
-                )?;
-                let a = self.stat(Caller::ROOT, &path)?;
-                self.names.set(a.ino, path);
-                Ok(Answer::Entry(a))
-            }
+            } => self.mkdir(caller, parent, name, mode, umask),
             LiveOp::Unlink { parent, name } | LiveOp::Rmdir { parent, name } => {
                 self.refuse_virtual_name(parent, &name)?;
                 let path = self.names.child(parent, &name)?;
@@ -297,162 +239,28 @@ impl FsDevice {
                 new_parent,
                 new_name,
                 noreplace,
-            } => {
-                self.refuse_virtual_name(parent, &name)?;
-                self.refuse_virtual_name(new_parent, &new_name)?;
-                let from = self.names.child(parent, &name)?;
-                let to = self.names.child(new_parent, &new_name)?;
-                // Requests run one at a time, so nothing can create `to` in between.
-                if noreplace && self.stat(Caller::ROOT, &to).is_ok() {
-                    return Err(Errno(libc::EEXIST));
-                }
-                self.fs(
-                    caller,
-                    FsOp::Rename {
-                        from: from.clone(),
-                        to: to.clone(),
-                    },
-                )?;
-                self.names.renamed(&from, &to);
-                Ok(Answer::Done)
-            }
-            LiveOp::Open { ino, flags } => {
-                if ino == STATS_FILE_INO {
-                    if flags & libc::O_ACCMODE != libc::O_RDONLY {
-                        return Err(Errno(libc::EACCES));
-                    }
-                    let snapshot = self.stats_json();
-                    let fh = self.snapshots.insert(snapshot)?;
-                    return Ok(Answer::Opened {
-                        fh,
-                        direct_io: true,
-                    });
-                }
-                if ino == CONTROL_FILE_INO {
-                    let fh = self.controls.insert(ControlHandle::default())?;
-                    return Ok(Answer::Opened {
-                        fh,
-                        direct_io: true,
-                    });
-                }
-                if self.vfiles.owns_ino(ino) {
-                    return self.open_vfile(caller, ino, flags);
-                }
-                if ino == STATS_DIR_INO || ino == VFILES_DIR_INO {
-                    return Err(Errno(libc::EISDIR));
-                }
-                let path = self.names.path(ino)?.to_string();
-                let flags = open_flags(flags, false);
-                match self.fs(
-                    caller,
-                    FsOp::Open {
-                        path,
-                        flags,
-                        perm: 0,
-                    },
-                )? {
-                    FsReply::Opened(fh) => Ok(Answer::Opened {
-                        fh: u64::from(fh.0),
-                        direct_io: false,
-                    }),
-                    _ => Err(Errno(libc::EIO)),
-                }
-            }
+            } => self.rename(caller, parent, name, new_parent, new_name, noreplace),
+            LiveOp::Open { ino, flags } => self.open(caller, ino, flags),
             LiveOp::Create {
                 parent,
                 name,
                 mode,
                 umask,
                 flags,
-            } => {
-                self.refuse_virtual_name(parent, &name)?;
-                let path = self.names.child(parent, &name)?;
-                let perm = (mode & !umask & 0o777) as u16;
-                let op = FsOp::Open {
-                    path: path.clone(),
-                    flags: open_flags(flags, true),
-                    perm,
-                };
-                let FsReply::Opened(fh) = self.fs(caller, op)? else {
-                    return Err(Errno(libc::EIO));
-                };
-                let attr = self.stat(Caller::ROOT, &path)?;
-                self.names.set(attr.ino, path);
-                Ok(Answer::Created {
-                    attr,
-                    fh: u64::from(fh.0),
-                })
-            }
+            } => self.create(caller, parent, name, mode, umask, flags),
             LiveOp::Read {
                 fh,
                 offset_bytes,
                 len_bytes,
                 ..
-            } => {
-                if self.snapshots.owns(fh) {
-                    let s = self.snapshots.get(fh)?;
-                    let from = (offset_bytes as usize).min(s.len());
-                    let to = (from + len_bytes as usize).min(s.len());
-                    return Ok(Answer::Data(s[from..to].to_vec()));
-                }
-                if self.controls.owns(fh) {
-                    return Ok(Answer::Data(
-                        self.controls.get(fh)?.read(offset_bytes, len_bytes),
-                    ));
-                }
-                if self.outputs.owns(fh) {
-                    return self.read_output(fh, offset_bytes, len_bytes);
-                }
-                let op = FsOp::Read {
-                    fh: fs_handle(fh)?,
-                    offset_bytes,
-                    len_bytes: u64::from(len_bytes),
-                };
-                match self.fs(caller, op)? {
-                    FsReply::Data(d) => Ok(Answer::Data(d)),
-                    _ => Err(Errno(libc::EIO)),
-                }
-            }
+            } => self.read(caller, fh, offset_bytes, len_bytes),
             LiveOp::Write {
                 fh,
                 offset_bytes,
                 data,
                 ..
-            } => {
-                if self.snapshots.owns(fh) || self.outputs.owns(fh) {
-                    return Err(Errno(libc::EBADF));
-                }
-                if self.controls.owns(fh) {
-                    return self.control_write(caller, fh, offset_bytes, &data);
-                }
-                let op = FsOp::Write {
-                    fh: fs_handle(fh)?,
-                    offset_bytes,
-                    data,
-                };
-                match self.fs(caller, op)? {
-                    FsReply::Written(n) => Ok(Answer::Written(
-                        u32::try_from(n).map_err(|_| Errno(libc::EIO))?,
-                    )),
-                    _ => Err(Errno(libc::EIO)),
-                }
-            }
-            LiveOp::Release { fh } => {
-                if self.snapshots.owns(fh) {
-                    self.snapshots.remove(fh)?;
-                    return Ok(Answer::Done);
-                }
-                if self.controls.owns(fh) {
-                    self.controls.remove(fh)?;
-                    return Ok(Answer::Done);
-                }
-                if self.outputs.owns(fh) {
-                    self.outputs.remove(fh)?;
-                    return Ok(Answer::Done);
-                }
-                self.fs(caller, FsOp::Close(fs_handle(fh)?))?;
-                Ok(Answer::Done)
-            }
+            } => self.write(caller, fh, offset_bytes, data),
+            LiveOp::Release { fh } => self.release(caller, fh),
             LiveOp::Fsync { fh } => {
                 if self.snapshots.owns(fh) || self.controls.owns(fh) || self.outputs.owns(fh) {
                     return Ok(Answer::Done);

@@ -1,0 +1,606 @@
+//! A command script: the two command sets driven one command at a time from a TOML file, for
+//! sequences `nearflash cs run` does not cover (several programs, several range sets, SLM to
+//! SLM copies, a program kept loaded across executions). `nearflash cs script FILE.toml` runs
+//! one; each command is printed with its simulated latency and status.
+//!
+//! ```toml
+//! [[command]]
+//! op = "write_nvm"            # host block writes of a file to the NVM namespace, then a flush
+//! file = "lines.txt"          # files are relative to the working directory, as fio's are
+//! [[command]]
+//! op = "load_program"         # Load Program in chunks; the type from the name (.o / .wasm / .wat)
+//! file = "filter.o"
+//! [[command]]
+//! op = "activate"
+//! [[command]]
+//! op = "create_range_set"     # on engine 0's compute namespace; SLM ranges [start, length]
+//! ranges = [{ start_bytes = 0 }, { start_bytes = 1048576, len_bytes = 4096 }]
+//! [[command]]
+//! op = "copy_from_nvm"        # Memory Copy, NVM LBA ranges → SLM (default: what write_nvm wrote)
+//! [[command]]
+//! op = "execute"
+//! cparam = ["str:needle", 6]
+//! [[command]]
+//! op = "memory_read"          # default length: the last Execute's return, in whole dwords
+//! offset_bytes = 1048576
+//! output = "count.txt"
+//! ```
+//!
+//! Defaults that refer to earlier commands: a range's omitted `len_bytes` and `copy_from_nvm`'s
+//! omitted `lbas` are the last `write_nvm`'s bytes and LBAs; `execute`'s omitted `rsid` the
+//! last range set created. Files are read and written by the caller (`ScriptFiles`): the
+//! runner does no I/O of its own.
+
+use crate::device::{Command, LBA_BYTES};
+use crate::error::CommandError;
+use crate::opcodes::{ProgramType, Status};
+use crate::program::Chunk;
+use crate::rangeset::{RangeDescriptor, NSID_COMPUTE_FIRST, NSID_SLM};
+use crate::sequence::Step;
+use crate::session::{Session, SessionError};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Commands a script may hold: far more than any sequence needs, few enough that a script
+/// cannot run for hours by mistake.
+pub const SCRIPT_COMMANDS_MAX: usize = 10_000;
+
+/// Load Program's default chunk: 64 KiB (`nearflash cs run --chunk-kib`'s default).
+const CHUNK_BYTES_DEFAULT: u64 = 64 << 10;
+
+fn chunk_default() -> u64 {
+    CHUNK_BYTES_DEFAULT
+}
+
+#[derive(Debug)]
+pub struct Script {
+    pub commands: Vec<ScriptCommand>,
+}
+
+/// The file as TOML tables, each command decoded on its own so that an error names it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScript {
+    #[serde(rename = "command", default)]
+    commands: Vec<toml::Table>,
+}
+
+/// An SLM range of a range set: `len_bytes` omitted = the bytes of the last `write_nvm`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlmRange {
+    pub start_bytes: u64,
+    pub len_bytes: Option<u64>,
+}
+
+/// Execute's parameter: a number, or `"str:TEXT"` (up to 8 bytes, first byte lowest).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Param {
+    Number(u64),
+    Text(String),
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ScriptCommand {
+    WriteNvm {
+        file: PathBuf,
+        #[serde(default)]
+        lba: u64,
+    },
+    LoadProgram {
+        file: PathBuf,
+        #[serde(default)]
+        pind: u16,
+        #[serde(default = "chunk_default")]
+        chunk_bytes: u64,
+    },
+    Activate {
+        #[serde(default)]
+        pind: u16,
+    },
+    Deactivate {
+        #[serde(default)]
+        pind: u16,
+    },
+    Unload {
+        #[serde(default)]
+        pind: u16,
+    },
+    CreateRangeSet {
+        #[serde(default)]
+        engine: u32,
+        ranges: Vec<SlmRange>,
+    },
+    DeleteRangeSet {
+        rsid: Option<u16>,
+    },
+    CopyFromNvm {
+        #[serde(default)]
+        dest_bytes: u64,
+        /// `[slba, nlb]` pairs.
+        lbas: Option<Vec<[u64; 2]>>,
+    },
+    CopyWithinSlm {
+        dest_bytes: u64,
+        /// `[offset, length]` pairs.
+        sources: Vec<[u64; 2]>,
+    },
+    MemoryWrite {
+        #[serde(default)]
+        offset_bytes: u64,
+        file: PathBuf,
+    },
+    Execute {
+        #[serde(default)]
+        engine: u32,
+        #[serde(default)]
+        pind: u16,
+        rsid: Option<u16>,
+        #[serde(default)]
+        cparam: Vec<Param>,
+    },
+    MemoryRead {
+        offset_bytes: u64,
+        len_bytes: Option<u64>,
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("{path}: command {index} ({op}): {reason}")]
+    Invalid {
+        path: String,
+        index: usize,
+        op: &'static str,
+        reason: String,
+    },
+    #[error("{path}: command {index} ({op}): {source}")]
+    File {
+        path: String,
+        index: usize,
+        op: &'static str,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("command {index} ({step}) failed with {status}: {source}")]
+    Command {
+        index: usize,
+        step: &'static str,
+        status: Status,
+        source: CommandError,
+        /// The commands before it, and it.
+        steps: Vec<Step>,
+    },
+}
+
+/// What the runner needs from outside: reading the files a script names.
+pub trait ScriptFiles {
+    fn read(&mut self, path: &Path) -> std::io::Result<Vec<u8>>;
+}
+
+/// The host's write requests for `write_nvm`: their size and how many are in flight.
+#[derive(Clone, Copy, Debug)]
+pub struct HostWrites {
+    pub request_bytes: u64,
+    pub depth: u32,
+}
+
+/// A script's outcome: every command as a step, the files `memory_read` asked for, the last
+/// Execute's return.
+#[derive(Debug, Default)]
+pub struct ScriptOutcome {
+    pub steps: Vec<Step>,
+    pub outputs: Vec<(PathBuf, Vec<u8>)>,
+    pub last_result: Option<u64>,
+}
+
+impl ScriptCommand {
+    pub fn op(&self) -> &'static str {
+        match self {
+            ScriptCommand::WriteNvm { .. } => "write_nvm",
+            ScriptCommand::LoadProgram { .. } => "load_program",
+            ScriptCommand::Activate { .. } => "activate",
+            ScriptCommand::Deactivate { .. } => "deactivate",
+            ScriptCommand::Unload { .. } => "unload",
+            ScriptCommand::CreateRangeSet { .. } => "create_range_set",
+            ScriptCommand::DeleteRangeSet { .. } => "delete_range_set",
+            ScriptCommand::CopyFromNvm { .. } => "copy_from_nvm",
+            ScriptCommand::CopyWithinSlm { .. } => "copy_within_slm",
+            ScriptCommand::MemoryWrite { .. } => "memory_write",
+            ScriptCommand::Execute { .. } => "execute",
+            ScriptCommand::MemoryRead { .. } => "memory_read",
+        }
+    }
+}
+
+impl Script {
+    /// Parses a script; `path` names it in errors (a TOML syntax error with its line and
+    /// column, a command's mistake with the command's number, from 0).
+    pub fn parse(path: &str, text: &str) -> Result<Script, ScriptError> {
+        let parse = |message: String| ScriptError::Parse {
+            path: path.to_string(),
+            message,
+        };
+        let raw: RawScript = toml::from_str(text).map_err(|e| parse(e.to_string()))?;
+        let commands = raw
+            .commands
+            .into_iter()
+            .enumerate()
+            .map(|(i, table)| {
+                ScriptCommand::deserialize(toml::Value::Table(table))
+                    .map_err(|e| parse(format!("command {i}: {}", e.message())))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let script = Script { commands };
+        if script.commands.is_empty() {
+            return Err(ScriptError::Parse {
+                path: path.to_string(),
+                message: "no [[command]] tables".into(),
+            });
+        }
+        if script.commands.len() > SCRIPT_COMMANDS_MAX {
+            return Err(ScriptError::Parse {
+                path: path.to_string(),
+                message: format!(
+                    "{} commands, more than the {SCRIPT_COMMANDS_MAX} a script may hold",
+                    script.commands.len()
+                ),
+            });
+        }
+        Ok(script)
+    }
+}
+
+/// Execute's parameter as the 64-bit CPARAM.
+fn param_value(p: &Param) -> Result<u64, String> {
+    match p {
+        Param::Number(n) => Ok(*n),
+        Param::Text(t) => {
+            let s = t
+                .strip_prefix("str:")
+                .ok_or_else(|| format!("cparam {t:?}: a number or \"str:TEXT\""))?;
+            if s.len() > 8 {
+                return Err(format!("cparam {t:?}: str: takes at most 8 bytes"));
+            }
+            let mut w = [0u8; 8];
+            w[..s.len()].copy_from_slice(s.as_bytes());
+            Ok(u64::from_le_bytes(w))
+        }
+    }
+}
+
+fn program_type(file: &Path) -> Option<ProgramType> {
+    match file.extension().and_then(|e| e.to_str()) {
+        Some("o") => Some(ProgramType::Ebpf),
+        Some("wasm") | Some("wat") => Some(ProgramType::Wasm),
+        _ => None,
+    }
+}
+
+/// Runs `script` on `s`, stopping at the first command that fails.
+pub fn run_script(
+    s: &mut Session,
+    script: &Script,
+    path: &str,
+    files: &mut dyn ScriptFiles,
+    writes: HostWrites,
+) -> Result<ScriptOutcome, ScriptError> {
+    let mut out = ScriptOutcome::default();
+    // The last write_nvm: (first LBA, bytes), and the last range set created.
+    let mut written: Option<(u64, u64)> = None;
+    let mut last_rsid: Option<u16> = None;
+    for (index, c) in script.commands.iter().enumerate() {
+        let op = c.op();
+        let invalid = |reason: String| ScriptError::Invalid {
+            path: path.to_string(),
+            index,
+            op,
+            reason,
+        };
+        let read = |files: &mut dyn ScriptFiles, file: &Path| {
+            files.read(file).map_err(|source| ScriptError::File {
+                path: path.to_string(),
+                index,
+                op,
+                source,
+            })
+        };
+        let commands: Vec<(Command, String)> = match c {
+            ScriptCommand::WriteNvm { file, lba } => {
+                let data = read(files, file)?;
+                let start = s.now();
+                s.write_nvm(lba * LBA_BYTES, &data, writes.request_bytes, writes.depth)?;
+                written = Some((*lba, data.len() as u64));
+                out.steps.push(Step {
+                    name: "write_nvm",
+                    detail: format!("{} bytes at LBA {lba}", data.len()),
+                    latency: s.now().since(start),
+                    status: Status::Success,
+                });
+                continue;
+            }
+            ScriptCommand::LoadProgram {
+                file,
+                pind,
+                chunk_bytes,
+            } => {
+                let ptype = program_type(file).ok_or_else(|| {
+                    invalid(format!(
+                        "{}: name it .o (eBPF), .wasm or .wat (WebAssembly)",
+                        file.display()
+                    ))
+                })?;
+                if *chunk_bytes == 0 {
+                    return Err(invalid("chunk_bytes must be positive".into()));
+                }
+                let program = read(files, file)?;
+                let total = program.len() as u64;
+                program
+                    .chunks(*chunk_bytes as usize)
+                    .enumerate()
+                    .map(|(i, part)| {
+                        let offset_bytes = i as u64 * chunk_bytes;
+                        (
+                            Command::LoadProgram(Chunk {
+                                pind: *pind,
+                                ptype,
+                                puid: 0x6e66_6373,
+                                size_bytes: total,
+                                offset_bytes,
+                                data: part.to_vec(),
+                            }),
+                            format!("{} bytes at {offset_bytes} of {total}", part.len()),
+                        )
+                    })
+                    .collect()
+            }
+            ScriptCommand::Activate { pind } | ScriptCommand::Deactivate { pind } => {
+                let activate = matches!(c, ScriptCommand::Activate { .. });
+                vec![(
+                    Command::ActivateProgram {
+                        pind: *pind,
+                        activate,
+                    },
+                    format!("program {pind}"),
+                )]
+            }
+            ScriptCommand::Unload { pind } => vec![(
+                Command::UnloadProgram { pind: *pind },
+                format!("program {pind}"),
+            )],
+            ScriptCommand::CreateRangeSet { engine, ranges } => {
+                let mut descriptors = Vec::with_capacity(ranges.len());
+                for r in ranges {
+                    let len = match r.len_bytes {
+                        Some(l) => l,
+                        None => {
+                            written
+                                .ok_or_else(|| {
+                                    invalid(
+                                        "a range without len_bytes needs an earlier write_nvm"
+                                            .into(),
+                                    )
+                                })?
+                                .1
+                        }
+                    };
+                    let len_bytes = u32::try_from(len).map_err(|_| {
+                        invalid(format!("a range of {len} bytes: its length is 32 bits"))
+                    })?;
+                    descriptors.push(RangeDescriptor {
+                        nsid: NSID_SLM,
+                        len_bytes,
+                        start_bytes: r.start_bytes,
+                    });
+                }
+                let detail = descriptors
+                    .iter()
+                    .map(|d| format!("{}+{}", d.start_bytes, d.len_bytes))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                vec![(
+                    Command::CreateRangeSet {
+                        nsid: NSID_COMPUTE_FIRST + engine,
+                        ranges: descriptors,
+                    },
+                    format!("engine {engine}: {detail}"),
+                )]
+            }
+            ScriptCommand::DeleteRangeSet { rsid } => {
+                let rsid = rsid
+                    .or(last_rsid)
+                    .ok_or_else(|| invalid("no rsid and no range set created before".into()))?;
+                vec![(
+                    Command::DeleteRangeSet { rsid },
+                    format!("range set {rsid}"),
+                )]
+            }
+            ScriptCommand::CopyFromNvm { dest_bytes, lbas } => {
+                let sources = match lbas {
+                    Some(l) => l.iter().map(|&[slba, nlb]| (slba, nlb)).collect(),
+                    None => {
+                        let (lba, bytes) = written
+                            .ok_or_else(|| invalid("no lbas and no write_nvm before".into()))?;
+                        vec![(lba, bytes.div_ceil(LBA_BYTES))]
+                    }
+                };
+                let detail = format!("LBAs {sources:?} -> SLM {dest_bytes}");
+                vec![(
+                    Command::CopyFromNvm {
+                        dest_bytes: *dest_bytes,
+                        sources,
+                    },
+                    detail,
+                )]
+            }
+            ScriptCommand::CopyWithinSlm {
+                dest_bytes,
+                sources,
+            } => vec![(
+                Command::CopyWithinSlm {
+                    dest_bytes: *dest_bytes,
+                    sources: sources.iter().map(|&[o, l]| (o, l)).collect(),
+                },
+                format!("SLM {sources:?} -> SLM {dest_bytes}"),
+            )],
+            ScriptCommand::MemoryWrite { offset_bytes, file } => {
+                let data = read(files, file)?;
+                let detail = format!("{} bytes at SLM {offset_bytes}", data.len());
+                vec![(
+                    Command::MemoryWrite {
+                        offset_bytes: *offset_bytes,
+                        data,
+                    },
+                    detail,
+                )]
+            }
+            ScriptCommand::Execute {
+                engine,
+                pind,
+                rsid,
+                cparam,
+            } => {
+                if cparam.len() > 2 {
+                    return Err(invalid(
+                        "Execute Program takes two parameters (CPARAM1, CPARAM2)".into(),
+                    ));
+                }
+                let mut values = [0u64; 2];
+                for (i, p) in cparam.iter().enumerate() {
+                    values[i] = param_value(p).map_err(invalid)?;
+                }
+                let rsid = rsid
+                    .or(last_rsid)
+                    .ok_or_else(|| invalid("no rsid and no range set created before".into()))?;
+                vec![(
+                    Command::Execute {
+                        nsid: NSID_COMPUTE_FIRST + engine,
+                        pind: *pind,
+                        rsid,
+                        cparam: values,
+                    },
+                    format!("program {pind} on engine {engine}, range set {rsid}"),
+                )]
+            }
+            ScriptCommand::MemoryRead {
+                offset_bytes,
+                len_bytes,
+                ..
+            } => {
+                let len = match len_bytes {
+                    Some(l) => *l,
+                    None => {
+                        out.last_result
+                            .ok_or_else(|| invalid("no len_bytes and no execute before".into()))?
+                            .div_ceil(4)
+                            .max(1)
+                            * 4
+                    }
+                };
+                vec![(
+                    Command::MemoryRead {
+                        offset_bytes: *offset_bytes,
+                        len_bytes: len,
+                    },
+                    format!("{len} bytes at SLM {offset_bytes}"),
+                )]
+            }
+        };
+        for (cmd, detail) in commands {
+            let done = s.call(cmd)?;
+            let status = done
+                .result
+                .as_ref()
+                .map_or_else(CommandError::status, |_| Status::Success);
+            out.steps.push(Step {
+                name: done.name,
+                detail,
+                latency: done.completed.since(done.submitted),
+                status,
+            });
+            let value = match done.result {
+                Ok(v) => v,
+                Err(source) => {
+                    return Err(ScriptError::Command {
+                        index,
+                        step: done.name,
+                        status,
+                        source,
+                        steps: out.steps.clone(),
+                    })
+                }
+            };
+            match c {
+                ScriptCommand::CreateRangeSet { .. } => {
+                    last_rsid = Some(u16::try_from(value).expect("an RSID is 16 bits"));
+                }
+                ScriptCommand::Execute { .. } => out.last_result = Some(value),
+                ScriptCommand::MemoryRead {
+                    output: Some(file),
+                    len_bytes,
+                    ..
+                } => {
+                    let mut data = done.data;
+                    // Without a length, the examples' convention: Execute returned the
+                    // output's bytes.
+                    if len_bytes.is_none() {
+                        data.truncate(out.last_result.unwrap_or(0) as usize);
+                    }
+                    out.outputs.push((file.clone(), data));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_script_parses_with_defaults_and_names_the_command_an_unknown_field_is_in() {
+        let s = Script::parse(
+            "s.toml",
+            "[[command]]\nop = \"activate\"\n[[command]]\nop = \"execute\"\ncparam = [\"str:ab\", 2]\n",
+        )
+        .unwrap();
+        assert_eq!(s.commands.len(), 2);
+        assert!(matches!(s.commands[0], ScriptCommand::Activate { pind: 0 }));
+        // The error points at the offending command's table.
+        let e = Script::parse(
+            "s.toml",
+            "[[command]]\nop = \"activate\"\n[[command]]\nop = \"activate\"\npnid = 1\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("s.toml") && e.contains("command 1: unknown field `pnid`"),
+            "{e}"
+        );
+        let e = Script::parse("s.toml", "[[command]]\nop = \"explode\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("explode"), "{e}");
+        let e = Script::parse("s.toml", "").unwrap_err().to_string();
+        assert!(e.contains("no [[command]]"), "{e}");
+    }
+
+    #[test]
+    fn parameters_are_numbers_or_short_strings() {
+        assert_eq!(param_value(&Param::Number(6)), Ok(6));
+        assert_eq!(
+            param_value(&Param::Text("str:ab".into())),
+            Ok(u64::from(b'a') | u64::from(b'b') << 8)
+        );
+        assert!(param_value(&Param::Text("str:123456789".into())).is_err());
+        assert!(param_value(&Param::Text("12".into())).is_err());
+    }
+}
