@@ -3,6 +3,8 @@
 //! Storengine's garbage collection, wear-leveling, bad-block remapping and mapping
 //! checkpoints — with power-cut recovery from the checkpoint plus a scan of what was written
 //! after it. `Device` is a sans-IO state machine driven by the simulation's event queue.
+//! Beside it: NVMe Flexible Data Placement on the page-mapped drive (`fdp`, `[fdp]`) and the
+//! zoned namespace mode (`zns`, `[zns]`).
 
 pub mod checkpoint;
 pub mod config;
