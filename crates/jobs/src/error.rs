@@ -51,6 +51,10 @@ pub enum JobError {
     #[error(transparent)]
     Fidelity(#[from] nearflash_sim::UnknownFidelity),
 
+    /// Boxed: the drive's build errors are large.
+    #[error("computational storage: {0}")]
+    Cs(Box<nearflash_cs::session::SessionError>),
+
     #[error("active flash: {0}")]
     ActiveFlash(Box<nearflash_activeflash::ActiveFlashError>),
 

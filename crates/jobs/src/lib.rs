@@ -10,6 +10,7 @@
 //! show presets.
 
 pub mod active_flash;
+pub mod cs;
 mod error;
 pub mod hayagui;
 pub mod insider;

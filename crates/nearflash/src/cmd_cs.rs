@@ -10,8 +10,7 @@
 
 use crate::error::CliError;
 use nearflash_cs::sequence::{host_only, offload, Offload, OffloadError, Step};
-use nearflash_cs::session::{DriveConfig, Session};
-use nearflash_cs::{CsConfig, ProgramType};
+use nearflash_cs::ProgramType;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -186,17 +185,8 @@ pub fn run(args: &CsArgs) -> Result<bool, CliError> {
 /// Scripts are small: a megabyte of TOML is far more than any command list needs.
 const SCRIPT_BYTES_MAX: u64 = 1 << 20;
 
-fn drive_config(preset: &nearflash_preset::Preset) -> DriveConfig {
-    DriveConfig {
-        flash: preset.flash.clone(),
-        ftl: preset.ftl.clone(),
-        write_cache: preset.write_cache.clone(),
-        nvme: preset.nvme.clone(),
-    }
-}
-
 fn run_script(a: &CsScriptArgs) -> Result<bool, CliError> {
-    use nearflash_cs::script::{run_script, HostWrites, Script, ScriptError};
+    use nearflash_cs::script::{run_script, Script, ScriptError};
     if let Some(j) = &a.json {
         crate::output::check_file("--json", j)?;
     }
@@ -205,24 +195,17 @@ fn run_script(a: &CsScriptArgs) -> Result<bool, CliError> {
     let text = String::from_utf8(text)
         .map_err(|_| CliError::Workload(format!("script {name}: not UTF-8 text")))?;
     let script = Script::parse(&name, &text)?;
-    let preset = nearflash_preset::Preset::load(&a.preset, &a.overrides)?;
-    let cs: CsConfig = preset.system().unwrap_or_default();
-    let host = preset.host.clone().unwrap_or_default();
-    let mut session = Session::new(&drive_config(&preset), cs, a.seed)
-        .map_err(nearflash_cs::script::ScriptError::from)?;
+    let mut drive = nearflash_jobs::cs::open(&a.preset, &a.overrides, a.seed)?;
     let mut files = ScriptFiles {
         max_bytes: a.file_max_mib << 20,
-    };
-    let writes = HostWrites {
-        request_bytes: host.io_request_bytes,
-        depth: host.io_queue_depth,
     };
     eprintln!(
         "{name}: {} commands on preset {}",
         script.commands.len(),
-        preset.name
+        drive.preset
     );
-    let got = match run_script(&mut session, &script, &name, &mut files, writes) {
+    let writes = drive.writes();
+    let got = match run_script(&mut drive.session, &script, &name, &mut files, writes) {
         Ok(g) => g,
         Err(e) => {
             if let ScriptError::Command { steps, .. } = &e {
@@ -259,7 +242,7 @@ fn run_script(a: &CsScriptArgs) -> Result<bool, CliError> {
             .collect();
         let doc = serde_json::json!({
             "script": name,
-            "preset": preset.name,
+            "preset": drive.preset,
             "commands": steps,
             "last_result": got.last_result,
         });
@@ -287,35 +270,25 @@ fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
         ));
     }
     let ptype = program_type(&r.program)?;
-    let preset = nearflash_preset::Preset::load(&r.preset, &r.overrides)?;
-    let cs: CsConfig = preset.system().unwrap_or_default();
+    let mut drive = nearflash_jobs::cs::open(&r.preset, &r.overrides, r.seed)?;
     let engine = match &r.engine {
         None => 0,
-        Some(name) => cs
-            .engines
-            .iter()
-            .position(|e| &e.name == name)
-            .ok_or_else(|| {
-                CliError::Workload(format!(
-                    "--engine {name}: preset {} has {}",
-                    preset.name,
-                    cs.engines
-                        .iter()
-                        .map(|e| e.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })?,
+        Some(name) => drive.engine(name).ok_or_else(|| {
+            CliError::Workload(format!(
+                "--engine {name}: preset {} has {}",
+                drive.preset,
+                drive.engines.join(", ")
+            ))
+        })?,
     };
-    let engine_name = cs.engines[engine].name.clone();
+    let engine_name = drive.engines[engine].clone();
     let program = read_bounded("program", &r.program, PROGRAM_FILE_BYTES_MAX)?;
     let input = read_bounded("input", &r.input, r.input_max_mib << 20)?;
-    let host = preset.host.clone().unwrap_or_default();
-    let drive = drive_config(&preset);
     let cs_err = |e: nearflash_cs::session::SessionError| CliError::Cs(e.into());
-    let mut session = Session::new(&drive, cs, r.seed).map_err(cs_err)?;
-    session
-        .write_nvm(0, &input, host.io_request_bytes, host.io_queue_depth)
+    let (request_bytes, depth) = (drive.host.io_request_bytes, drive.host.io_queue_depth);
+    drive
+        .session
+        .write_nvm(0, &input, request_bytes, depth)
         .map_err(cs_err)?;
     let o = Offload {
         ptype,
@@ -333,9 +306,9 @@ fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
         o.program.len(),
         r.input.display(),
         input.len(),
-        preset.name
+        drive.preset
     );
-    let got = match offload(&mut session, &o) {
+    let got = match offload(&mut drive.session, &o) {
         Ok(g) => g,
         Err(e) => {
             // The commands up to the failing one, with their latencies; then the error names
@@ -353,7 +326,7 @@ fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
         eprintln!("program log: {}", String::from_utf8_lossy(&got.log));
     }
     crate::output::write_atomic(&r.output, &got.output)?;
-    let h = host_only(&mut session, &o, &host).map_err(CliError::Cs)?;
+    let h = host_only(&mut drive.session, &o, &drive.host).map_err(CliError::Cs)?;
     eprintln!(
         "offload:   {:>12.1} us  (result {}, {} instructions, {} SLM bytes touched)",
         us(got.total),

@@ -7,6 +7,8 @@
 //! `KeyboardInterrupt` — abandons the run and is raised); every error is raised as
 //! `nearflash.NearflashError` carrying the CLI's message.
 
+mod cs;
+
 use nearflash_jobs as jobs;
 use nearflash_sim::interrupt::interruptible;
 use nearflash_sweep::{Point, Sweep, WorkerCommand};
@@ -20,7 +22,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How often a long call runs Python's signal handlers (Ctrl-C is answered within about this).
-const SIGNALS_EVERY: Duration = Duration::from_millis(100);
+pub(crate) const SIGNALS_EVERY: Duration = Duration::from_millis(100);
 
 create_exception!(
     _native,
@@ -29,7 +31,7 @@ create_exception!(
     "A nearflash job failed; the message names the problem."
 );
 
-fn err(e: impl std::fmt::Display) -> PyErr {
+pub(crate) fn err(e: impl std::fmt::Display) -> PyErr {
     NearflashError::new_err(e.to_string())
 }
 
@@ -323,5 +325,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_point, m)?)?;
     m.add_function(wrap_pyfunction!(serve_worker, m)?)?;
     m.add_class::<PySweep>()?;
+    m.add_class::<cs::PyCsDevice>()?;
+    m.add("CsCommandFailed", m.py().get_type::<cs::CsCommandFailed>())?;
     Ok(())
 }

@@ -27,7 +27,8 @@ def reproducible(doc):
 
 def cli():
     """The CLI binary the workspace's release build leaves (CI builds it before pytest)."""
-    exe = Path(os.environ.get("NEARFLASH_BIN", ROOT / "target" / "release" / "nearflash"))
+    # Absolute: a test may run it from another working directory.
+    exe = Path(os.environ.get("NEARFLASH_BIN", ROOT / "target" / "release" / "nearflash")).resolve()
     assert exe.exists(), f"{exe} is missing: build it with `cargo build --release -p nearflash`"
     return exe
 

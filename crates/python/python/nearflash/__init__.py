@@ -36,6 +36,7 @@ __all__ = [
     "presets",
     "preset",
     "sweep",
+    "cs",
 ]
 
 
@@ -215,3 +216,6 @@ def sweep(spec, *, out, backend="local", address=None, jobs=None, progress=True)
     from .sweeps import sweep as _sweep
 
     return _sweep(spec, out=out, backend=backend, address=address, jobs=jobs, progress=progress)
+
+
+from . import cs  # noqa: E402  (nearflash.cs.Device: computational storage, docs/cs.md)
