@@ -38,8 +38,8 @@ pub fn open(preset: &str, overrides: &[String], seed: u64) -> Result<CsDrive, Jo
     let cs: CsConfig = preset.system().unwrap_or_default();
     let engines = cs.engines.iter().map(|e| e.name.clone()).collect();
     let host = preset.host.clone().unwrap_or_default();
-    let session = Session::new(&drive_config(&preset), cs, seed)
-        .map_err(|e| JobError::Cs(Box::new(e)))?;
+    let session =
+        Session::new(&drive_config(&preset), cs, seed).map_err(|e| JobError::Cs(Box::new(e)))?;
     Ok(CsDrive {
         session,
         host,
