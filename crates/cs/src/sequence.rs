@@ -10,10 +10,11 @@
 //! `io_stack_request_ns` plus `copies_per_direction` copies (`crates/host`'s `HostConfig`) as
 //! it completes — then runs the same program on its core (instructions × CPI ÷ clock).
 
+use crate::config::CsConfig;
 use crate::device::{Command, LBA_BYTES};
 use crate::error::CommandError;
 use crate::opcodes::{ProgramType, Status};
-use crate::program::{run_detached, Chunk, Work};
+use crate::program::{run_detached, Chunk, Ran, Work};
 use crate::rangeset::{RangeDescriptor, NSID_COMPUTE_FIRST, NSID_SLM};
 use crate::session::{Session, SessionError};
 use nearflash_host::HostConfig;
@@ -207,11 +208,29 @@ pub struct HostOutcome {
     pub work: Work,
 }
 
-/// Runs the host-only path on `s` for the same program and input.
+/// The host's run of the program: its return, work and output range.
+pub type HostRun = Result<(Ran, Vec<u8>), CommandError>;
+
+/// The host-only path's program run over `input`, under the budget the device would give it.
+/// Pure — no simulation — so a caller may compute it ahead, on another thread, while the
+/// offload runs (`nearflash cs run` does), and hand it to [`host_only`].
+pub fn host_run(cfg: &CsConfig, o: &Offload, input: &[u8]) -> HostRun {
+    let budget = cfg.instructions_base.saturating_add(
+        cfg.instructions_per_range_byte
+            .saturating_mul(o.input_bytes + o.output_bytes),
+    );
+    run_detached(o.ptype, &o.program, input, o.output_bytes, o.params, budget)
+}
+
+/// Runs the host-only path on `s` for the same program and input: the host reads the input
+/// through its stack, then runs the program on a host core. `ahead` is the run computed
+/// beforehand over the bytes `ahead.0`; it is used only if the host read exactly those bytes,
+/// and computed here otherwise.
 pub fn host_only(
     s: &mut Session,
     o: &Offload,
     host: &HostConfig,
+    ahead: Option<(&[u8], HostRun)>,
 ) -> Result<HostOutcome, OffloadError> {
     let cfg = s.device().config().clone();
     let core = CoreSpec::new(cfg.host_clock_mhz, cfg.host_cpi);
@@ -232,19 +251,12 @@ pub fn host_only(
     let core_free = times
         .iter()
         .fold(start, |free: SimTime, &t| free.max(t) + per_request);
-    let budget = cfg.instructions_base.saturating_add(
-        cfg.instructions_per_range_byte
-            .saturating_mul(o.input_bytes + o.output_bytes),
-    );
-    let (ran, out) = run_detached(
-        o.ptype,
-        &o.program,
-        &data[..o.input_bytes as usize],
-        o.output_bytes,
-        o.params,
-        budget,
-    )
-    .map_err(|source| OffloadError::Command {
+    let input = &data[..o.input_bytes as usize];
+    let run = match ahead {
+        Some((over, run)) if over == input => run,
+        _ => host_run(&cfg, o, input),
+    };
+    let (ran, out) = run.map_err(|source| OffloadError::Command {
         step: "host run",
         status: source.status(),
         source,

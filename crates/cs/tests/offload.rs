@@ -7,7 +7,7 @@
 use nearflash_cs::device::{Command, Completion, Identify, LBA_BYTES};
 use nearflash_cs::program::Chunk;
 use nearflash_cs::rangeset::{RangeDescriptor, NSID_COMPUTE_FIRST, NSID_NVM, NSID_SLM};
-use nearflash_cs::sequence::{host_only, offload, Offload, OffloadError};
+use nearflash_cs::sequence::{host_only, host_run, offload, Offload, OffloadError};
 use nearflash_cs::session::{DriveConfig, Session};
 use nearflash_cs::{CsConfig, ProgramType, Status};
 use std::path::{Path, PathBuf};
@@ -158,11 +158,38 @@ fn each_example_offloaded_on_each_engine_computes_what_the_host_computes() {
                     ptype.name()
                 );
                 assert!(got.steps.iter().all(|st| st.latency.as_ns() > 0));
-                let host = host_only(&mut s, &o, &Default::default()).unwrap();
+                let host = host_only(&mut s, &o, &Default::default(), None).unwrap();
                 assert_eq!(host.output, got.output, "{name}: host-only path");
             }
         }
     }
+}
+
+/// `nearflash cs run` computes the host's program run ahead, on another core: host_only takes
+/// it only when the host read exactly the bytes it was computed over, and computes the run
+/// itself otherwise — the outcome equal to computing it there.
+#[test]
+fn a_host_run_computed_ahead_is_used_only_over_the_bytes_the_host_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = input(64 << 10, 3);
+    let other = input(64 << 10, 4);
+    let program = compile(ProgramType::Ebpf, "checksum", dir.path());
+    let o = spec(ProgramType::Ebpf, program, data.len() as u64, [0, 0], 0);
+    let cfg = CsConfig::default();
+    let outcome = |ahead| {
+        let mut s = session();
+        s.write_nvm(0, &data, 128 << 10, 32).unwrap();
+        host_only(&mut s, &o, &Default::default(), ahead).unwrap()
+    };
+    let inline = outcome(None);
+    assert_eq!(String::from_utf8_lossy(&inline.output), host_adler32(&data));
+    // Computed ahead over the same bytes: the same outcome.
+    assert_eq!(outcome(Some((&data, host_run(&cfg, &o, &data)))), inline);
+    // A run claimed over the bytes the host reads is used as it is (here: another input's).
+    let used = outcome(Some((&data, host_run(&cfg, &o, &other))));
+    assert_eq!(String::from_utf8_lossy(&used.output), host_adler32(&other));
+    // A run over other bytes is not used.
+    assert_eq!(outcome(Some((&other, host_run(&cfg, &o, &other)))), inline);
 }
 
 /// A session holding an activated eBPF program in slot 0 and the input on the drive.

@@ -111,21 +111,10 @@ pub fn limits(memory_max_mib: u64, fuel_max: u64) -> Result<Limits, JobError> {
 
 /// Reads a file no larger than `max_bytes`, as a bounded stream.
 fn read_bounded(what: &str, path: &Path, max_bytes: u64) -> Result<Vec<u8>, JobError> {
-    use std::io::Read;
-    let io = |source| JobError::Io {
+    nearflash_outfile::read_bounded(path, max_bytes).map_err(|source| JobError::Io {
         what: format!("{what} {}", path.display()),
         source,
-    };
-    let f = std::fs::File::open(path).map_err(io)?;
-    let mut bytes = Vec::new();
-    f.take(max_bytes + 1).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(JobError::Workload(format!(
-            "{what} {}: larger than {max_bytes} bytes",
-            path.display()
-        )));
-    }
-    Ok(bytes)
+    })
 }
 
 /// Loads and validates the module at `path` under `limits`.

@@ -9,9 +9,8 @@
 //! message otherwise.
 
 use crate::error::CliError;
-use nearflash_cs::sequence::{host_only, offload, Offload, OffloadError, Step};
+use nearflash_cs::sequence::{host_only, host_run, offload, Offload, OffloadError, Step};
 use nearflash_cs::ProgramType;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -57,16 +56,13 @@ struct ScriptFiles {
 
 impl nearflash_cs::script::ScriptFiles for ScriptFiles {
     fn read(&mut self, path: &Path) -> std::io::Result<Vec<u8>> {
-        let f = std::fs::File::open(path)?;
-        let mut bytes = Vec::new();
-        f.take(self.max_bytes + 1).read_to_end(&mut bytes)?;
-        if bytes.len() as u64 > self.max_bytes {
-            return Err(std::io::Error::other(format!(
-                "larger than {} bytes (--file-max-mib)",
-                self.max_bytes
-            )));
-        }
-        Ok(bytes)
+        nearflash_outfile::read_bounded(path, self.max_bytes).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                std::io::Error::new(e.kind(), format!("{e} (--file-max-mib)"))
+            } else {
+                e
+            }
+        })
     }
 }
 
@@ -96,6 +92,10 @@ pub struct CsRunArgs {
     /// Print each command with its simulated latency.
     #[arg(long)]
     pub trace_commands: bool,
+    /// Write the run as JSON to this file: every command with its latency and status, the
+    /// offload's and the host-only path's times and work.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
     /// Bytes of the output range.
     #[arg(long, default_value_t = 4096)]
     pub output_bytes: u64,
@@ -114,20 +114,10 @@ pub struct CsRunArgs {
 const PROGRAM_FILE_BYTES_MAX: u64 = 64 << 20;
 
 fn read_bounded(what: &str, path: &Path, max_bytes: u64) -> Result<Vec<u8>, CliError> {
-    let io = |source| CliError::Io {
+    nearflash_outfile::read_bounded(path, max_bytes).map_err(|source| CliError::Io {
         what: format!("{what} {}", path.display()),
         source,
-    };
-    let f = std::fs::File::open(path).map_err(io)?;
-    let mut bytes = Vec::new();
-    f.take(max_bytes + 1).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(CliError::Workload(format!(
-            "{what} {}: larger than {max_bytes} bytes",
-            path.display()
-        )));
-    }
-    Ok(bytes)
+    })
 }
 
 fn param(text: &str) -> Result<u64, CliError> {
@@ -161,6 +151,21 @@ fn program_type(path: &Path) -> Result<ProgramType, CliError> {
 
 fn us(d: nearflash_sim::SimDuration) -> f64 {
     d.as_ns() as f64 / 1e3
+}
+
+/// Every command (name, detail, latency, status) as JSON.
+fn steps_json(steps: &[Step]) -> Vec<serde_json::Value> {
+    steps
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "command": s.name,
+                "detail": s.detail,
+                "latency_us": us(s.latency),
+                "status": s.status.name(),
+            })
+        })
+        .collect()
 }
 
 fn print_steps(steps: &[Step]) {
@@ -228,18 +233,7 @@ fn run_script(a: &CsScriptArgs) -> Result<bool, CliError> {
         ))
     );
     if let Some(j) = &a.json {
-        let steps: Vec<_> = got
-            .steps
-            .iter()
-            .map(|s| {
-                serde_json::json!({
-                    "command": s.name,
-                    "detail": s.detail,
-                    "latency_us": us(s.latency),
-                    "status": s.status.name(),
-                })
-            })
-            .collect();
+        let steps = steps_json(&got.steps);
         let doc = serde_json::json!({
             "script": name,
             "preset": drive.preset,
@@ -254,6 +248,9 @@ fn run_script(a: &CsScriptArgs) -> Result<bool, CliError> {
 
 fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
     crate::output::check_file("--output", &r.output)?;
+    if let Some(j) = &r.json {
+        crate::output::check_file("--json", j)?;
+    }
     if r.params.len() > 2 {
         return Err(CliError::Workload(
             "--param: Execute Program takes two parameters (CPARAM1, CPARAM2)".into(),
@@ -308,7 +305,16 @@ fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
         input.len(),
         drive.preset
     );
-    let got = match offload(&mut drive.session, &o) {
+    // The host-only path's program run is pure (no simulation): it runs on another core
+    // while the offload is simulated, and host_only uses it if the host reads these bytes.
+    let cfg = drive.session.device().config().clone();
+    let (got, ahead) = std::thread::scope(|sc| {
+        let host = sc.spawn(|| host_run(&cfg, &o, &input));
+        let got = offload(&mut drive.session, &o);
+        (got, host.join())
+    });
+    let ahead = ahead.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let got = match got {
         Ok(g) => g,
         Err(e) => {
             // The commands up to the failing one, with their latencies; then the error names
@@ -326,7 +332,8 @@ fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
         eprintln!("program log: {}", String::from_utf8_lossy(&got.log));
     }
     crate::output::write_atomic(&r.output, &got.output)?;
-    let h = host_only(&mut drive.session, &o, &drive.host).map_err(CliError::Cs)?;
+    let h = host_only(&mut drive.session, &o, &drive.host, Some((&input, ahead)))
+        .map_err(CliError::Cs)?;
     eprintln!(
         "offload:   {:>12.1} us  (result {}, {} instructions, {} SLM bytes touched)",
         us(got.total),
@@ -349,5 +356,35 @@ fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
             " (the host's output differs!)"
         }
     );
+    if let Some(j) = &r.json {
+        let doc = serde_json::json!({
+            "program": r.program.display().to_string(),
+            "type": ptype.name(),
+            "engine": engine_name,
+            "engine_kind": match drive.session.device().config().engines[engine].kind {
+                nearflash_cs::EngineKind::Cores { .. } => "cores",
+                nearflash_cs::EngineKind::Slots { .. } => "slots",
+            },
+            "preset": drive.preset,
+            "input_bytes": o.input_bytes,
+            "commands": steps_json(&got.steps),
+            "offload": {
+                "total_us": us(got.total),
+                "result": got.result,
+                "instructions": got.work.instructions,
+                "slm_bytes": got.work.slm_bytes,
+            },
+            "host_only": {
+                "total_us": us(h.total),
+                "read_us": us(h.read),
+                "compute_us": us(h.compute),
+                "instructions": h.work.instructions,
+            },
+            "speedup": h.total.as_ns() as f64 / got.total.as_ns().max(1) as f64,
+            "outputs_equal": h.output == got.output,
+        });
+        let text = serde_json::to_vec_pretty(&doc).expect("JSON values serialise");
+        crate::output::write_atomic(j, &text)?;
+    }
     Ok(h.output == got.output)
 }

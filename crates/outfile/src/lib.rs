@@ -1,5 +1,5 @@
 //! nearflash-outfile: host output files written so that nothing is clobbered that is not
-//! theirs.
+//! theirs — and input files read as bounded streams ([`read_bounded`]).
 //!
 //! - A regular file (or a path that does not exist yet) is written under a temporary name in
 //!   the same directory, fsynced, and renamed over the target when complete: a run killed
@@ -183,6 +183,24 @@ impl Drop for OutFile {
             let _ = std::fs::remove_file(tmp);
         }
     }
+}
+
+/// Reads the file at `path` as a bounded stream: at most `max_bytes` are read, and a file
+/// larger than that is an error of kind `InvalidData` ("larger than N bytes") — never read
+/// whole first, whatever it is (a FIFO, `/dev/zero`).
+pub fn read_bounded(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    File::open(path)?
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {max_bytes} bytes"),
+        ));
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -106,3 +106,23 @@ fn refusing_to_overwrite_fails_on_an_existing_file_at_create_and_at_commit() {
     assert_eq!(std::fs::read(&r).unwrap(), b"new");
     assert_eq!(entries(dir.path()), 3);
 }
+
+#[test]
+fn a_bounded_read_takes_a_file_up_to_its_limit_and_refuses_one_byte_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("in");
+    std::fs::write(&p, vec![7u8; 100]).unwrap();
+    assert_eq!(crate::read_bounded(&p, 100).unwrap(), vec![7u8; 100]);
+    let e = crate::read_bounded(&p, 99).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+    assert!(e.to_string().contains("larger than 99 bytes"), "{e}");
+    // An endless stream is refused after the limit, not read forever.
+    let e = crate::read_bounded(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+    assert_eq!(
+        crate::read_bounded(&dir.path().join("missing"), 1)
+            .unwrap_err()
+            .kind(),
+        std::io::ErrorKind::NotFound
+    );
+}

@@ -145,6 +145,18 @@ impl Preset {
             doc.entry(table)
                 .or_insert_with(|| toml::Value::Table(toml::Table::new()));
         }
+        // A system table whose absence means its defaults is created empty for an override
+        // (`--set cs.slm_bytes=…` on any preset), and only then.
+        for entry in SYSTEMS.iter().filter(|e| e.default_when_absent) {
+            let prefix = format!("{}.", entry.table);
+            if overrides
+                .iter()
+                .any(|o| o.trim_start().starts_with(&prefix))
+            {
+                doc.entry(entry.table)
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            }
+        }
         for o in overrides {
             overrides::apply(&mut doc, o)?;
         }
@@ -485,6 +497,33 @@ mod tests {
             Preset::parse("again", &text, &[]).unwrap().write_cache,
             p.write_cache
         );
+    }
+
+    /// Story: `nearflash cs run --set cs.slm_bytes=…` on a preset without a `[cs]` table said
+    /// "the preset has no [cs] table", though an absent `[cs]` means its defaults.
+    #[test]
+    fn the_cs_table_is_settable_on_any_preset_and_checked_by_field() {
+        use nearflash_cs::CsConfig;
+        let p = Preset::load("ssd-970evo", &[]).unwrap();
+        assert!(
+            p.system::<CsConfig>().is_none(),
+            "absent: the defaults, read as None"
+        );
+        let p = Preset::load("ssd-970evo", &["cs.slm_bytes=1048576".into()]).unwrap();
+        let cs: CsConfig = p.system().unwrap();
+        assert_eq!(cs.slm_bytes, 1 << 20);
+        assert_eq!(
+            cs.engines,
+            CsConfig::default().engines,
+            "the rest: defaults"
+        );
+        let e = Preset::load("ssd-970evo", &["cs.slm_bytes=0".into()]).unwrap_err();
+        assert!(e.to_string().contains("slm_bytes"), "{e}");
+        let e = Preset::load("ssd-970evo", &["cs.slm_byte=1".into()]).unwrap_err();
+        assert!(e.to_string().contains("slm_byte"), "{e}");
+        // A system whose absence means "not described" is still refused by name.
+        let e = Preset::load("ssd-970evo", &["insider.slots=2".into()]).unwrap_err();
+        assert!(e.to_string().contains("[insider]"), "{e}");
     }
 
     #[test]

@@ -19,6 +19,9 @@ pub trait SystemTable: DeserializeOwned {
     const NEEDED_BY: &'static str;
     /// Checks the values (the error names the field).
     fn validate_table(&self) -> Result<(), ValidationError>;
+    /// Whether a preset without the table means the table's defaults (so `--set TABLE.field=…`
+    /// works on any preset), rather than "this preset does not describe the system".
+    const DEFAULT_WHEN_ABSENT: bool = false;
 }
 
 impl SystemTable for AccelConfig {
@@ -60,6 +63,8 @@ impl SystemTable for CsConfig {
     const TABLE: &'static str = "cs";
     const NEEDED_BY: &'static str =
         "computational storage (NVMe Computational Programs and Subsystem Local Memory: engines, SLM, limits)";
+    // Every drive can take the command sets: absent, the table is its defaults.
+    const DEFAULT_WHEN_ABSENT: bool = true;
     fn validate_table(&self) -> Result<(), ValidationError> {
         Ok(self.validate()?)
     }
@@ -68,6 +73,8 @@ impl SystemTable for CsConfig {
 /// One known system table: its name and how to check a parsed table of it.
 pub struct SystemEntry {
     pub table: &'static str,
+    /// `SystemTable::DEFAULT_WHEN_ABSENT`.
+    pub default_when_absent: bool,
     pub check: fn(toml::Value) -> Result<(), CheckError>,
 }
 
@@ -80,6 +87,7 @@ pub enum CheckError {
 const fn entry<T: SystemTable>() -> SystemEntry {
     SystemEntry {
         table: T::TABLE,
+        default_when_absent: T::DEFAULT_WHEN_ABSENT,
         check: check::<T>,
     }
 }

@@ -2,4 +2,5 @@
 //! verifier and run in the budgeted, bounds-checked machine (`vm`).
 
 pub mod elf;
+mod ops;
 pub mod vm;
