@@ -93,6 +93,28 @@ impl Default for IoOptions {
     }
 }
 
+/// A `nearflash io` run's report: the ordinary drive's, or the zoned drive's.
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum AnyIoReport {
+    Drive(Box<IoReport>),
+    Zoned(Box<ZonedReport>),
+}
+
+/// Runs `opts` as `nearflash io` does: on the zoned job when the preset's drive is zoned
+/// (`zns.enabled = true`), on the ordinary one otherwise — what Python's `nearflash.io` and a
+/// sweep's `job = "io"` call, so that `--set zns.enabled=true` works from every front door.
+pub fn io_any(
+    opts: &IoOptions,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<AnyIoReport, JobError> {
+    if Preset::load(&opts.preset, &opts.overrides)?.zns.enabled {
+        Ok(AnyIoReport::Zoned(Box::new(io_zoned(opts)?)))
+    } else {
+        Ok(AnyIoReport::Drive(Box::new(io(opts, progress)?)))
+    }
+}
+
 /// Runs `opts` on the preset's zoned drive (`zns.enabled = true`): the zone-aware
 /// sequential pattern of `nearflash_iobench::zoned`, bare (no NVMe front end) and in timing
 /// fidelity. Options that a zoned run cannot honour are refused by name.

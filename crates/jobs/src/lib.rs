@@ -29,7 +29,7 @@ pub use hayagui::{
 pub use insider::{
     insider, insider_share, vfile_demo, InsiderOptions, ShareOptions, VfileDemo, VfileOptions,
 };
-pub use io::{io, io_zoned, IoOptions};
+pub use io::{io, io_any, io_zoned, AnyIoReport, IoOptions};
 pub use presets::{overrides_from, preset, presets, PresetInfo};
 pub use program::{program, ProgramOptions, ProgramOutcome, ProgramReport};
 pub use reproduce::{reproduce, ReproduceOptions};

@@ -76,12 +76,13 @@ fn text(v: &impl serde::Serialize) -> String {
     serde_json::to_string(v).expect("a result serialises")
 }
 
-/// `io(options_json) -> report_json`: the JSON of `nearflash io --json`.
+/// `io(options_json) -> report_json`: the JSON of `nearflash io --json` (the zoned drive's
+/// report when the preset has `zns.enabled = true`).
 #[pyfunction]
 fn io(py: Python<'_>, options: &str) -> PyResult<String> {
     let o: jobs::IoOptions = jobs::options_from("io", doc(options)?).map_err(err)?;
     long(py, || {
-        jobs::io(&o, &mut |_, _, _| {})
+        jobs::io_any(&o, &mut |_, _, _| {})
             .map(|r| text(&r))
             .map_err(err)
     })

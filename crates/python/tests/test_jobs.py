@@ -15,7 +15,7 @@ import nearflash
 
 ROOT = Path(__file__).resolve().parents[3]
 # Figures that depend on the machine, not the model (IoReport's docs).
-WALL_CLOCK = {"wall_s", "events_per_wall_s", "speed", "peak_rss_mb"}
+WALL_CLOCK = {"wall_s", "events_per_wall_s", "speed", "peak_rss_mb", "sim_ops_per_wall_s"}
 
 
 def reproducible(doc):
@@ -45,6 +45,21 @@ def test_io_gives_the_cli_json_field_for_field(tmp_path):
     assert py.keys() == want.keys()
     assert reproducible(py) == reproducible(want)
     assert py["iops"] > 0
+
+
+def test_io_on_a_zoned_drive_gives_the_cli_json_field_for_field(tmp_path):
+    py = nearflash.io(preset="test-min", overrides={"zns.enabled": True}, pattern="seq-write",
+                      request_kib=16, requests=2000, queue_depth=4, seed=3)
+    out = tmp_path / "io.json"
+    subprocess.run(
+        [cli(), "io", "--preset", "test-min", "--set", "zns.enabled=true", "--pattern",
+         "seq-write", "--request-kib", "16", "--requests", "2000", "--queue-depth", "4",
+         "--seed", "3", "--quiet", "--json", out],
+        check=True,
+    )
+    want = json.loads(out.read_text())
+    assert reproducible(py) == reproducible(want)
+    assert py["writes"] == 2000 and py["waf"] >= 1.0
 
 
 def test_ycsb_gives_the_cli_json_field_for_field(tmp_path):

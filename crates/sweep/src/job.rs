@@ -30,7 +30,14 @@ pub enum Job {
 
 /// Figures that depend on the machine that ran the simulation, not on the model (the first
 /// part of a metric's path).
-const WALL_CLOCK: [&str; 4] = ["wall_s", "events_per_wall_s", "speed", "peak_rss_mb"];
+const WALL_CLOCK: [&str; 5] = [
+    "wall_s",
+    "events_per_wall_s",
+    "speed",
+    "peak_rss_mb",
+    // The zoned io report's.
+    "sim_ops_per_wall_s",
+];
 
 impl Job {
     pub const ALL: [Job; 10] = [
@@ -183,7 +190,9 @@ impl Job {
         Ok(match self {
             Job::Io => {
                 let o: j::IoOptions = j::options_from("io", doc)?;
-                serde_json::to_value(j::io(&o, &mut |_, _, _| {})?).expect("a report serialises")
+                // A zoned preset (`zns.enabled = true`, fixed or swept) runs the zoned job.
+                serde_json::to_value(j::io_any(&o, &mut |_, _, _| {})?)
+                    .expect("a report serialises")
             }
             Job::Run => {
                 let o: j::RunOptions = j::options_from("run", doc)?;
@@ -252,5 +261,28 @@ mod tests {
         let doc = serde_json::json!({"a": {"b": [1, {"c": 2}]}});
         assert_eq!(lookup(&doc, "a.b.1.c"), Some(&serde_json::json!(2)));
         assert_eq!(lookup(&doc, "a.x"), None);
+        assert!(Job::Io.check_metric("sim_ops_per_wall_s").is_err());
+    }
+
+    /// Story (issue 34): `job = "io"` with `zns.enabled = true` failed with "runs through the
+    /// zoned job": a sweep could not put zoned drives beside ordinary ones.
+    #[test]
+    fn an_io_point_on_a_zoned_preset_runs_the_zoned_job() {
+        let point = |overrides: Vec<&str>| {
+            serde_json::json!({
+                "preset": "test-min",
+                "overrides": overrides,
+                "seed": 1,
+                "pattern": "seq-write",
+                "request_kib": 16,
+                "requests": 400,
+                "queue_depth": 2,
+            })
+        };
+        let zoned = Job::Io.run(point(vec!["zns.enabled=true"])).unwrap();
+        assert!(lookup(&zoned, "resets").is_some(), "{zoned}");
+        assert!(lookup(&zoned, "waf").unwrap().as_f64().unwrap() >= 1.0);
+        let plain = Job::Io.run(point(vec![])).unwrap();
+        assert!(lookup(&plain, "iops").is_some() && lookup(&plain, "resets").is_none());
     }
 }

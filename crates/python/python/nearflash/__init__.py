@@ -95,10 +95,21 @@ def io(*, overrides=None, allow_failures=False, **options):
     trace_reorder_window, fold_offsets, replay_no_stall (with queue_depth), fidelity,
     store_file, seed, preset.
 
-    Returns the report dict (``iops``, ``latency_us``, ``waf``...). Failed requests raise
-    unless ``allow_failures``, as the CLI's exit status does.
+    Returns the report dict (``iops``, ``latency_us``, ``waf``...); on a zoned drive
+    (``overrides={"zns.enabled": True}``; with zone_append) the zoned run's (``writes``,
+    ``resets``, ``waf``, ``zone_full_errors``...). Failed requests raise unless
+    ``allow_failures``, as the CLI's exit status does.
     """
     report = _json.loads(_native.io(_options(options, overrides)))
+    if "zones" in report:
+        failed = report["zone_full_errors"] + report["boundary_errors"] + report["other_errors"]
+        if failed > 0 and not allow_failures:
+            raise NearflashError(
+                f"{failed} zoned requests failed (zone full {report['zone_full_errors']}, "
+                f"boundary {report['boundary_errors']}, other {report['other_errors']}); "
+                "pass allow_failures=True if failures are expected"
+            )
+        return report
     if report["requests_failed"] > 0 and not allow_failures:
         kinds = ", ".join(f"{k}: {n}" for k, n in report["requests_failed_by_kind"].items())
         raise NearflashError(
