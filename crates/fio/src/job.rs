@@ -485,7 +485,11 @@ impl JobRun {
                 ));
             }
         }
-        Step::Submit { draw, fua }
+        Step::Submit {
+            draw,
+            fua,
+            placement: None,
+        }
     }
 
     fn flush(&mut self, now: SimTime) -> Step {

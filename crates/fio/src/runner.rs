@@ -448,6 +448,7 @@ fn run_on<D: FrontEnd>(
         measured_wall_s: 0.0,
         total_events: driver.events(),
         peak_rss_mb: 0.0,
+        placement: None,
     });
     let mut iologs = Vec::new();
     for r in &finished {

@@ -74,6 +74,7 @@ impl Default for IoOptions {
             read_percent: None,
             span_gib: None,
             precondition: None,
+            placement_handles: None,
             trace: None,
             time_scale: 1.0,
             disk: None,
@@ -265,6 +266,7 @@ pub fn io(
         store,
         seed: opts.seed,
         precondition: opts.precondition,
+        placement_handles: None,
     };
     Ok(bench.run(progress)?)
 }
