@@ -59,6 +59,9 @@ pub struct IoOptions {
     /// Zoned drive (`zns.enabled = true`) only: Zone Append instead of writes at the write
     /// pointer.
     pub zone_append: bool,
+    /// Flexible Data Placement (`fdp.enabled = true`) only: spread the writes over placement
+    /// handles 0 .. N by address region (`nearflash_iobench::placement`).
+    pub placement_handles: Option<u32>,
 }
 
 impl Default for IoOptions {
@@ -120,6 +123,12 @@ pub fn io_zoned(opts: &IoOptions) -> Result<ZonedReport, JobError> {
         return refuse(
             "--fidelity functional / --store-file",
             "the zoned run is timing only",
+        );
+    }
+    if opts.placement_handles.is_some() {
+        return refuse(
+            "--placement-handles",
+            "a zoned namespace places data by zones, not placement handles (fdp.enabled)",
         );
     }
     if opts.span_gib.is_some() || opts.precondition.is_some() || opts.read_percent.is_some() {
@@ -266,7 +275,7 @@ pub fn io(
         store,
         seed: opts.seed,
         precondition: opts.precondition,
-        placement_handles: None,
+        placement_handles: opts.placement_handles,
     };
     Ok(bench.run(progress)?)
 }
@@ -434,5 +443,30 @@ mod tests {
         };
         let e = io(&o, &mut |_, _, _| {}).unwrap_err().to_string();
         assert!(e.contains("--pattern"), "{e}");
+    }
+
+    /// A sweep point or a Python call spreads its writes over placement handles with
+    /// `placement_handles`; the report's FDP section shows bytes on exactly those handles,
+    /// and a preset without FDP is refused naming `fdp.enabled`.
+    #[test]
+    fn placement_handles_is_an_option_of_sweeps_and_python_and_needs_fdp() {
+        let doc = serde_json::json!({
+            "preset": "test-min",
+            "overrides": ["ftl.mapping=\"page\"", "fdp.enabled=true", "fdp.handles=4"],
+            "pattern": "rand-write",
+            "requests": 600,
+            "placement_handles": 2,
+        });
+        let o: IoOptions = crate::options_from("io", doc).unwrap();
+        let fdp = io(&o, &mut |_, _, _| {}).unwrap().fdp.expect("FDP is on");
+        let host: Vec<u64> = fdp.handles.iter().map(|h| h.host_bytes_written).collect();
+        assert!(host[0] > 0 && host[1] > 0 && host[2] == 0 && host[3] == 0, "{host:?}");
+        let plain = IoOptions {
+            pattern: Some(Pattern::RandWrite),
+            placement_handles: Some(2),
+            ..small()
+        };
+        let e = io(&plain, &mut |_, _, _| {}).unwrap_err().to_string();
+        assert!(e.contains("fdp.enabled"), "{e}");
     }
 }
