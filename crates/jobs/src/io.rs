@@ -469,4 +469,31 @@ mod tests {
         let e = io(&plain, &mut |_, _, _| {}).unwrap_err().to_string();
         assert!(e.contains("fdp.enabled"), "{e}");
     }
+
+    /// A trace replayed with `placement_handles`: its writes are tagged by the address
+    /// region they start in (the trace formats carry no stream id the rule could use), so
+    /// the MSR example's writes, folded onto test-min, land on all four handles and the
+    /// report names the rule.
+    #[test]
+    fn a_traces_writes_spread_over_placement_handles_by_address_region() {
+        let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/traces/msr.csv");
+        let o = IoOptions {
+            overrides: vec![
+                "ftl.mapping=\"page\"".into(),
+                "fdp.enabled=true".into(),
+                "fdp.handles=8".into(),
+            ],
+            pattern: None,
+            requests: None,
+            trace: Some(format!("msr:{trace}")),
+            fold_offsets: true,
+            placement_handles: Some(4),
+            ..small()
+        };
+        let fdp = io(&o, &mut |_, _, _| {}).unwrap().fdp.expect("FDP is on");
+        let host: Vec<u64> = fdp.handles.iter().map(|h| h.host_bytes_written).collect();
+        assert!(host[..4].iter().all(|&b| b > 0), "{host:?}");
+        assert!(host[4..].iter().all(|&b| b == 0), "{host:?}");
+        assert!(fdp.placement.is_some_and(|p| p.contains("address regions")));
+    }
 }
