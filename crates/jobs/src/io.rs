@@ -460,7 +460,10 @@ mod tests {
         let o: IoOptions = crate::options_from("io", doc).unwrap();
         let fdp = io(&o, &mut |_, _, _| {}).unwrap().fdp.expect("FDP is on");
         let host: Vec<u64> = fdp.handles.iter().map(|h| h.host_bytes_written).collect();
-        assert!(host[0] > 0 && host[1] > 0 && host[2] == 0 && host[3] == 0, "{host:?}");
+        assert!(
+            host[0] > 0 && host[1] > 0 && host[2] == 0 && host[3] == 0,
+            "{host:?}"
+        );
         let plain = IoOptions {
             pattern: Some(Pattern::RandWrite),
             placement_handles: Some(2),

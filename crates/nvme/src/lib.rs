@@ -36,8 +36,7 @@ pub use memory::EndpointId;
 use config::{CQE_BYTES, DOORBELL_BYTES, DSM_RANGE_BYTES, MSIX_BYTES, SQE_BYTES};
 use memory::{dma_from_memory, dma_to_memory, MemoryPort};
 use nearflash_blockdev::{
-    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, PlacementDirective,
-    SECTOR_BYTES,
+    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, PlacementDirective, SECTOR_BYTES,
 };
 use nearflash_hw::link::{Direction, Link};
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};

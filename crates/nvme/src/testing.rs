@@ -5,11 +5,10 @@
 //! Data Placement directive each write arrived with, so tests can see what reached the drive.
 
 use nearflash_blockdev::{
-    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, PlacementDirective,
-    SECTOR_BYTES,
+    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, PlacementDirective, SECTOR_BYTES,
 };
-use std::collections::BTreeMap;
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
+use std::collections::BTreeMap;
 
 /// The device's one event: the request with this id is done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

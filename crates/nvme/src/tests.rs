@@ -587,6 +587,13 @@ fn placement_directives_ride_the_sqe_to_the_drive_also_when_held_for_a_slot() {
         let want = (i % 2 == 0).then_some(PlacementDirective(i as u16 / 2));
         assert_eq!(placed[&(i * 4096)], want, "write {i}");
     }
-    assert_eq!(rig.dev.stats().placed_writes, 8, "the read's directive is dropped");
-    assert!(rig.dev.stats().in_flight_max <= 2, "writes were held for a slot");
+    assert_eq!(
+        rig.dev.stats().placed_writes,
+        8,
+        "the read's directive is dropped"
+    );
+    assert!(
+        rig.dev.stats().in_flight_max <= 2,
+        "writes were held for a slot"
+    );
 }

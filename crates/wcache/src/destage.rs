@@ -139,8 +139,8 @@ impl<D: BlockDevice> WriteCache<D> {
                 }
                 let s = unit * spu + k;
                 let placement = u.placement.get(k as usize).copied().flatten();
-                let same_run = run_end == Some(s)
-                    && writes.last().is_some_and(|&(_, p)| p == placement);
+                let same_run =
+                    run_end == Some(s) && writes.last().is_some_and(|&(_, p)| p == placement);
                 if !same_run {
                     let req = BlockRequest {
                         id: DevTag::Destage {

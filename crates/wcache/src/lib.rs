@@ -47,8 +47,7 @@ mod destage;
 pub use config::{ConfigError, DestageBound, WriteCacheConfig};
 
 use nearflash_blockdev::{
-    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, PlacementDirective,
-    SECTOR_BYTES,
+    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, PlacementDirective, SECTOR_BYTES,
 };
 use nearflash_hw::dram::DramPort;
 use nearflash_sim::{EventQueue, Model, Schedule, SimDuration, SimRng, SimTime, TraceEvent};
@@ -351,8 +350,7 @@ impl<D: BlockDevice> WriteCache<D> {
             assert!(unit.dirty_since <= unit.version);
             assert_ne!(unit.valid, 0, "a buffered unit holds a sector");
             assert!(
-                unit.placement.is_empty()
-                    || unit.placement.len() as u64 == self.sectors_per_unit,
+                unit.placement.is_empty() || unit.placement.len() as u64 == self.sectors_per_unit,
                 "a unit's placements are none or one per sector"
             );
             if let Some(d) = &unit.destaging {

@@ -55,13 +55,8 @@ impl Harness {
     ) -> Harness {
         let mut sim = Sim::new(seed);
         let flash = tiny_flash();
-        let dev = Device::format(
-            &flash,
-            ftl,
-            store,
-            &mut sim.queue().map(WcEvent::Device),
-        )
-        .expect("tiny device formats");
+        let dev = Device::format(&flash, ftl, store, &mut sim.queue().map(WcEvent::Device))
+            .expect("tiny device formats");
         Harness {
             sim,
             wc: WriteCache::new(cfg, dev).expect("valid config"),
@@ -514,8 +509,7 @@ fn destaging_keeps_each_sectors_placement_handle_and_never_merges_two_handles() 
             len_bytes: count * SECTOR_BYTES,
             data: Vec::new(),
         };
-        h.wc
-            .submit_placed(None, req, false, PlacementDirective(pid), h.sim.queue());
+        h.wc.submit_placed(None, req, false, PlacementDirective(pid), h.sim.queue());
         id
     };
     let writes = [
@@ -528,7 +522,11 @@ fn destaging_keeps_each_sectors_placement_handle_and_never_merges_two_handles() 
     for id in writes {
         assert_eq!(h.wait(id).result, Ok(()));
     }
-    assert_eq!(h.wc.stats().destage_writes, 0, "all of it is still buffered");
+    assert_eq!(
+        h.wc.stats().destage_writes,
+        0,
+        "all of it is still buffered"
+    );
     let flush = h.submit(BlockOp::Flush, 0, 0, Vec::new(), false);
     assert_eq!(h.wait(flush).result, Ok(()));
     // Runs: 0-1 (1), 2 (3), 3 (1), 4-7 (2), 8-15 (1), 16-23 (none: handle 0).
