@@ -9,7 +9,9 @@ pub mod request;
 pub mod shadow;
 pub mod verify;
 
-pub use request::{BlockCompletion, BlockOp, BlockRequest, IoError, ZoneStatus, SECTOR_BYTES};
+pub use request::{
+    BlockCompletion, BlockOp, BlockRequest, IoError, PlacementDirective, ZoneStatus, SECTOR_BYTES,
+};
 
 use nearflash_sim::{Schedule, SimRng, TraceEvent};
 
@@ -74,6 +76,28 @@ pub trait BlockDevice {
             self.submit_fua(req, q);
         } else {
             self.submit(req, q);
+        }
+    }
+
+    /// Accepts a write carrying a Data Placement directive (`placement`), from submitter
+    /// `stream` when one is named (as [`BlockDevice::submit_from`]; otherwise as `submit`),
+    /// with Force Unit Access when `fua`. A device without Flexible Data Placement ignores the
+    /// directive, as the specification has a controller do, so the default is the submit the
+    /// request would have had without it; a layer that forwards writes overrides this to
+    /// forward the directive, and the FTL places the write by it.
+    fn submit_placed<S: Schedule<Self::Event>>(
+        &mut self,
+        stream: Option<u32>,
+        req: BlockRequest,
+        fua: bool,
+        placement: PlacementDirective,
+        q: &mut S,
+    ) {
+        let _ = placement;
+        match stream {
+            Some(s) => self.submit_from(s, req, fua, q),
+            None if fua => self.submit_fua(req, q),
+            None => self.submit(req, q),
         }
     }
 

@@ -4,7 +4,7 @@
 //! limits, start delays — fio's jobs). All run under the one simulation loop ([`nearflash_sim::Sim`]) with a progress watchdog, so a
 //! device that stops completing requests is a [`LoadError::Stall`], never a spin.
 
-use crate::request::{BlockCompletion, BlockRequest};
+use crate::request::{BlockCompletion, BlockRequest, PlacementDirective};
 use crate::BlockDevice;
 use nearflash_sim::{
     EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall, TraceEvent,
@@ -46,24 +46,34 @@ impl<D: BlockDevice> Rig<D> {
         }
     }
 
-    /// Submits `req` at the current time.
-    pub fn submit(&mut self, req: BlockRequest, q: &mut EventQueue<RigEvent<D::Event>>) {
+    /// Submits `sub` at the current time (with its Data Placement directive, if any).
+    pub fn submit(&mut self, sub: impl Into<Submission>, q: &mut EventQueue<RigEvent<D::Event>>) {
         self.submitted += 1;
-        self.dev.submit(req, &mut q.map(RigEvent::Device));
+        let Submission { req, placement } = sub.into();
+        let q = &mut q.map(RigEvent::Device);
+        match placement {
+            Some(p) => self.dev.submit_placed(None, req, false, p, q),
+            None => self.dev.submit(req, q),
+        }
     }
 
     /// Submits `req` at the current time from submitter `stream` (its own queue on a device
-    /// that has several), with Force Unit Access when `fua`.
+    /// that has several), with Force Unit Access when `fua` and the Data Placement directive
+    /// `placement` if any.
     pub fn submit_from(
         &mut self,
         stream: u32,
         req: BlockRequest,
         fua: bool,
+        placement: Option<PlacementDirective>,
         q: &mut EventQueue<RigEvent<D::Event>>,
     ) {
         self.submitted += 1;
-        self.dev
-            .submit_from(stream, req, fua, &mut q.map(RigEvent::Device));
+        let q = &mut q.map(RigEvent::Device);
+        match placement {
+            Some(p) => self.dev.submit_placed(Some(stream), req, fua, p, q),
+            None => self.dev.submit_from(stream, req, fua, q),
+        }
     }
 
     /// Moves finished requests into `out`.
@@ -93,6 +103,23 @@ impl<D: BlockDevice> Model for Rig<D> {
     }
 }
 
+/// A request as a load generator submits it: with a Data Placement directive when the
+/// workload tags its writes with placement handles (Flexible Data Placement).
+#[derive(Clone, Debug)]
+pub struct Submission {
+    pub req: BlockRequest,
+    pub placement: Option<PlacementDirective>,
+}
+
+impl From<BlockRequest> for Submission {
+    fn from(req: BlockRequest) -> Submission {
+        Submission {
+            req,
+            placement: None,
+        }
+    }
+}
+
 /// Why a load run stopped early.
 #[derive(Debug, Error)]
 pub enum LoadError<E> {
@@ -112,12 +139,12 @@ pub const DEFAULT_STALL_LIMIT: SimDuration = SimDuration(60_000_000_000);
 /// `None` and everything submitted has completed. `next` is handed the run's RNG; each
 /// completion goes to `on_done` (with the device, for
 /// inspection) in completion order.
-pub fn run_closed<D: BlockDevice, E>(
+pub fn run_closed<D: BlockDevice, E, R: Into<Submission>>(
     sim: &mut Sim<RigEvent<D::Event>>,
     rig: &mut Rig<D>,
     depth: u32,
     watchdog: &mut Watchdog,
-    mut next: impl FnMut(&mut SimRng) -> Option<BlockRequest>,
+    mut next: impl FnMut(&mut SimRng) -> Option<R>,
     mut on_done: impl FnMut(&D, BlockCompletion) -> Result<(), E>,
 ) -> Result<(), LoadError<E>> {
     assert!(depth > 0, "a closed loop needs a queue depth of at least 1");
@@ -154,18 +181,18 @@ pub fn run_closed<D: BlockDevice, E>(
 /// Runs open-loop: each `(arrival_ns, request)` from `requests` (arrival times relative to
 /// the start, non-decreasing) is submitted at its arrival time, whatever is in flight. The
 /// iterator is consumed one arrival ahead, so a trace streams through in bounded memory.
-pub fn run_open<D: BlockDevice, E>(
+pub fn run_open<D: BlockDevice, E, R: Into<Submission>>(
     sim: &mut Sim<RigEvent<D::Event>>,
     rig: &mut Rig<D>,
     watchdog: &mut Watchdog,
-    mut requests: impl Iterator<Item = (u64, BlockRequest)>,
+    mut requests: impl Iterator<Item = (u64, R)>,
     mut on_done: impl FnMut(&D, BlockCompletion) -> Result<(), E>,
 ) -> Result<(), LoadError<E>> {
     let base = sim.now();
-    let mut pending: Option<BlockRequest> = None;
+    let mut pending: Option<R> = None;
     let mut index = 0u64;
     let mut last_arrival = base;
-    let mut arm = |sim: &mut Sim<RigEvent<D::Event>>, pending: &mut Option<BlockRequest>| {
+    let mut arm = |sim: &mut Sim<RigEvent<D::Event>>, pending: &mut Option<R>| {
         if let Some((at_ns, req)) = requests.next() {
             let at = base + SimDuration::from_ns(at_ns);
             assert!(
@@ -204,8 +231,13 @@ pub fn run_open<D: BlockDevice, E>(
 /// What a paced submitter does next (see [`run_paced`]).
 #[derive(Debug)]
 pub enum Pace {
-    /// Submit this request now, with Force Unit Access when `fua`.
-    Submit { req: BlockRequest, fua: bool },
+    /// Submit this request now, with Force Unit Access when `fua` and the Data Placement
+    /// directive `placement` if any.
+    Submit {
+        req: BlockRequest,
+        fua: bool,
+        placement: Option<PlacementDirective>,
+    },
     /// Nothing before this time (a think time, a rate limit, a start delay); the submitter is
     /// asked again then. Must lie in the future.
     Until(SimTime),
@@ -251,9 +283,13 @@ pub fn run_paced<D: BlockDevice, E>(
         for (i, s) in state.iter_mut().enumerate() {
             while *s == Paced::Ready {
                 match next(i, now) {
-                    Pace::Submit { req, fua } => {
+                    Pace::Submit {
+                        req,
+                        fua,
+                        placement,
+                    } => {
                         let stream = u32::try_from(i).expect("fewer than 2^32 submitters");
-                        rig.submit_from(stream, req, fua, sim.queue());
+                        rig.submit_from(stream, req, fua, placement, sim.queue());
                     }
                     Pace::Until(at) => {
                         assert!(at > now, "a paced submitter waits for a future time");
@@ -410,7 +446,7 @@ mod tests {
         let mut rig = Rig::new(Serial::new(1_000, false));
         let mut next = 0;
         let mut latencies = Vec::new();
-        run_closed::<_, ()>(
+        run_closed::<_, (), BlockRequest>(
             &mut sim,
             &mut rig,
             4,
@@ -441,7 +477,7 @@ mod tests {
         let mut rig = Rig::new(Serial::new(1_000, false));
         let arrivals = [0u64, 5_000, 5_100, 20_000];
         let mut done = Vec::new();
-        run_open::<_, ()>(
+        run_open::<_, (), BlockRequest>(
             &mut sim,
             &mut rig,
             &mut Watchdog::new(DEFAULT_STALL_LIMIT),
@@ -490,6 +526,7 @@ mod tests {
                         Pace::Submit {
                             req: read(issued[0]),
                             fua: false,
+                            placement: None,
                         }
                     }
                     _ if now < SimTime(10_000) => Pace::Until(SimTime(10_000)),
@@ -507,6 +544,7 @@ mod tests {
                         Pace::Submit {
                             req: read(100 + issued[1]),
                             fua: false,
+                            placement: None,
                         }
                     }
                 }
@@ -539,7 +577,7 @@ mod tests {
         let mut sim = Sim::new(1);
         let mut rig = Rig::new(Serial::new(1_000, true));
         let mut next = 0;
-        let err = run_closed::<_, ()>(
+        let err = run_closed::<_, (), BlockRequest>(
             &mut sim,
             &mut rig,
             2,

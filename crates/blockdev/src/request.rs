@@ -16,6 +16,13 @@ use thiserror::Error;
 /// Host sectors: requests are aligned to and sized in multiples of this.
 pub const SECTOR_BYTES: u64 = 512;
 
+/// A write's Data Placement directive (NVMe Flexible Data Placement, TP4146 in NVMe Base
+/// 2.1+): directive type DTYPE 2 with the Placement Identifier in DSPEC. The identifier is
+/// the namespace's placement handle (with RGIF > 0 its top bits name the reclaim group); the
+/// drive decides what it means ([`crate::BlockDevice::submit_placed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PlacementDirective(pub u16);
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BlockOp {
     Read,

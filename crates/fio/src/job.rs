@@ -16,6 +16,7 @@ use crate::options::{BlockSizes, JobSpec, Rw, VerifyKind};
 use crate::replay::ReplayLog;
 use crate::stats::{depth_bucket, JobStats};
 use md5::Digest;
+use nearflash_blockdev::PlacementDirective;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest};
 use nearflash_iobench::driver::{PacedSource, Step};
 use nearflash_iobench::workload::Draw;
@@ -30,6 +31,9 @@ pub const VERIFY_BLOCKS_MAX: u64 = 1 << 22;
 pub const IOLOG_REQUESTS_MAX: usize = 1 << 22;
 /// fio's golden-ratio constant, to derive the jobs' RNG streams from one seed.
 const STREAM_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
+/// Sets `fdp_pli_select=random`'s stream apart from the offsets' (fio keeps a separate
+/// `fdp_state` too); any constant other than 0 would do.
+const PLI_STREAM: u64 = 0xF0F0_0000_0000_0FD9;
 
 /// The RNG stream of job number `job` (in file order, clones counted): from `randseed` when
 /// the job sets one (the same offsets whatever `--seed`, as fio's randseed), else from the
@@ -230,6 +234,13 @@ pub struct JobRun {
     phase: Phase,
     verifier: Option<Verifier>,
     replay: Option<Replay>,
+    /// `fdp=1`: the next `fdp_pli` entry for round robin (fio's `pli_loc`), and the stream
+    /// random selection draws from, apart from the offsets' so that it perturbs nothing.
+    pli_loc: usize,
+    pli_rng: SimRng,
+    /// The drive's placement handles (`fdp.handles`): the list `fdp=1` cycles over without
+    /// `fdp_pli`.
+    fdp_handles: usize,
     pub stats: JobStats,
     last_completion: Option<SimTime>,
     disk: Rc<RefCell<Disk>>,
@@ -313,6 +324,9 @@ impl JobRun {
             wait: Wait::None,
             phase: Phase::Main,
             verifier,
+            pli_loc: 0,
+            fdp_handles: 0,
+            pli_rng: stream(run_seed ^ PLI_STREAM, spec.randseed, number),
             replay: replay.map(|log| Replay {
                 log,
                 next: 0,
@@ -485,7 +499,49 @@ impl JobRun {
                 ));
             }
         }
-        Step::Submit { draw, fua }
+        let placement = self.placement(draw.op);
+        Step::Submit {
+            draw,
+            fua,
+            placement,
+        }
+    }
+
+    /// The drive offers `handles` placement handles (0 without FDP).
+    pub fn with_fdp_handles(mut self, handles: usize) -> JobRun {
+        self.fdp_handles = handles;
+        self
+    }
+
+    /// fio's `dp_fill_dspec_data`: with `fdp=1` a write takes the next listed placement
+    /// identifier (round robin) or one at random; other commands carry none. The list holds
+    /// the `fdp_pli` indices into the drive's handle list, whose entry `i` is placement
+    /// identifier `i` on the modelled drive (one reclaim group); without `fdp_pli`, every
+    /// handle (`fdp_handles`, set by the runner).
+    fn placement(&mut self, op: BlockOp) -> Option<PlacementDirective> {
+        if !self.spec.fdp || op != BlockOp::Write {
+            return None;
+        }
+        let n = if self.spec.fdp_pli.is_empty() {
+            self.fdp_handles
+        } else {
+            self.spec.fdp_pli.len()
+        };
+        assert!(n > 0, "the runner checks the drive has FDP handles");
+        let loc = if self.spec.fdp_pli_random {
+            self.pli_rng.below(n as u64) as usize
+        } else {
+            if self.pli_loc >= n {
+                self.pli_loc = 0;
+            }
+            self.pli_loc += 1;
+            self.pli_loc - 1
+        };
+        let pid = match self.spec.fdp_pli.get(loc) {
+            Some(&i) => i,
+            None => u16::try_from(loc).expect("at most 128 handles"),
+        };
+        Some(PlacementDirective(pid))
     }
 
     fn flush(&mut self, now: SimTime) -> Step {

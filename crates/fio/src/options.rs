@@ -174,6 +174,13 @@ pub struct JobSpec {
     /// Offsets are divided by this (fio's default 1).
     pub replay_scale: u64,
     pub replay_skip: crate::replay::Skip,
+    /// `fdp=1`: writes carry a Flexible Data Placement directive.
+    pub fdp: bool,
+    /// `fdp_pli`: indices into the drive's reclaim unit handle list (Reclaim Unit Handle
+    /// Status order) the writes use; empty: every handle.
+    pub fdp_pli: Vec<u16>,
+    /// `fdp_pli_select=random` (fio's default is `roundrobin`).
+    pub fdp_pli_random: bool,
     pub bwavgtime_ns: u64,
     pub iopsavgtime_ns: u64,
     pub kb_base: u64,
@@ -210,8 +217,14 @@ macro_rules! opts {
     };
 }
 
+/// Most `fdp_pli` indices fio takes (`FIO_MAX_DP_IDS`, fio's `dataplacement.h`).
+pub const FDP_PLI_MAX: usize = 16;
+
 /// Every option nearflash knows.
 pub const TABLE: &[OptionDef] = opts! {
+    ["fdp"] Supported, "1: writes carry a Data Placement directive (Flexible Data Placement: the preset needs fdp.enabled=true)";
+    ["fdp_pli"] Supported, "indices into the drive's reclaim unit handle list the writes use, comma-separated, at most 16 (default: every handle)";
+    ["fdp_pli_select"] Supported, "roundrobin (default): each write takes the next listed handle; random: uniformly at random (the job's own stream)";
     ["name"] Supported, "the job's name (default: the section's)";
     ["description"] Supported, "shown in the report";
     ["rw", "readwrite"] Supported, "read, write, trim, randread, randwrite, randtrim, rw/readwrite, randrw; `:N` skips N bytes after each sequential request";
@@ -345,6 +358,9 @@ impl JobSpec {
             replay_align: None,
             replay_scale: 1,
             replay_skip: crate::replay::Skip::default(),
+            fdp: false,
+            fdp_pli: Vec::new(),
+            fdp_pli_random: false,
             // fio's bwavgtime and iopsavgtime default to 500 ms (HOWTO).
             bwavgtime_ns: 500_000_000,
             iopsavgtime_ns: 500_000_000,
@@ -414,6 +430,7 @@ impl JobSpec {
                 | "end_fsync"
                 | "do_verify"
                 | "replay_no_stall"
+                | "fdp"
         );
         let v: &str = match (&e.value, flag_ok) {
             (Some(v), _) => v,
@@ -570,6 +587,35 @@ impl JobSpec {
                 }
             }
             "replay_skip" => self.replay_skip = crate::replay::Skip::parse(v).map_err(bad)?,
+            "fdp" => self.fdp = flag(v)?,
+            "fdp_pli" => {
+                let ids = v
+                    .split(',')
+                    .map(|t| {
+                        let n = value::integer(t.trim()).map_err(bad)?;
+                        u16::try_from(n)
+                            .map_err(|_| bad(format!("{n} is not a placement ID index")))
+                    })
+                    .collect::<Result<Vec<u16>, FioError>>()?;
+                if ids.len() > FDP_PLI_MAX {
+                    return Err(bad(format!(
+                        "{} indices: fio takes at most {FDP_PLI_MAX}",
+                        ids.len()
+                    )));
+                }
+                self.fdp_pli = ids;
+            }
+            "fdp_pli_select" => {
+                self.fdp_pli_random = match v {
+                    "roundrobin" => false,
+                    "random" => true,
+                    other => {
+                        return Err(bad(format!(
+                            "'{other}' is not a selection nearflash runs (roundrobin, random)"
+                        )))
+                    }
+                }
+            }
             "bwavgtime" => self.bwavgtime_ns = time(v, TimeUnit::Ms)?,
             "iopsavgtime" => self.iopsavgtime_ns = time(v, TimeUnit::Ms)?,
             "kb_base" => {

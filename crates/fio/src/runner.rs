@@ -148,6 +148,7 @@ pub fn run(
     let capacity = capacity_bytes(&preset);
     let logs = load_logs(&specs, capacity)?;
     let placed = place(&specs, &logs, capacity)?;
+    check_fdp(&specs, &preset)?;
     let groups = placed.last().map_or(0, |p| p.groupid + 1);
     let mut notes = Vec::new();
     for (spec, logs) in specs.iter().zip(&logs) {
@@ -237,6 +238,32 @@ pub fn run(
 }
 
 /// Places every clone of every job on the device and numbers the groups.
+/// `fdp=1` needs a drive with Flexible Data Placement, and `fdp_pli` indices into its handle
+/// list (fio fails a job whose index is past the list, `init_ruh_info`).
+fn check_fdp(specs: &[Rc<JobSpec>], preset: &Preset) -> Result<(), FioError> {
+    let fdp = &preset.ftl.fdp;
+    for spec in specs.iter().filter(|s| s.fdp) {
+        let bad = |reason: String| FioError::Job {
+            job: spec.name.clone(),
+            reason,
+        };
+        if !fdp.enabled {
+            return Err(bad(format!(
+                "fdp=1 needs Flexible Data Placement: preset {} has fdp.enabled=false \
+                 (--set fdp.enabled=true)",
+                preset.name
+            )));
+        }
+        if let Some(&i) = spec.fdp_pli.iter().find(|&&i| u32::from(i) >= fdp.handles) {
+            return Err(bad(format!(
+                "fdp_pli index {i}: the drive has {} reclaim unit handles (fdp.handles)",
+                fdp.handles
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn place(
     specs: &[Rc<JobSpec>],
     logs: &[Vec<Rc<ReplayLog>>],
@@ -409,6 +436,7 @@ fn run_on<D: FrontEnd>(
                     disk.clone(),
                     p.replay.clone(),
                 )
+                .with_fdp_handles(preset.ftl.fdp.handles as usize)
             })
             .collect();
         let mut refs: Vec<&mut dyn PacedSource> =
@@ -448,6 +476,10 @@ fn run_on<D: FrontEnd>(
         measured_wall_s: 0.0,
         total_events: driver.events(),
         peak_rss_mb: 0.0,
+        placement: placed
+            .iter()
+            .any(|p| p.spec.fdp)
+            .then(|| "fio fdp=1: each job's writes over its fdp_pli list".to_string()),
     });
     let mut iologs = Vec::new();
     for r in &finished {
@@ -552,6 +584,63 @@ mod tests {
             &mut |_, _, _| {},
         )
         .unwrap()
+    }
+
+    fn run_fdp(text: &str, overrides: &[&str]) -> Result<FioRun, FioError> {
+        run(
+            &one(text).unwrap(),
+            std::path::Path::new("job.fio"),
+            &RunOptions {
+                preset: "test-min".into(),
+                overrides: overrides.iter().map(|o| o.to_string()).collect(),
+                seed: 1,
+                fidelity: Fidelity::Timing,
+                interface: Interface::Nvme,
+                precondition: None,
+            },
+            &mut |_, _, _| {},
+        )
+    }
+
+    const FDP_DRIVE: &[&str] = &["ftl.mapping=\"page\"", "fdp.enabled=true", "fdp.handles=4"];
+
+    fn host_bytes_by_handle(r: &FioRun) -> Vec<u64> {
+        r.nearflash["fdp"]["handles"]
+            .as_array()
+            .expect("the FDP report")
+            .iter()
+            .map(|h| h["host_bytes_written"].as_u64().unwrap())
+            .collect()
+    }
+
+    /// examples/fio/fdp.fio: the hot job's 800 writes go to placement ID index 0, the cold
+    /// job's 400 alternate between indices 1 and 2 (fio's round robin), and handle 3 gets
+    /// nothing — the bytes per handle are exact.
+    #[test]
+    fn fdp_jobs_write_on_their_fdp_pli_handles_in_turn() {
+        let text = include_str!("../../../examples/fio/fdp.fio");
+        let r = run_fdp(text, FDP_DRIVE).unwrap();
+        let k = 4096;
+        assert_eq!(host_bytes_by_handle(&r), [800 * k, 200 * k, 200 * k, 0]);
+    }
+
+    /// `fdp_pli_select=random` draws from the listed indices only; without `fdp_pli` a job
+    /// cycles over every handle; a drive without FDP refuses `fdp=1`, and an index past the
+    /// drive's handles is refused, naming what the drive has.
+    #[test]
+    fn fdp_random_selection_stays_on_the_list_and_bad_setups_are_refused() {
+        let random = "[j]\nrw=randwrite\nsize=1m\nnumber_ios=400\nfdp=1\nfdp_pli=1,3\nfdp_pli_select=random\n";
+        let host = host_bytes_by_handle(&run_fdp(random, FDP_DRIVE).unwrap());
+        assert!(host[1] > 0 && host[3] > 0, "{host:?}");
+        assert_eq!((host[0], host[2], host[1] + host[3]), (0, 0, 400 * 4096));
+        let all = "[j]\nrw=randwrite\nsize=1m\nnumber_ios=400\nfdp=1\n";
+        let host = host_bytes_by_handle(&run_fdp(all, FDP_DRIVE).unwrap());
+        assert_eq!(host, [100 * 4096; 4]);
+        let e = run_fdp(all, &[]).unwrap_err().to_string();
+        assert!(e.contains("fdp.enabled=false"), "{e}");
+        let past = all.replace("fdp=1\n", "fdp=1\nfdp_pli=4\n");
+        let e = run_fdp(&past, FDP_DRIVE).unwrap_err().to_string();
+        assert!(e.contains("fdp_pli index 4"), "{e}");
     }
 
     fn ms(ns: u64) -> f64 {

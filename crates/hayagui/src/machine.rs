@@ -124,6 +124,7 @@ impl State {
                 req,
                 target: EndpointId::HOST,
                 fua: false,
+                placement: None,
             };
             self.drive
                 .try_submit(cmd, &mut q.map(Ev::Dev))

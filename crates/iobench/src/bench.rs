@@ -57,6 +57,9 @@ pub struct Bench<'a> {
     /// Fill the span before measuring; `None` takes the plan's default (synthetic patterns
     /// that read are preconditioned, writes and traces are not).
     pub precondition: Option<bool>,
+    /// Spread the writes (preconditioning's too) over this many Flexible Data Placement
+    /// handles by the address-regions rule (`placement`); `None`: no directives.
+    pub placement_handles: Option<u32>,
 }
 
 /// The logical capacity of the preset's device (no device is built).
@@ -95,7 +98,12 @@ impl Bench<'_> {
             StoreSpec::None => Fidelity::Timing,
             StoreSpec::Memory | StoreSpec::File(_) => Fidelity::Functional,
         };
+        let spread = self
+            .placement_handles
+            .map(|n| crate::placement::PlacementSpread::new(self.preset, n, checked))
+            .transpose()?;
         let mut driver = Driver::<D>::new(self.preset, &self.store, self.seed, checked)?;
+        driver.set_placement(spread);
         let precondition_span = match self.plan {
             Plan::Synthetic(s) => self
                 .precondition
@@ -146,6 +154,7 @@ impl Bench<'_> {
             measured_wall_s,
             total_events: driver.events(),
             peak_rss_mb: crate::sysinfo::peak_rss_mb(),
+            placement: spread.map(|s| s.describe()),
         }))
     }
 }
@@ -217,6 +226,7 @@ mod tests {
             store: StoreSpec::Memory,
             seed: 7,
             precondition: Some(true),
+            placement_handles: None,
         };
         let mut stages = Vec::new();
         let a = bench
@@ -239,6 +249,58 @@ mod tests {
         assert_eq!(a.reads_verified, b.reads_verified);
     }
 
+    /// `nearflash io --placement-handles 4` on an FDP drive of 8 handles: random writes
+    /// spread over handles 0-3 by address region reach the FTL on those handles — through
+    /// the NVMe SQE and the DRAM write buffer, or bare — and handles 4-7 get nothing; the
+    /// same run without the option puts every byte on handle 0.
+    #[test]
+    fn four_placement_handles_carry_host_bytes_on_each_of_the_four_and_none_on_others() {
+        let preset = Preset::load(
+            "test-min",
+            &[
+                "ftl.mapping=\"page\"".into(),
+                "fdp.enabled=true".into(),
+                "fdp.handles=8".into(),
+                "write_cache.enabled=true".into(),
+            ],
+        )
+        .unwrap();
+        let plan = Plan::Synthetic(SyntheticSpec {
+            pattern: Pattern::RandWrite,
+            request_bytes: 4096,
+            queue_depth: 8,
+            amount: Amount::Requests(2000),
+            read_percent: 0,
+            span_bytes: capacity_bytes(&preset),
+        });
+        let run = |interface, placement_handles| {
+            let r = Bench {
+                preset: &preset,
+                plan: &plan,
+                interface,
+                store: StoreSpec::Memory,
+                seed: 5,
+                precondition: Some(false),
+                placement_handles,
+            }
+            .run(&mut |_, _, _| {})
+            .unwrap();
+            assert_eq!(r.requests_failed, 0);
+            r.fdp.expect("FDP is on")
+        };
+        for interface in [Interface::Nvme, Interface::Bare] {
+            let fdp = run(interface, Some(4));
+            let host: Vec<u64> = fdp.handles.iter().map(|h| h.host_bytes_written).collect();
+            assert!(host[..4].iter().all(|&b| b > 0), "{interface:?}: {host:?}");
+            assert!(host[4..].iter().all(|&b| b == 0), "{interface:?}: {host:?}");
+            assert_eq!(host.iter().sum::<u64>(), fdp.host_bytes_written);
+            assert!(fdp.placement.is_some_and(|p| p.contains("0-3")));
+            let plain = run(interface, None);
+            let host: Vec<u64> = plain.handles.iter().map(|h| h.host_bytes_written).collect();
+            assert!(host[0] > 0 && host[1..].iter().all(|&b| b == 0), "{host:?}");
+        }
+    }
+
     #[test]
     fn functional_fidelity_in_ram_is_refused_past_its_bound() {
         let preset = Preset::load("flashabacus", &[]).unwrap();
@@ -250,6 +312,7 @@ mod tests {
             store: StoreSpec::Memory,
             seed: 1,
             precondition: None,
+            placement_handles: None,
         };
         let e = bench.run(&mut |_, _, _| {}).unwrap_err();
         assert!(e.to_string().contains("--store-file"), "{e}");
@@ -291,6 +354,7 @@ mod tests {
                 store: StoreSpec::None,
                 seed: 1,
                 precondition: Some(false),
+                placement_handles: None,
             }
             .run(&mut |_, _, _| {})
             .unwrap()
@@ -365,7 +429,11 @@ mod tests {
             match self.steps.pop_front() {
                 Some(draw) => {
                     self.in_flight = true;
-                    Step::Submit { draw, fua: false }
+                    Step::Submit {
+                        draw,
+                        fua: false,
+                        placement: None,
+                    }
                 }
                 None => Step::Done,
             }

@@ -9,8 +9,12 @@
 
 use crate::error::IoBenchError;
 use crate::interface::{FrontEnd, FrontSnapshot};
+use crate::placement::PlacementSpread;
 use crate::workload::Draw;
-use nearflash_blockdev::load::{self, LoadError, Pace, Rig, RigEvent, DEFAULT_STALL_LIMIT};
+use nearflash_blockdev::load::{
+    self, LoadError, Pace, Rig, RigEvent, Submission, DEFAULT_STALL_LIMIT,
+};
+use nearflash_blockdev::PlacementDirective;
 use nearflash_flash::{MemoryStore, NoStore, PageStore, SparseFileStore};
 use nearflash_ftl::verify::{AckedAt, Reference};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, FtlStats, SECTOR_BYTES};
@@ -49,8 +53,13 @@ impl RequestSource for crate::workload::Generator {
 /// What a paced job does next (see [`PacedSource`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
-    /// Submit this request now, with Force Unit Access when `fua`.
-    Submit { draw: Draw, fua: bool },
+    /// Submit this request now, with Force Unit Access when `fua` and, for a write, the
+    /// Data Placement directive `placement` (`None`: the driver's spread, if any, decides).
+    Submit {
+        draw: Draw,
+        fua: bool,
+        placement: Option<PlacementDirective>,
+    },
     /// Nothing before this time; asked again then.
     Until(SimTime),
     /// Nothing until one of its requests completes.
@@ -246,6 +255,8 @@ pub struct Driver<D: FrontEnd> {
     rig: Rig<D>,
     next_id: u64,
     checker: Option<Checker>,
+    /// Writes carry placement handles by this rule (`--placement-handles`).
+    placement: Option<PlacementSpread>,
 }
 
 /// Completions between progress callbacks.
@@ -298,7 +309,14 @@ impl<D: FrontEnd> Driver<D> {
             rig: Rig::new(D::attach(dev, preset)?),
             next_id: 0,
             checker,
+            placement: None,
         })
+    }
+
+    /// Tags every write from now on with a placement handle by `spread`'s rule (`None`: no
+    /// directive), unless a paced job names its own.
+    pub fn set_placement(&mut self, spread: Option<PlacementSpread>) {
+        self.placement = spread;
     }
 
     /// The FTL device behind the interface.
@@ -358,6 +376,7 @@ impl<D: FrontEnd> Driver<D> {
         let mut seen = Completions::new(self.sim.now(), source.total(), &checker, progress);
         let mut next_id = self.next_id;
         let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
+        let spread = self.placement;
         let result = load::run_closed(
             &mut self.sim,
             &mut self.rig,
@@ -365,7 +384,8 @@ impl<D: FrontEnd> Driver<D> {
             &mut watchdog,
             |rng| {
                 let d = source.next_request(rng)?;
-                Some(request(&mut next_id, d, checker.borrow_mut().as_mut()))
+                let req = request(&mut next_id, d, checker.borrow_mut().as_mut());
+                Some(placed(req, None, spread))
             },
             |dev, c| seen.record(dev.ftl(), &c),
         );
@@ -389,6 +409,7 @@ impl<D: FrontEnd> Driver<D> {
         // Which job each request in flight belongs to (bounded by the requests in flight).
         let owners = RefCell::new(BTreeMap::<u64, usize>::new());
         let count = jobs.len();
+        let spread = self.placement;
         let jobs_cell = RefCell::new(jobs);
         let result = load::run_paced(
             &mut self.sim,
@@ -398,11 +419,20 @@ impl<D: FrontEnd> Driver<D> {
             |i, now| {
                 let mut jobs = jobs_cell.borrow_mut();
                 match jobs[i].step(now) {
-                    Step::Submit { draw, fua } => {
+                    Step::Submit {
+                        draw,
+                        fua,
+                        placement,
+                    } => {
                         let req = request(&mut next_id, draw, checker.borrow_mut().as_mut());
                         jobs[i].submitted(&req);
                         owners.borrow_mut().insert(req.id, i);
-                        Pace::Submit { req, fua }
+                        let Submission { req, placement } = placed(req, placement, spread);
+                        Pace::Submit {
+                            req,
+                            fua,
+                            placement,
+                        }
                     }
                     Step::Until(at) => Pace::Until(at),
                     Step::Blocked => Pace::Blocked,
@@ -450,9 +480,10 @@ impl<D: FrontEnd> Driver<D> {
         let mut seen = Completions::new(self.sim.now(), total, &checker, progress);
         let mut next_id = self.next_id;
         let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
+        let spread = self.placement;
         let arrivals = arrivals_ns.iter().zip(requests).map(|(&a, &d)| {
             let req = request(&mut next_id, d, checker.borrow_mut().as_mut());
-            (a, req)
+            (a, placed(req, None, spread))
         });
         let result = load::run_open(
             &mut self.sim,
@@ -558,6 +589,20 @@ fn load_error(e: LoadError<IoBenchError>, dev: &Device) -> IoBenchError {
 
 /// Turns a drawn request into a block request; in functional fidelity it gets a payload of
 /// self-describing sectors and the checker notes what it must read back or acknowledge.
+/// A request with its placement directive: a write's own, else the spread's for its
+/// address; none for other commands.
+fn placed(
+    req: BlockRequest,
+    own: Option<PlacementDirective>,
+    spread: Option<PlacementSpread>,
+) -> Submission {
+    let placement = match req.op {
+        BlockOp::Write => own.or_else(|| spread.map(|s| s.directive(req.offset_bytes))),
+        _ => None,
+    };
+    Submission { req, placement }
+}
+
 fn request(next_id: &mut u64, d: Draw, checker: Option<&mut Checker>) -> BlockRequest {
     let id = *next_id;
     *next_id += 1;

@@ -8,6 +8,10 @@ pub enum IoBenchError {
     #[error("invalid workload: {0}")]
     Workload(String),
 
+    /// Writes cannot be spread over placement handles as asked (`--placement-handles`).
+    #[error("{0}")]
+    Placement(String),
+
     #[error(
         "{what} (offset {offset_bytes}, {len_bytes} bytes) lies beyond the device's \
          {capacity_bytes} logical bytes{hint}"

@@ -419,6 +419,9 @@ pub struct FdpReport {
     pub media_bytes_erased: u64,
     /// Media bytes per host byte (null if the host wrote nothing).
     pub waf: Option<f64>,
+    /// How the host placed its writes (null: no directives, every write on handle 0).
+    pub placement: Option<String>,
+    /// Per handle; the handles the host used are those with host bytes.
     pub handles: Vec<FdpHandleReport>,
     /// FDP events logged over the whole run (host events, controller events).
     pub host_events: usize,
@@ -460,6 +463,7 @@ impl FdpReport {
             media_bytes_written: media,
             media_bytes_erased: e.media_bytes_erased - s.media_bytes_erased,
             waf: waf(host, media),
+            placement: m.placement.clone(),
             handles,
             host_events: m.device.fdp_events(false).map_or(0, |v| v.len()),
             controller_events: m.device.fdp_events(true).map_or(0, |v| v.len()),
@@ -478,6 +482,12 @@ impl FdpReport {
                 waf(self.waf)
             ),
         )];
+        rows.push((
+            "FDP placement by the host".into(),
+            self.placement
+                .clone()
+                .unwrap_or_else(|| "none (every write on handle 0)".into()),
+        ));
         for (i, h) in self.handles.iter().enumerate() {
             if h.media_bytes_written == 0 {
                 continue;
@@ -584,6 +594,9 @@ pub struct Measured<'a> {
     pub measured_wall_s: f64,
     pub total_events: u64,
     pub peak_rss_mb: f64,
+    /// How the host spread its writes over placement handles (`PlacementSpread::describe`,
+    /// fio's `fdp_pli`); `None`: no write carried a directive.
+    pub placement: Option<String>,
 }
 
 fn diff(a: &[u64], b: &[u64], dur_ns: u64) -> Vec<f64> {

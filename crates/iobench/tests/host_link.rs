@@ -51,6 +51,7 @@ fn rand_read(
         store: StoreSpec::None,
         seed: 1,
         precondition: Some(true),
+        placement_handles: None,
     }
     .run(&mut |_, _, _| {})
     .unwrap();

@@ -106,6 +106,11 @@ pub struct IoArgs {
     /// each zone's write pointer.
     #[arg(long)]
     pub zone_append: bool,
+    /// Flexible Data Placement (--set fdp.enabled=true): spread the writes over placement
+    /// handles 0..N, each write tagged by the address region it starts in (the span split
+    /// into N equal regions); N at most fdp.handles.
+    #[arg(long, value_name = "N")]
+    pub placement_handles: Option<u32>,
     /// Write every figure as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -150,6 +155,7 @@ fn options(args: &IoArgs) -> IoOptions {
         trace_requests_max: args.trace_read.trace_requests_max,
         interface: args.interface,
         zone_append: args.zone_append,
+        placement_handles: args.placement_handles,
     }
 }
 

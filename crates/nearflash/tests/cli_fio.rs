@@ -197,7 +197,17 @@ fn check_job(j: &FioJob) {
 }
 
 fn doc(dir: &Path, file: &str) -> FioDoc {
-    let d = run_json(dir, &example(file), &[]);
+    // The FDP example needs a drive with Flexible Data Placement (its header says how).
+    let fdp: &[&str] = &[
+        "--set",
+        "ftl.mapping=\"page\"",
+        "--set",
+        "fdp.enabled=true",
+        "--set",
+        "fdp.handles=4",
+    ];
+    let extra = if file == "fdp.fio" { fdp } else { &[] };
+    let d = run_json(dir, &example(file), extra);
     assert!(d.version.starts_with("fio-3."), "{}", d.version);
     assert_eq!((d.timestamp, d.timestamp_ms), (0, 0));
     assert_eq!(d.time, "Thu Jan  1 00:00:00 1970");
@@ -222,6 +232,7 @@ fn every_example_job_file_runs_and_its_json_reads_as_fios() {
         names,
         [
             "bssplit.fio",
+            "fdp.fio",
             "randread.fio",
             "randrw.fio",
             "randtrim.fio",
@@ -278,6 +289,15 @@ fn every_example_job_file_runs_and_its_json_reads_as_fios() {
                 assert_eq!(j.write.io_bytes, j.write.total_ios * 8192);
             }
             "zipf.fio" => assert_eq!(j.read.total_ios, 2000),
+            "fdp.fio" => {
+                let host: Vec<u64> = d.nearflash["fdp"]["handles"]
+                    .as_array()
+                    .expect("the FDP report")
+                    .iter()
+                    .map(|h| h["host_bytes_written"].as_u64().unwrap())
+                    .collect();
+                assert_eq!(host, [800 * 4096, 200 * 4096, 200 * 4096, 0]);
+            }
             "bssplit.fio" => {
                 assert_eq!(j.write.total_ios, 800);
                 let avg = j.write.io_bytes as f64 / 800.0;

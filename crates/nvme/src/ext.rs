@@ -17,7 +17,7 @@
 //! from the command tags the device echoes for host commands.
 
 use crate::memory::{dma_from_memory, dma_to_memory, EndpointId};
-use crate::{Cmd, Nvme, NvmeError, NvmeEvent};
+use crate::{Cmd, DirectiveDwords, Nvme, NvmeError, NvmeEvent};
 use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest};
 use nearflash_hw::link::Direction;
 use nearflash_sim::{Schedule, SimTime};
@@ -127,6 +127,7 @@ impl<D: BlockDevice> Nvme<D> {
             },
             target: EndpointId::HOST,
             fua: false,
+            directive: DirectiveDwords::default(),
             submitted: now,
             result: Ok(()),
             data: Vec::new(),

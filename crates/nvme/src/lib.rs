@@ -21,12 +21,14 @@
 //! "LBA out of range"); any child device completing in any order.
 
 pub mod config;
+pub mod directive;
 pub mod error;
 mod ext;
 pub mod memory;
 pub mod testing;
 
 pub use config::{CompletionMode, MemoryPortConfig, NvmeConfig};
+pub use directive::DirectiveDwords;
 pub use error::NvmeError;
 pub use ext::{ExtCommand, ExtCompletion, ExtReady, INTERNAL_ID_BIT};
 pub use memory::EndpointId;
@@ -34,7 +36,7 @@ pub use memory::EndpointId;
 use config::{CQE_BYTES, DOORBELL_BYTES, DSM_RANGE_BYTES, MSIX_BYTES, SQE_BYTES};
 use memory::{dma_from_memory, dma_to_memory, MemoryPort};
 use nearflash_blockdev::{
-    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, SECTOR_BYTES,
+    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, PlacementDirective, SECTOR_BYTES,
 };
 use nearflash_hw::link::{Direction, Link};
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
@@ -89,6 +91,10 @@ pub struct NvmeCommand {
     /// block device ([`BlockDevice::submit_fua`]); one without a volatile write cache makes
     /// every write durable anyway. Counted.
     pub fua: bool,
+    /// A write's Data Placement directive (Flexible Data Placement): written into the SQE's
+    /// CDW12/CDW13 ([`DirectiveDwords`]), decoded by the controller and handed to the block
+    /// device with the write ([`BlockDevice::submit_placed`]). Ignored on other commands.
+    pub placement: Option<PlacementDirective>,
 }
 
 /// Counters of the front end.
@@ -102,6 +108,8 @@ pub struct NvmeStats {
     pub fua_writes: u64,
     pub flushes: u64,
     pub peer_dma_bytes: u64,
+    /// Writes whose SQE carried a Data Placement directive.
+    pub placed_writes: u64,
     /// Host core time spent spinning on completion queues (poll mode).
     pub poll_cpu_ns: u64,
     /// Time the controller's firmware spent processing commands (step 3): over a span of
@@ -116,6 +124,8 @@ struct Cmd {
     req: BlockRequest,
     target: EndpointId,
     fua: bool,
+    /// The SQE's directive fields (zero without a directive).
+    directive: DirectiveDwords,
     submitted: SimTime,
     result: Result<(), IoError>,
     data: Vec<u8>,
@@ -131,8 +141,9 @@ struct Queue {
     unfetched: VecDeque<(u64, u32)>,
     /// Running count of entries written (the tail, unwrapped).
     tail: u64,
-    /// Requests (with their FUA flag) the block-device face holds back while the queue is full.
-    held: VecDeque<(BlockRequest, bool)>,
+    /// Requests (with their FUA flag and placement directive) the block-device face holds
+    /// back while the queue is full.
+    held: VecDeque<(BlockRequest, bool, Option<PlacementDirective>)>,
 }
 
 /// Requests the block-device face may hold back per queue, unless the caller sets its own
@@ -297,11 +308,14 @@ impl<D: BlockDevice> Nvme<D> {
             self.polled += 1;
         }
         let fua = cmd.fua && cmd.req.op == BlockOp::Write;
+        let placement = cmd.placement.filter(|_| cmd.req.op == BlockOp::Write);
+        self.stats.placed_writes += u64::from(placement.is_some());
         self.cmds[tag as usize] = Some(Cmd {
             qid: cmd.qid,
             req: cmd.req,
             target: cmd.target,
             fua,
+            directive: DirectiveDwords::encode(placement),
             submitted: now,
             result: Ok(()),
             data: Vec::new(),
@@ -420,10 +434,15 @@ impl<D: BlockDevice> Nvme<D> {
             len_bytes: cmd.req.len_bytes,
             data: std::mem::take(&mut cmd.req.data),
         };
-        if cmd.fua {
-            self.dev.submit_fua(req, &mut q.map(NvmeEvent::Device));
-        } else {
-            self.dev.submit(req, &mut q.map(NvmeEvent::Device));
+        // The controller reads the directive from the SQE it fetched.
+        let q = &mut q.map(NvmeEvent::Device);
+        match cmd.directive.placement() {
+            Some(p) => {
+                debug_assert_eq!(req.op, BlockOp::Write, "only writes carry a placement");
+                self.dev.submit_placed(None, req, cmd.fua, p, q);
+            }
+            None if cmd.fua => self.dev.submit_fua(req, q),
+            None => self.dev.submit(req, q),
         }
     }
 
@@ -525,12 +544,13 @@ impl<D: BlockDevice> Nvme<D> {
             });
         }
         // A slot freed: a request the block-device face held back may go now.
-        if let Some((req, fua)) = queue.held.pop_front() {
+        if let Some((req, fua, placement)) = queue.held.pop_front() {
             let cmd = NvmeCommand {
                 qid: cmd.qid,
                 req,
                 target: EndpointId::HOST,
                 fua,
+                placement,
             };
             self.try_submit(cmd, q).expect("a slot just freed");
         }
@@ -584,11 +604,29 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
 
     /// Submits on the queues in turn; a full queue holds the request until a slot frees.
     fn submit<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S) {
-        self.submit_on_next_queue(req, false, q);
+        self.submit_on_next_queue(req, false, None, q);
     }
 
     fn submit_fua<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S) {
-        self.submit_on_next_queue(req, true, q);
+        self.submit_on_next_queue(req, true, None, q);
+    }
+
+    /// The directive goes into the write's SQE (on submitter `stream`'s queue, or the next).
+    fn submit_placed<S: Schedule<Self::Event>>(
+        &mut self,
+        stream: Option<u32>,
+        req: BlockRequest,
+        fua: bool,
+        placement: PlacementDirective,
+        q: &mut S,
+    ) {
+        match stream {
+            Some(s) => {
+                let qid = self.stream_queue(s);
+                self.submit_on_queue(qid, req, fua, Some(placement), q);
+            }
+            None => self.submit_on_next_queue(req, fua, Some(placement), q),
+        }
     }
 
     /// Submitter `stream` gets queue `stream` modulo the queue count: with at least as many
@@ -600,9 +638,8 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
         fua: bool,
         q: &mut S,
     ) {
-        let qid = u16::try_from(stream % u32::from(self.cfg.queue_pairs))
-            .expect("a queue id below the queue count");
-        self.submit_on_queue(qid, req, fua, q);
+        let qid = self.stream_queue(stream);
+        self.submit_on_queue(qid, req, fua, None, q);
     }
 
     fn volatile_write_cache(&self) -> bool {
@@ -625,25 +662,33 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
 }
 
 impl<D: BlockDevice> Nvme<D> {
+    /// Submitter `stream`'s queue: `stream` modulo the queue count.
+    fn stream_queue(&self, stream: u32) -> u16 {
+        u16::try_from(stream % u32::from(self.cfg.queue_pairs))
+            .expect("a queue id below the queue count")
+    }
+
     /// The block-device face: submits on the queues in turn.
     fn submit_on_next_queue<S: Schedule<NvmeEvent<D::Event>>>(
         &mut self,
         req: BlockRequest,
         fua: bool,
+        placement: Option<PlacementDirective>,
         q: &mut S,
     ) {
         let qid = self.next_qid;
         self.next_qid = (self.next_qid + 1) % self.cfg.queue_pairs;
-        self.submit_on_queue(qid, req, fua, q);
+        self.submit_on_queue(qid, req, fua, placement, q);
     }
 
-    /// Submits on queue `qid`; a full queue holds the request (with its FUA flag) until a
-    /// slot frees.
+    /// Submits on queue `qid`; a full queue holds the request (with its FUA flag and
+    /// placement directive) until a slot frees.
     fn submit_on_queue<S: Schedule<NvmeEvent<D::Event>>>(
         &mut self,
         qid: u16,
         req: BlockRequest,
         fua: bool,
+        placement: Option<PlacementDirective>,
         q: &mut S,
     ) {
         assert!(qid < self.cfg.queue_pairs, "queue {qid} exists");
@@ -654,7 +699,7 @@ impl<D: BlockDevice> Nvme<D> {
                 "the caller keeps more than {} requests outstanding",
                 self.held_max
             );
-            queue.held.push_back((req, fua));
+            queue.held.push_back((req, fua, placement));
             return;
         }
         let cmd = NvmeCommand {
@@ -662,6 +707,7 @@ impl<D: BlockDevice> Nvme<D> {
             req,
             target: EndpointId::HOST,
             fua,
+            placement,
         };
         self.try_submit(cmd, q).expect("the queue has room");
     }

@@ -1,12 +1,14 @@
 //! A fixed-latency block device, for tests whose expected times are computed by hand: every
 //! request occupies one of `units` identical servers (FIFO, earliest free first) for
 //! `latency_ns`, so its throughput limit is exactly `units / latency`. Timing fidelity only;
-//! misaligned or out-of-range requests complete with the block layer's error.
+//! misaligned or out-of-range requests complete with the block layer's error. It records the
+//! Data Placement directive each write arrived with, so tests can see what reached the drive.
 
 use nearflash_blockdev::{
-    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, SECTOR_BYTES,
+    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, PlacementDirective, SECTOR_BYTES,
 };
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
+use std::collections::BTreeMap;
 
 /// The device's one event: the request with this id is done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +28,8 @@ pub struct FixedDevice {
     done: Vec<BlockCompletion>,
     /// The most requests inside the device at once.
     pub busy_max: usize,
+    /// The directive the newest write at each offset carried (`None`: it carried none).
+    pub placements: BTreeMap<u64, Option<PlacementDirective>>,
 }
 
 impl FixedDevice {
@@ -38,6 +42,7 @@ impl FixedDevice {
             live: Vec::new(),
             done: Vec::new(),
             busy_max: 0,
+            placements: BTreeMap::new(),
         }
     }
 }
@@ -54,6 +59,40 @@ impl BlockDevice for FixedDevice {
     }
 
     fn submit<S: Schedule<FixedDone>>(&mut self, req: BlockRequest, q: &mut S) {
+        if req.op == BlockOp::Write {
+            self.placements.insert(req.offset_bytes, None);
+        }
+        self.accept(req, q);
+    }
+
+    fn submit_placed<S: Schedule<FixedDone>>(
+        &mut self,
+        _stream: Option<u32>,
+        req: BlockRequest,
+        _fua: bool,
+        placement: PlacementDirective,
+        q: &mut S,
+    ) {
+        assert_eq!(req.op, BlockOp::Write, "only writes carry a placement");
+        self.placements.insert(req.offset_bytes, Some(placement));
+        self.accept(req, q);
+    }
+
+    fn handle<S: Schedule<FixedDone>>(&mut self, ev: FixedDone, q: &mut S, _: &mut SimRng) {
+        self.finish(ev, q);
+    }
+
+    fn take_completions(&mut self, out: &mut Vec<BlockCompletion>) {
+        out.append(&mut self.done);
+    }
+
+    fn outstanding(&self) -> u64 {
+        (self.live.len() + self.done.len()) as u64
+    }
+}
+
+impl FixedDevice {
+    fn accept<S: Schedule<FixedDone>>(&mut self, req: BlockRequest, q: &mut S) {
         let now = q.now();
         let end = req.offset_bytes.checked_add(req.len_bytes);
         let result = if req.op != BlockOp::Flush
@@ -82,7 +121,7 @@ impl BlockDevice for FixedDevice {
         self.busy_max = self.busy_max.max(self.live.len());
     }
 
-    fn handle<S: Schedule<FixedDone>>(&mut self, ev: FixedDone, q: &mut S, _: &mut SimRng) {
+    fn finish<S: Schedule<FixedDone>>(&mut self, ev: FixedDone, q: &mut S) {
         let i = self
             .live
             .iter()
@@ -99,13 +138,5 @@ impl BlockDevice for FixedDevice {
             result,
             data: Vec::new(),
         });
-    }
-
-    fn take_completions(&mut self, out: &mut Vec<BlockCompletion>) {
-        out.append(&mut self.done);
-    }
-
-    fn outstanding(&self) -> u64 {
-        (self.live.len() + self.done.len()) as u64
     }
 }

@@ -214,7 +214,8 @@ fn each_submitter_keeps_its_own_queue_pair() {
     };
     let (mut sim, mut rig) = rig(cfg, 1);
     for (i, stream) in [0u32, 0, 0, 0, 2, 2, 4].into_iter().enumerate() {
-        rig.submit_from(stream, read(i as u64, i as u64 * 4096), false, sim.queue());
+        let req = read(i as u64, i as u64 * 4096);
+        rig.submit_from(stream, req, false, None, sim.queue());
     }
     // Stream 4 is queue 4 mod 3 = 1.
     let held: Vec<u32> = (0..3).map(|qid| rig.dev.in_flight(qid)).collect();
@@ -234,6 +235,7 @@ fn a_full_queue_refuses_a_direct_submission() {
         req: read(id, 0),
         target: EndpointId::HOST,
         fua: false,
+        placement: None,
     };
     nvme.try_submit(cmd(1), &mut q).unwrap();
     assert_eq!(
@@ -286,6 +288,7 @@ fn a_read_into_a_slow_peer_memory_is_bounded_by_that_memory() {
             req,
             target: peer,
             fua: false,
+            placement: None,
         },
         sim.queue(),
     )
@@ -535,4 +538,62 @@ fn an_extension_command_takes_the_command_path_and_an_internal_read_skips_the_li
     assert!(rig.0.link().stats(Direction::Up).payload_bytes >= up_before + 512 + 16);
     assert!(done[0].completed.since(done[0].submitted).as_ns() > FLASH_NS);
     assert_eq!(rig.0.in_flight(0), 0);
+}
+
+/// A host tags every other write with a placement handle and keeps more writes outstanding
+/// than the one queue holds: the tagged writes reach the drive with the Placement Identifier
+/// their SQE carried — also those the front end held back for a free slot — and the others,
+/// and a read submitted with a directive, with none.
+#[test]
+fn placement_directives_ride_the_sqe_to_the_drive_also_when_held_for_a_slot() {
+    use nearflash_blockdev::load::Submission;
+    let cfg = NvmeConfig {
+        queue_pairs: 1,
+        queue_entries: 3,
+        ..NvmeConfig::default()
+    };
+    let (mut sim, mut rig) = rig(cfg, 1);
+    let write = |i: u64| BlockRequest {
+        id: i,
+        op: BlockOp::Write,
+        offset_bytes: i * 4096,
+        len_bytes: 4096,
+        data: Vec::new(),
+    };
+    let mut subs = (0..16u64)
+        .map(|i| Submission {
+            req: write(i),
+            placement: (i % 2 == 0).then_some(PlacementDirective(i as u16 / 2)),
+        })
+        .chain(std::iter::once(Submission {
+            req: read(99, 0),
+            placement: Some(PlacementDirective(5)),
+        }));
+    run_closed(
+        &mut sim,
+        &mut rig,
+        17,
+        &mut Watchdog::new(SimDuration::from_ms(10)),
+        |_| subs.next(),
+        |_, c| -> Result<(), Infallible> {
+            assert_eq!(c.result, Ok(()));
+            Ok(())
+        },
+    )
+    .unwrap();
+    let placed = &rig.dev.device().placements;
+    assert_eq!(placed.len(), 16, "every write reached the drive once");
+    for i in 0..16u64 {
+        let want = (i % 2 == 0).then_some(PlacementDirective(i as u16 / 2));
+        assert_eq!(placed[&(i * 4096)], want, "write {i}");
+    }
+    assert_eq!(
+        rig.dev.stats().placed_writes,
+        8,
+        "the read's directive is dropped"
+    );
+    assert!(
+        rig.dev.stats().in_flight_max <= 2,
+        "writes were held for a slot"
+    );
 }

@@ -70,6 +70,7 @@ impl<D: BlockDevice> WriteCache<D> {
                         version: 0,
                         dirty_since: h.seq,
                         destaging: None,
+                        placement: Vec::new(),
                     },
                 );
                 self.dirty.insert((h.seq, unit));
@@ -86,6 +87,10 @@ impl<D: BlockDevice> WriteCache<D> {
             let count = ((piece_end - at) / SECTOR_BYTES) as usize;
             for i in first..first + count {
                 u.valid |= 1 << i;
+            }
+            if h.placement.is_some() || !u.placement.is_empty() {
+                u.placement.resize(self.sectors_per_unit as usize, None);
+                u.placement[first..first + count].fill(h.placement);
             }
             if self.functional {
                 let src = (at - h.req.offset_bytes) as usize;

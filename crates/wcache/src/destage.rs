@@ -106,7 +106,7 @@ impl<D: BlockDevice> WriteCache<D> {
         self.destaging_units += units.len() as u64;
         self.cursor = next;
         let writes = self.destage_writes(job, &units);
-        let bytes: u64 = writes.iter().map(|w| w.len_bytes).sum();
+        let bytes: u64 = writes.iter().map(|(w, _)| w.len_bytes).sum();
         self.stats.destage_jobs += 1;
         self.stats.destage_writes += writes.len() as u64;
         self.stats.destaged_bytes += bytes;
@@ -120,10 +120,15 @@ impl<D: BlockDevice> WriteCache<D> {
         q.schedule_at(at, WcEvent::DestageOut(job));
     }
 
-    /// One device write per run of valid sectors across the job's (contiguous) units.
-    pub(super) fn destage_writes(&self, job: u32, units: &[(u64, u64)]) -> Vec<BlockRequest> {
+    /// One device write per run of valid sectors of one placement directive across the job's
+    /// (contiguous) units: sectors of different handles are never merged into one write.
+    pub(super) fn destage_writes(
+        &self,
+        job: u32,
+        units: &[(u64, u64)],
+    ) -> Vec<(BlockRequest, Option<PlacementDirective>)> {
         let spu = self.sectors_per_unit;
-        let mut writes: Vec<BlockRequest> = Vec::new();
+        let mut writes: Vec<(BlockRequest, Option<PlacementDirective>)> = Vec::new();
         let mut run_end = None;
         for &(unit, _) in units {
             let u = &self.units[&unit];
@@ -133,8 +138,11 @@ impl<D: BlockDevice> WriteCache<D> {
                     continue;
                 }
                 let s = unit * spu + k;
-                if run_end != Some(s) {
-                    writes.push(BlockRequest {
+                let placement = u.placement.get(k as usize).copied().flatten();
+                let same_run =
+                    run_end == Some(s) && writes.last().is_some_and(|&(_, p)| p == placement);
+                if !same_run {
+                    let req = BlockRequest {
                         id: DevTag::Destage {
                             job,
                             part: writes.len() as u32,
@@ -144,9 +152,10 @@ impl<D: BlockDevice> WriteCache<D> {
                         offset_bytes: s * SECTOR_BYTES,
                         len_bytes: 0,
                         data: Vec::new(),
-                    });
+                    };
+                    writes.push((req, placement));
                 }
-                let w = writes.last_mut().expect("a run is open");
+                let (w, _) = writes.last_mut().expect("a run is open");
                 w.len_bytes += SECTOR_BYTES;
                 if self.functional {
                     let k = k as usize;
@@ -164,8 +173,12 @@ impl<D: BlockDevice> WriteCache<D> {
         let j = self.jobs[job as usize].as_mut().expect("a job in flight");
         let writes = std::mem::take(&mut j.writes);
         j.writes_left = writes.len() as u32;
-        for w in writes {
-            self.dev.submit(w, &mut q.map(WcEvent::Device));
+        for (w, placement) in writes {
+            let dq = &mut q.map(WcEvent::Device);
+            match placement {
+                Some(p) => self.dev.submit_placed(None, w, false, p, dq),
+                None => self.dev.submit(w, dq),
+            }
         }
     }
 

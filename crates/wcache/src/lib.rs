@@ -22,6 +22,14 @@
 //!   the host stops and the buffer is destaged within the hold-up budget, after which the
 //!   caller cuts the flash.
 //!
+//! - Flexible Data Placement: a write's Data Placement directive
+//!   ([`BlockDevice::submit_placed`]) is kept with each sector it buffers, and destaged with
+//!   it. A destage write never spans sectors of different directives (nor a sector with one
+//!   and a sector without), so each handle's data reaches the FTL under its own directive:
+//!   an FDP drive's DRAM buffer keeps each handle's data apart until it is programmed into
+//!   the handle's reclaim units (what makes its writes to one handle fill whole program
+//!   units: `docs/fdp.md`). A later write to a sector replaces its directive with its own.
+//!
 //! With `enabled = false` the layer is a pass-through (requests, completions and events go
 //! straight to and from the device, under their own ids), so a machine can wrap its device
 //! unconditionally: `WriteCache::new(preset.write_cache.clone(), dev)`.
@@ -39,7 +47,7 @@ mod destage;
 pub use config::{ConfigError, DestageBound, WriteCacheConfig};
 
 use nearflash_blockdev::{
-    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, SECTOR_BYTES,
+    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, PlacementDirective, SECTOR_BYTES,
 };
 use nearflash_hw::dram::DramPort;
 use nearflash_sim::{EventQueue, Model, Schedule, SimDuration, SimRng, SimTime, TraceEvent};
@@ -119,6 +127,9 @@ struct Unit {
     /// Sequence number of the oldest write into the unit not yet durable.
     dirty_since: u64,
     destaging: Option<Destaging>,
+    /// The Data Placement directive of each sector's newest write; empty (no allocation)
+    /// while no write into the unit carried one.
+    placement: Vec<Option<PlacementDirective>>,
 }
 
 /// A unit's part in a destage job in flight.
@@ -132,8 +143,9 @@ struct Destaging {
 struct Job {
     /// Units and the versions copied.
     units: Vec<(u64, u64)>,
-    /// Device writes waiting for the DRAM transfer, then the count still in flight.
-    writes: Vec<BlockRequest>,
+    /// Device writes (with their sectors' placement directive) waiting for the DRAM
+    /// transfer, then the count still in flight.
+    writes: Vec<(BlockRequest, Option<PlacementDirective>)>,
     writes_left: u32,
     error: Option<IoError>,
 }
@@ -179,6 +191,8 @@ struct HostReq {
     /// Its place among writes, flushes and trims (arrival order).
     seq: u64,
     fua: bool,
+    /// Writes: the Data Placement directive it carried.
+    placement: Option<PlacementDirective>,
     /// Writes: bytes of the request admitted into the buffer so far.
     admitted_bytes: u64,
     /// Writes: when it first found the buffer full.
@@ -335,6 +349,10 @@ impl<D: BlockDevice> WriteCache<D> {
             assert!(self.dirty.contains(&(unit.dirty_since, u)));
             assert!(unit.dirty_since <= unit.version);
             assert_ne!(unit.valid, 0, "a buffered unit holds a sector");
+            assert!(
+                unit.placement.is_empty() || unit.placement.len() as u64 == self.sectors_per_unit,
+                "a unit's placements are none or one per sector"
+            );
             if let Some(d) = &unit.destaging {
                 assert!(d.snapshot <= unit.version);
                 assert_eq!(d.since_after.is_some(), d.snapshot < unit.version);
@@ -385,14 +403,22 @@ impl<D: BlockDevice> WriteCache<D> {
             .expect("a tag in flight names a live request")
     }
 
-    fn accept<S: Schedule<WcEvent<D::Event>>>(&mut self, req: BlockRequest, fua: bool, q: &mut S) {
+    fn accept<S: Schedule<WcEvent<D::Event>>>(
+        &mut self,
+        req: BlockRequest,
+        fua: bool,
+        placement: Option<PlacementDirective>,
+        q: &mut S,
+    ) {
         let now = q.now();
         assert!(!self.holdup, "no host request after a power loss");
+        let placement = placement.filter(|_| req.op == BlockOp::Write);
         if !self.cfg.enabled {
-            if fua {
-                self.dev.submit_fua(req, &mut q.map(WcEvent::Device));
-            } else {
-                self.dev.submit(req, &mut q.map(WcEvent::Device));
+            let dq = &mut q.map(WcEvent::Device);
+            match placement {
+                Some(p) => self.dev.submit_placed(None, req, fua, p, dq),
+                None if fua => self.dev.submit_fua(req, dq),
+                None => self.dev.submit(req, dq),
             }
             return self.settle(q);
         }
@@ -420,6 +446,7 @@ impl<D: BlockDevice> WriteCache<D> {
             submitted: now,
             seq,
             fua: fua && op == BlockOp::Write,
+            placement,
             admitted_bytes: 0,
             waiting_since: None,
             sent: false,
@@ -637,11 +664,24 @@ impl<D: BlockDevice> BlockDevice for WriteCache<D> {
     }
 
     fn submit<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S) {
-        self.accept(req, false, q);
+        self.accept(req, false, None, q);
     }
 
     fn submit_fua<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S) {
-        self.accept(req, true, q);
+        self.accept(req, true, None, q);
+    }
+
+    /// The directive is kept with the write's sectors and destaged with them (one queue
+    /// here: the stream changes nothing).
+    fn submit_placed<S: Schedule<Self::Event>>(
+        &mut self,
+        _stream: Option<u32>,
+        req: BlockRequest,
+        fua: bool,
+        placement: PlacementDirective,
+        q: &mut S,
+    ) {
+        self.accept(req, fua, Some(placement), q);
     }
 
     /// Without PLP completed writes may be lost at a cut; with PLP they survive, as NVMe

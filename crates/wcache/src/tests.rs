@@ -44,15 +44,19 @@ impl Harness {
     }
 
     fn over(cfg: WriteCacheConfig, seed: u64, store: Box<dyn PageStore>) -> Harness {
+        Self::over_ftl(cfg, seed, store, &tiny_ftl())
+    }
+
+    fn over_ftl(
+        cfg: WriteCacheConfig,
+        seed: u64,
+        store: Box<dyn PageStore>,
+        ftl: &nearflash_ftl::FtlConfig,
+    ) -> Harness {
         let mut sim = Sim::new(seed);
         let flash = tiny_flash();
-        let dev = Device::format(
-            &flash,
-            &tiny_ftl(),
-            store,
-            &mut sim.queue().map(WcEvent::Device),
-        )
-        .expect("tiny device formats");
+        let dev = Device::format(&flash, ftl, store, &mut sim.queue().map(WcEvent::Device))
+            .expect("tiny device formats");
         Harness {
             sim,
             wc: WriteCache::new(cfg, dev).expect("valid config"),
@@ -475,4 +479,60 @@ proptest! {
             prop_assert!(h.step(), "stalled with {} pending", pending.len());
         }
     }
+}
+
+/// Flexible Data Placement through the buffer: writes tagged with placement handles 1 and 2
+/// share buffer units, an untagged write follows them, and a one-sector overwrite moves a
+/// sector to handle 3. At the FLUSH each run of sectors reaches the FTL under the directive
+/// of its newest write — never two handles' sectors in one destage write — so the drive's
+/// FDP statistics count each handle's host bytes exactly.
+#[test]
+fn destaging_keeps_each_sectors_placement_handle_and_never_merges_two_handles() {
+    use nearflash_ftl::fdp::FdpConfig;
+    let ftl = nearflash_ftl::FtlConfig {
+        mapping: nearflash_ftl::MappingMode::Page,
+        fdp: FdpConfig {
+            enabled: true,
+            handles: 4,
+            ..FdpConfig::default()
+        },
+        ..tiny_ftl()
+    };
+    let mut h = Harness::over_ftl(small(8), 3, Box::new(NoStore), &ftl);
+    let placed = |h: &mut Harness, sector: u64, count: u64, pid: u16| {
+        let id = h.next_id;
+        h.next_id += 1;
+        let req = BlockRequest {
+            id,
+            op: BlockOp::Write,
+            offset_bytes: sector * SECTOR_BYTES,
+            len_bytes: count * SECTOR_BYTES,
+            data: Vec::new(),
+        };
+        h.wc.submit_placed(None, req, false, PlacementDirective(pid), h.sim.queue());
+        id
+    };
+    let writes = [
+        placed(&mut h, 0, 4, 1),
+        placed(&mut h, 4, 4, 2),
+        placed(&mut h, 8, 8, 1),
+        h.submit(BlockOp::Write, 16, 8, Vec::new(), false),
+        placed(&mut h, 2, 1, 3),
+    ];
+    for id in writes {
+        assert_eq!(h.wait(id).result, Ok(()));
+    }
+    assert_eq!(
+        h.wc.stats().destage_writes,
+        0,
+        "all of it is still buffered"
+    );
+    let flush = h.submit(BlockOp::Flush, 0, 0, Vec::new(), false);
+    assert_eq!(h.wait(flush).result, Ok(()));
+    // Runs: 0-1 (1), 2 (3), 3 (1), 4-7 (2), 8-15 (1), 16-23 (none: handle 0).
+    assert_eq!(h.wc.stats().destage_writes, 6);
+    let fdp = h.wc.device().stats().fdp.clone().expect("FDP is on");
+    let host: Vec<u64> = fdp.handles.iter().map(|s| s.host_bytes_written).collect();
+    let s = SECTOR_BYTES;
+    assert_eq!(host, [8 * s, 11 * s, 4 * s, s]);
 }

@@ -538,6 +538,19 @@ impl nearflash_blockdev::BlockDevice for Device {
         Device::submit(self, req, q);
     }
 
+    /// The directive's Placement Identifier places the write (`Device::submit_placed`); the
+    /// FTL has no volatile cache and no queues, so FUA and the stream change nothing.
+    fn submit_placed<S: Schedule<Event>>(
+        &mut self,
+        _stream: Option<u32>,
+        req: BlockRequest,
+        _fua: bool,
+        placement: nearflash_blockdev::PlacementDirective,
+        q: &mut S,
+    ) {
+        Device::submit_placed(self, req, placement.0, q);
+    }
+
     fn handle<S: Schedule<Event>>(&mut self, ev: Event, q: &mut S, rng: &mut SimRng) {
         Device::handle(self, ev, q, rng);
     }

@@ -1,0 +1,121 @@
+//! Flexible Data Placement from the benchmark's side (`nearflash io --placement-handles N`):
+//! the host tags its writes with placement handles by a rule, and each write carries the
+//! Data Placement directive of its handle to the drive (through the NVMe SQE and the DRAM
+//! write buffer, or straight to the FTL when bare).
+//!
+//! The rule, **address regions**: the run's span (the synthetic workload's, or the trace's)
+//! is split into `handles` contiguous regions of equal size (the last takes the remainder's
+//! sectors), and a write whose first byte lies in region *i* carries placement handle *i*.
+//! Data at nearby addresses is placed together, as a host that gives each file, table or
+//! volume region its own handle does; for a trace it stands in for a stream id the formats
+//! do not record (see docs/fdp.md). A write is tagged by its start: one that straddles a
+//! region boundary goes whole to the first region's handle.
+
+use crate::error::IoBenchError;
+use nearflash_blockdev::{PlacementDirective, SECTOR_BYTES};
+use nearflash_preset::Preset;
+use serde::Serialize;
+
+/// The address-regions rule over a span.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PlacementSpread {
+    /// Placement handles used: 0 .. handles.
+    pub handles: u16,
+    /// The span the regions divide, from byte 0.
+    pub span_bytes: u64,
+    /// Bytes of each region (a whole number of sectors; the last region may be longer).
+    pub region_bytes: u64,
+}
+
+impl PlacementSpread {
+    /// The rule for `handles` handles over `span_bytes`, checked against the preset: FDP must
+    /// be on and have that many handles.
+    pub fn new(preset: &Preset, handles: u32, span_bytes: u64) -> Result<Self, IoBenchError> {
+        let fdp = &preset.ftl.fdp;
+        if !fdp.enabled {
+            return Err(IoBenchError::Placement(format!(
+                "--placement-handles needs Flexible Data Placement: preset {} has \
+                 fdp.enabled=false (--set fdp.enabled=true)",
+                preset.name
+            )));
+        }
+        if handles == 0 || handles > fdp.handles {
+            return Err(IoBenchError::Placement(format!(
+                "--placement-handles {handles}: preset {} has fdp.handles={} (give 1 to {})",
+                preset.name, fdp.handles, fdp.handles
+            )));
+        }
+        let sectors = span_bytes / SECTOR_BYTES;
+        if sectors < u64::from(handles) {
+            return Err(IoBenchError::Placement(format!(
+                "--placement-handles {handles}: the span of {span_bytes} bytes has fewer \
+                 sectors than handles"
+            )));
+        }
+        let handles = u16::try_from(handles).expect("fdp.handles is at most 128");
+        Ok(PlacementSpread {
+            handles,
+            span_bytes,
+            region_bytes: sectors / u64::from(handles) * SECTOR_BYTES,
+        })
+    }
+
+    /// The rule in words, for the report.
+    pub fn describe(&self) -> String {
+        format!(
+            "handles 0-{} by address regions of {} bytes",
+            self.handles - 1,
+            self.region_bytes
+        )
+    }
+
+    /// The directive of a write starting at `offset_bytes`.
+    pub fn directive(&self, offset_bytes: u64) -> PlacementDirective {
+        let region = offset_bytes / self.region_bytes;
+        let handle = region.min(u64::from(self.handles) - 1);
+        PlacementDirective(handle as u16)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fdp_preset(handles: u32) -> Preset {
+        Preset::load(
+            "test-min",
+            &[
+                "ftl.mapping=\"page\"".into(),
+                "fdp.enabled=true".into(),
+                format!("fdp.handles={handles}"),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn address_regions_give_each_contiguous_quarter_its_own_handle() {
+        let s = PlacementSpread::new(&fdp_preset(8), 4, 4 << 20).unwrap();
+        assert_eq!(s.region_bytes, 1 << 20);
+        let pid = |o: u64| s.directive(o).0;
+        assert_eq!(
+            [pid(0), pid((1 << 20) - 512), pid(1 << 20), pid(3 << 20)],
+            [0, 0, 1, 3]
+        );
+        // The remainder's sectors and anything past the span go to the last handle.
+        let odd = PlacementSpread::new(&fdp_preset(8), 3, 10 * 512).unwrap();
+        assert_eq!(odd.region_bytes, 3 * 512);
+        assert_eq!(odd.directive(9 * 512).0, 2);
+    }
+
+    #[test]
+    fn spreading_is_refused_without_fdp_or_beyond_its_handles_naming_the_option() {
+        let plain = Preset::load("test-min", &[]).unwrap();
+        let e = PlacementSpread::new(&plain, 2, 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("fdp.enabled"), "{e}");
+        let e = PlacementSpread::new(&fdp_preset(4), 5, 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("fdp.handles=4"), "{e}");
+        let e = PlacementSpread::new(&fdp_preset(4), 0, 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("--placement-handles 0"), "{e}");
+    }
+}
