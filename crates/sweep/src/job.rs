@@ -26,6 +26,8 @@ pub enum Job {
     Program,
     /// One Active Flash point (background compression, or a split job).
     ActiveFlash,
+    /// A hot and a cold write stream: conventional, FDP, ZNS with host placement.
+    Placement,
 }
 
 /// Figures that depend on the machine that ran the simulation, not on the model (the first
@@ -33,7 +35,7 @@ pub enum Job {
 const WALL_CLOCK: [&str; 4] = ["wall_s", "events_per_wall_s", "speed", "peak_rss_mb"];
 
 impl Job {
-    pub const ALL: [Job; 10] = [
+    pub const ALL: [Job; 11] = [
         Job::Io,
         Job::Run,
         Job::Insider,
@@ -44,6 +46,7 @@ impl Job {
         Job::Genome,
         Job::Program,
         Job::ActiveFlash,
+        Job::Placement,
     ];
 
     pub fn name(self) -> &'static str {
@@ -58,6 +61,7 @@ impl Job {
             Job::Genome => "genome",
             Job::Program => "program",
             Job::ActiveFlash => "active-flash",
+            Job::Placement => "placement",
         }
     }
 
@@ -80,6 +84,7 @@ impl Job {
             Job::Insider | Job::InsiderShare | Job::Program => "insider",
             Job::Fileops | Job::DbBench | Job::Ycsb | Job::Genome => "hayagui",
             Job::ActiveFlash => "active-flash",
+            Job::Placement => "test-min",
         }
     }
 
@@ -156,6 +161,15 @@ impl Job {
                 "split.throughput_mb_s",
                 "split.energy_j",
             ],
+            Job::Placement => &[
+                "modes.0.waf",
+                "modes.0.host_waf",
+                "modes.0.device_waf",
+                "modes.0.copied_units",
+                "modes.0.throughput_mb_s",
+                "modes.0.write_latency_us_p99",
+                "modes.0.write_latency_us_p999",
+            ],
         }
     }
 
@@ -197,6 +211,7 @@ impl Job {
             Job::Genome => to_json(j::genome(&j::options_from("genome", doc)?)?),
             Job::Program => to_json(j::program(&j::options_from("program", doc)?)?.report),
             Job::ActiveFlash => to_json(j::active_flash(&j::options_from("active-flash", doc)?)?),
+            Job::Placement => to_json(j::placement(&j::options_from("placement", doc)?)?),
         })
     }
 
@@ -216,6 +231,7 @@ impl Job {
             Job::ActiveFlash => {
                 j::options_from::<j::ActiveFlashOptions>("active-flash", doc).map(drop)
             }
+            Job::Placement => j::options_from::<j::PlacementOptions>("placement", doc).map(drop),
         }
     }
 }
