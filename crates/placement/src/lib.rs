@@ -222,7 +222,7 @@ impl Params {
         let zone_bytes = zoned.zone_bytes();
         let zasl = drive.zns.zone_append_size_limit_bytes;
         let request_units = |field: &'static str, kib: u64| {
-            let bytes = kib.checked_mul(1024).unwrap_or(u64::MAX);
+            let bytes = kib.saturating_mul(1024);
             if kib == 0 || !kib.is_power_of_two() || bytes < UNIT_BYTES || bytes > zasl {
                 return Err(param(
                     field,
@@ -233,7 +233,7 @@ impl Params {
                     ),
                 ));
             }
-            if zone_bytes % bytes != 0 {
+            if !zone_bytes.is_multiple_of(bytes) {
                 return Err(param(
                     field,
                     format!(

@@ -65,8 +65,8 @@ pub struct Load {
 impl Load {
     pub fn new(shape: Shape) -> Load {
         assert!(shape.hot_units > 0 && shape.hot_units < shape.span_units);
-        assert!(shape.hot_units % shape.hot_request_units == 0);
-        assert!((shape.span_units - shape.hot_units) % shape.cold_request_units == 0);
+        assert!(shape.hot_units.is_multiple_of(shape.hot_request_units));
+        assert!((shape.span_units - shape.hot_units).is_multiple_of(shape.cold_request_units));
         Load {
             cold_next: shape.hot_units,
             issued_units: 0,
