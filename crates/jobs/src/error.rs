@@ -26,6 +26,9 @@ pub enum JobError {
         source: std::io::Error,
     },
 
+    #[error(transparent)]
+    Placement(#[from] nearflash_placement::PlacementError),
+
     #[error("invalid workload: {0}")]
     Workload(String),
 

@@ -6,7 +6,8 @@
 //! Jobs: `io` (block I/O on a preset's device), `run` (FlashAbacus), `insider` (an INSIDER
 //! application on one system), `insider_share` (programs side by side in the drive's slots),
 //! `vfile_demo`, `reproduce`; Hayagui's `fileops`, `db_bench`, `ycsb` and `genome`;
-//! Active Flash's `active_flash` (one Fig. 2 or Fig. 3 point); `program` (a user's WebAssembly module next to the data); `presets`/`preset` list and
+//! Active Flash's `active_flash` (one Fig. 2 or Fig. 3 point); `placement` (a hot and a cold
+//! stream: conventional, FDP, ZNS with host placement); `program` (a user's WebAssembly module next to the data); `presets`/`preset` list and
 //! show presets.
 
 pub mod active_flash;
@@ -16,6 +17,7 @@ pub mod hayagui;
 pub mod insider;
 pub mod io;
 pub mod output;
+pub mod placement;
 pub mod presets;
 pub mod program;
 pub mod reproduce;
@@ -30,6 +32,7 @@ pub use insider::{
     insider, insider_share, vfile_demo, InsiderOptions, ShareOptions, VfileDemo, VfileOptions,
 };
 pub use io::{io, io_any, io_zoned, AnyIoReport, IoOptions};
+pub use placement::{placement, PlacementOptions, PlacementRun};
 pub use presets::{overrides_from, preset, presets, PresetInfo};
 pub use program::{program, ProgramOptions, ProgramOutcome, ProgramReport};
 pub use reproduce::{reproduce, ReproduceOptions};

@@ -10,6 +10,7 @@ mod cmd_genome;
 mod cmd_io;
 mod cmd_kernel;
 mod cmd_model;
+mod cmd_placement;
 mod cmd_program;
 mod cmd_reproduce;
 mod cmd_run;
@@ -78,6 +79,9 @@ enum Command {
     Ycsb(cmd_ycsb::YcsbArgs),
     /// Hayagui: the six-phase genome matching application on the accelerator.
     Genome(cmd_genome::GenomeArgs),
+    /// Why data placement matters: a hot and a cold write stream on the conventional drive,
+    /// on FDP handles and on zones placed by the host, side by side (WAF, copies, latency).
+    Placement(cmd_placement::PlacementArgs),
     /// A design-space sweep: grid/random points x seeds, a resumable table, a summary page.
     Sweep(cmd_sweep::SweepArgs),
     /// A local sweep's worker process: runs the points it reads on standard input (one JSON
@@ -132,6 +136,7 @@ fn main() -> ExitCode {
         Command::Ycsb(args) => cmd_ycsb::run(&args),
         Command::Genome(args) => cmd_genome::run(&args),
         Command::Fileops(args) => cmd_fileops::run(&args).map(|()| true),
+        Command::Placement(args) => cmd_placement::run(&args),
         Command::Sweep(args) => cmd_sweep::run(&args),
         Command::SweepWorker => cmd_sweep::worker().map(|()| true),
         Command::Program(args) => cmd_program::run(&args),

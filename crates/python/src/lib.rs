@@ -161,6 +161,14 @@ fn active_flash(py: Python<'_>, options: &str) -> PyResult<String> {
     long(py, || jobs::active_flash(&o).map(|v| text(&v)).map_err(err))
 }
 
+/// `placement(options_json) -> json`: a hot and a cold write stream on the conventional
+/// drive, on FDP handles and on zones placed by the host (`nearflash placement --json`).
+#[pyfunction]
+fn placement(py: Python<'_>, options: &str) -> PyResult<String> {
+    let o: jobs::PlacementOptions = jobs::options_from("placement", doc(options)?).map_err(err)?;
+    long(py, || jobs::placement(&o).map(|v| text(&v)).map_err(err))
+}
+
 /// `vfile_demo(options_json) -> json`: the `nearflash vfile demo` walk-through's figures.
 #[pyfunction]
 fn vfile_demo(py: Python<'_>, options: &str) -> PyResult<String> {
@@ -320,6 +328,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(genome, m)?)?;
     m.add_function(wrap_pyfunction!(program, m)?)?;
     m.add_function(wrap_pyfunction!(active_flash, m)?)?;
+    m.add_function(wrap_pyfunction!(placement, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset, m)?)?;

@@ -26,6 +26,8 @@ pub enum Job {
     Program,
     /// One Active Flash point (background compression, or a split job).
     ActiveFlash,
+    /// A hot and a cold write stream: conventional, FDP, ZNS with host placement.
+    Placement,
 }
 
 /// Figures that depend on the machine that ran the simulation, not on the model (the first
@@ -40,7 +42,7 @@ const WALL_CLOCK: [&str; 5] = [
 ];
 
 impl Job {
-    pub const ALL: [Job; 10] = [
+    pub const ALL: [Job; 11] = [
         Job::Io,
         Job::Run,
         Job::Insider,
@@ -51,6 +53,7 @@ impl Job {
         Job::Genome,
         Job::Program,
         Job::ActiveFlash,
+        Job::Placement,
     ];
 
     pub fn name(self) -> &'static str {
@@ -65,6 +68,7 @@ impl Job {
             Job::Genome => "genome",
             Job::Program => "program",
             Job::ActiveFlash => "active-flash",
+            Job::Placement => "placement",
         }
     }
 
@@ -87,6 +91,7 @@ impl Job {
             Job::Insider | Job::InsiderShare | Job::Program => "insider",
             Job::Fileops | Job::DbBench | Job::Ycsb | Job::Genome => "hayagui",
             Job::ActiveFlash => "active-flash",
+            Job::Placement => "test-min",
         }
     }
 
@@ -163,6 +168,15 @@ impl Job {
                 "split.throughput_mb_s",
                 "split.energy_j",
             ],
+            Job::Placement => &[
+                "modes.0.waf",
+                "modes.0.host_waf",
+                "modes.0.device_waf",
+                "modes.0.copied_units",
+                "modes.0.throughput_mb_s",
+                "modes.0.write_latency_us_p99",
+                "modes.0.write_latency_us_p999",
+            ],
         }
     }
 
@@ -206,6 +220,7 @@ impl Job {
             Job::Genome => to_json(j::genome(&j::options_from("genome", doc)?)?),
             Job::Program => to_json(j::program(&j::options_from("program", doc)?)?.report),
             Job::ActiveFlash => to_json(j::active_flash(&j::options_from("active-flash", doc)?)?),
+            Job::Placement => to_json(j::placement(&j::options_from("placement", doc)?)?),
         })
     }
 
@@ -225,6 +240,7 @@ impl Job {
             Job::ActiveFlash => {
                 j::options_from::<j::ActiveFlashOptions>("active-flash", doc).map(drop)
             }
+            Job::Placement => j::options_from::<j::PlacementOptions>("placement", doc).map(drop),
         }
     }
 }

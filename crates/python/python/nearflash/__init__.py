@@ -32,6 +32,7 @@ __all__ = [
     "genome",
     "program",
     "active_flash",
+    "placement",
     "reproduce",
     "presets",
     "preset",
@@ -199,6 +200,19 @@ def active_flash(*, experiment="background", overrides=None, **options):
     preset."""
     options.update(experiment=experiment)
     return _json.loads(_native.active_flash(_options(options, overrides)))
+
+
+def placement(*, mode="all", overrides=None, **options):
+    """A hot and a cold write stream on the conventional drive, on FDP with a placement
+    handle per stream, and on zones placed by a host log-structured layer
+    (``nearflash placement``, docs/placement.md). ``mode``: conventional, fdp, zns or all.
+    Options: hot_fraction_percent, hot_write_percent, hot_request_kib, cold_request_kib,
+    passes, queue_depth, seed, preset. Returns the dict of ``--json``; its ``modes`` is a
+    DataFrame (one row per mode)."""
+    options.update(mode=mode)
+    run = _json.loads(_native.placement(_options(options, overrides)))
+    run["modes"] = _frame(run["modes"])
+    return run
 
 
 def reproduce(paper, *, out=None, overrides=None, **options):
