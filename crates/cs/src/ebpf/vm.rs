@@ -407,6 +407,91 @@ fn unsupported(code: &[u8], pc: usize) -> Fault {
     }
 }
 
+/// A register's index into the sixteen-entry file: masked to four bits, so that no access needs
+/// a bounds check (the decoder refuses numbers over 10).
+#[inline(always)]
+fn reg(r: u8) -> usize {
+    usize::from(r & 15)
+}
+
+/// A comparison's operands as they are (unsigned) …
+#[inline(always)]
+fn same<T>(v: T) -> T {
+    v
+}
+
+/// … or as two's-complement (the signed jumps).
+#[inline(always)]
+fn signed64(v: u64) -> i64 {
+    v as i64
+}
+
+#[inline(always)]
+fn signed32(v: u32) -> i32 {
+    v as i32
+}
+
+/// The interpreter's `match` over the decoded operation. Arithmetic (`alu`) and conditional
+/// jumps (`jcc`) come in four forms each — 64-bit and 32-bit, immediate and register operand —
+/// and are written once per operation: `|a, b| 64-bit result, 32-bit result` and `|a, b|
+/// condition, operand conversion (64-bit), (32-bit)`; the other operations are `rest`'s arms.
+macro_rules! dispatch {
+    (
+        $op:expr, $r:ident, $pc:ident,
+        alu { $($i64:ident $r64:ident $i32:ident $r32:ident => |$a:ident, $b:ident| $e64:expr, $e32:expr;)* }
+        jcc { $($ji64:ident $jr64:ident $ji32:ident $jr32:ident => |$x:ident, $y:ident| $c:expr, $w64:ident, $w32:ident;)* }
+        rest { $($arm:tt)* }
+    ) => {
+        match $op {
+            $(
+                Op::$i64 { dst, imm } => {
+                    let ($a, $b) = ($r[reg(dst)], imm);
+                    $r[reg(dst)] = $e64;
+                }
+                Op::$r64 { dst, src } => {
+                    let ($a, $b) = ($r[reg(dst)], $r[reg(src)]);
+                    $r[reg(dst)] = $e64;
+                }
+                Op::$i32 { dst, imm } => {
+                    let ($a, $b) = ($r[reg(dst)] as u32, imm);
+                    $r[reg(dst)] = u64::from($e32);
+                }
+                Op::$r32 { dst, src } => {
+                    let ($a, $b) = ($r[reg(dst)] as u32, $r[reg(src)] as u32);
+                    $r[reg(dst)] = u64::from($e32);
+                }
+            )*
+            $(
+                Op::$ji64 { dst, imm, to } => {
+                    let ($x, $y) = ($w64($r[reg(dst)]), $w64(imm));
+                    if $c {
+                        $pc = to as usize;
+                    }
+                }
+                Op::$jr64 { dst, src, to } => {
+                    let ($x, $y) = ($w64($r[reg(dst)]), $w64($r[reg(src)]));
+                    if $c {
+                        $pc = to as usize;
+                    }
+                }
+                Op::$ji32 { dst, imm, to } => {
+                    let ($x, $y) = ($w32($r[reg(dst)] as u32), $w32(imm));
+                    if $c {
+                        $pc = to as usize;
+                    }
+                }
+                Op::$jr32 { dst, src, to } => {
+                    let ($x, $y) = ($w32($r[reg(dst)] as u32), $w32($r[reg(src)] as u32));
+                    if $c {
+                        $pc = to as usize;
+                    }
+                }
+            )*
+            $($arm)*
+        }
+    };
+}
+
 /// Runs `code` (already verified) on `m`.
 pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
     let mut st = State::new(code, m);
@@ -437,627 +522,123 @@ pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
         }
         let this = pc;
         pc += 1;
-        match op {
+        dispatch! {
+            op, r, pc,
+            alu {
+                Add64I Add64R Add32I Add32R => |a, b| a.wrapping_add(b), a.wrapping_add(b);
+                Sub64I Sub64R Sub32I Sub32R => |a, b| a.wrapping_sub(b), a.wrapping_sub(b);
+                Mul64I Mul64R Mul32I Mul32R => |a, b| a.wrapping_mul(b), a.wrapping_mul(b);
+                Div64I Div64R Div32I Div32R => |a, b| a.checked_div(b).unwrap_or(0), a.checked_div(b).unwrap_or(0);
+                Or64I Or64R Or32I Or32R => |a, b| a | b, a | b;
+                And64I And64R And32I And32R => |a, b| a & b, a & b;
+                Lsh64I Lsh64R Lsh32I Lsh32R => |a, b| a.wrapping_shl((b & 63) as u32), a.wrapping_shl(b & 31);
+                Rsh64I Rsh64R Rsh32I Rsh32R => |a, b| a.wrapping_shr((b & 63) as u32), a.wrapping_shr(b & 31);
+                Mod64I Mod64R Mod32I Mod32R => |a, b| a.checked_rem(b).unwrap_or(a), a.checked_rem(b).unwrap_or(a);
+                Xor64I Xor64R Xor32I Xor32R => |a, b| a ^ b, a ^ b;
+                Mov64I Mov64R Mov32I Mov32R => |_a, b| b, b;
+                Arsh64I Arsh64R Arsh32I Arsh32R => |a, b| ((a as i64) >> (b & 63)) as u64, ((a as i32) >> (b & 31)) as u32;
+            }
+            jcc {
+                JEq64I JEq64R JEq32I JEq32R => |a, b| a == b, same, same;
+                JGt64I JGt64R JGt32I JGt32R => |a, b| a > b, same, same;
+                JGe64I JGe64R JGe32I JGe32R => |a, b| a >= b, same, same;
+                JSet64I JSet64R JSet32I JSet32R => |a, b| a & b != 0, same, same;
+                JNe64I JNe64R JNe32I JNe32R => |a, b| a != b, same, same;
+                JSgt64I JSgt64R JSgt32I JSgt32R => |a, b| a > b, signed64, signed32;
+                JSge64I JSge64R JSge32I JSge32R => |a, b| a >= b, signed64, signed32;
+                JLt64I JLt64R JLt32I JLt32R => |a, b| a < b, same, same;
+                JLe64I JLe64R JLe32I JLe32R => |a, b| a <= b, same, same;
+                JSlt64I JSlt64R JSlt32I JSlt32R => |a, b| a < b, signed64, signed32;
+                JSle64I JSle64R JSle32I JSle32R => |a, b| a <= b, signed64, signed32;
+            }
+            rest {
             Op::Unsupported => return Err(unsupported(code, this)),
             Op::LdImm64 { dst, value } => {
-                r[usize::from(dst & 15)] = value;
+                r[reg(dst)] = value;
                 pc += 1;
             }
             Op::Ldx1 { dst, src, off } => {
-                r[usize::from(dst & 15)] =
-                    st.load(code, this, addr(r[usize::from(src & 15)], off), 1)?
+                r[reg(dst)] =
+                    st.load(code, this, addr(r[reg(src)], off), 1)?
             }
             Op::Ldx2 { dst, src, off } => {
-                r[usize::from(dst & 15)] =
-                    st.load(code, this, addr(r[usize::from(src & 15)], off), 2)?
+                r[reg(dst)] =
+                    st.load(code, this, addr(r[reg(src)], off), 2)?
             }
             Op::Ldx4 { dst, src, off } => {
-                r[usize::from(dst & 15)] =
-                    st.load(code, this, addr(r[usize::from(src & 15)], off), 4)?
+                r[reg(dst)] =
+                    st.load(code, this, addr(r[reg(src)], off), 4)?
             }
             Op::Ldx8 { dst, src, off } => {
-                r[usize::from(dst & 15)] =
-                    st.load(code, this, addr(r[usize::from(src & 15)], off), 8)?
+                r[reg(dst)] =
+                    st.load(code, this, addr(r[reg(src)], off), 8)?
             }
             Op::St1 { dst, off, imm } => {
-                st.store(code, this, addr(r[usize::from(dst & 15)], off), 1, imm)?
+                st.store(code, this, addr(r[reg(dst)], off), 1, imm)?
             }
             Op::St2 { dst, off, imm } => {
-                st.store(code, this, addr(r[usize::from(dst & 15)], off), 2, imm)?
+                st.store(code, this, addr(r[reg(dst)], off), 2, imm)?
             }
             Op::St4 { dst, off, imm } => {
-                st.store(code, this, addr(r[usize::from(dst & 15)], off), 4, imm)?
+                st.store(code, this, addr(r[reg(dst)], off), 4, imm)?
             }
             Op::St8 { dst, off, imm } => {
-                st.store(code, this, addr(r[usize::from(dst & 15)], off), 8, imm)?
+                st.store(code, this, addr(r[reg(dst)], off), 8, imm)?
             }
             Op::Stx1 { dst, src, off } => st.store(
                 code,
                 this,
-                addr(r[usize::from(dst & 15)], off),
+                addr(r[reg(dst)], off),
                 1,
-                r[usize::from(src & 15)],
+                r[reg(src)],
             )?,
             Op::Stx2 { dst, src, off } => st.store(
                 code,
                 this,
-                addr(r[usize::from(dst & 15)], off),
+                addr(r[reg(dst)], off),
                 2,
-                r[usize::from(src & 15)],
+                r[reg(src)],
             )?,
             Op::Stx4 { dst, src, off } => st.store(
                 code,
                 this,
-                addr(r[usize::from(dst & 15)], off),
+                addr(r[reg(dst)], off),
                 4,
-                r[usize::from(src & 15)],
+                r[reg(src)],
             )?,
             Op::Stx8 { dst, src, off } => st.store(
                 code,
                 this,
-                addr(r[usize::from(dst & 15)], off),
+                addr(r[reg(dst)], off),
                 8,
-                r[usize::from(src & 15)],
+                r[reg(src)],
             )?,
             Op::XAdd4 { dst, src, off } => st.add(
                 code,
                 this,
-                addr(r[usize::from(dst & 15)], off),
+                addr(r[reg(dst)], off),
                 4,
-                r[usize::from(src & 15)],
+                r[reg(src)],
             )?,
             Op::XAdd8 { dst, src, off } => st.add(
                 code,
                 this,
-                addr(r[usize::from(dst & 15)], off),
+                addr(r[reg(dst)], off),
                 8,
-                r[usize::from(src & 15)],
+                r[reg(src)],
             )?,
-            Op::Add64I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                r[usize::from(dst & 15)] = a.wrapping_add(b);
-            }
-            Op::Add64R { dst, src } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                r[usize::from(dst & 15)] = a.wrapping_add(b);
-            }
-            Op::Add32I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                r[usize::from(dst & 15)] = u64::from(a.wrapping_add(b));
-            }
-            Op::Add32R { dst, src } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                r[usize::from(dst & 15)] = u64::from(a.wrapping_add(b));
-            }
-            Op::Sub64I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                r[usize::from(dst & 15)] = a.wrapping_sub(b);
-            }
-            Op::Sub64R { dst, src } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                r[usize::from(dst & 15)] = a.wrapping_sub(b);
-            }
-            Op::Sub32I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                r[usize::from(dst & 15)] = u64::from(a.wrapping_sub(b));
-            }
-            Op::Sub32R { dst, src } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                r[usize::from(dst & 15)] = u64::from(a.wrapping_sub(b));
-            }
-            Op::Mul64I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                r[usize::from(dst & 15)] = a.wrapping_mul(b);
-            }
-            Op::Mul64R { dst, src } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                r[usize::from(dst & 15)] = a.wrapping_mul(b);
-            }
-            Op::Mul32I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                r[usize::from(dst & 15)] = u64::from(a.wrapping_mul(b));
-            }
-            Op::Mul32R { dst, src } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                r[usize::from(dst & 15)] = u64::from(a.wrapping_mul(b));
-            }
-            Op::Div64I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                r[usize::from(dst & 15)] = a.checked_div(b).unwrap_or(0);
-            }
-            Op::Div64R { dst, src } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                r[usize::from(dst & 15)] = a.checked_div(b).unwrap_or(0);
-            }
-            Op::Div32I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                r[usize::from(dst & 15)] = u64::from(a.checked_div(b).unwrap_or(0));
-            }
-            Op::Div32R { dst, src } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                r[usize::from(dst & 15)] = u64::from(a.checked_div(b).unwrap_or(0));
-            }
-            Op::Or64I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                r[usize::from(dst & 15)] = a | b;
-            }
-            Op::Or64R { dst, src } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                r[usize::from(dst & 15)] = a | b;
-            }
-            Op::Or32I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                r[usize::from(dst & 15)] = u64::from(a | b);
-            }
-            Op::Or32R { dst, src } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                r[usize::from(dst & 15)] = u64::from(a | b);
-            }
-            Op::And64I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                r[usize::from(dst & 15)] = a & b;
-            }
-            Op::And64R { dst, src } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                r[usize::from(dst & 15)] = a & b;
-            }
-            Op::And32I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                r[usize::from(dst & 15)] = u64::from(a & b);
-            }
-            Op::And32R { dst, src } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                r[usize::from(dst & 15)] = u64::from(a & b);
-            }
-            Op::Lsh64I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                r[usize::from(dst & 15)] = a.wrapping_shl((b & 63) as u32);
-            }
-            Op::Lsh64R { dst, src } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                r[usize::from(dst & 15)] = a.wrapping_shl((b & 63) as u32);
-            }
-            Op::Lsh32I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                r[usize::from(dst & 15)] = u64::from(a.wrapping_shl(b & 31));
-            }
-            Op::Lsh32R { dst, src } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                r[usize::from(dst & 15)] = u64::from(a.wrapping_shl(b & 31));
-            }
-            Op::Rsh64I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                r[usize::from(dst & 15)] = a.wrapping_shr((b & 63) as u32);
-            }
-            Op::Rsh64R { dst, src } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                r[usize::from(dst & 15)] = a.wrapping_shr((b & 63) as u32);
-            }
-            Op::Rsh32I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                r[usize::from(dst & 15)] = u64::from(a.wrapping_shr(b & 31));
-            }
-            Op::Rsh32R { dst, src } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                r[usize::from(dst & 15)] = u64::from(a.wrapping_shr(b & 31));
-            }
-            Op::Neg64 { dst } => r[usize::from(dst & 15)] = r[usize::from(dst & 15)].wrapping_neg(),
-            Op::Neg32 { dst } => {
-                r[usize::from(dst & 15)] =
-                    u64::from((r[usize::from(dst & 15)] as u32).wrapping_neg())
-            }
-            Op::Mod64I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                r[usize::from(dst & 15)] = a.checked_rem(b).unwrap_or(a);
-            }
-            Op::Mod64R { dst, src } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                r[usize::from(dst & 15)] = a.checked_rem(b).unwrap_or(a);
-            }
-            Op::Mod32I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                r[usize::from(dst & 15)] = u64::from(a.checked_rem(b).unwrap_or(a));
-            }
-            Op::Mod32R { dst, src } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                r[usize::from(dst & 15)] = u64::from(a.checked_rem(b).unwrap_or(a));
-            }
-            Op::Xor64I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                r[usize::from(dst & 15)] = a ^ b;
-            }
-            Op::Xor64R { dst, src } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                r[usize::from(dst & 15)] = a ^ b;
-            }
-            Op::Xor32I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                r[usize::from(dst & 15)] = u64::from(a ^ b);
-            }
-            Op::Xor32R { dst, src } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                r[usize::from(dst & 15)] = u64::from(a ^ b);
-            }
-            Op::Mov64I { dst, imm } => {
-                r[usize::from(dst & 15)] = imm;
-            }
-            Op::Mov64R { dst, src } => {
-                r[usize::from(dst & 15)] = r[usize::from(src & 15)];
-            }
-            Op::Mov32I { dst, imm } => {
-                r[usize::from(dst & 15)] = u64::from(imm);
-            }
-            Op::Mov32R { dst, src } => {
-                r[usize::from(dst & 15)] = u64::from(r[usize::from(src & 15)] as u32);
-            }
-            Op::Arsh64I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                r[usize::from(dst & 15)] = ((a as i64) >> (b & 63)) as u64;
-            }
-            Op::Arsh64R { dst, src } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                r[usize::from(dst & 15)] = ((a as i64) >> (b & 63)) as u64;
-            }
-            Op::Arsh32I { dst, imm } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                r[usize::from(dst & 15)] = u64::from(((a as i32) >> (b & 31)) as u32);
-            }
-            Op::Arsh32R { dst, src } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                r[usize::from(dst & 15)] = u64::from(((a as i32) >> (b & 31)) as u32);
-            }
-            Op::JEq64I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                if a == b {
-                    pc = to as usize;
-                }
-            }
-            Op::JEq64R { dst, src, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                if a == b {
-                    pc = to as usize;
-                }
-            }
-            Op::JEq32I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                if a == b {
-                    pc = to as usize;
-                }
-            }
-            Op::JEq32R { dst, src, to } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                if a == b {
-                    pc = to as usize;
-                }
-            }
-            Op::JGt64I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                if a > b {
-                    pc = to as usize;
-                }
-            }
-            Op::JGt64R { dst, src, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                if a > b {
-                    pc = to as usize;
-                }
-            }
-            Op::JGt32I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                if a > b {
-                    pc = to as usize;
-                }
-            }
-            Op::JGt32R { dst, src, to } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                if a > b {
-                    pc = to as usize;
-                }
-            }
-            Op::JGe64I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                if a >= b {
-                    pc = to as usize;
-                }
-            }
-            Op::JGe64R { dst, src, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                if a >= b {
-                    pc = to as usize;
-                }
-            }
-            Op::JGe32I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                if a >= b {
-                    pc = to as usize;
-                }
-            }
-            Op::JGe32R { dst, src, to } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                if a >= b {
-                    pc = to as usize;
-                }
-            }
-            Op::JSet64I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                if a & b != 0 {
-                    pc = to as usize;
-                }
-            }
-            Op::JSet64R { dst, src, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                if a & b != 0 {
-                    pc = to as usize;
-                }
-            }
-            Op::JSet32I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                if a & b != 0 {
-                    pc = to as usize;
-                }
-            }
-            Op::JSet32R { dst, src, to } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                if a & b != 0 {
-                    pc = to as usize;
-                }
-            }
-            Op::JNe64I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                if a != b {
-                    pc = to as usize;
-                }
-            }
-            Op::JNe64R { dst, src, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                if a != b {
-                    pc = to as usize;
-                }
-            }
-            Op::JNe32I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                if a != b {
-                    pc = to as usize;
-                }
-            }
-            Op::JNe32R { dst, src, to } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                if a != b {
-                    pc = to as usize;
-                }
-            }
-            Op::JSgt64I { dst, imm, to } => {
-                let (sa, sb) = (r[usize::from(dst & 15)] as i64, imm as i64);
-                if sa > sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSgt64R { dst, src, to } => {
-                let (sa, sb) = (
-                    r[usize::from(dst & 15)] as i64,
-                    r[usize::from(src & 15)] as i64,
-                );
-                if sa > sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSgt32I { dst, imm, to } => {
-                let (sa, sb) = (r[usize::from(dst & 15)] as u32 as i32, imm as i32);
-                if sa > sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSgt32R { dst, src, to } => {
-                let (sa, sb) = (
-                    r[usize::from(dst & 15)] as u32 as i32,
-                    r[usize::from(src & 15)] as u32 as i32,
-                );
-                if sa > sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSge64I { dst, imm, to } => {
-                let (sa, sb) = (r[usize::from(dst & 15)] as i64, imm as i64);
-                if sa >= sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSge64R { dst, src, to } => {
-                let (sa, sb) = (
-                    r[usize::from(dst & 15)] as i64,
-                    r[usize::from(src & 15)] as i64,
-                );
-                if sa >= sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSge32I { dst, imm, to } => {
-                let (sa, sb) = (r[usize::from(dst & 15)] as u32 as i32, imm as i32);
-                if sa >= sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSge32R { dst, src, to } => {
-                let (sa, sb) = (
-                    r[usize::from(dst & 15)] as u32 as i32,
-                    r[usize::from(src & 15)] as u32 as i32,
-                );
-                if sa >= sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JLt64I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                if a < b {
-                    pc = to as usize;
-                }
-            }
-            Op::JLt64R { dst, src, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                if a < b {
-                    pc = to as usize;
-                }
-            }
-            Op::JLt32I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                if a < b {
-                    pc = to as usize;
-                }
-            }
-            Op::JLt32R { dst, src, to } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                if a < b {
-                    pc = to as usize;
-                }
-            }
-            Op::JLe64I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], imm);
-                if a <= b {
-                    pc = to as usize;
-                }
-            }
-            Op::JLe64R { dst, src, to } => {
-                let (a, b) = (r[usize::from(dst & 15)], r[usize::from(src & 15)]);
-                if a <= b {
-                    pc = to as usize;
-                }
-            }
-            Op::JLe32I { dst, imm, to } => {
-                let (a, b) = (r[usize::from(dst & 15)] as u32, imm);
-                if a <= b {
-                    pc = to as usize;
-                }
-            }
-            Op::JLe32R { dst, src, to } => {
-                let (a, b) = (
-                    r[usize::from(dst & 15)] as u32,
-                    r[usize::from(src & 15)] as u32,
-                );
-                if a <= b {
-                    pc = to as usize;
-                }
-            }
-            Op::JSlt64I { dst, imm, to } => {
-                let (sa, sb) = (r[usize::from(dst & 15)] as i64, imm as i64);
-                if sa < sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSlt64R { dst, src, to } => {
-                let (sa, sb) = (
-                    r[usize::from(dst & 15)] as i64,
-                    r[usize::from(src & 15)] as i64,
-                );
-                if sa < sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSlt32I { dst, imm, to } => {
-                let (sa, sb) = (r[usize::from(dst & 15)] as u32 as i32, imm as i32);
-                if sa < sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSlt32R { dst, src, to } => {
-                let (sa, sb) = (
-                    r[usize::from(dst & 15)] as u32 as i32,
-                    r[usize::from(src & 15)] as u32 as i32,
-                );
-                if sa < sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSle64I { dst, imm, to } => {
-                let (sa, sb) = (r[usize::from(dst & 15)] as i64, imm as i64);
-                if sa <= sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSle64R { dst, src, to } => {
-                let (sa, sb) = (
-                    r[usize::from(dst & 15)] as i64,
-                    r[usize::from(src & 15)] as i64,
-                );
-                if sa <= sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSle32I { dst, imm, to } => {
-                let (sa, sb) = (r[usize::from(dst & 15)] as u32 as i32, imm as i32);
-                if sa <= sb {
-                    pc = to as usize;
-                }
-            }
-            Op::JSle32R { dst, src, to } => {
-                let (sa, sb) = (
-                    r[usize::from(dst & 15)] as u32 as i32,
-                    r[usize::from(src & 15)] as u32 as i32,
-                );
-                if sa <= sb {
-                    pc = to as usize;
-                }
-            }
-            Op::Le16 { dst } => r[usize::from(dst & 15)] &= 0xffff,
-            Op::Le32 { dst } => r[usize::from(dst & 15)] &= 0xffff_ffff,
+            Op::Neg64 { dst } => r[reg(dst)] = r[reg(dst)].wrapping_neg(),
+            Op::Neg32 { dst } => r[reg(dst)] = u64::from((r[reg(dst)] as u32).wrapping_neg()),
+            Op::Le16 { dst } => r[reg(dst)] &= 0xffff,
+            Op::Le32 { dst } => r[reg(dst)] &= 0xffff_ffff,
             Op::Le64 { .. } => {}
             Op::Be16 { dst } => {
-                r[usize::from(dst & 15)] = u64::from((r[usize::from(dst & 15)] as u16).swap_bytes())
+                r[reg(dst)] = u64::from((r[reg(dst)] as u16).swap_bytes())
             }
             Op::Be32 { dst } => {
-                r[usize::from(dst & 15)] = u64::from((r[usize::from(dst & 15)] as u32).swap_bytes())
+                r[reg(dst)] = u64::from((r[reg(dst)] as u32).swap_bytes())
             }
-            Op::Be64 { dst } => r[usize::from(dst & 15)] = r[usize::from(dst & 15)].swap_bytes(),
+            Op::Be64 { dst } => r[reg(dst)] = r[reg(dst)].swap_bytes(),
             Op::Ja { to } => pc = to as usize,
             Op::Call { helper } => {
                 r[0] = st.helper(this, helper, &r)?;
@@ -1088,6 +669,7 @@ pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
                     });
                 }
             },
+            }
         }
     }
 }
