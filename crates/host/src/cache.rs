@@ -46,6 +46,14 @@ impl Page {
     }
 }
 
+/// What [`PageCache::touch_run`] touched: pages `from..end` (`from` as given), all cached;
+/// bit `i` of `pending` set when page `from + i` is not up to date (being read in).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TouchedRun {
+    pub end: u64,
+    pub pending: u32,
+}
+
 /// Pages per [`Chunk`] of the page table.
 const CHUNK_PAGES: u64 = 32;
 
@@ -354,6 +362,40 @@ impl PageCache {
             mark_stale(&mut self.stale, ck, chunk);
         }
         chunk.get(place).map(|p| p.state)
+    }
+
+    /// [`PageCache::touch`] of the cached pages of `file` from `from` on, in order, up to the
+    /// first uncached page, `to` or the end of `from`'s chunk of [`CHUNK_PAGES`]: one lookup
+    /// for up to a chunk's pages, the same stamps as page by page. `end == from` when page
+    /// `from` is not cached.
+    pub fn touch_run(&mut self, file: u32, from: u64, to: u64) -> TouchedRun {
+        let untouched = TouchedRun {
+            end: from,
+            pending: 0,
+        };
+        let (ck, place) = PageKey { file, index: from }.chunk();
+        let Some(chunk) = self.chunks.get_mut(&ck) else {
+            return untouched;
+        };
+        // The cached pages from `place` on, up to the first uncached one.
+        let above = chunk.cached >> place;
+        let run = u64::from((!above).trailing_zeros()).min(CHUNK_PAGES - place as u64);
+        let run = run.min(to.saturating_sub(from));
+        if run == 0 {
+            return untouched;
+        }
+        let mask = ck.mask(from, from + run - 1);
+        for p in place..place + run as usize {
+            self.clock += 1;
+            chunk.stamps[p] = self.clock;
+        }
+        if chunk.evictable & mask != 0 {
+            mark_stale(&mut self.stale, ck, chunk);
+        }
+        TouchedRun {
+            end: from + run,
+            pending: (mask & !chunk.uptodate) >> place,
+        }
     }
 
     pub fn state(&self, key: PageKey) -> Option<PageState> {
@@ -883,6 +925,28 @@ mod tests {
                     (4, Some(s)) if s.writeback => {
                         c.end_writeback(k);
                         m.find(k).unwrap().2.writeback = false;
+                    }
+                    (5, Some(_)) if index % 2 == 1 => {
+                        // A run touched at once: the file's pages from k on while cached, to
+                        // the end of k's chunk or 4 pages, each as `touch` would.
+                        let to = k.index + 4;
+                        let run = c.touch_run(0, k.index, to);
+                        let mut end = k.index;
+                        let mut pending = 0u32;
+                        while end < to
+                            && (end == k.index || !end.is_multiple_of(CHUNK_PAGES))
+                            && m.find(PageKey { file: 0, index: end }).is_some()
+                        {
+                            m.clock += 1;
+                            let clock = m.clock;
+                            let p = m.find(PageKey { file: 0, index: end }).unwrap();
+                            p.1 = clock;
+                            if !p.2.uptodate {
+                                pending |= 1 << (end - k.index);
+                            }
+                            end += 1;
+                        }
+                        proptest::prop_assert_eq!(run, TouchedRun { end, pending });
                     }
                     (5, Some(_)) => {
                         c.touch(k);

@@ -314,7 +314,11 @@ impl PageRun {
 }
 
 enum Purpose {
-    Fetch(PageRun),
+    /// Pages read in; `waiter` the op that reserved them and waits for all of them.
+    Fetch {
+        pages: PageRun,
+        waiter: Option<u64>,
+    },
     Writeback(PageRun),
     Op(u64),
 }

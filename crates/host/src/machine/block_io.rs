@@ -10,7 +10,7 @@ impl<D: BlockDevice> Host<D> {
         &mut self,
         op: BlockOp,
         pages: &[PageKey],
-        purpose: fn(PageRun) -> Purpose,
+        purpose: impl Fn(PageRun) -> Purpose,
         q: &mut S,
     ) {
         let mut run: Option<(u64, u64, PageRun)> = None;
@@ -117,7 +117,7 @@ impl<D: BlockDevice> Host<D> {
         self.in_flight -= 1;
         let mut freed = false;
         match io.purpose {
-            Purpose::Fetch(pages) => {
+            Purpose::Fetch { pages, waiter } => {
                 // Nothing below reserves or evicts, so the pages may all be marked first.
                 let keys = (0..pages.len()).map(|i| pages.key(i));
                 if c.result.is_ok() {
@@ -125,13 +125,28 @@ impl<D: BlockDevice> Host<D> {
                 } else {
                     keys.for_each(|key| self.cache.remove(key));
                 }
-                for i in 0..pages.len() {
-                    let key = pages.key(i);
-                    freed = true;
-                    if let Some(waiters) = self.page_waiters.remove(&key) {
-                        self.page_ready(waiters.first, &c, q);
-                        for op in waiters.more {
-                            self.page_ready(op, &c, q);
+                freed = true;
+                // The ops waiting are told page by page, the fetch's own waiter first of each
+                // page's: told of all its pages at the last, the only one where it can have
+                // nothing left to wait for.
+                let n = pages.len();
+                let fetcher = waiter.map(|id| (id, u32::try_from(n).expect("a request's pages")));
+                if self.page_waiters.is_empty() {
+                    if let Some((id, count)) = fetcher {
+                        self.pages_ready(id, count, &c, q);
+                    }
+                } else {
+                    for i in 0..n {
+                        if i + 1 == n {
+                            if let Some((id, count)) = fetcher {
+                                self.pages_ready(id, count, &c, q);
+                            }
+                        }
+                        if let Some(waiters) = self.page_waiters.remove(&pages.key(i)) {
+                            self.pages_ready(waiters.first, 1, &c, q);
+                            for op in waiters.more {
+                                self.pages_ready(op, 1, &c, q);
+                            }
                         }
                     }
                 }

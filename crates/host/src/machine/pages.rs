@@ -31,16 +31,33 @@ impl<D: BlockDevice> Host<D> {
         while index < last {
             let key = PageKey { file, index };
             let count = index >= counted_to;
-            if kind == OpKind::Read && !self.cache.is_cached(key) {
+            if kind == OpKind::Read {
+                // A read's run of cached pages: touched together, each a hit; the op waits
+                // for those still being read in.
+                let touched = self.cache.touch_run(file, index, last);
+                if touched.end > index {
+                    self.stats.hits += touched.end - index.max(counted_to).min(touched.end);
+                    let mut pending = touched.pending;
+                    while pending != 0 {
+                        let page = index + u64::from(pending.trailing_zeros());
+                        pending &= pending - 1;
+                        self.wait_for(PageKey { file, index: page }, id);
+                        waiting += 1;
+                    }
+                    counted_to = counted_to.max(touched.end);
+                    index = touched.end;
+                    continue;
+                }
+            }
+            if kind == OpKind::Read {
                 // A read's run of uncached pages: reserved together (as `read_ahead`), each
                 // a miss to read in.
                 let end = self.cache.uncached_until(file, index, last);
                 let got = self.cache.reserve_run(file, index, end - index);
+                // The op waits for each of them: its fetch names it (no per-page waiter).
                 for index in index..index + got {
-                    let key = PageKey { file, index };
                     self.stats.misses += u64::from(index >= counted_to);
-                    self.wait_for(key, id);
-                    fetch.push(key);
+                    fetch.push(PageKey { file, index });
                     waiting += 1;
                 }
                 counted_to = counted_to.max(index + got);
@@ -74,7 +91,6 @@ impl<D: BlockDevice> Host<D> {
                         self.cache.set_uptodate(key);
                     } else {
                         self.stats.misses += u64::from(count);
-                        self.wait_for(key, id);
                         fetch.push(key);
                         waiting += 1;
                     }
@@ -90,7 +106,7 @@ impl<D: BlockDevice> Host<D> {
         op.pinned = pinned;
         op.counted_to = counted_to;
         op.waiting += waiting;
-        self.fetch(&fetch, q);
+        self.fetch(&fetch, Some(id), q);
         if kind == OpKind::Read {
             self.read_ahead(id, q);
         }
@@ -149,7 +165,7 @@ impl<D: BlockDevice> Host<D> {
             index = end;
         }
         self.stats.readahead_pages += fetch.len() as u64;
-        self.fetch(&fetch, q);
+        self.fetch(&fetch, None, q);
     }
 
     pub(super) fn copy<S: Schedule<HostEvent<D::Event>>>(&mut self, id: u64, q: &mut S) {
@@ -178,14 +194,29 @@ impl<D: BlockDevice> Host<D> {
         q.schedule_at(at, HostEvent::Cpu(id));
     }
 
-    /// Reads `pages` (sorted) in: one block request per device-contiguous run.
-    pub(super) fn fetch<S: Schedule<HostEvent<D::Event>>>(&mut self, pages: &[PageKey], q: &mut S) {
-        self.request_runs(BlockOp::Read, pages, Purpose::Fetch, q);
+    /// Reads `pages` (sorted) in: one block request per device-contiguous run. `waiter`: the
+    /// op that reserved them and waits for every one of them (counted in its `waiting`), told
+    /// by the request itself; `None` for read-ahead. Others that come to wait for one of the
+    /// pages meanwhile are [`Host::wait_for`]'s.
+    pub(super) fn fetch<S: Schedule<HostEvent<D::Event>>>(
+        &mut self,
+        pages: &[PageKey],
+        waiter: Option<u64>,
+        q: &mut S,
+    ) {
+        self.request_runs(
+            BlockOp::Read,
+            pages,
+            |pages| Purpose::Fetch { pages, waiter },
+            q,
+        );
     }
 
-    pub(super) fn page_ready<S: Schedule<HostEvent<D::Event>>>(
+    /// `pages` of the pages op `id` waits for are read in (or failed, by `c`).
+    pub(super) fn pages_ready<S: Schedule<HostEvent<D::Event>>>(
         &mut self,
         id: u64,
+        pages: u32,
         c: &BlockCompletion,
         q: &mut S,
     ) {
@@ -193,8 +224,8 @@ impl<D: BlockDevice> Host<D> {
         if let Err(e) = &c.result {
             op.error.get_or_insert(HostError::Io(e.clone()));
         }
-        assert!(op.waiting > 0);
-        op.waiting -= 1;
+        assert!(op.waiting >= pages && pages > 0);
+        op.waiting -= pages;
         if op.waiting == 0 && op.stage == Stage::Pages && !self.blocked.contains(&id) {
             self.copy(id, q);
         }
