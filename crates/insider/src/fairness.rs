@@ -11,10 +11,11 @@
 
 use crate::config::InsiderConfig;
 use crate::error::InsiderError;
+use crate::probe::CounterProbe;
 use crate::runtime::{Call, MachineSpec, OpId, Output, ProgramSpec, Runtime};
 use crate::stream::Direction;
 use nearflash_host::HostConfig;
-use nearflash_sim::{SimDuration, SimTime};
+use nearflash_sim::SimDuration;
 use nearflash_stream::WorkCost;
 use std::collections::BTreeMap;
 
@@ -142,6 +143,7 @@ pub fn run_fairness(
     }
     let t0 = rt.now();
     let at = |ms: f64| t0 + SimDuration::from_ns((ms * 1e6) as u64);
+    let windows = Windows::new(contenders, end_ms, bin_ms);
     let end = at(end_ms);
     let read = crate::experiment::HOST_READ_BYTES;
     // One process per program, each with its own read in flight (through the runtime's
@@ -155,6 +157,7 @@ pub fn run_fairness(
             let i = order[next];
             let vpath = format!("/data/{}.virt", contenders[i].name);
             let fd = rt.vopen(1000, &vpath, Direction::Read)?;
+            assert!(rt.probe_consumption(fd, CounterProbe::new(t0, windows.query_ms())));
             fds.push((i, fd));
             reads.insert(rt.submit(Call::ProcessVread { fd, len: read })?, fd);
             next += 1;
@@ -183,70 +186,92 @@ pub fn run_fairness(
             }
         }
     }
-    let samples: Vec<(usize, Vec<(SimTime, u64)>)> = fds
+    let probes: Vec<(usize, CounterProbe)> = fds
         .iter()
-        .map(|&(i, fd)| (i, rt.machine().stream(fd).expect("open").samples.clone()))
+        .map(|&(i, fd)| {
+            let s = rt.machine().stream(fd).expect("open");
+            (i, s.consumed_probe.clone().expect("armed at open"))
+        })
         .collect();
-    Ok(summarise(cfg, contenders, &samples, t0, end_ms, bin_ms))
+    Ok(summarise(cfg, contenders, &probes, &windows))
+}
+
+/// The intervals the experiment reports rates over: the time series' bins and each phase's
+/// measured window (ms since the start).
+struct Windows {
+    bins: Vec<(f64, f64)>,
+    /// Per phase: its start and end, and the window measured in it.
+    phases: Vec<(f64, f64, (f64, f64))>,
+}
+
+impl Windows {
+    fn new(contenders: &[Contender], end_ms: f64, bin_ms: f64) -> Windows {
+        let bins = (0..(end_ms / bin_ms).floor() as usize)
+            .map(|k| {
+                let a = k as f64 * bin_ms;
+                (a, a + bin_ms)
+            })
+            .collect();
+        let mut starts: Vec<f64> = contenders.iter().map(|c| c.start_ms).collect();
+        starts.sort_by(f64::total_cmp);
+        starts.dedup();
+        let phases = starts
+            .iter()
+            .enumerate()
+            .map(|(k, &s)| {
+                let e = starts.get(k + 1).copied().unwrap_or(end_ms);
+                // Skip the first fifth of a phase: the newcomer's credits and FIFOs fill.
+                (s, e, (s + (e - s) / 5.0, e))
+            })
+            .collect();
+        Windows { bins, phases }
+    }
+
+    /// Every time a rate is taken between.
+    fn query_ms(&self) -> Vec<f64> {
+        let phases = self.phases.iter().map(|p| p.2);
+        self.bins
+            .iter()
+            .copied()
+            .chain(phases)
+            .flat_map(|(a, b)| [a, b])
+            .collect()
+    }
 }
 
 fn summarise(
     cfg: &InsiderConfig,
     contenders: &[Contender],
-    samples: &[(usize, Vec<(SimTime, u64)>)],
-    t0: SimTime,
-    end_ms: f64,
-    bin_ms: f64,
+    probes: &[(usize, CounterProbe)],
+    windows: &Windows,
 ) -> FairnessResult {
-    let ms = |t: SimTime| t.since(t0).as_ns() as f64 / 1e6;
-    // Bytes consumed by `ms` (linear between samples).
-    let consumed_at = |s: &[(SimTime, u64)], x: f64| -> f64 {
-        let mut last = (f64::NEG_INFINITY, 0.0);
-        for &(t, b) in s {
-            let (tm, bf) = (ms(t), b as f64);
-            if tm >= x {
-                if last.0 == f64::NEG_INFINITY {
-                    return 0.0;
-                }
-                return last.1 + (bf - last.1) * (x - last.0) / (tm - last.0).max(1e-12);
-            }
-            last = (tm, bf);
-        }
-        last.1
-    };
+    // Input bytes consumed per ms over `a..b` (linear between samples), MB/s.
     let rate = |i: usize, a: f64, b: f64| -> f64 {
-        let s = samples
-            .iter()
-            .find(|(j, _)| *j == i)
-            .map(|(_, s)| s.as_slice())
-            .unwrap_or(&[]);
-        (consumed_at(s, b) - consumed_at(s, a)) / ((b - a) * 1e3)
+        let at = |x: f64| {
+            probes
+                .iter()
+                .find(|(j, _)| *j == i)
+                .map_or(0.0, |(_, p)| p.value_at(x))
+        };
+        (at(b) - at(a)) / ((b - a) * 1e3)
     };
-    let bins = (end_ms / bin_ms).floor() as usize;
     let series = contenders
         .iter()
         .enumerate()
         .map(|(i, c)| Series {
             name: c.name.clone(),
             demand_mb_s: c.demand_mb_s,
-            points: (0..bins)
-                .map(|k| {
-                    let a = k as f64 * bin_ms;
-                    (a, rate(i, a, a + bin_ms))
-                })
+            points: windows
+                .bins
+                .iter()
+                .map(|&(a, b)| (a, rate(i, a, b)))
                 .collect(),
         })
         .collect();
-    let mut starts: Vec<f64> = contenders.iter().map(|c| c.start_ms).collect();
-    starts.sort_by(f64::total_cmp);
-    starts.dedup();
-    let phases = starts
+    let phases = windows
+        .phases
         .iter()
-        .enumerate()
-        .map(|(k, &s)| {
-            let e = starts.get(k + 1).copied().unwrap_or(end_ms);
-            // Skip the first fifth of a phase: the newcomer's credits and FIFOs fill.
-            let (a, b) = (s + (e - s) / 5.0, e);
+        .map(|&(s, e, (a, b))| {
             let demands: Vec<f64> = contenders
                 .iter()
                 .map(|c| if c.start_ms <= s { c.demand_mb_s } else { 0.0 })

@@ -23,6 +23,7 @@ pub mod functional;
 pub mod hostport;
 pub mod isc;
 pub mod machine;
+pub mod probe;
 pub mod runtime;
 pub mod stream;
 

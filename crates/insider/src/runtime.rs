@@ -35,6 +35,7 @@ use crate::config::{Backing as BackingKind, InsiderConfig};
 use crate::devfs::DevFs;
 use crate::error::InsiderError;
 use crate::machine::{Machine, MachineEvent};
+use crate::probe::CounterProbe;
 use crate::stream::{Direction, Extent, ProgramRun, Stream};
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_fs::{Caller, Fh, FileExtent, FsError, FsOp, FsReply, Ino, OpenFlags, Stat};
@@ -285,6 +286,18 @@ impl Runtime {
 
     pub fn machine(&self) -> &Machine {
         &self.m
+    }
+
+    /// Arms `probe` on open virtual file `fd`: its input bytes consumed, read after every
+    /// chunk (false when `fd` is not an open virtual file).
+    pub fn probe_consumption(&mut self, fd: u32, probe: CounterProbe) -> bool {
+        match self.m.stream_mut(fd) {
+            Some(s) => {
+                s.consumed_probe = Some(probe);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The drive's file system (its counters: operations, commits, block requests).

@@ -3,6 +3,7 @@
 //! the host-side buffer the runtime pops `vread` from — or, for a virtual write, the bytes the
 //! host pushed and where the program's output goes in the real files.
 
+use crate::probe::CounterProbe;
 use nearflash_sim::SimTime;
 use nearflash_stream::{FlitWriter, StreamProgram, WorkCost};
 use std::collections::VecDeque;
@@ -109,8 +110,9 @@ pub struct Stream {
 
     pub fault: Option<String>,
     pub opened_at: SimTime,
-    /// (time, input bytes consumed) after every chunk, for rate time series.
-    pub samples: Vec<(SimTime, u64)>,
+    /// Input bytes consumed, read after every chunk at the times an experiment asks about
+    /// (rate time series); none unless one armed it.
+    pub consumed_probe: Option<CounterProbe>,
 }
 
 impl Stream {
@@ -155,7 +157,7 @@ impl Stream {
             writes_inflight: 0,
             fault: None,
             opened_at: SimTime::ZERO,
-            samples: Vec::new(),
+            consumed_probe: None,
         }
     }
 

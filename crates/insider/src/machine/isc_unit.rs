@@ -116,7 +116,9 @@ impl State {
         };
         assert!(s.slot_busy, "stream {fd}'s slot finished without starting");
         s.slot_busy = false;
-        s.samples.push((now, s.consumed_in_bytes));
+        if let Some(probe) = &mut s.consumed_probe {
+            probe.sample(now, s.consumed_in_bytes);
+        }
         let out = std::mem::take(&mut s.slot_out);
         if s.slot_chunk_last {
             s.program_ended = true;
