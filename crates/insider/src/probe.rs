@@ -108,7 +108,7 @@ mod tests {
             let (mut t, mut value) = (origin, 0u64);
             let mut kept = Vec::new();
             for (dt, bytes) in steps {
-                t = t + SimDuration::from_ns(dt);
+                t += SimDuration::from_ns(dt);
                 value += bytes;
                 probe.sample(t, value);
                 kept.push((t.since(origin).as_ns() as f64 / 1e6, value as f64));
