@@ -124,6 +124,10 @@ impl<D: BlockDevice> BlockDevice for HostPages<D> {
         self.dev.handle(ev, q, rng);
     }
 
+    fn check_invariants(&self) {
+        self.dev.check_invariants();
+    }
+
     fn take_completions(&mut self, out: &mut Vec<BlockCompletion>) {
         self.dev.take_completions(&mut self.done);
         for mut c in self.done.drain(..) {

@@ -51,6 +51,10 @@ pub trait BlockDevice {
     /// Accepts a request at `q.now()`.
     fn submit<S: Schedule<Self::Event>>(&mut self, req: BlockRequest, q: &mut S);
 
+    /// Asserts the device's invariants, and those of the device below a layer (a machine's
+    /// [`nearflash_sim::Model::check_invariants`] calls it after every event when asked).
+    fn check_invariants(&self) {}
+
     /// Accepts a write with Force Unit Access: it completes only once its data is durable.
     /// A device without a volatile write cache makes every write durable before completing
     /// it, so the default is an ordinary submit. (FUA is a call rather than a field of

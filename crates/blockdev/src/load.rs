@@ -101,6 +101,14 @@ impl<D: BlockDevice> Model for Rig<D> {
             RigEvent::Arrival(i) => self.arrivals.push(i),
         }
     }
+
+    fn check_invariants(&self) {
+        assert!(
+            self.completed <= self.submitted,
+            "more completions than requests"
+        );
+        self.dev.check_invariants();
+    }
 }
 
 /// A request as a load generator submits it: with a Data Placement directive when the

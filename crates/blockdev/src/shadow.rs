@@ -149,6 +149,10 @@ impl<D: BlockDevice> BlockDevice for Shadowed<D> {
         self.dev.handle(ev, q, rng);
     }
 
+    fn check_invariants(&self) {
+        self.dev.check_invariants();
+    }
+
     fn take_completions(&mut self, out: &mut Vec<BlockCompletion>) {
         let Some(pages) = self.pages.as_mut() else {
             self.dev.take_completions(out);

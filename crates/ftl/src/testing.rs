@@ -140,6 +140,9 @@ pub fn run_checked_io(
     use std::cell::RefCell;
 
     let mut sim: Sim<RigEvent<crate::Event>> = Sim::new(seed);
+    // The soak's runs check the drive after every event: a broken invariant panics at the
+    // event that broke it (`run_case` reports the panic as the case's failure).
+    sim.check_invariants_after_every_event(true);
     let store = MemoryStore::new(
         Geometry::from_config(flash).page_count(),
         flash.page_size_bytes,
@@ -337,6 +340,10 @@ impl nearflash_blockdev::BlockDevice for PlacedWorkload {
 
     fn outstanding(&self) -> u64 {
         nearflash_blockdev::BlockDevice::outstanding(&self.0)
+    }
+
+    fn check_invariants(&self) {
+        self.0.check_invariants();
     }
 }
 

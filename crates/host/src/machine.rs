@@ -679,4 +679,19 @@ impl<D: BlockDevice> Model for Host<D> {
     fn handle(&mut self, ev: Self::Event, q: &mut EventQueue<Self::Event>, rng: &mut SimRng) {
         self.handle_event(ev, q, rng);
     }
+
+    fn check_invariants(&self) {
+        assert!(self.in_flight <= self.cfg.io_queue_depth);
+        assert!(self.cache.bytes() <= self.cache.capacity_bytes());
+        let waiting: usize = self.page_waiters.values().map(|w| 1 + w.more.len()).sum();
+        assert!(
+            self.ops
+                .values()
+                .map(|op| op.waiting as usize)
+                .sum::<usize>()
+                >= waiting,
+            "every op waiting for a page counts it"
+        );
+        self.dev.check_invariants();
+    }
 }

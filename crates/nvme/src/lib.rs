@@ -650,6 +650,10 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
         self.handle_event(ev, q, rng);
     }
 
+    fn check_invariants(&self) {
+        self.dev.check_invariants();
+    }
+
     fn take_completions(&mut self, out: &mut Vec<BlockCompletion>) {
         self.take_completions_into(out);
     }

@@ -28,6 +28,12 @@ pub trait Model {
 
     /// Handles one event at `q.now()`; answers by scheduling events on `q`.
     fn handle(&mut self, event: Self::Event, q: &mut EventQueue<Self::Event>, rng: &mut SimRng);
+
+    /// Asserts the machine's invariants (panics naming the one broken). [`Sim`] calls it after
+    /// every event in builds with debug assertions and when a driver asks
+    /// ([`Sim::check_invariants_after_every_event`]: the soak and the crash tests); a model
+    /// with state worth checking passes the call down to its components.
+    fn check_invariants(&self) {}
 }
 
 /// The clock, the RNG and the trace hash of one run.
@@ -35,6 +41,8 @@ pub struct Sim<E> {
     queue: EventQueue<E>,
     rng: SimRng,
     hash: TraceHasher,
+    /// Call [`Model::check_invariants`] after every event.
+    check_invariants: bool,
 }
 
 impl<E: TraceEvent> Sim<E> {
@@ -47,7 +55,14 @@ impl<E: TraceEvent> Sim<E> {
             queue: EventQueue::new(),
             rng,
             hash: TraceHasher::default(),
+            check_invariants: cfg!(debug_assertions),
         }
+    }
+
+    /// Checks the model's invariants after every event (on by default in builds with debug
+    /// assertions): a broken one panics at the event that broke it, not at the end of a run.
+    pub fn check_invariants_after_every_event(&mut self, on: bool) {
+        self.check_invariants = on;
     }
 
     pub fn now(&self) -> SimTime {
@@ -110,6 +125,9 @@ impl<E: TraceEvent> Sim<E> {
         self.hash.word(at.as_ns());
         self.hash.word(ev.hash_word());
         model.handle(ev, &mut self.queue, &mut self.rng);
+        if self.check_invariants {
+            model.check_invariants();
+        }
         if self.queue.events_processed() & (crate::interrupt::POLL_EVENTS - 1) == 0 {
             crate::interrupt::poll();
         }
@@ -465,5 +483,43 @@ mod tests {
         assert_eq!(m.completed, 3);
         // The toy's own scheduling goes through the Schedule trait too.
         assert_eq!(Schedule::now(sim.queue()), SimTime(100));
+    }
+
+    /// A counter that must stay below 3; each event adds one.
+    struct Bounded(u32);
+
+    impl Model for Bounded {
+        type Event = Ev;
+        fn handle(&mut self, _: Ev, q: &mut EventQueue<Ev>, _: &mut SimRng) {
+            self.0 += 1;
+            q.schedule_in(SimDuration(10), Ev::Timer);
+        }
+        fn check_invariants(&self) {
+            assert!(self.0 < 3, "the counter reached {}", self.0);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "the counter reached 3")]
+    fn a_broken_invariant_stops_the_run_at_the_event_that_broke_it() {
+        let mut sim = Sim::new(1);
+        sim.check_invariants_after_every_event(true);
+        let mut m = Bounded(0);
+        sim.queue().schedule_in(SimDuration(1), Ev::Timer);
+        for _ in 0..3 {
+            sim.step(&mut m);
+        }
+    }
+
+    #[test]
+    fn unchecked_the_same_run_goes_on() {
+        let mut sim = Sim::new(1);
+        sim.check_invariants_after_every_event(false);
+        let mut m = Bounded(0);
+        sim.queue().schedule_in(SimDuration(1), Ev::Timer);
+        for _ in 0..5 {
+            sim.step(&mut m);
+        }
+        assert_eq!(m.0, 5);
     }
 }

@@ -708,6 +708,11 @@ impl<D: BlockDevice> BlockDevice for WriteCache<D> {
         }
         (self.host_live + self.completions.len()) as u64
     }
+
+    fn check_invariants(&self) {
+        WriteCache::check_invariants(self);
+        self.dev.check_invariants();
+    }
 }
 
 impl<D: BlockDevice> Model for WriteCache<D> {
@@ -715,6 +720,10 @@ impl<D: BlockDevice> Model for WriteCache<D> {
 
     fn handle(&mut self, ev: Self::Event, q: &mut EventQueue<Self::Event>, rng: &mut SimRng) {
         self.handle_event(ev, q, rng);
+    }
+
+    fn check_invariants(&self) {
+        BlockDevice::check_invariants(self);
     }
 }
 

@@ -538,6 +538,10 @@ impl nearflash_blockdev::BlockDevice for Device {
         Device::submit(self, req, q);
     }
 
+    fn check_invariants(&self) {
+        Device::check_invariants(self);
+    }
+
     /// The directive's Placement Identifier places the write (`Device::submit_placed`); the
     /// FTL has no volatile cache and no queues, so FUA and the stream change nothing.
     fn submit_placed<S: Schedule<Event>>(

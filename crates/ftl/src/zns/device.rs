@@ -1251,6 +1251,10 @@ impl nearflash_blockdev::BlockDevice for ZonedDevice {
         ZonedDevice::submit(self, req, q);
     }
 
+    fn check_invariants(&self) {
+        ZonedDevice::check_invariants(self);
+    }
+
     fn handle<S: Schedule<ZnsEvent>>(&mut self, ev: ZnsEvent, q: &mut S, rng: &mut SimRng) {
         ZonedDevice::handle(self, ev, q, rng);
     }
