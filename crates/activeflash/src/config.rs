@@ -40,6 +40,17 @@ pub struct ActiveFlashConfig {
     pub controller_io_depth: u32,
     /// Page operations the host keeps in flight when it re-reads data to compress it.
     pub host_io_depth: u32,
+    /// Foreground writes an open-loop host may have waiting for the controller at once: the
+    /// entries of the largest NVMe I/O submission queue (CAP.MQES is 16 bits, so at most
+    /// 65,536 entries; NVMe Base Specification 2.0 §3.1.4.1). An open-loop foreground that
+    /// outruns the controller by more is refused as overloaded rather than queued without
+    /// bound.
+    #[serde(default = "foreground_waiting_max_default")]
+    pub foreground_waiting_max: u32,
+}
+
+fn foreground_waiting_max_default() -> u32 {
+    65_536
 }
 
 impl ActiveFlashConfig {
@@ -101,6 +112,7 @@ impl ActiveFlashConfig {
             ("extent_pages", self.extent_pages),
             ("controller_io_depth", self.controller_io_depth),
             ("host_io_depth", self.host_io_depth),
+            ("foreground_waiting_max", self.foreground_waiting_max),
         ] {
             if v == 0 {
                 return bad(field, "must be greater than zero".into());
@@ -206,6 +218,7 @@ pub(crate) mod tests {
             extent_pages: 16,
             controller_io_depth: 1,
             host_io_depth: 32,
+            foreground_waiting_max: foreground_waiting_max_default(),
         }
     }
 

@@ -48,6 +48,14 @@ pub enum ActiveFlashError {
     #[error("the simulation stalled: {0}")]
     Stalled(#[from] nearflash_sim::Stall),
 
+    /// An open-loop foreground arrived faster than the controller served it until
+    /// `foreground_waiting_max` writes waited: the offered load exceeds what the controller
+    /// sustains, so its latency has no steady state.
+    #[error(
+        "the open-loop foreground outran the controller: {waiting} writes waiting at {at_ms:.3}          ms (active_flash.foreground_waiting_max); lower the foreground rate"
+    )]
+    Overloaded { waiting: usize, at_ms: f64 },
+
     /// The queue emptied with nothing outstanding before the run's goal was met: the
     /// workload waits on something no event will bring.
     #[error("the simulation ran out of events before its work was done")]

@@ -564,6 +564,15 @@ impl State {
         if fg.issued == fg.total {
             return; // stopped (`Rig::stop_foreground`) after this arrival was scheduled
         }
+        if self.pending.len() >= self.cfg.foreground_waiting_max as usize {
+            // The bound on what waits (the host's submission queue): the run stops with
+            // the overload named instead of queueing without limit.
+            self.failure.get_or_insert(ActiveFlashError::Overloaded {
+                waiting: self.pending.len(),
+                at_ms: q.now().as_ns() as f64 / 1e6,
+            });
+            return;
+        }
         self.issue_foreground(q, rng);
         let fg = self.fg.as_ref().expect("arrivals belong to a foreground");
         if fg.issued < fg.total {

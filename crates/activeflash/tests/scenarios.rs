@@ -271,3 +271,41 @@ fn paper_volume_at_24_mb_s_io_only_is_compressed_in_full() {
     assert!(p.fraction_compressed > 0.999, "{p:?}");
     assert!((p.achieved_mb_s - 24.0).abs() < 0.1, "{p:?}");
 }
+
+#[test]
+fn a_foreground_the_controller_cannot_keep_up_with_is_refused_as_overloaded_not_queued_forever() {
+    let (flash, ftl, mut af) = common::tiny();
+    // A controller whose FTL work per command (10^6 instructions: 0.6 ms at 1,600 DMIPS)
+    // takes longer than the foreground's interval between writes (4 KiB at 10 MB/s: 0.4
+    // ms): its writes wait for the controller faster than it serves them. With room for 8
+    // waiting writes the run stops, naming the overload.
+    af.ftl_instructions_per_command = 1e6;
+    af.foreground_waiting_max = 8;
+    let err = run_background(
+        &flash,
+        &ftl,
+        &af,
+        bg(10.0, 2 << 20, true),
+        Fidelity::Timing,
+        3,
+    )
+    .err()
+    .expect("overloaded");
+    match err {
+        ActiveFlashError::Overloaded { waiting, .. } => assert_eq!(waiting, 8),
+        e => panic!("expected an overload, got {e}"),
+    }
+    // With the default bound (an NVMe submission queue's 65,536 entries) the same 512
+    // writes all fit: the run completes, late.
+    af.foreground_waiting_max = 65_536;
+    let (p, _) = run_background(
+        &flash,
+        &ftl,
+        &af,
+        bg(10.0, 2 << 20, true),
+        Fidelity::Timing,
+        3,
+    )
+    .expect("within the bound the run completes");
+    assert!(p.achieved_mb_s < 10.0, "{p:?}");
+}
