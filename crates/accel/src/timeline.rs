@@ -122,14 +122,13 @@ pub fn run(kernels: &[AbstractKernel], kind: SchedulerKind, workers: usize) -> T
             sim.queue()
                 .schedule_at(SimTime::ZERO + SimDuration::from_ns(now + d), UnitEnd(w));
         }
-        if !sim.step(&mut m) {
+        // Every unit ending at the next instant completes before the next decision, as in
+        // the figures' time steps. The loop ends: each turn completes at least one of the
+        // finitely many units, and a free worker is given one while any is left.
+        let Some(next) = sim.next_deadline() else {
             break;
-        }
-        // Every unit ending at this instant completes before the next decision, as in the
-        // figures' time steps.
-        while sim.next_deadline() == Some(sim.now()) {
-            sim.step(&mut m);
-        }
+        };
+        sim.advance_to(next, &mut m);
     }
     assert!(m.chain.all_finished(), "every kernel ran to completion");
     Timeline {

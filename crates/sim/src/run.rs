@@ -143,6 +143,24 @@ impl<E: TraceEvent> Sim<E> {
         self.queue.advance_clock(t);
     }
 
+    /// Processes the events due by `limit`, in order, until `done(model)` holds: true when it
+    /// does, false when the next event (if any) lies past `limit` first (a power-loss hold-up
+    /// that must finish within its energy budget). The clock stays at the last event.
+    pub fn run_until_by<M: Model<Event = E>>(
+        &mut self,
+        limit: SimTime,
+        model: &mut M,
+        mut done: impl FnMut(&M) -> bool,
+    ) -> bool {
+        while !done(model) {
+            if !self.queue.peek_time().is_some_and(|at| at <= limit) {
+                return false;
+            }
+            self.step(model);
+        }
+        true
+    }
+
     /// Processes events until `done(model)` holds, under the watchdog: the queue emptying
     /// before then, or no progress for the watchdog's limit, is a [`Stall`].
     /// `progress(model)` reports what the watchdog watches.
@@ -521,5 +539,19 @@ mod tests {
             sim.step(&mut m);
         }
         assert_eq!(m.0, 5);
+    }
+
+    #[test]
+    fn run_until_by_stops_at_done_or_at_the_limit_whichever_comes_first() {
+        let mut sim = Sim::new(1);
+        sim.check_invariants_after_every_event(false);
+        let mut m = Bounded(0);
+        sim.queue().schedule_in(SimDuration(1), Ev::Timer);
+        // Events at 1, 11, 21, ...: done (3 events) comes before the limit.
+        assert!(sim.run_until_by(SimTime(1_000), &mut m, |m| m.0 == 3));
+        assert_eq!((m.0, sim.now()), (3, SimTime(21)));
+        // The next event is at 31: a limit of 30 stops before it, not done.
+        assert!(!sim.run_until_by(SimTime(30), &mut m, |m| m.0 == 10));
+        assert_eq!((m.0, sim.now()), (3, SimTime(21)));
     }
 }

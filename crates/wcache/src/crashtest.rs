@@ -527,10 +527,8 @@ impl Driver<'_> {
     ) -> Result<Self, CrashError> {
         let lost_at = self.sim.now();
         if let Some(deadline) = self.wc.power_loss(self.sim.queue()) {
-            while !self.wc.holdup_done() && self.sim.next_deadline().is_some_and(|t| t <= deadline)
-            {
-                self.sim.step(&mut self.wc);
-            }
+            self.sim
+                .run_until_by(deadline, &mut self.wc, WriteCache::holdup_done);
             out.holdup_finished = self.wc.holdup_done();
             let end: SimTime = if out.holdup_finished {
                 self.sim.now()

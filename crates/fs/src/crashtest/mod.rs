@@ -826,9 +826,7 @@ impl Driver<'_> {
         out.buffered_units_at_cuts += buffered;
         if let Some(deadline) = drive.power_loss(&mut sim.queue().map(HostEvent::Dev)) {
             let mut holdup = Holdup(&mut drive);
-            while !holdup.0.holdup_done() && sim.next_deadline().is_some_and(|t| t <= deadline) {
-                sim.step(&mut holdup);
-            }
+            sim.run_until_by(deadline, &mut holdup, |h| h.0.holdup_done());
         }
         let mut bb = drive.into_device().into_backbone();
         bb.power_cut(&mut rng);
