@@ -153,7 +153,7 @@ impl<E: TraceEvent> Sim<E> {
         mut done: impl FnMut(&M) -> bool,
     ) -> bool {
         while !done(model) {
-            if !self.queue.peek_time().is_some_and(|at| at <= limit) {
+            if self.queue.peek_time().is_none_or(|at| at > limit) {
                 return false;
             }
             self.step(model);
