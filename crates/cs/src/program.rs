@@ -467,7 +467,9 @@ pub fn run_detached(
     })?;
     programs.activate(0, true)?;
     let input_len = input.len() as u64;
-    let mut slm = input.to_vec();
+    // Allocated whole at once: growing a copy of a GiB-sized input would copy it again.
+    let mut slm = Vec::with_capacity((input_len + output_bytes) as usize);
+    slm.extend_from_slice(input);
     slm.resize((input_len + output_bytes) as usize, 0);
     let windows = [
         vm::Window {
