@@ -14,7 +14,8 @@
 //!   the range set at `(RANGE_REGION + i) << 32`. Every load and store checks that all its
 //!   bytes lie inside one region — anything else is [`Fault::OutOfBounds`] naming the
 //!   instruction.
-//! * Every executed instruction counts against the budget ([`Fault::OutOfBudget`]); helpers
+//! * Every executed instruction counts against the budget ([`Fault::OutOfBudget`]), charged
+//!   once per straight run of instructions and stopping exactly where it ends ([`run`]); helpers
 //!   count as the WebAssembly runtime's host calls do (`nearflash_wasm::cost::host_call_fuel`).
 //! * Helpers (examples/cs/cs_helpers.h): 1 `slm_read`, 2 `slm_write`, 3 `get_param`, 4 `log`.
 //!   Any other number is [`Fault::UnknownHelper`].
@@ -460,7 +461,8 @@ fn signed32(v: u32) -> i32 {
 /// The interpreter's `match` over the decoded operation. Arithmetic (`alu`) and conditional
 /// jumps (`jcc`) come in four forms each — 64-bit and 32-bit, immediate and register operand —
 /// and are written once per operation: `|a, b| 64-bit result, 32-bit result` and `|a, b|
-/// condition, operand conversion (64-bit), (32-bit)`; the other operations are `rest`'s arms.
+/// condition, operand conversion (64-bit), (32-bit)`, each jump followed by `then` (entering
+/// the next straight run); the other operations are `rest`'s arms.
 macro_rules! dispatch {
     (
         $op:expr, $r:ident, $pc:ident,
@@ -823,6 +825,61 @@ mod tests {
                 instructions_max: 10_000
             }
         );
+    }
+
+    /// Runs `code` under a budget of `instructions_max`.
+    fn run_with(code: &[u8], instructions_max: u64) -> Result<Finished, Fault> {
+        verify(code).unwrap();
+        run(
+            code,
+            &mut Machine {
+                slm: &mut [],
+                ranges: &[],
+                params: [7, 9],
+                instructions_max,
+            },
+        )
+    }
+
+    #[test]
+    fn a_budget_that_ends_inside_a_straight_run_stops_the_run_there() {
+        // One straight run of five instructions: the budget is checked once, on entering it.
+        let code = asm("mov r0, 0\nadd r0, 1\nadd r0, 1\nadd r0, 1\nexit");
+        let done = run_with(&code, 5).unwrap();
+        assert_eq!((done.result, done.instructions), (3, 5));
+        let out = Fault::OutOfBudget {
+            instructions_max: 4,
+        };
+        assert_eq!(run_with(&code, 4).unwrap_err(), out);
+        // A fault before the budget's end is that fault; at or after it, the budget.
+        let code = asm("mov r0, 0\nadd r0, 1\nstdw [r1], 1\nexit");
+        assert!(matches!(
+            run_with(&code, 3).unwrap_err(),
+            Fault::OutOfBounds { pc: 2, .. }
+        ));
+        assert_eq!(
+            run_with(&code, 2).unwrap_err(),
+            Fault::OutOfBudget {
+                instructions_max: 2
+            }
+        );
+    }
+
+    #[test]
+    fn a_loop_runs_exactly_its_budget_of_instructions() {
+        // Two instructions a turn after the first: every budget short of 22 runs out.
+        let code = asm("mov r0, 0\nadd r0, 1\njlt r0, 10, -2\nexit");
+        assert_eq!(run_with(&code, 32).unwrap().instructions, 1 + 10 * 2 + 1);
+        for budget in [0, 1, 2, 3, 20, 21] {
+            assert_eq!(
+                run_with(&code, budget).unwrap_err(),
+                Fault::OutOfBudget {
+                    instructions_max: budget
+                },
+                "budget {budget}"
+            );
+        }
+        assert_eq!(run_with(&code, 22).unwrap().result, 10);
     }
 
     #[test]
