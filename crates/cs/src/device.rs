@@ -401,6 +401,11 @@ impl CsDevice {
         })
     }
 
+    /// Offers a run computed outside the device to the next Execute (`Programs::expect`).
+    pub fn expect_run(&mut self, k: crate::program::KnownRun) {
+        self.programs.expect(k);
+    }
+
     pub fn config(&self) -> &CsConfig {
         &self.cfg
     }

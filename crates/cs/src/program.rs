@@ -11,6 +11,7 @@
 use crate::ebpf::{elf, vm};
 use crate::error::CommandError;
 use crate::opcodes::ProgramType;
+use std::sync::Arc;
 
 /// Bytes of input a WebAssembly program is fed at once (the read buffer of the examples).
 const WASM_CHUNK_BYTES: usize = 1 << 20;
@@ -83,6 +84,59 @@ pub struct Programs {
     activated_max: u16,
     bytes_max: u64,
     granularity_bytes: u64,
+    /// A run computed outside the device that the next run may use instead of interpreting
+    /// (`expect`); taken by the next run whether it matches or not.
+    known: Option<KnownRun>,
+}
+
+/// A run computed outside the device ([`run_detached`]: range 0 the input, range 1 an output
+/// range of zeros), offered to the next Execute. A program run is a pure function of the
+/// program, its parameters, its budget, and its ranges' lengths and bytes (the machines keep
+/// no other state), so when all of these are equal — the ranges apart, the input's bytes
+/// compared whole, the output range all zeros — the device's run would compute exactly this:
+/// the device then writes `output` into range 1 and answers `ran` without running the program
+/// a second time (`nearflash cs run` computes the host-only path's run on another core while
+/// the offload is simulated; the two are the same run). Anything else runs as usual.
+#[derive(Clone, Debug)]
+pub struct KnownRun {
+    pub ptype: ProgramType,
+    pub program: Vec<u8>,
+    pub params: [u64; 2],
+    pub instructions_max: u64,
+    /// Range 0's bytes, before the run and after it (a run that changed them is not offered).
+    pub input: Arc<Vec<u8>>,
+    /// Range 1's bytes after the run (zeros before it).
+    pub output: Vec<u8>,
+    pub ran: Ran,
+}
+
+impl KnownRun {
+    /// Whether a run of `slot` over `ranges` of `slm` is the run this one is.
+    fn is_the_run_of(
+        &self,
+        slot: &Slot,
+        slm: &[u8],
+        ranges: &[vm::Window],
+        params: [u64; 2],
+        instructions_max: u64,
+    ) -> bool {
+        let [input, output] = ranges else {
+            return false;
+        };
+        let bytes =
+            |w: &vm::Window| &slm[w.start_bytes as usize..(w.start_bytes + w.len_bytes) as usize];
+        let apart = input.start_bytes + input.len_bytes <= output.start_bytes
+            || output.start_bytes + output.len_bytes <= input.start_bytes;
+        slot.ptype == self.ptype
+            && slot.bytes == self.program
+            && params == self.params
+            && instructions_max == self.instructions_max
+            && apart
+            && input.len_bytes == self.input.len() as u64
+            && output.len_bytes == self.output.len() as u64
+            && bytes(output).iter().all(|&b| b == 0)
+            && bytes(input) == self.input.as_slice()
+    }
 }
 
 impl Programs {
@@ -93,7 +147,13 @@ impl Programs {
             activated_max,
             bytes_max,
             granularity_bytes,
+            known: None,
         }
+    }
+
+    /// Offers `k` to the next run (see [`KnownRun`]).
+    pub fn expect(&mut self, k: KnownRun) {
+        self.known = Some(k);
     }
 
     fn slot_index(&self, pind: u16) -> Result<usize, CommandError> {
@@ -230,24 +290,34 @@ impl Programs {
         })
     }
 
-    /// Runs activated program `pind` over `ranges` of `slm`.
+    /// Runs activated program `pind` over `ranges` of `slm` — or answers the run offered by
+    /// `expect` if it is this run.
     pub fn run(
-        &self,
+        &mut self,
         pind: u16,
         slm: &mut [u8],
         ranges: &[vm::Window],
         params: [u64; 2],
         instructions_max: u64,
     ) -> Result<Ran, CommandError> {
+        let known = self.known.take();
         let i = self.slot_index(pind)?;
         let slot = self.slots[i]
             .as_ref()
             .ok_or(CommandError::NoProgram { pind })?;
-        match slot
+        let compiled = slot
             .compiled
             .as_ref()
-            .ok_or(CommandError::NotActivated { pind })?
-        {
+            .ok_or(CommandError::NotActivated { pind })?;
+        if let Some(k) = known {
+            if k.is_the_run_of(slot, slm, ranges, params, instructions_max) {
+                let out = ranges[1];
+                slm[out.start_bytes as usize..(out.start_bytes + out.len_bytes) as usize]
+                    .copy_from_slice(&k.output);
+                return Ok(k.ran);
+            }
+        }
+        match compiled {
             Compiled::Ebpf(code) => {
                 let mut m = vm::Machine {
                     slm,
@@ -376,8 +446,8 @@ fn run_wasm(
 
 /// Runs a program outside any device — the host-only path runs the very program the drive
 /// would, to count its work on a host core: `input` is range 0 and an output buffer of
-/// `output_bytes` is range 1. Answers the run and the output's bytes (the first `result`
-/// bytes of range 1 for the examples' convention, all of it otherwise).
+/// `output_bytes` is range 1. Answers the run, range 1's bytes after it, and whether range 0's
+/// are still the input's.
 pub fn run_detached(
     ptype: ProgramType,
     bytes: &[u8],
@@ -385,7 +455,7 @@ pub fn run_detached(
     output_bytes: u64,
     params: [u64; 2],
     instructions_max: u64,
-) -> Result<(Ran, Vec<u8>), CommandError> {
+) -> Result<Detached, CommandError> {
     let mut programs = Programs::new(1, 1, bytes.len().max(1) as u64, 1);
     programs.load(Chunk {
         pind: 0,
@@ -397,7 +467,9 @@ pub fn run_detached(
     })?;
     programs.activate(0, true)?;
     let input_len = input.len() as u64;
-    let mut slm = input.to_vec();
+    // Allocated whole at once: growing a copy of a GiB-sized input would copy it again.
+    let mut slm = Vec::with_capacity((input_len + output_bytes) as usize);
+    slm.extend_from_slice(input);
     slm.resize((input_len + output_bytes) as usize, 0);
     let windows = [
         vm::Window {
@@ -411,7 +483,21 @@ pub fn run_detached(
     ];
     let ran = programs.run(0, &mut slm, &windows, params, instructions_max)?;
     let output = slm.split_off(input.len());
-    Ok((ran, output))
+    Ok(Detached {
+        ran,
+        output,
+        input_unchanged: slm == input,
+    })
+}
+
+/// A run outside any device ([`run_detached`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Detached {
+    pub ran: Ran,
+    /// Range 1's bytes after the run.
+    pub output: Vec<u8>,
+    /// Whether the run left range 0 (the input) as it was.
+    pub input_unchanged: bool,
 }
 
 #[cfg(test)]
@@ -564,9 +650,81 @@ mod tests {
         // r0 = first input byte; store it at output[0].
         let object =
             ebpf_object("ldxdw r2, [r1+24]\nldxb r0, [r2]\nldxdw r3, [r1+40]\nstxb [r3], r0\nexit");
-        let (ran, out) =
-            run_detached(ProgramType::Ebpf, &object, &[42, 1], 4, [0, 0], 1000).unwrap();
-        assert_eq!((ran.result, out), (42, vec![42, 0, 0, 0]));
-        assert_eq!(ran.work.slm_bytes, 2);
+        let d = run_detached(ProgramType::Ebpf, &object, &[42, 1], 4, [0, 0], 1000).unwrap();
+        assert_eq!((d.ran.result, d.output), (42, vec![42, 0, 0, 0]));
+        assert_eq!(d.ran.work.slm_bytes, 2);
+        assert!(d.input_unchanged);
+    }
+
+    /// A program that copies its input's first byte to its output and returns it.
+    fn copier() -> Vec<u8> {
+        ebpf_object("ldxdw r2, [r1+24]\nldxb r0, [r2]\nldxdw r3, [r1+40]\nstxb [r3], r0\nexit")
+    }
+
+    fn known(program: &[u8], input: &[u8], output: Vec<u8>, result: u64) -> KnownRun {
+        KnownRun {
+            ptype: ProgramType::Ebpf,
+            program: program.to_vec(),
+            params: [0, 0],
+            instructions_max: 1000,
+            input: Arc::new(input.to_vec()),
+            output,
+            ran: Ran {
+                result,
+                work: Work {
+                    instructions: 5,
+                    slm_bytes: 2,
+                },
+                log: Vec::new(),
+            },
+        }
+    }
+
+    /// Runs `copier` as a device would: input [42, 1] at SLM 0, a 4-byte output at SLM 8.
+    fn device_run(p: &mut Programs, slm: &mut [u8]) -> u64 {
+        let windows = [
+            vm::Window {
+                start_bytes: 0,
+                len_bytes: 2,
+            },
+            vm::Window {
+                start_bytes: 8,
+                len_bytes: 4,
+            },
+        ];
+        p.run(0, slm, &windows, [0, 0], 1000).unwrap().result
+    }
+
+    #[test]
+    fn a_run_known_in_advance_is_answered_only_for_the_same_program_and_bytes() {
+        let object = copier();
+        let mut p = Programs::new(1, 1, 1 << 20, 1);
+        loaded(&mut p, 0, &object).unwrap();
+        p.activate(0, true).unwrap();
+        let fresh = || {
+            let mut slm = vec![0u8; 12];
+            slm[..2].copy_from_slice(&[42, 1]);
+            slm
+        };
+        // The same run: its answer is used (a made-up one, so that using it shows).
+        let mut slm = fresh();
+        p.expect(known(&object, &[42, 1], vec![7, 7, 7, 7], 7));
+        assert_eq!(device_run(&mut p, &mut slm), 7);
+        assert_eq!(&slm[8..12], &[7, 7, 7, 7]);
+        // Taken by that run: the next one interprets.
+        let mut slm = fresh();
+        assert_eq!(device_run(&mut p, &mut slm), 42);
+        // Other input bytes, another program, a dirty output range: interpreted.
+        let mut slm = fresh();
+        p.expect(known(&object, &[42, 2], vec![7, 7, 7, 7], 7));
+        assert_eq!(device_run(&mut p, &mut slm), 42);
+        let mut slm = fresh();
+        let other = ebpf_object("mov r0, 1\nexit");
+        p.expect(known(&other, &[42, 1], vec![7, 7, 7, 7], 7));
+        assert_eq!(device_run(&mut p, &mut slm), 42);
+        let mut slm = fresh();
+        slm[9] = 1;
+        p.expect(known(&object, &[42, 1], vec![7, 7, 7, 7], 7));
+        assert_eq!(device_run(&mut p, &mut slm), 42);
     }
 }

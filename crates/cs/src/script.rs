@@ -38,7 +38,7 @@ use crate::program::Chunk;
 use crate::rangeset::{RangeDescriptor, NSID_COMPUTE_FIRST, NSID_SLM};
 use crate::sequence::Step;
 use crate::session::{Session, SessionError};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Commands a script may hold: far more than any sequence needs, few enough that a script
@@ -66,7 +66,7 @@ struct RawScript {
 }
 
 /// An SLM range of a range set: `len_bytes` omitted = the bytes of the last `write_nvm`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SlmRange {
     pub start_bytes: u64,
@@ -74,14 +74,16 @@ pub struct SlmRange {
 }
 
 /// Execute's parameter: a number, or `"str:TEXT"` (up to 8 bytes, first byte lowest).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Param {
     Number(u64),
     Text(String),
 }
 
-#[derive(Clone, Debug, Deserialize)]
+/// One command: what a script's `[[command]]` table and live mode's control file
+/// (`{"op":"cs","commands":[…]}`) hold.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScriptCommand {
     WriteNvm {

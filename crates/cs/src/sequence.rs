@@ -14,7 +14,7 @@ use crate::config::CsConfig;
 use crate::device::{Command, LBA_BYTES};
 use crate::error::CommandError;
 use crate::opcodes::{ProgramType, Status};
-use crate::program::{run_detached, Chunk, Ran, Work};
+use crate::program::{run_detached, Chunk, Detached, KnownRun, Work};
 use crate::rangeset::{RangeDescriptor, NSID_COMPUTE_FIRST, NSID_SLM};
 use crate::session::{Session, SessionError};
 use nearflash_host::HostConfig;
@@ -81,6 +81,16 @@ fn lbas(bytes: u64) -> u64 {
 
 /// Runs the offload sequence on `s`.
 pub fn offload(s: &mut Session, o: &Offload) -> Result<OffloadOutcome, OffloadError> {
+    offload_with(s, o, &mut |_| {})
+}
+
+/// Runs the offload sequence on `s`, calling `before_execute` between Memory Copy and Execute
+/// (`nearflash cs run` offers there the host's run computed ahead: [`known_run`]).
+pub fn offload_with(
+    s: &mut Session,
+    o: &Offload,
+    before_execute: &mut dyn FnMut(&mut Session),
+) -> Result<OffloadOutcome, OffloadError> {
     let start = s.now();
     let mut steps = Vec::new();
     let mut call = |s: &mut Session, cmd: Command, detail: String| {
@@ -164,6 +174,7 @@ pub fn offload(s: &mut Session, o: &Offload) -> Result<OffloadOutcome, OffloadEr
         },
         format!("LBAs 0+{} -> SLM 0", lbas(o.input_bytes)),
     )?;
+    before_execute(s);
     let (result, exec) = call(
         s,
         Command::Execute {
@@ -209,17 +220,50 @@ pub struct HostOutcome {
 }
 
 /// The host's run of the program: its return, work and output range.
-pub type HostRun = Result<(Ran, Vec<u8>), CommandError>;
+pub type HostRun = Result<Detached, CommandError>;
+
+/// The host's run over `input` (computed by [`host_run`]) as a run the device may answer its
+/// Execute with instead of running the program again (`Programs::expect`: used only if the
+/// device's run is this very run — same program, parameters, budget, range lengths and bytes).
+/// None for a run that failed or changed its input.
+pub fn known_run(
+    cfg: &CsConfig,
+    o: &Offload,
+    input: &std::sync::Arc<Vec<u8>>,
+    run: &HostRun,
+) -> Option<KnownRun> {
+    let d = run.as_ref().ok().filter(|d| d.input_unchanged)?;
+    Some(KnownRun {
+        ptype: o.ptype,
+        program: o.program.clone(),
+        params: o.params,
+        instructions_max: host_budget(cfg, o),
+        input: std::sync::Arc::clone(input),
+        output: d.output.clone(),
+        ran: d.ran.clone(),
+    })
+}
+
+/// The budget the device gives a run over the input and an output range of `output_bytes`.
+fn host_budget(cfg: &CsConfig, o: &Offload) -> u64 {
+    cfg.instructions_base.saturating_add(
+        cfg.instructions_per_range_byte
+            .saturating_mul(o.input_bytes + o.output_bytes),
+    )
+}
 
 /// The host-only path's program run over `input`, under the budget the device would give it.
 /// Pure — no simulation — so a caller may compute it ahead, on another thread, while the
 /// offload runs (`nearflash cs run` does), and hand it to [`host_only`].
 pub fn host_run(cfg: &CsConfig, o: &Offload, input: &[u8]) -> HostRun {
-    let budget = cfg.instructions_base.saturating_add(
-        cfg.instructions_per_range_byte
-            .saturating_mul(o.input_bytes + o.output_bytes),
-    );
-    run_detached(o.ptype, &o.program, input, o.output_bytes, o.params, budget)
+    run_detached(
+        o.ptype,
+        &o.program,
+        input,
+        o.output_bytes,
+        o.params,
+        host_budget(cfg, o),
+    )
 }
 
 /// Runs the host-only path on `s` for the same program and input: the host reads the input
@@ -256,7 +300,9 @@ pub fn host_only(
         Some((over, run)) if over == input => run,
         _ => host_run(&cfg, o, input),
     };
-    let (ran, out) = run.map_err(|source| OffloadError::Command {
+    let Detached {
+        ran, output: out, ..
+    } = run.map_err(|source| OffloadError::Command {
         step: "host run",
         status: source.status(),
         source,

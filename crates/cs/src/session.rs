@@ -87,6 +87,11 @@ impl Session {
         })
     }
 
+    /// Offers a run computed outside the device to the next Execute (`Programs::expect`).
+    pub fn expect_run(&mut self, k: crate::program::KnownRun) {
+        self.dev.expect_run(k);
+    }
+
     pub fn device(&self) -> &CsDevice {
         &self.dev
     }

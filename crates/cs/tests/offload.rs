@@ -7,7 +7,9 @@
 use nearflash_cs::device::{Command, Completion, Identify, LBA_BYTES};
 use nearflash_cs::program::Chunk;
 use nearflash_cs::rangeset::{RangeDescriptor, NSID_COMPUTE_FIRST, NSID_NVM, NSID_SLM};
-use nearflash_cs::sequence::{host_only, host_run, offload, Offload, OffloadError};
+use nearflash_cs::sequence::{
+    host_only, host_run, known_run, offload, offload_with, Offload, OffloadError,
+};
 use nearflash_cs::session::{DriveConfig, Session};
 use nearflash_cs::{CsConfig, ProgramType, Status};
 use std::path::{Path, PathBuf};
@@ -190,6 +192,42 @@ fn a_host_run_computed_ahead_is_used_only_over_the_bytes_the_host_reads() {
     assert_eq!(String::from_utf8_lossy(&used.output), host_adler32(&other));
     // A run over other bytes is not used.
     assert_eq!(outcome(Some((&other, host_run(&cfg, &o, &other)))), inline);
+}
+
+/// `nearflash cs run` offers the host's run, computed ahead, to the offload's Execute: the
+/// device answers with it when its own run would be the same run, and the offload's outcome —
+/// every command's latency, the result, the work, the output — is the one interpreting gives.
+#[test]
+fn the_host_run_offered_to_execute_leaves_the_offload_as_interpreting_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = input(64 << 10, 3);
+    let cfg = CsConfig::default();
+    for ptype in [ProgramType::Ebpf, ProgramType::Wasm] {
+        let program = compile(ptype, "filter", dir.path());
+        let o = spec(ptype, program, data.len() as u64, pattern(b"needle"), 0);
+        let run = |offer: Option<&[u8]>| {
+            let mut s = session();
+            s.write_nvm(0, &data, 128 << 10, 32).unwrap();
+            let over = std::sync::Arc::new(offer.unwrap_or(&data).to_vec());
+            let ahead = host_run(&cfg, &o, &over);
+            let k = known_run(&cfg, &o, &over, &ahead).expect("the filter leaves its input");
+            offload_with(&mut s, &o, &mut |s| {
+                if offer.is_some() {
+                    s.expect_run(k.clone());
+                }
+            })
+            .unwrap()
+        };
+        let interpreted = run(None);
+        assert_eq!(
+            String::from_utf8_lossy(&interpreted.output),
+            host_filter(&data, b"needle")
+        );
+        assert_eq!(run(Some(&data)), interpreted, "{}", ptype.name());
+        // A run over other bytes is not the device's run: the device interprets.
+        let other = input(64 << 10, 4);
+        assert_eq!(run(Some(&other)), interpreted, "{}", ptype.name());
+    }
 }
 
 /// A session holding an activated eBPF program in slot 0 and the input on the drive.

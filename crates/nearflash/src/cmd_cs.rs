@@ -9,7 +9,9 @@
 //! message otherwise.
 
 use crate::error::CliError;
-use nearflash_cs::sequence::{host_only, host_run, offload, Offload, OffloadError, Step};
+use nearflash_cs::sequence::{
+    host_only, host_run, known_run, offload_with, Offload, OffloadError, Step,
+};
 use nearflash_cs::ProgramType;
 use std::path::{Path, PathBuf};
 
@@ -306,14 +308,35 @@ fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
         drive.preset
     );
     // The host-only path's program run is pure (no simulation): it runs on another core
-    // while the offload is simulated, and host_only uses it if the host reads these bytes.
+    // while the offload's first commands are simulated; Execute answers with it if the
+    // device's run is the same run (same program, parameters, budget, ranges and bytes:
+    // `Programs::expect`), and host_only uses it if the host reads these bytes — the program
+    // is interpreted once for both paths.
     let cfg = drive.session.device().config().clone();
+    let input = std::sync::Arc::new(input);
     let (got, ahead) = std::thread::scope(|sc| {
-        let host = sc.spawn(|| host_run(&cfg, &o, &input));
-        let got = offload(&mut drive.session, &o);
-        (got, host.join())
+        let mut host = Some(sc.spawn(|| host_run(&cfg, &o, &input)));
+        let join = |h: std::thread::ScopedJoinHandle<'_, _>| {
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        };
+        let mut ahead = None;
+        let got = offload_with(&mut drive.session, &o, &mut |s| {
+            if let Some(h) = host.take() {
+                let run = join(h);
+                if let Some(k) = known_run(&cfg, &o, &input, &run) {
+                    s.expect_run(k);
+                }
+                ahead = Some(run);
+            }
+        });
+        let ahead = match (ahead, host) {
+            (Some(run), _) => run,
+            (None, Some(h)) => join(h),
+            (None, None) => unreachable!("the host run is joined once"),
+        };
+        (got, ahead)
     });
-    let ahead = ahead.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let got = match got {
         Ok(g) => g,
         Err(e) => {
@@ -332,8 +355,13 @@ fn run_offload(r: &CsRunArgs) -> Result<bool, CliError> {
         eprintln!("program log: {}", String::from_utf8_lossy(&got.log));
     }
     crate::output::write_atomic(&r.output, &got.output)?;
-    let h = host_only(&mut drive.session, &o, &drive.host, Some((&input, ahead)))
-        .map_err(CliError::Cs)?;
+    let h = host_only(
+        &mut drive.session,
+        &o,
+        &drive.host,
+        Some((input.as_slice(), ahead)),
+    )
+    .map_err(CliError::Cs)?;
     eprintln!(
         "offload:   {:>12.1} us  (result {}, {} instructions, {} SLM bytes touched)",
         us(got.total),

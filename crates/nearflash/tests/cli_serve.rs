@@ -928,3 +928,84 @@ fn a_file_copied_in_then_unmounted_is_whole_for_the_next_fsck() {
     assert_eq!(std::fs::read(d.path().join("out/r.bin")).unwrap(), data);
     assert!(s.wait_exit().success());
 }
+
+/// NVMe Computational Programs and SLM through the mounted control file, as a program drives
+/// it: one `cs` request (the commands of a `nearflash cs script`, the filter built by clang
+/// and its input in hex) written to `m/.nearflash/control`, the answer read back from offset 0.
+#[test]
+fn a_program_offloaded_through_the_mounted_control_file_counts_what_grep_counts() {
+    use std::io::Write as _;
+    use std::os::unix::fs::FileExt as _;
+    if !fuse_present() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    let m = d.path().join("m");
+    let _s = Served::start(
+        &m,
+        &[
+            "--image",
+            img.to_str().unwrap(),
+            "--format",
+            "--preset",
+            "test-min",
+            "--set",
+            "flash.blocks_per_plane=256",
+        ],
+    );
+    let object = d.path().join("filter.o");
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/cs/ebpf/filter.c"
+    );
+    let built = Command::new("clang")
+        .args(["-target", "bpf", "-O2", "-c", "-o"])
+        .arg(&object)
+        .arg(src)
+        .status()
+        .expect("clang runs (scripts/setup.sh installs it)");
+    assert!(built.success());
+    let lines: String = (0..20_000)
+        .map(|i| {
+            format!(
+                "{i},{},{}\n",
+                i % 17,
+                if i % 9 == 4 { "needle" } else { "hay" }
+            )
+        })
+        .collect();
+    let want = lines.lines().filter(|l| l.contains("needle")).count();
+    let hex = nearflash_live::vfile::control::hex_encode;
+    let request = serde_json::json!({"op": "cs",
+        "files": {"lines.txt": hex(lines.as_bytes()),
+                  "filter.o": hex(&std::fs::read(&object).unwrap())},
+        "commands": [
+            {"op": "write_nvm", "file": "lines.txt"},
+            {"op": "load_program", "file": "filter.o"},
+            {"op": "activate"},
+            {"op": "create_range_set",
+             "ranges": [{"start_bytes": 0}, {"start_bytes": 1048576, "len_bytes": 4096}]},
+            {"op": "copy_from_nvm"},
+            {"op": "execute", "cparam": ["str:needle", 6]},
+            {"op": "memory_read", "offset_bytes": 1048576, "output": "count"}]});
+    let mut control = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(m.join(".nearflash/control"))
+        .unwrap();
+    let mut line = serde_json::to_vec(&request).unwrap();
+    line.push(b'\n');
+    control.write_all(&line).unwrap();
+    let mut answer = vec![0u8; 1 << 20];
+    let n = control.read_at(&mut answer, 0).unwrap();
+    let a: serde_json::Value = serde_json::from_slice(&answer[..n]).unwrap();
+    assert_eq!(a["ok"], true, "{a}");
+    let count =
+        nearflash_live::vfile::control::hex_decode(a["cs"]["outputs"]["count"].as_str().unwrap())
+            .unwrap();
+    assert_eq!(String::from_utf8(count).unwrap(), format!("{want}\n"));
+    let steps = a["cs"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 7);
+    assert!(steps.iter().all(|s| s["status"] == "SUCCESS"), "{a}");
+}

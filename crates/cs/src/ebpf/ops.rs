@@ -4,15 +4,23 @@
 //! instruction indexes, and anything the compute namespace does not run decoded as
 //! [`Op::Unsupported`], refused only if executed (as the instruction-at-a-time decoder did).
 //! The semantics are the Linux kernel's instruction set (ISA v1 plus JMP32), as in `vm`.
-
-/// Jump target for a jump that leaves the code: running it ends as `FellOffEnd`.
-pub(super) const OUTSIDE: u32 = u32::MAX;
+//!
+//! The decoded program ends with one more slot, [`Op::End`], that every jump leaving the code
+//! targets (so that the interpreter never looks past its operations), and [`straight_runs`]
+//! gives, for every slot, how many instructions run from there to the next one that can
+//! transfer control: the interpreter charges the instruction budget once per such run.
 
 /// One decoded instruction. Arithmetic is `<Op><64|32><I|R>`: immediate or register operand;
 /// conditional jumps `J<cond><64|32><I|R>` with their absolute target `to`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Op {
     Unsupported,
+    /// The slot past the last instruction (and the target of every jump out of the code):
+    /// reaching it ends the run as `FellOffEnd`. Not an instruction: it is not counted.
+    End,
+    /// Put by the interpreter (never by the decoder) where a run's budget ends inside a
+    /// straight run: reaching it ends the run as `OutOfBudget`.
+    Exhausted,
     /// LD_DW: the 64-bit immediate (two instruction slots; the second decodes as unsupported).
     LdImm64 {
         dst: u8,
@@ -541,16 +549,124 @@ pub(super) enum Op {
     Exit,
 }
 
-/// The absolute target of a jump at `this` by `by` instructions past the next one.
-fn target(this: usize, by: i64) -> u32 {
+/// The absolute target of a jump at `this` by `by` instructions past the next one; a target
+/// outside the code is the `End` slot (`slots`).
+fn target(this: usize, by: i64, slots: usize) -> u32 {
     let to = this as i64 + 1 + by;
-    u32::try_from(to).unwrap_or(OUTSIDE)
+    let to = if (0..slots as i64).contains(&to) {
+        to as usize
+    } else {
+        slots
+    };
+    u32::try_from(to).expect("programs are bounded well below 2^32 instructions")
 }
 
-/// Decodes `code` (whole 8-byte instructions), one `Op` per instruction slot.
+/// Decodes `code` (whole 8-byte instructions), one `Op` per instruction slot, then `End`.
 pub(super) fn decode(code: &[u8]) -> Vec<Op> {
     let slots = code.len() / 8;
-    (0..slots).map(|pc| decode_one(code, pc, slots)).collect()
+    let mut ops: Vec<Op> = (0..slots).map(|pc| decode_one(code, pc, slots)).collect();
+    ops.push(Op::End);
+    ops
+}
+
+/// Whether `op` runs and goes on to the next slot (the second slot too for `LdImm64`), or
+/// faults: anything that may jump, call, return or stop is not.
+fn falls_through(op: Op) -> bool {
+    !matches!(
+        op,
+        Op::Unsupported
+            | Op::End
+            | Op::Exhausted
+            | Op::Ja { .. }
+            | Op::Call { .. }
+            | Op::CallLocal { .. }
+            | Op::Exit
+            | Op::JEq64I { .. }
+            | Op::JEq64R { .. }
+            | Op::JEq32I { .. }
+            | Op::JEq32R { .. }
+            | Op::JGt64I { .. }
+            | Op::JGt64R { .. }
+            | Op::JGt32I { .. }
+            | Op::JGt32R { .. }
+            | Op::JGe64I { .. }
+            | Op::JGe64R { .. }
+            | Op::JGe32I { .. }
+            | Op::JGe32R { .. }
+            | Op::JSet64I { .. }
+            | Op::JSet64R { .. }
+            | Op::JSet32I { .. }
+            | Op::JSet32R { .. }
+            | Op::JNe64I { .. }
+            | Op::JNe64R { .. }
+            | Op::JNe32I { .. }
+            | Op::JNe32R { .. }
+            | Op::JSgt64I { .. }
+            | Op::JSgt64R { .. }
+            | Op::JSgt32I { .. }
+            | Op::JSgt32R { .. }
+            | Op::JSge64I { .. }
+            | Op::JSge64R { .. }
+            | Op::JSge32I { .. }
+            | Op::JSge32R { .. }
+            | Op::JLt64I { .. }
+            | Op::JLt64R { .. }
+            | Op::JLt32I { .. }
+            | Op::JLt32R { .. }
+            | Op::JLe64I { .. }
+            | Op::JLe64R { .. }
+            | Op::JLe32I { .. }
+            | Op::JLe32R { .. }
+            | Op::JSlt64I { .. }
+            | Op::JSlt64R { .. }
+            | Op::JSlt32I { .. }
+            | Op::JSlt32R { .. }
+            | Op::JSle64I { .. }
+            | Op::JSle64R { .. }
+            | Op::JSle32I { .. }
+            | Op::JSle32R { .. }
+    )
+}
+
+/// The slot after `op` at `pc` when it falls through.
+pub(super) fn next(op: Op, pc: usize) -> usize {
+    match op {
+        Op::LdImm64 { .. } => pc + 2,
+        _ => pc + 1,
+    }
+}
+
+/// For every slot of `ops` (as `decode` gives them, `End` last): the instructions a run
+/// executes from that slot up to and including the first that does not fall through — the
+/// straight run whose budget the interpreter checks once on entering it. `End` counts 0
+/// (it is not an instruction), so a run that reaches it counts only what precedes it.
+pub(super) fn straight_runs(ops: &[Op]) -> Vec<u64> {
+    assert_eq!(ops.last(), Some(&Op::End), "decoded programs end with End");
+    let mut runs = vec![0u64; ops.len()];
+    for pc in (0..ops.len() - 1).rev() {
+        let op = ops[pc];
+        runs[pc] = if falls_through(op) {
+            // LdImm64 is decoded only with its second slot inside the code, so `next` is at
+            // most the End slot.
+            1 + runs[next(op, pc)]
+        } else {
+            1
+        };
+    }
+    runs
+}
+
+/// Where a straight run entered at `pc` stands after `instructions` of its instructions
+/// (fewer than the run has): the slot at which a budget of `instructions` runs out.
+pub(super) fn after(ops: &[Op], mut pc: usize, instructions: u64) -> usize {
+    for _ in 0..instructions {
+        assert!(
+            falls_through(ops[pc]),
+            "only a straight run's instructions are skipped over"
+        );
+        pc = next(ops[pc], pc);
+    }
+    pc
 }
 
 fn decode_one(code: &[u8], pc: usize, slots: usize) -> Op {
@@ -745,13 +861,13 @@ fn decode_one(code: &[u8], pc: usize, slots: usize) -> Op {
             _ => Op::Unsupported,
         },
         0x05 => {
-            let to = target(pc, i64::from(off));
+            let to = target(pc, i64::from(off), slots);
             match (opc & 0xf0, reg) {
                 (0x00, _) => Op::Ja { to },
                 (0x80, _) => match src {
                     0 => Op::Call { helper: imm },
                     1 => Op::CallLocal {
-                        to: target(pc, i64::from(imm)),
+                        to: target(pc, i64::from(imm), slots),
                     },
                     _ => Op::Unsupported,
                 },
@@ -826,7 +942,7 @@ fn decode_one(code: &[u8], pc: usize, slots: usize) -> Op {
             }
         }
         0x06 => {
-            let to = target(pc, i64::from(off));
+            let to = target(pc, i64::from(off), slots);
             match (opc & 0xf0, reg) {
                 (0x10, false) => Op::JEq32I {
                     dst,

@@ -12,6 +12,7 @@
 //! Times: the file system records simulated nanoseconds; setting a file's times (`touch`,
 //! `cp -p`) is accepted and not stored, as the file system keeps no settable times.
 
+mod cs;
 mod handles;
 mod namespace;
 mod vfiles;
@@ -97,6 +98,8 @@ pub struct FsDevice {
     power_w: (f64, f64),
     /// The first device-side failure, reported in the statistics.
     device_error: Option<String>,
+    /// The computational drive of the control file's `cs` requests (made on the first).
+    cs: Option<Box<cs::CsDrive>>,
 }
 
 impl FsDevice {
@@ -129,6 +132,7 @@ impl FsDevice {
             sim_start,
             power_w,
             device_error: None,
+            cs: None,
         };
         dev.load_vfiles();
         Ok(dev)

@@ -124,12 +124,14 @@ impl FsDevice {
                 format!("unregistered {MOUNT_VFILES_DIR}/{name}")
             }
             Request::List => format!("{} virtual files", self.vfiles.len()),
+            Request::Cs(c) => return self.run_cs(c),
         };
         Ok(control::Answer {
             ok: true,
             errno: None,
             message,
             vfiles: self.vfiles.listed(MOUNT_VFILES_DIR),
+            cs: None,
         })
     }
 

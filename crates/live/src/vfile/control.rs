@@ -10,7 +10,18 @@
 //!  "module_hex":"28…","args":["AB"],"fuel_max":1000000,"memory_max_mib":16}
 //! {"op":"unregister","name":"m"}
 //! {"op":"list"}
+//! {"op":"cs","files":{"in":"6e656564…","filter.o":"7f454c46…"},"commands":[
+//!  {"op":"write_nvm","file":"in"},{"op":"load_program","file":"filter.o"},{"op":"activate"},
+//!  {"op":"create_range_set","ranges":[{"start_bytes":0},{"start_bytes":1048576,"len_bytes":4096}]},
+//!  {"op":"copy_from_nvm"},{"op":"execute","cparam":["str:needle",6]},
+//!  {"op":"memory_read","offset_bytes":1048576,"output":"count"}]}
 //! ```
+//!
+//! `cs` runs NVMe Computational Programs and Subsystem Local Memory commands: the very command
+//! values of `nearflash cs script`'s TOML (`nearflash_cs::script::ScriptCommand`), run by its
+//! runner, on the device's computational drive (`device::cs`). Files the commands name travel
+//! in `files` (hex); `memory_read` outputs come back in the answer's `cs.outputs` (hex, at most
+//! `CS_OUTPUT_BYTES_MAX` in all).
 //!
 //! A module travels inside the request (hex), so the server never opens a path of the
 //! caller's host; `nearflash vfile register` builds the request. Bounds: a request is at most
@@ -18,7 +29,9 @@
 
 use crate::op::Errno;
 use crate::vfile::VfileError;
+use nearflash_cs::script::ScriptCommand;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The control file's name inside `/.nearflash`.
 pub const CONTROL_FILE_NAME: &str = "control";
@@ -26,6 +39,11 @@ pub const CONTROL_FILE_NAME: &str = "control";
 pub const MODULE_BYTES_MAX: u64 = 4 << 20;
 /// Largest request: the module in hex and room for the rest.
 pub const REQUEST_BYTES_MAX: u64 = 2 * MODULE_BYTES_MAX + (64 << 10);
+/// Commands one `cs` request may hold (the request's bytes bound them too).
+pub const CS_COMMANDS_MAX: usize = 1000;
+/// Bytes of `memory_read` outputs one `cs` answer carries (before hex): the answer is read
+/// back through the control file, so it stays of the order of a request.
+pub const CS_OUTPUT_BYTES_MAX: u64 = 1 << 20;
 
 /// One request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,6 +52,37 @@ pub enum Request {
     Register(Registration),
     Unregister { name: String },
     List,
+    Cs(CsRequest),
+}
+
+/// A `cs` request: commands, and the files they name (hex), all within `REQUEST_BYTES_MAX`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CsRequest {
+    pub commands: Vec<ScriptCommand>,
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+}
+
+/// What a `cs` request did: each command (the script runner's steps) and the outputs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CsAnswer {
+    pub steps: Vec<CsStep>,
+    /// `memory_read` outputs by the name given as `output`, hex.
+    pub outputs: BTreeMap<String, String>,
+    /// The last Execute's 64-bit return.
+    pub last_result: Option<u64>,
+    /// The computational drive's simulated time after the request, µs.
+    pub now_us: f64,
+}
+
+/// One NVMe command of a `cs` request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CsStep {
+    pub command: String,
+    pub detail: String,
+    pub latency_us: f64,
+    pub status: String,
 }
 
 /// What a registration asks for (also how it is stored on the image).
@@ -74,7 +123,7 @@ pub struct Listed {
 }
 
 /// The answer to a request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
     pub ok: bool,
     /// The errno of a refused request.
@@ -85,6 +134,9 @@ pub struct Answer {
     /// may see — all of them; reading one still needs read permission on its real file).
     #[serde(default)]
     pub vfiles: Vec<Listed>,
+    /// A `cs` request's steps and outputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cs: Option<CsAnswer>,
 }
 
 impl Answer {
@@ -94,6 +146,7 @@ impl Answer {
             errno: Some(e.errno().0),
             message: e.to_string(),
             vfiles: Vec::new(),
+            cs: None,
         }
     }
 

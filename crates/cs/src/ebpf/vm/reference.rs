@@ -105,7 +105,7 @@ pub(super) fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
     // Return address and callee-saved r6–r9 of each caller frame.
     let mut frames: Vec<(usize, [u64; 4])> = Vec::with_capacity(FRAMES_MAX);
     let mut pc = 0usize;
-    let budget = st.m.instructions_max;
+    let budget = st.instructions_max;
     let mut executed = 0u64;
     loop {
         if pc >= insns {
