@@ -87,14 +87,14 @@ impl FioRun {
 }
 
 /// A job clone placed on the device.
-struct Placed {
-    spec: Rc<JobSpec>,
-    groupid: u32,
-    number: u64,
-    start: u64,
-    len: u64,
+pub(crate) struct Placed {
+    pub(crate) spec: Rc<JobSpec>,
+    pub(crate) groupid: u32,
+    pub(crate) number: u64,
+    pub(crate) start: u64,
+    pub(crate) len: u64,
     /// The iolog the clone replays.
-    replay: Option<Rc<ReplayLog>>,
+    pub(crate) replay: Option<Rc<ReplayLog>>,
 }
 
 impl Placed {
@@ -145,9 +145,15 @@ pub fn run(
         .map(|s| JobSpec::from_section(s).map(Rc::new))
         .collect::<Result<_, _>>()?;
     let mut preset = Preset::load(&opts.preset, &opts.overrides)?;
-    let capacity = capacity_bytes(&preset);
+    crate::zoned::check_modes(&specs, &preset)?;
+    let zoned = preset.zns.enabled;
+    let capacity = if zoned {
+        nearflash_blockdev::BlockDevice::capacity_bytes(&crate::zoned::format(&preset)?)
+    } else {
+        capacity_bytes(&preset)
+    };
     let logs = load_logs(&specs, capacity)?;
-    let placed = place(&specs, &logs, capacity)?;
+    let mut placed = place(&specs, &logs, capacity)?;
     check_fdp(&specs, &preset)?;
     let groups = placed.last().map_or(0, |p| p.groupid + 1);
     let mut notes = Vec::new();
@@ -191,7 +197,7 @@ pub fn run(
     let pairs = u16::try_from(widest)
         .unwrap_or(u16::MAX)
         .min(QUEUE_PAIRS_MAX);
-    if opts.interface == Interface::Nvme && pairs > preset.nvme.queue_pairs {
+    if opts.interface == Interface::Nvme && !zoned && pairs > preset.nvme.queue_pairs {
         notes.push(format!(
             "nvme.queue_pairs raised from {} to {pairs}: each concurrent job submits on a \
              queue pair of its own",
@@ -218,6 +224,7 @@ pub fn run(
         }
     }
     let mut out = match opts.interface {
+        _ if zoned => crate::zoned::run(&preset, &mut placed, groups, opts, progress)?,
         Interface::Nvme => run_on::<Nvme<Drive>>(&preset, &placed, groups, opts, progress)?,
         Interface::Bare => run_on::<Device>(&preset, &placed, groups, opts, progress)?,
     };
@@ -481,21 +488,7 @@ fn run_on<D: FrontEnd>(
             .any(|p| p.spec.fdp)
             .then(|| "fio fdp=1: each job's writes over its fdp_pli list".to_string()),
     });
-    let mut iologs = Vec::new();
-    for r in &finished {
-        if let (Some(p), Some(lines)) = (&r.spec.write_iolog, &r.iolog) {
-            if r.iolog_truncated {
-                return Err(FioError::Job {
-                    job: r.spec.name.clone(),
-                    reason: format!(
-                        "write_iolog: more than {IOLOG_REQUESTS_MAX} requests; lower the job's \
-                         size or runtime"
-                    ),
-                });
-            }
-            iologs.push((PathBuf::from(p), lines.join("\n") + "\n"));
-        }
-    }
+    let iologs = iologs(&finished)?;
     let disk = disk.borrow().clone();
     Ok(FioRun {
         global_options: Vec::new(),
@@ -512,8 +505,28 @@ fn run_on<D: FrontEnd>(
     })
 }
 
+/// The `write_iolog` files of the finished jobs and their text.
+pub(crate) fn iologs(finished: &[JobRun]) -> Result<Vec<(PathBuf, String)>, FioError> {
+    let mut out = Vec::new();
+    for r in finished {
+        if let (Some(p), Some(lines)) = (&r.spec.write_iolog, &r.iolog) {
+            if r.iolog_truncated {
+                return Err(FioError::Job {
+                    job: r.spec.name.clone(),
+                    reason: format!(
+                        "write_iolog: more than {IOLOG_REQUESTS_MAX} requests; lower the job's \
+                         size or runtime"
+                    ),
+                });
+            }
+            out.push((PathBuf::from(p), lines.join("\n") + "\n"));
+        }
+    }
+    Ok(out)
+}
+
 /// The jobs' reports, merged per group where a job of the group asks for group reporting.
-fn reports(runs: Vec<JobRun>) -> Vec<JobReport> {
+pub(crate) fn reports(runs: Vec<JobRun>) -> Vec<JobReport> {
     let one = |r: &JobRun| JobReport {
         spec: r.spec.clone(),
         groupid: r.groupid,
