@@ -1084,6 +1084,48 @@ mod tests {
     }
 
     #[test]
+    fn zbd_options_read_as_fio_reads_them_and_misfits_are_refused() {
+        let j = job(
+            "[j]\nzonemode=zbd\nrw=randwrite\nzonesize=256k\nmax_open_zones=4\n\
+             zone_reset_threshold=0.7\nzone_reset_frequency=0.01\nread_beyond_wp\n",
+        )
+        .unwrap();
+        assert!(j.zbd && j.read_beyond_wp);
+        assert_eq!((j.zonesize, j.max_open_zones), (Some(256 << 10), Some(4)));
+        assert_eq!(
+            (j.zone_reset_threshold, j.zone_reset_frequency),
+            (0.7, 0.01)
+        );
+        for (text, what) in [
+            ("[j]\nzonemode=strided\n", "'strided'"),
+            ("[j]\nzone_reset_threshold=1.5\n", "within 0..=1"),
+            ("[j]\nzonesize=0\n", "positive"),
+        ] {
+            let e = job(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with("job.fio:2:") && e.contains(what),
+                "{text:?}: {e}"
+            );
+        }
+        for (text, what) in [
+            (
+                "[j]\nmax_open_zones=4\n",
+                "max_open_zones applies to zonemode=zbd only",
+            ),
+            ("[j]\nzonemode=zbd\nrw=randtrim\n", "trims"),
+            ("[j]\nzonemode=zbd\nrw=write\nverify=md5\n", "verify"),
+            ("[j]\nzonemode=zbd\nrw=write:4k\n", "skip"),
+            ("[j]\nzonemode=zbd\nrw=write\nfdp=1\n", "fdp=1"),
+        ] {
+            let e = job(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with("job 'j': ") && e.contains(what),
+                "{text:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
     fn kb_base_1000_changes_how_sizes_read_wherever_it_stands() {
         let j = job("[j]\nbs=4k\nkb_base=1000\n").unwrap_err().to_string();
         assert!(j.contains("multiple of 512"), "4k is 4000 bytes: {j}");
