@@ -53,6 +53,8 @@ pub struct ZbdCounts {
     /// Reads that reached past their zone's write pointer on the drive when issued.
     pub reads_past_wp: u64,
     pub reads: u64,
+    /// Most zones active (open or closed) on the drive at once, after each submission.
+    pub active_zones_peak: u32,
 }
 
 /// The zoned drive behind fio's zone resets: a block device whose requests to a zone with a
@@ -112,6 +114,8 @@ impl ZbdDrive {
         self.lanes[zone as usize].in_flight += 1;
         self.owner.insert(req.id, zone);
         self.dev.submit(req, q);
+        let active = self.dev.zones().active_count();
+        self.counts.active_zones_peak = self.counts.active_zones_peak.max(active);
     }
 
     /// Starts what zone `zone` holds back, in order: a reset once nothing is in flight to
@@ -588,6 +592,7 @@ fn report(
             "zone_reset_failures": drive.counts.reset_failures,
             "reads": drive.counts.reads,
             "reads_past_write_pointer": drive.counts.reads_past_wp,
+            "active_zones_peak": drive.counts.active_zones_peak,
             "rows_padded": stats.rows_padded,
             "implicit_closes": stats.implicit_closes,
         },
@@ -692,7 +697,11 @@ mod tests {
         let open = by_state["implicitly open"].as_u64().unwrap_or(0)
             + by_state["closed"].as_u64().unwrap_or(0);
         assert!(open <= 4, "{by_state}");
-        assert_eq!(figure(&r, "implicit_closes"), 0, "never past the 4 targets");
+        assert_eq!(
+            figure(&r, "active_zones_peak"),
+            4,
+            "the drive held the 4 targets at once"
+        );
     }
 
     /// A writer leaves zones partly written; a random reader after it (stonewall) reads only
@@ -729,6 +738,65 @@ mod tests {
         // 20 writes of 16 KiB: the reader reads those 320 KiB and finds nothing more.
         assert_eq!(r.jobs[1].stats.dirs[0].io_bytes, 20 * 16 * 1024);
         assert_eq!(figure(&r, "reads_past_write_pointer"), 0);
+    }
+
+    /// fio's zone_reset_threshold / zone_reset_frequency: once half the region lies below
+    /// write pointers, every 4th write resets its zone first — long before zones fill, so
+    /// the run resets many times more often than the same job without them, and the drive
+    /// erased each reset zone.
+    #[test]
+    fn zone_reset_threshold_and_frequency_reset_zones_before_they_fill() {
+        let z = zone_kib();
+        let job = |extra: &str| {
+            zoned(&format!(
+                "[w]\nzonemode=zbd\nmax_open_zones=4\nrw=randwrite\nbs=16k\nsize={}k\n\
+                 io_size={}k\niodepth=4\n{extra}",
+                8 * z,
+                16 * z
+            ))
+        };
+        let plain = job("");
+        let early = job("zone_reset_threshold=0.5\nzone_reset_frequency=0.25\n");
+        let (a, b) = (&plain.jobs[0].stats, &early.jobs[0].stats);
+        assert_eq!((a.errors, b.errors), (0, 0));
+        assert!(
+            b.zone_resets > 2 * a.zone_resets,
+            "{} vs {}",
+            b.zone_resets,
+            a.zone_resets
+        );
+        assert_eq!(figure(&early, "zone_resets"), b.zone_resets);
+        let erases = early.nearflash["flash_block_erases"].as_u64().unwrap();
+        assert!(
+            erases >= b.zone_resets,
+            "each reset erased its zone's blocks"
+        );
+    }
+
+    /// Two writers (numjobs=2) share the write target zones, as fio's jobs share
+    /// `zbd_info`: together they keep at most max_open_zones zones open and every write lands
+    /// at a write pointer.
+    #[test]
+    fn clones_share_the_open_zone_limit() {
+        let z = zone_kib();
+        let r = zoned(&format!(
+            "[w]\nzonemode=zbd\nmax_open_zones=3\nrw=randwrite\nbs=16k\nsize={}k\n\
+             io_size={}k\niodepth=4\nnumjobs=2\n",
+            8 * z,
+            12 * z
+        ));
+        assert_eq!(r.jobs.len(), 2);
+        for j in &r.jobs {
+            assert_eq!(j.stats.errors, 0, "{:?}", j.stats.first_error);
+            assert_eq!(j.stats.dirs[1].io_bytes, 12 * z * 1024);
+        }
+        assert_eq!(
+            figure(&r, "active_zones_peak"),
+            3,
+            "both jobs together, 3 zones at once"
+        );
+        let resets: u64 = r.jobs.iter().map(|j| j.stats.zone_resets).sum();
+        assert_eq!(figure(&r, "zone_resets"), resets);
     }
 
     #[test]
