@@ -80,6 +80,33 @@ pub struct FioRun {
 }
 
 impl FioRun {
+    /// A run of the `finished` jobs (`run` fills in the file's sections, options and job
+    /// count).
+    pub(crate) fn of_jobs(
+        finished: Vec<JobRun>,
+        groups: u32,
+        disk: &Rc<RefCell<Disk>>,
+        sim_time_ns: u64,
+        nearflash: serde_json::Value,
+        notes: Vec<String>,
+    ) -> Result<FioRun, FioError> {
+        let iologs = iologs(&finished)?;
+        let disk = disk.borrow().clone();
+        Ok(FioRun {
+            global_options: Vec::new(),
+            sections: Vec::new(),
+            job_count: 0,
+            jobs: reports(finished),
+            groups,
+            disk,
+            sim_time_ns,
+            nearflash,
+            notes,
+            ignored: Vec::new(),
+            iologs,
+        })
+    }
+
     /// True when any job saw failed requests or verify mismatches.
     pub fn failed(&self) -> bool {
         self.jobs.iter().any(|j| j.error != 0)
@@ -98,6 +125,27 @@ pub(crate) struct Placed {
 }
 
 impl Placed {
+    /// The clone as a running job of group `g`, starting no earlier than `group_start`.
+    pub(crate) fn job_run(
+        &self,
+        g: u32,
+        seed: u64,
+        group_start: nearflash_sim::SimTime,
+        disk: &Rc<RefCell<Disk>>,
+    ) -> JobRun {
+        JobRun::new(
+            self.spec.clone(),
+            g,
+            self.number,
+            seed,
+            self.start,
+            self.len,
+            group_start,
+            disk.clone(),
+            self.replay.clone(),
+        )
+    }
+
     fn reads(&self) -> bool {
         match &self.replay {
             Some(log) => log.reads(),
@@ -432,18 +480,8 @@ fn run_on<D: FrontEnd>(
             .iter()
             .filter(|p| p.groupid == g)
             .map(|p| {
-                JobRun::new(
-                    p.spec.clone(),
-                    g,
-                    p.number,
-                    opts.seed,
-                    p.start,
-                    p.len,
-                    group_start,
-                    disk.clone(),
-                    p.replay.clone(),
-                )
-                .with_fdp_handles(preset.ftl.fdp.handles as usize)
+                p.job_run(g, opts.seed, group_start, &disk)
+                    .with_fdp_handles(preset.ftl.fdp.handles as usize)
             })
             .collect();
         let mut refs: Vec<&mut dyn PacedSource> =
@@ -488,25 +526,18 @@ fn run_on<D: FrontEnd>(
             .any(|p| p.spec.fdp)
             .then(|| "fio fdp=1: each job's writes over its fdp_pli list".to_string()),
     });
-    let iologs = iologs(&finished)?;
-    let disk = disk.borrow().clone();
-    Ok(FioRun {
-        global_options: Vec::new(),
-        sections: Vec::new(),
-        job_count: 0,
-        jobs: reports(finished),
+    FioRun::of_jobs(
+        finished,
         groups,
-        disk,
-        sim_time_ns: phase.end.since(run_start).as_ns(),
-        nearflash: deterministic(report),
-        notes: Vec::new(),
-        ignored: Vec::new(),
-        iologs,
-    })
+        &disk,
+        phase.end.since(run_start).as_ns(),
+        deterministic(report),
+        Vec::new(),
+    )
 }
 
 /// The `write_iolog` files of the finished jobs and their text.
-pub(crate) fn iologs(finished: &[JobRun]) -> Result<Vec<(PathBuf, String)>, FioError> {
+fn iologs(finished: &[JobRun]) -> Result<Vec<(PathBuf, String)>, FioError> {
     let mut out = Vec::new();
     for r in finished {
         if let (Some(p), Some(lines)) = (&r.spec.write_iolog, &r.iolog) {
@@ -526,7 +557,7 @@ pub(crate) fn iologs(finished: &[JobRun]) -> Result<Vec<(PathBuf, String)>, FioE
 }
 
 /// The jobs' reports, merged per group where a job of the group asks for group reporting.
-pub(crate) fn reports(runs: Vec<JobRun>) -> Vec<JobReport> {
+fn reports(runs: Vec<JobRun>) -> Vec<JobReport> {
     let one = |r: &JobRun| JobReport {
         spec: r.spec.clone(),
         groupid: r.groupid,
@@ -577,7 +608,7 @@ fn deterministic(report: IoReport) -> serde_json::Value {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::jobfile::tests::one;
 
@@ -599,7 +630,12 @@ mod tests {
         .unwrap()
     }
 
-    fn run_fdp(text: &str, overrides: &[&str]) -> Result<FioRun, FioError> {
+    /// `text` run on test-min with `overrides`, seed 1, over NVMe.
+    pub(crate) fn run_test_min(
+        text: &str,
+        overrides: &[&str],
+        fidelity: Fidelity,
+    ) -> Result<FioRun, FioError> {
         run(
             &one(text).unwrap(),
             std::path::Path::new("job.fio"),
@@ -607,12 +643,16 @@ mod tests {
                 preset: "test-min".into(),
                 overrides: overrides.iter().map(|o| o.to_string()).collect(),
                 seed: 1,
-                fidelity: Fidelity::Timing,
+                fidelity,
                 interface: Interface::Nvme,
                 precondition: None,
             },
             &mut |_, _, _| {},
         )
+    }
+
+    fn run_fdp(text: &str, overrides: &[&str]) -> Result<FioRun, FioError> {
+        run_test_min(text, overrides, Fidelity::Timing)
     }
 
     const FDP_DRIVE: &[&str] = &["ftl.mapping=\"page\"", "fdp.enabled=true", "fdp.handles=4"];

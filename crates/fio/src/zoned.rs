@@ -14,7 +14,7 @@
 use crate::error::FioError;
 use crate::job::{Disk, JobRun};
 use crate::options::JobSpec;
-use crate::runner::{iologs, reports, FioRun, Placed, RunOptions};
+use crate::runner::{FioRun, Placed, RunOptions};
 use crate::zbd::{ZbdState, ZoneSpan};
 use nearflash_blockdev::load::{self, Pace, Rig, RigEvent, DEFAULT_STALL_LIMIT};
 use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest, SECTOR_BYTES};
@@ -442,18 +442,9 @@ pub(crate) fn run(
             .zip(&spans)
             .filter(|(p, _)| p.groupid == g)
             .map(|(p, &span)| {
-                JobRun::new(
-                    p.spec.clone(),
-                    g,
-                    p.number,
-                    opts.seed,
-                    p.start,
-                    p.len,
-                    group_start,
-                    disk.clone(),
-                    None,
-                )
-                .with_zbd(state.clone(), span)
+                // zbd jobs replay no log (refused with read_iolog).
+                p.job_run(g, opts.seed, group_start, &disk)
+                    .with_zbd(state.clone(), span)
             })
             .collect();
         let owners = RefCell::new(BTreeMap::<u64, usize>::new());
@@ -541,21 +532,14 @@ pub(crate) fn run(
         zones,
         &sim,
     );
-    let iologs = iologs(&finished)?;
-    let disk = disk.borrow().clone();
-    Ok(FioRun {
-        global_options: Vec::new(),
-        sections: Vec::new(),
-        job_count: 0,
-        jobs: reports(finished),
+    FioRun::of_jobs(
+        finished,
         groups,
-        disk,
-        sim_time_ns: end.since(run_start).as_ns(),
+        &disk,
+        end.since(run_start).as_ns(),
         nearflash,
         notes,
-        ignored: Vec::new(),
-        iologs,
-    })
+    )
 }
 
 /// nearflash's own figures of a zoned run (the top-level `nearflash` object).
@@ -611,26 +595,11 @@ fn report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jobfile::tests::one;
     use nearflash_sim::Fidelity;
 
     const ZONED: &[&str] = &["zns.enabled=true"];
 
-    fn run_on(text: &str, overrides: &[&str], fidelity: Fidelity) -> Result<FioRun, FioError> {
-        crate::run(
-            &one(text).unwrap(),
-            std::path::Path::new("job.fio"),
-            &RunOptions {
-                preset: "test-min".into(),
-                overrides: overrides.iter().map(|o| o.to_string()).collect(),
-                seed: 1,
-                fidelity,
-                interface: nearflash_iobench::Interface::Nvme,
-                precondition: None,
-            },
-            &mut |_, _, _| {},
-        )
-    }
+    use crate::runner::tests::run_test_min as run_on;
 
     fn zoned(text: &str) -> FioRun {
         run_on(text, ZONED, Fidelity::Timing).unwrap()
