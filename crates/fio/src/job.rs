@@ -15,6 +15,7 @@ use crate::dist::{BlockDraw, RandomMap};
 use crate::options::{BlockSizes, JobSpec, Rw, VerifyKind};
 use crate::replay::ReplayLog;
 use crate::stats::{depth_bucket, JobStats};
+use crate::zbd::{ZbdState, ZoneSpan};
 use md5::Digest;
 use nearflash_blockdev::PlacementDirective;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest};
@@ -249,6 +250,10 @@ pub struct JobRun {
     /// `write_iolog`: the requests issued, as fio iolog v3 lines.
     pub iolog: Option<Vec<String>>,
     pub iolog_truncated: bool,
+    /// `zonemode=zbd`: the zones all jobs share and this job's zones.
+    zbd: Option<(Rc<RefCell<ZbdState>>, ZoneSpan)>,
+    /// A write was issued (fio's `last_start[DDIR_WRITE]`, for `zbd_adjust_ddir`).
+    wrote: bool,
 }
 
 /// The device name the reports and iologs use.
@@ -348,9 +353,47 @@ impl JobRun {
                 ]
             }),
             iolog_truncated: false,
+            zbd: None,
+            wrote: false,
             groupid,
             spec,
         }
+    }
+
+    /// `zonemode=zbd`: the job's requests are placed on the zones of `state` (shared by every
+    /// job of the run) within `span`, its region's zones.
+    pub fn with_zbd(mut self, state: Rc<RefCell<ZbdState>>, span: ZoneSpan) -> JobRun {
+        assert!(self.spec.zbd, "a zbd job");
+        self.zbd = Some((state, span));
+        self
+    }
+
+    /// fio's `zbd_adjust_block`: the drawn request placed on the zones (writes at a write
+    /// pointer, reads below one); `None` ends the job's I/O (fio's `io_u_eof`). A sequential
+    /// job goes on from where the placed request ends, as fio's `last_pos`.
+    fn zbd_place(&mut self, draw: Draw) -> Option<Draw> {
+        let Some((state, span)) = &self.zbd else {
+            return Some(draw);
+        };
+        let d = dir_of(draw.op).expect("a read or a write");
+        let min_bs = self.spec.bs[d].min();
+        let random = self.spec.rw.random();
+        let placed = match draw.op {
+            BlockOp::Write => {
+                let p = state.borrow_mut().place_write(*span, draw, min_bs)?;
+                if p.reset {
+                    self.stats.zone_resets += 1;
+                }
+                p.draw
+            }
+            BlockOp::Read if self.spec.read_beyond_wp => draw,
+            BlockOp::Read => state.borrow().place_read(*span, draw, min_bs, random)?,
+            BlockOp::Trim | BlockOp::Flush => unreachable!("zbd jobs draw reads and writes"),
+        };
+        if !random {
+            self.walk.seq[d] = placed.offset_bytes + placed.len_bytes - self.walk.start;
+        }
+        Some(placed)
     }
 
     fn start(&mut self, now: SimTime) {
@@ -379,7 +422,14 @@ impl JobRun {
     fn direction(&mut self) -> usize {
         match self.spec.rw {
             Rw::ReadWrite | Rw::RandReadWrite => {
-                if self.rng.below(100) < u64::from(self.spec.rwmixread) {
+                let read = self.rng.below(100) < u64::from(self.spec.rwmixread);
+                // fio's `zbd_adjust_ddir`: a mixed zbd job writes before it first reads,
+                // so that there is data below a write pointer to read.
+                let zbd_first = self.zbd.is_some()
+                    && !self.wrote
+                    && !self.spec.read_beyond_wp
+                    && self.spec.rwmixread < 100;
+                if read && !zbd_first {
                     0
                 } else {
                     1
@@ -587,6 +637,10 @@ impl JobRun {
             // ends at the runtime.
             return Some(Step::Until(self.deadline.map_or(at, |d| at.min(d))));
         }
+        let Some(draw) = self.zbd_place(draw) else {
+            self.phase = Phase::EndFlush;
+            return None;
+        };
         if let Some(r) = &mut self.replay {
             r.issued(now);
         }
@@ -599,6 +653,7 @@ impl JobRun {
         let is_write = draw.op == BlockOp::Write;
         if is_write {
             self.writes += 1;
+            self.wrote = true;
         }
         if self.spec.thinktime_ns > 0
             && self

@@ -257,6 +257,10 @@ fn job(run: &FioRun, j: &JobReport, bins: bool) -> Node {
     if let Some(d) = &j.spec.description {
         pairs.push(("desc", n(d.as_str())));
     }
+    // fio reports zone resets for zbd jobs that write (stat.c, `count_zone_resets`).
+    if counts_zone_resets(&j.spec) {
+        pairs.push(("zone_resets", n(s.zone_resets)));
+    }
     pairs.push((
         "nearflash",
         obj(vec![
@@ -269,6 +273,12 @@ fn job(run: &FioRun, j: &JobReport, bins: bool) -> Node {
         ]),
     ));
     obj(pairs)
+}
+
+/// fio's `count_zone_resets`: set for `zonemode=zbd` jobs that write or trim (zbd.c).
+pub fn counts_zone_resets(spec: &crate::options::JobSpec) -> bool {
+    let d = spec.rw.directions();
+    spec.zbd && (d[1] || d[2])
 }
 
 fn disk_util(run: &FioRun) -> Node {

@@ -18,6 +18,8 @@ pub mod replay;
 pub mod runner;
 pub mod stats;
 pub mod value;
+pub mod zbd;
+pub mod zoned;
 
 pub use error::{FioError, Location};
 pub use runner::{run, FioRun, RunOptions};

@@ -148,9 +148,15 @@ fn job(out: &mut String, run: &FioRun, j: &JobReport) {
         let (bw, iops) = rates(ds, s.runtime_ns);
         let (bw_bin, bw_dec) = bytes(bw as f64);
         let (io_bin, _) = bytes(ds.io_bytes as f64);
+        // fio appends the job's zone resets to each direction's line (`zbd_write_status`).
+        let resets = if crate::json::counts_zone_resets(&j.spec) {
+            format!("; {} zone resets", s.zone_resets)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "  {}: IOPS={}, BW={bw_bin}/s ({bw_dec}/s)({io_bin}/{}msec)",
+            "  {}: IOPS={}, BW={bw_bin}/s ({bw_dec}/s)({io_bin}/{}msec){resets}",
             DIRECTIONS[d],
             num2str(iops, 1000.0, &COUNT),
             runtime_ms(s.runtime_ns)

@@ -181,6 +181,20 @@ pub struct JobSpec {
     pub fdp_pli: Vec<u16>,
     /// `fdp_pli_select=random` (fio's default is `roundrobin`).
     pub fdp_pli_random: bool,
+    /// `zonemode=zbd`: the job runs on the zoned drive through fio's zone logic
+    /// (`crate::zbd`): writes at the write pointers, reads below them.
+    pub zbd: bool,
+    /// `zonesize`: must equal the drive's zone size (checked when the drive is known).
+    pub zonesize: Option<u64>,
+    /// `max_open_zones`: zones written at once by all jobs; `None` or 0: the drive's limit.
+    pub max_open_zones: Option<u32>,
+    /// `zone_reset_threshold`: share of the region's bytes below write pointers past which
+    /// zones are reset every `1 / zone_reset_frequency` writes.
+    pub zone_reset_threshold: f64,
+    /// `zone_reset_frequency`: 0 (default) never resets early.
+    pub zone_reset_frequency: f64,
+    /// `read_beyond_wp`: reads go where they are drawn, past write pointers too.
+    pub read_beyond_wp: bool,
     pub bwavgtime_ns: u64,
     pub iopsavgtime_ns: u64,
     pub kb_base: u64,
@@ -222,6 +236,12 @@ pub const FDP_PLI_MAX: usize = 16;
 
 /// Every option nearflash knows.
 pub const TABLE: &[OptionDef] = opts! {
+    ["zonemode"] Supported, "none (default) or zbd: the job runs on the zoned drive (zns.enabled=true): writes at the zones' write pointers, reads below them (strided is refused)";
+    ["zonesize"] Supported, "with zonemode=zbd: the zone size, which must equal the drive's (default: the drive's)";
+    ["max_open_zones"] Supported, "with zonemode=zbd: zones all jobs write at once (default and most: the drive's max open zones; 0: the drive's)";
+    ["zone_reset_threshold"] Supported, "with zonemode=zbd: share (0-1) of the region's bytes below write pointers past which zones are reset as zone_reset_frequency says";
+    ["zone_reset_frequency"] Supported, "with zonemode=zbd: past the threshold, the zone a write goes to is reset first every 1/frequency writes (0, default: never)";
+    ["read_beyond_wp"] Supported, "with zonemode=zbd: 1 reads where drawn, past write pointers too (default 0: reads stay below them)";
     ["fdp"] Supported, "1: writes carry a Data Placement directive (Flexible Data Placement: the preset needs fdp.enabled=true)";
     ["fdp_pli"] Supported, "indices into the drive's reclaim unit handle list the writes use, comma-separated, at most 16 (default: every handle)";
     ["fdp_pli_select"] Supported, "roundrobin (default): each write takes the next listed handle; random: uniformly at random (the job's own stream)";
@@ -288,7 +308,7 @@ pub const TABLE: &[OptionDef] = opts! {
     ["exitall", "exitall_on_error", "create_on_open", "allow_mounted_write", "lockmem", "fadvise_hint", "overwrite", "unlink", "refill_buffers", "scramble_buffers", "buffer_compress_percentage", "zero_buffers", "group_id"] Ignored, "host-side file and buffer handling";
     ["merge_blktrace_file", "merge_blktrace_scalars", "merge_blktrace_iters"] Unsupported("merging blktraces is not modelled: replay one iolog per job"), "";
     ["verify_backlog", "verify_backlog_batch", "verify_async", "verify_interval", "verify_offset", "verify_pattern", "verify_only", "experimental_verify"] Unsupported("verify runs as one pass after the writes; interleaved or partial verification is not modelled"), "";
-    ["zonemode", "zonesize", "zonerange", "zoneskip", "max_open_zones", "zone_reset_threshold"] Unsupported("fio's zbd mode is not mapped onto the zoned drive yet; run it with `nearflash io --set zns.enabled=true` (docs/zns.md)"), "";
+    ["zonerange", "zoneskip", "zonecapacity", "job_max_open_zones", "ignore_zone_limits", "write_zone_remainder", "recover_zbd_write_error"] Unsupported("zonemode=strided and these zbd refinements are not modelled; zonemode=zbd takes the zone geometry and limits from the drive (docs/zns.md)"), "";
     ["unified_rw_reporting"] Unsupported("mixed-direction reporting is not produced"), "";
     ["new_group"] Unsupported("a reporting group apart from the run groups is not modelled; stonewall starts a group"), "";
     ["rate_process", "rate_min", "rate_iops_min", "rate_cycle", "rate_ignore_thinktime"] Unsupported("only fio's default linear rate process is modelled"), "";
@@ -361,6 +381,13 @@ impl JobSpec {
             fdp: false,
             fdp_pli: Vec::new(),
             fdp_pli_random: false,
+            zbd: false,
+            zonesize: None,
+            max_open_zones: None,
+            // fio's zone_reset_threshold and zone_reset_frequency default to 0 (options.c).
+            zone_reset_threshold: 0.0,
+            zone_reset_frequency: 0.0,
+            read_beyond_wp: false,
             // fio's bwavgtime and iopsavgtime default to 500 ms (HOWTO).
             bwavgtime_ns: 500_000_000,
             iopsavgtime_ns: 500_000_000,
@@ -431,6 +458,7 @@ impl JobSpec {
                 | "do_verify"
                 | "replay_no_stall"
                 | "fdp"
+                | "read_beyond_wp"
         );
         let v: &str = match (&e.value, flag_ok) {
             (Some(v), _) => v,
@@ -616,6 +644,39 @@ impl JobSpec {
                     }
                 }
             }
+            "zonemode" => {
+                self.zbd = match v {
+                    "none" => false,
+                    "zbd" => true,
+                    other => {
+                        return Err(bad(format!(
+                            "'{other}' is not a zone mode nearflash runs (none, zbd)"
+                        )))
+                    }
+                }
+            }
+            "zonesize" => {
+                let z = size(v)?;
+                if z == 0 {
+                    return Err(bad("a zone size must be positive".into()));
+                }
+                self.zonesize = Some(z);
+            }
+            "max_open_zones" => self.max_open_zones = Some(num32(v)?),
+            "zone_reset_threshold" | "zone_reset_frequency" => {
+                let f: f64 = v
+                    .parse()
+                    .map_err(|_| bad(format!("'{v}' is not a number")))?;
+                if !(0.0..=1.0).contains(&f) {
+                    return Err(bad(format!("{f} must lie within 0..=1")));
+                }
+                if e.key == "zone_reset_threshold" {
+                    self.zone_reset_threshold = f;
+                } else {
+                    self.zone_reset_frequency = f;
+                }
+            }
+            "read_beyond_wp" => self.read_beyond_wp = flag(v)?,
             "bwavgtime" => self.bwavgtime_ns = time(v, TimeUnit::Ms)?,
             "iopsavgtime" => self.iopsavgtime_ns = time(v, TimeUnit::Ms)?,
             "kb_base" => {
@@ -687,7 +748,60 @@ impl JobSpec {
         if self.number_ios == Some(0) || self.io_size == Some(0) {
             return Err(bad("number_ios and io_size must be positive".into()));
         }
-        Ok(())
+        self.check_zbd()
+    }
+
+    /// What `zonemode=zbd` needs of the job alone (the drive's side is `crate::zbd`'s).
+    fn check_zbd(&self) -> Result<(), FioError> {
+        let bad = |reason: String| FioError::Job {
+            job: self.name.clone(),
+            reason,
+        };
+        if !self.zbd {
+            let set: Vec<&str> = [
+                ("zonesize", self.zonesize.is_some()),
+                ("max_open_zones", self.max_open_zones.is_some()),
+                ("zone_reset_threshold", self.zone_reset_threshold > 0.0),
+                ("zone_reset_frequency", self.zone_reset_frequency > 0.0),
+                ("read_beyond_wp", self.read_beyond_wp),
+            ]
+            .into_iter()
+            .filter_map(|(n, on)| on.then_some(n))
+            .collect();
+            if !set.is_empty() {
+                return Err(bad(format!(
+                    "{} applies to zonemode=zbd only (set zonemode=zbd)",
+                    set.join(", ")
+                )));
+            }
+            return Ok(());
+        }
+        let refused = [
+            (
+                self.rw.directions()[2],
+                "rw with trims (fio turns a zbd trim into a zone reset): not modelled",
+            ),
+            (
+                self.verify.is_some(),
+                "verify: not modelled with zonemode=zbd (a reset zone loses what verify would read)",
+            ),
+            (
+                !self.read_iolog.is_empty(),
+                "read_iolog: a log's writes land at arbitrary offsets, not at write pointers",
+            ),
+            (
+                self.fdp,
+                "fdp=1: a zoned drive has no placement handles",
+            ),
+            (
+                self.seq_skip_bytes > 0,
+                "an rw offset skip: zbd writes go to the write pointer",
+            ),
+        ];
+        match refused.iter().find(|(on, _)| *on) {
+            Some((_, why)) => Err(bad(format!("zonemode=zbd with {why}"))),
+            None => Ok(()),
+        }
     }
 }
 
@@ -856,7 +970,7 @@ mod tests {
         assert_eq!(e, "job.fio:3: unknown option 'frobnicate'");
         for opt in [
             "verify_backlog=16",
-            "zonemode=zbd",
+            "zonerange=1m",
             "merge_blktrace_file=x.bin",
             "rate_process=poisson",
         ] {
@@ -964,6 +1078,48 @@ mod tests {
             let e = job(text).unwrap_err().to_string();
             assert!(
                 e.starts_with("job.fio:2:") && e.contains(what),
+                "{text:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn zbd_options_read_as_fio_reads_them_and_misfits_are_refused() {
+        let j = job(
+            "[j]\nzonemode=zbd\nrw=randwrite\nzonesize=256k\nmax_open_zones=4\n\
+             zone_reset_threshold=0.7\nzone_reset_frequency=0.01\nread_beyond_wp\n",
+        )
+        .unwrap();
+        assert!(j.zbd && j.read_beyond_wp);
+        assert_eq!((j.zonesize, j.max_open_zones), (Some(256 << 10), Some(4)));
+        assert_eq!(
+            (j.zone_reset_threshold, j.zone_reset_frequency),
+            (0.7, 0.01)
+        );
+        for (text, what) in [
+            ("[j]\nzonemode=strided\n", "'strided'"),
+            ("[j]\nzone_reset_threshold=1.5\n", "within 0..=1"),
+            ("[j]\nzonesize=0\n", "positive"),
+        ] {
+            let e = job(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with("job.fio:2:") && e.contains(what),
+                "{text:?}: {e}"
+            );
+        }
+        for (text, what) in [
+            (
+                "[j]\nmax_open_zones=4\n",
+                "max_open_zones applies to zonemode=zbd only",
+            ),
+            ("[j]\nzonemode=zbd\nrw=randtrim\n", "trims"),
+            ("[j]\nzonemode=zbd\nrw=write\nverify=md5\n", "verify"),
+            ("[j]\nzonemode=zbd\nrw=write:4k\n", "skip"),
+            ("[j]\nzonemode=zbd\nrw=write\nfdp=1\n", "fdp=1"),
+        ] {
+            let e = job(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with("job 'j': ") && e.contains(what),
                 "{text:?}: {e}"
             );
         }

@@ -80,6 +80,33 @@ pub struct FioRun {
 }
 
 impl FioRun {
+    /// A run of the `finished` jobs (`run` fills in the file's sections, options and job
+    /// count).
+    pub(crate) fn of_jobs(
+        finished: Vec<JobRun>,
+        groups: u32,
+        disk: &Rc<RefCell<Disk>>,
+        sim_time_ns: u64,
+        nearflash: serde_json::Value,
+        notes: Vec<String>,
+    ) -> Result<FioRun, FioError> {
+        let iologs = iologs(&finished)?;
+        let disk = disk.borrow().clone();
+        Ok(FioRun {
+            global_options: Vec::new(),
+            sections: Vec::new(),
+            job_count: 0,
+            jobs: reports(finished),
+            groups,
+            disk,
+            sim_time_ns,
+            nearflash,
+            notes,
+            ignored: Vec::new(),
+            iologs,
+        })
+    }
+
     /// True when any job saw failed requests or verify mismatches.
     pub fn failed(&self) -> bool {
         self.jobs.iter().any(|j| j.error != 0)
@@ -87,17 +114,38 @@ impl FioRun {
 }
 
 /// A job clone placed on the device.
-struct Placed {
-    spec: Rc<JobSpec>,
-    groupid: u32,
-    number: u64,
-    start: u64,
-    len: u64,
+pub(crate) struct Placed {
+    pub(crate) spec: Rc<JobSpec>,
+    pub(crate) groupid: u32,
+    pub(crate) number: u64,
+    pub(crate) start: u64,
+    pub(crate) len: u64,
     /// The iolog the clone replays.
-    replay: Option<Rc<ReplayLog>>,
+    pub(crate) replay: Option<Rc<ReplayLog>>,
 }
 
 impl Placed {
+    /// The clone as a running job of group `g`, starting no earlier than `group_start`.
+    pub(crate) fn job_run(
+        &self,
+        g: u32,
+        seed: u64,
+        group_start: nearflash_sim::SimTime,
+        disk: &Rc<RefCell<Disk>>,
+    ) -> JobRun {
+        JobRun::new(
+            self.spec.clone(),
+            g,
+            self.number,
+            seed,
+            self.start,
+            self.len,
+            group_start,
+            disk.clone(),
+            self.replay.clone(),
+        )
+    }
+
     fn reads(&self) -> bool {
         match &self.replay {
             Some(log) => log.reads(),
@@ -145,9 +193,15 @@ pub fn run(
         .map(|s| JobSpec::from_section(s).map(Rc::new))
         .collect::<Result<_, _>>()?;
     let mut preset = Preset::load(&opts.preset, &opts.overrides)?;
-    let capacity = capacity_bytes(&preset);
+    crate::zoned::check_modes(&specs, &preset)?;
+    let zoned = preset.zns.enabled;
+    let capacity = if zoned {
+        nearflash_blockdev::BlockDevice::capacity_bytes(&crate::zoned::format(&preset)?)
+    } else {
+        capacity_bytes(&preset)
+    };
     let logs = load_logs(&specs, capacity)?;
-    let placed = place(&specs, &logs, capacity)?;
+    let mut placed = place(&specs, &logs, capacity)?;
     check_fdp(&specs, &preset)?;
     let groups = placed.last().map_or(0, |p| p.groupid + 1);
     let mut notes = Vec::new();
@@ -191,7 +245,7 @@ pub fn run(
     let pairs = u16::try_from(widest)
         .unwrap_or(u16::MAX)
         .min(QUEUE_PAIRS_MAX);
-    if opts.interface == Interface::Nvme && pairs > preset.nvme.queue_pairs {
+    if opts.interface == Interface::Nvme && !zoned && pairs > preset.nvme.queue_pairs {
         notes.push(format!(
             "nvme.queue_pairs raised from {} to {pairs}: each concurrent job submits on a \
              queue pair of its own",
@@ -218,6 +272,7 @@ pub fn run(
         }
     }
     let mut out = match opts.interface {
+        _ if zoned => crate::zoned::run(&preset, &mut placed, groups, opts, progress)?,
         Interface::Nvme => run_on::<Nvme<Drive>>(&preset, &placed, groups, opts, progress)?,
         Interface::Bare => run_on::<Device>(&preset, &placed, groups, opts, progress)?,
     };
@@ -425,18 +480,8 @@ fn run_on<D: FrontEnd>(
             .iter()
             .filter(|p| p.groupid == g)
             .map(|p| {
-                JobRun::new(
-                    p.spec.clone(),
-                    g,
-                    p.number,
-                    opts.seed,
-                    p.start,
-                    p.len,
-                    group_start,
-                    disk.clone(),
-                    p.replay.clone(),
-                )
-                .with_fdp_handles(preset.ftl.fdp.handles as usize)
+                p.job_run(g, opts.seed, group_start, &disk)
+                    .with_fdp_handles(preset.ftl.fdp.handles as usize)
             })
             .collect();
         let mut refs: Vec<&mut dyn PacedSource> =
@@ -481,8 +526,20 @@ fn run_on<D: FrontEnd>(
             .any(|p| p.spec.fdp)
             .then(|| "fio fdp=1: each job's writes over its fdp_pli list".to_string()),
     });
-    let mut iologs = Vec::new();
-    for r in &finished {
+    FioRun::of_jobs(
+        finished,
+        groups,
+        &disk,
+        phase.end.since(run_start).as_ns(),
+        deterministic(report),
+        Vec::new(),
+    )
+}
+
+/// The `write_iolog` files of the finished jobs and their text.
+fn iologs(finished: &[JobRun]) -> Result<Vec<(PathBuf, String)>, FioError> {
+    let mut out = Vec::new();
+    for r in finished {
         if let (Some(p), Some(lines)) = (&r.spec.write_iolog, &r.iolog) {
             if r.iolog_truncated {
                 return Err(FioError::Job {
@@ -493,23 +550,10 @@ fn run_on<D: FrontEnd>(
                     ),
                 });
             }
-            iologs.push((PathBuf::from(p), lines.join("\n") + "\n"));
+            out.push((PathBuf::from(p), lines.join("\n") + "\n"));
         }
     }
-    let disk = disk.borrow().clone();
-    Ok(FioRun {
-        global_options: Vec::new(),
-        sections: Vec::new(),
-        job_count: 0,
-        jobs: reports(finished),
-        groups,
-        disk,
-        sim_time_ns: phase.end.since(run_start).as_ns(),
-        nearflash: deterministic(report),
-        notes: Vec::new(),
-        ignored: Vec::new(),
-        iologs,
-    })
+    Ok(out)
 }
 
 /// The jobs' reports, merged per group where a job of the group asks for group reporting.
@@ -564,7 +608,7 @@ fn deterministic(report: IoReport) -> serde_json::Value {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::jobfile::tests::one;
 
@@ -586,7 +630,12 @@ mod tests {
         .unwrap()
     }
 
-    fn run_fdp(text: &str, overrides: &[&str]) -> Result<FioRun, FioError> {
+    /// `text` run on test-min with `overrides`, seed 1, over NVMe.
+    pub(crate) fn run_test_min(
+        text: &str,
+        overrides: &[&str],
+        fidelity: Fidelity,
+    ) -> Result<FioRun, FioError> {
         run(
             &one(text).unwrap(),
             std::path::Path::new("job.fio"),
@@ -594,12 +643,16 @@ mod tests {
                 preset: "test-min".into(),
                 overrides: overrides.iter().map(|o| o.to_string()).collect(),
                 seed: 1,
-                fidelity: Fidelity::Timing,
+                fidelity,
                 interface: Interface::Nvme,
                 precondition: None,
             },
             &mut |_, _, _| {},
         )
+    }
+
+    fn run_fdp(text: &str, overrides: &[&str]) -> Result<FioRun, FioError> {
+        run_test_min(text, overrides, Fidelity::Timing)
     }
 
     const FDP_DRIVE: &[&str] = &["ftl.mapping=\"page\"", "fdp.enabled=true", "fdp.handles=4"];

@@ -240,6 +240,8 @@ pub struct JobStats {
     pub verify_errors: u64,
     /// Verify reads whose data could not be checked (timing fidelity carries none).
     pub verify_unchecked: u64,
+    /// Zones reset before one of the job's writes (`zonemode=zbd`; fio's `zone_resets`).
+    pub zone_resets: u64,
 }
 
 impl JobStats {
@@ -257,6 +259,7 @@ impl JobStats {
             verified_blocks: 0,
             verify_errors: 0,
             verify_unchecked: 0,
+            zone_resets: 0,
         }
     }
 
@@ -280,6 +283,7 @@ impl JobStats {
         self.verified_blocks += o.verified_blocks;
         self.verify_errors += o.verify_errors;
         self.verify_unchecked += o.verify_unchecked;
+        self.zone_resets += o.zone_resets;
     }
 }
 

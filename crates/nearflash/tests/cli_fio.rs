@@ -45,6 +45,8 @@ struct FioJob {
     latency_ns: BTreeMap<String, f64>,
     latency_us: BTreeMap<String, f64>,
     latency_ms: BTreeMap<String, f64>,
+    /// fio writes it for `zonemode=zbd` jobs that write (stat.c, `count_zone_resets`).
+    zone_resets: Option<u64>,
     nearflash: serde_json::Value,
 }
 
@@ -206,7 +208,13 @@ fn doc(dir: &Path, file: &str) -> FioDoc {
         "--set",
         "fdp.handles=4",
     ];
-    let extra = if file == "fdp.fio" { fdp } else { &[] };
+    // The zbd example needs a zoned drive.
+    let zoned: &[&str] = &["--set", "zns.enabled=true"];
+    let extra = match file {
+        "fdp.fio" => fdp,
+        "zbd.fio" => zoned,
+        _ => &[],
+    };
     let d = run_json(dir, &example(file), extra);
     assert!(d.version.starts_with("fio-3."), "{}", d.version);
     assert_eq!((d.timestamp, d.timestamp_ms), (0, 0));
@@ -243,6 +251,7 @@ fn every_example_job_file_runs_and_its_json_reads_as_fios() {
             "trim.fio",
             "verify.fio",
             "write.fio",
+            "zbd.fio",
             "zipf.fio"
         ],
         "a new example gets its checks here"
@@ -320,6 +329,18 @@ fn every_example_job_file_runs_and_its_json_reads_as_fios() {
                 assert_eq!(d.jobs[0].write.io_bytes, 4 << 20, "two writers of 2 MiB");
                 assert_eq!(d.jobs[0].read.io_bytes, 2 << 20);
                 assert_eq!(d.jobs[1].read.total_ios, 1000);
+            }
+            "zbd.fio" => {
+                assert_eq!(j.write.io_bytes, 6 << 20, "three passes over 2 MiB");
+                assert!(
+                    j.zone_resets.unwrap() > 0,
+                    "full zones drawn again are reset"
+                );
+                assert_eq!(d.jobs[1].zone_resets, None, "a reader resets nothing");
+                assert_eq!(d.jobs[1].read.total_ios, 1000);
+                let zoned = &d.nearflash["zoned"];
+                assert_eq!(zoned["reads_past_write_pointer"], 0);
+                assert_eq!(zoned["zone_resets"], j.zone_resets.unwrap());
             }
             other => unreachable!("{other}"),
         }
@@ -526,7 +547,7 @@ fn u64_of(v: &serde_json::Value, key: &str) -> u64 {
 
 /// The options a fio user is most likely to bring that nearflash does not model are errors
 /// naming the option and its line, not silently dropped: verify_backlog (interleaved
-/// verification), zonemode (zbd mode not mapped onto the zoned drive yet), unified_rw_reporting (the mixed
+/// verification), zonerange (fio's strided zone mode), unified_rw_reporting (the mixed
 /// report), rate_process (a Poisson rate), merge_blktrace_file (merging traces). Host-only options (ioengine, filename, thread, cpus_allowed) change nothing the
 /// drive sees, so they are accepted and listed as ignored instead.
 #[test]
@@ -534,7 +555,7 @@ fn unsupported_options_are_errors_naming_the_option_and_its_line() {
     let dir = tempfile::tempdir().unwrap();
     for opt in [
         "verify_backlog=16",
-        "zonemode=zbd",
+        "zonerange=1m",
         "unified_rw_reporting=1",
         "rate_process=poisson",
         "merge_blktrace_file=merged.bin",

@@ -176,6 +176,10 @@ impl Drive {
 
 const STREAMS_U32: u32 = workload::STREAMS.len() as u32;
 
+/// Zones the ZNS host keeps open per stream at most: its user zone and its copy zone, each
+/// with the one whose last appends are still in flight.
+const HOST_OPEN_ZONES_PER_STREAM: usize = 4;
+
 impl Params {
     /// Checks every field and sizes the workload on `drive`.
     pub fn shape(&self, drive: &Drive) -> Result<Shape, PlacementError> {
@@ -294,9 +298,10 @@ impl Params {
     ) -> Result<u64, PlacementError> {
         let span_units = drive.span_bytes()? / UNIT_BYTES;
         // The host layer on zones needs spare zones beyond the span: its reserve, its
-        // cleaning trigger, and each stream's open zone and the one it fills behind.
+        // cleaning trigger, each stream's user zone and the one it fills behind, and each
+        // stream's copy zone.
         let zone_units = dev.zones().zone_sectors() * nearflash_ftl::SECTOR_BYTES / UNIT_BYTES;
-        let spare_needed = (CLEAN_TRIGGER_ZONES + 2 * workload::STREAMS.len() + 1) as u64;
+        let spare_needed = (CLEAN_TRIGGER_ZONES + 3 * workload::STREAMS.len() + 1) as u64;
         let zones = u64::from(dev.zones().count());
         if span_units + spare_needed * zone_units > zones * zone_units {
             return Err(param(
@@ -307,13 +312,16 @@ impl Params {
                 ),
             ));
         }
-        if (drive.zns.max_open_zones as usize) < 2 * workload::STREAMS.len()
-            || (drive.zns.max_active_zones as usize) < 2 * workload::STREAMS.len()
+        let open_needed = HOST_OPEN_ZONES_PER_STREAM * workload::STREAMS.len();
+        if (drive.zns.max_open_zones as usize) < open_needed
+            || (drive.zns.max_active_zones as usize) < open_needed
         {
             return Err(param(
                 "zns.max_open_zones",
                 format!(
-                    "the host keeps up to two zones per stream open; {} open / {} active allowed",
+                    "the host keeps up to {HOST_OPEN_ZONES_PER_STREAM} zones per stream open (a \
+                     user zone and a copy zone, each with the one whose last appends are in \
+                     flight); {} open / {} active allowed",
                     drive.zns.max_open_zones, drive.zns.max_active_zones
                 ),
             ));

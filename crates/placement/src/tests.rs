@@ -172,7 +172,7 @@ fn out_of_range_parameters_are_refused_by_name() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     /// Every mode reads back, for every unit written, the last version written (the
     /// reference map), whatever the mix.
@@ -196,14 +196,15 @@ proptest! {
         let shape = p.shape(&drive()).unwrap();
         for mode in Mode::ALL {
             match run(&drive(), &p, &[mode]) {
-                // Each unit ever written was read back right (a wrong one fails the run).
+                // Each unit ever written was read back right (a wrong one fails the run), on
+                // zones too: padded lone appends never run the host out of zones (seeds 964
+                // and 539 did; 400 cases pass).
                 Ok(r) => prop_assert!(
                     r[0].units_verified > 0 && r[0].units_verified <= shape.span_units
                 ),
                 // Small lone appends padded to whole rows can leave the zones too small for
                 // the span (seed 964 in proptest-regressions): a typed refusal, never a hang
                 // or wrong data.
-                Err(PlacementError::HostOutOfSpace { .. }) if mode == Mode::Zns => {}
                 Err(e) => prop_assert!(false, "{mode:?}: {e}"),
             }
         }
@@ -223,6 +224,47 @@ fn a_lone_small_writer_still_fits_its_span_on_zones() {
         queue_depth: 1,
         passes: 2,
         seed: 0,
+        ..Params::default()
+    };
+    let zns = one(Mode::Zns, &p);
+    assert!(zns.zones_cleaned > 0 && zns.units_verified > 0);
+}
+
+/// Seed 964 of the property test: 4 KiB writes at queue depth 3 leave most user appends alone
+/// in their instant, padded to whole rows. Cleaning copies went to the same zones as the user
+/// appends, which used up the zone a cleaning had opened from the reserve; the cleaning found
+/// no zone for the rest of its copies and the run stopped with `HostOutOfSpace`. Copies now
+/// have zones of their own.
+#[test]
+fn padded_user_appends_no_longer_eat_the_zone_a_cleaning_opened() {
+    let p = Params {
+        hot_fraction_percent: 24.03084152469079,
+        hot_write_percent: 29,
+        cold_request_kib: 4,
+        queue_depth: 3,
+        passes: 2,
+        seed: 964,
+        ..Params::default()
+    };
+    let zns = one(Mode::Zns, &p);
+    assert!(zns.zones_cleaned > 0 && zns.units_verified > 0);
+    assert!(zns.appends_retried > 0, "padding did fill user zones early");
+}
+
+/// Seed 539: 8 KiB cold writes at queue depth 3. With copy zones counted in units only, each
+/// cleaning's last copy row was padded, the next cleaning's copy met a boundary error and
+/// closed the copy zone out with half of it unused; each cleaning then used as much as it
+/// freed, the host never had a zone for user writes, and the watchdog stopped the run after
+/// 60 s of cleanings. The copy zone now counts the padded row.
+#[test]
+fn cleaning_frees_zones_when_its_own_last_row_is_padded() {
+    let p = Params {
+        hot_fraction_percent: 15.271898372829543,
+        hot_write_percent: 40,
+        cold_request_kib: 8,
+        queue_depth: 3,
+        passes: 2,
+        seed: 539,
         ..Params::default()
     };
     let zns = one(Mode::Zns, &p);

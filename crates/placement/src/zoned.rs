@@ -8,11 +8,24 @@
 //!   [`RESERVE_ZONES`] are free; the reserve is for cleaning copies.
 //! - When free zones fall to [`CLEAN_TRIGGER_ZONES`], the host cleans one zone: the full zone
 //!   (no append in flight) with the fewest live blocks (greedy), ties to the lowest index. It
-//!   reads each live block (at most [`CLEAN_READS_MAX`] reads in flight), appends it to an
-//!   open zone of the victim's stream if the map still points at it (a newer user write makes
+//!   reads each live block (at most [`CLEAN_READS_MAX`] reads in flight), appends it to the
+//!   victim's stream's *copy zone* if the map still points at it (a newer user write makes
 //!   the copy needless), and when nothing of the victim is live resets it (the drive erases
 //!   its blocks). One cleaning at a time; user writes that find no room wait in a FIFO no
 //!   longer than the queue depth.
+//! - Padding, and why the host cannot run out of zones: the drive pads an append alone in
+//!   its instant to a whole page row, so a zone of small lone user appends holds far less
+//!   than the units reserved in it (its later appends fail and are placed again). Copies
+//!   never share a zone with user appends, and a cleaning's copies go out together, in one
+//!   instant, filling their rows; the host counts the last, padded row whole. So a copy
+//!   zone's reserved units are its media's use, a copy never fails, and a cleaning (fewer
+//!   copies than a zone: its victim is never all live) needs at most one new zone — the
+//!   reserve, which the victim's reset gives back. Before, copies went to the stream's user
+//!   zone, whose padded appends used up the zone a cleaning had opened from the reserve
+//!   (seed 964 of the property test: `HostOutOfSpace`); and with copy zones counted in units
+//!   only, each cleaning's padded last row turned the next copy into a boundary error that
+//!   closed the zone out, wasting it, so cleanings freed nothing and user writes starved
+//!   (seed 539: a livelock the watchdog saw).
 //!
 //! Faults: a device error fails the run with that error; a livelock (no user write
 //! completing) is the watchdog's stall.
@@ -112,7 +125,10 @@ struct ZnsHost {
     zones: Vec<Zone>,
     map: Vec<Option<(u32, u32)>>,
     free: VecDeque<u32>,
+    /// Each stream's zone for user appends, and its zone for cleaning copies: apart, so that
+    /// padded user appends never eat the room a cleaning counted on.
     open: [Option<u32>; 2],
+    copy_open: [Option<u32>; 2],
     waiting: VecDeque<UserWrite>,
     cleaning: Option<Cleaning>,
     pending: BTreeMap<u64, Pending>,
@@ -127,6 +143,8 @@ struct ZnsHost {
     retries: u64,
     /// The zone append size limit in units.
     append_units_max: u32,
+    /// Units of one page row, the drive's program unit (a partial one is padded).
+    row_units: u32,
 }
 
 impl ZnsHost {
@@ -153,18 +171,24 @@ impl ZnsHost {
         u64::from(zone) * self.zone_sectors
     }
 
-    /// Room for `units` in `stream`'s open zone, opening a free zone when it is full; user
-    /// writes leave the reserve alone.
+    /// Room for `units` in `stream`'s open zone (its user zone, or its copy zone
+    /// `for_cleaning`), opening a free zone when it is full; user writes leave the reserve
+    /// alone.
     fn take_space(&mut self, stream: Stream, units: u32, for_cleaning: bool) -> Option<u32> {
         let s = stream as usize;
-        if let Some(z) = self.open[s] {
+        let open = if for_cleaning {
+            self.copy_open[s]
+        } else {
+            self.open[s]
+        };
+        if let Some(z) = open {
             let zone = &mut self.zones[z as usize];
             if self.zone_units - zone.reserved >= units {
                 zone.reserved += units;
                 return Some(z);
             }
             zone.use_ = ZoneUse::Full(stream);
-            self.open[s] = None;
+            self.set_open(stream, for_cleaning, None);
         }
         let floor = if for_cleaning { 0 } else { RESERVE_ZONES };
         if self.free.len() <= floor {
@@ -176,8 +200,16 @@ impl ZnsHost {
         assert!(zone.reserved == 0 && zone.live == 0);
         zone.use_ = ZoneUse::Open(stream);
         zone.reserved = units;
-        self.open[s] = Some(z);
+        self.set_open(stream, for_cleaning, Some(z));
         Some(z)
+    }
+
+    fn set_open(&mut self, stream: Stream, for_cleaning: bool, zone: Option<u32>) {
+        if for_cleaning {
+            self.copy_open[stream as usize] = zone;
+        } else {
+            self.open[stream as usize] = zone;
+        }
     }
 
     fn append(&mut self, p: Pending, zone: u32, data: Vec<u8>, q: &mut EventQueue<ZnsEvent>) {
@@ -208,11 +240,11 @@ impl ZnsHost {
         self.dev.submit(req, q);
     }
 
-    /// Room for up to `want` units (at least one) in `stream`'s open zone or a new one, for
+    /// Room for up to `want` units (at least one) in `stream`'s copy zone or a new one, for
     /// cleaning copies, which may take the reserve.
     fn take_room(&mut self, stream: Stream, want: u32) -> Option<(u32, u32)> {
         assert!(want > 0);
-        let room = match self.open[stream as usize] {
+        let room = match self.copy_open[stream as usize] {
             Some(z) => self.zone_units - self.zones[z as usize].reserved,
             None => 0,
         };
@@ -350,6 +382,7 @@ impl ZnsHost {
         let victim = c.zone;
         c.copy_queue
             .retain(|&(unit, slot, _)| self.map[unit as usize] == Some((victim, slot)));
+        let mut copied = false;
         while c.to_read.is_empty() && c.reads_in_flight == 0 && !c.copy_queue.is_empty() {
             let want = (c.copy_queue.len() as u32).min(self.append_units_max);
             let Some((zone, units)) = self.take_room(c.stream, want) else {
@@ -362,6 +395,7 @@ impl ZnsHost {
                 data.extend_from_slice(&d);
             }
             c.copies_in_flight += 1;
+            copied = true;
             self.append(
                 Pending::CopyWrite {
                     blocks,
@@ -372,6 +406,16 @@ impl ZnsHost {
                 data,
                 q,
             );
+        }
+        if copied {
+            // The copies just issued share their rows, but the last one's partial row is
+            // padded at the end of this instant: count it whole, so the copy zone's room is
+            // its media's room and a later copy never meets a boundary error.
+            if let Some(z) = self.copy_open[c.stream as usize] {
+                let zone = &mut self.zones[z as usize];
+                zone.reserved = zone.reserved.div_ceil(self.row_units) * self.row_units;
+                assert!(zone.reserved <= self.zone_units);
+            }
         }
         assert!(c.copy_queue.len() <= self.zone_units as usize);
         let idle = c.to_read.is_empty()
@@ -513,8 +557,10 @@ impl ZnsHost {
         z.appends_in_flight -= 1;
         if let ZoneUse::Open(stream) = z.use_ {
             z.use_ = ZoneUse::Full(stream);
-            if self.open[stream as usize] == Some(zone) {
-                self.open[stream as usize] = None;
+            for open in [&mut self.open, &mut self.copy_open] {
+                if open[stream as usize] == Some(zone) {
+                    open[stream as usize] = None;
+                }
             }
         }
         if matches!(status, ZoneStatus::BoundaryError { .. }) && !z.finishing {
@@ -607,6 +653,8 @@ pub(crate) fn run(
     let zone_sectors = dev.zones().zone_sectors();
     let zone_units = (zone_sectors * SECTOR_BYTES / UNIT_BYTES) as u32;
     let zone_count = dev.zones().count();
+    let row_units = (dev.layout().group_bytes() / UNIT_BYTES) as u32;
+    assert!(row_units > 0 && zone_units.is_multiple_of(row_units));
     let span = load.shape().span_units;
     let mut host = ZnsHost {
         dev,
@@ -627,6 +675,7 @@ pub(crate) fn run(
         map: vec![None; span as usize],
         free: (0..zone_count).collect(),
         open: [None; 2],
+        copy_open: [None; 2],
         waiting: VecDeque::new(),
         cleaning: None,
         pending: BTreeMap::new(),
@@ -639,6 +688,7 @@ pub(crate) fn run(
         cleanings: 0,
         retries: 0,
         append_units_max: (zns.zone_append_size_limit_bytes / UNIT_BYTES) as u32,
+        row_units,
         load,
     };
     let mut dog = Watchdog::new(STALL_LIMIT);

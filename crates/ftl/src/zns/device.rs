@@ -685,6 +685,7 @@ impl ZonedDevice {
         let row = m.next_row;
         assert!(row < rows_max, "zone {zone} has no row left");
         m.next_row += 1;
+        let media_full = m.next_row == rows_max;
         self.stats.rows_programmed += 1;
         if fill.sectors < rs {
             self.stats.rows_padded += 1;
@@ -705,6 +706,13 @@ impl ZonedDevice {
             buf: fill.buf.clone(),
         });
         let generation = m.generation;
+        if media_full && self.table.state(zone).is_active() {
+            // Padding used up the zone's rows before its capacity: the controller finishes
+            // it (ZFC) whichever way its last row went out — sealed at the end of an
+            // instant, or filled by a write — so that it does not stay active with no room.
+            self.table.finish_by_controller(zone);
+            self.stats.finished_by_controller += 1;
+        }
         self.issue_program(zone, generation, row, record, &fill.buf, fill.waiters, q);
     }
 
