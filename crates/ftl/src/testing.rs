@@ -96,6 +96,9 @@ pub struct CheckedIo {
     pub span_sectors: u64,
     /// Share of writes among the random requests, percent.
     pub write_percent: u64,
+    /// Check the drive's invariants after every event (the soak's small drives: the checks
+    /// walk the tables, so a large drive's run would take far longer).
+    pub check_every_event: bool,
 }
 
 /// What a checked run saw.
@@ -142,7 +145,7 @@ pub fn run_checked_io(
     let mut sim: Sim<RigEvent<crate::Event>> = Sim::new(seed);
     // The soak's runs check the drive after every event: a broken invariant panics at the
     // event that broke it (`run_case` reports the panic as the case's failure).
-    sim.check_invariants_after_every_event(true);
+    sim.check_invariants_after_every_event(io.check_every_event);
     let store = MemoryStore::new(
         Geometry::from_config(flash).page_count(),
         flash.page_size_bytes,
@@ -508,6 +511,7 @@ pub fn draw_case(seed: u64) -> SoakCase {
             max_request_sectors: between(r, 1, 128),
             span_sectors: u64::MAX,
             write_percent: between(r, 20, 90),
+            check_every_event: true,
         };
         let crash = crate::CrashTestConfig {
             ops_per_seed: between(r, 100, 400) as usize,

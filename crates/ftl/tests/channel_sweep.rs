@@ -36,6 +36,7 @@ fn sweep(name: &str, channels: impl Iterator<Item = u32>) {
             // Two groups' worth: partial and whole-group writes, read-modify-writes.
             span_sectors: 2 * u64::from(ch) * u64::from(base.planes_per_die) * 16,
             write_percent: 60,
+            check_every_event: false,
         };
         match run_checked_io(&flash, &ftl, &io, u64::from(ch)) {
             Ok(o) if o.wrong_reads == 0 && o.failed.is_empty() && o.completed > 0 => {}

@@ -200,6 +200,7 @@ fn check_valid(c: &Case) -> Result<(), TestCaseError> {
         max_request_sectors: 64,
         span_sectors: u64::MAX,
         write_percent: 60,
+        check_every_event: false,
     };
     let o = run_checked_io(&c.flash, &c.ftl, &io, c.seed)
         .map_err(|e| TestCaseError::fail(format!("io: {e}")))?;
