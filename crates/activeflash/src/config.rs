@@ -236,6 +236,14 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_zero_foreground_queue_is_refused_naming_the_field() {
+        let mut c = seed_config();
+        c.foreground_waiting_max = 0;
+        let e = c.validate().unwrap_err();
+        assert!(e.to_string().contains("foreground_waiting_max"), "{e}");
+    }
+
+    #[test]
     fn zero_controller_clock_is_named() {
         let mut c = seed_config();
         c.controller_clock_mhz = 0.0;
