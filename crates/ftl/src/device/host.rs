@@ -7,6 +7,7 @@
 
 use super::jobs::{Job, ReadJob, ReqState, Segment, TrimJob, WriteJob, WritePhase};
 use super::pageset::PageSet;
+use super::waiters::Waiter;
 use super::Device;
 use super::Event;
 use crate::layout::{Lgn, Pgn, SbId};
@@ -503,7 +504,7 @@ impl Device {
         match self.alloc_host(0, now) {
             Some(pgn) => self.write_program(job, pgn, q),
             None => {
-                self.alloc_waiters.push_back(job);
+                self.alloc_waiters.push_back(job, 0);
                 self.pump_gc(q);
             }
         }
@@ -767,7 +768,7 @@ impl Device {
 
     /// Fails every host write waiting for space (GC found nothing to reclaim).
     pub(super) fn fail_alloc_waiters(&mut self, q: &mut impl Schedule<Event>) {
-        while let Some(job) = self.alloc_waiters.pop_front() {
+        while let Some(Waiter { job, .. }) = self.alloc_waiters.pop_front() {
             if matches!(self.jobs.get(job), Job::Fill(_)) {
                 self.fail_fill(job, q);
                 continue;
@@ -792,13 +793,17 @@ impl Device {
     pub(super) fn wake_alloc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         let now = q.now();
         // Waiters are served in arrival order within their lane; a lane whose first waiter
-        // finds no room holds the rest of that lane back, not the other lanes'.
-        let mut blocked: Vec<u16> = Vec::new();
+        // finds no room holds the rest of that lane back, not the other lanes'. Once every
+        // lane is held back, nothing further down the queue can be served.
+        let lanes = self.alloc_waiters.lanes();
+        let mut blocked = vec![false; lanes];
+        let mut blocked_count = 0;
         let mut i = 0;
-        while i < self.alloc_waiters.len() {
-            let job = self.alloc_waiters[i];
-            let lane = self.waiter_lane(job);
-            if blocked.contains(&lane) {
+        while let Some(Waiter { job, lane }) = self.alloc_waiters.get(i) {
+            if blocked_count == lanes {
+                break;
+            }
+            if blocked[usize::from(lane)] {
                 i += 1;
                 continue;
             }
@@ -813,43 +818,25 @@ impl Device {
                 self.write_program(job, pgn, q);
                 continue;
             }
-            blocked.push(lane);
+            blocked[usize::from(lane)] = true;
+            blocked_count += 1;
             i += 1;
         }
-        if !blocked.is_empty() && self.has_alloc_waiters() {
+        if blocked_count > 0 && self.has_alloc_waiters() {
             self.pump_gc(q);
-        }
-    }
-
-    /// The host lane a write waiting for space goes to.
-    fn waiter_lane(&self, job: u32) -> u16 {
-        match self.jobs.get(job) {
-            Job::Fill(f) => match f.stream {
-                super::jobs::FillStream::Host(lane) => lane,
-                super::jobs::FillStream::Gc(_) => unreachable!("GC fills wait apart"),
-            },
-            _ => 0,
         }
     }
 
     /// Whether writes of host lane `lane` are waiting (a new one queues behind them).
     pub(super) fn lane_has_waiters(&self, lane: u16) -> bool {
-        if self.host_lanes.len() == 1 {
-            return !self.alloc_waiters.is_empty();
-        }
-        self.alloc_waiters
-            .iter()
-            .any(|&job| self.waiter_lane(job) == lane)
+        self.alloc_waiters.lane_has_waiters(lane)
     }
 
     /// Whether host writes wait for space (not merely for a busy write point to drain).
     pub(super) fn has_alloc_waiters(&self) -> bool {
-        if self.host_lanes.len() == 1 {
-            return !self.alloc_waiters.is_empty() && !self.host_points_have_room(0);
-        }
         self.alloc_waiters
-            .iter()
-            .any(|&job| !self.host_points_have_room(self.waiter_lane(job)))
+            .waiting_lanes()
+            .any(|lane| !self.host_points_have_room(lane))
     }
 
     /// One segment (or the submission itself) of request `slot` is done.

@@ -95,7 +95,7 @@ impl Device {
                     w.seg.req,
                     match w.phase {
                         WritePhase::WaitLock => RequestPhase::WaitingForLock,
-                        WritePhase::WaitAlloc if self.alloc_waiters.contains(&job_id) => {
+                        WritePhase::WaitAlloc if self.alloc_waiters.contains(job_id) => {
                             RequestPhase::WaitingForFreeSuperblock
                         }
                         WritePhase::WaitAlloc | WritePhase::ReadOld | WritePhase::Program => {
@@ -108,7 +108,7 @@ impl Device {
                 Job::UnitWrite(w) if w.old.is_some() => (w.seg.req, RequestPhase::OnFlash),
                 Job::UnitWrite(w) => (w.seg.req, RequestPhase::WaitingForLock),
                 Job::Fill(f) => {
-                    let phase = if self.alloc_waiters.contains(&job_id) {
+                    let phase = if self.alloc_waiters.contains(job_id) {
                         RequestPhase::WaitingForFreeSuperblock
                     } else {
                         RequestPhase::OnFlash

@@ -18,6 +18,7 @@ mod pageset;
 mod peek;
 mod slc;
 mod stats;
+mod waiters;
 
 pub use cmt::MappingCacheStats;
 pub use fdp::{FdpStats, HandleStats};
@@ -115,7 +116,7 @@ pub struct Device {
     /// Logical groups with a write or trim in progress, and the jobs queued behind it.
     locks: BTreeMap<u32, VecDeque<u32>>,
     /// Write jobs waiting for a free page group (foreground GC is running for them).
-    alloc_waiters: VecDeque<u32>,
+    alloc_waiters: waiters::AllocWaiters,
     /// GC copies waiting for a destination group.
     gc_alloc_waiters: VecDeque<u32>,
     gc: Option<GcRun>,
@@ -250,7 +251,7 @@ impl Device {
             gc_lanes: lanes(layout.gc_lanes()),
             slc_lane: Lane::new(points, 0),
             locks: BTreeMap::new(),
-            alloc_waiters: VecDeque::new(),
+            alloc_waiters: waiters::AllocWaiters::new(layout.host_lanes() as usize),
             gc_alloc_waiters: VecDeque::new(),
             gc: None,
             gc_serial: 0,
@@ -494,6 +495,7 @@ impl Device {
     /// Checks the internal invariants (tests call it between steps; O(device)).
     pub fn check_invariants(&self) {
         self.map.check();
+        self.alloc_waiters.check();
         let slc: Vec<u32> = (0..self.layout.superblocks())
             .filter(|&s| self.sbs.get(SbId(s)).slc)
             .collect();

@@ -613,8 +613,8 @@ impl Device {
             }
         }
         match stream {
-            FillStream::Host(_) => {
-                self.alloc_waiters.push_back(job);
+            FillStream::Host(lane) => {
+                self.alloc_waiters.push_back(job, lane);
                 self.pump_gc(q);
             }
             FillStream::Gc(_) => {
