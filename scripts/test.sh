@@ -11,10 +11,16 @@
 #      and the extension (this script fails, naming them, if anything else is compiled);
 #      installed into the default python3, then its tests (pytest), which compare it with the
 #      CLI the Rust tests built (target/ci/nearflash).
+# It ends with a line giving the time of each part (compile, Rust tests, wheel, pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
 scripts/setup.sh
+setup_s=$((SECONDS - start))
+cargo test --workspace --profile ci --no-run
+compile_s=$((SECONDS - start - setup_s))
 cargo test --workspace --profile ci
+rust_s=$((SECONDS - start - setup_s - compile_s))
 
 wheels=target/ci/wheels
 rm -rf "$wheels"
@@ -32,6 +38,10 @@ if [ -n "$extra" ]; then
   echo "features: $(echo "$extra" | tr '\n' ' ')— align them in crates/python/Cargo.toml" >&2
   exit 1
 fi
+wheel_s=$((SECONDS - start - setup_s - compile_s - rust_s))
 python3 -m pip uninstall --quiet --yes nearflash >/dev/null 2>&1 || true
 python3 -m pip install --quiet "$wheels"/nearflash-*.whl
 NEARFLASH_BIN=target/ci/nearflash python3 -m pytest -q crates/python/tests
+pytest_s=$((SECONDS - start - setup_s - compile_s - rust_s - wheel_s))
+echo "test.sh: ${SECONDS}s in all: setup ${setup_s}s, compile ${compile_s}s, Rust tests ${rust_s}s," \
+  "wheel ${wheel_s}s, pytest ${pytest_s}s"
