@@ -625,6 +625,31 @@ impl PageCache {
         }
     }
 
+    /// [`PageCache::unpin`] of pages `pages` of `file`: one lookup per chunk, the same state
+    /// as page by page (unpinning only makes pages evictable, so a chunk turns stale here
+    /// exactly when it would have at one of its pages).
+    pub fn unpin_run(&mut self, file: u32, pages: std::ops::Range<u64>) {
+        let mut index = pages.start;
+        while index < pages.end {
+            let (ck, _) = PageKey { file, index }.chunk();
+            let chunk_end = ((index / CHUNK_PAGES) + 1) * CHUNK_PAGES;
+            let last = pages.end.min(chunk_end) - 1;
+            if let Some(chunk) = self.chunks.get_mut(&ck) {
+                // Pages dropped meanwhile (a failed read) need no unpin.
+                let mask = ck.mask(index, last) & chunk.cached;
+                for place in places(mask) {
+                    assert!(chunk.pins[place] > 0, "unpin what was pinned");
+                    chunk.pins[place] -= 1;
+                    if chunk.pins[place] == 0 {
+                        chunk.pinned &= !(1 << place);
+                    }
+                }
+                refresh_evictable(&mut self.stale, ck, chunk);
+            }
+            index = last + 1;
+        }
+    }
+
     pub fn set_uptodate(&mut self, key: PageKey) {
         self.set_uptodate_pages([key]);
     }
@@ -1033,16 +1058,19 @@ mod tests {
 
     proptest::proptest! {
         /// Story: reserving a run of pages at once (`reserve_run`, with its chunk-at-a-time
-        /// eviction) leaves the cache exactly as reserving them one by one would — the same
+        /// eviction), or releasing a run's pins at once (`unpin_run`), leaves the cache
+        /// exactly as doing it page by page would — the same
         /// pages cached in the same states, the same evictions, the same LRU order after.
         #[test]
         fn a_run_reserved_at_once_is_the_same_as_page_by_page(
-            ops in proptest::collection::vec((0u8..8, 0u64..100, 1u64..40), 1..300),
+            ops in proptest::collection::vec((0u8..10, 0u64..100, 1u64..40), 1..300),
             capacity in 8u64..70,
         ) {
             let mut a = PageCache::new(capacity);
             let mut b = PageCache::new(capacity);
             let mut pinned: Vec<PageKey> = Vec::new();
+            // Runs of pages pinned together, as an operation pins a chunk's pages.
+            let mut pinned_runs: Vec<std::ops::Range<u64>> = Vec::new();
             for (op, index, n) in ops {
                 let k = key(index);
                 match (op, a.state(k)) {
@@ -1096,6 +1124,23 @@ mod tests {
                         let k = pinned.remove(index as usize % pinned.len());
                         a.unpin(k);
                         b.unpin(k);
+                    }
+                    (8, Some(_)) if pinned_runs.len() < 3 => {
+                        // The cached pages from `index` on, up to the first uncached one.
+                        let to = (index..(index + n).min(100)).find(|&i| !a.is_cached(key(i))).unwrap_or((index + n).min(100));
+                        for i in index..to {
+                            a.pin(key(i));
+                            b.pin(key(i));
+                        }
+                        pinned_runs.push(index..to);
+                    }
+                    (9, _) if !pinned_runs.is_empty() => {
+                        // Released at once in `a`, page by page in `b`.
+                        let r = pinned_runs.remove(index as usize % pinned_runs.len());
+                        a.unpin_run(0, r.clone());
+                        for i in r {
+                            b.unpin(key(i));
+                        }
                     }
                     _ => {}
                 }

@@ -651,12 +651,7 @@ impl<D: BlockDevice> Host<D> {
     fn finish(&mut self, id: u64, now: SimTime) {
         let op = self.ops.remove(&id).expect("an op finishes once");
         assert_eq!(op.waiting, 0, "nothing is pending for a finished op");
-        for index in op.pinned {
-            self.cache.unpin(PageKey {
-                file: op.file.0,
-                index,
-            });
-        }
+        self.cache.unpin_run(op.file.0, op.pinned);
         if op.kind == OpKind::Read && !op.direct {
             self.files[op.file.0 as usize].seq_next = op.offset + op.len;
         }

@@ -25,6 +25,8 @@ pub struct DevFs {
     shadow: Option<BTreeMap<u64, Vec<u8>>>,
     /// Firmware request id → the file system's request and when it was submitted.
     inflight: BTreeMap<u64, (BlockRequest, SimTime)>,
+    /// `Machine::firmware_completed` when `inflight` was last scanned for finished requests.
+    fw_completed_seen: u64,
     /// The file system's operation id → the ticket its caller holds.
     tickets: BTreeMap<nearflash_fs::OpId, FsTicket>,
     next_ticket: u64,
@@ -51,6 +53,7 @@ impl DevFs {
             fs,
             shadow: (!m.is_functional()).then(BTreeMap::new),
             inflight: BTreeMap::new(),
+            fw_completed_seen: 0,
             tickets: BTreeMap::new(),
             next_ticket: 0,
             done: BTreeMap::new(),
@@ -121,12 +124,18 @@ impl DevFs {
         loop {
             let now = m.now();
             let mut moved = false;
-            let finished: Vec<u64> = self
-                .inflight
-                .keys()
-                .copied()
-                .filter(|&f| m.firmware_is_done(f))
-                .collect();
+            // Only a firmware completion since the last look can have finished one of ours.
+            let completed = m.firmware_completed();
+            let finished: Vec<u64> = if completed == self.fw_completed_seen {
+                Vec::new()
+            } else {
+                self.fw_completed_seen = completed;
+                self.inflight
+                    .keys()
+                    .copied()
+                    .filter(|&f| m.firmware_is_done(f))
+                    .collect()
+            };
             for f in finished {
                 let result = m.firmware_done(f).expect("done");
                 let (req, submitted) = self.inflight.remove(&f).expect("ours");

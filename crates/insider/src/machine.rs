@@ -156,6 +156,8 @@ struct State {
     writes: BTreeMap<u64, WritePurpose>,
     fw: BTreeMap<u64, FwRequest>,
     next_fw: u64,
+    /// Firmware requests completed so far (a waiter scans its requests only when it grew).
+    fw_completed: u64,
     completions: Vec<BlockCompletion>,
     /// The shared host model over the firmware path, and its operations that ended.
     host: Host<FirmwarePort>,
@@ -221,6 +223,7 @@ impl Machine {
                 writes: BTreeMap::new(),
                 fw: BTreeMap::new(),
                 next_fw: 0,
+                fw_completed: 0,
                 completions: Vec::new(),
                 host,
                 host_done: Vec::new(),
@@ -464,6 +467,11 @@ impl Machine {
         self.st.nvme_controller.served()
     }
 
+    /// Firmware requests completed so far: while it stays the same, no request turned done.
+    pub fn firmware_completed(&self) -> u64 {
+        self.st.fw_completed
+    }
+
     pub fn firmware_is_done(&self, id: u64) -> bool {
         self.st.fw.get(&id).is_some_and(|r| r.done.is_some())
     }
@@ -568,6 +576,7 @@ impl State {
             Ev::FwCompleted(id) => {
                 let r = self.fw.get_mut(&id).expect("a firmware request");
                 r.done = Some(r.posted.take().expect("a posted completion"));
+                self.fw_completed += 1;
             }
             Ev::FwWriteArrived(id) => {
                 let r = self.fw.get_mut(&id).expect("a firmware request");

@@ -17,9 +17,7 @@ impl<D: BlockDevice> Host<D> {
         op.stage = Stage::Pages;
         let (kind, file, pos, chunk_end) = (op.kind, op.file.0, op.pos, op.chunk_end);
         let (offset, len) = (op.offset, op.len);
-        for index in std::mem::take(&mut op.pinned) {
-            self.cache.unpin(PageKey { file, index });
-        }
+        self.cache.unpin_run(file, std::mem::take(&mut op.pinned));
         let first = pos / PAGE_BYTES;
         let mut pinned = first..first;
         let mut counted_to = op.counted_to;
