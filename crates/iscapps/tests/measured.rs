@@ -13,7 +13,11 @@ fn collect(root: &Path, at: &Path, out: &mut Vec<(String, Vec<u8>)>) {
             collect(root, &entry.unwrap().path(), out);
         }
     } else if at.extension().is_some_and(|e| e == "rs" || e == "toml") {
-        let rel = at.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+        let rel = at
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         out.push((rel, std::fs::read(at).unwrap()));
     } else {
         assert!(at.exists(), "{} is listed in DIGEST_SOURCES", at.display());
@@ -49,7 +53,11 @@ fn every_app_and_pass_is_measured_once_with_growing_fuel() {
         assert_eq!(m.output_bytes.len(), app.pass_count(), "{}", app.name());
         assert!(m.input_bytes[1] > m.input_bytes[0], "{}", app.name());
         for (pass, f) in m.pass_fuel.iter().enumerate() {
-            assert!(f[1] > f[0], "{} pass {pass}: fuel grows with the input", app.name());
+            assert!(
+                f[1] > f[0],
+                "{} pass {pass}: fuel grows with the input",
+                app.name()
+            );
             let c = app.program(pass).unwrap().cost();
             assert_eq!(
                 Some(c.instructions_per_byte),

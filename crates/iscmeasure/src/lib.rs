@@ -93,9 +93,14 @@ pub fn measure(wasm: &[u8]) -> Result<Vec<AppFuel>, MeasureError> {
         if let ExternType::Func(ty) = import.ty() {
             let what = format!("{}::{}", import.module(), import.name());
             linker
-                .func_new(import.module(), import.name(), ty.clone(), move |_, _, _| {
-                    Err(wasmi::Error::new(format!("the measured run called {what}")))
-                })
+                .func_new(
+                    import.module(),
+                    import.name(),
+                    ty.clone(),
+                    move |_, _, _| {
+                        Err(wasmi::Error::new(format!("the measured run called {what}")))
+                    },
+                )
                 .map_err(wasm_err)?;
         }
     }
@@ -219,7 +224,10 @@ pub fn render(fuel: &[AppFuel], digest: u64, toolchain: &str) -> String {
         INPUT_BYTES[0], INPUT_BYTES[1]
     );
     let _ = writeln!(s, "use crate::measure::Measurement;\n");
-    let _ = writeln!(s, "/// FNV-1a of `crate::measure::DIGEST_SOURCES` when measured.");
+    let _ = writeln!(
+        s,
+        "/// FNV-1a of `crate::measure::DIGEST_SOURCES` when measured."
+    );
     let _ = writeln!(s, "pub const SOURCE_DIGEST: u64 = {digest:#018x};\n");
     let _ = writeln!(s, "/// The compiler the module was built with.");
     let _ = writeln!(s, "pub const TOOLCHAIN: &str = {toolchain:?};\n");

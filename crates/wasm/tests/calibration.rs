@@ -24,13 +24,7 @@ fn example(name: &str) -> Program {
 
 /// Instructions per input byte charged to `prog` over `app`'s generated data, and the
 /// hand-derived figure `derived`.
-fn per_byte(
-    prog: &Program,
-    app: &dyn IscApp,
-    arg: String,
-    bytes: u64,
-    derived: f64,
-) -> (f64, f64) {
+fn per_byte(prog: &Program, app: &dyn IscApp, arg: String, bytes: u64, derived: f64) -> (f64, f64) {
     let data = app.generate(11, bytes).unwrap();
     let out = run_chunks(prog, &[arg], 0, &data.input, 256 << 10).unwrap();
     assert_eq!(out.exit_code, 0);

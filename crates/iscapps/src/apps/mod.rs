@@ -9,7 +9,10 @@ mod rle;
 mod sql;
 mod statistics;
 
-pub use grep::{GrepApp, GrepProgram, HAND_DERIVED_INSTRUCTIONS_PER_BYTE as GREP_HAND_DERIVED_INSTRUCTIONS_PER_BYTE};
+pub use grep::{
+    GrepApp, GrepProgram,
+    HAND_DERIVED_INSTRUCTIONS_PER_BYTE as GREP_HAND_DERIVED_INSTRUCTIONS_PER_BYTE,
+};
 pub use integration::{IntegrationApp, IntegrationProgram, PAPER_QUERY};
 pub use knn::{KnnApp, KnnDistanceProgram};
 pub use passthrough::{PassThrough, PassThroughApp};
