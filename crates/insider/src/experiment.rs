@@ -1,7 +1,8 @@
 //! The systems of §5.2 and §5.5 as host programs over the runtime, each run on one
 //! application in timing fidelity (byte counts, no data) on a fresh drive:
 //!
-//! * `host-only`: POSIX `pread`s of `HOST_READ_BYTES` through the host storage stack, then
+//! * `host-only`: POSIX `pread`s of `HOST_READ_BYTES`, one at a time from one reader (the
+//!   paper's host-only code, cited at `HOST_READ_BYTES`), through the host storage stack, then
 //!   the whole computation on the host's cores; no overlap.
 //! * `host-bypass`: the same reads through a virtual file over the pass-through program
 //!   (no storage stack), non-pipelined: the drive works only while a vread waits.
@@ -29,6 +30,12 @@ use nearflash_iscapps::apps::PassThrough;
 
 /// The application's buffer per read or write call: INSIDER's runtime buffer size
 /// (`APP_BUF_SIZE`, 2 MiB, zainryan/INSIDER-System `insider_macros.h`), used for every system.
+/// It is also the host-only baseline's I/O depth: §5.2 says only that host-only uses POSIX
+/// reads and OpenMP over 32 cores for the computation; its code (INSIDER-System
+/// `apps/host/{grep,statistics,sql,knn,relief}/src/pure_cpu`) reads with one thread, one
+/// blocking `read()` of `READ_BUF_SIZE` = 2 MiB (`apps/host/*/inc/const.h`) at a time, and
+/// runs OpenMP only over the data read: one reader, one 2 MiB read outstanding — what
+/// `read_pass` does for `System::HostOnly`.
 pub const HOST_READ_BYTES: u64 = 2 << 20;
 
 /// The user the experiments run as.

@@ -75,7 +75,8 @@ pub struct OutputRatio {
     pub derivation: &'static str,
 }
 
-/// Host CPU work (instructions, scalar, one core), next to each app's derivation.
+/// Host CPU work (instructions, scalar, one core), measured by running the app
+/// (`crate::measure`, the table `measured.rs`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HostCost {
     /// The host-side remainder, per byte of drive output (summed over passes' outputs).

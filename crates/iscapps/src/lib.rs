@@ -11,6 +11,8 @@ mod app;
 pub mod apps;
 mod draw;
 mod error;
+pub mod measure;
+mod measured;
 mod output;
 mod records;
 mod registry;

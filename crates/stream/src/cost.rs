@@ -10,7 +10,9 @@
 ///   executes this many instructions per input byte; core time = bytes × instructions ×
 ///   CPI ÷ clock.
 ///
-/// Each program documents the derivation of both numbers next to its `cost()`.
+/// Each program documents where both numbers come from next to its `cost()` (INSIDER's
+/// built-ins: the slot rate from the design's initiation interval, the instructions measured,
+/// `nearflash_iscapps::measure`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WorkCost {
     pub slot_bytes_per_cycle: f64,

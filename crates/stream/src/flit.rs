@@ -74,14 +74,19 @@ impl FlitWriter {
         FlitWriter::default()
     }
 
-    /// Appends output bytes.
-    pub fn push(&mut self, bytes: &[u8]) {
+    /// Appends output bytes: they fill the pending flit, which goes out once full (no
+    /// allocation per flit: the drive programs' measured cost, crates/iscapps/src/measured.rs,
+    /// includes this path).
+    pub fn push(&mut self, mut bytes: &[u8]) {
         assert!(!self.ended, "output pushed after end of stream");
-        self.pending.extend_from_slice(bytes);
-        while self.pending.len() >= FLIT_BYTES {
-            let rest = self.pending.split_off(FLIT_BYTES);
-            let full = std::mem::replace(&mut self.pending, rest);
-            self.flits.push(Flit::new(&full, false));
+        while !bytes.is_empty() {
+            let take = (FLIT_BYTES - self.pending.len()).min(bytes.len());
+            self.pending.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.pending.len() == FLIT_BYTES {
+                self.flits.push(Flit::new(&self.pending, false));
+                self.pending.clear();
+            }
         }
     }
 

@@ -29,7 +29,7 @@
 
 use nearflash_hw::compute::CoreSpec;
 use nearflash_sim::SimDuration;
-use wasmi::{CustomFuelCosts, OperatorCost};
+use wasmi::{CompilationMode, Config, CustomFuelCosts, OperatorCost};
 
 /// Core instructions per fuel unit (see the module docs: one operator that becomes a machine
 /// instruction is one fuel unit).
@@ -70,6 +70,18 @@ pub fn custom_fuel_costs() -> CustomFuelCosts {
         fuel_per_bytes_translated: 0,
         fuel_per_bytes_validated: 0,
     }
+}
+
+/// The engine configuration every metered run uses: fuel on, this module's schedule, modules
+/// compiled eagerly at load (users' programs here; INSIDER's applications' WebAssembly build in
+/// `nearflash-iscmeasure`, whose measured table is crates/iscapps/src/measured.rs).
+pub fn metered_config() -> Config {
+    let mut c = Config::default();
+    c.consume_fuel(true)
+        .compilation_mode(CompilationMode::Eager)
+        .operator_cost(operator_cost())
+        .fuel_cost(custom_fuel_costs());
+    c
 }
 
 /// Fuel of any WASI call before it moves a byte: 100 instructions. A call into the runtime

@@ -12,7 +12,7 @@ use crate::error::LoadError;
 use crate::limits::Limits;
 use crate::run::Run;
 use crate::wasi::{self, WasiState, WASI_FUNCTIONS, WASI_MODULE};
-use wasmi::{CompilationMode, Config, Engine, ExternType, Linker, Module};
+use wasmi::{Engine, ExternType, Linker, Module};
 
 /// A loaded, checked program.
 pub struct Program {
@@ -36,12 +36,7 @@ impl std::fmt::Debug for Program {
 }
 
 fn engine() -> Engine {
-    let mut c = Config::default();
-    c.consume_fuel(true)
-        .compilation_mode(CompilationMode::Eager)
-        .operator_cost(cost::operator_cost())
-        .fuel_cost(cost::custom_fuel_costs());
-    Engine::new(&c)
+    Engine::new(&cost::metered_config())
 }
 
 impl Program {

@@ -5,7 +5,7 @@
 mod program;
 mod reference;
 
-pub use program::GrepProgram;
+pub use program::{GrepProgram, HAND_DERIVED_INSTRUCTIONS_PER_BYTE};
 
 use nearflash_stream::StreamProgram;
 
@@ -139,13 +139,9 @@ impl IscApp for GrepApp {
         })
     }
 
-    /// Remainder: per 8-byte pair, two loads, an order check, a bounds check and a store ≈
-    /// 5 instructions → 0.625 per output byte. Host-only: the same first-match scan as the
-    /// core (`GrepProgram::cost`), ≈ 0.877 instructions per byte (scalar; SIMD would be less).
+    /// Measured (`crate::measure`): the remainder per output pair, the host-only
+    /// formulation (the drive program run on the host, then the remainder) per input byte.
     fn host_cost(&self) -> HostCost {
-        HostCost {
-            remainder_instructions_per_output_byte: 5.0 / 8.0,
-            pure_cpu_instructions_per_input_byte: program::CORE_INSTRUCTIONS_PER_BYTE,
-        }
+        crate::measure::host("grep")
     }
 }

@@ -149,23 +149,23 @@ impl StreamProgram for GrepProgram {
     /// whose matcher compares the pattern at all 64 offsets of a flit at once under
     /// `#pragma HLS pipeline` (II = 1), so the slot takes one 64-byte flit per cycle.
     ///
-    /// Core: per byte before the line's first match, KMP does load, compare with `\n`,
-    /// compare with the pattern byte, branch, and the column/state updates: ≈ 6
-    /// instructions; the expected first-match column of a 2-char pattern over {A–D} is
-    /// 16–20, so per 65,536-byte line that is ≈ 120 instructions. The rest of the line is a
-    /// newline search, word at a time (load, xor, subtract, and-not, and, test-branch,
-    /// advance ≈ 7 instructions per 8 bytes = 0.875 per byte). Per byte: 0.875 + 120/65,536
-    /// ≈ 0.877.
+    /// Core: instructions per byte measured by running this program (`crate::measure`,
+    /// the table crates/iscapps/src/measured.rs).
     fn cost(&self) -> WorkCost {
         WorkCost {
             slot_bytes_per_cycle: 64.0,
-            instructions_per_byte: CORE_INSTRUCTIONS_PER_BYTE,
+            instructions_per_byte: crate::measure::drive("grep", 0),
         }
     }
 }
 
-/// See `GrepProgram::cost`.
-pub const CORE_INSTRUCTIONS_PER_BYTE: f64 = 7.0 / 8.0 + 120.0 / 65_536.0;
+/// A hand derivation for an ideal scalar core, kept only as the reference the fuel schedule
+/// was calibrated against (crates/wasm/tests/calibration.rs), not used by any model: per byte
+/// before the line's first match KMP does ≈ 6 instructions (load, two compares, branch,
+/// column/state updates) over the expected first-match column of 16–20, ≈ 120 per
+/// 65,536-byte line; the rest of the line is a word-at-a-time newline search, ≈ 7
+/// instructions per 8 bytes. Per byte: 0.875 + 120/65,536 ≈ 0.877.
+pub const HAND_DERIVED_INSTRUCTIONS_PER_BYTE: f64 = 7.0 / 8.0 + 120.0 / 65_536.0;
 
 #[cfg(test)]
 mod tests {

@@ -110,15 +110,9 @@ impl IscApp for IntegrationApp {
         })
     }
 
-    /// Remainder: a matched record is appended, 8 loads + 8 stores per 64 bytes = 0.25
-    /// per output byte. Host-only: the core loop (`core_instructions_per_byte`, ≈ 5.6)
-    /// plus the append on the emitted fraction.
+    /// Measured (`crate::measure`): collecting the matched records per output byte, the
+    /// host-only formulation per input byte.
     fn host_cost(&self) -> HostCost {
-        let append = 16.0 / RECORD_BYTES as f64;
-        HostCost {
-            remainder_instructions_per_output_byte: append,
-            pure_cpu_instructions_per_input_byte: program::core_instructions_per_byte()
-                + ratio::match_probability(&self.query) * append,
-        }
+        crate::measure::host("integration")
     }
 }

@@ -100,21 +100,12 @@ impl StreamProgram for IntegrationProgram {
     /// 8-bit comparators feeding a popcount adder tree, pipelined at II = 1: one flit per
     /// cycle (INSIDER counts integration among its resource-light programs, §5.4).
     ///
-    /// Core: see `core_instructions_per_byte`.
+    /// Core: instructions per byte measured by running this program (`crate::measure`,
+    /// the table crates/iscapps/src/measured.rs).
     fn cost(&self) -> WorkCost {
         WorkCost {
             slot_bytes_per_cycle: 64.0,
-            instructions_per_byte: core_instructions_per_byte(),
+            instructions_per_byte: crate::measure::drive("integration", 0),
         }
     }
-}
-
-/// Per record: the prefix test, 3 compare-or pairs ≈ 6, plus 3 loop instructions; with
-/// probability 1 − (25/26)³ ≈ 0.111 (the query's first char among 3 uniform letters) the
-/// 32 × 32 verification, compare + set + add = 3 per pair plus 3 loop instructions per
-/// inner loop: 3,072 + 96 = 3,168. (9 + 0.111 × 3,168) / 64 ≈ 5.6 per byte.
-pub fn core_instructions_per_byte() -> f64 {
-    let prefix_pass = 1.0 - (25.0f64 / 26.0).powi(RECORD_PREFIX_BYTES as i32);
-    let verify = (QUERY_BYTES * QUERY_BYTES * 3 + QUERY_BYTES * 3) as f64;
-    (9.0 + prefix_pass * verify) / RECORD_BYTES as f64
 }

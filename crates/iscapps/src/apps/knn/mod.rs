@@ -149,16 +149,9 @@ impl IscApp for KnnApp {
         })
     }
 
-    /// Remainder: per 36-byte tuple, 8 × (load, compare with the heap top, branch) = 24;
-    /// heap replacements are rare (≈ K·ln(n/K) of n per query) → 24/36 ≈ 0.67 per output
-    /// byte. Host-only: the distance loop of `KnnDistanceProgram::cost` (34 per byte) plus
-    /// the merge on the 36/4,160 of it.
+    /// Measured (`crate::measure`): the top-K merge and vote per output byte, the host-only
+    /// formulation (distances and merge on the host) per input byte.
     fn host_cost(&self) -> HostCost {
-        let merge = 24.0 / Self::tuple_bytes(QUERIES) as f64;
-        HostCost {
-            remainder_instructions_per_output_byte: merge,
-            pure_cpu_instructions_per_input_byte: program::CORE_INSTRUCTIONS_PER_BYTE
-                + merge * Self::tuple_bytes(QUERIES) as f64 / (LABEL_BYTES + PAPER_FEATURES) as f64,
-        }
+        crate::measure::host("knn")
     }
 }

@@ -141,15 +141,12 @@ impl StreamProgram for KnnDistanceProgram {
     /// 4-bit operands (LUT-sized), pipelined at II = 1; a 4,160-byte record is exactly 65
     /// flits, and the label is decoded from its first flit. One 64-byte flit per cycle.
     ///
-    /// Core: per feature byte, load and subtract '0' (2), then per query load the query
-    /// value, subtract, multiply, accumulate (4 × 8 = 32): ≈ 34 per byte (scalar).
+    /// Core: instructions per byte measured by running this program (`crate::measure`,
+    /// the table crates/iscapps/src/measured.rs).
     fn cost(&self) -> WorkCost {
         WorkCost {
             slot_bytes_per_cycle: 64.0,
-            instructions_per_byte: CORE_INSTRUCTIONS_PER_BYTE,
+            instructions_per_byte: crate::measure::drive("knn", 0),
         }
     }
 }
-
-/// See `KnnDistanceProgram::cost` (8 queries).
-pub const CORE_INSTRUCTIONS_PER_BYTE: f64 = 2.0 + 4.0 * QUERIES_MAX as f64;

@@ -82,15 +82,12 @@ impl StreamProgram for ReliefFilterProgram {
     /// Slot: a fixed mask drives a 16-lane compaction network per flit, II = 1: one
     /// 64-byte flit per cycle.
     ///
-    /// Core: per kept i32 feature, load its index, load, store = 3, plus 3 loop
-    /// instructions per 4 unrolled: 3.75 per 4 bytes ≈ 0.94 per byte (all features kept).
+    /// Core: instructions per byte measured by running this program (`crate::measure`,
+    /// the table crates/iscapps/src/measured.rs).
     fn cost(&self) -> WorkCost {
         WorkCost {
             slot_bytes_per_cycle: 64.0,
-            instructions_per_byte: CORE_INSTRUCTIONS_PER_BYTE,
+            instructions_per_byte: crate::measure::drive("relief", 1),
         }
     }
 }
-
-/// See `ReliefFilterProgram::cost`.
-pub const CORE_INSTRUCTIONS_PER_BYTE: f64 = (3.0 + 3.0 / 4.0) / 4.0;

@@ -155,16 +155,12 @@ impl StreamProgram for ReliefNearestProgram {
     /// a sample (16 flits) is buffered in BRAM and kept when its distance beats the best.
     /// One 64-byte flit per cycle.
     ///
-    /// Core: per i32 feature, load sample, load query, subtract, multiply, accumulate = 5,
-    /// plus 3 loop instructions per 4 unrolled: 5.75 per 4 bytes ≈ 1.44 per byte (copying
-    /// a new best, 1 KiB, happens O(log n) times).
+    /// Core: instructions per byte measured by running this program (`crate::measure`,
+    /// the table crates/iscapps/src/measured.rs).
     fn cost(&self) -> WorkCost {
         WorkCost {
             slot_bytes_per_cycle: 64.0,
-            instructions_per_byte: CORE_INSTRUCTIONS_PER_BYTE,
+            instructions_per_byte: crate::measure::drive("relief", 0),
         }
     }
 }
-
-/// See `ReliefNearestProgram::cost`.
-pub const CORE_INSTRUCTIONS_PER_BYTE: f64 = (5.0 + 3.0 / 4.0) / 4.0;

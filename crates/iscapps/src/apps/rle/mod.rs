@@ -109,13 +109,14 @@ impl IscApp for RleApp {
         })
     }
 
-    /// Remainder: none, the decoded file stays on the drive: 0. Host-only: the host decodes
-    /// (the core loop of `RleDecodeProgram::cost`, 6 per encoded byte) and then writes the
-    /// 7.25× larger decoded file itself.
+    /// Remainder: none, the decoded file stays on the drive: 0 (the measured remainder takes
+    /// the decoded bytes as its result, a copy the drive-side run does not make). Host-only:
+    /// measured (`crate::measure`): the host decodes, then writes the 7.25× larger decoded
+    /// file itself.
     fn host_cost(&self) -> HostCost {
         HostCost {
             remainder_instructions_per_output_byte: 0.0,
-            pure_cpu_instructions_per_input_byte: program::CORE_INSTRUCTIONS_PER_BYTE,
+            ..crate::measure::host("rle")
         }
     }
 }

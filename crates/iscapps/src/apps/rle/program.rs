@@ -107,18 +107,15 @@ impl StreamProgram for RleDecodeProgram {
     /// generator's mean run of 14.5 bytes per 2-byte pair that is 64 × 2 / 14.5 ≈ 8.83
     /// input bytes per cycle (the input side, a few pairs per cycle, is never the limit).
     ///
-    /// Core: per pair, 2 loads, 2 checks (zero run, overflow), broadcast the symbol to a
-    /// word (1 multiply), up to 4 overlapping 8-byte stores for ≤ 28 bytes, 2 pointer adds
-    /// and a loop branch ≈ 12 → 6 per input byte.
+    /// Core: instructions per byte measured by running this program (`crate::measure`,
+    /// the table crates/iscapps/src/measured.rs).
     fn cost(&self) -> WorkCost {
         WorkCost {
             slot_bytes_per_cycle: 64.0 * 2.0 / MEAN_RUN_BYTES,
-            instructions_per_byte: CORE_INSTRUCTIONS_PER_BYTE,
+            instructions_per_byte: crate::measure::drive("rle", 0),
         }
     }
 }
 
 /// Mean run length of the generator: uniform 1–28.
 pub const MEAN_RUN_BYTES: f64 = 14.5;
-/// See `RleDecodeProgram::cost`.
-pub const CORE_INSTRUCTIONS_PER_BYTE: f64 = 12.0 / 2.0;

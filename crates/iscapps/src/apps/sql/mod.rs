@@ -193,22 +193,12 @@ impl IscApp for SqlApp {
         })
     }
 
-    /// Remainder, per 32-byte record: hash and compare the 12-byte round name (3 loads, ≈ 10
-    /// mixing instructions, ≈ 10 for the lookup and key compare), parse the score (4), add
-    /// sum and count (2), loop (3) ≈ 32 → 1.0 per output byte. Host-only: the filter loop
-    /// of `SqlFilterProgram::cost` plus the remainder on the 11% that survive:
-    /// 0.37 + 0.11 × 1.0 ≈ 0.48 per input byte.
+    /// Measured (`crate::measure`): grouping and averaging per surviving byte, the
+    /// host-only formulation (filter, then the remainder on the survivors) per input byte.
     fn host_cost(&self) -> HostCost {
-        HostCost {
-            remainder_instructions_per_output_byte: REMAINDER_INSTRUCTIONS_PER_OUTPUT_BYTE,
-            pure_cpu_instructions_per_input_byte: program::CORE_INSTRUCTIONS_PER_BYTE
-                + 0.11 * REMAINDER_INSTRUCTIONS_PER_OUTPUT_BYTE,
-        }
+        crate::measure::host("sql")
     }
 }
-
-/// See `SqlApp::host_cost`.
-const REMAINDER_INSTRUCTIONS_PER_OUTPUT_BYTE: f64 = 32.0 / RECORD_BYTES as f64;
 
 #[cfg(test)]
 mod tests {

@@ -87,16 +87,12 @@ impl StreamProgram for SqlFilterProgram {
     /// comparators, and the output packs the survivors: II = 1, one 64-byte flit per cycle
     /// (INSIDER's sample program, Fig. 6, is this filter).
     ///
-    /// Core: per record, 2 loads of the year digits, 2 subtractions, a multiply-add, 2
-    /// compare-branches = 8, plus 3 loop instructions = 11; a survivor (11 of 100 years)
-    /// is copied with 4 loads + 4 stores: (11 + 0.11 × 8) / 32 ≈ 0.37 per byte.
+    /// Core: instructions per byte measured by running this program (`crate::measure`,
+    /// the table crates/iscapps/src/measured.rs).
     fn cost(&self) -> WorkCost {
         WorkCost {
             slot_bytes_per_cycle: 64.0,
-            instructions_per_byte: CORE_INSTRUCTIONS_PER_BYTE,
+            instructions_per_byte: crate::measure::drive("sql", 0),
         }
     }
 }
-
-/// See `SqlFilterProgram::cost`.
-pub const CORE_INSTRUCTIONS_PER_BYTE: f64 = (11.0 + 0.11 * 8.0) / 32.0;
