@@ -185,6 +185,14 @@ impl Backing {
         }
     }
 
+    /// The flash device's invariants (its FTL's tables; O(capacity)); nothing to check for
+    /// the DRAM-emulated drive, whose requests are only timed.
+    pub fn check_invariants(&self) {
+        if let Backing::Flash(d) = self {
+            d.check_invariants();
+        }
+    }
+
     pub fn take_completions(&mut self, out: &mut Vec<BlockCompletion>) {
         if let Backing::Flash(d) = self {
             d.take_completions(out);

@@ -171,6 +171,10 @@ struct State {
 fn sector_span(off: u64, len: u64) -> (u64, u64, u64) {
     let a = off / SECTOR_BYTES * SECTOR_BYTES;
     let b = (off + len).div_ceil(SECTOR_BYTES) * SECTOR_BYTES;
+    assert!(
+        a <= off && off + len <= b,
+        "the span covers [{off}, {off} + {len})"
+    );
     (a, b - a, off - a)
 }
 
@@ -191,6 +195,54 @@ impl Model for State {
         for c in std::mem::take(&mut self.completions) {
             self.on_backing_done(q, c);
         }
+        assert!(
+            self.backing_completed <= self.backing_submitted,
+            "a storage request completes once"
+        );
+    }
+
+    /// The drive's counts and buffers agree with what they count; the host's and the
+    /// storage's invariants (the FTL's walk its tables: small drives only).
+    fn check_invariants(&self) {
+        assert!(self.backing_completed <= self.backing_submitted);
+        assert!(
+            self.fw_completed <= self.next_fw,
+            "completions of requests made"
+        );
+        assert!(self.fw.keys().all(|&id| id < self.next_fw));
+        for (id, r) in &self.fw {
+            assert!(
+                r.done.is_none() || r.posted.is_none(),
+                "firmware request {id} is done once its posted completion is taken"
+            );
+        }
+        for (fd, s) in &self.streams {
+            assert_eq!(
+                s.h2d_inflight_bytes,
+                s.h2d.iter().map(|c| c.bytes).sum::<u64>(),
+                "stream {fd}: bytes crossing PCIe towards the FIFO"
+            );
+            assert!(
+                s.issued_in_bytes <= s.total_in_bytes,
+                "stream {fd} over-issued"
+            );
+        }
+        let stream_writes = self
+            .writes
+            .values()
+            .filter(|w| matches!(w, WritePurpose::Stream(_)))
+            .count();
+        let open_writes: u64 = self
+            .streams
+            .values()
+            .map(|s| u64::from(s.writes_inflight))
+            .sum();
+        assert!(
+            open_writes <= stream_writes as u64,
+            "a stream's writes in flight are storage writes of ours"
+        );
+        self.host.check_invariants();
+        self.backing.check_invariants();
     }
 }
 
@@ -254,6 +306,12 @@ impl Machine {
         self.sim.events()
     }
 
+    /// Checks the drive's invariants after every event from now on (tests; the FTL's checks
+    /// walk its tables, so small drives only).
+    pub fn check_invariants_after_every_event(&mut self, on: bool) {
+        self.sim.check_invariants_after_every_event(on);
+    }
+
     pub fn trace_hash(&self) -> String {
         self.sim.trace_hash().hex()
     }
@@ -278,6 +336,7 @@ impl Machine {
     // ---- the loop ---------------------------------------------------------------------------
 
     fn progress(&self) -> Progress {
+        debug_assert!(self.st.backing_completed <= self.st.backing_submitted);
         Progress {
             completed: self.st.backing_completed,
             outstanding: self.st.backing_submitted - self.st.backing_completed,
@@ -454,7 +513,9 @@ impl Machine {
     /// The completion of host operation `op` once it ended (removing it).
     pub fn host_done(&mut self, op: HostOpId) -> Option<HostCompletion> {
         let i = self.st.host_done.iter().position(|c| c.op == op)?;
-        Some(self.st.host_done.remove(i))
+        let c = self.st.host_done.remove(i);
+        assert!(c.completed >= c.submitted, "an op ends after it began");
+        Some(c)
     }
 
     /// The firmware path as the host's block device (functional fidelity: the pages read).
@@ -530,6 +591,14 @@ impl State {
         len: u64,
         data: Vec<u8>,
     ) -> u64 {
+        assert!(
+            len > 0 && offset.is_multiple_of(SECTOR_BYTES) && len.is_multiple_of(SECTOR_BYTES),
+            "storage requests are whole sectors: {len} bytes at {offset}"
+        );
+        assert!(
+            offset + len <= self.backing.capacity_bytes(),
+            "a storage request within the drive: {len} bytes at {offset}"
+        );
         let id = self.next_req;
         self.next_req += 1;
         self.backing_submitted += 1;
@@ -575,6 +644,7 @@ impl State {
             }
             Ev::FwCompleted(id) => {
                 let r = self.fw.get_mut(&id).expect("a firmware request");
+                assert!(r.done.is_none(), "firmware request {id} completes once");
                 r.done = Some(r.posted.take().expect("a posted completion"));
                 self.fw_completed += 1;
             }
@@ -589,6 +659,10 @@ impl State {
             Ev::H2dDone(fd) => {
                 if let Some(s) = self.streams.get_mut(&fd) {
                     let c = s.h2d.pop_front().expect("a chunk in transit");
+                    assert!(
+                        s.h2d_inflight_bytes >= c.bytes,
+                        "stream {fd}: bytes in transit"
+                    );
                     s.h2d_inflight_bytes -= c.bytes;
                     s.fifo.push_back(c);
                     self.try_slot(q, fd);
@@ -612,6 +686,7 @@ impl State {
                     }
                     WritePurpose::Stream(fd) => {
                         if let Some(s) = self.streams.get_mut(&fd) {
+                            assert!(s.writes_inflight > 0, "stream {fd}: a write in flight");
                             s.writes_inflight -= 1;
                             if let Err(e) = c.result {
                                 s.fault.get_or_insert(e.to_string());
@@ -628,6 +703,10 @@ impl State {
         let now = q.now();
         while let Some(e) = self.isc.pop_ready() {
             let c = e.done.expect("popped only when done");
+            assert!(
+                c.data.is_empty() || e.skip_bytes + e.take_bytes <= c.data.len() as u64,
+                "the bytes taken lie in the request's data"
+            );
             let data = if c.data.is_empty() {
                 Vec::new()
             } else {
@@ -647,6 +726,7 @@ impl State {
                     let Some(s) = self.streams.get_mut(&fd) else {
                         continue; // closed while the request was in flight
                     };
+                    assert!(s.inflight_chunks > 0, "stream {fd}: a chunk in flight");
                     s.inflight_chunks -= 1;
                     if let Err(err) = c.result {
                         s.fault.get_or_insert(format!("storage read failed: {err}"));
@@ -671,7 +751,9 @@ impl State {
     fn host_io(&mut self, q: &mut Q) {
         for req in self.host.device_mut().take_submitted() {
             let id = self.firmware(q, req.op, req.offset_bytes, req.len_bytes, req.data);
-            self.fw.get_mut(&id).expect("just made").host = Some(req.id);
+            let r = self.fw.get_mut(&id).expect("just made");
+            assert!(r.host.is_none(), "one host request per firmware request");
+            r.host = Some(req.id);
         }
         self.host.take_completions(&mut self.host_done);
     }

@@ -309,6 +309,12 @@ impl Runtime {
         self.m.now()
     }
 
+    /// Checks the drive's and the host's invariants after every event from now on (tests:
+    /// the flash device's checks walk its tables, so small drives only).
+    pub fn check_invariants_after_every_event(&mut self, on: bool) {
+        self.m.check_invariants_after_every_event(on);
+    }
+
     pub fn config(&self) -> &InsiderConfig {
         &self.cfg
     }

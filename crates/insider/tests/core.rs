@@ -121,6 +121,19 @@ fn two_processes_reading_at_once_both_get_their_bytes_sooner_than_one_after_the_
     );
 }
 
+/// Story: two processes read virtual files at once off the flash device while every
+/// event is followed by the drive's invariant checks (its FTL's tables, the ISC unit's
+/// counts and buffers, the host's page cache): none fails, and the bytes are right.
+#[test]
+fn two_processes_reading_off_flash_keep_every_invariant_after_every_event() {
+    let (a, b) = (text(120_000, 3), text(90_000, 7));
+    let mut rt = small(BackingKind::Flash, true, 4);
+    rt.check_invariants_after_every_event(true);
+    let (fa, fb) = two_files(&mut rt, &a, &b);
+    let got = read_concurrently(&mut rt, &[fa, fb]);
+    assert_eq!(got, vec![a, b]);
+}
+
 #[test]
 fn a_blocking_call_lets_the_calls_in_flight_go_on() {
     let mut rt = small(BackingKind::DramEmulated, true, 3);
