@@ -109,6 +109,10 @@ impl<D: BlockDevice> Model for Rig<D> {
         );
         self.dev.check_invariants();
     }
+
+    fn progress(&self) -> Progress {
+        Rig::progress(self)
+    }
 }
 
 /// A request as a load generator submits it: with a Data Placement directive when the
@@ -138,10 +142,8 @@ pub enum LoadError<E> {
     Handler(E),
 }
 
-/// The default watchdog limit: no request completing for this long while some are
-/// outstanding is a stall. Far above any latency a healthy device shows (the worst GC-bound
-/// write latencies measured on the presets are under a second).
-pub const DEFAULT_STALL_LIMIT: SimDuration = SimDuration(60_000_000_000);
+/// The default watchdog limit: the one of every driver (`nearflash_sim::STALL_LIMIT`).
+pub const DEFAULT_STALL_LIMIT: SimDuration = nearflash_sim::STALL_LIMIT;
 
 /// Runs closed-loop: keeps up to `depth` requests from `next` in flight until `next` returns
 /// `None` and everything submitted has completed. `next` is handed the run's RNG; each
