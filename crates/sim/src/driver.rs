@@ -77,7 +77,12 @@ impl<M: Model> Driver<M> {
     /// Lets `d` of simulated time pass (a core computing, a sleep): the events due meanwhile
     /// run, then the clock stands at `now + d`.
     pub fn advance(&mut self, d: SimDuration) {
-        let t = self.sim.now() + d;
+        self.advance_to(self.sim.now() + d);
+    }
+
+    /// Runs the events due by `t`, then sets the clock to `t` (a wall-clock driver catching
+    /// up with real time). `t` must not be in the past.
+    pub fn advance_to(&mut self, t: SimTime) {
         self.sim.advance_to(t, &mut self.model);
         assert_eq!(self.sim.now(), t, "the clock stands at the end of the wait");
     }
