@@ -17,7 +17,7 @@
 use crate::corpus::PAGE_BYTES;
 use crate::error::ActiveFlashError;
 use crate::model::Model;
-use crate::rig::{Fidelity, Rig, State};
+use crate::rig::{Fidelity, Machine, Rig};
 use crate::worker::Side;
 use crate::ActiveFlashConfig;
 use nearflash_flash::FlashConfig;
@@ -104,18 +104,18 @@ pub fn run_background(
         });
     }
     {
-        let w = &mut rig.st.workers[Side::Controller.index()];
+        let w = &mut rig.machine_mut().workers[Side::Controller.index()];
         w.stopped = !params.compress;
         w.charge_compute = params.charge_compute;
     }
     let start = rig.now();
     let ctrl0 = (
-        rig.st.controller.busy_foreground_ns,
-        rig.st.controller.busy_background_ns,
+        rig.machine().controller.busy_foreground_ns,
+        rig.machine().controller.busy_background_ns,
     );
     rig.start_foreground(pages, Some(f), 0);
-    rig.run_until(State::foreground_done)?;
-    let fg = rig.st.fg.as_ref().expect("the foreground ran");
+    rig.run_until(Machine::foreground_done)?;
+    let fg = rig.machine().fg.as_ref().expect("the foreground ran");
     let elapsed_ns = rig.now().since(start).as_ns().max(1) as f64;
     let achieved_mb_s =
         (fg.total * PAGE_BYTES as u64) as f64 / fg.end.since(fg.start).as_ns().max(1) as f64 * 1e3;
@@ -124,8 +124,8 @@ pub fn run_background(
     let latency_us_mean = fg.latency.mean_ns() / 1e3;
     let latency_us_p99 = fg.latency.quantile_ns(0.99) as f64 / 1e3;
     let fg_commands = fg.total;
-    let live = rig.st.versions.count_nonzero() as u64;
-    let compressed = rig.st.pages_compressed_live;
+    let live = rig.machine().versions.count_nonzero() as u64;
+    let compressed = rig.machine().pages_compressed_live;
     let fraction_compressed = compressed as f64 / live.max(1) as f64;
 
     // Energy (Δpower × busy time) of compressing the live pages.
@@ -134,11 +134,11 @@ pub fn run_background(
     let ctrl = cfg.controller();
     let live_bytes = (live * PAGE_BYTES as u64) as f64;
     let baseline_j = live_bytes * host.time_ns(ipb) * 1e-9 * host.delta_power_w();
-    let worker = &rig.st.workers[Side::Controller.index()];
+    let worker = &rig.machine().workers[Side::Controller.index()];
     let ctrl_compress_ns = ctrl.time_ns(worker.instructions);
-    let ftl_ns = rig.st.controller.busy_foreground_ns - ctrl0.0;
+    let ftl_ns = rig.machine().controller.busy_foreground_ns - ctrl0.0;
     let extra_ftl_ns =
-        ftl_ns.saturating_sub(fg_commands * rig.st.controller.foreground_ns()) as f64;
+        ftl_ns.saturating_sub(fg_commands * rig.machine().controller.foreground_ns()) as f64;
     let offload_j = (ctrl_compress_ns + extra_ftl_ns) * 1e-9 * ctrl.delta_power_w()
         + (live - compressed) as f64
             * PAGE_BYTES as f64
@@ -167,16 +167,17 @@ pub fn run_background(
         latency_us_p99,
         latency_us_max,
         controller_ftl_utilization: ftl_ns as f64 / elapsed_ns,
-        controller_offload_utilization: (rig.st.controller.busy_background_ns - ctrl0.1) as f64
+        controller_offload_utilization: (rig.machine().controller.busy_background_ns - ctrl0.1)
+            as f64
             / elapsed_ns,
         compression_ratio: ratio,
-        flash_page_reads: rig.st.dev.backbone().stats().page_reads,
-        flash_page_programs: rig.st.dev.backbone().stats().page_programs,
-        gc_pages_copied: rig.st.dev.stats().gc_pages_copied,
+        flash_page_reads: rig.machine().dev.backbone().stats().page_reads,
+        flash_page_programs: rig.machine().dev.backbone().stats().page_programs,
+        gc_pages_copied: rig.machine().dev.stats().gc_pages_copied,
         sim_s: elapsed_ns * 1e-9,
         trace_hash: rig.trace_hash(),
     };
-    rig.st.workers[Side::Controller.index()].stopped = true;
+    rig.machine_mut().workers[Side::Controller.index()].stopped = true;
     rig.drain()?;
     Ok((point, rig))
 }

@@ -45,6 +45,9 @@ pub enum ActiveFlashError {
     #[error("device configuration: {0}")]
     DeviceConfig(#[from] nearflash_flash::ConfigError),
 
+    /// A wait stopped making progress: commands outstanding at the FTL with none
+    /// completing, or the queue emptying before the wait's goal was met (a workload waiting
+    /// on something no event will bring).
     #[error("the simulation stalled: {0}")]
     Stalled(#[from] nearflash_sim::Stall),
 
@@ -55,11 +58,6 @@ pub enum ActiveFlashError {
         "the open-loop foreground outran the controller: {waiting} writes waiting at {at_ms:.3}          ms (active_flash.foreground_waiting_max); lower the foreground rate"
     )]
     Overloaded { waiting: usize, at_ms: f64 },
-
-    /// The queue emptied with nothing outstanding before the run's goal was met: the
-    /// workload waits on something no event will bring.
-    #[error("the simulation ran out of events before its work was done")]
-    Idle,
 
     #[error("I/O error at offset {offset_bytes}: {source}")]
     Io {

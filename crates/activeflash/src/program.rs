@@ -28,7 +28,7 @@
 use crate::corpus::PAGE_BYTES;
 use crate::engine::Offload;
 use crate::error::{ActiveFlashError, ProgramFault};
-use crate::rig::{Fidelity, Origin, Rig, State, Q};
+use crate::rig::{Fidelity, Machine, Origin, Rig, Q};
 use crate::worker::Side;
 use crate::ActiveFlashConfig;
 use nearflash_flash::FlashConfig;
@@ -211,7 +211,7 @@ fn feed(
     Ok(())
 }
 
-impl State {
+impl Machine {
     /// Feeds a chunk and issues the task's I/O, whatever can go now.
     pub(crate) fn pump_program(&mut self, q: &mut Q) {
         let Some(mut t) = self.program.take() else {
@@ -410,10 +410,10 @@ pub fn run_program(
         }
         rig.start_foreground_over(file_pages..rig.user_pages(), u64::MAX, Some(f), 0);
     }
-    let busy_background0 = rig.st.controller.busy_background_ns;
+    let busy_background0 = rig.machine().controller.busy_background_ns;
     let now = rig.now();
     let chunk_pages = u64::from(cfg.extent_pages);
-    rig.st.program = Some(ProgramTask {
+    rig.machine_mut().program = Some(ProgramTask {
         program,
         writer: FlitWriter::new(),
         len_bytes: input.len() as u64,
@@ -428,9 +428,9 @@ pub fn run_program(
         computing: None,
         chunks_computed: 0,
         backlog: VecDeque::new(),
-        out_first: rig.st.log_next,
-        out_next: rig.st.log_next,
-        out_end: rig.st.log_end,
+        out_first: rig.machine().log_next,
+        out_next: rig.machine().log_next,
+        out_end: rig.machine().log_end,
         bytes_in: 0,
         bytes_written: 0,
         instructions: 0.0,
@@ -442,13 +442,13 @@ pub fn run_program(
         last_at: now,
     });
     rig.run_until(|st| st.program.as_ref().is_some_and(ProgramTask::finished))?;
-    let t = rig.st.program.take().expect("the task ran");
-    let compute_busy_ns = rig.st.controller.busy_background_ns - busy_background0;
-    rig.st.log_next = t.out_next;
+    let t = rig.machine_mut().program.take().expect("the task ran");
+    let compute_busy_ns = rig.machine().controller.busy_background_ns - busy_background0;
+    rig.machine_mut().log_next = t.out_next;
     rig.stop_foreground();
     rig.drain()?;
     let foreground = params.foreground_mb_s.map(|f| {
-        let fg = rig.st.fg.as_ref().expect("a foreground ran");
+        let fg = rig.machine().fg.as_ref().expect("a foreground ran");
         let span_ns = fg.end.since(fg.start).as_ns().max(1);
         ForegroundRun {
             requested_mb_s: f,
@@ -475,7 +475,7 @@ pub fn run_program(
             t.bytes_in as f64 * 1e3 / time_ns as f64
         },
         compute_busy_ns,
-        ftl_busy_ns: t.commands * rig.st.controller.foreground_ns(),
+        ftl_busy_ns: t.commands * rig.machine().controller.foreground_ns(),
         flash_page_reads: t.reads,
         flash_page_writes: t.writes,
         file_write_ns,

@@ -1,7 +1,10 @@
 //! The simulated machine of §III: the FTL device with its controller as a compute engine,
-//! and the host CPU, run on the one simulation loop (`sim::Sim` owns the queue, the one
-//! seeded RNG and the trace hash; the rig's state is a `sim::Model` that hands each event to
-//! the component it addresses), with a watchdog over the commands at the FTL.
+//! and the host CPU. The machine ([`Machine`]) is a `sim::Model`: handed an event, it passes
+//! it to the component it addresses, collects the FTL's completions and keeps its engines,
+//! workers and foreground fed, scheduling what follows; it never runs the loop. The
+//! experiments hold it in a [`Rig`], their synchronous driver: a `sim::Driver` (the loop, the
+//! one seeded RNG, the trace hash) whose only wait is `Sim::run_until`, watched over the
+//! commands at the FTL (what the machine reports as its progress).
 //!
 //! Every command — a foreground write, a page the compression task reads or writes, a trim,
 //! a page the host re-reads — first takes `ftl_instructions_per_command` of the controller's
@@ -17,12 +20,11 @@ use crate::engine::{Engine, Finished, Offload};
 use crate::error::ActiveFlashError;
 use crate::program::ProgramTask;
 use crate::worker::{ExtentJob, ExtentRecord, Side, Worker};
-use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
 use nearflash_flash::{Backbone, FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_sim::{
-    EventQueue, LatencyHistogram, LazyTable, Model, Progress, Schedule, Sim, SimDuration, SimRng,
-    SimTime, TraceEvent, Watchdog,
+    Driver, EventQueue, LatencyHistogram, LazyTable, Model, Progress, Schedule, Sim, SimDuration,
+    SimRng, SimTime, TraceEvent,
 };
 use std::collections::{BTreeMap, VecDeque};
 
@@ -104,15 +106,15 @@ pub(crate) struct Foreground {
 
 pub(crate) type Q = EventQueue<RigEvent>;
 
-/// The rig on the one simulation loop: `sim` owns the clock, the RNG and the trace hash;
-/// `st` is the machine's state, a `sim::Model`.
+/// The experiments' synchronous driver: the machine on its loop (`sim::Driver` owns the clock,
+/// the RNG and the trace hash). Between waits an experiment submits work to the machine;
+/// a wait is `Sim::run_until`.
 pub struct Rig {
-    sim: Sim<RigEvent>,
-    pub(crate) st: State,
-    watchdog: Watchdog,
+    run: Driver<Machine>,
 }
 
-pub(crate) struct State {
+/// The machine of §III, a `sim::Model`.
+pub(crate) struct Machine {
     pub(crate) dev: Device,
     completions: Vec<BlockCompletion>,
     next_id: u64,
@@ -145,7 +147,7 @@ pub(crate) struct State {
     pub(crate) pages_compressed_live: u64,
     oracle: Vec<Option<Vec<u8>>>,
     oracle_left: usize,
-    /// The first error a handled event raised (the loop stops on it).
+    /// The first error a handled event raised (a wait stops on it).
     failure: Option<ActiveFlashError>,
     /// Commands the FTL device completed (what the watchdog watches).
     commands_completed: u64,
@@ -155,7 +157,7 @@ pub(crate) struct State {
     pub(crate) program: Option<ProgramTask>,
 }
 
-impl Model for State {
+impl Model for Machine {
     type Event = RigEvent;
 
     fn handle(&mut self, ev: RigEvent, q: &mut Q, rng: &mut SimRng) {
@@ -166,6 +168,15 @@ impl Model for State {
         }
         if let Err(e) = self.collect(q) {
             self.failure.get_or_insert(e);
+        }
+        self.pump(q, rng);
+    }
+
+    /// The commands at the FTL: a command completing is progress.
+    fn progress(&self) -> Progress {
+        Progress {
+            completed: self.commands_completed,
+            outstanding: self.inflight.len() as u64,
         }
     }
 }
@@ -200,6 +211,185 @@ impl Rig {
         };
         let mut sim = Sim::new(seed);
         let dev = Device::format(flash, ftl, store, &mut sim.queue().map(RigEvent::Dev))?;
+        let st = Machine::new(dev, cfg, fidelity, log_pages, seed)?;
+        Ok(Rig {
+            run: Driver::new(sim, st),
+        })
+    }
+
+    /// The machine, for reading its figures between waits.
+    pub(crate) fn machine(&self) -> &Machine {
+        self.run.model()
+    }
+
+    /// The machine, for a change between waits that schedules nothing (a phase's settings).
+    pub(crate) fn machine_mut(&mut self) -> &mut Machine {
+        self.run.model_mut()
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.run.now()
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.machine().dev
+    }
+
+    pub fn trace_hash(&self) -> String {
+        self.run.sim().trace_hash().hex()
+    }
+
+    pub fn user_pages(&self) -> u64 {
+        self.machine().user_pages
+    }
+
+    /// Logical pages of the compressed log written so far.
+    pub fn log_written(&self) -> std::ops::Range<u64> {
+        self.machine().user_pages..self.machine().log_next
+    }
+
+    /// The device's 4 KiB random-write ceiling (see [`write_ceiling_mb_s`]).
+    pub fn write_ceiling_mb_s(&self) -> f64 {
+        ceiling_of(self.machine().dev.backbone())
+    }
+
+    /// Waits until `done` holds (checked at the start and after every event): first the
+    /// machine takes up what the experiment changed since the last wait (a foreground
+    /// started, workers handed pages), then `Sim::run_until` under the watchdog. An error an
+    /// event raised ends the wait, and wins over a stall seen at the same event.
+    pub(crate) fn run_until(
+        &mut self,
+        mut done: impl FnMut(&Machine) -> bool,
+    ) -> Result<(), ActiveFlashError> {
+        let (m, q, rng) = self.run.parts();
+        m.pump(q, rng);
+        let waited = self.run.run_until(|m| m.failure.is_some() || done(m));
+        if let Some(e) = self.machine_mut().failure.take() {
+            return Err(e);
+        }
+        waited?;
+        assert!(done(self.machine()), "a wait returns once its goal holds");
+        Ok(())
+    }
+
+    /// Starts a foreground of `total` page writes over the whole user area (see
+    /// `Machine::start_foreground`).
+    pub(crate) fn start_foreground(
+        &mut self,
+        total: u64,
+        rate_mb_s: Option<f64>,
+        queue_depth: u32,
+    ) {
+        let pages = 0..self.machine().user_pages;
+        self.start_foreground_over(pages, total, rate_mb_s, queue_depth);
+    }
+
+    /// Starts a foreground of `total` page writes over the user pages `pages`.
+    pub(crate) fn start_foreground_over(
+        &mut self,
+        pages: std::ops::Range<u64>,
+        total: u64,
+        rate_mb_s: Option<f64>,
+        queue_depth: u32,
+    ) {
+        let (m, q, _) = self.run.parts();
+        m.start_foreground(q, pages, total, rate_mb_s, queue_depth);
+    }
+
+    /// Ends a running foreground after the writes it has issued (an open-loop foreground of
+    /// unbounded length, e.g. beside a program run).
+    pub(crate) fn stop_foreground(&mut self) {
+        if let Some(fg) = &mut self.machine_mut().fg {
+            fg.total = fg.issued;
+        }
+    }
+
+    /// Writes `bytes` as a host file onto logical pages `0..` of the user area, through the
+    /// controller's command path and the FTL like any host write, `host_io_depth` pages in
+    /// flight; the last page is padded with zeros. Returns the first page after the file.
+    pub(crate) fn write_file(&mut self, bytes: &[u8]) -> Result<u64, ActiveFlashError> {
+        let pages = bytes.len().div_ceil(PAGE_BYTES) as u64;
+        if pages > self.user_pages() {
+            return Err(ActiveFlashError::VolumeTooLarge {
+                volume_bytes: bytes.len() as u64,
+                user_bytes: self.user_pages() * PAGE_BYTES as u64,
+            });
+        }
+        let depth = self.machine().cfg.host_io_depth;
+        let mut chunks = bytes.chunks(PAGE_BYTES).enumerate();
+        loop {
+            let (m, q, _) = self.run.parts();
+            while m.load_inflight < depth {
+                let Some((page, chunk)) = chunks.next() else {
+                    break;
+                };
+                m.load_page(q, page as u64, chunk);
+            }
+            if m.load_inflight == 0 {
+                assert_eq!(chunks.len(), 0, "pages are issued while any slot is free");
+                return Ok(pages);
+            }
+            // Wait for a free slot, or for the last pages once every page is issued.
+            let left = if chunks.len() == 0 { 0 } else { depth - 1 };
+            self.run_until(|r| r.load_inflight <= left)?;
+        }
+    }
+
+    /// Overwrites `writes` random user pages (closed loop, queue depth 8) with no new
+    /// compression started, e.g. to make GC move what is on flash; then drains.
+    pub fn rewrite(&mut self, writes: u64) -> Result<(), ActiveFlashError> {
+        for w in &mut self.machine_mut().workers {
+            w.stopped = true;
+        }
+        self.start_foreground(writes, None, 8);
+        self.drain()
+    }
+
+    /// Reads `pages` straight from the FTL device (no controller time: this is the checker,
+    /// not the simulated system), in order.
+    pub(crate) fn oracle_read(&mut self, pages: &[u64]) -> Result<Vec<Vec<u8>>, ActiveFlashError> {
+        let (m, q, _) = self.run.parts();
+        m.oracle_submit(q, pages);
+        self.run_until(|r| r.oracle_left == 0)?;
+        Ok(std::mem::take(&mut self.machine_mut().oracle)
+            .into_iter()
+            .map(|d| d.expect("every oracle read completed"))
+            .collect())
+    }
+
+    /// Runs until nothing is left to do: no foreground, no extent in flight, no command.
+    pub(crate) fn drain(&mut self) -> Result<(), ActiveFlashError> {
+        self.run_until(|r| {
+            r.foreground_done()
+                && r.jobs.is_empty()
+                && r.pending.is_empty()
+                && r.inflight.is_empty()
+                && r.workers.iter().all(|w| w.source.is_empty() || w.stopped)
+        })?;
+        // Every page recorded as compressed is counted, and lives in a committed extent.
+        let m = self.machine();
+        let located = m.location.count_nonzero() as u64;
+        assert_eq!(located, m.pages_compressed_live);
+        assert!(m
+            .location
+            .nonzero_indexes()
+            .into_iter()
+            .all(|i| (m.location.get(i) as usize) <= m.extents.len()));
+        assert!(m.workers.iter().all(|w| w.io_inflight == 0));
+        Ok(())
+    }
+}
+
+impl Machine {
+    /// The machine over a formatted `dev`, `log_pages` logical pages reserved at the top for
+    /// compressed extents.
+    fn new(
+        dev: Device,
+        cfg: &ActiveFlashConfig,
+        fidelity: Fidelity,
+        log_pages: u64,
+        seed: u64,
+    ) -> Result<Machine, ActiveFlashError> {
         let logical_pages = dev.logical_bytes() / PAGE_BYTES as u64;
         if log_pages >= logical_pages {
             return Err(ActiveFlashError::VolumeTooLarge {
@@ -211,7 +401,7 @@ impl Rig {
         let corpus = Corpus::new(seed);
         let codec = Codec::new(cfg.compress_level);
         let table = codec.shared_ratio_table(&corpus, RATIO_TABLE_EXTENTS, cfg.extent_pages);
-        let st = State {
+        let st = Machine {
             dev,
             completions: Vec::new(),
             next_id: 0,
@@ -245,165 +435,46 @@ impl Rig {
             load_inflight: 0,
             program: None,
         };
-        let start = sim.now();
-        Ok(Rig {
-            sim,
-            st,
-            watchdog: Watchdog::starting_at(DEFAULT_STALL_LIMIT, start),
-        })
-    }
-    pub fn now(&self) -> SimTime {
-        self.sim.now()
+        assert!(st.log_next < st.log_end, "the log has room");
+        Ok(st)
     }
 
-    pub fn device(&self) -> &Device {
-        &self.st.dev
+    /// Takes up what is waiting to start: the closed-loop foreground's next writes, the
+    /// workers' and the program task's next commands. Runs after every event and at the
+    /// start of every wait.
+    fn pump(&mut self, q: &mut Q, rng: &mut SimRng) {
+        self.pump_closed_loop(q, rng);
+        self.pump_workers(q);
+        self.pump_program(q);
     }
 
-    pub fn trace_hash(&self) -> String {
-        self.sim.trace_hash().hex()
-    }
-
-    pub fn user_pages(&self) -> u64 {
-        self.st.user_pages
-    }
-
-    /// Logical pages of the compressed log written so far.
-    pub fn log_written(&self) -> std::ops::Range<u64> {
-        self.st.user_pages..self.st.log_next
-    }
-
-    /// The device's 4 KiB random-write ceiling (see [`write_ceiling_mb_s`]).
-    pub fn write_ceiling_mb_s(&self) -> f64 {
-        ceiling_of(self.st.dev.backbone())
-    }
-
-    /// Runs events until `done` holds (checked after every event and at the start), under
-    /// the watchdog: commands outstanding at the FTL with none completing is an error.
-    pub(crate) fn run_until(
-        &mut self,
-        mut done: impl FnMut(&State) -> bool,
-    ) -> Result<(), ActiveFlashError> {
-        loop {
-            let (q, rng) = self.sim.parts();
-            self.st.pump_closed_loop(q, rng);
-            self.st.pump_workers(q);
-            self.st.pump_program(q);
-            if done(&self.st) {
-                return Ok(());
+    /// Queues page `page` of a host file (`chunk`, padded with zeros) for writing through the
+    /// controller's command path (`Rig::write_file`).
+    fn load_page(&mut self, q: &mut Q, page: u64, chunk: &[u8]) {
+        assert!(chunk.len() <= PAGE_BYTES, "a chunk is at most a page");
+        let data = match self.fidelity {
+            Fidelity::Functional => {
+                let mut d = chunk.to_vec();
+                d.resize(PAGE_BYTES, 0);
+                d
             }
-            let stepped = self
-                .sim
-                .step_watched(&mut self.st, &mut self.watchdog, |st| Progress {
-                    completed: st.commands_completed,
-                    outstanding: st.inflight.len() as u64,
-                });
-            if let Some(e) = self.st.failure.take() {
-                return Err(e);
-            }
-            if !stepped? {
-                return Err(ActiveFlashError::Idle);
-            }
-        }
+            Fidelity::Timing => Vec::new(),
+        };
+        self.load_inflight += 1;
+        self.command(q, BlockOp::Write, page, data, Origin::Load);
     }
 
-    /// Starts a foreground of `total` page writes over the whole user area (see
-    /// `State::start_foreground`).
-    pub(crate) fn start_foreground(
-        &mut self,
-        total: u64,
-        rate_mb_s: Option<f64>,
-        queue_depth: u32,
-    ) {
-        let pages = 0..self.st.user_pages;
-        self.start_foreground_over(pages, total, rate_mb_s, queue_depth);
-    }
-
-    /// Starts a foreground of `total` page writes over the user pages `pages`.
-    pub(crate) fn start_foreground_over(
-        &mut self,
-        pages: std::ops::Range<u64>,
-        total: u64,
-        rate_mb_s: Option<f64>,
-        queue_depth: u32,
-    ) {
-        self.st
-            .start_foreground(self.sim.queue(), pages, total, rate_mb_s, queue_depth);
-    }
-
-    /// Ends a running foreground after the writes it has issued (an open-loop foreground of
-    /// unbounded length, e.g. beside a program run).
-    pub(crate) fn stop_foreground(&mut self) {
-        if let Some(fg) = &mut self.st.fg {
-            fg.total = fg.issued;
-        }
-    }
-
-    /// Writes `bytes` as a host file onto logical pages `0..` of the user area, through the
-    /// controller's command path and the FTL like any host write, `host_io_depth` pages in
-    /// flight; the last page is padded with zeros. Returns the first page after the file.
-    pub(crate) fn write_file(&mut self, bytes: &[u8]) -> Result<u64, ActiveFlashError> {
-        let pages = bytes.len().div_ceil(PAGE_BYTES) as u64;
-        if pages > self.st.user_pages {
-            return Err(ActiveFlashError::VolumeTooLarge {
-                volume_bytes: bytes.len() as u64,
-                user_bytes: self.st.user_pages * PAGE_BYTES as u64,
-            });
-        }
-        let depth = self.st.cfg.host_io_depth;
-        let mut chunks = bytes.chunks(PAGE_BYTES).enumerate();
-        loop {
-            while self.st.load_inflight < depth {
-                let Some((page, chunk)) = chunks.next() else {
-                    break;
-                };
-                let data = match self.st.fidelity {
-                    Fidelity::Functional => {
-                        let mut d = chunk.to_vec();
-                        d.resize(PAGE_BYTES, 0);
-                        d
-                    }
-                    Fidelity::Timing => Vec::new(),
-                };
-                self.st.load_inflight += 1;
-                self.st.command(
-                    self.sim.queue(),
-                    BlockOp::Write,
-                    page as u64,
-                    data,
-                    Origin::Load,
-                );
-            }
-            if self.st.load_inflight == 0 {
-                assert_eq!(chunks.len(), 0, "pages are issued while any slot is free");
-                return Ok(pages);
-            }
-            // Wait for a free slot, or for the last pages once every page is issued.
-            let left = if chunks.len() == 0 { 0 } else { depth - 1 };
-            self.run_until(|r| r.load_inflight <= left)?;
-        }
-    }
-
-    /// Overwrites `writes` random user pages (closed loop, queue depth 8) with no new
-    /// compression started, e.g. to make GC move what is on flash; then drains.
-    pub fn rewrite(&mut self, writes: u64) -> Result<(), ActiveFlashError> {
-        for w in &mut self.st.workers {
-            w.stopped = true;
-        }
-        self.start_foreground(writes, None, 8);
-        self.drain()
-    }
-
-    /// Reads `pages` straight from the FTL device (no controller time: this is the checker,
-    /// not the simulated system), in order.
-    pub(crate) fn oracle_read(&mut self, pages: &[u64]) -> Result<Vec<Vec<u8>>, ActiveFlashError> {
-        self.st.oracle = vec![None; pages.len()];
-        self.st.oracle_left = pages.len();
+    /// Submits the checker's reads of `pages` straight to the FTL device (no controller
+    /// time); their data lands in `oracle`, in order.
+    fn oracle_submit(&mut self, q: &mut Q, pages: &[u64]) {
+        assert_eq!(self.oracle_left, 0, "one oracle read at a time");
+        self.oracle = vec![None; pages.len()];
+        self.oracle_left = pages.len();
         for (index, &page) in pages.iter().enumerate() {
-            let id = self.st.next_id;
-            self.st.next_id += 1;
-            self.st.inflight.insert(id, Origin::Oracle { index });
-            self.st.dev.submit(
+            let id = self.next_id;
+            self.next_id += 1;
+            self.inflight.insert(id, Origin::Oracle { index });
+            self.dev.submit(
                 BlockRequest {
                     id,
                     op: BlockOp::Read,
@@ -411,40 +482,11 @@ impl Rig {
                     len_bytes: PAGE_BYTES as u64,
                     data: Vec::new(),
                 },
-                &mut self.sim.queue().map(RigEvent::Dev),
+                &mut q.map(RigEvent::Dev),
             );
         }
-        self.run_until(|r| r.oracle_left == 0)?;
-        Ok(std::mem::take(&mut self.st.oracle)
-            .into_iter()
-            .map(|d| d.expect("every oracle read completed"))
-            .collect())
     }
 
-    /// Runs until nothing is left to do: no foreground, no extent in flight, no command.
-    pub(crate) fn drain(&mut self) -> Result<(), ActiveFlashError> {
-        self.run_until(|r| {
-            r.foreground_done()
-                && r.jobs.is_empty()
-                && r.pending.is_empty()
-                && r.inflight.is_empty()
-                && r.workers.iter().all(|w| w.source.is_empty() || w.stopped)
-        })?;
-        // Every page recorded as compressed is counted, and lives in a committed extent.
-        let located = self.st.location.count_nonzero() as u64;
-        assert_eq!(located, self.st.pages_compressed_live);
-        assert!(self
-            .st
-            .location
-            .nonzero_indexes()
-            .into_iter()
-            .all(|i| (self.st.location.get(i) as usize) <= self.st.extents.len()));
-        assert!(self.st.workers.iter().all(|w| w.io_inflight == 0));
-        Ok(())
-    }
-}
-
-impl State {
     /// Queues a command for the controller's FTL processing.
     pub(crate) fn command(
         &mut self,

@@ -14,7 +14,7 @@ use crate::background::log_pages_for;
 use crate::corpus::PAGE_BYTES;
 use crate::error::ActiveFlashError;
 use crate::model::Model;
-use crate::rig::{Fidelity, Rig, State};
+use crate::rig::{Fidelity, Machine, Rig};
 use crate::worker::Side;
 use crate::ActiveFlashConfig;
 use nearflash_flash::FlashConfig;
@@ -77,22 +77,24 @@ pub fn run_split(
         });
     }
     rig.start_foreground(pages, None, FILL_QUEUE_DEPTH);
-    rig.run_until(State::foreground_done)?;
+    rig.run_until(Machine::foreground_done)?;
 
-    rig.st.assign_split(controller_share);
-    for w in &mut rig.st.workers {
+    rig.machine_mut().assign_split(controller_share);
+    for w in &mut rig.machine_mut().workers {
         w.stopped = false;
         w.draining = true;
     }
     let start = rig.now();
-    let ctrl0 = rig.st.controller.busy_foreground_ns + rig.st.controller.busy_background_ns;
-    let host0 = rig.st.host.busy_background_ns;
+    let ctrl0 =
+        rig.machine().controller.busy_foreground_ns + rig.machine().controller.busy_background_ns;
+    let host0 = rig.machine().host.busy_background_ns;
     rig.drain()?;
     let makespan_ns = rig.now().since(start).as_ns().max(1) as f64;
-    let live = rig.st.versions.count_nonzero() as u64;
-    let ctrl_ns = (rig.st.controller.busy_foreground_ns + rig.st.controller.busy_background_ns
+    let live = rig.machine().versions.count_nonzero() as u64;
+    let ctrl_ns = (rig.machine().controller.busy_foreground_ns
+        + rig.machine().controller.busy_background_ns
         - ctrl0) as f64;
-    let host_ns = (rig.st.host.busy_background_ns - host0) as f64;
+    let host_ns = (rig.machine().host.busy_background_ns - host0) as f64;
     let energy_j = ctrl_ns * 1e-9 * cfg.controller().delta_power_w()
         + host_ns * 1e-9 * cfg.host().delta_power_w();
     let ipb = cfg.compress_instructions_per_byte();
@@ -102,8 +104,8 @@ pub fn run_split(
         * cfg.host().delta_power_w();
     let model = Model::from_config(cfg)?;
     let (c, h) = (
-        &rig.st.workers[Side::Controller.index()],
-        &rig.st.workers[Side::Host.index()],
+        &rig.machine().workers[Side::Controller.index()],
+        &rig.machine().workers[Side::Host.index()],
     );
     let bytes_out = c.bytes_out + h.bytes_out;
     let point = SplitPoint {

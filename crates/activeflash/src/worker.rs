@@ -18,7 +18,7 @@ use crate::config::ActiveFlashConfig;
 use crate::corpus::PAGE_BYTES;
 use crate::engine::Offload;
 use crate::error::ActiveFlashError;
-use crate::rig::{Fidelity, Origin, Rig, State, Q};
+use crate::rig::{Fidelity, Machine, Origin, Rig, Q};
 use nearflash_ftl::BlockOp;
 use std::collections::VecDeque;
 
@@ -129,15 +129,15 @@ pub(crate) struct ExtentRecord {
     pub committed: Vec<bool>,
 }
 
-impl State {
+impl Machine {
     /// Issues whatever the workers can issue now.
     pub(crate) fn pump_workers(&mut self, q: &mut Q) {
         for side in [Side::Controller, Side::Host] {
-            self.pump(q, side);
+            self.pump_worker(q, side);
         }
     }
 
-    fn pump(&mut self, q: &mut Q, side: Side) {
+    fn pump_worker(&mut self, q: &mut Q, side: Side) {
         let w = side.index();
         loop {
             let ids: Vec<u64> = self.workers[w].active.iter().copied().collect();
@@ -327,23 +327,23 @@ impl Rig {
     /// FTL, decompresses each extent and checks every page against the generator. Returns
     /// (extents checked, pages checked).
     pub fn verify(&mut self) -> Result<(u64, u64), ActiveFlashError> {
-        if self.st.fidelity != Fidelity::Functional {
+        if self.machine().fidelity != Fidelity::Functional {
             return Err(ActiveFlashError::Verification(
                 "only functional fidelity keeps data to verify".into(),
             ));
         }
         let mut pages_checked = 0;
-        let raw: Vec<u64> = (self.st.versions.nonzero_indexes().into_iter())
-            .filter(|&p| self.st.location.get(p) == 0)
+        let raw: Vec<u64> = (self.machine().versions.nonzero_indexes().into_iter())
+            .filter(|&p| self.machine().location.get(p) == 0)
             .map(|p| p as u64)
             .collect();
         for chunk in raw.chunks(256) {
             let got = self.oracle_read(chunk)?;
             for (&page, data) in chunk.iter().zip(&got) {
                 let want = self
-                    .st
+                    .machine()
                     .corpus
-                    .page(page, self.st.versions.get(page as usize));
+                    .page(page, self.machine().versions.get(page as usize));
                 if *data != want {
                     return Err(ActiveFlashError::Verification(format!(
                         "uncompressed page {page} does not read back as written"
@@ -352,13 +352,13 @@ impl Rig {
                 pages_checked += 1;
             }
         }
-        let records = self.st.extents.clone();
+        let records = self.machine().extents.clone();
         for (e, rec) in records.iter().enumerate() {
             let log: Vec<u64> = (rec.log_page..rec.log_page + rec.log_pages).collect();
             let stream: Vec<u8> = self.oracle_read(&log)?.concat();
             let stream = &stream[..rec.compressed_len as usize];
             let out = self
-                .st
+                .machine()
                 .codec
                 .decompress(stream, rec.pages.len() * PAGE_BYTES)?;
             for (k, &(page, version)) in rec.pages.iter().enumerate() {
@@ -366,12 +366,12 @@ impl Rig {
                     continue;
                 }
                 let original = &out[k * PAGE_BYTES..(k + 1) * PAGE_BYTES];
-                if *original != self.st.corpus.page(page, version)[..] {
+                if *original != self.machine().corpus.page(page, version)[..] {
                     return Err(ActiveFlashError::Verification(format!(
                         "extent {e}: page {page} v{version} decompresses to other bytes"
                     )));
                 }
-                if self.st.location.get(page as usize) as usize == e + 1 {
+                if self.machine().location.get(page as usize) as usize == e + 1 {
                     pages_checked += 1;
                 }
             }

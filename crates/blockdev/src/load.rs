@@ -109,6 +109,10 @@ impl<D: BlockDevice> Model for Rig<D> {
         );
         self.dev.check_invariants();
     }
+
+    fn progress(&self) -> Progress {
+        Rig::progress(self)
+    }
 }
 
 /// A request as a load generator submits it: with a Data Placement directive when the
@@ -138,10 +142,8 @@ pub enum LoadError<E> {
     Handler(E),
 }
 
-/// The default watchdog limit: no request completing for this long while some are
-/// outstanding is a stall. Far above any latency a healthy device shows (the worst GC-bound
-/// write latencies measured on the presets are under a second).
-pub const DEFAULT_STALL_LIMIT: SimDuration = SimDuration(60_000_000_000);
+/// The default watchdog limit: the one of every driver (`nearflash_sim::STALL_LIMIT`).
+pub const DEFAULT_STALL_LIMIT: SimDuration = nearflash_sim::STALL_LIMIT;
 
 /// Runs closed-loop: keeps up to `depth` requests from `next` in flight until `next` returns
 /// `None` and everything submitted has completed. `next` is handed the run's RNG; each
@@ -346,11 +348,16 @@ pub fn settle<D: BlockDevice>(
     quiescent: impl Fn(&D) -> bool,
 ) -> Result<SimDuration, Stall> {
     let start = sim.now();
-    while sim.next_deadline().is_some_and(|t| t <= until) || !quiescent(&rig.dev) {
-        if !sim.step(rig) {
-            return Err(Stall::no_event_pending(sim.now(), start, rig.progress()));
-        }
+    // Everything due by `until` (no goal: the wait ends when the next event lies later)...
+    sim.run_until_by(until, rig, |_| false);
+    // ...then on until the device is quiescent; a queue that empties first is a stall.
+    if !sim.run_until_by(SimTime(u64::MAX), rig, |r| quiescent(&r.dev)) {
+        return Err(Stall::no_event_pending(sim.now(), start, rig.progress()));
     }
+    assert!(
+        sim.next_deadline().is_none_or(|t| t > until),
+        "nothing due by `until` is left"
+    );
     Ok(sim.now().since(start))
 }
 

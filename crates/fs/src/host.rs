@@ -52,9 +52,21 @@ pub struct Machine<D: BlockDevice> {
     block_done: Vec<BlockCompletion>,
     /// Block requests the device completed (watchdog progress).
     blocks_completed: u64,
+    /// The clock as of the last event handled or advance (a driver's goal may name a time).
+    now: SimTime,
 }
 
 impl<D: BlockDevice> Machine<D> {
+    /// The clock as of the last event handled (or advance).
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Whether operation `id` has finished (its completion waits to be taken).
+    pub fn is_finished(&self, id: OpId) -> bool {
+        self.finished.contains_key(&id)
+    }
+
     /// Moves completions and requests between the device and the FS until neither has
     /// anything to hand over, then arms the FS timer.
     fn pump(&mut self, q: &mut EventQueue<HostEvent<D::Event>>) {
@@ -111,6 +123,7 @@ impl<D: BlockDevice> Model for Machine<D> {
                 self.fs.handle_timeout(q.now());
             }
         }
+        self.now = q.now();
         self.pump(q);
     }
 }
@@ -130,6 +143,7 @@ impl<D: BlockDevice> FsHost<D> {
     /// them (`Fs::for_device`).
     pub fn new(sim: Sim<HostEvent<D::Event>>, dev: D, cfg: FsConfig) -> Result<Self, HostError> {
         let fs = Fs::for_device(cfg, &dev)?;
+        let now = sim.now();
         Ok(FsHost {
             sim,
             m: Machine {
@@ -139,6 +153,7 @@ impl<D: BlockDevice> FsHost<D> {
                 finished: BTreeMap::new(),
                 block_done: Vec::new(),
                 blocks_completed: 0,
+                now,
             },
             watchdog_limit: WATCHDOG_LIMIT_DEFAULT,
         })
@@ -182,11 +197,21 @@ impl<D: BlockDevice> FsHost<D> {
     pub fn advance_to(&mut self, t: SimTime) {
         assert!(t >= self.sim.now(), "advance_to({t:?}) is in the past");
         self.sim.advance_to(t, &mut self.m);
+        self.m.now = t;
     }
 
-    /// Processes one event; false when none is pending.
-    pub fn step(&mut self) -> bool {
-        self.sim.step(&mut self.m)
+    /// Runs events until `done(machine)` holds — checked at the start and after every event
+    /// — (true), or no event is pending (false): `Sim::run_until_by` with no time limit, for
+    /// a driver that decides at every event (a crash test cutting power the moment a phase
+    /// executes).
+    pub fn run_until_either(&mut self, done: impl FnMut(&Machine<D>) -> bool) -> bool {
+        let reached = self.sim.run_until_by(SimTime(u64::MAX), &mut self.m, done);
+        assert_eq!(
+            self.m.now,
+            self.sim.now(),
+            "the model's clock is the loop's"
+        );
+        reached
     }
 
     /// The completion of `id`, once it finished.

@@ -18,10 +18,12 @@ use crate::config::FtlConfig;
 use crate::device::{Device, Event, FlashWork};
 use crate::recovery::{recover, RecoveryReport};
 use crate::verify::{AckedAt, Reference, SectorContent};
-use nearflash_blockdev::{BlockOp, BlockRequest, IoError, SECTOR_BYTES};
+use nearflash_blockdev::{BlockCompletion, BlockOp, BlockRequest, IoError, SECTOR_BYTES};
 use nearflash_flash::backbone::PowerCutReport;
 use nearflash_flash::{ConfigError, FlashConfig, Geometry, MemoryStore};
-use nearflash_sim::{Progress, Sim, SimDuration, SimTime, Stall, Watchdog};
+use nearflash_sim::{
+    EventQueue, Model, Progress, Sim, SimDuration, SimRng, SimTime, Stall, StallReason, Watchdog,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -299,7 +301,7 @@ fn run_seed_inner(
     let group_sectors = u64::from(dev.layout().unit_sectors());
     let mut d = Driver {
         cfg,
-        dev,
+        m: UnderTest::new(dev, 0),
         sim,
         reference: Reference::new(sectors, group_sectors),
         inflight: BTreeMap::new(),
@@ -364,9 +366,68 @@ enum Pending {
     },
 }
 
+/// The device under test as the loop's model: after every event it takes what the device
+/// completed (so a wait can end at a completion) and notes the time (so a wait can end at a
+/// deadline); it counts requests for the watchdog.
+struct UnderTest {
+    dev: Device,
+    done: Vec<BlockCompletion>,
+    now: SimTime,
+    /// Requests submitted and completed, counted from the run's first id across cuts (a
+    /// cut forgets what was in flight: both restart at the next id).
+    submitted: u64,
+    completed: u64,
+}
+
+impl UnderTest {
+    fn new(dev: Device, next_id: u64) -> UnderTest {
+        UnderTest {
+            dev,
+            done: Vec::new(),
+            now: SimTime::ZERO,
+            submitted: next_id,
+            completed: next_id,
+        }
+    }
+
+    /// Moves what the device completed (in order) into `done`.
+    fn collect(&mut self) {
+        let before = self.done.len();
+        self.dev.take_completions(&mut self.done);
+        self.completed += (self.done.len() - before) as u64;
+        assert!(
+            self.completed <= self.submitted,
+            "a completion has its request"
+        );
+    }
+}
+
+impl Model for UnderTest {
+    type Event = Event;
+
+    fn handle(&mut self, ev: Event, q: &mut EventQueue<Event>, rng: &mut SimRng) {
+        self.dev.handle(ev, q, rng);
+        self.now = q.now();
+        self.collect();
+    }
+
+    fn check_invariants(&self) {
+        self.dev.check_invariants();
+    }
+
+    /// Every completion counts (failed ones too — they are progress, and counted as
+    /// violations elsewhere).
+    fn progress(&self) -> Progress {
+        Progress {
+            completed: self.completed,
+            outstanding: self.submitted - self.completed,
+        }
+    }
+}
+
 struct Driver<'a> {
     cfg: &'a CrashTestConfig,
-    dev: Device,
+    m: UnderTest,
     sim: Sim<Event>,
     reference: Reference,
     inflight: BTreeMap<u64, Pending>,
@@ -394,12 +455,13 @@ impl Driver<'_> {
         loop {
             if let Some((after, target)) = cut {
                 if issued >= after {
-                    let work = self.dev.flash_work();
+                    let work = self.m.dev.flash_work();
                     if target.active(&work) {
                         return Ok((target, self.sim.events()));
                     }
                 }
             }
+            let armed = cut.filter(|&(after, _)| issued >= after).map(|(_, t)| t);
             if issued < total && self.inflight.len() < self.cfg.queue_depth {
                 if issued < prefill {
                     self.prefill_write();
@@ -415,47 +477,45 @@ impl Driver<'_> {
                     return Ok((CutPhase::Idle, self.sim.events()));
                 };
                 let since = *idle_since.get_or_insert(self.sim.now());
-                if self.sim.now() > since + SimDuration::from_ms(TAIL_MS) {
-                    let phase = CutPhase::classify(&self.dev.flash_work(), Some(target));
+                let end = since + SimDuration::from_ms(TAIL_MS);
+                if self.sim.now() > end {
+                    let phase = CutPhase::classify(&self.m.dev.flash_work(), Some(target));
                     return Ok((phase, self.sim.events()));
                 }
+                // The tail: background work only, until the target runs or the tail ends; a
+                // queue that runs dry here is a device at rest, not a stall.
+                match self
+                    .wait(|m| armed.is_some_and(|t| t.active(&m.dev.flash_work())) || m.now > end)
+                {
+                    Err(CrashError::Stalled { stall, .. })
+                        if stall.reason == StallReason::NoEventPending
+                            && stall.progress.outstanding == 0 =>
+                    {
+                        return Ok((CutPhase::Idle, self.sim.events()));
+                    }
+                    waited => waited?,
+                }
+                continue;
             }
-            if !self.step(out)? {
-                return Ok((CutPhase::Idle, self.sim.events()));
-            }
+            // Requests are in flight: wait for one to complete, or for the armed cut.
+            self.wait(|m| {
+                !m.done.is_empty() || armed.is_some_and(|t| t.active(&m.dev.flash_work()))
+            })?;
+            self.drain(out);
         }
     }
 
-    /// Handles the next event; false if there is none (and nothing is in flight).
-    fn step(&mut self, out: &mut CrashOutcome) -> Result<bool, CrashError> {
-        if !self.sim.step(&mut self.dev) {
-            if self.inflight.is_empty() {
-                return Ok(false);
-            }
-            let stall = Stall::no_event_pending(self.sim.now(), self.sim.now(), self.progress());
-            return Err(self.stalled(stall));
-        }
-        self.drain(out);
-        let p = self.progress();
-        self.watchdog
-            .observe(self.sim.now(), p)
-            .map_err(|stall| self.stalled(stall))?;
-        Ok(true)
-    }
-
-    /// What the watchdog watches: every completion counts (failed ones too — they are
-    /// progress, and counted as violations elsewhere).
-    fn progress(&self) -> Progress {
-        Progress {
-            completed: self.next_id - self.inflight.len() as u64,
-            outstanding: self.inflight.len() as u64,
-        }
+    /// Runs events until `done` holds, under the watchdog (`Sim::run_until`).
+    fn wait(&mut self, done: impl FnMut(&UnderTest) -> bool) -> Result<(), CrashError> {
+        self.sim
+            .run_until(&mut self.m, &mut self.watchdog, UnderTest::progress, done)
+            .map_err(|stall| self.stalled(stall))
     }
 
     fn stalled(&self, stall: Stall) -> CrashError {
         CrashError::Stalled {
             stall,
-            requests: self.dev.describe_inflight(8),
+            requests: self.m.dev.describe_inflight(8),
         }
     }
 
@@ -503,9 +563,10 @@ impl Driver<'_> {
             BlockOp::Flush => Pending::Flush,
         };
         self.inflight.insert(id, pending);
+        self.m.submitted += 1;
         // With Flexible Data Placement, writes spread over the placement handles.
         crate::testing::submit_placed_workload(
-            &mut self.dev,
+            &mut self.m.dev,
             BlockRequest {
                 id,
                 op,
@@ -522,8 +583,8 @@ impl Driver<'_> {
     }
 
     fn drain(&mut self, out: &mut CrashOutcome) {
-        let mut done = Vec::new();
-        self.dev.take_completions(&mut done);
+        self.m.collect();
+        let done = std::mem::take(&mut self.m.done);
         let sector = SECTOR_BYTES as usize;
         for c in done {
             let p = self
@@ -614,7 +675,7 @@ impl Driver<'_> {
     ) -> Result<(Self, RecoveryReport, PowerCutReport), CrashError> {
         let Driver {
             cfg,
-            dev,
+            m: UnderTest { dev, .. },
             sim,
             reference,
             next_id,
@@ -641,7 +702,7 @@ impl Driver<'_> {
         }
         let d = Driver {
             cfg,
-            dev,
+            m: UnderTest::new(dev, next_id),
             sim,
             reference,
             // Requests in flight at the cut were never acknowledged: forgotten.
@@ -665,7 +726,8 @@ impl Driver<'_> {
                 let id = self.next_id;
                 self.next_id += 1;
                 self.inflight.insert(id, Pending::CrashRead { lsn, count });
-                self.dev.submit(
+                self.m.submitted += 1;
+                self.m.dev.submit(
                     BlockRequest {
                         id,
                         op: BlockOp::Read,
@@ -679,7 +741,8 @@ impl Driver<'_> {
                 self.drain(out);
                 continue;
             }
-            self.step(out)?;
+            self.wait(|m| !m.done.is_empty())?;
+            self.drain(out);
         }
         Ok(())
     }

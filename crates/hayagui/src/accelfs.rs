@@ -22,7 +22,7 @@
 
 use crate::config::AccelFsConfig;
 use crate::files::{Fd, FileError, OpenMode};
-use crate::machine::Machine;
+use crate::machine::{Calls, Run};
 use nearflash_blockdev::{BlockOp, BlockRequest};
 use nearflash_fs::{Caller, Fh, FsOp, FsReply, OpenFlags, BLOCK_BYTES};
 use nearflash_hw::compute::CoreSpec;
@@ -123,21 +123,21 @@ impl AccelFs {
         self.cfg.chunk_bytes
     }
 
-    fn charge(&self, m: &mut Machine, instructions: u64) {
+    fn charge(&self, m: &mut Run, instructions: u64) {
         m.advance(self.core.duration(instructions as f64));
     }
 
-    fn call(&mut self, m: &mut Machine) {
+    fn call(&mut self, m: &mut Run) {
         self.stats.calls += 1;
         self.charge(m, self.cfg.call_instructions);
     }
 
-    fn memcpy(&self, m: &mut Machine, bytes: u64) {
+    fn memcpy(&self, m: &mut Run, bytes: u64) {
         let ns = (bytes as f64 * 1e3 / self.memcpy_mb_s).ceil() as u64;
         m.advance(SimDuration::from_ns(ns));
     }
 
-    fn fs(&mut self, m: &mut Machine, op: FsOp) -> Result<FsReply, FileError> {
+    fn fs(&mut self, m: &mut Run, op: FsOp) -> Result<FsReply, FileError> {
         self.stats.fs_ops += 1;
         Ok(m.fs_run(Caller::ROOT, op)?)
     }
@@ -146,7 +146,7 @@ impl AccelFs {
         self.fds.get(&fd).cloned().ok_or(FileError::BadFd(fd))
     }
 
-    fn load_extents(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
+    fn load_extents(&mut self, m: &mut Run, path: &str) -> Result<(), FileError> {
         let fh = self.files[path].fh;
         let FsReply::Extents(ext) = self.fs(m, FsOp::Extents(fh))? else {
             unreachable!("Extents answers extents")
@@ -170,7 +170,7 @@ impl AccelFs {
         Ok(())
     }
 
-    pub fn open(&mut self, m: &mut Machine, path: &str, mode: OpenMode) -> Result<Fd, FileError> {
+    pub fn open(&mut self, m: &mut Run, path: &str, mode: OpenMode) -> Result<Fd, FileError> {
         self.call(m);
         if !self.files.contains_key(path) {
             let flags = OpenFlags {
@@ -231,7 +231,7 @@ impl AccelFs {
     /// its chunk cache (`cache_container.h` hangs the cache off the inode); beyond
     /// [`IDLE_FILES_MAX`] files no descriptor holds, clean ones are forgotten (cache dropped,
     /// file-system handle closed) in name order, so memory and handles stay bounded.
-    pub fn close(&mut self, m: &mut Machine, fd: Fd) -> Result<(), FileError> {
+    pub fn close(&mut self, m: &mut Run, fd: Fd) -> Result<(), FileError> {
         self.call(m);
         let path = self.fds.remove(&fd).ok_or(FileError::BadFd(fd))?;
         let f = self
@@ -247,7 +247,7 @@ impl AccelFs {
     }
 
     /// Forgets up to `n` files no descriptor holds and with nothing dirty (name order).
-    pub fn forget_idle(&mut self, m: &mut Machine, n: usize) -> Result<(), FileError> {
+    pub fn forget_idle(&mut self, m: &mut Run, n: usize) -> Result<(), FileError> {
         let victims: Vec<String> = self
             .files
             .iter()
@@ -262,7 +262,7 @@ impl AccelFs {
         Ok(())
     }
 
-    pub fn size(&mut self, m: &mut Machine, path: &str) -> Result<u64, FileError> {
+    pub fn size(&mut self, m: &mut Run, path: &str) -> Result<u64, FileError> {
         self.call(m);
         if let Some(f) = self.files.get(path) {
             return Ok(f.size);
@@ -273,7 +273,7 @@ impl AccelFs {
         Ok(st.size_bytes)
     }
 
-    pub fn exists(&mut self, m: &mut Machine, path: &str) -> Result<bool, FileError> {
+    pub fn exists(&mut self, m: &mut Run, path: &str) -> Result<bool, FileError> {
         self.call(m);
         if self.files.contains_key(path) {
             return Ok(true);
@@ -285,7 +285,7 @@ impl AccelFs {
         }
     }
 
-    pub fn children(&mut self, m: &mut Machine, dir: &str) -> Result<Vec<String>, FileError> {
+    pub fn children(&mut self, m: &mut Run, dir: &str) -> Result<Vec<String>, FileError> {
         self.call(m);
         let FsReply::Entries(es) = self.fs(m, FsOp::Readdir(dir.to_string()))? else {
             unreachable!("Readdir answers entries")
@@ -293,7 +293,7 @@ impl AccelFs {
         Ok(crate::files::names(es))
     }
 
-    pub fn mkdir(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
+    pub fn mkdir(&mut self, m: &mut Run, path: &str) -> Result<(), FileError> {
         self.call(m);
         self.fs(
             m,
@@ -305,13 +305,13 @@ impl AccelFs {
         Ok(())
     }
 
-    pub fn rmdir(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
+    pub fn rmdir(&mut self, m: &mut Run, path: &str) -> Result<(), FileError> {
         self.call(m);
         self.fs(m, FsOp::Rmdir(path.to_string()))?;
         Ok(())
     }
 
-    pub fn delete(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
+    pub fn delete(&mut self, m: &mut Run, path: &str) -> Result<(), FileError> {
         self.call(m);
         if self.fds.values().any(|p| p == path) {
             return Err(FileError::Busy(path.to_string()));
@@ -323,7 +323,7 @@ impl AccelFs {
         Ok(())
     }
 
-    pub fn rename(&mut self, m: &mut Machine, from: &str, to: &str) -> Result<(), FileError> {
+    pub fn rename(&mut self, m: &mut Run, from: &str, to: &str) -> Result<(), FileError> {
         self.call(m);
         if self.fds.values().any(|p| p == to) {
             return Err(FileError::Busy(to.to_string()));
@@ -352,7 +352,7 @@ impl AccelFs {
     /// Reads up to `len` bytes at `offset` (fewer at the end of the file).
     pub fn read_at(
         &mut self,
-        m: &mut Machine,
+        m: &mut Run,
         fd: Fd,
         offset: u64,
         len: u64,
@@ -395,7 +395,7 @@ impl AccelFs {
     /// Writes `data` at `offset` (a gap past the end of the file is filled with zeros).
     pub fn write_at(
         &mut self,
-        m: &mut Machine,
+        m: &mut Run,
         fd: Fd,
         offset: u64,
         data: &[u8],
@@ -462,7 +462,7 @@ impl AccelFs {
     }
 
     /// AccelFS's `Sync`: the dirty chunks, then the metadata, then an NVMe FLUSH.
-    pub fn sync(&mut self, m: &mut Machine, fd: Fd) -> Result<(), FileError> {
+    pub fn sync(&mut self, m: &mut Run, fd: Fd) -> Result<(), FileError> {
         self.call(m);
         let path = self.path_of(fd)?;
         self.sync_path(m, &path)
@@ -470,7 +470,7 @@ impl AccelFs {
 
     /// Syncs every file with dirty chunks or metadata (an unmount), then forgets those no
     /// descriptor holds.
-    pub fn sync_all(&mut self, m: &mut Machine) -> Result<(), FileError> {
+    pub fn sync_all(&mut self, m: &mut Run) -> Result<(), FileError> {
         let paths: Vec<String> = self
             .files
             .iter()
@@ -489,7 +489,7 @@ impl AccelFs {
         Ok(())
     }
 
-    fn sync_path(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
+    fn sync_path(&mut self, m: &mut Run, path: &str) -> Result<(), FileError> {
         self.stats.syncs += 1;
         let path = path.to_string();
         let dirty = self.files[&path].dirty_chunks();
@@ -520,7 +520,7 @@ impl AccelFs {
 
     /// Makes `want` cached: misses are read in device-contiguous runs of at most
     /// `run_bytes_max`, all issued at once; bytes past what is on disk read as zeros.
-    fn fill(&mut self, m: &mut Machine, path: &str, want: &[u64]) -> Result<(), FileError> {
+    fn fill(&mut self, m: &mut Run, path: &str, want: &[u64]) -> Result<(), FileError> {
         let c = self.chunk_bytes();
         let f = &self.files[path];
         let misses: Vec<u64> = want
@@ -596,7 +596,7 @@ impl AccelFs {
     /// dirty victims are written back first, together.
     fn make_room(
         &mut self,
-        m: &mut Machine,
+        m: &mut Run,
         path: &str,
         incoming: usize,
         keep: &[u64],
@@ -631,12 +631,7 @@ impl AccelFs {
     }
 
     /// Maps blocks `0..nblocks` of the file (allocating past the file system's size).
-    fn ensure_mapped(
-        &mut self,
-        m: &mut Machine,
-        path: &str,
-        nblocks: u64,
-    ) -> Result<(), FileError> {
+    fn ensure_mapped(&mut self, m: &mut Run, path: &str, nblocks: u64) -> Result<(), FileError> {
         let f = &self.files[path];
         if f.blocks.len() as u64 >= nblocks {
             return Ok(());
@@ -678,7 +673,7 @@ impl AccelFs {
 
     /// Writes `chunks` (dirty, cached) in device-contiguous runs of at most
     /// `run_bytes_max`; only the blocks below the file's size.
-    fn write_back(&mut self, m: &mut Machine, path: &str, chunks: &[u64]) -> Result<(), FileError> {
+    fn write_back(&mut self, m: &mut Run, path: &str, chunks: &[u64]) -> Result<(), FileError> {
         if chunks.is_empty() {
             return Ok(());
         }

@@ -90,8 +90,8 @@ pub fn run(
         path: ve.path_stats(),
         nvme_commands: nvme.commands - nvme0.commands,
         ssd_flushes: nvme.flushes - nvme0.flushes,
-        events: ve.machine().events(),
-        trace_hash: ve.machine().trace_hash(),
+        events: ve.events(),
+        trace_hash: ve.trace_hash(),
     };
     (Ok(run), ve)
 }

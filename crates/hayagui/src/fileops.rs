@@ -193,8 +193,8 @@ pub fn run(
         path: ve.path_stats(),
         nvme_commands: nvme.commands - nvme_at_start.commands,
         ssd_flushes: nvme.flushes - nvme_at_start.flushes,
-        events: ve.machine().events(),
-        trace_hash: ve.machine().trace_hash(),
+        events: ve.events(),
+        trace_hash: ve.trace_hash(),
     })
 }
 

@@ -6,14 +6,14 @@
 
 use crate::accelfs::{AccelFs, AccelFsStats};
 use crate::config::HayaguiConfig;
-use crate::machine::{Machine, MachineError};
+use crate::machine::{self, Calls, Machine, MachineError, Run};
 use crate::redirect::{RedirectStats, Redirected};
 use nearflash_flash::{FlashConfig, PageStore};
 use nearflash_fs::{DirEntry, FsConfig, FsStats};
-use nearflash_ftl::{Device, FtlConfig};
+use nearflash_ftl::FtlConfig;
 use nearflash_hw::compute::CoreSpec;
 use nearflash_nvme::{CompletionMode, MemoryPortConfig, NvmeConfig, NvmeStats};
-use nearflash_sim::{Sim, SimTime};
+use nearflash_sim::SimTime;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -114,9 +114,10 @@ pub enum PathStats {
     Redirected(RedirectStats),
 }
 
-/// The accelerator running one program over one access path, and the machine under it.
+/// The accelerator running one program over one access path, and the machine under it: the
+/// program's blocking calls drive the machine's loop (`machine::Calls`).
 pub struct Ve {
-    m: Machine,
+    m: Run,
     path: Path,
     access: Access,
     core: CoreSpec,
@@ -174,7 +175,7 @@ impl Ve {
         access: Access,
         seed: u64,
     ) -> Result<Ve, FileError> {
-        let m = Machine::format(
+        let m = machine::format(
             flash,
             ftl,
             store,
@@ -185,19 +186,19 @@ impl Ve {
         Ok(Self::with(m, cfg, access))
     }
 
-    /// Over a device already on `sim` (an image's, recovered), mounting its file system.
+    /// Over a machine the caller built on its loop (an image's device, recovered, behind
+    /// [`nvme_for`] and [`fs_for`] of `access`): formats or mounts its file system.
     pub fn over(
-        sim: Sim<crate::machine::Ev>,
-        dev: Device,
+        mut m: Run,
         start: crate::machine::Start,
         cfg: &HayaguiConfig,
         access: Access,
     ) -> Result<Ve, FileError> {
-        let m = Machine::over(sim, dev, &nvme_for(access, cfg), fs_for(access, cfg), start)?;
+        m.start(start)?;
         Ok(Self::with(m, cfg, access))
     }
 
-    fn with(m: Machine, cfg: &HayaguiConfig, access: Access) -> Ve {
+    fn with(m: Run, cfg: &HayaguiConfig, access: Access) -> Ve {
         let core = cfg.ve.scalar_core();
         let path = match access {
             Access::Direct => {
@@ -223,19 +224,25 @@ impl Ve {
     }
 
     pub fn machine(&self) -> &Machine {
-        &self.m
+        self.m.model()
     }
 
-    pub fn into_machine(self) -> Machine {
-        self.m
+    /// Events the machine's loop processed so far.
+    pub fn events(&self) -> u64 {
+        self.m.sim().events()
+    }
+
+    /// The machine loop's trace hash so far.
+    pub fn trace_hash(&self) -> String {
+        self.m.sim().trace_hash().hex()
     }
 
     pub fn nvme_stats(&self) -> NvmeStats {
-        self.m.nvme_stats()
+        self.machine().nvme_stats()
     }
 
     pub fn fs_stats(&self) -> FsStats {
-        self.m.fs_stats()
+        self.machine().fs_stats()
     }
 
     pub fn path_stats(&self) -> PathStats {

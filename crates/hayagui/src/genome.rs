@@ -229,8 +229,8 @@ pub fn run(
         reads: report.hits.len() as u64,
         checksum: report.checksum,
         path: ve.path_stats(),
-        events: ve.machine().events(),
-        trace_hash: ve.machine().trace_hash(),
+        events: ve.events(),
+        trace_hash: ve.trace_hash(),
     };
     Ok((run, report))
 }

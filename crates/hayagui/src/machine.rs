@@ -1,5 +1,9 @@
 //! The machine both access paths run on: the SSD (the project's FTL device behind an NVMe
-//! front end) and one instance of the shared file system, on one `sim::Sim` loop.
+//! front end) and one instance of the shared file system. [`Machine`] is a `sim::Model`:
+//! handed an event, it passes it to the drive or the file system and moves what they hand
+//! each other; it never runs the loop. The program on the VE holds it in a [`Run`] (a
+//! `sim::Driver`: the loop, the RNG, the trace hash) and makes blocking calls on it
+//! ([`Calls`]): each submits its work and waits with `Sim::run_until`, under the watchdog.
 //!
 //! What differs between the paths is where the file system and the NVMe queues live, which
 //! the caller says by the configs it hands in:
@@ -7,9 +11,9 @@
 //!   VE's PCIe link), completions are polled by a VE core, the one queue holds 256 entries,
 //!   and the file system — AccelFS's metadata engine — runs on the VE's scalar core. File
 //!   data moves between AccelFS's chunk cache and the SSD as block commands the caller
-//!   issues itself ([`Machine::block_io`]).
+//!   issues itself ([`Calls::block_io`]).
 //! - **redirected** (the baseline): the host's NVMe driver (host DRAM, interrupts) and the
-//!   host's file system with its page cache; every byte goes through [`Machine::fs_run`].
+//!   host's file system with its page cache; every byte goes through [`Calls::fs_run`].
 //!
 //! Every block request — the file system's and the caller's — takes a slot of the one I/O
 //! queue; requests beyond its depth wait in a FIFO here (bounded by the file system's
@@ -25,8 +29,7 @@ use nearflash_fs::{Caller, Fs, FsCompletion, FsConfig, FsError, FsOp, FsReply, F
 use nearflash_ftl::{Device, Event, FtlConfig};
 use nearflash_nvme::{EndpointId, Nvme, NvmeCommand, NvmeConfig, NvmeError, NvmeEvent, NvmeStats};
 use nearflash_sim::{
-    EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall, TraceEvent,
-    Watchdog,
+    Driver, EventQueue, Model, Progress, Schedule, Sim, SimRng, SimTime, Stall, TraceEvent,
 };
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use thiserror::Error;
@@ -72,9 +75,6 @@ pub enum MachineError {
     Stall(#[from] Stall),
 }
 
-/// Simulated time an operation may go without any completion before it is declared stuck.
-pub const WATCHDOG_LIMIT: SimDuration = SimDuration(10_000_000_000);
-
 /// Who submitted a block request (its own id inside).
 #[derive(Clone, Copy, Debug)]
 enum Owner {
@@ -82,8 +82,8 @@ enum Owner {
     Caller(u64),
 }
 
-/// The machine's state: the `sim::Model`.
-pub struct State {
+/// The SSD and the file system: the `sim::Model` both paths run on.
+pub struct Machine {
     drive: Drive,
     fs: Fs,
     fs_timer: Option<SimTime>,
@@ -102,7 +102,76 @@ pub struct State {
     blocks_completed: u64,
 }
 
-impl State {
+impl Machine {
+    /// The machine over `dev` (formatted, or recovered from an image), behind an NVMe front
+    /// end of `nvme`, with the file system of `fs` — not yet formatted or mounted
+    /// ([`Calls::start`]).
+    pub fn new(dev: Device, nvme: &NvmeConfig, fs: FsConfig) -> Result<Machine, MachineError> {
+        let drive = Nvme::new(nvme.clone(), Shadowed::new(dev))?;
+        let fs = Fs::new(fs, drive.device().capacity_bytes(), true)?;
+        Ok(Machine {
+            drive,
+            fs,
+            fs_timer: None,
+            fs_done: BTreeMap::new(),
+            owners: HashMap::new(),
+            caller_done: BTreeMap::new(),
+            held: VecDeque::new(),
+            next_id: 0,
+            next_caller_id: 0,
+            scratch: Vec::new(),
+            blocks_completed: 0,
+        })
+    }
+
+    pub fn drive(&self) -> &Drive {
+        &self.drive
+    }
+
+    pub fn device(&self) -> &Device {
+        self.drive.device().device()
+    }
+
+    /// Gives the device up (to close an image: its store is inside).
+    pub fn into_device(self) -> Device {
+        self.drive.into_device().into_device()
+    }
+
+    pub fn nvme_stats(&self) -> NvmeStats {
+        self.drive.stats()
+    }
+
+    pub fn fs_stats(&self) -> FsStats {
+        self.fs.stats()
+    }
+
+    /// Submits one file-system operation at `q.now()`; its completion waits in `fs_done`.
+    fn submit_fs(
+        &mut self,
+        q: &mut EventQueue<Ev>,
+        caller: Caller,
+        op: FsOp,
+    ) -> Result<OpId, FsError> {
+        let id = self.fs.submit(q.now(), caller, op)?;
+        self.pump(q);
+        Ok(id)
+    }
+
+    /// Submits the caller's block commands at once (ids ignored); returns the caller's ids
+    /// for them, in order. Their completions wait in `caller_done`.
+    fn submit_blocks(&mut self, q: &mut EventQueue<Ev>, reqs: Vec<BlockRequest>) -> Vec<u64> {
+        let n = reqs.len() as u64;
+        let first = self.next_caller_id;
+        self.next_caller_id += n;
+        let ids: Vec<u64> = (first..first + n).collect();
+        for (req, &id) in reqs.into_iter().zip(&ids) {
+            self.submit_block(Owner::Caller(id), req, q);
+        }
+        self.pump(q);
+        assert_eq!(ids.len() as u64, n, "one id per command");
+        ids
+    }
+
     fn submit_block(&mut self, owner: Owner, mut req: BlockRequest, q: &mut EventQueue<Ev>) {
         let id = self.next_id;
         self.next_id += 1;
@@ -191,24 +260,9 @@ impl State {
             "a held request without its submitter"
         );
     }
-
-    /// What the watchdog watches: a completed file-system operation or block command is
-    /// progress.
-    ///
-    /// Story: on the 970 EVO with its SLC cache off, a genome run's `sync` of the reference
-    /// (4 KiB writes, each a read-modify-write of a 256 KiB page group at TLC program
-    /// latency) took longer than the watchdog's 10 s while the drive completed thousands of
-    /// block commands; only file-system operations counted, so the run was declared stalled.
-    fn progress(&self) -> Progress {
-        let s = self.fs.stats();
-        Progress {
-            completed: s.ops_completed + s.ops_failed + self.blocks_completed,
-            outstanding: self.fs.outstanding() + self.owners.len() as u64,
-        }
-    }
 }
 
-impl Model for State {
+impl Model for Machine {
     type Event = Ev;
 
     fn handle(&mut self, ev: Ev, q: &mut EventQueue<Ev>, rng: &mut SimRng) {
@@ -221,6 +275,21 @@ impl Model for State {
         }
         self.pump(q);
     }
+
+    /// What the watchdog watches: a completed file-system operation or block command is
+    /// progress.
+    ///
+    /// Story: on the 970 EVO with its SLC cache off, a genome run's `sync` of the reference
+    /// (4 KiB writes, each a read-modify-write of a 256 KiB page group at TLC program
+    /// latency) took longer than the watchdog's then 10 s while the drive completed thousands of
+    /// block commands; only file-system operations counted, so the run was declared stalled.
+    fn progress(&self) -> Progress {
+        let s = self.fs.stats();
+        Progress {
+            completed: s.ops_completed + s.ops_failed + self.blocks_completed,
+            outstanding: self.fs.outstanding() + self.owners.len() as u64,
+        }
+    }
 }
 
 /// How the machine's file system starts.
@@ -232,156 +301,92 @@ pub enum Start {
     Mount,
 }
 
-/// The SSD and the file system on their simulation loop: a synchronous driver for the
-/// program running on the VE (each call runs the loop until its work is done).
-pub struct Machine {
-    sim: Sim<Ev>,
-    st: State,
-}
+/// The machine on its simulation loop, as the program on the VE drives it.
+pub type Run = Driver<Machine>;
 
 fn dev_event(e: Event) -> Ev {
     Ev::Dev(NvmeEvent::Device(e))
 }
 
-impl Machine {
-    /// A fresh SSD of `flash`/`ftl` over `store` (no data kept: `NoStore`; functional: a
-    /// memory or image store), its NVMe front end, and the file system, formatted.
-    pub fn format(
-        flash: &FlashConfig,
-        ftl: &FtlConfig,
-        store: Box<dyn PageStore>,
-        nvme: &NvmeConfig,
-        fs: FsConfig,
-        seed: u64,
-    ) -> Result<Machine, MachineError> {
-        let mut sim = Sim::new(seed);
-        let dev = Device::format(flash, ftl, store, &mut sim.queue().map(dev_event))?;
-        Self::over(sim, dev, nvme, fs, Start::Format)
-    }
+/// A fresh SSD of `flash`/`ftl` over `store` (no data kept: `NoStore`; functional: a memory
+/// or image store), its NVMe front end, and the file system, formatted.
+pub fn format(
+    flash: &FlashConfig,
+    ftl: &FtlConfig,
+    store: Box<dyn PageStore>,
+    nvme: &NvmeConfig,
+    fs: FsConfig,
+    seed: u64,
+) -> Result<Run, MachineError> {
+    let mut run = Run::build(Sim::new(seed), |q| {
+        let dev = Device::format(flash, ftl, store, &mut q.map(dev_event))?;
+        Machine::new(dev, nvme, fs)
+    })?;
+    run.start(Start::Format)?;
+    Ok(run)
+}
 
-    /// The machine over a device already built on `sim` (e.g. recovered from an image).
-    pub fn over(
-        sim: Sim<Ev>,
-        dev: Device,
-        nvme: &NvmeConfig,
-        fs: FsConfig,
-        start: Start,
-    ) -> Result<Machine, MachineError> {
-        let drive = Nvme::new(nvme.clone(), Shadowed::new(dev))?;
-        let fs = Fs::new(fs, drive.device().capacity_bytes(), true)?;
-        let mut m = Machine {
-            sim,
-            st: State {
-                drive,
-                fs,
-                fs_timer: None,
-                fs_done: BTreeMap::new(),
-                owners: HashMap::new(),
-                caller_done: BTreeMap::new(),
-                held: VecDeque::new(),
-                next_id: 0,
-                next_caller_id: 0,
-                scratch: Vec::new(),
-                blocks_completed: 0,
-            },
-        };
+/// The program's blocking calls on the machine: each submits its work, then waits for it
+/// with `Sim::run_until` under a watchdog armed at the call (the limit of every driver,
+/// `sim::STALL_LIMIT`), watching the machine's progress.
+pub trait Calls {
+    /// Starts the file system: mkfs and a sync on a fresh device, or a mount of what it holds.
+    fn start(&mut self, start: Start) -> Result<(), MachineError>;
+
+    /// Runs one file-system operation to completion.
+    fn fs_run(&mut self, caller: Caller, op: FsOp) -> Result<FsReply, MachineError>;
+
+    /// Issues `reqs` at once (the caller's own block commands, ids ignored) and waits for all
+    /// of them; returns their completions in the order given. A failed command is an error
+    /// naming its range.
+    fn block_io(&mut self, reqs: Vec<BlockRequest>) -> Result<Vec<BlockCompletion>, MachineError>;
+
+    /// A flush of the drive (NVMe FLUSH), waited for.
+    fn flush(&mut self) -> Result<(), MachineError> {
+        self.block_io(vec![BlockRequest {
+            id: 0,
+            op: BlockOp::Flush,
+            offset_bytes: 0,
+            len_bytes: 0,
+            data: Vec::new(),
+        }])
+        .map(drop)
+    }
+}
+
+impl Calls for Run {
+    fn start(&mut self, start: Start) -> Result<(), MachineError> {
         let op = match start {
             Start::Format => FsOp::Format(nearflash_fs::FormatOptions::default()),
             Start::Mount => FsOp::Mount,
         };
-        m.fs_run(Caller::ROOT, op)?;
+        self.fs_run(Caller::ROOT, op)?;
         if start == Start::Format {
-            m.fs_run(Caller::ROOT, FsOp::Sync)?;
+            self.fs_run(Caller::ROOT, FsOp::Sync)?;
         }
-        Ok(m)
+        Ok(())
     }
 
-    pub fn now(&self) -> SimTime {
-        self.sim.now()
-    }
-
-    pub fn events(&self) -> u64 {
-        self.sim.events()
-    }
-
-    pub fn trace_hash(&self) -> String {
-        self.sim.trace_hash().hex()
-    }
-
-    pub fn drive(&self) -> &Drive {
-        &self.st.drive
-    }
-
-    pub fn device(&self) -> &Device {
-        self.st.drive.device().device()
-    }
-
-    /// Gives the device up (to close an image: its store is inside).
-    pub fn into_device(self) -> Device {
-        self.st.drive.into_device().into_device()
-    }
-
-    pub fn nvme_stats(&self) -> NvmeStats {
-        self.st.drive.stats()
-    }
-
-    pub fn fs_stats(&self) -> FsStats {
-        self.st.fs.stats()
-    }
-
-    /// Lets simulated time pass (a core computing, a call crossing PCIe): the SSD's events
-    /// due meanwhile run.
-    pub fn advance(&mut self, d: SimDuration) {
-        let t = self.sim.now() + d;
-        self.sim.advance_to(t, &mut self.st);
-    }
-
-    fn watchdog(&self) -> Watchdog {
-        Watchdog::starting_at(WATCHDOG_LIMIT, self.sim.now())
-    }
-
-    /// Runs one file-system operation to completion.
-    pub fn fs_run(&mut self, caller: Caller, op: FsOp) -> Result<FsReply, MachineError> {
-        let id = self.st.fs.submit(self.sim.now(), caller, op)?;
-        self.st.pump(self.sim.queue());
-        let mut dog = self.watchdog();
-        self.sim
-            .run_until(&mut self.st, &mut dog, State::progress, |s| {
-                s.fs_done.contains_key(&id)
-            })?;
+    fn fs_run(&mut self, caller: Caller, op: FsOp) -> Result<FsReply, MachineError> {
+        let (m, q, _) = self.parts();
+        let id = m.submit_fs(q, caller, op)?;
+        self.run_until(|m| m.fs_done.contains_key(&id))?;
         let c = self
-            .st
+            .model_mut()
             .fs_done
             .remove(&id)
             .expect("run_until returns once the call is done");
         Ok(c.result?)
     }
 
-    /// Issues `reqs` at once (the caller's own block commands, ids ignored) and waits for all
-    /// of them; returns their completions in the order given. A failed command is an error
-    /// naming its range.
-    pub fn block_io(
-        &mut self,
-        reqs: Vec<BlockRequest>,
-    ) -> Result<Vec<BlockCompletion>, MachineError> {
-        let n = reqs.len();
-        let first = self.st.next_caller_id;
-        self.st.next_caller_id += n as u64;
-        let ids: Vec<u64> = (0..n as u64).map(|i| first + i).collect();
-        for (req, &id) in reqs.into_iter().zip(&ids) {
-            self.st
-                .submit_block(Owner::Caller(id), req, self.sim.queue());
-        }
-        self.st.pump(self.sim.queue());
-        let mut dog = self.watchdog();
-        self.sim
-            .run_until(&mut self.st, &mut dog, State::progress, |s| {
-                ids.iter().all(|id| s.caller_done.contains_key(id))
-            })?;
-        let mut out = Vec::with_capacity(n);
+    fn block_io(&mut self, reqs: Vec<BlockRequest>) -> Result<Vec<BlockCompletion>, MachineError> {
+        let (m, q, _) = self.parts();
+        let ids = m.submit_blocks(q, reqs);
+        self.run_until(|m| ids.iter().all(|id| m.caller_done.contains_key(id)))?;
+        let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             let c = self
-                .st
+                .model_mut()
                 .caller_done
                 .remove(&id)
                 .expect("run_until returns once every request is done");
@@ -395,17 +400,5 @@ impl Machine {
             out.push(c);
         }
         Ok(out)
-    }
-
-    /// A flush of the drive (NVMe FLUSH), waited for.
-    pub fn flush(&mut self) -> Result<(), MachineError> {
-        self.block_io(vec![BlockRequest {
-            id: 0,
-            op: BlockOp::Flush,
-            offset_bytes: 0,
-            len_bytes: 0,
-            data: Vec::new(),
-        }])
-        .map(drop)
     }
 }

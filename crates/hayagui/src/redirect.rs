@@ -8,7 +8,7 @@
 
 use crate::config::RedirectConfig;
 use crate::files::{Fd, FileError, OpenMode};
-use crate::machine::{Machine, MachineError};
+use crate::machine::{Calls, MachineError, Run};
 use nearflash_fs::{Caller, Fh, FsError, FsOp, FsReply, OpenFlags};
 use nearflash_sim::SimDuration;
 use serde::Serialize;
@@ -45,13 +45,13 @@ impl Redirected {
         self.stats
     }
 
-    fn call(&mut self, m: &mut Machine) {
+    fn call(&mut self, m: &mut Run) {
         self.stats.calls += 1;
         self.stats.call_overhead_ns += self.cfg.call_overhead_ns;
         m.advance(SimDuration::from_ns(self.cfg.call_overhead_ns));
     }
 
-    fn copy(&mut self, m: &mut Machine, to_ve: bool, bytes: u64) {
+    fn copy(&mut self, m: &mut Run, to_ve: bool, bytes: u64) {
         if bytes == 0 {
             return;
         }
@@ -65,7 +65,7 @@ impl Redirected {
         m.advance(SimDuration::from_ns(ns));
     }
 
-    fn fs(m: &mut Machine, op: FsOp) -> Result<FsReply, FileError> {
+    fn fs(m: &mut Run, op: FsOp) -> Result<FsReply, FileError> {
         Ok(m.fs_run(Caller::ROOT, op)?)
     }
 
@@ -73,7 +73,7 @@ impl Redirected {
         self.fds.get(&fd).copied().ok_or(FileError::BadFd(fd))
     }
 
-    pub fn open(&mut self, m: &mut Machine, path: &str, mode: OpenMode) -> Result<Fd, FileError> {
+    pub fn open(&mut self, m: &mut Run, path: &str, mode: OpenMode) -> Result<Fd, FileError> {
         self.call(m);
         let flags = OpenFlags {
             read: true,
@@ -100,7 +100,7 @@ impl Redirected {
         Ok(fd)
     }
 
-    pub fn close(&mut self, m: &mut Machine, fd: Fd) -> Result<(), FileError> {
+    pub fn close(&mut self, m: &mut Run, fd: Fd) -> Result<(), FileError> {
         self.call(m);
         let fh = self.fds.remove(&fd).ok_or(FileError::BadFd(fd))?;
         Self::fs(m, FsOp::Close(fh))?;
@@ -111,7 +111,7 @@ impl Redirected {
     /// copy into the VE.
     pub fn read_at(
         &mut self,
-        m: &mut Machine,
+        m: &mut Run,
         fd: Fd,
         offset: u64,
         len: u64,
@@ -144,7 +144,7 @@ impl Redirected {
     /// cache (short writes continued within the call).
     pub fn write_at(
         &mut self,
-        m: &mut Machine,
+        m: &mut Run,
         fd: Fd,
         offset: u64,
         data: &[u8],
@@ -172,14 +172,14 @@ impl Redirected {
     }
 
     /// `fdatasync(2)`.
-    pub fn sync(&mut self, m: &mut Machine, fd: Fd) -> Result<(), FileError> {
+    pub fn sync(&mut self, m: &mut Run, fd: Fd) -> Result<(), FileError> {
         let fh = self.fh(fd)?;
         self.call(m);
         Self::fs(m, FsOp::Fsync(fh))?;
         Ok(())
     }
 
-    pub fn size(&mut self, m: &mut Machine, path: &str) -> Result<u64, FileError> {
+    pub fn size(&mut self, m: &mut Run, path: &str) -> Result<u64, FileError> {
         self.call(m);
         let FsReply::Stat(st) = Self::fs(m, FsOp::Stat(path.to_string()))? else {
             unreachable!("Stat answers a stat")
@@ -187,7 +187,7 @@ impl Redirected {
         Ok(st.size_bytes)
     }
 
-    pub fn exists(&mut self, m: &mut Machine, path: &str) -> Result<bool, FileError> {
+    pub fn exists(&mut self, m: &mut Run, path: &str) -> Result<bool, FileError> {
         self.call(m);
         match m.fs_run(Caller::ROOT, FsOp::Stat(path.to_string())) {
             Ok(_) => Ok(true),
@@ -196,7 +196,7 @@ impl Redirected {
         }
     }
 
-    pub fn children(&mut self, m: &mut Machine, dir: &str) -> Result<Vec<String>, FileError> {
+    pub fn children(&mut self, m: &mut Run, dir: &str) -> Result<Vec<String>, FileError> {
         self.call(m);
         let FsReply::Entries(es) = Self::fs(m, FsOp::Readdir(dir.to_string()))? else {
             unreachable!("Readdir answers entries")
@@ -204,7 +204,7 @@ impl Redirected {
         Ok(crate::files::names(es))
     }
 
-    pub fn mkdir(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
+    pub fn mkdir(&mut self, m: &mut Run, path: &str) -> Result<(), FileError> {
         self.call(m);
         Self::fs(
             m,
@@ -216,19 +216,19 @@ impl Redirected {
         Ok(())
     }
 
-    pub fn rmdir(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
+    pub fn rmdir(&mut self, m: &mut Run, path: &str) -> Result<(), FileError> {
         self.call(m);
         Self::fs(m, FsOp::Rmdir(path.to_string()))?;
         Ok(())
     }
 
-    pub fn delete(&mut self, m: &mut Machine, path: &str) -> Result<(), FileError> {
+    pub fn delete(&mut self, m: &mut Run, path: &str) -> Result<(), FileError> {
         self.call(m);
         Self::fs(m, FsOp::Unlink(path.to_string()))?;
         Ok(())
     }
 
-    pub fn rename(&mut self, m: &mut Machine, from: &str, to: &str) -> Result<(), FileError> {
+    pub fn rename(&mut self, m: &mut Run, from: &str, to: &str) -> Result<(), FileError> {
         self.call(m);
         Self::fs(
             m,

@@ -72,8 +72,8 @@ pub fn run(
         run,
         path: ve.path_stats(),
         nvme_commands: ve.nvme_stats().commands - nvme0,
-        events: ve.machine().events(),
-        trace_hash: ve.machine().trace_hash(),
+        events: ve.events(),
+        trace_hash: ve.trace_hash(),
     });
     (out, ve)
 }

@@ -10,8 +10,9 @@ use nearflash_flash::{Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_genome::DatasetSizes;
 use nearflash_hayagui::dbbench::DbBenchRun;
 use nearflash_hayagui::fileops::{FileOp, FileOpsReport};
+use nearflash_hayagui::files::{fs_for, nvme_for};
 use nearflash_hayagui::genome::GenomeRun;
-use nearflash_hayagui::machine::{Ev, Start};
+use nearflash_hayagui::machine::{Ev, Machine, Run, Start};
 use nearflash_hayagui::ycsb::YcsbRun;
 use nearflash_hayagui::{Access, HayaguiConfig, Ve};
 use nearflash_kvbench::{CoreWorkload, DbBenchConfig, YcsbConfig};
@@ -89,7 +90,11 @@ pub fn build_ve(
             Start::Format,
         )
     };
-    Ok(Ve::over(sim, dev, start, hay, access)?)
+    // The job owns the loop: the recovered (or created) device goes into the machine, the
+    // machine onto the loop, and the accelerator drives it.
+    let m = Machine::new(dev, &nvme_for(access, hay), fs_for(access, hay))
+        .map_err(nearflash_hayagui::FileError::from)?;
+    Ok(Ve::over(Run::new(sim, m), start, hay, access)?)
 }
 
 /// The options of a file-operation microbenchmark run (`nearflash fileops`).

@@ -5,6 +5,10 @@
 //! opened with `O_DIRECT`; others are `EINVAL`. The file is `direct_io`: the kernel caches none
 //! of its pages, so every read reaches the device. `MOUNT/.nearflash/stats.json` is there too.
 //! Requests are served one at a time (the mount presents queue depth 1 to the device).
+//!
+//! The device is a model (`Served`: the load rig over the FTL device, collecting its
+//! completions after every event) on a `sim::Driver` this front end holds; serving a request
+//! submits it and waits with `Sim::run_until`, under the watchdog.
 
 use crate::device::{
     device_figures, stats_json, virtual_attr, STATS_DIR_INO, STATS_DIR_NAME, STATS_FILE_INO,
@@ -15,13 +19,13 @@ use crate::names::{Handles, ROOT};
 use crate::op::{Answer, Attr, Call, DirItem, Errno, FsSpace, InodeNo, LiveOp};
 use crate::pace::Clock;
 use crate::stats::{self, LiveStats, Recorder};
-use nearflash_blockdev::load::{Rig, RigEvent, DEFAULT_STALL_LIMIT};
+use nearflash_blockdev::load::{Rig, RigEvent};
 use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest, SECTOR_BYTES};
 use nearflash_fs::FileKind;
 use nearflash_ftl::Device;
 use nearflash_image::ImageError;
 use nearflash_preset::Preset;
-use nearflash_sim::{Schedule, Sim, SimTime, Watchdog};
+use nearflash_sim::{Driver, EventQueue, Model, Progress, Schedule, Sim, SimRng, SimTime};
 use std::path::Path;
 
 /// The device file's name and inode.
@@ -32,17 +36,42 @@ const DEVICE_FH: u64 = 1;
 /// Open statistics snapshots at once.
 const STATS_HANDLES_MAX: usize = 64;
 
+/// The device behind the raw file: the load rig over the FTL device, with what it completed
+/// taken after every event (so a wait can see its request done).
+struct Served {
+    rig: Rig<Device>,
+    done: Vec<BlockCompletion>,
+}
+
+impl Model for Served {
+    type Event = RigEvent<nearflash_ftl::Event>;
+
+    fn handle(&mut self, ev: Self::Event, q: &mut EventQueue<Self::Event>, rng: &mut SimRng) {
+        self.rig.handle(ev, q, rng);
+        self.rig.take_completions(&mut self.done);
+    }
+
+    fn check_invariants(&self) {
+        self.rig.check_invariants();
+    }
+
+    /// A request is outstanding until it completes; requests are served one at a time.
+    fn progress(&self) -> Progress {
+        let p = self.rig.progress();
+        assert!(p.outstanding <= 1, "requests are served one at a time");
+        p
+    }
+}
+
 /// The device served raw.
 pub struct RawDevice {
-    sim: Sim<RigEvent<nearflash_ftl::Event>>,
-    rig: Rig<Device>,
+    run: Driver<Served>,
     name: String,
     preset_name: String,
     power_w: (f64, f64),
     clock: Clock,
     sim_start: SimTime,
     next_id: u64,
-    done: Vec<BlockCompletion>,
     snapshots: Handles<Vec<u8>>,
     recorder: Recorder,
     device_error: Option<String>,
@@ -55,7 +84,7 @@ impl RawDevice {
         format: Option<&Preset>,
         pace: crate::Pace,
     ) -> Result<RawDevice, ImageError> {
-        let mut sim: Sim<RigEvent<nearflash_ftl::Event>> = Sim::new(0);
+        let mut sim = Sim::new(0);
         let (preset, dev) = match format {
             Some(p) => {
                 let q = &mut sim.queue().map(RigEvent::Device);
@@ -67,14 +96,18 @@ impl RawDevice {
         let clock = Clock::new(pace, sim.now());
         Ok(RawDevice {
             sim_start: sim.now(),
-            sim,
-            rig: Rig::new(dev),
+            run: Driver::new(
+                sim,
+                Served {
+                    rig: Rig::new(dev),
+                    done: Vec::new(),
+                },
+            ),
             name: path.display().to_string(),
             preset_name: preset.name.clone(),
             power_w: (host.ssd_active_power_w, host.ssd_idle_power_w),
             clock,
             next_id: 0,
-            done: Vec::new(),
             snapshots: Handles::new(2, STATS_HANDLES_MAX),
             recorder: Recorder::default(),
             device_error: None,
@@ -89,12 +122,16 @@ impl RawDevice {
     /// Flushes the device (its write buffers to flash); the final statistics.
     pub fn close(mut self) -> Result<LiveStats, ImageError> {
         let _ = self.block(BlockOp::Flush, 0, 0, Vec::new());
-        nearflash_image::store_health(&self.rig.dev)?;
+        nearflash_image::store_health(self.dev())?;
         Ok(self.stats())
     }
 
+    fn dev(&self) -> &Device {
+        &self.run.model().rig.dev
+    }
+
     fn capacity_bytes(&self) -> u64 {
-        self.rig.dev.capacity_bytes()
+        self.dev().capacity_bytes()
     }
 
     /// One block request, run to completion under the watchdog.
@@ -114,25 +151,20 @@ impl RawDevice {
             len_bytes,
             data,
         };
-        self.rig.submit(req, self.sim.queue());
-        let mut dog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
-        let c = loop {
-            self.rig.take_completions(&mut self.done);
-            if let Some(i) = self.done.iter().position(|c| c.id == id) {
-                break self.done.swap_remove(i);
-            }
-            // The request is outstanding until its completion is taken, so an empty queue
-            // is a stall too.
-            if let Err(s) = self
-                .sim
-                .step_watched(&mut self.rig, &mut dog, Rig::progress)
-            {
-                self.note_device_error(format!("block request stuck: {s}"));
-                return Err(Errno(libc::EIO));
-            }
-        };
-        assert!(self.done.is_empty(), "requests are served one at a time");
-        if let Err(e) = nearflash_image::store_health(&self.rig.dev) {
+        let (m, q, _) = self.run.parts();
+        assert!(m.done.is_empty(), "requests are served one at a time");
+        m.rig.submit(req, q);
+        m.rig.take_completions(&mut m.done);
+        // The request is outstanding until it completes, so an empty queue is a stall too.
+        if let Err(s) = self.run.run_until(|m| m.done.iter().any(|c| c.id == id)) {
+            self.note_device_error(format!("block request stuck: {s}"));
+            return Err(Errno(libc::EIO));
+        }
+        let done = &mut self.run.model_mut().done;
+        assert_eq!(done.len(), 1, "requests are served one at a time");
+        let c = done.pop().expect("the request completed");
+        assert_eq!(c.id, id, "the completion is the request's");
+        if let Err(e) = nearflash_image::store_health(self.dev()) {
             self.note_device_error(e.to_string());
             return Err(Errno(libc::EIO));
         }
@@ -151,7 +183,7 @@ impl RawDevice {
     }
 
     fn attr(&mut self, ino: InodeNo) -> Option<Attr> {
-        let now_ns = self.sim.now().as_ns();
+        let now_ns = self.run.now().as_ns();
         match ino {
             ROOT => Some(Attr {
                 ino,
@@ -195,8 +227,8 @@ impl RawDevice {
 
     /// The statistics now.
     pub fn stats(&mut self) -> LiveStats {
-        let sim_time_s = (self.sim.now().as_ns() - self.sim_start.as_ns()) as f64 / 1e9;
-        let dev = &self.rig.dev;
+        let sim_time_s = (self.run.now().as_ns() - self.sim_start.as_ns()) as f64 / 1e9;
+        let dev = &self.run.model().rig.dev;
         let page_bytes = u64::from(dev.backbone().config().page_size_bytes);
         let mut s = LiveStats {
             image: self.name.clone(),
@@ -229,12 +261,12 @@ impl RawDevice {
 
 impl LiveDevice for RawDevice {
     fn now(&mut self) -> SimTime {
-        self.sim.now()
+        self.run.now()
     }
 
     fn advance_to(&mut self, t: SimTime) {
-        if t > self.sim.now() {
-            self.sim.advance_to(t, &mut self.rig);
+        if t > self.run.now() {
+            self.run.advance_to(t);
         }
     }
 

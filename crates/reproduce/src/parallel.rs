@@ -93,7 +93,7 @@ fn parallel_map_cancellable<T: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nearflash_sim::{EventQueue, Model, Sim, SimDuration, SimRng, TraceEvent};
+    use nearflash_sim::{EventQueue, Model, Sim, SimDuration, SimRng, SimTime, TraceEvent};
     use std::time::Instant;
 
     #[test]
@@ -122,7 +122,8 @@ mod tests {
     fn forever() {
         let mut sim = Sim::new(1);
         sim.queue().schedule_in(SimDuration::from_ns(1), Tick);
-        while sim.step(&mut Forever) {}
+        // No goal and no limit: only an interrupt ends it.
+        sim.run_until_by(SimTime(u64::MAX), &mut Forever, |_| false);
     }
 
     /// Story (issue 28): with `--jobs` above 1, Ctrl-C reached only the calling thread, which

@@ -6,6 +6,7 @@
 //! clock and hands `now` to components, which answer with the events they want scheduled. A
 //! caller may ask for a run to be interrupted (`interrupt`): the check it gives decides.
 
+pub mod driver;
 pub mod fidelity;
 pub mod hash;
 pub mod histogram;
@@ -18,6 +19,7 @@ pub mod run;
 pub mod sched;
 pub mod time;
 
+pub use driver::Driver;
 pub use fidelity::{Fidelity, UnknownFidelity};
 pub use hash::TraceHasher;
 pub use histogram::LatencyHistogram;
@@ -25,6 +27,6 @@ pub use keymap::{KeyHasher, KeyMap};
 pub use lazy_table::LazyTable;
 pub use queue::EventQueue;
 pub use rng::SimRng;
-pub use run::{Model, Progress, Sim, Stall, StallReason, TraceEvent, Watchdog};
+pub use run::{Model, Progress, Sim, Stall, StallReason, TraceEvent, Watchdog, STALL_LIMIT};
 pub use sched::{Mapped, Schedule};
 pub use time::{SimDuration, SimTime};

@@ -5,6 +5,9 @@
 //! every run hashes its trace the same way: the event's time in ns, then its
 //! [`TraceEvent::hash_word`].
 //!
+//! A caller that submits work and waits for it holds its model in a [`crate::Driver`], whose
+//! only way to wait is [`Sim::run_until`].
+//!
 //! A wall-clock driver uses the same two calls a simulation does: [`Sim::next_deadline`] (when
 //! the model next needs attention) and [`Sim::advance_to`] (process everything due up to `t`,
 //! then set the clock to `t`), so live mode drives the very same components.
@@ -34,7 +37,20 @@ pub trait Model {
     /// soak's small drives); a model
     /// with state worth checking passes the call down to its components.
     fn check_invariants(&self) {}
+
+    /// What the machine reports to the watchdog while a driver waits on it
+    /// ([`crate::Driver::run_until`]): requests completed so far and requests outstanding. A
+    /// machine that reports nothing (the default) is only watched for its queue emptying.
+    fn progress(&self) -> Progress {
+        Progress::default()
+    }
 }
+
+/// The watchdog's limit unless a driver says otherwise: no request completing for this long
+/// while some are outstanding is a stall. Far above any latency a healthy device shows (the
+/// worst GC-bound write latencies measured on the presets are under a second); defined here
+/// once, for every driver.
+pub const STALL_LIMIT: SimDuration = SimDuration(60_000_000_000);
 
 /// The clock, the RNG and the trace hash of one run.
 pub struct Sim<E> {

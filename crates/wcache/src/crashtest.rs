@@ -23,7 +23,10 @@ use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest, SE
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore};
 use nearflash_ftl::recovery::recover;
 use nearflash_ftl::{Device, Event, FtlConfig};
-use nearflash_sim::{Progress, Schedule, Sim, SimDuration, SimTime, Stall, Watchdog};
+use nearflash_sim::{
+    EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall, StallReason,
+    Watchdog,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -196,7 +199,7 @@ fn run_seed_inner(
     let group_sectors = u64::from(dev.layout().unit_sectors());
     let mut d = Driver {
         cfg,
-        wc: WriteCache::new(wc.clone(), dev)?,
+        m: UnderTest::new(WriteCache::new(wc.clone(), dev)?, 0),
         sim,
         acked: Reference::new(sectors, group_sectors),
         durable: Reference::new(sectors, group_sectors),
@@ -206,7 +209,6 @@ fn run_seed_inner(
         next_id: 0,
         prefill_next: 0,
         watchdog: Watchdog::new(STALL),
-        done: Vec::new(),
     };
     let prefill = if cfg.prefill {
         sectors.div_ceil(cfg.max_request_sectors) as usize
@@ -217,7 +219,7 @@ fn run_seed_inner(
     let cut_after = prefill + d.sim.rng().below(cfg.ops_per_seed.max(1) as u64) as usize;
     d.run(out, prefill, total, Some(cut_after))?;
     out.cut_at_event = d.sim.events();
-    out.buffered_units_at_cut = d.wc.occupied_units();
+    out.buffered_units_at_cut = d.m.wc.occupied_units();
     let mut d = d.power_loss(out, ftl, wc)?;
     d.verify_after_crash(out)?;
     d.run(out, 0, cfg.ops_after_recovery, None)?;
@@ -250,9 +252,63 @@ enum Pending {
     },
 }
 
+/// The buffer and its FTL as the loop's model: after every event it takes what the buffer
+/// completed (so a wait can end at a completion) and counts requests for the watchdog.
+struct UnderTest {
+    wc: WriteCache<Device>,
+    done: Vec<BlockCompletion>,
+    /// Requests submitted and completed, counted from the run's first id across the cut (a
+    /// cut forgets what was in flight: both restart at the next id).
+    submitted: u64,
+    completed: u64,
+}
+
+impl UnderTest {
+    fn new(wc: WriteCache<Device>, next_id: u64) -> UnderTest {
+        UnderTest {
+            wc,
+            done: Vec::new(),
+            submitted: next_id,
+            completed: next_id,
+        }
+    }
+
+    /// Moves what the buffer completed (in order) into `done`.
+    fn collect(&mut self) {
+        let before = self.done.len();
+        self.wc.take_completions(&mut self.done);
+        self.completed += (self.done.len() - before) as u64;
+        assert!(
+            self.completed <= self.submitted,
+            "a completion has its request"
+        );
+    }
+}
+
+impl Model for UnderTest {
+    type Event = WcEvent<Event>;
+
+    fn handle(&mut self, ev: Self::Event, q: &mut EventQueue<Self::Event>, rng: &mut SimRng) {
+        Model::handle(&mut self.wc, ev, q, rng);
+        self.collect();
+    }
+
+    fn check_invariants(&self) {
+        self.wc.check_invariants();
+    }
+
+    /// Every completion counts (failed ones too).
+    fn progress(&self) -> Progress {
+        Progress {
+            completed: self.completed,
+            outstanding: self.submitted - self.completed,
+        }
+    }
+}
+
 struct Driver<'a> {
     cfg: &'a CrashTestConfig,
-    wc: WriteCache<Device>,
+    m: UnderTest,
     sim: Sim<WcEvent<Event>>,
     acked: Reference,
     durable: Reference,
@@ -263,7 +319,6 @@ struct Driver<'a> {
     next_id: u64,
     prefill_next: u64,
     watchdog: Watchdog,
-    done: Vec<BlockCompletion>,
 }
 
 impl Driver<'_> {
@@ -302,35 +357,44 @@ impl Driver<'_> {
             if issued == total && self.inflight.is_empty() && cut.is_none() {
                 return Ok(());
             }
-            if !self.step(out)? {
-                return Ok(());
+            // Wait for a completion; while the cut is armed, every event counts down to it.
+            let armed = cut_in.is_some();
+            let mut first = true;
+            let waited = self.wait(|m| {
+                if std::mem::take(&mut first) {
+                    return false; // nothing has run since the countdown's last tick
+                }
+                if !m.done.is_empty() {
+                    return true;
+                }
+                if armed {
+                    let left = cut_in.as_mut().expect("an armed cut counts down");
+                    if *left == 0 {
+                        return true;
+                    }
+                    *left -= 1;
+                }
+                false
+            });
+            match waited {
+                // Nothing in flight and nothing scheduled: the device rests, the cut finds it
+                // idle.
+                Err(stall)
+                    if stall.reason == StallReason::NoEventPending
+                        && stall.progress.outstanding == 0 =>
+                {
+                    return Ok(());
+                }
+                waited => waited?,
             }
+            self.drain(out);
         }
     }
 
-    fn step(&mut self, out: &mut CrashOutcome) -> Result<bool, CrashError> {
-        if !self.sim.step(&mut self.wc) {
-            if self.inflight.is_empty() {
-                return Ok(false);
-            }
-            return Err(CrashError::Stalled(Stall::no_event_pending(
-                self.sim.now(),
-                self.sim.now(),
-                self.progress(),
-            )));
-        }
-        self.drain(out);
-        let p = self.progress();
-        self.watchdog.observe(self.sim.now(), p)?;
-        Ok(true)
-    }
-
-    /// What the watchdog watches: every completion counts (failed ones too).
-    fn progress(&self) -> Progress {
-        Progress {
-            completed: self.next_id - self.inflight.len() as u64,
-            outstanding: self.inflight.len() as u64,
-        }
+    /// Runs events until `done` holds, under the watchdog (`Sim::run_until`).
+    fn wait(&mut self, done: impl FnMut(&UnderTest) -> bool) -> Result<(), Stall> {
+        self.sim
+            .run_until(&mut self.m, &mut self.watchdog, UnderTest::progress, done)
     }
 
     fn prefill_write(&mut self) {
@@ -398,6 +462,7 @@ impl Driver<'_> {
             },
         };
         self.inflight.insert(id, pending);
+        self.m.submitted += 1;
         let req = BlockRequest {
             id,
             op,
@@ -410,15 +475,15 @@ impl Driver<'_> {
             data,
         };
         if fua {
-            self.wc.submit_fua(req, self.sim.queue());
+            self.m.wc.submit_fua(req, self.sim.queue());
         } else {
-            self.wc.submit(req, self.sim.queue());
+            self.m.wc.submit(req, self.sim.queue());
         }
     }
 
     fn drain(&mut self, out: &mut CrashOutcome) {
-        self.wc.take_completions(&mut self.done);
-        for c in std::mem::take(&mut self.done) {
+        self.m.collect();
+        for c in std::mem::take(&mut self.m.done) {
             let p = self.inflight.remove(&c.id).expect("a known request");
             if let Err(e) = &c.result {
                 out.io_errors += 1;
@@ -482,7 +547,7 @@ impl Driver<'_> {
     /// A post-cut read: judged by the durable model without PLP, the acked one with it.
     fn check_crash_read(&mut self, out: &mut CrashOutcome, lsn: u64, count: u64, data: &[u8]) {
         let sector = SECTOR_BYTES as usize;
-        let plp = self.wc.config().plp;
+        let plp = self.m.wc.config().plp;
         for i in 0..count {
             let s = lsn + i;
             let d = &data[i as usize * sector..(i as usize + 1) * sector];
@@ -526,10 +591,10 @@ impl Driver<'_> {
         wc: &WriteCacheConfig,
     ) -> Result<Self, CrashError> {
         let lost_at = self.sim.now();
-        if let Some(deadline) = self.wc.power_loss(self.sim.queue()) {
+        if let Some(deadline) = self.m.wc.power_loss(self.sim.queue()) {
             self.sim
-                .run_until_by(deadline, &mut self.wc, WriteCache::holdup_done);
-            out.holdup_finished = self.wc.holdup_done();
+                .run_until_by(deadline, &mut self.m, |m| m.wc.holdup_done());
+            out.holdup_finished = self.m.wc.holdup_done();
             let end: SimTime = if out.holdup_finished {
                 self.sim.now()
             } else {
@@ -539,7 +604,7 @@ impl Driver<'_> {
         }
         let Driver {
             cfg,
-            wc: cache,
+            m: UnderTest { wc: cache, .. },
             sim,
             acked,
             durable,
@@ -555,7 +620,7 @@ impl Driver<'_> {
         // check); writes acked before the cut are forgotten with the log.
         Ok(Driver {
             cfg,
-            wc: WriteCache::new(wc.clone(), dev)?,
+            m: UnderTest::new(WriteCache::new(wc.clone(), dev)?, next_id),
             sim,
             acked,
             durable,
@@ -565,7 +630,6 @@ impl Driver<'_> {
             next_id,
             prefill_next: 0,
             watchdog: Watchdog::new(STALL),
-            done: Vec::new(),
         })
     }
 
@@ -579,6 +643,7 @@ impl Driver<'_> {
                 let id = self.next_id;
                 self.next_id += 1;
                 self.inflight.insert(id, Pending::CrashRead { lsn, count });
+                self.m.submitted += 1;
                 let req = BlockRequest {
                     id,
                     op: BlockOp::Read,
@@ -586,12 +651,13 @@ impl Driver<'_> {
                     len_bytes: count * SECTOR_BYTES,
                     data: Vec::new(),
                 };
-                self.wc.submit(req, self.sim.queue());
+                self.m.wc.submit(req, self.sim.queue());
                 lsn += count;
                 self.drain(out);
                 continue;
             }
-            self.step(out)?;
+            self.wait(|m| !m.done.is_empty())?;
+            self.drain(out);
         }
         Ok(())
     }

@@ -23,9 +23,9 @@ pub mod reference;
 
 use crate::config::FsConfig;
 use crate::error::FsError;
-use crate::exec::IoKind;
+use crate::exec::{Fs, IoKind};
 use crate::fsck::FsckReport;
-use crate::host::{FsHost, HostError, HostEvent};
+use crate::host::{FsHost, HostError, HostEvent, Machine};
 use crate::ops::{FsOp, FsReply};
 use crate::types::{Caller, FileKind, OpenFlags};
 use crate::FormatOptions;
@@ -113,14 +113,14 @@ pub const TARGETED_PHASES: [CutPhase; 4] = [
 ];
 
 impl CutPhase {
-    fn active(self, host: &FsHost<Drive>) -> bool {
-        let io = host.fs().io_in_flight();
-        let ftl = host.dev().device();
+    fn active(self, fs: &Fs, drive: &Drive) -> bool {
+        let io = fs.io_in_flight();
+        let ftl = drive.device();
         let work = ftl.flash_work();
         // The FS's writes reach the flash while the FTL programs them; behind a write buffer
         // they complete in DRAM, and what the buffer holds is at stake whenever they (or a
         // FLUSH) are in flight.
-        let landing = host.dev().config().enabled || work.contains(&FlashWork::HostProgram);
+        let landing = drive.config().enabled || work.contains(&FlashWork::HostProgram);
         match self {
             CutPhase::FsData => landing && io.contains(&IoKind::DataWrite),
             CutPhase::FsMetadata => {
@@ -140,7 +140,8 @@ impl CutPhase {
     }
 
     fn classify(host: &FsHost<Drive>, target: CutPhase) -> CutPhase {
-        if target.active(host) {
+        let (fs, drive) = (host.fs(), host.dev());
+        if target.active(fs, drive) {
             return target;
         }
         [
@@ -150,7 +151,7 @@ impl CutPhase {
             CutPhase::FsData,
         ]
         .into_iter()
-        .find(|p| p.active(host))
+        .find(|p| p.active(fs, drive))
         .unwrap_or(CutPhase::Idle)
     }
 }
@@ -400,6 +401,19 @@ struct Driver<'a> {
 /// A cut was taken: the phase, and the state if the operation in flight had completed.
 type CutAt = (CutPhase, Option<Tree>);
 
+/// Whether power is cut now: the armed phase executes, and no more of its events are to be
+/// let pass (`cut_skip` counts down the events of the phase still let through).
+fn cut_now(cut_skip: &mut u64, armed: Option<CutPhase>, m: &Machine<Drive>) -> bool {
+    if !armed.is_some_and(|t| t.active(&m.fs, &m.dev)) {
+        return false;
+    }
+    if *cut_skip == 0 {
+        return true;
+    }
+    *cut_skip -= 1;
+    false
+}
+
 impl Driver<'_> {
     fn run_until_cut(
         &mut self,
@@ -421,13 +435,15 @@ impl Driver<'_> {
         }
         // The target never ran during the actions: let the background run a while.
         let until = self.host.now() + SimDuration::from_ms(TAIL_MS);
-        while self.host.now() < until {
-            if self.cut_now(Some(target)) {
-                return Ok((target, None));
+        let (cut_skip, mut cut) = (&mut self.cut_skip, false);
+        self.host.run_until_either(|m| {
+            m.now() >= until || {
+                cut = cut_now(cut_skip, Some(target), m);
+                cut
             }
-            if !self.host.step() {
-                break;
-            }
+        });
+        if cut {
+            return Ok((target, None));
         }
         Ok((CutPhase::classify(&self.host, target), None))
     }
@@ -438,36 +454,30 @@ impl Driver<'_> {
         let syncs = self.host.fs().stats().syncs;
         let start = self.host.now();
         let id = self.host.submit(Caller::ROOT, op)?;
-        loop {
-            if let Some(c) = self.host.take_completion(id) {
-                if self.host.fs().stats().syncs != syncs {
-                    self.r.commit_pending = true;
+        let stall_at = start + SimDuration::from_ns(STALL_S * 1_000_000_000);
+        let (cut_skip, mut cut) = (&mut self.cut_skip, false);
+        // Until the operation finishes, the armed phase executes, or too long passed.
+        let reached = self.host.run_until_either(|m| {
+            m.is_finished(id)
+                || {
+                    cut = cut_now(cut_skip, armed, m);
+                    cut
                 }
-                return Ok(Flow::Done(c.result));
+                || m.now() > stall_at
+        });
+        if let Some(c) = self.host.take_completion(id) {
+            if self.host.fs().stats().syncs != syncs {
+                self.r.commit_pending = true;
             }
-            if self.cut_now(armed) {
-                return Ok(Flow::Cut);
-            }
-            if self.host.now() > start + SimDuration::from_ns(STALL_S * 1_000_000_000) {
-                return Err(CrashError::Stalled(self.host.now()));
-            }
-            if !self.host.step() {
-                return Err(CrashError::RanDry);
-            }
+            return Ok(Flow::Done(c.result));
         }
-    }
-
-    /// Whether power is cut now: the armed phase executes, and no more of its events are to
-    /// be let pass.
-    fn cut_now(&mut self, armed: Option<CutPhase>) -> bool {
-        if !armed.is_some_and(|t| t.active(&self.host)) {
-            return false;
+        if cut {
+            return Ok(Flow::Cut);
         }
-        if self.cut_skip == 0 {
-            return true;
+        if !reached {
+            return Err(CrashError::RanDry);
         }
-        self.cut_skip -= 1;
-        false
+        Err(CrashError::Stalled(self.host.now()))
     }
 
     fn fresh_name(&mut self, prefix: &str) -> String {
