@@ -597,30 +597,6 @@ pub(super) enum Op {
         jsrc: u8,
         to: u32,
     },
-    /// `Ldx8 { dst, src, off }` then `Xor64R { dst: bdst, src: bsrc }`.
-    FLdx8Xor64R {
-        dst: u8,
-        src: u8,
-        off: i16,
-        bdst: u8,
-        bsrc: u8,
-    },
-    /// `Ldx8 { dst, src, off }` then `And64R { dst: bdst, src: bsrc }`.
-    FLdx8And64R {
-        dst: u8,
-        src: u8,
-        off: i16,
-        bdst: u8,
-        bsrc: u8,
-    },
-    /// `Mov64R { dst, src }` then `JNe64I { dst: jdst, imm, to }`.
-    FMov64RJNe64I {
-        dst: u8,
-        src: u8,
-        jdst: u8,
-        imm: i32,
-        to: u32,
-    },
 }
 
 /// The absolute target of a jump at `this` by `by` instructions past the next one; a target
@@ -707,9 +683,6 @@ fn falls_through(op: Op) -> bool {
             | Op::FLdx8Lsh64R { .. }
             | Op::FRsh64IOr64R { .. }
             | Op::FMov64RJGt64R { .. }
-            | Op::FLdx8Xor64R { .. }
-            | Op::FLdx8And64R { .. }
-            | Op::FMov64RJNe64I { .. }
     )
 }
 
@@ -794,39 +767,6 @@ pub(super) fn fused(a: Op, b: Op) -> Option<Op> {
             src,
             jdst,
             jsrc,
-            to,
-        },
-        (
-            Op::Ldx8 { dst, src, off },
-            Op::Xor64R {
-                dst: bdst,
-                src: bsrc,
-            },
-        ) => Op::FLdx8Xor64R {
-            dst,
-            src,
-            off,
-            bdst,
-            bsrc,
-        },
-        (
-            Op::Ldx8 { dst, src, off },
-            Op::And64R {
-                dst: bdst,
-                src: bsrc,
-            },
-        ) => Op::FLdx8And64R {
-            dst,
-            src,
-            off,
-            bdst,
-            bsrc,
-        },
-        (Op::Mov64R { dst, src }, Op::JNe64I { dst: jdst, imm, to }) => Op::FMov64RJNe64I {
-            dst,
-            src,
-            jdst,
-            imm: imm32(imm)?,
             to,
         },
         _ => return None,

@@ -772,24 +772,6 @@ fn run_decoded(code: &[u8], m: &mut Machine<'_>, fusion: bool) -> Result<Finishe
                 }
                 enter!();
             }
-            Op::FLdx8Xor64R { dst, src, off, bdst, bsrc } => {
-                r[reg(dst)] = st.load(code, this, addr(r[reg(src)], off), 8)?;
-                r[reg(bdst)] ^= r[reg(bsrc)];
-                pc += 1;
-            }
-            Op::FLdx8And64R { dst, src, off, bdst, bsrc } => {
-                r[reg(dst)] = st.load(code, this, addr(r[reg(src)], off), 8)?;
-                r[reg(bdst)] &= r[reg(bsrc)];
-                pc += 1;
-            }
-            Op::FMov64RJNe64I { dst, src, jdst, imm, to } => {
-                r[reg(dst)] = r[reg(src)];
-                pc += 1;
-                if r[reg(jdst)] != imm as i64 as u64 {
-                    pc = to as usize;
-                }
-                enter!();
-            }
             Op::Exit => match frames.pop() {
                 Some((back, saved)) => {
                     pc = back;
@@ -1160,14 +1142,9 @@ mod tests {
         let mut plain = ops::decode(&code);
         let before = plain.clone();
         ops::fuse(&mut plain);
-        let fused: Vec<usize> = (0..plain.len())
-            .filter(|&i| plain[i] != before[i])
-            .collect();
-        for hot in [40, 43, 45, 48, 50, 53, 56, 58, 60] {
-            assert!(
-                fused.contains(&hot),
-                "the hot pair at {hot} is fused: {fused:?}"
-            );
+        let fused: Vec<usize> = (0..plain.len()).filter(|&i| plain[i] != before[i]).collect();
+        for hot in [40, 43, 45, 48, 50, 53] {
+            assert!(fused.contains(&hot), "the hot pair at {hot} is fused: {fused:?}");
         }
         let mut input = Vec::new();
         for i in 0..12u32 {
@@ -1202,7 +1179,7 @@ mod tests {
     fn fusable_program() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         use proptest::prelude::*;
         let firsts: &[u8] = &[0x07, 0xbf, 0x71, 0x79, 0x77];
-        let seconds: &[u8] = &[0x2d, 0x0f, 0x55, 0x6f, 0x4f, 0xaf, 0x5f];
+        let seconds: &[u8] = &[0x2d, 0x0f, 0x55, 0x6f, 0x4f];
         let others: &[u8] = &[0x05, 0xb7, 0x95, 0x61, 0x15, 0x7b, 0x3f];
         let opcode = prop_oneof![
             3 => proptest::sample::select(firsts),
