@@ -1142,9 +1142,14 @@ mod tests {
         let mut plain = ops::decode(&code);
         let before = plain.clone();
         ops::fuse(&mut plain);
-        let fused: Vec<usize> = (0..plain.len()).filter(|&i| plain[i] != before[i]).collect();
+        let fused: Vec<usize> = (0..plain.len())
+            .filter(|&i| plain[i] != before[i])
+            .collect();
         for hot in [40, 43, 45, 48, 50, 53] {
-            assert!(fused.contains(&hot), "the hot pair at {hot} is fused: {fused:?}");
+            assert!(
+                fused.contains(&hot),
+                "the hot pair at {hot} is fused: {fused:?}"
+            );
         }
         let mut input = Vec::new();
         for i in 0..12u32 {
