@@ -1179,32 +1179,78 @@ mod tests {
         let _ = short;
     }
 
-    /// The instructions of the fused pairs (first halves and second halves), and a few
-    /// others; a pair's registers, offsets and immediates random.
+    /// The fused pairs (`ops::fused`), each as its two opcodes.
+    const FUSED_PAIRS: &[(u8, u8)] = &[
+        (0x07, 0x2d),
+        (0xbf, 0x0f),
+        (0x71, 0x55),
+        (0x79, 0x6f),
+        (0x77, 0x4f),
+        (0xbf, 0x2d),
+    ];
+
+    /// Programs made of the fused pairs (each pair's registers, offsets and immediates
+    /// random: loads from the context, the stack or anywhere, jumps near, into second halves
+    /// too), single halves, and a few other instructions, after random register values.
     fn fusable_program() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         use proptest::prelude::*;
-        let firsts: &[u8] = &[0x07, 0xbf, 0x71, 0x79, 0x77];
-        let seconds: &[u8] = &[0x2d, 0x0f, 0x55, 0x6f, 0x4f];
-        let others: &[u8] = &[0x05, 0xb7, 0x95, 0x61, 0x15, 0x7b, 0x3f];
-        let opcode = prop_oneof![
-            3 => proptest::sample::select(firsts),
-            3 => proptest::sample::select(seconds),
-            1 => proptest::sample::select(others),
+        let halves: &[u8] = &[
+            0x07, 0xbf, 0x71, 0x79, 0x77, 0x2d, 0x0f, 0x55, 0x6f, 0x4f, 0x05, 0xb7, 0x95, 0x61,
+            0x15, 0x7b, 0x3f,
         ];
-        let insn = (
-            opcode,
-            0u8..=9,
-            prop_oneof![0u8..=10, Just(1u8), Just(10u8)],
-            prop_oneof![-4i16..4, Just(-8), Just(-16), Just(24), Just(32), Just(0)],
-            prop_oneof![-3i32..12, Just(10), Just(63), Just(64), any::<i32>()],
-        );
-        proptest::collection::vec(insn, 1..30).prop_map(|v| {
-            let mut code = Vec::with_capacity(v.len() * 8 + 8);
-            for (opc, dst, src, off, imm) in v {
+        let field = || {
+            (
+                0u8..=9,
+                prop_oneof![0u8..=10, Just(1u8), Just(10u8)],
+                prop_oneof![-4i16..4, Just(-8), Just(-16), Just(24), Just(32), Just(0)],
+                prop_oneof![-3i32..12, Just(10), Just(63), Just(64), any::<i32>()],
+            )
+        };
+        let piece = prop_oneof![
+            3 => (proptest::sample::select(FUSED_PAIRS), field(), field())
+                .prop_map(|((a, b), x, y)| vec![(a, x), (b, y)]),
+            1 => (proptest::sample::select(halves), field()).prop_map(|(o, x)| vec![(o, x)]),
+        ];
+        // r0 and r2–r9 start random (r1 the context, r10 the stack, as a run starts).
+        let start = proptest::collection::vec(prop_oneof![any::<u64>(), 0u64..70, Just(10u64)], 9);
+        (start, proptest::collection::vec(piece, 1..16)).prop_map(|(start, v)| {
+            let mut code = Vec::with_capacity(v.len() * 16 + 160);
+            for (dst, value) in [0u8, 2, 3, 4, 5, 6, 7, 8, 9].into_iter().zip(start) {
+                code.extend_from_slice(&[0x18, dst, 0, 0]);
+                code.extend_from_slice(&(value as u32).to_le_bytes());
+                code.extend_from_slice(&[0, 0, 0, 0]);
+                code.extend_from_slice(&((value >> 32) as u32).to_le_bytes());
+            }
+            for (opc, (dst, src, off, imm)) in v.into_iter().flatten() {
+                // Arithmetic has offset 0 (anything else is not an instruction the machine
+                // runs).
+                let off = if opc & 0x07 == 0x07 { 0 } else { off };
                 code.push(opc);
                 code.push(dst | src << 4);
                 code.extend_from_slice(&off.to_le_bytes());
                 code.extend_from_slice(&imm.to_le_bytes());
+            }
+            // Every register folded into the result (r0 = r0 * 31 + ri), so that a wrong
+            // value anywhere shows.
+            for i in 1u8..=9 {
+                code.extend_from_slice(&[
+                    0x27,
+                    0,
+                    0,
+                    0,
+                    31,
+                    0,
+                    0,
+                    0,
+                    0x0f,
+                    i << 4,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                ]);
             }
             code.extend_from_slice(&[0x95, 0, 0, 0, 0, 0, 0, 0]);
             code
