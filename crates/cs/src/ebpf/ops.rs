@@ -547,6 +547,56 @@ pub(super) enum Op {
         to: u32,
     },
     Exit,
+    // Super-instructions ([`fuse`]): slot `pc` runs its own instruction and then slot
+    // `pc + 1`'s, which keeps its own operation (a jump into it runs it alone). Named after
+    // their halves; the immediates are the 32-bit ones of the encoding, sign-extended when run.
+    /// `Add64I { dst, imm }` then `JGt64R { dst: jdst, src: jsrc, to }`.
+    FAdd64IJGt64R {
+        dst: u8,
+        imm: i32,
+        jdst: u8,
+        jsrc: u8,
+        to: u32,
+    },
+    /// `Mov64R { dst, src }` then `Add64R { dst: bdst, src: bsrc }`.
+    FMov64RAdd64R {
+        dst: u8,
+        src: u8,
+        bdst: u8,
+        bsrc: u8,
+    },
+    /// `Ldx1 { dst, src, off }` then `JNe64I { dst: jdst, imm, to }`.
+    FLdx1JNe64I {
+        dst: u8,
+        src: u8,
+        off: i16,
+        jdst: u8,
+        imm: i32,
+        to: u32,
+    },
+    /// `Ldx8 { dst, src, off }` then `Lsh64R { dst: bdst, src: bsrc }`.
+    FLdx8Lsh64R {
+        dst: u8,
+        src: u8,
+        off: i16,
+        bdst: u8,
+        bsrc: u8,
+    },
+    /// `Rsh64I { dst, imm }` then `Or64R { dst: bdst, src: bsrc }`.
+    FRsh64IOr64R {
+        dst: u8,
+        imm: i32,
+        bdst: u8,
+        bsrc: u8,
+    },
+    /// `Mov64R { dst, src }` then `JGt64R { dst: jdst, src: jsrc, to }`.
+    FMov64RJGt64R {
+        dst: u8,
+        src: u8,
+        jdst: u8,
+        jsrc: u8,
+        to: u32,
+    },
 }
 
 /// The absolute target of a jump at `this` by `by` instructions past the next one; a target
@@ -625,7 +675,122 @@ fn falls_through(op: Op) -> bool {
             | Op::JSle64R { .. }
             | Op::JSle32I { .. }
             | Op::JSle32R { .. }
+            // Super-instructions are not asked about: `straight_runs` and `after` read the
+            // program as decoded, before `fuse`.
+            | Op::FAdd64IJGt64R { .. }
+            | Op::FMov64RAdd64R { .. }
+            | Op::FLdx1JNe64I { .. }
+            | Op::FLdx8Lsh64R { .. }
+            | Op::FRsh64IOr64R { .. }
+            | Op::FMov64RJGt64R { .. }
     )
+}
+
+/// The 32-bit immediate `imm` was decoded from, if it was one (sign-extended to 64 bits).
+fn imm32(imm: u64) -> Option<i32> {
+    i32::try_from(imm as i64).ok()
+}
+
+/// The super-instruction running `a` and then `b` (the operation of the slot after `a`'s), if
+/// the pair is one of those fused: the adjacent pairs the filter example (clang's output for
+/// `examples/cs/ebpf/filter.c`) executes most, one dispatch instead of two.
+pub(super) fn fused(a: Op, b: Op) -> Option<Op> {
+    Some(match (a, b) {
+        (
+            Op::Add64I { dst, imm },
+            Op::JGt64R {
+                dst: jdst,
+                src: jsrc,
+                to,
+            },
+        ) => Op::FAdd64IJGt64R {
+            dst,
+            imm: imm32(imm)?,
+            jdst,
+            jsrc,
+            to,
+        },
+        (
+            Op::Mov64R { dst, src },
+            Op::Add64R {
+                dst: bdst,
+                src: bsrc,
+            },
+        ) => Op::FMov64RAdd64R {
+            dst,
+            src,
+            bdst,
+            bsrc,
+        },
+        (Op::Ldx1 { dst, src, off }, Op::JNe64I { dst: jdst, imm, to }) => Op::FLdx1JNe64I {
+            dst,
+            src,
+            off,
+            jdst,
+            imm: imm32(imm)?,
+            to,
+        },
+        (
+            Op::Ldx8 { dst, src, off },
+            Op::Lsh64R {
+                dst: bdst,
+                src: bsrc,
+            },
+        ) => Op::FLdx8Lsh64R {
+            dst,
+            src,
+            off,
+            bdst,
+            bsrc,
+        },
+        (
+            Op::Rsh64I { dst, imm },
+            Op::Or64R {
+                dst: bdst,
+                src: bsrc,
+            },
+        ) => Op::FRsh64IOr64R {
+            dst,
+            imm: imm32(imm)?,
+            bdst,
+            bsrc,
+        },
+        (
+            Op::Mov64R { dst, src },
+            Op::JGt64R {
+                dst: jdst,
+                src: jsrc,
+                to,
+            },
+        ) => Op::FMov64RJGt64R {
+            dst,
+            src,
+            jdst,
+            jsrc,
+            to,
+        },
+        _ => return None,
+    })
+}
+
+/// Fuses `ops` (as `decode` gives them) at decode: every slot whose operation and the next
+/// slot's form a super-instruction ([`fused`]) becomes it, left to right, a slot fused as a
+/// second half not fused again as a first. The second half's slot keeps its own operation,
+/// so a jump to it runs it alone; `End` is never a half. Fusing changes no instruction's
+/// effect nor the budget: the straight runs are those of the unfused program (`straight_runs`
+/// is computed before), and the interpreter puts back the unfused operation of a slot whose
+/// second half is where a budget ends (`vm::run`).
+pub(super) fn fuse(ops: &mut [Op]) {
+    let mut pc = 0;
+    while pc + 1 < ops.len() {
+        match fused(ops[pc], ops[pc + 1]) {
+            Some(f) => {
+                ops[pc] = f;
+                pc += 2;
+            }
+            None => pc += 1,
+        }
+    }
 }
 
 /// The slot after `op` at `pc` when it falls through.

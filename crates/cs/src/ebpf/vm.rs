@@ -534,10 +534,22 @@ macro_rules! dispatch {
 /// every instruction would. Faults inside a run return at once (a fault reports no count), and
 /// the final `Exit` ends its run, so the count returned is every instruction executed.
 pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
+    run_decoded(code, m, true)
+}
+
+/// `run`, with the super-instructions fused at decode (`ops::fuse`) or not (`fusion`: the
+/// property tests run both and compare).
+fn run_decoded(code: &[u8], m: &mut Machine<'_>, fusion: bool) -> Result<Finished, Fault> {
     let mut st = State::new(code, m);
-    let mut ops = decode(code);
-    let runs = straight_runs(&ops);
-    assert_eq!(runs.len(), ops.len(), "a run length for every slot");
+    // The program as decoded (straight runs and where a budget ends are counted on it), and
+    // the one run: fused, slot for slot the same but where a super-instruction stands.
+    let plain = decode(code);
+    let runs = straight_runs(&plain);
+    assert_eq!(runs.len(), plain.len(), "a run length for every slot");
+    let mut ops = plain.clone();
+    if fusion {
+        ops::fuse(&mut ops);
+    }
     // r0–r10 (the decoder refuses higher numbers); sixteen entries and indexes masked to
     // four bits, so that no register access needs a bounds check.
     let mut r = [0u64; 16];
@@ -557,11 +569,17 @@ pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
         () => {
             let n = fetch(&runs, pc);
             if executed + n > limit {
-                let stop = ops::after(&ops, pc, limit.saturating_sub(executed));
+                let stop = ops::after(&plain, pc, limit.saturating_sub(executed));
                 // `End` stays: running off the code is found before the budget, as the
                 // per-instruction order has it (End is not an instruction).
                 if ops[stop] != Op::End {
                     ops[stop] = Op::Exhausted;
+                    // A super-instruction whose second half is `stop` would run past it:
+                    // the slot before runs its own instruction alone again (the run ends at
+                    // `stop` or at a fault before it, so nothing runs fused after).
+                    if stop > 0 {
+                        ops[stop - 1] = plain[stop - 1];
+                    }
                 }
             }
             executed += n;
@@ -713,6 +731,45 @@ pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
                 frames.push((pc, [r[6], r[7], r[8], r[9]]));
                 r[10] += STACK_FRAME_BYTES;
                 pc = to as usize;
+                enter!();
+            }
+            Op::FAdd64IJGt64R { dst, imm, jdst, jsrc, to } => {
+                r[reg(dst)] = r[reg(dst)].wrapping_add(imm as i64 as u64);
+                pc += 1;
+                if r[reg(jdst)] > r[reg(jsrc)] {
+                    pc = to as usize;
+                }
+                enter!();
+            }
+            Op::FMov64RAdd64R { dst, src, bdst, bsrc } => {
+                r[reg(dst)] = r[reg(src)];
+                r[reg(bdst)] = r[reg(bdst)].wrapping_add(r[reg(bsrc)]);
+                pc += 1;
+            }
+            Op::FLdx1JNe64I { dst, src, off, jdst, imm, to } => {
+                r[reg(dst)] = st.load(code, this, addr(r[reg(src)], off), 1)?;
+                pc += 1;
+                if r[reg(jdst)] != imm as i64 as u64 {
+                    pc = to as usize;
+                }
+                enter!();
+            }
+            Op::FLdx8Lsh64R { dst, src, off, bdst, bsrc } => {
+                r[reg(dst)] = st.load(code, this, addr(r[reg(src)], off), 8)?;
+                r[reg(bdst)] = r[reg(bdst)].wrapping_shl((r[reg(bsrc)] & 63) as u32);
+                pc += 1;
+            }
+            Op::FRsh64IOr64R { dst, imm, bdst, bsrc } => {
+                r[reg(dst)] = r[reg(dst)].wrapping_shr((imm as i64 as u64 & 63) as u32);
+                r[reg(bdst)] |= r[reg(bsrc)];
+                pc += 1;
+            }
+            Op::FMov64RJGt64R { dst, src, jdst, jsrc, to } => {
+                r[reg(dst)] = r[reg(src)];
+                pc += 1;
+                if r[reg(jdst)] > r[reg(jsrc)] {
+                    pc = to as usize;
+                }
                 enter!();
             }
             Op::Exit => match frames.pop() {
@@ -975,6 +1032,240 @@ mod tests {
             });
             proptest::prop_assert_eq!(got, want);
             proptest::prop_assert_eq!(slm_a, slm_b);
+        }
+    }
+
+    /// The code of `examples/cs/ebpf/filter.c` (`clang -target bpf -O2 -c`, section `cs`):
+    /// the program whose executed pairs the super-instructions are.
+    const FILTER_HEX: &[&str] = &[
+        "b7060000000000006112100000000000b7030000020000002d23640000000000",
+        "7913080000000000bf3200000000000007020000f7ffffffb7040000f8ffffff",
+        "2d245f0000000000bf3200000000000067020000030000007b2ac8ff00000000",
+        "b7020000ffffffff7b2ac0ff00000000150305000800000079a2c8ff00000000",
+        "b7040000ffffffff6f24000000000000a7040000ffffffff7b4ac0ff00000000",
+        "b702000000000000791020000000000015002b00000000007912000000000000",
+        "7b2ab8ff000000007911180000000000b70700000000000079a2c8ff00000000",
+        "07020000f8ffffff7b2ac8ff00000000b702000000000000b708000000000000",
+        "b709000000000000b70500000000000005000800000000000f82000000000000",
+        "b705000000000000b709000000000000bf28000000000000b702000000000000",
+        "07070000010000002d700100000000000500160000000000bf16000000000000",
+        "0f760000000000007166000000000000550601000a0000000500f3ff00000000",
+        "79a4c8ff000000006f4600000000000077050000080000004f56000000000000",
+        "0709000001000000bf650000000000002d93f1ff00000000bf64000000000000",
+        "79a5b8ff00000000af5400000000000079a5c0ff000000005f54000000000000",
+        "bf650000000000005504eaff00000000b702000001000000bf65000000000000",
+        "0500e7ff000000000f82000000000000b70100000a000000731affff00000000",
+        "18030000000000000000000001000000b70500002e0000001806000000000000",
+        "0000000001000000bf20000000000000b70400002e000000370000000a000000",
+        "bf07000000000000270700000a000000bf280000000000001f78000000000000",
+        "bfa700000000000007070000d0ffffff0f570000000000004708000030000000",
+        "73870000000000000f3600000000000007040000ffffffff2d21050000000000",
+        "bf570000000000000707000001000000bf45000000000000bf02000000000000",
+        "2507eeff02000000bfa300000000000007030000d0ffffff0f43000000000000",
+        "0703000001000000c706000020000000b701000001000000b702000000000000",
+        "bf6400000000000085000000020000001500010000000000b706000000000000",
+        "bf600000000000009500000000000000",
+    ];
+
+    fn filter_code() -> Vec<u8> {
+        let hex: String = FILTER_HEX.concat();
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// One run of `code` over `slm` (range 0 its first `input_bytes`, range 1 the rest) with
+    /// fusion on or off, or by the reference interpreter (`None`).
+    fn run_three_ways(
+        code: &[u8],
+        slm: &[u8],
+        input_bytes: u64,
+        params: [u64; 2],
+        instructions_max: u64,
+    ) -> [(Result<Finished, Fault>, Vec<u8>); 3] {
+        let ranges = [
+            Window {
+                start_bytes: 0,
+                len_bytes: input_bytes,
+            },
+            Window {
+                start_bytes: input_bytes,
+                len_bytes: slm.len() as u64 - input_bytes,
+            },
+        ];
+        let one = |how: Option<bool>| {
+            let mut mem = slm.to_vec();
+            let mut m = Machine {
+                slm: &mut mem,
+                ranges: &ranges,
+                params,
+                instructions_max,
+            };
+            let got = match how {
+                Some(fusion) => run_decoded(code, &mut m, fusion),
+                None => reference::run(code, &mut m),
+            };
+            (got, mem)
+        };
+        [one(Some(true)), one(Some(false)), one(None)]
+    }
+
+    /// Asserts the three runs of `code` agree at every budget from 0 to one past what the run
+    /// needs (at most `budget_max`): result, count, bytes, log, memory and fault.
+    fn fusion_agrees_at_every_budget(
+        code: &[u8],
+        slm: &[u8],
+        input_bytes: u64,
+        params: [u64; 2],
+        budget_max: u64,
+    ) -> Result<(), String> {
+        let [(full, _), _, _] = run_three_ways(code, slm, input_bytes, params, budget_max);
+        let needed = full.as_ref().map_or(budget_max, |f| f.instructions + 1);
+        for budget in 0..=needed.min(budget_max) {
+            let [fused, unfused, reference] =
+                run_three_ways(code, slm, input_bytes, params, budget);
+            if fused != unfused || fused != reference {
+                return Err(format!(
+                    "budget {budget}: fused {:?}, unfused {:?}, reference {:?}",
+                    fused.0, unfused.0, reference.0
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_filter_runs_fused_as_unfused_at_every_budget() {
+        let code = filter_code();
+        verify(&code).unwrap();
+        let mut plain = ops::decode(&code);
+        let before = plain.clone();
+        ops::fuse(&mut plain);
+        let fused: Vec<usize> = (0..plain.len())
+            .filter(|&i| plain[i] != before[i])
+            .collect();
+        for hot in [40, 43, 45, 48, 50, 53] {
+            assert!(
+                fused.contains(&hot),
+                "the hot pair at {hot} is fused: {fused:?}"
+            );
+        }
+        let mut input = Vec::new();
+        for i in 0..12u32 {
+            let word = if i % 3 == 1 { "needle" } else { "hay" };
+            input.extend_from_slice(format!("{i},{},{word}\n", i % 17).as_bytes());
+        }
+        let input_bytes = input.len() as u64;
+        let mut slm = input;
+        slm.resize(slm.len() + 32, 0);
+        let needle = u64::from_le_bytes(*b"needle\0\0");
+        let [(got, mem), _, _] = run_three_ways(&code, &slm, input_bytes, [needle, 6], 1 << 20);
+        let got = got.unwrap();
+        assert_eq!(&mem[input_bytes as usize..input_bytes as usize + 2], b"4\n");
+        assert!(got.instructions > 1000, "{got:?}");
+        fusion_agrees_at_every_budget(&code, &slm, input_bytes, [needle, 6], 1 << 20).unwrap();
+        // Faults: the input range one byte short of the program's reads, named alike.
+        let short = [(
+            Window {
+                start_bytes: 0,
+                len_bytes: 0,
+            },
+            Window {
+                start_bytes: 0,
+                len_bytes: 0,
+            },
+        )];
+        let _ = short;
+    }
+
+    /// The fused pairs (`ops::fused`), each as its two opcodes.
+    const FUSED_PAIRS: &[(u8, u8)] = &[
+        (0x07, 0x2d),
+        (0xbf, 0x0f),
+        (0x71, 0x55),
+        (0x79, 0x6f),
+        (0x77, 0x4f),
+        (0xbf, 0x2d),
+    ];
+
+    /// Programs made of the fused pairs (each pair's registers, offsets and immediates
+    /// random: loads from the context, the stack or anywhere, jumps near, into second halves
+    /// too), single halves, and a few other instructions, after random register values.
+    fn fusable_program() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let halves: &[u8] = &[
+            0x07, 0xbf, 0x71, 0x79, 0x77, 0x2d, 0x0f, 0x55, 0x6f, 0x4f, 0x05, 0xb7, 0x95, 0x61,
+            0x15, 0x7b, 0x3f,
+        ];
+        let field = || {
+            (
+                0u8..=9,
+                prop_oneof![0u8..=10, Just(1u8), Just(10u8)],
+                prop_oneof![-4i16..4, Just(-8), Just(-16), Just(24), Just(32), Just(0)],
+                prop_oneof![-3i32..12, Just(10), Just(63), Just(64), any::<i32>()],
+            )
+        };
+        let piece = prop_oneof![
+            3 => (proptest::sample::select(FUSED_PAIRS), field(), field())
+                .prop_map(|((a, b), x, y)| vec![(a, x), (b, y)]),
+            1 => (proptest::sample::select(halves), field()).prop_map(|(o, x)| vec![(o, x)]),
+        ];
+        // r0 and r2–r9 start random (r1 the context, r10 the stack, as a run starts).
+        let start = proptest::collection::vec(prop_oneof![any::<u64>(), 0u64..70, Just(10u64)], 9);
+        (start, proptest::collection::vec(piece, 1..16)).prop_map(|(start, v)| {
+            let mut code = Vec::with_capacity(v.len() * 16 + 160);
+            for (dst, value) in [0u8, 2, 3, 4, 5, 6, 7, 8, 9].into_iter().zip(start) {
+                code.extend_from_slice(&[0x18, dst, 0, 0]);
+                code.extend_from_slice(&(value as u32).to_le_bytes());
+                code.extend_from_slice(&[0, 0, 0, 0]);
+                code.extend_from_slice(&((value >> 32) as u32).to_le_bytes());
+            }
+            for (opc, (dst, src, off, imm)) in v.into_iter().flatten() {
+                // Arithmetic has offset 0 (anything else is not an instruction the machine
+                // runs).
+                let off = if opc & 0x07 == 0x07 { 0 } else { off };
+                code.push(opc);
+                code.push(dst | src << 4);
+                code.extend_from_slice(&off.to_le_bytes());
+                code.extend_from_slice(&imm.to_le_bytes());
+            }
+            // Every register folded into the result (r0 = r0 * 31 + ri), so that a wrong
+            // value anywhere shows.
+            for i in 1u8..=9 {
+                code.extend_from_slice(&[
+                    0x27,
+                    0,
+                    0,
+                    0,
+                    31,
+                    0,
+                    0,
+                    0,
+                    0x0f,
+                    i << 4,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                ]);
+            }
+            code.extend_from_slice(&[0x95, 0, 0, 0, 0, 0, 0, 0]);
+            code
+        })
+    }
+
+    proptest::proptest! {
+        /// Programs full of the fused pairs (straight-line and branching, loads that fault,
+        /// jumps into second halves) run fused as unfused and as the reference does, at
+        /// every budget.
+        #[test]
+        fn super_instructions_change_nothing_at_any_budget(code in fusable_program()) {
+            let slm: Vec<u8> = (0..64u8).map(|b| b.wrapping_mul(37)).collect();
+            let r = fusion_agrees_at_every_budget(&code, &slm, 24, [3, 5], 400);
+            proptest::prop_assert!(r.is_ok(), "{}", r.unwrap_err());
         }
     }
 }
