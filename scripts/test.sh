@@ -5,7 +5,7 @@
 #      packages), if missing;
 #   2. the Rust workspace's tests in the `ci` profile (Cargo.toml: release optimisation, built
 #      for compile time; the FUSE tests skip, saying so, only where the machine has no
-#      /dev/fuse);
+#      /dev/fuse), their binaries run side by side, one per core (scripts/run-tests.py);
 #   3. the Python package (crates/python): its wheel built by maturin in the same profile and
 #      target directory, so that it reuses the test build's artifacts and compiles only pyo3
 #      and the extension (this script fails, naming them, if anything else is compiled);
@@ -19,7 +19,7 @@ scripts/setup.sh
 setup_s=$((SECONDS - start))
 cargo test --workspace --profile ci --no-run
 compile_s=$((SECONDS - start - setup_s))
-cargo test --workspace --profile ci
+python3 scripts/run-tests.py --profile ci
 rust_s=$((SECONDS - start - setup_s - compile_s))
 
 wheels=target/ci/wheels
