@@ -55,6 +55,12 @@ pub enum AccelError {
     #[error("kernel {kernel} has no microblocks")]
     NoMicroblocks { kernel: String },
 
+    #[error(
+        "the preconditioned device was written for another {differs}: a run can start only \
+         from its own workload's preconditioning"
+    )]
+    NotPreconditionedFor { differs: &'static str },
+
     #[error("flash device configuration: {0}")]
     DeviceConfig(#[from] nearflash_flash::ConfigError),
 

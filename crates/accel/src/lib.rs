@@ -45,12 +45,13 @@ pub use config::AccelConfig;
 pub use cost_model::{CostModel, CostSource};
 pub use error::AccelError;
 pub use functional::{Fault, InstanceCheck};
+pub use machine::Preconditioned;
 pub use nearflash_host::{HostConfig, PageCacheConfig};
 pub use nearflash_nvme::NvmeConfig;
 pub use report::RunReport;
 pub use run::{
-    run_workload, run_workload_functional, verified, Fidelity, FunctionalRun, RunSpec,
-    FUNCTIONAL_MAX_BYTES_DEFAULT,
+    precondition, run_workload, run_workload_from, run_workload_functional, verified, Fidelity,
+    FunctionalRun, RunSpec, FUNCTIONAL_MAX_BYTES_DEFAULT,
 };
 pub use sched::{Scheduler, SchedulerKind};
 pub use simd::{run_simd, run_simd_checked, run_simd_functional, SimdSpec};

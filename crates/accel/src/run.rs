@@ -7,7 +7,7 @@ use crate::config::AccelConfig;
 use crate::error::AccelError;
 use crate::functional::InstanceCheck;
 use crate::layout::Layout;
-use crate::machine::{Instance, Machine};
+use crate::machine::{Instance, Machine, Preconditioned};
 use crate::plan::KernelPlan;
 use crate::report::RunReport;
 use crate::sched::SchedulerKind;
@@ -85,6 +85,47 @@ fn prepare(spec: &RunSpec, workload: &str) -> Result<Prepared, AccelError> {
         instances: insts,
         layout,
     })
+}
+
+/// The workload's device after its untimed preconditioning, for `run_workload_from`: the
+/// same for every scheduler and cost model of `spec` (only the seed, the device and the
+/// workload's inputs decide it).
+pub fn precondition(spec: &RunSpec, workload: &str) -> Result<Preconditioned, AccelError> {
+    let p = prepare(spec, workload)?;
+    Machine::new(
+        spec.accel,
+        spec.flash,
+        spec.ftl,
+        spec.scheduler,
+        p.plans,
+        p.instances,
+        p.layout,
+        spec.seed,
+    )?
+    .precondition()
+}
+
+/// `run_workload`, started from a copy of `start` (`precondition` of the same workload,
+/// seed and device under any scheduler and cost model): the same report, without writing
+/// the inputs again. Errors if `start` was preconditioned for other inputs.
+pub fn run_workload_from(
+    spec: &RunSpec,
+    workload: &str,
+    start: &Preconditioned,
+) -> Result<RunReport, AccelError> {
+    let p = prepare(spec, workload)?;
+    let m = Machine::from_preconditioned(
+        start,
+        spec.accel,
+        spec.flash,
+        spec.ftl,
+        spec.scheduler,
+        p.plans,
+        p.instances,
+        p.layout,
+        spec.seed,
+    )?;
+    m.run(workload)
 }
 
 pub fn run_workload(spec: &RunSpec, workload: &str) -> Result<RunReport, AccelError> {

@@ -93,7 +93,7 @@ pub enum OpStatus {
     },
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct FlashCompletion {
     pub op: FlashOp,
     pub status: OpStatus,
@@ -129,6 +129,7 @@ enum Phase {
     Transfer,
 }
 
+#[derive(Clone)]
 struct Slot {
     op: FlashOp,
     phase: Phase,
@@ -142,6 +143,7 @@ struct Slot {
 }
 
 /// The controller's ECC state for one read across its retry steps.
+#[derive(Clone)]
 struct Decode {
     /// Retry steps taken so far.
     step: u32,
@@ -152,7 +154,7 @@ struct Decode {
     rber: Vec<Rber>,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Server {
     current: Option<u32>,
     queue: VecDeque<u32>,
@@ -214,6 +216,30 @@ fn latency_table(base_us: f64, by_type: &Option<Vec<f64>>) -> Vec<SimDuration> {
 }
 
 impl Backbone {
+    /// A copy in the same state — operations in flight, dies and buses, wear, counters —
+    /// over a copy of its store; `None` when the store cannot be copied (a file). The copy
+    /// continues exactly as this backbone would (with a copy of the run's `Sim`).
+    pub fn try_clone(&self) -> Option<Backbone> {
+        Some(Backbone {
+            geo: self.geo.clone(),
+            cfg: self.cfg.clone(),
+            nand: self.nand.clone(),
+            store: self.store.try_clone()?,
+            slots: self.slots.clone(),
+            free_slots: self.free_slots.clone(),
+            dies: self.dies.clone(),
+            channels: self.channels.clone(),
+            transfer: self.transfer,
+            read_latency: self.read_latency.clone(),
+            program_latency: self.program_latency.clone(),
+            erase_latency: self.erase_latency,
+            slc_latency: self.slc_latency,
+            stats: self.stats.clone(),
+            in_flight: self.in_flight,
+            media: self.media.clone(),
+        })
+    }
+
     /// A backbone over `store`; `cfg` must have passed `validate`.
     pub fn new(cfg: &FlashConfig, store: Box<dyn PageStore>) -> Self {
         let geo = Geometry::from_config(cfg);

@@ -375,6 +375,7 @@ const NEVER_PROGRAMMED: u64 = u64::MAX;
 
 /// Per-page and per-block state the model needs: when each page was programmed, how often
 /// each block was read since its erase, and how many of its reads needed help.
+#[derive(Clone)]
 pub(crate) struct MediaState {
     pub(crate) cfg: MediaConfig,
     programmed_at_ns: Vec<u64>,

@@ -13,6 +13,7 @@ struct BlockState {
     bad: bool,
 }
 
+#[derive(Clone)]
 pub struct NandState {
     blocks: Vec<BlockState>,
     pages_per_block: u32,

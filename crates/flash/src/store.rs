@@ -44,6 +44,10 @@ pub trait PageStore {
     fn erase(&mut self, block: BlockId, pages_per_block: u32);
     /// The first environmental error, if any.
     fn health(&self) -> Result<(), &StoreError>;
+    /// A copy holding the same pages, if this store can have one: a store in memory can, a
+    /// store over a file cannot (two devices would write one file). Used to continue several
+    /// runs from one snapshot of a device (`Backbone::try_clone`).
+    fn try_clone(&self) -> Option<Box<dyn PageStore>>;
 }
 
 /// Keeps nothing: programs are dropped, reads see erased pages.
@@ -63,10 +67,14 @@ impl PageStore for NoStore {
     fn health(&self) -> Result<(), &StoreError> {
         Ok(())
     }
+    fn try_clone(&self) -> Option<Box<dyn PageStore>> {
+        Some(Box::new(NoStore))
+    }
 }
 
 /// Pages in RAM, allocated when first programmed and freed when erased: memory follows the
 /// data written, not the device's size (a 1 TB device holding a few MB costs a few MB).
+#[derive(Clone)]
 pub struct MemoryStore {
     pages: HashMap<u64, Box<[u8]>>,
     page_count: u64,
@@ -129,6 +137,9 @@ impl PageStore for MemoryStore {
     }
     fn health(&self) -> Result<(), &StoreError> {
         Ok(())
+    }
+    fn try_clone(&self) -> Option<Box<dyn PageStore>> {
+        Some(Box::new(self.clone()))
     }
 }
 
@@ -227,6 +238,10 @@ impl PageStore for SparseFileStore {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+    /// A file cannot back two devices.
+    fn try_clone(&self) -> Option<Box<dyn PageStore>> {
+        None
     }
 }
 

@@ -75,6 +75,7 @@ pub struct SbInfo {
     pub ruh: Option<u8>,
 }
 
+#[derive(Clone)]
 pub struct SbTable {
     pub info: Vec<SbInfo>,
     /// Free superblocks per way, keyed by (erase count, id).

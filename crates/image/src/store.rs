@@ -259,4 +259,8 @@ impl PageStore for ImageStore {
     fn health(&self) -> Result<(), &StoreError> {
         self.error.as_ref().map_or(Ok(()), Err)
     }
+    /// An image file cannot back two devices.
+    fn try_clone(&self) -> Option<Box<dyn PageStore>> {
+        None
+    }
 }

@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 const BUCKETS: usize = 65;
 
 /// Pending events of type `E` plus the current simulated time.
+#[derive(Clone)]
 pub struct EventQueue<E> {
     /// Events at exactly `last`, in scheduling order.
     ready: VecDeque<E>,

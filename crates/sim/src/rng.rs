@@ -4,6 +4,9 @@
 use rand::{Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+/// `Clone` copies the stream at its position: a copy of a run (a snapshot taken after shared
+/// preconditioning) draws exactly what the run would have drawn.
+#[derive(Clone)]
 pub struct SimRng {
     inner: Xoshiro256PlusPlus,
 }

@@ -52,7 +52,9 @@ pub trait Model {
 /// once, for every driver.
 pub const STALL_LIMIT: SimDuration = SimDuration(60_000_000_000);
 
-/// The clock, the RNG and the trace hash of one run.
+/// The clock, the RNG and the trace hash of one run. A clone continues exactly as the
+/// original would (a snapshot of a run, e.g. after preconditioning shared by several runs).
+#[derive(Clone)]
 pub struct Sim<E> {
     queue: EventQueue<E>,
     rng: SimRng,

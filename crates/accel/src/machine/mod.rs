@@ -145,6 +145,52 @@ type Q = EventQueue<MachineEvent>;
 pub struct Machine {
     sim: Sim<MachineEvent>,
     st: State,
+    /// The inputs are on flash already (built from a [`Preconditioned`] device).
+    preconditioned: bool,
+}
+
+/// A workload's device right after its untimed preconditioning — inputs written, every
+/// write complete — with the run's clock, RNG and pending events. It depends on the seed,
+/// the flash and FTL configurations, the request size and where the inputs lie, not on the
+/// scheduler or the cost model, so the accelerator runs of one workload can start from
+/// copies of one (`run::precondition`, `run::run_workload_from`) instead of each writing the
+/// same inputs again. Timing fidelity (the device keeps no data).
+pub struct Preconditioned {
+    sim: Sim<MachineEvent>,
+    dev: Device,
+    next_request: u64,
+    seed: u64,
+    flash: FlashConfig,
+    ftl: FtlConfig,
+    request_bytes_max: u64,
+    preload: Vec<std::ops::Range<u64>>,
+}
+
+impl Preconditioned {
+    /// Why a run of `seed`, `flash`, `ftl`, `cfg` and `layout` cannot start from this
+    /// device (the first input that differs), or `None` when it can.
+    fn mismatch(
+        &self,
+        cfg: &AccelConfig,
+        flash: &FlashConfig,
+        ftl: &FtlConfig,
+        layout: &Layout,
+        seed: u64,
+    ) -> Option<&'static str> {
+        if self.seed != seed {
+            Some("seed")
+        } else if self.flash != *flash {
+            Some("flash configuration")
+        } else if self.ftl != *ftl {
+            Some("FTL configuration")
+        } else if self.request_bytes_max != cfg.flash_request_bytes_max {
+            Some("accel.flash_request_bytes_max")
+        } else if self.preload != layout.preload {
+            Some("the workload's input sections")
+        } else {
+            None
+        }
+    }
 }
 
 struct State {
@@ -220,6 +266,9 @@ struct State {
     func: Option<Functional>,
     /// The first error a handled event raised (the loop stops on it).
     failure: Option<AccelError>,
+    /// The device's configurations (what a `Preconditioned` copy of it records).
+    flash_cfg: FlashConfig,
+    ftl_cfg: FtlConfig,
 }
 
 impl Model for State {
@@ -318,6 +367,33 @@ impl Machine {
             None => Box::new(NoStore),
         };
         let dev = Device::format(flash, ftl, store, &mut sim.queue().map(MachineEvent::Dev))?;
+        Machine::assemble(
+            cfg,
+            (sim, dev),
+            (flash, ftl),
+            kind,
+            plans,
+            instances,
+            layout,
+            seed,
+            func,
+        )
+    }
+
+    /// The machine around a device (fresh, or a copy of a preconditioned one) on its `sim`.
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        cfg: &AccelConfig,
+        (sim, dev): (Sim<MachineEvent>, Device),
+        (flash, ftl): (&FlashConfig, &FtlConfig),
+        kind: SchedulerKind,
+        plans: Vec<KernelPlan>,
+        instances: Vec<Instance>,
+        layout: Layout,
+        seed: u64,
+        func: Option<Functional>,
+    ) -> Result<Machine, AccelError> {
+        cfg.validate()?;
         assert_eq!(layout.group_bytes, dev.layout().group_bytes());
         assert_eq!(layout.offsets.len(), instances.len());
         if layout.end_bytes > dev.logical_bytes() {
@@ -399,8 +475,14 @@ impl Machine {
             flash_busy_start_ns: (0, 0),
             func,
             failure: None,
+            flash_cfg: flash.clone(),
+            ftl_cfg: ftl.clone(),
         };
-        Ok(Machine { sim, st })
+        Ok(Machine {
+            sim,
+            st,
+            preconditioned: false,
+        })
     }
 
     /// Functional fidelity: injects `fault` (tests show verification catches it).
@@ -417,6 +499,66 @@ impl Machine {
         self.execute(workload)
     }
 
+    /// Preconditions the inputs and hands back the device at that point (the machine's
+    /// scheduler and plans are left behind: any run of the workload can start from it).
+    pub fn precondition(mut self) -> Result<Preconditioned, AccelError> {
+        assert!(
+            self.st.func.is_none(),
+            "preconditioned devices are shared by timing runs"
+        );
+        self.preload()?;
+        let st = self.st;
+        Ok(Preconditioned {
+            sim: self.sim,
+            dev: st.dev,
+            next_request: st.next_request,
+            seed: st.seed,
+            flash: st.flash_cfg,
+            ftl: st.ftl_cfg,
+            request_bytes_max: st.cfg.flash_request_bytes_max,
+            preload: st.layout.preload,
+        })
+    }
+
+    /// As `new`, on a copy of `start` (the workload's device after preconditioning): `run`
+    /// then skips the preconditioning it already holds. The report is the one `new` + `run`
+    /// would give. Errors if `start` was preconditioned for other inputs, naming the first
+    /// that differs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_preconditioned(
+        start: &Preconditioned,
+        cfg: &AccelConfig,
+        flash: &FlashConfig,
+        ftl: &FtlConfig,
+        kind: SchedulerKind,
+        plans: Vec<KernelPlan>,
+        instances: Vec<Instance>,
+        layout: Layout,
+        seed: u64,
+    ) -> Result<Machine, AccelError> {
+        if let Some(differs) = start.mismatch(cfg, flash, ftl, &layout, seed) {
+            return Err(AccelError::NotPreconditionedFor { differs });
+        }
+        let dev = start
+            .dev
+            .try_clone()
+            .expect("a timing device keeps no page data, so it can be copied");
+        let mut m = Machine::assemble(
+            cfg,
+            (start.sim.clone(), dev),
+            (flash, ftl),
+            kind,
+            plans,
+            instances,
+            layout,
+            seed,
+            None,
+        )?;
+        m.st.next_request = start.next_request;
+        m.preconditioned = true;
+        Ok(m)
+    }
+
     /// Functional fidelity: `run`, and every instance's verdict (live-out arrays read back
     /// from flash when it finished, against the kernel's reference).
     pub fn run_functional(
@@ -430,7 +572,9 @@ impl Machine {
     }
 
     fn execute(&mut self, workload: &str) -> Result<RunReport, AccelError> {
-        self.preload()?;
+        if !self.preconditioned {
+            self.preload()?;
+        }
         let (sim, st) = (&mut self.sim, &mut self.st);
         // The trace hash covers the timed run only, as it always has.
         sim.restart_trace();

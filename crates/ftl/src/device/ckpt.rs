@@ -27,7 +27,7 @@ use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
 use nearflash_sim::{Schedule, SimTime};
 use std::collections::BTreeSet;
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CkptState {
     /// Something changed since the last snapshot.
     pub dirty: bool,
@@ -52,6 +52,7 @@ pub struct CkptState {
     pub fdp_started: Vec<super::FdpStats>,
 }
 
+#[derive(Clone)]
 pub struct ActiveCkpt {
     slot: u32,
     ckpt_seq: u64,

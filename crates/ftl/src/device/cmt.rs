@@ -82,12 +82,14 @@ pub(super) enum CmtWaiter {
     Update,
 }
 
+#[derive(Clone)]
 struct Cached {
     stamp: u64,
     dirty: bool,
 }
 
 /// The cache's state.
+#[derive(Clone)]
 pub(crate) struct Cmt {
     capacity: usize,
     cached: HashMap<u32, Cached>,

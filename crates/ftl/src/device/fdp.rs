@@ -69,6 +69,7 @@ impl HandleStats {
 }
 
 /// What FDP adds to the device's RAM.
+#[derive(Clone)]
 pub(crate) struct FdpState {
     handles: u32,
     groups: u32,

@@ -23,6 +23,7 @@ use crate::superblock::SbState;
 use nearflash_flash::{FlashCompletion, FlashOp, OpKind, OpStatus};
 use nearflash_sim::{Schedule, SimTime};
 
+#[derive(Clone)]
 pub struct GcRun {
     victim: SbId,
     cursor: u32,

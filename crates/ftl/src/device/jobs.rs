@@ -7,6 +7,7 @@ use crate::layout::{Lgn, Lun, Pgn, Pun, SbId};
 use nearflash_blockdev::{BlockOp, IoError};
 use nearflash_sim::SimTime;
 
+#[derive(Clone)]
 pub struct Slab<T> {
     items: Vec<Option<T>>,
     free: Vec<u32>,
@@ -67,6 +68,7 @@ impl<T> Slab<T> {
     }
 }
 
+#[derive(Clone)]
 pub struct ReqState {
     pub id: u64,
     pub op: BlockOp,
@@ -94,6 +96,7 @@ pub struct Segment {
     pub payload_offset: u64,
 }
 
+#[derive(Clone)]
 pub struct ReadJob {
     pub seg: Segment,
     pub pgn: Pgn,
@@ -108,6 +111,7 @@ pub enum WritePhase {
     Program,
 }
 
+#[derive(Clone)]
 pub struct WriteJob {
     pub seg: Segment,
     pub phase: WritePhase,
@@ -136,6 +140,7 @@ pub enum CopyPhase {
     Program,
 }
 
+#[derive(Clone)]
 pub struct CopyJob {
     pub src: Pgn,
     pub lgn: Lgn,
@@ -157,16 +162,19 @@ pub enum ErasePurpose {
     Checkpoint,
 }
 
+#[derive(Clone)]
 pub struct EraseJob {
     pub sb: SbId,
     pub pending: u32,
     pub purpose: ErasePurpose,
 }
 
+#[derive(Clone)]
 pub struct TrimJob {
     pub seg: Segment,
 }
 
+#[derive(Clone)]
 pub struct CkptProgramJob {
     /// Row of the checkpoint (counted from its first row) this program writes.
     pub row: u32,
@@ -176,6 +184,7 @@ pub struct CkptProgramJob {
 
 /// Page-level mapping: host reads of the units of one request that lie in one page group,
 /// read together (one multi-plane read per channel for the pages holding them).
+#[derive(Clone)]
 pub struct UnitReadJob {
     pub reads: Vec<(Segment, Pun)>,
     pub pending: u32,
@@ -184,6 +193,7 @@ pub struct UnitReadJob {
 /// Page-level mapping: a host write or trim of one 4 KiB unit, from its arrival until its
 /// data is in a fill (writes and trims to one unit are applied in arrival order under the
 /// unit's lock). A write covering part of a unit first reads the unit's old data.
+#[derive(Clone)]
 pub struct UnitWriteJob {
     pub seg: Segment,
     pub trim: bool,
@@ -240,6 +250,7 @@ pub struct FillUnit {
 /// Page-level mapping: one die's multi-plane program being filled with units from any
 /// addresses (the firmware's write buffer for one program unit), then programmed into one
 /// channel's slice of a page group.
+#[derive(Clone)]
 pub struct FillJob {
     pub stream: FillStream,
     pub phase: FillPhase,
@@ -255,6 +266,7 @@ pub struct FillJob {
 }
 
 /// Page-level mapping: GC reading the valid units of one page group of its victim.
+#[derive(Clone)]
 pub struct UnitCopyJob {
     pub src: Pgn,
     /// (slot, unit) pairs valid when the copy started.
@@ -267,11 +279,13 @@ pub struct UnitCopyJob {
 }
 
 /// A cached mapping table's translation unit being read from flash.
+#[derive(Clone)]
 pub struct TranslationReadJob {
     pub unit: u32,
     pub pun: Pun,
 }
 
+#[derive(Clone)]
 pub enum Job {
     Read(ReadJob),
     Write(WriteJob),

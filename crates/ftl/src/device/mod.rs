@@ -144,6 +144,50 @@ pub struct Device {
 }
 
 impl Device {
+    /// A copy in the same state — mapping, blocks, jobs and requests in flight, GC, counters —
+    /// over a copy of its flash (`Backbone::try_clone`); `None` when the page store cannot be
+    /// copied (a file). With a copy of the run's `Sim`, the copy continues exactly as this
+    /// device would: several runs can start from one preconditioned device.
+    pub fn try_clone(&self) -> Option<Device> {
+        Some(Device {
+            layout: self.layout.clone(),
+            cfg: self.cfg.clone(),
+            bb: self.bb.try_clone()?,
+            map: self.map.clone(),
+            remap: self.remap.clone(),
+            sbs: self.sbs.clone(),
+            spares: self.spares.clone(),
+            functional: self.functional.clone(),
+            media_lost: self.media_lost.clone(),
+            reqs: self.reqs.clone(),
+            jobs: self.jobs.clone(),
+            write_seq: self.write_seq.clone(),
+            next_epoch: self.next_epoch.clone(),
+            host_lanes: self.host_lanes.clone(),
+            gc_lanes: self.gc_lanes.clone(),
+            slc_lane: self.slc_lane.clone(),
+            locks: self.locks.clone(),
+            alloc_waiters: self.alloc_waiters.clone(),
+            gc_alloc_waiters: self.gc_alloc_waiters.clone(),
+            gc: self.gc.clone(),
+            gc_serial: self.gc_serial.clone(),
+            gc_rr_cursor: self.gc_rr_cursor.clone(),
+            ckpt: self.ckpt.clone(),
+            outstanding_writes: self.outstanding_writes.clone(),
+            flushes: self.flushes.clone(),
+            host_inflight: self.host_inflight.clone(),
+            idle_gen: self.idle_gen.clone(),
+            idle_timer_pending: self.idle_timer_pending.clone(),
+            background_allowed: self.background_allowed.clone(),
+            stats: self.stats.clone(),
+            flash_done: self.flash_done.clone(),
+            completions: self.completions.clone(),
+            page: self.page.clone(),
+            cmt: self.cmt.clone(),
+            fdp: self.fdp.clone(),
+        })
+    }
+
     /// A freshly formatted device (every block erased) over `store`.
     pub fn format(
         flash: &FlashConfig,

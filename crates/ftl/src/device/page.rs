@@ -69,6 +69,7 @@ pub struct PageMapStats {
 type GroupCursor = Option<(Pgn, u32, u64)>;
 
 /// The state page-level mapping adds to the device.
+#[derive(Clone)]
 pub(crate) struct PageState {
     /// The fill each host lane is putting units into, and GC's (a GC run's copies go to
     /// one GC lane: its victim's).

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 /// Waiting host writes (`Job::Write` on lane 0, or a host `Job::Fill`), in arrival order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct AllocWaiters {
     queue: VecDeque<Waiter>,
     /// Entries of `queue` per host lane.
