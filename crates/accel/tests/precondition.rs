@@ -82,3 +82,10 @@ fn a_preconditioning_of_other_inputs_is_refused_naming_what_differs() {
     .unwrap_err();
     assert!(e.to_string().contains("FTL configuration"), "{e}");
 }
+
+/// A reproduction's worker threads share one preconditioned device per workload.
+#[test]
+fn a_preconditioned_device_can_be_shared_between_threads() {
+    fn is_send<T: Send + Sync>() {}
+    is_send::<nearflash_accel::Preconditioned>();
+}

@@ -33,7 +33,9 @@ pub enum PageState {
     Programmed,
 }
 
-pub trait PageStore {
+/// `Send + Sync`: a preconditioned device (and its store) is shared by a reproduction's
+/// worker threads, each starting its run from a copy.
+pub trait PageStore: Send + Sync {
     /// Whether this store keeps data at all (false in timing fidelity).
     fn holds_data(&self) -> bool;
     /// Writes a page's data and spare bytes.

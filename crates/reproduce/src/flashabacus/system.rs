@@ -5,8 +5,9 @@
 //! data, every instance verified).
 
 use nearflash_accel::{
-    run_simd, run_simd_functional, run_workload, run_workload_functional, AccelConfig,
-    FunctionalRun, RunReport, RunSpec, SchedulerKind, SimdSpec,
+    precondition, run_simd, run_simd_functional, run_workload, run_workload_from,
+    run_workload_functional, AccelConfig, FunctionalRun, Preconditioned, RunReport, RunSpec,
+    SchedulerKind, SimdSpec,
 };
 use nearflash_kernels::Dataset;
 use nearflash_preset::Preset;
@@ -39,6 +40,38 @@ pub fn run_system(
         let spec = accel_spec(preset, accel, system, dataset, seed)?;
         Ok(run_workload(&spec, workload)?)
     }
+}
+
+/// The accelerator's device after `workload`'s untimed preconditioning: the same for all
+/// four schedulers and both cost models (`run_accel_from` starts each from a copy).
+pub fn precondition_accel(
+    preset: &Preset,
+    accel: &AccelConfig,
+    workload: &str,
+    dataset: Dataset,
+    seed: u64,
+) -> Result<Preconditioned, ReproduceError> {
+    // The scheduler does not change the preconditioning; any will do.
+    let spec = accel_spec(preset, accel, "inter-st", dataset, seed)?;
+    Ok(precondition(&spec, workload)?)
+}
+
+/// `run_system` of accelerator `system` (one of the four schedulers), started from a copy
+/// of `start` (`precondition_accel` of the same workload): the same report.
+pub fn run_accel_from(
+    preset: &Preset,
+    accel: &AccelConfig,
+    system: &str,
+    workload: &str,
+    (dataset, seed): (Dataset, u64),
+    start: &Preconditioned,
+) -> Result<RunReport, ReproduceError> {
+    assert!(
+        !is_simd(system),
+        "SIMD's SSD is not the accelerator's device"
+    );
+    let spec = accel_spec(preset, accel, system, dataset, seed)?;
+    Ok(run_workload_from(&spec, workload, start)?)
 }
 
 /// `run_system` in functional fidelity: the kernels compute real data — through the
