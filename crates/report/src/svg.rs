@@ -29,8 +29,11 @@ const CAT_FONT_PX: f64 = 11.0;
 const CAT_CHAR_W: f64 = 6.5;
 /// Below the plot when the axis labels are one line: tick labels, then the axis title.
 const BOTTOM_BARE: f64 = 48.0;
-/// A value axis spanning this many decades or more is drawn on a log scale.
-const LOG_DECADES_MIN: f64 = 2.0;
+/// A value axis spanning this many decades or more is drawn on a log scale: 1.3 decades, a
+/// factor of 20, where the smallest bar on a linear axis would be under 5% of the plot
+/// (15 px) — INSIDER's Fig. 13 (37.6× to 1136×, 1.5 decades) drew two of its seven bars as
+/// slivers under the old 2 decades.
+const LOG_DECADES_MIN: f64 = 1.3;
 /// A line chart's x axis gets a tick at every point's x when there are at most this many.
 const DATA_TICKS_MAX: usize = 12;
 /// The dash pattern of a line chart's second and later series.
@@ -881,6 +884,15 @@ mod tests {
         assert!(matches!(
             Scale::fit(&[5.0, 80.0], true, true),
             Scale::Linear { lo, .. } if lo == 0.0
+        ));
+        // A 30× span: the smaller bar would be a 10 px sliver on a linear axis.
+        assert!(matches!(
+            Scale::fit(&[37.6, 42.6, 1136.0], true, true),
+            Scale::Log { .. }
+        ));
+        assert!(matches!(
+            Scale::fit(&[60.0, 1136.0], true, true),
+            Scale::Linear { .. }
         ));
         assert!(matches!(
             Scale::fit(&[-1.0, 1e4], true, true),
