@@ -30,6 +30,8 @@ pub struct ReproduceOptions {
     pub genome_scale: Option<u64>,
     /// Hayagui: db_bench's N.
     pub db_num: Option<i64>,
+    /// Hayagui: YCSB's record count (and operation count).
+    pub ycsb_records: Option<i64>,
 }
 
 /// The outputs a reproduction writes into its directory.
@@ -71,6 +73,7 @@ pub fn reproduce(
     o.splits = opts.splits.clone();
     o.genome_scale = opts.genome_scale;
     o.db_num = opts.db_num;
+    o.ycsb_records = opts.ycsb_records;
     nearflash_reproduce::check(paper, &o, jobs)?;
     let created = !out.exists();
     prepare_out(&out)?;

@@ -60,6 +60,10 @@ pub struct ReproduceArgs {
     /// fidelity, 2,000 in functional; db_bench's own default is 1,000,000).
     #[arg(long)]
     pub db_num: Option<i64>,
+    /// hayagui: YCSB's record count, also its operation count (default 50,000 in timing
+    /// fidelity — 56 MB, 13× LevelDB's block cache — and 1,000 in functional).
+    #[arg(long)]
+    pub ycsb_records: Option<i64>,
 }
 
 pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
@@ -78,6 +82,7 @@ pub fn run(args: &ReproduceArgs) -> Result<bool, CliError> {
         splits: args.splits.clone(),
         genome_scale: args.genome_scale,
         db_num: args.db_num,
+        ycsb_records: args.ycsb_records,
     };
     let out = nearflash_jobs::reproduce::out_dir(&args.paper, &opts);
     let bar = crate::progress::Progress::new("reproduce", true);

@@ -164,17 +164,21 @@ impl Page {
     }
 }
 
-/// The runs table. The energy and utilization columns appear only when some run measured
-/// them, and a run that did not shows "—" there: never a 0 that reads as a measurement.
+/// The runs table. The throughput, latency, energy and utilization columns appear only when
+/// some run measured them, and a run that did not shows "—" there: never a 0 that reads as a
+/// measurement, nor a column of dashes.
 fn runs_table(h: &mut String, runs: &[Run]) {
     let energy = runs.iter().any(|r| r.energy_total_j().is_some());
     let utilization = runs.iter().any(|r| r.utilization.is_some());
     let throughput = runs.iter().any(|r| r.throughput_mb_s.is_some());
+    let latency = runs.iter().any(|r| r.latency_ms.is_some());
     h.push_str("<h2>Runs</h2><table><tr><th class=\"l\">system</th><th class=\"l\">workload</th>");
     if throughput {
         h.push_str("<th>MB/s</th>");
     }
-    h.push_str("<th>latency avg ms</th>");
+    if latency {
+        h.push_str("<th>latency avg ms</th>");
+    }
     if energy {
         h.push_str("<th>energy J</th>");
     }
@@ -196,13 +200,15 @@ fn runs_table(h: &mut String, runs: &[Run]) {
                 r.throughput_mb_s.map_or("—".into(), fmt_value)
             );
         }
-        let _ = write!(
-            h,
-            "<td>{}</td>",
-            r.latency_ms
-                .as_ref()
-                .map_or("—".into(), |l| fmt_value(l.avg)),
-        );
+        if latency {
+            let _ = write!(
+                h,
+                "<td>{}</td>",
+                r.latency_ms
+                    .as_ref()
+                    .map_or("—".into(), |l| fmt_value(l.avg)),
+            );
+        }
         if energy {
             let _ = write!(
                 h,
@@ -358,5 +364,21 @@ mod tests {
         ));
         assert!(some.contains("<th>MB/s</th>"), "{some}");
         assert!(some.contains("<td class=\"l\">w</td><td>—</td>"), "{some}");
+    }
+
+    /// Story: every row of INSIDER's runs table printed latency "—": no run measures one,
+    /// so the column was dashes only.
+    #[test]
+    fn the_latency_column_appears_only_when_some_run_measures_one() {
+        let mut unmeasured = run(BTreeMap::new(), None);
+        unmeasured.latency_ms = None;
+        let none = Page::default().render(&summary(vec![], vec![unmeasured.clone()]));
+        assert!(!none.contains("latency"), "{none}");
+        let some = Page::default().render(&summary(
+            vec![],
+            vec![run(BTreeMap::new(), None), unmeasured],
+        ));
+        assert!(some.contains("<th>latency avg ms</th>"), "{some}");
+        assert!(some.contains("<td>1</td><td>—</td>"), "{some}");
     }
 }

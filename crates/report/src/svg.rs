@@ -29,8 +29,15 @@ const CAT_FONT_PX: f64 = 11.0;
 const CAT_CHAR_W: f64 = 6.5;
 /// Below the plot when the axis labels are one line: tick labels, then the axis title.
 const BOTTOM_BARE: f64 = 48.0;
-/// A value axis spanning this many decades or more is drawn on a log scale.
-const LOG_DECADES_MIN: f64 = 2.0;
+/// A value axis spanning this many decades or more is drawn on a log scale: 1.3 decades, a
+/// factor of 20, where the smallest bar on a linear axis would be under 5% of the plot
+/// (15 px) — INSIDER's Fig. 13 (37.6× to 1136×, 1.5 decades) drew two of its seven bars as
+/// slivers under the old 2 decades.
+const LOG_DECADES_MIN: f64 = 1.3;
+/// A line chart's x axis gets a tick at every point's x when there are at most this many.
+const DATA_TICKS_MAX: usize = 12;
+/// The dash pattern of a line chart's second and later series.
+const DASH: &str = "7 5";
 /// Steps of a heat map's colour scale.
 const SCALE_STEPS: usize = 24;
 /// Colour-blind-safe palette (Okabe–Ito), cycled.
@@ -301,8 +308,31 @@ fn open(out: &mut String, title: &str, h: f64) {
     );
 }
 
-/// The axes, the value axis's ticks and grid, the x axis's ticks when `x_ticks`, the titles.
-fn axes(out: &mut String, f: &Frame, x_label: &str, y_label: &str, x_ticks: bool) {
+/// The x axis's ticks of a line chart: at the points' own x values when there are at most
+/// `DATA_TICKS_MAX` of them and their labels fit between their neighbours (a swept
+/// parameter's 1 and 2 channels read "1" and "2", not "1.0, 1.2, … 2.0"), else about five
+/// round values.
+fn x_ticks_for(xs: &[f64], f: &Frame) -> Vec<(f64, String)> {
+    let mut distinct: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    if !distinct.is_empty() && distinct.len() <= DATA_TICKS_MAX {
+        let labels: Vec<String> = distinct.iter().map(|&x| fmt_value(x)).collect();
+        let fits = distinct.windows(2).zip(labels.windows(2)).all(|(x, l)| {
+            let need = (text_w(&l[0], CHAR_W) + text_w(&l[1], CHAR_W)) / 2.0 + 4.0;
+            f.px(x[1]) - f.px(x[0]) >= need
+        });
+        let distinct_labels = labels.windows(2).all(|l| l[0] != l[1]);
+        if fits && distinct_labels {
+            return distinct.into_iter().zip(labels).collect();
+        }
+    }
+    let (t, step) = ticks(f.x_lo, f.x_hi);
+    t.iter().copied().zip(tick_labels(&t, step)).collect()
+}
+
+/// The axes, the value axis's ticks and grid, the x axis's `x_ticks`, the titles.
+fn axes(out: &mut String, f: &Frame, x_label: &str, y_label: &str, x_ticks: &[(f64, String)]) {
     let l = &f.layout;
     let (x0, x1, y0, y1) = (l.left, l.plot_right(), TOP, l.plot_bottom());
     let _ = write!(
@@ -319,18 +349,15 @@ fn axes(out: &mut String, f: &Frame, x_label: &str, y_label: &str, x_ticks: bool
             label
         );
     }
-    if x_ticks {
-        let (t, step) = ticks(f.x_lo, f.x_hi);
-        for (v, label) in t.iter().zip(tick_labels(&t, step)) {
-            let x = f.px(*v);
-            let _ = write!(
-                out,
-                r#"<line x1="{x:.1}" x2="{x:.1}" y1="{y1}" y2="{}" stroke="black"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
-                y1 + 4.0,
-                y1 + 16.0,
-                label
-            );
-        }
+    for (v, label) in x_ticks {
+        let x = f.px(*v);
+        let _ = write!(
+            out,
+            r#"<line x1="{x:.1}" x2="{x:.1}" y1="{y1}" y2="{}" stroke="black"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            y1 + 4.0,
+            y1 + 16.0,
+            label
+        );
     }
     let _ = write!(
         out,
@@ -414,7 +441,14 @@ impl LineChart {
         };
         let mut out = String::new();
         open(&mut out, &self.title, f.layout.h());
-        axes(&mut out, &f, &self.x_label, &self.y_label, true);
+        let xs: Vec<f64> = all().map(|p| p.0).collect();
+        axes(
+            &mut out,
+            &f,
+            &self.x_label,
+            &self.y_label,
+            &x_ticks_for(&xs, &f),
+        );
         for (i, s) in self.series.iter().enumerate() {
             let mut d = String::new();
             for (k, &(x, y)) in s.points.iter().enumerate() {
@@ -431,9 +465,17 @@ impl LineChart {
                     }
                 }
             }
+            // Every series after the first is dashed, so that one drawn over another where
+            // they coincide (Active Flash's simulated energy equals its model's) leaves the
+            // one below visible through its gaps.
+            let dash = if i == 0 {
+                String::new()
+            } else {
+                format!(r#" stroke-dasharray="{DASH}""#)
+            };
             let _ = write!(
                 out,
-                r#"<path d="{d}" fill="none" stroke="{}" stroke-width="2"/>"#,
+                r#"<path d="{d}" fill="none" stroke="{}" stroke-width="2"{dash}/>"#,
                 colour(i)
             );
             if !self.step && s.points.len() <= 60 {
@@ -548,7 +590,7 @@ impl BarChart {
         };
         let mut out = String::new();
         open(&mut out, &self.title, f.layout.h());
-        axes(&mut out, &f, "", &self.y_label, false);
+        axes(&mut out, &f, "", &self.y_label, &[]);
         let slot = (f.px(1.0) - f.px(0.0)) * 0.8;
         let per = if self.stacked {
             slot
@@ -843,6 +885,15 @@ mod tests {
             Scale::fit(&[5.0, 80.0], true, true),
             Scale::Linear { lo, .. } if lo == 0.0
         ));
+        // A 30× span: the smaller bar would be a 10 px sliver on a linear axis.
+        assert!(matches!(
+            Scale::fit(&[37.6, 42.6, 1136.0], true, true),
+            Scale::Log { .. }
+        ));
+        assert!(matches!(
+            Scale::fit(&[60.0, 1136.0], true, true),
+            Scale::Linear { .. }
+        ));
         assert!(matches!(
             Scale::fit(&[-1.0, 1e4], true, true),
             Scale::Linear { .. }
@@ -879,6 +930,68 @@ mod tests {
         assert!(s.contains("a &lt;b&gt;") && s.contains("s&amp;t"));
         assert_eq!(s.matches("<circle").count(), 3);
         assert_eq!(s, c.to_svg());
+    }
+
+    fn lines(points: &[&[(f64, f64)]]) -> LineChart {
+        LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            series: points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Series {
+                    name: format!("s{i}"),
+                    points: p.to_vec(),
+                })
+                .collect(),
+            step: false,
+        }
+    }
+
+    /// The x tick labels of a chart, in order.
+    fn x_tick_labels(svg: &str) -> Vec<String> {
+        svg.split(r#"stroke="black"/><text x=""#)
+            .skip(1)
+            .filter_map(|s| s.split('>').nth(1)?.split('<').next().map(str::to_string))
+            .collect()
+    }
+
+    /// Story: the sweep summary's "iops vs flash.channels" put ticks at 1.0, 1.2, … 2.0 for
+    /// a parameter that is 1 or 2.
+    #[test]
+    fn a_swept_parameters_few_values_are_its_x_ticks() {
+        let svg = lines(&[&[(1.0, 5.0), (2.0, 6.0)]]).to_svg();
+        assert_eq!(x_tick_labels(&svg), ["1", "2"]);
+        let depths = lines(&[&[(1.0, 5.0), (2.0, 6.0), (4.0, 6.0), (8.0, 6.0), (16.0, 6.0)]]);
+        assert_eq!(x_tick_labels(&depths.to_svg()), ["1", "2", "4", "8", "16"]);
+        // Labels that would run into each other fall back to round ticks.
+        let crowded = lines(&[&[(1000.001, 1.0), (1000.002, 2.0), (2000.0, 3.0)]]);
+        let l = x_tick_labels(&crowded.to_svg());
+        assert!(
+            !l.is_empty() && !l.contains(&"1000.001".to_string()),
+            "{l:?}"
+        );
+        // More points than DATA_TICKS_MAX: round ticks.
+        let many: Vec<(f64, f64)> = (0..=20).map(|k| (f64::from(k), 1.0)).collect();
+        let l = x_tick_labels(&lines(&[&many]).to_svg());
+        assert!(l.len() < 10, "{l:?}");
+    }
+
+    /// Story: Active Flash's Fig. 3 energy chart showed only the model's line: the simulated
+    /// series equals it and was drawn underneath.
+    #[test]
+    fn a_series_drawn_over_an_equal_one_leaves_it_visible() {
+        let p: &[(f64, f64)] = &[(0.0, 1.0), (1.0, 0.5)];
+        let svg = lines(&[p, p]).to_svg();
+        let paths: Vec<&str> = svg.split("<path d=\"M").skip(2).collect();
+        assert_eq!(paths.len(), 2, "{svg}");
+        assert!(!paths[0].split("/>").next().unwrap().contains("dasharray"));
+        assert!(paths[1]
+            .split("/>")
+            .next()
+            .unwrap()
+            .contains(&format!(r#"stroke-dasharray="{DASH}""#)));
     }
 
     /// Story: the sweep summary's legends read "flash.dies_per_package =" — the values were

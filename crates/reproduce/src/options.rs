@@ -28,6 +28,8 @@ pub struct Options {
     pub genome_scale: Option<u64>,
     /// Hayagui: db_bench's N (`--num`).
     pub db_num: Option<i64>,
+    /// Hayagui: YCSB's record count (and operation count).
+    pub ycsb_records: Option<i64>,
 }
 
 impl Options {
@@ -46,12 +48,13 @@ impl Options {
             splits: Vec::new(),
             genome_scale: None,
             db_num: None,
+            ycsb_records: None,
         }
     }
 
     /// Every option takes effect for `paper` or is refused.
     pub fn check_for(&self, paper: &str) -> Result<(), ReproduceError> {
-        let given: [(&str, &str, bool); 7] = [
+        let given: [(&str, &str, bool); 8] = [
             ("--dataset", "flashabacus", self.dataset.is_some()),
             (
                 "--max-functional-mib",
@@ -67,6 +70,7 @@ impl Options {
             ("--splits", "active-flash", !self.splits.is_empty()),
             ("--genome-scale", "hayagui", self.genome_scale.is_some()),
             ("--db-num", "hayagui", self.db_num.is_some()),
+            ("--ycsb-records", "hayagui", self.ycsb_records.is_some()),
         ];
         for (flag, owner, set) in given {
             if set && paper != owner {

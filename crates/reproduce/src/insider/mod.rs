@@ -295,7 +295,9 @@ fn to_run(m: &Measured) -> Run {
         throughput_mb_s: Some(r.throughput_mb_s),
         latency_ms: None,
         energy_j: BTreeMap::new(),
-        utilization: Some(r.engine_utilization),
+        // Host-only runs its programs on the host: no drive engine ran, so there is no
+        // utilization to report (its runs printed "0.0%").
+        utilization: (m.system != System::HostOnly).then_some(r.engine_utilization),
         sim_s: r.sim_ns as f64 / 1e9,
         extra: BTreeMap::from([
             ("input_bytes".to_string(), serde_json::json!(r.input_bytes)),
@@ -508,5 +510,40 @@ impl Paper for Functional {
             .expect("writing to a String");
         }
         out + &claims_table(&summary.claims, 2) + "\n"
+    }
+}
+
+#[cfg(test)]
+mod run_row_tests {
+    use super::*;
+
+    /// Story: every host-only row of the INSIDER runs table printed utilization "0.0%" —
+    /// the mean over no drive engines.
+    #[test]
+    fn a_host_only_run_has_no_engine_utilization_and_a_drive_run_has_its_own() {
+        let row = |system: System, engine_utilization: f64| {
+            to_run(&Measured {
+                app: "grep".into(),
+                system,
+                lanes: 8,
+                result: RunResult {
+                    system,
+                    app: "grep".into(),
+                    pcie_lanes: 8,
+                    input_bytes: 1 << 20,
+                    sim_ns: 1_000_000,
+                    throughput_mb_s: 1048.576,
+                    engine_utilization,
+                    pcie_d2h_utilization: 0.5,
+                    storage_read_bytes: 1 << 20,
+                    storage_write_bytes: 0,
+                    events: 10,
+                    trace_hash: "0".into(),
+                },
+            })
+        };
+        assert_eq!(row(System::HostOnly, 0.0).utilization, None);
+        assert_eq!(row(System::Insider, 0.25).utilization, Some(0.25));
+        assert_eq!(row(System::HostBypass, 0.03).utilization, Some(0.03));
     }
 }
