@@ -20,7 +20,7 @@ fn wait_all(rt: &mut Runtime, want: &[OpId]) -> BTreeMap<OpId, Completion> {
     let mut got = BTreeMap::new();
     let mut done = Vec::new();
     while want.iter().any(|id| !got.contains_key(id)) {
-        assert!(rt.step().unwrap(), "the loop ran dry with calls in flight");
+        assert!(rt.turn().unwrap(), "the loop ran dry with calls in flight");
         rt.take_completions(&mut done);
         for c in done.drain(..) {
             got.insert(c.op, c);
@@ -53,7 +53,7 @@ fn read_concurrently(rt: &mut Runtime, fds: &[u32]) -> Vec<Vec<u8>> {
     }
     let mut done = Vec::new();
     while !reads.is_empty() {
-        assert!(rt.step().unwrap());
+        assert!(rt.turn().unwrap());
         rt.take_completions(&mut done);
         for c in done.drain(..) {
             let fd = reads.remove(&c.op).expect("ours");
