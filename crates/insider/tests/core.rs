@@ -207,36 +207,3 @@ fn a_sleeping_call_wakes_at_its_deadline_by_a_timer_on_the_queue() {
         "one event brought the clock there: the sleep's timer"
     );
 }
-
-/// A call that waits for what no event will bring, with nothing left on the queue, ends
-/// the wait as the loop's one typed stall (`sim::Stall`, no event pending), not a spin nor
-/// an error of its own: a vread without pipelining that asks for more than the host-side
-/// buffer holds waits for the buffer to fill past its size, while the full buffer stops
-/// the program's output and so the drive.
-#[test]
-fn a_call_nothing_can_move_is_reported_as_the_typed_stall() {
-    let mut rt = small(BackingKind::DramEmulated, false, 1);
-    let buffer = rt.config().host_buffer_bytes;
-    rt.install_file(ALICE, "/data/big", 0o644, 16 * buffer, None)
-        .unwrap();
-    rt.reg_virt_file(ALICE, "/big", "/data/big", "echo").unwrap();
-    rt.pipelined = false;
-    let fd = rt.vopen(ALICE, "/big", Direction::Read).unwrap();
-    rt.submit(Call::Vread {
-        fd,
-        len: 4 * buffer,
-    })
-    .unwrap();
-    let err = loop {
-        match rt.turn() {
-            Ok(_) => continue,
-            Err(e) => break e,
-        }
-    };
-    let InsiderError::Stalled(stall) = err else {
-        panic!("expected the typed stall, got {err}");
-    };
-    assert_eq!(stall.reason, nearflash_sim::StallReason::NoEventPending);
-    assert_eq!(stall.progress.outstanding, 0, "no storage request is lost");
-    assert_eq!(rt.in_flight(), 1, "the vread still waits");
-}

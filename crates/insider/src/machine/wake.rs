@@ -144,7 +144,10 @@ mod tests {
         w.set_fs_timer(&mut q, Some(SimTime(10)));
         assert_eq!(q.len(), 1, "one tick for the instant");
         // A drive event at the same instant, scheduled after the tick.
-        q.schedule_at(SimTime(10), MachineEvent::Insider(super::super::Ev::SlotDone(3)));
+        q.schedule_at(
+            SimTime(10),
+            MachineEvent::Insider(super::super::Ev::SlotDone(3)),
+        );
         let (t, ev) = q.pop().unwrap();
         assert!(matches!(ev, MachineEvent::Timer) && t == SimTime(10));
         w.after_event(true, t, q.pending_now());

@@ -379,11 +379,15 @@ impl Runtime {
     /// the loop to the next turn that concerns a call (an event that changed what one waits
     /// for, or a deadline reached), resumes again. When a call ended in the first pass, the
     /// turn is the very next one, so its caller looks after one turn, whatever it was. False
-    /// when no call ended and nothing is left to happen; a `Stalled` error when calls wait
-    /// and the loop ran out of events that could move them.
+    /// when no call ended and nothing is left to happen; a `Stalled` error (the loop's
+    /// `sim::Stall`) when calls wait and the loop ran out of events that could move them.
     pub fn turn(&mut self) -> Result<bool, InsiderError> {
         let ended = self.resume_all()?;
         let moved = if !self.m.has_events() {
+            if !ended && !self.ops.is_empty() {
+                // Calls wait and nothing is left to happen: the loop's own stall says so.
+                self.wait_for_work()?;
+            }
             false
         } else if self.completions.is_empty() {
             self.wait_for_work()?;
@@ -454,12 +458,7 @@ impl Runtime {
 
     /// What the drive and the file system noted since the last look, onto the calls it
     /// concerns: those after `cur` (all, without one) to this pass, the others to the next.
-    fn signalled(
-        &mut self,
-        cur: Option<u64>,
-        this: &mut BTreeSet<u64>,
-        next: &mut BTreeSet<u64>,
-    ) {
+    fn signalled(&mut self, cur: Option<u64>, this: &mut BTreeSet<u64>, next: &mut BTreeSet<u64>) {
         let mut put = |id: u64| {
             if cur.is_some_and(|c| id <= c) {
                 next.insert(id);
@@ -554,7 +553,10 @@ impl Runtime {
     /// Call `id` ended with `result`.
     fn end(&mut self, id: u64, concerns: Concerns, result: Result<Output, InsiderError>) {
         let op = self.ops.remove(&id).expect("still in flight");
-        assert!(op.until.is_none(), "a call ends once resumed past its deadline");
+        assert!(
+            op.until.is_none(),
+            "a call ends once resumed past its deadline"
+        );
         match concerns {
             Concerns::Stream(fd) => {
                 let calls = self.waiters.by_stream.get_mut(&fd).expect("registered");
@@ -812,4 +814,57 @@ fn dev_of(extents: &[HostExtent], mut offset: u64) -> u64 {
         offset -= e.len;
     }
     unreachable!("an offset inside the file's extents")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{insider_host, Backing, InsiderConfig};
+    use crate::runtime::MachineSpec;
+    use nearflash_sim::{StallReason, STALL_LIMIT};
+
+    /// A `pread` whose host operation will never end (one the host never started), with
+    /// nothing left on the queue: the loop reports it as its one typed stall — no event
+    /// pending, no storage request lost — not as a spin nor an error of the runtime's own.
+    #[test]
+    fn a_call_nothing_can_move_is_reported_as_the_loops_typed_stall() {
+        let cfg = InsiderConfig {
+            backing: Backing::DramEmulated,
+            emulated_capacity_bytes: 64 << 20,
+            ..InsiderConfig::default()
+        };
+        let mut rt = Runtime::new(&MachineSpec {
+            insider: &cfg,
+            host: &insider_host(),
+            flash: None,
+            functional: false,
+            seed: 1,
+        })
+        .unwrap();
+        let id = rt.insert(Task::Pread(Box::new(Pread {
+            fd: 3,
+            offset: 0,
+            len: 4096,
+            stage: PStage::Host,
+            fs: None,
+            ino: Ino(0),
+            fh: Fh(0),
+            path: "/lost".into(),
+            op: Some(HostOpId(u64::MAX)),
+        })));
+        let err = loop {
+            match rt.turn() {
+                Ok(true) => continue,
+                Ok(false) => panic!("the loop ran dry without a word"),
+                Err(e) => break e,
+            }
+        };
+        let InsiderError::Stalled(stall) = err else {
+            panic!("expected the loop's stall, got {err}");
+        };
+        assert_eq!(stall.reason, StallReason::NoEventPending);
+        assert_eq!(stall.progress.outstanding, 0, "no storage request is lost");
+        assert!(stall.at.since(stall.since) <= STALL_LIMIT);
+        assert_eq!(rt.in_flight(), 1, "call {id:?} still waits");
+    }
 }
