@@ -11,6 +11,10 @@
 //! metadata and small files — bulk file data moves without payloads and never through it)
 //! and answers the file system's reads from that copy; the requests themselves are timed
 //! exactly as in functional fidelity.
+//!
+//! The file system's CPU timer (its operations' compute time) is an event on the drive's
+//! queue: every pump leaves the timer it stands at with the drive (`Machine::set_fs_timer`),
+//! and the loop turns at it like at any event.
 
 use crate::error::InsiderError;
 use crate::machine::Machine;
@@ -33,6 +37,8 @@ pub struct DevFs {
     /// Answers not yet taken by their callers (bounded: one per operation in flight, and
     /// the file system admits at most `queue_depth_max` of those).
     done: BTreeMap<FsTicket, Result<FsReply, FsError>>,
+    /// Answers produced so far (a caller waiting for one looks only when it grew).
+    answered: u64,
 }
 
 /// An operation submitted to the drive's file system; its answer is taken with
@@ -57,28 +63,38 @@ impl DevFs {
             tickets: BTreeMap::new(),
             next_ticket: 0,
             done: BTreeMap::new(),
+            answered: 0,
         };
         let t = d.submit(m, Caller::ROOT, FsOp::Format(FormatOptions::default()));
-        // Nothing else runs before the file system exists: mkfs drives the machine itself.
+        // Nothing else runs before the file system exists: mkfs waits on the loop alone, for
+        // a turn that concerns the file system.
         loop {
             if let Some(r) = d.take(t) {
                 r?;
                 return Ok(d);
             }
-            match (m.next_event_at(), d.deadline()) {
-                (Some(e), Some(t)) if t < e => m.advance_to(t),
-                (Some(_), _) => {
-                    m.step()?;
-                }
-                (None, Some(t)) => m.advance_to(t),
-                (None, None) => {
-                    return Err(InsiderError::Idle {
-                        waiting_for: "mkfs on the drive",
-                    })
-                }
-            }
+            d.wait(m)?;
             d.pump(m);
         }
+    }
+
+    /// Runs the loop until a turn that concerns the file system: one of its block requests
+    /// completed, or its timer came due.
+    fn wait(&self, m: &mut Machine) -> Result<(), InsiderError> {
+        let seen = self.fw_completed_seen;
+        m.wait(|st| st.fw_completed() != seen || st.wake.due)?;
+        Ok(())
+    }
+
+    /// Answers produced so far.
+    pub fn answered(&self) -> u64 {
+        self.answered
+    }
+
+    /// Firmware completions the file system has looked at (`Machine::firmware_completed`
+    /// when it last did): a turn that moved it on concerns the file system.
+    pub fn fw_completed_seen(&self) -> u64 {
+        self.fw_completed_seen
     }
 
     pub fn stats(&self) -> FsStats {
@@ -97,6 +113,7 @@ impl DevFs {
             }
             Err(e) => {
                 self.done.insert(t, Err(e));
+                self.answered += 1;
             }
         }
         self.pump(m);
@@ -113,13 +130,9 @@ impl DevFs {
         !self.tickets.is_empty()
     }
 
-    /// When the file system's CPU timer is due (its operations' compute time).
-    pub fn deadline(&self) -> Option<SimTime> {
-        self.fs.poll_timeout()
-    }
-
     /// Moves the file system on at the machine's `now`: its completed block requests, a due
-    /// timer, new block requests, ended operations. Called after every machine event.
+    /// timer, new block requests, ended operations; then leaves its timer with the drive.
+    /// Called after every turn that concerns it (and harmless after any other).
     pub fn pump(&mut self, m: &mut Machine) {
         loop {
             let now = m.now();
@@ -154,9 +167,11 @@ impl DevFs {
                     .remove(&c.id)
                     .expect("an operation we submitted");
                 self.done.insert(t, c.result);
+                self.answered += 1;
                 moved = true;
             }
             if !moved {
+                m.set_fs_timer(self.fs.poll_timeout());
                 return;
             }
         }

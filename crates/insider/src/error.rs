@@ -67,9 +67,6 @@ pub enum InsiderError {
     Host(#[from] nearflash_host::HostError),
     #[error("the simulation stalled: {0}")]
     Stalled(#[from] nearflash_sim::Stall),
-    /// The queue emptied before what the caller waited for happened.
-    #[error("the simulation ran out of events before {waiting_for} finished")]
-    Idle { waiting_for: &'static str },
     #[error("{vpath}: its application slot was released")]
     SlotReleased { vpath: String },
     #[error("firmware write to the drive: {0}")]

@@ -169,7 +169,7 @@ pub fn run_fairness(
         };
         let timer = rt.submit(Call::Sleep { until: wake })?;
         'wait: loop {
-            rt.step()?;
+            rt.turn()?;
             rt.take_completions(&mut done);
             for c in done.drain(..) {
                 if c.op == timer {

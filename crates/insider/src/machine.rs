@@ -19,9 +19,14 @@
 //! this machine: its events are `MachineEvent::Host`, and its block device is the firmware
 //! path above (`hostport::FirmwarePort`).
 //!
-//! Deterministic: the one simulation loop (`sim::Sim`: one event queue, ties in scheduling
-//! order, one seeded RNG), ordered maps; a watchdog turns a drive whose storage requests stop
-//! completing into an error.
+//! The drive is a `sim::Model` ([`State`]); [`Machine`] holds it on its `sim::Driver`, whose
+//! only wait is `Sim::run_until` under the one watchdog (watching the storage requests: a
+//! drive whose requests stop completing is a `Stall`). The runtime's deadlines — its calls'
+//! sleeps and CPU time, the file system's CPU timer — are events on the same queue
+//! (`MachineEvent::Timer`, `wake`), and the drive notes what each event changed (`wake`) so
+//! the runtime resumes only the calls it concerns.
+//!
+//! Deterministic: one event queue, ties in scheduling order, one seeded RNG, ordered maps.
 //! Timing fidelity moves byte counts only; functional fidelity moves the bytes and runs the
 //! programs on them, flit by flit.
 
@@ -32,7 +37,6 @@ use crate::error::InsiderError;
 use crate::hostport::{FirmwarePort, PortEvent};
 use crate::isc::{IscUnit, Origin, SifEntry};
 use crate::stream::{Chunk, Direction, Stream};
-use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
 use nearflash_blockdev::IoError;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Event, SECTOR_BYTES};
 use nearflash_host::{
@@ -42,13 +46,17 @@ use nearflash_host::{
 use nearflash_hw::server::{transfer, FifoServer};
 use nearflash_nvme::NvmeConfig;
 use nearflash_sim::{
-    EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, TraceEvent, Watchdog,
+    Driver, EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall,
+    TraceEvent,
 };
 use nearflash_stream::{flits_of, Flit, FlitWriter, FLIT_BYTES};
 use std::collections::BTreeMap;
 
 mod isc_unit;
 mod runtime_api;
+mod wake;
+
+pub(crate) use wake::Wake;
 
 /// The machine's events: the backing device's own, the drive's, and the shared host
 /// model's (over the drive's firmware path).
@@ -57,6 +65,8 @@ pub enum MachineEvent {
     Dev(Event),
     Insider(Ev),
     Host(HostEvent<PortEvent>),
+    /// The clock reaches an instant with a deadline of the runtime (`wake`).
+    Timer,
 }
 
 impl TraceEvent for MachineEvent {
@@ -65,6 +75,7 @@ impl TraceEvent for MachineEvent {
             MachineEvent::Dev(e) => e.hash_word(),
             MachineEvent::Insider(e) => e.code(),
             MachineEvent::Host(e) => e.hash_word(),
+            MachineEvent::Timer => 10 << 56,
         }
     }
 }
@@ -130,16 +141,14 @@ enum WritePurpose {
 
 type Q = EventQueue<MachineEvent>;
 
-/// The drive on the one simulation loop: `sim` owns the clock, the RNG and the trace hash;
-/// `st` is the drive's state, a `sim::Model`.
+/// The drive on the one simulation loop: `run` holds the drive's state (a `sim::Model`) on
+/// its loop (the clock, the RNG and the trace hash).
 pub struct Machine {
-    sim: Sim<MachineEvent>,
-    st: State,
-    /// Backing requests completed (what the watchdog watches).
-    watchdog: Watchdog,
+    run: Driver<State>,
 }
 
-struct State {
+/// The drive as a `sim::Model`.
+pub(crate) struct State {
     cfg: InsiderConfig,
     backing: Backing,
     backing_stats: BackingStats,
@@ -165,6 +174,18 @@ struct State {
     /// Storage requests submitted and completed so far.
     backing_submitted: u64,
     backing_completed: u64,
+    /// What the runtime's loop waits for: deadlines and what each event changed.
+    pub(crate) wake: Wake,
+}
+
+/// Stream `fd` for a change, noted for the runtime (its calls waiting on the stream may move).
+fn touch<'a>(
+    wake: &mut Wake,
+    streams: &'a mut BTreeMap<u32, Stream>,
+    fd: u32,
+) -> Option<&'a mut Stream> {
+    wake.touched.insert(fd);
+    streams.get_mut(&fd)
 }
 
 /// Aligns `[off, off+len)` out to whole sectors: (aligned offset, aligned length, skip).
@@ -182,7 +203,9 @@ impl Model for State {
     type Event = MachineEvent;
 
     fn handle(&mut self, ev: MachineEvent, q: &mut Q, rng: &mut SimRng) {
+        let timer = matches!(ev, MachineEvent::Timer);
         match ev {
+            MachineEvent::Timer => {}
             MachineEvent::Insider(e) => self.on_event(q, e),
             MachineEvent::Dev(e) => self.backing.handle(e, &mut q.map(MachineEvent::Dev), rng),
             MachineEvent::Host(e) => {
@@ -199,6 +222,16 @@ impl Model for State {
             self.backing_completed <= self.backing_submitted,
             "a storage request completes once"
         );
+        self.wake.after_event(timer, q.now(), q.pending_now());
+    }
+
+    /// The storage requests: one completing is progress.
+    fn progress(&self) -> Progress {
+        assert!(self.backing_completed <= self.backing_submitted);
+        Progress {
+            completed: self.backing_completed,
+            outstanding: self.backing_submitted - self.backing_completed,
+        }
     }
 
     /// The drive's counts and buffers agree with what they count; the host's and the
@@ -241,6 +274,11 @@ impl Model for State {
             open_writes <= stream_writes as u64,
             "a stream's writes in flight are storage writes of ours"
         );
+        assert!(
+            self.wake.touched.iter().all(|fd| *fd >= 3),
+            "a stream's descriptor follows stdin, stdout and stderr"
+        );
+        self.wake.check_invariants();
         self.host.check_invariants();
         self.backing.check_invariants();
     }
@@ -255,192 +293,193 @@ impl Machine {
         backing: Backing,
         sim: Sim<MachineEvent>,
     ) -> Result<Machine, InsiderError> {
-        let now = sim.now();
         let port = FirmwarePort::new(backing.capacity_bytes());
         let host = Host::new(host.clone(), port)?;
+        let st = State {
+            cfg: cfg.clone(),
+            backing,
+            backing_stats: BackingStats::default(),
+            isc: IscUnit::default(),
+            engines: Engines::new(cfg),
+            pcie_d2h: FifoServer::default(),
+            pcie_h2d: FifoServer::default(),
+            nvme: cfg.nvme(),
+            nvme_controller: FifoServer::default(),
+            streams: BTreeMap::new(),
+            next_req: 0,
+            writes: BTreeMap::new(),
+            fw: BTreeMap::new(),
+            next_fw: 0,
+            fw_completed: 0,
+            completions: Vec::new(),
+            host,
+            host_done: Vec::new(),
+            backing_submitted: 0,
+            backing_completed: 0,
+            wake: Wake::default(),
+        };
         Ok(Machine {
-            sim,
-            st: State {
-                cfg: cfg.clone(),
-                backing,
-                backing_stats: BackingStats::default(),
-                isc: IscUnit::default(),
-                engines: Engines::new(cfg),
-                pcie_d2h: FifoServer::default(),
-                pcie_h2d: FifoServer::default(),
-                nvme: cfg.nvme(),
-                nvme_controller: FifoServer::default(),
-                streams: BTreeMap::new(),
-                next_req: 0,
-                writes: BTreeMap::new(),
-                fw: BTreeMap::new(),
-                next_fw: 0,
-                fw_completed: 0,
-                completions: Vec::new(),
-                host,
-                host_done: Vec::new(),
-                backing_submitted: 0,
-                backing_completed: 0,
-            },
-            watchdog: Watchdog::starting_at(DEFAULT_STALL_LIMIT, now),
+            run: Driver::new(sim, st),
         })
     }
 
+    fn st(&self) -> &State {
+        self.run.model()
+    }
+
+    fn st_mut(&mut self) -> &mut State {
+        self.run.model_mut()
+    }
+
+    /// The drive's state and the queue, for a request of the runtime.
+    fn parts(&mut self) -> (&mut State, &mut Q) {
+        let (st, q, _) = self.run.parts();
+        (st, q)
+    }
+
     pub fn now(&self) -> SimTime {
-        self.sim.now()
+        self.run.now()
     }
 
     pub fn config(&self) -> &InsiderConfig {
-        &self.st.cfg
+        &self.st().cfg
     }
 
     pub fn is_functional(&self) -> bool {
-        self.st.backing.is_functional()
+        self.st().backing.is_functional()
     }
 
     pub fn capacity_bytes(&self) -> u64 {
-        self.st.backing.capacity_bytes()
+        self.st().backing.capacity_bytes()
     }
 
     pub fn events(&self) -> u64 {
-        self.sim.events()
+        self.run.sim().events()
     }
 
     /// Checks the drive's invariants after every event from now on (tests; the FTL's checks
     /// walk its tables, so small drives only).
     pub fn check_invariants_after_every_event(&mut self, on: bool) {
-        self.sim.check_invariants_after_every_event(on);
+        self.run.check_invariants_after_every_event(on);
     }
 
     pub fn trace_hash(&self) -> String {
-        self.sim.trace_hash().hex()
+        self.run.sim().trace_hash().hex()
     }
 
     pub fn backing_stats(&self) -> &BackingStats {
-        &self.st.backing_stats
+        &self.st().backing_stats
     }
 
     /// Requests the ISC unit and the firmware forwarded through the multiplexer.
     pub fn mux_requests(&self) -> (u64, u64) {
-        (self.st.isc.isc_requests, self.st.isc.firmware_requests)
+        (self.st().isc.isc_requests, self.st().isc.firmware_requests)
     }
 
     pub fn engine_busy_ns(&self) -> Vec<u64> {
-        self.st.engines.busy_ns()
+        self.st().engines.busy_ns()
     }
 
     pub fn pcie_busy_ns(&self) -> (u64, u64) {
-        (self.st.pcie_d2h.busy_ns(), self.st.pcie_h2d.busy_ns())
+        (self.st().pcie_d2h.busy_ns(), self.st().pcie_h2d.busy_ns())
     }
 
     // ---- the loop ---------------------------------------------------------------------------
 
-    fn progress(&self) -> Progress {
-        debug_assert!(self.st.backing_completed <= self.st.backing_submitted);
-        Progress {
-            completed: self.st.backing_completed,
-            outstanding: self.st.backing_submitted - self.st.backing_completed,
-        }
+    /// Anything is left to happen (an event is pending).
+    pub fn has_events(&self) -> bool {
+        self.run.sim().next_deadline().is_some()
     }
 
-    /// When the next event is due (`None`: nothing is left to happen).
-    pub fn next_event_at(&self) -> Option<SimTime> {
-        self.sim.next_deadline()
+    /// Runs the loop until a turn (a drive event, or a deadline's tick with nothing else due
+    /// at its instant) after which `work` holds: `Sim::run_until` under the watchdog, so the
+    /// queue emptying first, or storage requests that stop completing, is the one `Stall`.
+    pub(crate) fn wait(&mut self, mut work: impl FnMut(&State) -> bool) -> Result<(), Stall> {
+        self.st_mut().wake.begin_wait();
+        self.run.run_until(|st| st.wake.turned && work(st))
     }
 
-    /// Processes one event under the watchdog; false when nothing is left to happen.
-    pub fn step(&mut self) -> Result<bool, InsiderError> {
-        if !self.sim.step(&mut self.st) {
-            return Ok(false);
-        }
-        let p = self.progress();
-        self.watchdog.observe(self.sim.now(), p)?;
-        Ok(true)
+    /// What the drive noted for the runtime (deadlines, changed streams, ended host
+    /// operations).
+    pub(crate) fn wake(&self) -> &Wake {
+        &self.st().wake
     }
 
-    /// Runs until `done` holds; an error if the machine runs out of events first.
-    pub fn run_until(
-        &mut self,
-        mut done: impl FnMut(&Machine) -> bool,
-    ) -> Result<(), InsiderError> {
-        while !done(self) {
-            if !self.step()? {
-                return Err(InsiderError::Idle {
-                    waiting_for: "the machine's work",
-                });
-            }
-        }
-        Ok(())
+    pub(crate) fn wake_mut(&mut self) -> &mut Wake {
+        &mut self.st_mut().wake
     }
 
-    /// Runs until `done` holds or `deadline` passes (the clock then stands at the deadline);
-    /// true if `done` held.
-    pub fn run_until_deadline(
-        &mut self,
-        deadline: SimTime,
-        mut done: impl FnMut(&Machine) -> bool,
-    ) -> Result<bool, InsiderError> {
-        let deadline = deadline.max(self.sim.now());
-        while !done(self) {
-            if self.sim.next_deadline().is_none_or(|t| t > deadline) {
-                self.sim.advance_to(deadline, &mut self.st);
-                return Ok(done(self));
-            }
-            self.step()?;
-        }
-        Ok(true)
+    /// Call `op` waits until `at`: a timer on the queue.
+    pub(crate) fn arm_timer(&mut self, at: SimTime, op: u64) {
+        let (st, q) = self.parts();
+        st.wake.arm(q, at, op);
     }
 
-    /// Lets `d` of simulated time pass (the host computing) while the drive goes on.
-    pub fn advance(&mut self, d: SimDuration) {
-        let t = self.sim.now() + d;
-        self.advance_to(t);
+    /// The file system's CPU timer is now `at`: a timer on the queue.
+    pub(crate) fn set_fs_timer(&mut self, at: Option<SimTime>) {
+        let (st, q) = self.parts();
+        st.wake.set_fs_timer(q, at);
     }
 
-    /// Processes every event due by `t`, then moves the clock to `t` (not backwards).
-    pub fn advance_to(&mut self, t: SimTime) {
-        let t = t.max(self.sim.now());
-        self.sim.advance_to(t, &mut self.st);
+    /// Every drive event due by `t` has happened.
+    pub(crate) fn reached(&self, t: SimTime) -> bool {
+        self.wake()
+            .reached(t, self.run.now(), self.run.sim().pending_now())
+    }
+
+    /// The calls whose deadlines are reached, into `out`.
+    pub(crate) fn reached_calls(&self, out: &mut Vec<u64>) {
+        let (now, pending) = (self.run.now(), self.run.sim().pending_now());
+        self.wake().reached_calls(now, pending, out);
     }
 
     // ---- the runtime's interface -----------------------------------------------------------
 
     /// Opens a stream: a read starts issuing at once when pipelined (§3.5 pre-issue).
     pub fn open(&mut self, s: Stream) {
-        self.st.open(self.sim.queue(), s);
+        let (st, q) = self.parts();
+        st.open(q, s);
     }
 
     pub fn stream(&self, fd: u32) -> Option<&Stream> {
-        self.st.streams.get(&fd)
+        self.st().streams.get(&fd)
     }
 
     pub fn stream_mut(&mut self, fd: u32) -> Option<&mut Stream> {
-        self.st.streams.get_mut(&fd)
+        let st = self.st_mut();
+        st.wake.touched.insert(fd);
+        st.streams.get_mut(&fd)
     }
 
     /// Closes a stream, dropping whatever is in flight (late data is discarded).
     pub fn close(&mut self, fd: u32) -> Option<Stream> {
-        self.st.streams.remove(&fd)
+        let st = self.st_mut();
+        st.wake.touched.insert(fd);
+        st.streams.remove(&fd)
     }
 
     /// The program may start (its parameters are in, or the host began reading/writing).
     pub fn arm(&mut self, fd: u32) {
-        self.st.arm(self.sim.queue(), fd);
+        let (st, q) = self.parts();
+        st.arm(q, fd);
     }
 
     /// Non-pipelined: a vread waits for the host buffer to hold `bytes`.
     pub fn want(&mut self, fd: u32, bytes: u64) {
-        self.st.want(self.sim.queue(), fd, bytes);
+        let (st, q) = self.parts();
+        st.want(q, fd, bytes);
     }
 
     /// Takes up to `max` bytes from the host-side buffer.
     pub fn take(&mut self, fd: u32, max: u64) -> (u64, Vec<u8>) {
-        self.st.take(self.sim.queue(), fd, max)
+        let (st, q) = self.parts();
+        st.take(q, fd, max)
     }
 
     /// Virtual write: sends `bytes` (functional: `data`) over PCIe to the program's FIFO.
     pub fn push_write(&mut self, fd: u32, bytes: u64, data: Vec<u8>, last: bool) {
-        self.st.push_write(self.sim.queue(), fd, bytes, data, last);
+        let (st, q) = self.parts();
+        st.push_write(q, fd, bytes, data, last);
     }
 
     /// An ordinary request of the drive's file system, handed to the drive now.
@@ -451,13 +490,13 @@ impl Machine {
         len_bytes: u64,
         data: Vec<u8>,
     ) -> u64 {
-        self.st
-            .firmware(self.sim.queue(), op, offset_bytes, len_bytes, data)
+        let (st, q) = self.parts();
+        st.firmware(q, op, offset_bytes, len_bytes, data)
     }
 
     /// The result of firmware request `id` once done (removing it).
     pub fn firmware_done(&mut self, id: u64) -> Option<Result<Vec<u8>, IoError>> {
-        let fw = &mut self.st.fw;
+        let fw = &mut self.st_mut().fw;
         if fw.get(&id)?.done.is_some() {
             return fw.remove(&id).and_then(|r| r.done);
         }
@@ -468,11 +507,11 @@ impl Machine {
 
     /// The host model (its page cache, its counters).
     pub fn host(&self) -> &Host<FirmwarePort> {
-        &self.st.host
+        &self.st().host
     }
 
     pub fn host_add_file(&mut self, extents: Vec<HostExtent>) -> Result<FileId, HostError> {
-        self.st.host.add_file(extents)
+        self.st_mut().host.add_file(extents)
     }
 
     pub fn host_set_extents(
@@ -480,12 +519,12 @@ impl Machine {
         file: FileId,
         extents: Vec<HostExtent>,
     ) -> Result<(), HostError> {
-        self.st.host.set_extents(file, extents)
+        self.st_mut().host.set_extents(file, extents)
     }
 
     /// `posix_fadvise(POSIX_FADV_DONTNEED)` over pages `first..=last` of `file`.
     pub fn host_drop_cached(&mut self, file: FileId, first: u64, last: u64) {
-        self.st
+        self.st_mut()
             .host
             .drop_cached(file, first, last)
             .expect("a file the runtime declared");
@@ -500,41 +539,43 @@ impl Machine {
         len: u64,
         flags: OpFlags,
     ) -> Result<HostOpId, HostError> {
-        let q = &mut self.sim.queue().map(MachineEvent::Host);
+        let (st, q) = self.parts();
+        let hq = &mut q.map(MachineEvent::Host);
         let op = if write {
-            self.st.host.write(file, offset, len, flags, q)
+            st.host.write(file, offset, len, flags, hq)
         } else {
-            self.st.host.read(file, offset, len, flags, q)
+            st.host.read(file, offset, len, flags, hq)
         }?;
-        self.st.host_io(self.sim.queue());
+        st.host_io(q);
         Ok(op)
     }
 
     /// The completion of host operation `op` once it ended (removing it).
     pub fn host_done(&mut self, op: HostOpId) -> Option<HostCompletion> {
-        let i = self.st.host_done.iter().position(|c| c.op == op)?;
-        let c = self.st.host_done.remove(i);
+        let st = self.st_mut();
+        let i = st.host_done.iter().position(|c| c.op == op)?;
+        let c = st.host_done.remove(i);
         assert!(c.completed >= c.submitted, "an op ends after it began");
         Some(c)
     }
 
     /// The firmware path as the host's block device (functional fidelity: the pages read).
     pub fn host_port_mut(&mut self) -> &mut FirmwarePort {
-        self.st.host.device_mut()
+        self.st_mut().host.device_mut()
     }
 
     /// Commands the NVMe front end's controller has processed (ordinary host requests).
     pub fn nvme_commands(&self) -> u64 {
-        self.st.nvme_controller.served()
+        self.st().nvme_controller.served()
     }
 
     /// Firmware requests completed so far: while it stays the same, no request turned done.
     pub fn firmware_completed(&self) -> u64 {
-        self.st.fw_completed
+        self.st().fw_completed
     }
 
     pub fn firmware_is_done(&self, id: u64) -> bool {
-        self.st.fw.get(&id).is_some_and(|r| r.done.is_some())
+        self.st().firmware_is_done(id)
     }
 
     /// Untimed preconditioning: writes `data` (or, in timing fidelity, `len` bytes) straight
@@ -546,9 +587,10 @@ impl Machine {
         if !data.is_empty() {
             data.resize(alen as usize, 0);
         }
-        let fw = self.st.next_fw;
-        self.st.next_fw += 1;
-        self.st.fw.insert(
+        let (st, q) = self.parts();
+        let fw = st.next_fw;
+        st.next_fw += 1;
+        st.fw.insert(
             fw,
             FwRequest {
                 op: BlockOp::Write,
@@ -558,14 +600,12 @@ impl Machine {
                 posted: None,
                 done: None,
                 host: None,
-                submitted: self.sim.now(),
+                submitted: q.now(),
             },
         );
-        let id = self
-            .st
-            .submit_backing(self.sim.queue(), BlockOp::Write, a, alen, data);
-        self.st.writes.insert(id, WritePurpose::Firmware(fw));
-        self.run_until(|m| m.firmware_is_done(fw))?;
+        let id = st.submit_backing(q, BlockOp::Write, a, alen, data);
+        st.writes.insert(id, WritePurpose::Firmware(fw));
+        self.run.run_until(|st| st.firmware_is_done(fw))?;
         match self.firmware_done(fw) {
             Some(Ok(_)) => Ok(()),
             Some(Err(e)) => Err(InsiderError::FirmwareWrite(e)),
@@ -575,6 +615,15 @@ impl Machine {
 }
 
 impl State {
+    /// Firmware requests completed so far.
+    pub(crate) fn fw_completed(&self) -> u64 {
+        self.fw_completed
+    }
+
+    pub(crate) fn firmware_is_done(&self, id: u64) -> bool {
+        self.fw.get(&id).is_some_and(|r| r.done.is_some())
+    }
+
     fn schedule(&mut self, q: &mut Q, at: SimTime, ev: Ev) {
         q.schedule_at(at, MachineEvent::Insider(ev));
     }
@@ -657,7 +706,7 @@ impl State {
             Ev::SlotDone(fd) => self.slot_done(q, fd),
             Ev::DmaDone(fd) => self.dma_done(q, fd),
             Ev::H2dDone(fd) => {
-                if let Some(s) = self.streams.get_mut(&fd) {
+                if let Some(s) = touch(&mut self.wake, &mut self.streams, fd) {
                     let c = s.h2d.pop_front().expect("a chunk in transit");
                     assert!(
                         s.h2d_inflight_bytes >= c.bytes,
@@ -685,7 +734,7 @@ impl State {
                         self.post_completion(q, id, c.result.map(|()| Vec::new()));
                     }
                     WritePurpose::Stream(fd) => {
-                        if let Some(s) = self.streams.get_mut(&fd) {
+                        if let Some(s) = touch(&mut self.wake, &mut self.streams, fd) {
                             assert!(s.writes_inflight > 0, "stream {fd}: a write in flight");
                             s.writes_inflight -= 1;
                             if let Err(e) = c.result {
@@ -723,7 +772,7 @@ impl State {
                     self.schedule(q, at, Ev::FwPassed(id));
                 }
                 Origin::Isc(fd) => {
-                    let Some(s) = self.streams.get_mut(&fd) else {
+                    let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
                         continue; // closed while the request was in flight
                     };
                     assert!(s.inflight_chunks > 0, "stream {fd}: a chunk in flight");
@@ -755,6 +804,8 @@ impl State {
             assert!(r.host.is_none(), "one host request per firmware request");
             r.host = Some(req.id);
         }
+        let before = self.host_done.len();
         self.host.take_completions(&mut self.host_done);
+        self.wake.host_ended += (self.host_done.len() - before) as u64;
     }
 }

@@ -1,11 +1,11 @@
 //! The host side (§3.3, §4.2): the INSIDER runtime library and the kernel's ordinary file
 //! path, over one simulated drive. Its core does not block (`ops`): a call is submitted
 //! (`submit(Call)` → `OpId`), moves on as the machine's events and its own deadlines come,
-//! and ends as a `Completion` taken with `take_completions`; `step` turns the one simulation
+//! and ends as a `Completion` taken with `take_completions`; `turn` turns the one simulation
 //! loop, so any number of simulated threads and processes have calls in flight at once and
 //! the drive (and every open virtual file) keeps working meanwhile. The POSIX-like entry
 //! points below (`pread`, `vread`, `vopen`, …) are a thin blocking layer over that core
-//! (`run_to_completion`): each steps the loop until its own call — or, for the control
+//! (`run_to_completion`): each runs the loop until its own call — or, for the control
 //! plane, its file-system operations — ends, every other call in flight going on meanwhile.
 //!
 //! The drive's file system is `nearflash-fs` on the drive itself (`devfs`): namespace,
@@ -175,6 +175,8 @@ pub struct Runtime {
     next_op: u64,
     /// Calls that ended, until their callers take them.
     completions: Vec<Completion>,
+    /// Which calls wait for what (a pass resumes only the calls an event concerns).
+    waiters: ops::Waiters,
     /// §3.5 system-level pipelining for virtual files opened from now on.
     pub pipelined: bool,
     throttles: BTreeMap<String, f64>,
@@ -279,6 +281,7 @@ impl Runtime {
             ops: BTreeMap::new(),
             next_op: 0,
             completions: Vec::new(),
+            waiters: ops::Waiters::default(),
             pipelined: true,
             throttles: BTreeMap::new(),
         })

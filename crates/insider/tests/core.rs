@@ -20,7 +20,7 @@ fn wait_all(rt: &mut Runtime, want: &[OpId]) -> BTreeMap<OpId, Completion> {
     let mut got = BTreeMap::new();
     let mut done = Vec::new();
     while want.iter().any(|id| !got.contains_key(id)) {
-        assert!(rt.step().unwrap(), "the loop ran dry with calls in flight");
+        assert!(rt.turn().unwrap(), "the loop ran dry with calls in flight");
         rt.take_completions(&mut done);
         for c in done.drain(..) {
             got.insert(c.op, c);
@@ -53,7 +53,7 @@ fn read_concurrently(rt: &mut Runtime, fds: &[u32]) -> Vec<Vec<u8>> {
     }
     let mut done = Vec::new();
     while !reads.is_empty() {
-        assert!(rt.step().unwrap());
+        assert!(rt.turn().unwrap());
         rt.take_completions(&mut done);
         for c in done.drain(..) {
             let fd = reads.remove(&c.op).expect("ours");
@@ -184,4 +184,26 @@ fn the_same_seed_runs_the_same_concurrent_calls_identically() {
         (rt.now(), rt.machine().trace_hash(), rt.machine().events())
     };
     assert_eq!(run(), run());
+}
+
+/// A thread sleeps 5 ms while nothing else happens on the drive: the loop turns exactly
+/// once — the sleep's timer, an event on the queue — and the call ends at its deadline to
+/// the nanosecond, not at the next unrelated event nor by a clock moved by hand.
+#[test]
+fn a_sleeping_call_wakes_at_its_deadline_by_a_timer_on_the_queue() {
+    let mut rt = small(BackingKind::DramEmulated, false, 1);
+    // Let whatever the set-up left in flight settle first.
+    let settle = rt.now() + nearflash_sim::SimDuration::from_ms(50);
+    rt.call(Call::Sleep { until: settle }).unwrap();
+    let events = rt.machine().events();
+    let until = rt.now() + nearflash_sim::SimDuration::from_ms(5);
+    let id = rt.submit(Call::Sleep { until }).unwrap();
+    let got = wait_all(&mut rt, &[id]);
+    assert_eq!(got[&id].completed, until, "woke at its deadline");
+    assert_eq!(rt.now(), until);
+    assert_eq!(
+        rt.machine().events(),
+        events + 1,
+        "one event brought the clock there: the sleep's timer"
+    );
 }

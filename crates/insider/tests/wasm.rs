@@ -93,7 +93,7 @@ fn two_programs_side_by_side_one_loops_forever_the_other_finishes() {
     }
     let mut done = Vec::new();
     while !reads.is_empty() {
-        assert!(rt.step().unwrap(), "the loop ran dry with reads in flight");
+        assert!(rt.turn().unwrap(), "the loop ran dry with reads in flight");
         rt.take_completions(&mut done);
         for c in done.drain(..) {
             let fd = reads.remove(&c.op).unwrap();

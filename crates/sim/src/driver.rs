@@ -49,6 +49,12 @@ impl<M: Model> Driver<M> {
         self
     }
 
+    /// Checks the model's invariants after every event from now on
+    /// ([`Sim::check_invariants_after_every_event`]).
+    pub fn check_invariants_after_every_event(&mut self, on: bool) {
+        self.sim.check_invariants_after_every_event(on);
+    }
+
     pub fn model(&self) -> &M {
         &self.model
     }

@@ -145,6 +145,25 @@ impl<E> EventQueue<E> {
         self.len
     }
 
+    /// Events pending at the current instant (scheduled for `now`, not yet popped): a model
+    /// that must act only once everything due now has happened (a timer that waits behind
+    /// the instant's other events) asks whether anything besides its own is still due.
+    pub fn pending_now(&self) -> usize {
+        if self.last == self.now {
+            // Every pending event at `last` sits in `ready`; the buckets hold later ones.
+            self.ready.len()
+        } else {
+            // The clock was moved past the last split (`advance_clock`): nothing is due at
+            // `last`, and events scheduled at `now` since sit in the buckets.
+            debug_assert!(self.ready.is_empty(), "nothing pending in the past");
+            self.buckets
+                .iter()
+                .flatten()
+                .filter(|&&(at, _)| at == self.now)
+                .count()
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -183,6 +202,26 @@ impl<E> EventQueue<E> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn pending_now_counts_what_is_still_due_at_the_current_instant() {
+        let mut q = EventQueue::new();
+        q.schedule_at(SimTime(10), 'a');
+        q.schedule_at(SimTime(10), 'b');
+        q.schedule_at(SimTime(20), 'c');
+        assert_eq!(q.pending_now(), 0, "nothing is due at time zero");
+        q.pop();
+        assert_eq!(q.pending_now(), 1, "b is still due at 10");
+        q.schedule_at(SimTime(10), 'd');
+        assert_eq!(q.pending_now(), 2);
+        q.pop();
+        q.pop();
+        assert_eq!(q.pending_now(), 0, "only c, at 20, is left");
+        // The clock moved by hand: what is scheduled at the new instant counts.
+        q.advance_clock(SimTime(15));
+        q.schedule_at(SimTime(15), 'e');
+        assert_eq!(q.pending_now(), 1);
+    }
 
     #[test]
     fn same_time_events_pop_in_schedule_order() {

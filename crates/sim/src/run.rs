@@ -113,6 +113,11 @@ impl<E: TraceEvent> Sim<E> {
         &mut self.rng
     }
 
+    /// Events still due at the current instant (see [`EventQueue::pending_now`]).
+    pub fn pending_now(&self) -> usize {
+        self.queue.pending_now()
+    }
+
     /// Events processed so far (a run's `sim_events`).
     pub fn events(&self) -> u64 {
         self.queue.events_processed()

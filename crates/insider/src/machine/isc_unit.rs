@@ -18,7 +18,7 @@ impl State {
                 return;
             }
             for fd in self.isc.round_robin(fds) {
-                let s = self.streams.get_mut(&fd).expect("listed");
+                let s = touch(&mut self.wake, &mut self.streams, fd).expect("listed");
                 if !s.wants_issue() {
                     continue;
                 }
@@ -49,7 +49,7 @@ impl State {
     /// Gives credits back for room in the input FIFO not already promised.
     pub(super) fn release_credits(&mut self, fd: u32) {
         let r = self.cfg.credits_initial;
-        let s = self.streams.get_mut(&fd).expect("open");
+        let s = touch(&mut self.wake, &mut self.streams, fd).expect("open");
         let promised = s.credits + s.inflight_chunks + s.fifo.len() as u32;
         if promised < r {
             s.credits += r - promised;
@@ -65,7 +65,7 @@ impl State {
     pub(super) fn try_slot(&mut self, q: &mut Q, fd: u32) {
         let c = self.cfg.credit_request_bytes;
         let now = q.now();
-        let Some(s) = self.streams.get_mut(&fd) else {
+        let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
             return;
         };
         if !s.armed || s.slot_busy || s.fault.is_some() || s.out_fifo_bytes >= c {
@@ -111,7 +111,7 @@ impl State {
 
     pub(super) fn slot_done(&mut self, q: &mut Q, fd: u32) {
         let now = q.now();
-        let Some(s) = self.streams.get_mut(&fd) else {
+        let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
             return;
         };
         assert!(s.slot_busy, "stream {fd}'s slot finished without starting");
@@ -147,7 +147,7 @@ impl State {
         let now = q.now();
         let mb_s = self.cfg.pcie_mb_s();
         let lat = self.pcie_latency();
-        let Some(s) = self.streams.get_mut(&fd) else {
+        let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
             return;
         };
         let room = if s.pipelined {
@@ -192,7 +192,7 @@ impl State {
     }
 
     pub(super) fn dma_done(&mut self, q: &mut Q, fd: u32) {
-        let Some(s) = self.streams.get_mut(&fd) else {
+        let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
             return;
         };
         let (n, data) = s.dma_inflight.pop_front().expect("a DMA in flight");
@@ -216,7 +216,7 @@ impl State {
         let functional = self.backing.is_functional();
         let mut todo = Vec::new();
         {
-            let s = self.streams.get_mut(&fd).expect("open");
+            let s = touch(&mut self.wake, &mut self.streams, fd).expect("open");
             while s.wbuf_bytes >= c || (last && s.wbuf_bytes > 0) {
                 let n = s.wbuf_bytes.min(c);
                 let Some(r) = s.next_range(n) else {

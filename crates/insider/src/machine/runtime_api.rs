@@ -16,6 +16,7 @@ impl State {
                 last: true,
             });
         }
+        self.wake.touched.insert(fd);
         let prev = self.streams.insert(fd, s);
         assert!(prev.is_none(), "descriptor {fd} is already open");
         self.try_slot(q, fd);
@@ -24,7 +25,7 @@ impl State {
 
     /// The program may start (its parameters are in, or the host began reading/writing).
     pub fn arm(&mut self, q: &mut Q, fd: u32) {
-        if let Some(s) = self.streams.get_mut(&fd) {
+        if let Some(s) = touch(&mut self.wake, &mut self.streams, fd) {
             s.armed = true;
         }
         self.try_slot(q, fd);
@@ -32,7 +33,7 @@ impl State {
 
     /// Non-pipelined: a vread waits for the host buffer to hold `bytes`.
     pub fn want(&mut self, q: &mut Q, fd: u32, bytes: u64) {
-        if let Some(s) = self.streams.get_mut(&fd) {
+        if let Some(s) = touch(&mut self.wake, &mut self.streams, fd) {
             s.want_bytes = bytes;
         }
         self.issue(q);
@@ -41,7 +42,7 @@ impl State {
 
     /// Takes up to `max` bytes from the host-side buffer.
     pub fn take(&mut self, q: &mut Q, fd: u32, max: u64) -> (u64, Vec<u8>) {
-        let Some(s) = self.streams.get_mut(&fd) else {
+        let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
             return (0, Vec::new());
         };
         let n = max.min(s.host_buf_bytes);
@@ -71,7 +72,7 @@ impl State {
             .pcie_h2d
             .serve(now, transfer(bytes, self.cfg.pcie_mb_s()))
             + self.pcie_latency();
-        let s = self.streams.get_mut(&fd).expect("open for writing");
+        let s = touch(&mut self.wake, &mut self.streams, fd).expect("open for writing");
         assert_eq!(s.dir, Direction::Write, "vwrite on read stream {fd}");
         assert!(
             data.is_empty() || data.len() as u64 == bytes,

@@ -2,17 +2,21 @@
 //! [`OpId`] back at once; the call is a state machine that moves on as the machine's events
 //! (and its own deadlines: host CPU work, a sleep) come, and ends as a [`Completion`] the
 //! caller takes with [`Runtime::take_completions`]. The one simulation loop drives it all:
-//! [`Runtime::step`] processes the next event or due deadline and resumes every call that
-//! can move, so several calls (one per simulated thread or process) are in flight at once
-//! and no call owns the clock.
+//! the drive is a `sim::Model` on its `sim::Driver`, and the runtime waits only through
+//! `Sim::run_until` (under the one watchdog) for the next turn that concerns a call; then a
+//! pass resumes the calls that turn concerns. Several calls (one per simulated thread or
+//! process) are in flight at once and no call owns the clock.
 //!
 //! The blocking entry points of `runtime` (`pread`, `vread`, …, like the POSIX calls they
-//! imitate) are one layer on top: [`Runtime::run_to_completion`] submits and steps the loop
+//! imitate) are one layer on top: [`Runtime::run_to_completion`] submits and runs the loop
 //! until *that* call ends, while every other call in flight goes on meanwhile.
 //!
-//! Waiting is exact: a call waiting for a deadline `t` resumes once every event due by `t`
-//! has happened (as `Sim::advance_to` would), and a call waiting for the drive's state
-//! resumes right after the event that changed it.
+//! Every deadline is an event: a call waiting until `t` (a sleep, CPU time, a copy on a
+//! host core) arms a timer on the drive's queue (`machine::Wake`), and so does the file
+//! system's CPU timer. Waiting is exact: a call waiting for a deadline `t` resumes once
+//! every drive event due by `t` has happened, and a call waiting for the drive's state
+//! resumes in the pass right after the event that changed it (the drive notes the streams
+//! each event touched, the host operations that ended, the firmware completions).
 
 use super::{map_extents, FileView, HostFile, Runtime, ROOT_UID};
 use crate::error::InsiderError;
@@ -21,8 +25,8 @@ use crate::stream::Direction;
 use nearflash_fs::{Fh, FileExtent, FsError, FsOp, FsReply, Ino};
 use nearflash_ftl::SECTOR_BYTES;
 use nearflash_host::{Extent as HostExtent, FileId, OpFlags, OpId as HostOpId, PAGE_BYTES};
-use nearflash_sim::{SimDuration, SimTime};
-use std::collections::BTreeSet;
+use nearflash_sim::{SimDuration, SimTime, StallReason};
+use std::collections::{BTreeMap, BTreeSet};
 
 mod posix_calls;
 mod virt_calls;
@@ -96,6 +100,34 @@ pub(super) struct InFlight {
     until: Option<SimTime>,
 }
 
+/// Which calls wait for what, for a pass to resume only the calls an event concerns.
+#[derive(Default)]
+pub(super) struct Waiters {
+    /// Calls the next pass looks at: new ones, and ones an earlier call's move in the last
+    /// pass may have let move.
+    marked: BTreeSet<u64>,
+    /// Virtual-file calls by stream.
+    by_stream: BTreeMap<u32, BTreeSet<u64>>,
+    /// Calls of the ordinary path (they wait for the file system's answers and the host's
+    /// operations).
+    fs: BTreeSet<u64>,
+    /// `Wake::host_ended` and `DevFs::answered` when last looked at.
+    host_ended_seen: u64,
+    fs_answered_seen: u64,
+    /// Scratch: the calls whose deadlines were reached.
+    reached: Vec<u64>,
+}
+
+/// What a call waits for besides its deadlines.
+#[derive(Clone, Copy)]
+enum Concerns {
+    Stream(u32),
+    /// The file system's answers and the host's operations.
+    Fs,
+    /// Deadlines only.
+    Deadline,
+}
+
 /// How a task answers a resume.
 enum Step {
     /// Waiting: for a deadline, or (`None`) for the machine's or file system's state.
@@ -125,6 +157,18 @@ enum FsPoll {
     Idle,
     Waiting,
     Reply(FsReply),
+}
+
+impl Task {
+    fn concerns(&self) -> Concerns {
+        match self {
+            Task::Pread(_) | Task::PwriteDirect(_) => Concerns::Fs,
+            Task::Vread { fd, .. } | Task::Vwrite { fd, .. } | Task::Vsync { fd, .. } => {
+                Concerns::Stream(*fd)
+            }
+            Task::Delay { .. } => Concerns::Deadline,
+        }
+    }
 }
 
 enum Task {
@@ -299,6 +343,17 @@ impl Runtime {
     fn insert(&mut self, task: Task) -> OpId {
         let id = self.next_op;
         self.next_op += 1;
+        match task.concerns() {
+            Concerns::Stream(fd) => {
+                self.waiters.by_stream.entry(fd).or_default().insert(id);
+            }
+            Concerns::Fs => {
+                self.waiters.fs.insert(id);
+            }
+            Concerns::Deadline => {}
+        }
+        // The next pass looks at a new call, as at every call it has not seen yet.
+        self.waiters.marked.insert(id);
         self.ops.insert(
             id,
             InFlight {
@@ -320,12 +375,31 @@ impl Runtime {
         out.append(&mut self.completions);
     }
 
-    /// One turn of the loop: resumes every call that can move, processes the next event
-    /// (or moves the clock to the next due deadline), resumes again. False when nothing
-    /// happened (no call ended) and nothing is left to happen (no event, no deadline).
-    pub fn step(&mut self) -> Result<bool, InsiderError> {
+    /// One turn of the loop with a pass on either side: resumes the calls that can move, runs
+    /// the loop to the next turn that concerns a call (an event that changed what one waits
+    /// for, or a deadline reached), resumes again. When a call ended in the first pass, the
+    /// turn is the very next one, so its caller looks after one turn, whatever it was. False
+    /// when no call ended and nothing is left to happen; a `Stalled` error (the loop's
+    /// `sim::Stall`) when calls wait and the loop ran out of events that could move them.
+    pub fn turn(&mut self) -> Result<bool, InsiderError> {
         let ended = self.resume_all()?;
-        let moved = self.turn()?;
+        let moved = if !self.m.has_events() {
+            if !ended && !self.ops.is_empty() {
+                // Calls wait and nothing is left to happen: the loop's own stall says so.
+                self.wait_for_work()?;
+            }
+            false
+        } else if self.completions.is_empty() {
+            self.wait_for_work()?;
+            true
+        } else {
+            match self.m.wait(|_| true) {
+                Ok(()) => true,
+                // Only stale ticks were left; the caller has completions to take.
+                Err(s) if s.reason == StallReason::NoEventPending => false,
+                Err(s) => return Err(s.into()),
+            }
+        };
         let ended_after = self.resume_all()?;
         Ok(ended || moved || ended_after)
     }
@@ -349,7 +423,8 @@ impl Runtime {
         found.expect("ended").result
     }
 
-    /// Runs the loop (every call in flight moving) until `done` holds.
+    /// Runs the loop (every call in flight moving) until `done` holds; `done` is asked after
+    /// every pass, and only a pass (or the file system's pump in one) changes what it reads.
     pub(super) fn drive_until(
         &mut self,
         mut done: impl FnMut(&mut Runtime) -> bool,
@@ -359,59 +434,88 @@ impl Runtime {
             if done(self) {
                 return Ok(());
             }
-            if !self.turn()? {
-                return Err(InsiderError::Idle {
-                    waiting_for: "the runtime's calls",
-                });
-            }
+            self.wait_for_work()?;
         }
     }
 
-    /// The next event, or the clock moved to the earliest due deadline of a call or of the
-    /// file system's timer.
-    fn turn(&mut self) -> Result<bool, InsiderError> {
-        let deadline = self
-            .ops
-            .values()
-            .filter_map(|o| o.until)
-            .chain(self.fs.deadline())
-            .min();
-        match (self.m.next_event_at(), deadline) {
-            (Some(e), Some(d)) if d < e => self.m.advance_to(d),
-            (Some(_), _) => {
-                self.m.step()?;
+    /// Runs the loop (`Sim::run_until`, under the watchdog) to the next turn after which a
+    /// pass may move something: a call marked by the last pass, a stream that changed, a
+    /// host operation that ended, a firmware completion (the file system's block requests),
+    /// a deadline reached (a call's, or the file system's timer).
+    fn wait_for_work(&mut self) -> Result<(), InsiderError> {
+        let marked = !self.waiters.marked.is_empty();
+        let host = self.waiters.host_ended_seen;
+        let fw = self.fs.fw_completed_seen();
+        self.m.wait(|st| {
+            marked
+                || st.wake.due
+                || !st.wake.touched.is_empty()
+                || st.wake.host_ended != host
+                || st.fw_completed() != fw
+        })?;
+        Ok(())
+    }
+
+    /// What the drive and the file system noted since the last look, onto the calls it
+    /// concerns: those after `cur` (all, without one) to this pass, the others to the next.
+    fn signalled(&mut self, cur: Option<u64>, this: &mut BTreeSet<u64>, next: &mut BTreeSet<u64>) {
+        let mut put = |id: u64| {
+            if cur.is_some_and(|c| id <= c) {
+                next.insert(id);
+            } else {
+                this.insert(id);
             }
-            (None, Some(d)) => self.m.advance_to(d),
-            (None, None) => return Ok(false),
+        };
+        let touched = std::mem::take(&mut self.m.wake_mut().touched);
+        for fd in touched {
+            for &id in self.waiters.by_stream.get(&fd).into_iter().flatten() {
+                put(id);
+            }
         }
-        Ok(true)
+        let host = self.m.wake().host_ended;
+        let answered = self.fs.answered();
+        if host != self.waiters.host_ended_seen || answered != self.waiters.fs_answered_seen {
+            self.waiters.host_ended_seen = host;
+            self.waiters.fs_answered_seen = answered;
+            for &id in &self.waiters.fs {
+                put(id);
+            }
+        }
+        self.m.reached_calls(&mut self.waiters.reached);
+        for id in self.waiters.reached.drain(..) {
+            put(id);
+        }
     }
 
-    /// Every event due by `t` has happened and the clock stands at `t` or later.
-    fn reached(&self, t: SimTime) -> bool {
-        self.m.now() >= t && self.m.next_event_at().is_none_or(|e| e > t)
-    }
-
-    /// Resumes, in submission order, every call not waiting for a deadline still to come,
-    /// until none ends; whether any ended.
+    /// A pass: resumes, in submission order, the calls something concerned (a new call, a
+    /// change it waits for, its deadline reached) and not waiting for a deadline still to
+    /// come; again while one ends (a call that ended may let an earlier one move); whether
+    /// any ended. A call that could move only after an earlier call's move that ended
+    /// nothing waits for the next pass. The calls nothing concerned would not move if
+    /// resumed: a call's resume acts only when what it waits for has come.
     fn resume_all(&mut self) -> Result<bool, InsiderError> {
         let mut any = false;
-        let mut ids = Vec::new();
+        let mut this = std::mem::take(&mut self.waiters.marked);
         loop {
             self.fs.pump(&mut self.m);
+            let mut next = BTreeSet::new();
+            self.signalled(None, &mut this, &mut next);
             let mut ended = false;
-            ids.clear();
-            ids.extend(self.ops.keys().copied());
-            for &id in &ids {
-                if (self.ops[&id].until).is_some_and(|t| !self.reached(t)) {
-                    continue;
+            while let Some(id) = this.pop_first() {
+                let Some(op) = self.ops.get_mut(&id) else {
+                    continue; // ended in this pass
+                };
+                if let Some(t) = op.until {
+                    if !self.m.reached(t) {
+                        continue;
+                    }
+                    op.until = None;
+                    self.m.wake_mut().disarm(t, id);
                 }
                 // The task leaves its call's entry while it runs (resuming needs the whole
                 // runtime), a plain delay standing in: the entry stays where it is instead of
                 // being removed and inserted again at every resume (nothing a task does
                 // while it runs reads the calls in flight).
-                let op = self.ops.get_mut(&id).expect("listed");
-                op.until = None;
                 let placeholder = Task::Delay {
                     until: None,
                     instructions: 0.0,
@@ -424,25 +528,52 @@ impl Runtime {
                         let op = self.ops.get_mut(&id).expect("still in flight");
                         op.task = task;
                         op.until = until;
+                        if let Some(t) = until {
+                            self.m.arm_timer(t, id);
+                        }
+                        self.signalled(Some(id), &mut this, &mut next);
                         continue;
                     }
                     Ok(Step::Done(out)) => Ok(out),
                     Err(e) => Err(e),
                 };
-                let op = self.ops.remove(&id).expect("still in flight");
-                self.completions.push(Completion {
-                    op: OpId(id),
-                    submitted: op.submitted,
-                    completed: self.m.now(),
-                    result,
-                });
+                self.end(id, task.concerns(), result);
+                self.signalled(Some(id), &mut this, &mut next);
                 ended = true;
             }
             if !ended {
+                self.waiters.marked = next;
                 return Ok(any);
             }
             any = true;
+            this = next;
         }
+    }
+
+    /// Call `id` ended with `result`.
+    fn end(&mut self, id: u64, concerns: Concerns, result: Result<Output, InsiderError>) {
+        let op = self.ops.remove(&id).expect("still in flight");
+        assert!(
+            op.until.is_none(),
+            "a call ends once resumed past its deadline"
+        );
+        match concerns {
+            Concerns::Stream(fd) => {
+                let calls = self.waiters.by_stream.get_mut(&fd).expect("registered");
+                assert!(calls.remove(&id), "call {id} waited on stream {fd}");
+                if calls.is_empty() {
+                    self.waiters.by_stream.remove(&fd);
+                }
+            }
+            Concerns::Fs => assert!(self.waiters.fs.remove(&id), "call {id} was listed"),
+            Concerns::Deadline => {}
+        }
+        self.completions.push(Completion {
+            op: OpId(id),
+            submitted: op.submitted,
+            completed: self.m.now(),
+            result,
+        });
     }
 
     fn resume(&mut self, task: &mut Task) -> Result<Step, InsiderError> {
@@ -484,7 +615,7 @@ impl Runtime {
                 until,
                 instructions,
             } => match until {
-                Some(t) if self.reached(*t) => Ok(Step::Done(Output::Done)),
+                Some(t) if self.m.reached(*t) => Ok(Step::Done(Output::Done)),
                 Some(t) => Ok(Step::Wait(Some(*t))),
                 None => {
                     let per_core = *instructions / f64::from(self.cfg.host_cores);
@@ -683,4 +814,57 @@ fn dev_of(extents: &[HostExtent], mut offset: u64) -> u64 {
         offset -= e.len;
     }
     unreachable!("an offset inside the file's extents")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{insider_host, Backing, InsiderConfig};
+    use crate::runtime::MachineSpec;
+    use nearflash_sim::{StallReason, STALL_LIMIT};
+
+    /// A `pread` whose host operation will never end (one the host never started), with
+    /// nothing left on the queue: the loop reports it as its one typed stall — no event
+    /// pending, no storage request lost — not as a spin nor an error of the runtime's own.
+    #[test]
+    fn a_call_nothing_can_move_is_reported_as_the_loops_typed_stall() {
+        let cfg = InsiderConfig {
+            backing: Backing::DramEmulated,
+            emulated_capacity_bytes: 64 << 20,
+            ..InsiderConfig::default()
+        };
+        let mut rt = Runtime::new(&MachineSpec {
+            insider: &cfg,
+            host: &insider_host(),
+            flash: None,
+            functional: false,
+            seed: 1,
+        })
+        .unwrap();
+        let id = rt.insert(Task::Pread(Box::new(Pread {
+            fd: 3,
+            offset: 0,
+            len: 4096,
+            stage: PStage::Host,
+            fs: None,
+            ino: Ino(0),
+            fh: Fh(0),
+            path: "/lost".into(),
+            op: Some(HostOpId(u64::MAX)),
+        })));
+        let err = loop {
+            match rt.turn() {
+                Ok(true) => continue,
+                Ok(false) => panic!("the loop ran dry without a word"),
+                Err(e) => break e,
+            }
+        };
+        let InsiderError::Stalled(stall) = err else {
+            panic!("expected the loop's stall, got {err}");
+        };
+        assert_eq!(stall.reason, StallReason::NoEventPending);
+        assert_eq!(stall.progress.outstanding, 0, "no storage request is lost");
+        assert!(stall.at.since(stall.since) <= STALL_LIMIT);
+        assert_eq!(rt.in_flight(), 1, "call {id:?} still waits");
+    }
 }
