@@ -17,6 +17,8 @@ pub fn nearflash(args: &[&str]) -> Output {
 pub fn nearflash_cpu(args: &[&str]) -> (Output, std::time::Duration) {
     let dir = tempfile::tempdir().unwrap();
     let (out_path, err_path) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    // Reaped below by `wait4`, which also gives its resource usage (`Child::wait` does not).
+    #[allow(clippy::zombie_processes)]
     let child = Command::new(env!("CARGO_BIN_EXE_nearflash"))
         .args(args)
         .stdout(std::fs::File::create(&out_path).unwrap())
