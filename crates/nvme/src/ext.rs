@@ -136,6 +136,7 @@ impl<D: BlockDevice> Nvme<D> {
                 inbound_bytes: cmd.inbound_bytes,
                 running: false,
             }),
+            zone: None,
         });
         let ring = self
             .link
