@@ -719,7 +719,10 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
 
     fn outstanding(&self) -> u64 {
         let held: usize = self.queues.iter().map(|q| q.held.len()).sum();
-        let live = self.cmds.iter().filter(|c| c.is_some()).count();
+        // A slot is live exactly when its tag is not free (a tag is taken with its command
+        // and freed when the command's completion is seen).
+        let live = self.cmds.len() - self.free_tags.len();
+        debug_assert_eq!(live, self.cmds.iter().filter(|c| c.is_some()).count());
         (held + live + self.completions.len() + self.zone_completions.len()) as u64
     }
 }
