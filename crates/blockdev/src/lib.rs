@@ -5,11 +5,13 @@
 //! through [`BlockDevice::take_completions`]. It never owns the clock.
 
 pub mod load;
+pub mod mgmt;
 pub mod request;
 pub mod shadow;
 pub mod verify;
 pub mod zone;
 
+pub use mgmt::{MgmtCommand, MgmtCompletion, MgmtRequest, MgmtStatus};
 pub use zone::{ZoneCommand, ZoneCompletion, ZoneReply, ZoneRequest};
 
 pub use request::{
@@ -136,6 +138,25 @@ pub trait BlockDevice {
 
     /// Moves finished zone commands into `out` (in completion order). Default: none.
     fn take_zone_completions(&mut self, out: &mut Vec<ZoneCompletion>) {
+        let _ = out;
+    }
+
+    /// Accepts a management command (FDP's I/O Management Send and Receive, Get Log Page)
+    /// at `q.now()`; its answer leaves through [`BlockDevice::take_mgmt_completions`]. A device
+    /// that offers none hands the request back (`Err`) and the caller answers it (the NVMe
+    /// front end with Invalid Command Opcode); a layer that forwards requests overrides this
+    /// to forward it.
+    fn submit_mgmt<S: Schedule<Self::Event>>(
+        &mut self,
+        req: MgmtRequest,
+        q: &mut S,
+    ) -> Result<(), MgmtRequest> {
+        let _ = q;
+        Err(req)
+    }
+
+    /// Moves answered management commands into `out`. Default: none.
+    fn take_mgmt_completions(&mut self, out: &mut Vec<MgmtCompletion>) {
         let _ = out;
     }
 

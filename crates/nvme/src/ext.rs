@@ -137,6 +137,7 @@ impl<D: BlockDevice> Nvme<D> {
                 running: false,
             }),
             zone: None,
+            mgmt: None,
         });
         let ring = self
             .link

@@ -25,6 +25,7 @@ pub mod directive;
 pub mod error;
 mod ext;
 pub mod memory;
+mod mgmt;
 pub mod testing;
 mod zoned;
 
@@ -33,13 +34,14 @@ pub use directive::DirectiveDwords;
 pub use error::NvmeError;
 pub use ext::{ExtCommand, ExtCompletion, ExtReady, INTERNAL_ID_BIT};
 pub use memory::EndpointId;
+pub use mgmt::NvmeMgmtCommand;
 pub use zoned::NvmeZoneCommand;
 
 use config::{CQE_BYTES, DOORBELL_BYTES, DSM_RANGE_BYTES, MSIX_BYTES, SQE_BYTES};
 use memory::{dma_from_memory, dma_to_memory, MemoryPort};
 use nearflash_blockdev::{
-    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, PlacementDirective,
-    ZoneCompletion, ZoneRequest, SECTOR_BYTES,
+    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, MgmtCompletion, MgmtRequest,
+    PlacementDirective, ZoneCompletion, ZoneRequest, SECTOR_BYTES,
 };
 use nearflash_hw::link::{Direction, Link};
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
@@ -118,6 +120,9 @@ pub struct NvmeStats {
     pub zone_appends: u64,
     pub zone_sends: u64,
     pub zone_receives: u64,
+    /// FDP's management commands: I/O Management Send (0x1D) and Receive (0x12), Get Log
+    /// Page (0x02).
+    pub mgmt_commands: u64,
     /// Host core time spent spinning on completion queues (poll mode).
     pub poll_cpu_ns: u64,
     /// Time the controller's firmware spent processing commands (step 3): over a span of
@@ -142,6 +147,8 @@ struct Cmd {
     ext: Option<ext::ExtState>,
     /// A command of the zoned command set (`zoned`); `None` for block I/O.
     zone: Option<zoned::ZoneCmdState>,
+    /// An FDP management command (`mgmt`); `None` otherwise.
+    mgmt: Option<mgmt::MgmtCmdState>,
 }
 
 struct Queue {
@@ -160,6 +167,7 @@ struct Queue {
 enum Held {
     Block(BlockRequest, bool, Option<PlacementDirective>),
     Zone(ZoneRequest),
+    Mgmt(MgmtRequest),
 }
 
 /// Requests the block-device face may hold back per queue, unless the caller sets its own
@@ -187,6 +195,8 @@ pub struct Nvme<D> {
     ext: ext::ExtQueues,
     zone_dev_done: Vec<ZoneCompletion>,
     zone_completions: Vec<ZoneCompletion>,
+    mgmt_dev_done: Vec<MgmtCompletion>,
+    mgmt_completions: Vec<MgmtCompletion>,
 }
 
 impl<D: BlockDevice> Nvme<D> {
@@ -221,6 +231,8 @@ impl<D: BlockDevice> Nvme<D> {
             ext: ext::ExtQueues::default(),
             zone_dev_done: Vec::new(),
             zone_completions: Vec::new(),
+            mgmt_dev_done: Vec::new(),
+            mgmt_completions: Vec::new(),
         })
     }
 
@@ -341,6 +353,7 @@ impl<D: BlockDevice> Nvme<D> {
             data: Vec::new(),
             ext: None,
             zone: None,
+            mgmt: None,
         });
         // Step 1: the tail doorbell, a posted MMIO write down the link.
         let ring = self.link.transfer(now, Direction::Down, DOORBELL_BYTES);
@@ -412,6 +425,10 @@ impl<D: BlockDevice> Nvme<D> {
             self.zone_processed(tag, now, q);
             return;
         }
+        if cmd.mgmt.is_some() {
+            self.mgmt_processed(tag, now, q);
+            return;
+        }
         if let Err(e) = check_range(&cmd.req, capacity) {
             cmd.result = Err(e);
             self.post_completion(tag, now, q);
@@ -442,6 +459,8 @@ impl<D: BlockDevice> Nvme<D> {
             self.ext_ready(tag);
         } else if cmd.zone.is_some() {
             self.submit_zone_to_device(tag, q.now(), q);
+        } else if cmd.mgmt.is_some() {
+            self.submit_mgmt_to_device(tag, q.now(), q);
         } else {
             self.submit_to_device(tag, q);
         }
@@ -510,6 +529,7 @@ impl<D: BlockDevice> Nvme<D> {
         }
         self.dev_done = done;
         self.drain_zone_device(now, q);
+        self.drain_mgmt_device(now, q);
     }
 
     /// Step 6: the CQE into host memory, then the interrupt (or the poller sees it).
@@ -562,6 +582,8 @@ impl<D: BlockDevice> Nvme<D> {
         } else if let Some(zone) = cmd.zone {
             self.zone_completions
                 .push(zone.completion(cmd.submitted, now));
+        } else if let Some(m) = cmd.mgmt {
+            self.mgmt_completions.push(m.completion(cmd.submitted, now));
         } else {
             self.completions.push(BlockCompletion {
                 id: cmd.req.id,
@@ -589,6 +611,10 @@ impl<D: BlockDevice> Nvme<D> {
             Some(Held::Zone(req)) => {
                 let cmd = NvmeZoneCommand { qid: cmd.qid, req };
                 self.try_submit_zone(cmd, q).expect("a slot just freed");
+            }
+            Some(Held::Mgmt(req)) => {
+                let cmd = NvmeMgmtCommand { qid: cmd.qid, req };
+                self.try_submit_mgmt(cmd, q).expect("a slot just freed");
             }
             None => {}
         }
@@ -705,6 +731,23 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
         out.append(&mut self.zone_completions);
     }
 
+    /// On the queues in turn, as `submit`; a device without management commands gets
+    /// Invalid Command Opcode, so the command is always taken.
+    fn submit_mgmt<S: Schedule<Self::Event>>(
+        &mut self,
+        req: MgmtRequest,
+        q: &mut S,
+    ) -> Result<(), MgmtRequest> {
+        let qid = self.next_qid;
+        self.next_qid = (self.next_qid + 1) % self.cfg.queue_pairs;
+        self.hold_or_submit(qid, Held::Mgmt(req), q);
+        Ok(())
+    }
+
+    fn take_mgmt_completions(&mut self, out: &mut Vec<MgmtCompletion>) {
+        out.append(&mut self.mgmt_completions);
+    }
+
     fn handle<S: Schedule<Self::Event>>(&mut self, ev: Self::Event, q: &mut S, rng: &mut SimRng) {
         self.handle_event(ev, q, rng);
     }
@@ -723,7 +766,11 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
         // and freed when the command's completion is seen).
         let live = self.cmds.len() - self.free_tags.len();
         debug_assert_eq!(live, self.cmds.iter().filter(|c| c.is_some()).count());
-        (held + live + self.completions.len() + self.zone_completions.len()) as u64
+        (held
+            + live
+            + self.completions.len()
+            + self.zone_completions.len()
+            + self.mgmt_completions.len()) as u64
     }
 }
 
@@ -792,6 +839,10 @@ impl<D: BlockDevice> Nvme<D> {
             Held::Zone(req) => {
                 let cmd = NvmeZoneCommand { qid, req };
                 self.try_submit_zone(cmd, q).expect("the queue has room");
+            }
+            Held::Mgmt(req) => {
+                let cmd = NvmeMgmtCommand { qid, req };
+                self.try_submit_mgmt(cmd, q).expect("the queue has room");
             }
         }
     }

@@ -126,6 +126,7 @@ impl<D: BlockDevice> Nvme<D> {
                 req: Some(cmd.req),
                 result: None,
             }),
+            mgmt: None,
         });
         let ring = self
             .link
