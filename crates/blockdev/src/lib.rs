@@ -5,9 +5,14 @@
 //! through [`BlockDevice::take_completions`]. It never owns the clock.
 
 pub mod load;
+pub mod mgmt;
 pub mod request;
 pub mod shadow;
 pub mod verify;
+pub mod zone;
+
+pub use mgmt::{MgmtCommand, MgmtCompletion, MgmtRequest, MgmtStatus};
+pub use zone::{ZoneCommand, ZoneCompletion, ZoneReply, ZoneRequest};
 
 pub use request::{
     BlockCompletion, BlockOp, BlockRequest, IoError, PlacementDirective, ZoneStatus, SECTOR_BYTES,
@@ -109,6 +114,50 @@ pub trait BlockDevice {
     /// VWC bit): the host must FLUSH, or write with FUA, for durability. Default: none.
     fn volatile_write_cache(&self) -> bool {
         false
+    }
+
+    /// True when the namespace is zoned (Identify Namespace's command set is ZNS): it takes
+    /// [`BlockDevice::submit_zone`] and writes only at write pointers. Default: conventional.
+    fn is_zoned(&self) -> bool {
+        false
+    }
+
+    /// Accepts a command of the zoned command set (Zone Append, Zone Management Send and
+    /// Receive) at `q.now()`; its answer leaves through [`BlockDevice::take_zone_completions`],
+    /// once, like a block request's. A device that is not zoned hands the request back
+    /// (`Err`) without completing it, and the caller answers it (the NVMe front end with
+    /// Invalid Command Opcode); a layer that forwards requests overrides this to forward it.
+    fn submit_zone<S: Schedule<Self::Event>>(
+        &mut self,
+        req: ZoneRequest,
+        q: &mut S,
+    ) -> Result<(), ZoneRequest> {
+        let _ = q;
+        Err(req)
+    }
+
+    /// Moves finished zone commands into `out` (in completion order). Default: none.
+    fn take_zone_completions(&mut self, out: &mut Vec<ZoneCompletion>) {
+        let _ = out;
+    }
+
+    /// Accepts a management command (FDP's I/O Management Send and Receive, Get Log Page)
+    /// at `q.now()`; its answer leaves through [`BlockDevice::take_mgmt_completions`]. A device
+    /// that offers none hands the request back (`Err`) and the caller answers it (the NVMe
+    /// front end with Invalid Command Opcode); a layer that forwards requests overrides this
+    /// to forward it.
+    fn submit_mgmt<S: Schedule<Self::Event>>(
+        &mut self,
+        req: MgmtRequest,
+        q: &mut S,
+    ) -> Result<(), MgmtRequest> {
+        let _ = q;
+        Err(req)
+    }
+
+    /// Moves answered management commands into `out`. Default: none.
+    fn take_mgmt_completions(&mut self, out: &mut Vec<MgmtCompletion>) {
+        let _ = out;
     }
 
     /// Handles one of the device's own events.

@@ -125,6 +125,11 @@ pub enum ZoneStatus {
     /// conventional namespace.
     #[error("invalid zone: sector {sector} is not the first sector of a zone of this namespace")]
     InvalidZone { sector: u64 },
+    /// A zone command (opcode 0x79, 0x7A or 0x7D) reached a namespace that is not zoned:
+    /// Invalid Command Opcode (generic status 0x01), as a controller answers an opcode outside
+    /// the namespace's command set.
+    #[error("invalid command opcode {opcode:#04x}: the namespace is not zoned")]
+    InvalidOpcode { opcode: u8 },
 }
 
 impl ZoneStatus {
@@ -145,6 +150,7 @@ impl ZoneStatus {
             ZoneStatus::AppendTooLarge { .. }
             | ZoneStatus::InvalidZone { .. }
             | ZoneStatus::DeallocateUnsupported => 0x02,
+            ZoneStatus::InvalidOpcode { .. } => 0x01,
         }
     }
 }

@@ -2,7 +2,9 @@
 //! `nearflash_ftl::zns::ZonedDevice`): the jobs place their requests on the zones they share
 //! (`zbd.rs`), and [`ZbdDrive`] — fio's zone resets between the jobs and the drive — issues
 //! each reset they decide before the zone's next request. The drive is driven bare (no NVMe
-//! front end: it sits over the conventional FTL), in timing fidelity, by the same paced
+//! front end: NVMe does not order commands, and several of fio's writes may be in flight to
+//! one zone, which Linux keeps in order by mq-deadline's per-zone write lock, not modelled
+//! here), in timing fidelity, by the same paced
 //! load loop as every other fio run (`nearflash_blockdev::load::run_paced`).
 //!
 //! A reset waits until nothing is in flight to its zone, and the zone's later requests wait
@@ -407,8 +409,10 @@ pub(crate) fn run(
     let mut notes = Vec::new();
     if opts.interface == nearflash_iobench::Interface::Nvme {
         notes.push(
-            "zonemode=zbd: the zoned drive is driven bare (its NVMe front end is built over the \
-             conventional FTL), as `nearflash io --set zns.enabled=true` drives it"
+            "zonemode=zbd: the zoned drive is driven bare (no NVMe front end): NVMe does not \
+             order commands, and this host layer does not hold Linux's per-zone write lock \
+             (mq-deadline) that keeps a zone's writes in order; `nearflash io --set \
+             zns.enabled=true` runs through the front end"
                 .to_string(),
         );
     }

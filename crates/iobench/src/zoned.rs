@@ -1,5 +1,8 @@
 //! `nearflash io` on a zoned drive (`--set zns.enabled=true`): a zone-aware sequential
-//! pattern over `nearflash_ftl::zns::ZonedDevice`. The host keeps `lanes` zones open at once
+//! pattern over `nearflash_ftl::zns::ZonedDevice`, behind the NVMe front end and its link
+//! (`--interface nvme`, the default: writes, reads, Zone Appends and Zone Management Sends
+//! cross the queues and the link as NVMe commands, so the run is timed end to end) or bare
+//! (`--interface bare`). The host keeps `lanes` zones open at once
 //! (the queue depth, at most the drive's max open zones): lane `i` writes zones `i`, `i +
 //! lanes`, … in turn, one request in flight per lane, each at the zone's write pointer
 //! (Write) or addressed to the zone's start (Zone Append, `--zone-append`). When a lane
@@ -13,14 +16,19 @@
 //! error from the watchdog.
 
 use crate::error::IoBenchError;
+use crate::interface::Interface;
 use crate::workload::Pattern;
 use nearflash_blockdev::{BlockDevice, BlockOp, BlockRequest, IoError, ZoneStatus, SECTOR_BYTES};
 use nearflash_flash::NoStore;
 use nearflash_ftl::zns::{
-    ZnsEvent, ZoneAction, ZoneCommand, ZoneCompletion, ZoneReply, ZoneRequest, ZonedDevice,
+    ZoneAction, ZoneCommand, ZoneCompletion, ZoneReply, ZoneRequest, ZonedDevice,
 };
+use nearflash_hw::link::Direction;
+use nearflash_nvme::Nvme;
 use nearflash_preset::Preset;
-use nearflash_sim::{Progress, Sim, SimDuration, Watchdog};
+use nearflash_sim::{
+    EventQueue, LatencyHistogram, Model, Progress, Sim, SimDuration, SimRng, Watchdog,
+};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -37,6 +45,8 @@ pub struct ZonedSpec {
     pub queue_depth: u32,
     /// Zone Append instead of writes at the write pointer.
     pub zone_append: bool,
+    /// The path to the drive: the NVMe front end (the preset's `[nvme]`) or bare.
+    pub interface: Interface,
 }
 
 /// The figures of a zoned run.
@@ -65,17 +75,31 @@ pub struct ZonedReport {
     pub wall_s: f64,
     /// Simulated host operations (writes, appends, reads, resets) per wall second.
     pub sim_ops_per_wall_s: f64,
+    /// `nvme` or `bare`.
+    pub interface: String,
+    /// Through NVMe: commands the front end carried (zone commands among them) and the
+    /// bytes its link moved down (host to drive) and up.
+    pub nvme_commands: u64,
+    pub nvme_zone_commands: u64,
+    pub link_down_bytes: u64,
+    pub link_up_bytes: u64,
+    /// Mean and 99th-percentile latency of host writes and appends, submission to the
+    /// completion the host sees (µs).
+    pub write_lat_mean_us: f64,
+    pub write_lat_p99_us: f64,
     pub trace_hash: u64,
 }
 
 impl ZonedReport {
     pub fn table(&self) -> String {
         format!(
-            "zoned drive: {} zones of {} KiB, {} lanes (max open {})\n\
+            "zoned drive ({}): {} zones of {} KiB, {} lanes (max open {})\n\
              writes {}  appends {}  reads {}  resets {}\n\
              errors: zone full {}  boundary {}  other {}\n\
              host bytes {}  media bytes {}  WAF {:.3}\n\
+             write latency mean {:.1} µs  p99 {:.1} µs\n\
              simulated {:.6} s  write {:.1} MiB/s  wall {:.3} s  {:.0} sim ops/wall s",
+            self.interface,
             self.zones,
             self.zone_bytes >> 10,
             self.lanes,
@@ -90,6 +114,8 @@ impl ZonedReport {
             self.host_bytes_written,
             self.media_bytes_written,
             self.waf,
+            self.write_lat_mean_us,
+            self.write_lat_p99_us,
             self.simulated_s,
             self.write_mib_s,
             self.wall_s,
@@ -121,6 +147,8 @@ struct Host {
     completed: u64,
     /// Request id → lane index.
     pending: std::collections::BTreeMap<u64, usize>,
+    /// Latencies of completed writes and appends.
+    write_lat: LatencyHistogram,
     report: ZonedReport,
 }
 
@@ -147,7 +175,62 @@ impl Host {
     }
 }
 
-/// Runs `spec` on a freshly formatted zoned drive of `preset` (timing fidelity).
+/// The zoned drive with the path in front of it: bare, or behind the NVMe front end.
+trait ZonedFront: BlockDevice + Sized {
+    fn zoned(&self) -> &ZonedDevice;
+
+    /// Nothing in flight on the path or in the drive.
+    fn quiescent(&self) -> bool;
+
+    /// Fills the front end's figures into the report (none when bare).
+    fn front_figures(&self, _report: &mut ZonedReport) {}
+}
+
+impl ZonedFront for ZonedDevice {
+    fn zoned(&self) -> &ZonedDevice {
+        self
+    }
+
+    fn quiescent(&self) -> bool {
+        self.is_quiescent()
+    }
+}
+
+impl ZonedFront for Nvme<ZonedDevice> {
+    fn zoned(&self) -> &ZonedDevice {
+        self.device()
+    }
+
+    fn quiescent(&self) -> bool {
+        self.outstanding() == 0 && self.device().is_quiescent()
+    }
+
+    fn front_figures(&self, r: &mut ZonedReport) {
+        let s = self.stats();
+        r.nvme_commands = s.commands;
+        r.nvme_zone_commands = s.zone_appends + s.zone_sends + s.zone_receives;
+        r.link_down_bytes = self.link().stats(Direction::Down).payload_bytes;
+        r.link_up_bytes = self.link().stats(Direction::Up).payload_bytes;
+    }
+}
+
+/// The drive (and its path) as the simulation's machine.
+struct Machine<D>(D);
+
+impl<D: BlockDevice> Model for Machine<D> {
+    type Event = D::Event;
+
+    fn handle(&mut self, ev: D::Event, q: &mut EventQueue<D::Event>, rng: &mut SimRng) {
+        self.0.handle(ev, q, rng);
+    }
+
+    fn check_invariants(&self) {
+        self.0.check_invariants();
+    }
+}
+
+/// Runs `spec` on a freshly formatted zoned drive of `preset` (timing fidelity), through
+/// the interface `spec.interface`.
 pub fn run(preset: &Preset, spec: &ZonedSpec, seed: u64) -> Result<ZonedReport, IoBenchError> {
     if !matches!(spec.pattern, Pattern::SeqWrite | Pattern::SeqRead) {
         return Err(IoBenchError::Workload(format!(
@@ -166,17 +249,37 @@ pub fn run(preset: &Preset, spec: &ZonedSpec, seed: u64) -> Result<ZonedReport, 
         preset: preset.name.clone(),
         source,
     };
-    let mut dev = ZonedDevice::format(&preset.flash, &preset.ftl, &preset.zns, Box::new(NoStore))
+    let dev = ZonedDevice::format(&preset.flash, &preset.ftl, &preset.zns, Box::new(NoStore))
         .map_err(format_err)?;
-    if spec.zone_append && spec.request_bytes > dev.config().zone_append_size_limit_bytes {
+    match spec.interface {
+        Interface::Bare => run_on(dev, preset, spec, seed),
+        Interface::Nvme => {
+            let nvme =
+                Nvme::new(preset.nvme.clone(), dev).map_err(|source| IoBenchError::Nvme {
+                    preset: preset.name.clone(),
+                    source,
+                })?;
+            run_on(nvme, preset, spec, seed)
+        }
+    }
+}
+
+fn run_on<D: ZonedFront>(
+    dev: D,
+    preset: &Preset,
+    spec: &ZonedSpec,
+    seed: u64,
+) -> Result<ZonedReport, IoBenchError> {
+    let zoned = dev.zoned();
+    if spec.zone_append && spec.request_bytes > zoned.config().zone_append_size_limit_bytes {
         return Err(IoBenchError::Workload(format!(
             "--request-kib: a Zone Append of {} bytes exceeds the drive's ZASL of {} bytes \
              (zns.zone_append_size_limit_bytes)",
             spec.request_bytes,
-            dev.config().zone_append_size_limit_bytes
+            zoned.config().zone_append_size_limit_bytes
         )));
     }
-    let zone_sectors = dev.zones().capacity_sectors();
+    let zone_sectors = zoned.zones().capacity_sectors();
     let req_sectors = spec.request_bytes / SECTOR_BYTES;
     if req_sectors > zone_sectors {
         return Err(IoBenchError::Workload(format!(
@@ -185,12 +288,12 @@ pub fn run(preset: &Preset, spec: &ZonedSpec, seed: u64) -> Result<ZonedReport, 
             zone_sectors * SECTOR_BYTES
         )));
     }
-    let zone_count = dev.zones().count();
+    let zone_count = zoned.zones().count();
     let lanes = spec
         .queue_depth
         .max(1)
-        .min(dev.zones().open_max())
-        .min(dev.zones().active_max())
+        .min(zoned.zones().open_max())
+        .min(zoned.zones().active_max())
         .min(zone_count);
     let mut host = Host {
         lanes: (0..lanes)
@@ -209,18 +312,21 @@ pub fn run(preset: &Preset, spec: &ZonedSpec, seed: u64) -> Result<ZonedReport, 
         issued: 0,
         completed: 0,
         pending: Default::default(),
+        write_lat: LatencyHistogram::default(),
         report: ZonedReport {
             preset: preset.name.clone(),
             seed,
             spec: Some(spec.clone()),
             zones: zone_count,
             zone_bytes: zone_sectors * SECTOR_BYTES,
-            open_zones_max: dev.zones().open_max(),
+            open_zones_max: zoned.zones().open_max(),
             lanes,
+            interface: spec.interface.name().to_string(),
             ..Default::default()
         },
     };
-    let mut sim: Sim<ZnsEvent> = Sim::new(seed);
+    let mut dev = Machine(dev);
+    let mut sim: Sim<D::Event> = Sim::new(seed);
     let wall = Instant::now();
     drive(&mut dev, &mut sim, &mut host, spec, req_sectors, false)?;
     if spec.pattern == Pattern::SeqRead {
@@ -232,17 +338,22 @@ pub fn run(preset: &Preset, spec: &ZonedSpec, seed: u64) -> Result<ZonedReport, 
         host.issued = 0;
         drive(&mut dev, &mut sim, &mut host, spec, req_sectors, true)?;
     }
+    let dev = dev.0;
     dev.check_invariants();
     let wall_s = wall.elapsed().as_secs_f64();
-    let stats = dev.stats();
+    let zoned = dev.zoned();
+    let stats = zoned.stats();
     let r = &mut host.report;
+    dev.front_figures(r);
     r.host_bytes_written = stats.host_sectors_written * SECTOR_BYTES;
-    r.media_bytes_written = stats.rows_programmed * dev.layout().group_bytes();
+    r.media_bytes_written = stats.rows_programmed * zoned.layout().group_bytes();
     r.waf = if r.host_bytes_written == 0 {
         0.0
     } else {
         r.media_bytes_written as f64 / r.host_bytes_written as f64
     };
+    r.write_lat_mean_us = host.write_lat.mean_ns() / 1e3;
+    r.write_lat_p99_us = host.write_lat.quantile_ns(0.99) as f64 / 1e3;
     r.simulated_s = sim.now().as_secs_f64();
     r.write_mib_s = if r.simulated_s > 0.0 {
         r.host_bytes_written as f64 / r.simulated_s / (1u64 << 20) as f64
@@ -258,9 +369,9 @@ pub fn run(preset: &Preset, spec: &ZonedSpec, seed: u64) -> Result<ZonedReport, 
 
 /// Issues `spec.requests` requests (writes/appends, or reads when `reading`) lane by lane
 /// and runs the drive until all complete, under the watchdog.
-fn drive(
-    dev: &mut ZonedDevice,
-    sim: &mut Sim<ZnsEvent>,
+fn drive<D: ZonedFront>(
+    dev: &mut Machine<D>,
+    sim: &mut Sim<D::Event>,
     host: &mut Host,
     spec: &ZonedSpec,
     req_sectors: u64,
@@ -270,27 +381,27 @@ fn drive(
     loop {
         for l in 0..host.lanes.len() {
             if host.issued < spec.requests && !host.lanes[l].busy {
-                submit(dev, sim, host, l, spec, req_sectors, reading);
+                submit(&mut dev.0, sim, host, l, spec, req_sectors, reading);
             }
         }
         let done = host.completed;
         let stepped = sim
             .step_watched(dev, &mut wd, |d| Progress {
                 completed: done,
-                outstanding: d.outstanding(),
+                outstanding: d.0.outstanding(),
             })
             .map_err(|s| IoBenchError::Stalled(s.to_string()))?;
-        collect(dev, host, reading);
+        collect(&mut dev.0, host, reading);
         if !stepped && host.pending.is_empty() && host.issued >= spec.requests {
-            assert!(dev.is_quiescent(), "zoned drive idle with work in flight");
+            assert!(dev.0.quiescent(), "zoned drive idle with work in flight");
             return Ok(());
         }
     }
 }
 
-fn submit(
-    dev: &mut ZonedDevice,
-    sim: &mut Sim<ZnsEvent>,
+fn submit<D: ZonedFront>(
+    dev: &mut D,
+    sim: &mut Sim<D::Event>,
     host: &mut Host,
     l: usize,
     spec: &ZonedSpec,
@@ -336,7 +447,7 @@ fn submit(
             zone_start_sector: start,
             action: ZoneAction::Reset,
         };
-        return dev.submit_zone(ZoneRequest { id, cmd }, sim.queue());
+        return zone(dev, sim, ZoneRequest { id, cmd });
     }
     let len = req_sectors.min(zs - lane.wp);
     let sector = start + lane.wp;
@@ -349,7 +460,7 @@ fn submit(
             len_bytes: len * SECTOR_BYTES,
             data: Vec::new(),
         };
-        dev.submit_zone(ZoneRequest { id, cmd }, sim.queue());
+        zone(dev, sim, ZoneRequest { id, cmd });
     } else {
         dev.submit(
             BlockRequest {
@@ -364,16 +475,28 @@ fn submit(
     }
 }
 
+/// Submits a zone command: the zoned drive takes every one, through any interface.
+fn zone<D: ZonedFront>(dev: &mut D, sim: &mut Sim<D::Event>, req: ZoneRequest) {
+    dev.submit_zone(req, sim.queue())
+        .unwrap_or_else(|r| panic!("the zoned drive refused zone command {}", r.id));
+}
+
 /// Hands the drive's completions to the host's lanes.
-fn collect(dev: &mut ZonedDevice, host: &mut Host, reading: bool) {
+fn collect<D: ZonedFront>(dev: &mut D, host: &mut Host, reading: bool) {
     let (mut blocks, mut zones) = (Vec::new(), Vec::<ZoneCompletion>::new());
     dev.take_completions(&mut blocks);
     dev.take_zone_completions(&mut zones);
     let results = blocks
         .into_iter()
-        .map(|c| (c.id, c.op == BlockOp::Read, c.result.map(|()| None)))
-        .chain(zones.into_iter().map(|c| (c.id, false, c.result.map(Some))));
-    for (id, is_read, result) in results {
+        .map(|c| {
+            let lat = c.completed.since(c.submitted).as_ns();
+            (c.id, c.op == BlockOp::Read, lat, c.result.map(|()| None))
+        })
+        .chain(zones.into_iter().map(|c| {
+            let lat = c.completed.since(c.submitted).as_ns();
+            (c.id, false, lat, c.result.map(Some))
+        }));
+    for (id, is_read, lat_ns, result) in results {
         let l = host
             .pending
             .remove(&id)
@@ -397,9 +520,15 @@ fn collect(dev: &mut ZonedDevice, host: &mut Host, reading: bool) {
                 host.report.resets += 1;
                 host.lanes[l].needs_reset = false;
             }
-            Ok(Some(ZoneReply::Appended { .. })) => host.report.appends += 1,
+            Ok(Some(ZoneReply::Appended { .. })) => {
+                host.report.appends += 1;
+                host.write_lat.record(lat_ns);
+            }
             Ok(Some(ZoneReply::Report(_))) => unreachable!("no report is issued"),
-            Ok(None) => host.report.writes += 1,
+            Ok(None) => {
+                host.report.writes += 1;
+                host.write_lat.record(lat_ns);
+            }
         }
         if !reading && !host.lanes[l].needs_reset && host.lanes[l].wp >= host.zone_sectors {
             host.advance_zone(l);
@@ -422,6 +551,14 @@ mod tests {
             requests,
             queue_depth: 4,
             zone_append,
+            interface: Interface::Nvme,
+        }
+    }
+
+    fn bare_spec(s: ZonedSpec) -> ZonedSpec {
+        ZonedSpec {
+            interface: Interface::Bare,
+            ..s
         }
     }
 
@@ -457,11 +594,70 @@ mod tests {
         assert!((0.99..1.05).contains(&r.waf), "WAF {}", r.waf);
     }
 
+    /// The story of the issue's first remaining item: a zoned run is timed end to end like
+    /// an ordinary one. Through NVMe the same requests do the same flash work (writes,
+    /// resets, WAF) but every one also crosses the queues and the link: the data goes down
+    /// the link, Resets and Appends are NVMe commands, and each write takes longer than on
+    /// the bare drive by at least the controller's firmware time.
+    #[test]
+    fn a_zoned_run_through_the_nvme_front_end_is_timed_end_to_end() {
+        let p = zoned_preset();
+        let n = requests_for_two_rounds(&p);
+        for append in [false, true] {
+            let nvme = run(&p, &spec(Pattern::SeqWrite, append, n), 1).unwrap();
+            let bare = run(&p, &bare_spec(spec(Pattern::SeqWrite, append, n)), 1).unwrap();
+            assert_eq!(
+                (nvme.interface.as_str(), bare.interface.as_str()),
+                ("nvme", "bare")
+            );
+            assert_eq!(
+                (
+                    nvme.writes,
+                    nvme.appends,
+                    nvme.resets,
+                    nvme.media_bytes_written
+                ),
+                (
+                    bare.writes,
+                    bare.appends,
+                    bare.resets,
+                    bare.media_bytes_written
+                )
+            );
+            assert_eq!(nvme.nvme_commands, n + nvme.resets);
+            let zone_cmds = nvme.resets + if append { n } else { 0 };
+            assert_eq!(nvme.nvme_zone_commands, zone_cmds);
+            assert!(nvme.link_down_bytes >= nvme.host_bytes_written);
+            assert_eq!((bare.nvme_commands, bare.link_down_bytes), (0, 0));
+            // One lane, so no write queues behind another on the dies: the latency is the
+            // path's plus the flash's.
+            let qd1 = |s: ZonedSpec| ZonedSpec {
+                queue_depth: 1,
+                requests: 64,
+                ..s
+            };
+            let nvme = run(&p, &qd1(spec(Pattern::SeqWrite, append, n)), 1).unwrap();
+            let bare = run(&p, &qd1(bare_spec(spec(Pattern::SeqWrite, append, n))), 1).unwrap();
+            let firmware_us = p.nvme.controller_ns as f64 / 1e3;
+            assert!(
+                nvme.write_lat_mean_us > bare.write_lat_mean_us + firmware_us,
+                "append {append}: nvme {} µs, bare {} µs",
+                nvme.write_lat_mean_us,
+                bare.write_lat_mean_us
+            );
+        }
+    }
+
     #[test]
     fn seq_read_reads_back_what_it_wrote() {
         let p = zoned_preset();
-        let r = run(&p, &spec(Pattern::SeqRead, false, 64), 1).unwrap();
-        assert_eq!((r.writes, r.reads), (64, 64));
+        for s in [
+            spec(Pattern::SeqRead, false, 64),
+            bare_spec(spec(Pattern::SeqRead, false, 64)),
+        ] {
+            let r = run(&p, &s, 1).unwrap();
+            assert_eq!((r.writes, r.reads), (64, 64));
+        }
     }
 
     #[test]

@@ -120,7 +120,8 @@ pub fn io_any(
 }
 
 /// Runs `opts` on the preset's zoned drive (`zns.enabled = true`): the zone-aware
-/// sequential pattern of `nearflash_iobench::zoned`, bare (no NVMe front end) and in timing
+/// sequential pattern of `nearflash_iobench::zoned`, through `opts.interface` (the NVMe front
+/// end by default, or bare) and in timing
 /// fidelity. Options that a zoned run cannot honour are refused by name.
 pub fn io_zoned(opts: &IoOptions) -> Result<ZonedReport, JobError> {
     let preset = Preset::load(&opts.preset, &opts.overrides)?;
@@ -182,6 +183,7 @@ pub fn io_zoned(opts: &IoOptions) -> Result<ZonedReport, JobError> {
         requests,
         queue_depth: opts.queue_depth.unwrap_or(DEFAULT_QUEUE_DEPTH),
         zone_append: opts.zone_append,
+        interface: opts.interface,
     };
     Ok(nearflash_iobench::zoned::run(&preset, &spec, opts.seed)?)
 }

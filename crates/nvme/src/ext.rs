@@ -136,6 +136,8 @@ impl<D: BlockDevice> Nvme<D> {
                 inbound_bytes: cmd.inbound_bytes,
                 running: false,
             }),
+            zone: None,
+            mgmt: None,
         });
         let ring = self
             .link

@@ -25,18 +25,23 @@ pub mod directive;
 pub mod error;
 mod ext;
 pub mod memory;
+mod mgmt;
 pub mod testing;
+mod zoned;
 
 pub use config::{CompletionMode, MemoryPortConfig, NvmeConfig};
 pub use directive::DirectiveDwords;
 pub use error::NvmeError;
 pub use ext::{ExtCommand, ExtCompletion, ExtReady, INTERNAL_ID_BIT};
 pub use memory::EndpointId;
+pub use mgmt::NvmeMgmtCommand;
+pub use zoned::NvmeZoneCommand;
 
 use config::{CQE_BYTES, DOORBELL_BYTES, DSM_RANGE_BYTES, MSIX_BYTES, SQE_BYTES};
 use memory::{dma_from_memory, dma_to_memory, MemoryPort};
 use nearflash_blockdev::{
-    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, PlacementDirective, SECTOR_BYTES,
+    BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError, MgmtCompletion, MgmtRequest,
+    PlacementDirective, ZoneCompletion, ZoneRequest, SECTOR_BYTES,
 };
 use nearflash_hw::link::{Direction, Link};
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
@@ -110,6 +115,14 @@ pub struct NvmeStats {
     pub peer_dma_bytes: u64,
     /// Writes whose SQE carried a Data Placement directive.
     pub placed_writes: u64,
+    /// Commands of the zoned command set: Zone Append (0x7D), Zone Management Send (0x79)
+    /// and Receive (0x7A).
+    pub zone_appends: u64,
+    pub zone_sends: u64,
+    pub zone_receives: u64,
+    /// FDP's management commands: I/O Management Send (0x1D) and Receive (0x12), Get Log
+    /// Page (0x02).
+    pub mgmt_commands: u64,
     /// Host core time spent spinning on completion queues (poll mode).
     pub poll_cpu_ns: u64,
     /// Time the controller's firmware spent processing commands (step 3): over a span of
@@ -132,6 +145,10 @@ struct Cmd {
     /// A command of another command set (`ext`): its host data moved in before the layer
     /// above runs it; `None` for block I/O.
     ext: Option<ext::ExtState>,
+    /// A command of the zoned command set (`zoned`); `None` for block I/O.
+    zone: Option<zoned::ZoneCmdState>,
+    /// An FDP management command (`mgmt`); `None` otherwise.
+    mgmt: Option<mgmt::MgmtCmdState>,
 }
 
 struct Queue {
@@ -141,9 +158,16 @@ struct Queue {
     unfetched: VecDeque<(u64, u32)>,
     /// Running count of entries written (the tail, unwrapped).
     tail: u64,
-    /// Requests (with their FUA flag and placement directive) the block-device face holds
-    /// back while the queue is full.
-    held: VecDeque<(BlockRequest, bool, Option<PlacementDirective>)>,
+    /// Requests the block-device face holds back while the queue is full.
+    held: VecDeque<Held>,
+}
+
+/// A request the block-device face holds back for a free slot: a block request with its FUA
+/// flag and placement directive, or a zone command.
+enum Held {
+    Block(BlockRequest, bool, Option<PlacementDirective>),
+    Zone(ZoneRequest),
+    Mgmt(MgmtRequest),
 }
 
 /// Requests the block-device face may hold back per queue, unless the caller sets its own
@@ -169,6 +193,10 @@ pub struct Nvme<D> {
     dev_done: Vec<BlockCompletion>,
     completions: Vec<BlockCompletion>,
     ext: ext::ExtQueues,
+    zone_dev_done: Vec<ZoneCompletion>,
+    zone_completions: Vec<ZoneCompletion>,
+    mgmt_dev_done: Vec<MgmtCompletion>,
+    mgmt_completions: Vec<MgmtCompletion>,
 }
 
 impl<D: BlockDevice> Nvme<D> {
@@ -201,6 +229,10 @@ impl<D: BlockDevice> Nvme<D> {
             dev_done: Vec::new(),
             completions: Vec::new(),
             ext: ext::ExtQueues::default(),
+            zone_dev_done: Vec::new(),
+            zone_completions: Vec::new(),
+            mgmt_dev_done: Vec::new(),
+            mgmt_completions: Vec::new(),
         })
     }
 
@@ -320,6 +352,8 @@ impl<D: BlockDevice> Nvme<D> {
             result: Ok(()),
             data: Vec::new(),
             ext: None,
+            zone: None,
+            mgmt: None,
         });
         // Step 1: the tail doorbell, a posted MMIO write down the link.
         let ring = self.link.transfer(now, Direction::Down, DOORBELL_BYTES);
@@ -387,6 +421,14 @@ impl<D: BlockDevice> Nvme<D> {
             self.ext_processed(tag, ext, now, q);
             return;
         }
+        if cmd.zone.is_some() {
+            self.zone_processed(tag, now, q);
+            return;
+        }
+        if cmd.mgmt.is_some() {
+            self.mgmt_processed(tag, now, q);
+            return;
+        }
         if let Err(e) = check_range(&cmd.req, capacity) {
             cmd.result = Err(e);
             self.post_completion(tag, now, q);
@@ -415,6 +457,10 @@ impl<D: BlockDevice> Nvme<D> {
             .expect("a command in flight is live");
         if cmd.ext.is_some() {
             self.ext_ready(tag);
+        } else if cmd.zone.is_some() {
+            self.submit_zone_to_device(tag, q.now(), q);
+        } else if cmd.mgmt.is_some() {
+            self.submit_mgmt_to_device(tag, q.now(), q);
         } else {
             self.submit_to_device(tag, q);
         }
@@ -482,6 +528,8 @@ impl<D: BlockDevice> Nvme<D> {
             }
         }
         self.dev_done = done;
+        self.drain_zone_device(now, q);
+        self.drain_mgmt_device(now, q);
     }
 
     /// Step 6: the CQE into host memory, then the interrupt (or the poller sees it).
@@ -531,6 +579,11 @@ impl<D: BlockDevice> Nvme<D> {
                 submitted: cmd.submitted,
                 completed: now,
             });
+        } else if let Some(zone) = cmd.zone {
+            self.zone_completions
+                .push(zone.completion(cmd.submitted, now));
+        } else if let Some(m) = cmd.mgmt {
+            self.mgmt_completions.push(m.completion(cmd.submitted, now));
         } else {
             self.completions.push(BlockCompletion {
                 id: cmd.req.id,
@@ -544,15 +597,26 @@ impl<D: BlockDevice> Nvme<D> {
             });
         }
         // A slot freed: a request the block-device face held back may go now.
-        if let Some((req, fua, placement)) = queue.held.pop_front() {
-            let cmd = NvmeCommand {
-                qid: cmd.qid,
-                req,
-                target: EndpointId::HOST,
-                fua,
-                placement,
-            };
-            self.try_submit(cmd, q).expect("a slot just freed");
+        match queue.held.pop_front() {
+            Some(Held::Block(req, fua, placement)) => {
+                let cmd = NvmeCommand {
+                    qid: cmd.qid,
+                    req,
+                    target: EndpointId::HOST,
+                    fua,
+                    placement,
+                };
+                self.try_submit(cmd, q).expect("a slot just freed");
+            }
+            Some(Held::Zone(req)) => {
+                let cmd = NvmeZoneCommand { qid: cmd.qid, req };
+                self.try_submit_zone(cmd, q).expect("a slot just freed");
+            }
+            Some(Held::Mgmt(req)) => {
+                let cmd = NvmeMgmtCommand { qid: cmd.qid, req };
+                self.try_submit_mgmt(cmd, q).expect("a slot just freed");
+            }
+            None => {}
         }
     }
 
@@ -646,6 +710,44 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
         Nvme::volatile_write_cache(self)
     }
 
+    fn is_zoned(&self) -> bool {
+        self.dev.is_zoned()
+    }
+
+    /// On the queues in turn, as `submit`; a namespace that is not zoned answers with
+    /// Invalid Command Opcode, so the command is always taken.
+    fn submit_zone<S: Schedule<Self::Event>>(
+        &mut self,
+        req: ZoneRequest,
+        q: &mut S,
+    ) -> Result<(), ZoneRequest> {
+        let qid = self.next_qid;
+        self.next_qid = (self.next_qid + 1) % self.cfg.queue_pairs;
+        self.hold_or_submit(qid, Held::Zone(req), q);
+        Ok(())
+    }
+
+    fn take_zone_completions(&mut self, out: &mut Vec<ZoneCompletion>) {
+        out.append(&mut self.zone_completions);
+    }
+
+    /// On the queues in turn, as `submit`; a device without management commands gets
+    /// Invalid Command Opcode, so the command is always taken.
+    fn submit_mgmt<S: Schedule<Self::Event>>(
+        &mut self,
+        req: MgmtRequest,
+        q: &mut S,
+    ) -> Result<(), MgmtRequest> {
+        let qid = self.next_qid;
+        self.next_qid = (self.next_qid + 1) % self.cfg.queue_pairs;
+        self.hold_or_submit(qid, Held::Mgmt(req), q);
+        Ok(())
+    }
+
+    fn take_mgmt_completions(&mut self, out: &mut Vec<MgmtCompletion>) {
+        out.append(&mut self.mgmt_completions);
+    }
+
     fn handle<S: Schedule<Self::Event>>(&mut self, ev: Self::Event, q: &mut S, rng: &mut SimRng) {
         self.handle_event(ev, q, rng);
     }
@@ -660,8 +762,15 @@ impl<D: BlockDevice> BlockDevice for Nvme<D> {
 
     fn outstanding(&self) -> u64 {
         let held: usize = self.queues.iter().map(|q| q.held.len()).sum();
-        let live = self.cmds.iter().filter(|c| c.is_some()).count();
-        (held + live + self.completions.len()) as u64
+        // A slot is live exactly when its tag is not free (a tag is taken with its command
+        // and freed when the command's completion is seen).
+        let live = self.cmds.len() - self.free_tags.len();
+        debug_assert_eq!(live, self.cmds.iter().filter(|c| c.is_some()).count());
+        (held
+            + live
+            + self.completions.len()
+            + self.zone_completions.len()
+            + self.mgmt_completions.len()) as u64
     }
 }
 
@@ -695,6 +804,16 @@ impl<D: BlockDevice> Nvme<D> {
         placement: Option<PlacementDirective>,
         q: &mut S,
     ) {
+        self.hold_or_submit(qid, Held::Block(req, fua, placement), q);
+    }
+
+    /// Submits on queue `qid`, or holds the request until a slot frees.
+    fn hold_or_submit<S: Schedule<NvmeEvent<D::Event>>>(
+        &mut self,
+        qid: u16,
+        held: Held,
+        q: &mut S,
+    ) {
         assert!(qid < self.cfg.queue_pairs, "queue {qid} exists");
         let queue = &mut self.queues[usize::from(qid)];
         if queue.in_flight >= self.cfg.depth_max() {
@@ -703,17 +822,29 @@ impl<D: BlockDevice> Nvme<D> {
                 "the caller keeps more than {} requests outstanding",
                 self.held_max
             );
-            queue.held.push_back((req, fua, placement));
+            queue.held.push_back(held);
             return;
         }
-        let cmd = NvmeCommand {
-            qid,
-            req,
-            target: EndpointId::HOST,
-            fua,
-            placement,
-        };
-        self.try_submit(cmd, q).expect("the queue has room");
+        match held {
+            Held::Block(req, fua, placement) => {
+                let cmd = NvmeCommand {
+                    qid,
+                    req,
+                    target: EndpointId::HOST,
+                    fua,
+                    placement,
+                };
+                self.try_submit(cmd, q).expect("the queue has room");
+            }
+            Held::Zone(req) => {
+                let cmd = NvmeZoneCommand { qid, req };
+                self.try_submit_zone(cmd, q).expect("the queue has room");
+            }
+            Held::Mgmt(req) => {
+                let cmd = NvmeMgmtCommand { qid, req };
+                self.try_submit_mgmt(cmd, q).expect("the queue has room");
+            }
+        }
     }
 }
 

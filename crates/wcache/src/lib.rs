@@ -702,6 +702,20 @@ impl<D: BlockDevice> BlockDevice for WriteCache<D> {
         out.append(&mut self.completions);
     }
 
+    /// Management commands go to the device below (they read and steer its placement;
+    /// writes still in the buffer are not yet the device's).
+    fn submit_mgmt<S: Schedule<Self::Event>>(
+        &mut self,
+        req: nearflash_blockdev::MgmtRequest,
+        q: &mut S,
+    ) -> Result<(), nearflash_blockdev::MgmtRequest> {
+        self.dev.submit_mgmt(req, &mut q.map(WcEvent::Device))
+    }
+
+    fn take_mgmt_completions(&mut self, out: &mut Vec<nearflash_blockdev::MgmtCompletion>) {
+        self.dev.take_mgmt_completions(out);
+    }
+
     fn outstanding(&self) -> u64 {
         if !self.cfg.enabled {
             return self.dev.outstanding();

@@ -260,6 +260,42 @@ impl Device {
         })
     }
 
+    /// Answers one of FDP's management commands as the NVMe front end hands it over: Get Log
+    /// Page 0x20–0x23 (the events log's log specific field 1 for the controller's events),
+    /// I/O Management Receive and Send with management operation 1 (Reclaim Unit Handle Status
+    /// and Update). Refused with the spec's statuses: an unknown log, Invalid Log Page; FDP off,
+    /// another management operation or a Placement Identifier naming no handle, Invalid Field.
+    pub fn answer_mgmt(
+        &mut self,
+        cmd: &nearflash_blockdev::MgmtCommand,
+        now: SimTime,
+    ) -> Result<Vec<u8>, nearflash_blockdev::MgmtStatus> {
+        use nearflash_blockdev::{mgmt::MO_RUH, MgmtCommand, MgmtStatus};
+        let field = |e: FdpError| MgmtStatus::InvalidField {
+            reason: e.to_string(),
+        };
+        let bad_mo = |mo: u8| MgmtStatus::InvalidField {
+            reason: format!("management operation {mo:#04x} (FDP defines {MO_RUH:#04x} only)"),
+        };
+        match cmd {
+            MgmtCommand::GetLogPage { lid, lsp } => {
+                let which = FdpLog::from_lid(*lid, *lsp & 1 == 1)
+                    .ok_or(MgmtStatus::InvalidLogPage { lid: *lid })?;
+                self.fdp_log(which).map_err(field)
+            }
+            MgmtCommand::IoManagementReceive { mo } if *mo == MO_RUH => {
+                self.ruh_status_bytes().map_err(field)
+            }
+            MgmtCommand::IoManagementSend { mo, pids } if *mo == MO_RUH => {
+                self.ruh_update(pids, now).map_err(field)?;
+                Ok(Vec::new())
+            }
+            MgmtCommand::IoManagementReceive { mo } | MgmtCommand::IoManagementSend { mo, .. } => {
+                Err(bad_mo(*mo))
+            }
+        }
+    }
+
     /// The status answer's bytes (I/O Management Receive).
     pub fn ruh_status_bytes(&self) -> Result<Vec<u8>, FdpError> {
         Ok(encode_ruh_status(&self.ruh_status()?))

@@ -135,6 +135,8 @@ pub struct Device {
     pub(crate) stats: FtlStats,
     flash_done: Vec<FlashCompletion>,
     completions: Vec<BlockCompletion>,
+    /// Answered management commands (FDP's), not yet taken.
+    mgmt_completions: Vec<nearflash_blockdev::MgmtCompletion>,
     /// Page-level mapping's fills and write buffer (empty under page-group mapping).
     page: page::PageState,
     /// The cached mapping table (`ftl.mapping_cache_bytes` smaller than the table).
@@ -310,6 +312,7 @@ impl Device {
             stats,
             flash_done: Vec::new(),
             completions: Vec::new(),
+            mgmt_completions: Vec::new(),
             page: page::PageState::new(layout.host_lanes(), layout.gc_lanes()),
             fdp: cfg
                 .fdp
@@ -609,8 +612,33 @@ impl nearflash_blockdev::BlockDevice for Device {
         Device::take_completions(self, out);
     }
 
+    /// FDP's management commands, answered at once from the firmware's state
+    /// (`Device::answer_mgmt`).
+    fn submit_mgmt<S: Schedule<Event>>(
+        &mut self,
+        req: nearflash_blockdev::MgmtRequest,
+        q: &mut S,
+    ) -> Result<(), nearflash_blockdev::MgmtRequest> {
+        let now = q.now();
+        let result = self.answer_mgmt(&req.cmd, now);
+        self.mgmt_completions
+            .push(nearflash_blockdev::MgmtCompletion {
+                id: req.id,
+                submitted: now,
+                completed: now,
+                result,
+            });
+        Ok(())
+    }
+
+    fn take_mgmt_completions(&mut self, out: &mut Vec<nearflash_blockdev::MgmtCompletion>) {
+        out.append(&mut self.mgmt_completions);
+    }
+
     fn outstanding(&self) -> u64 {
-        u64::from(self.host_inflight) + self.completions.len() as u64
+        u64::from(self.host_inflight)
+            + self.completions.len() as u64
+            + self.mgmt_completions.len() as u64
     }
 }
 

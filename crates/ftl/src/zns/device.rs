@@ -19,10 +19,11 @@
 //! Zone Management Send and Receive), whose answers leave through `take_zone_completions`.
 
 use super::config::ZnsConfig;
-use super::zone::{ZoneAction, ZoneDescriptor, ZoneFilter, ZoneState, ZoneTable};
+use super::zone::{ZoneAction, ZoneState, ZoneTable};
 use crate::config::FtlConfig;
 use crate::layout::{Layout, SbId};
 use crate::oob::{OobRecord, PageKind};
+pub use nearflash_blockdev::zone::{ZoneCommand, ZoneCompletion, ZoneReply, ZoneRequest};
 use nearflash_blockdev::{
     BlockCompletion, BlockOp, BlockRequest, IoError, ZoneStatus, SECTOR_BYTES,
 };
@@ -62,55 +63,6 @@ impl TraceEvent for ZnsEvent {
             ZnsEvent::Seal => 0x5A << 48,
         }
     }
-}
-
-/// A command of the zoned command set.
-#[derive(Clone, Debug)]
-pub enum ZoneCommand {
-    /// Zone Append to the zone starting at `zone_start_sector`; the completion says where
-    /// the data landed. `data` is the payload in functional fidelity (empty otherwise).
-    Append {
-        zone_start_sector: u64,
-        len_bytes: u64,
-        data: Vec<u8>,
-    },
-    /// Zone Management Send: `action` on the zone starting at `zone_start_sector`.
-    Send {
-        zone_start_sector: u64,
-        action: ZoneAction,
-    },
-    /// Zone Management Receive, Report Zones: at most `limit` descriptors of the zones from
-    /// the one holding `from_sector` on that match `filter`.
-    Report {
-        from_sector: u64,
-        filter: ZoneFilter,
-        limit: usize,
-    },
-}
-
-#[derive(Clone, Debug)]
-pub struct ZoneRequest {
-    pub id: u64,
-    pub cmd: ZoneCommand,
-}
-
-/// What a zone command answers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ZoneReply {
-    Done,
-    /// The first sector the append was written to (the CQE's assigned LBA).
-    Appended {
-        sector: u64,
-    },
-    Report(Vec<ZoneDescriptor>),
-}
-
-#[derive(Clone, Debug)]
-pub struct ZoneCompletion {
-    pub id: u64,
-    pub submitted: SimTime,
-    pub completed: SimTime,
-    pub result: Result<ZoneReply, IoError>,
 }
 
 /// Counters of the zoned device.
@@ -1261,6 +1213,23 @@ impl nearflash_blockdev::BlockDevice for ZonedDevice {
 
     fn check_invariants(&self) {
         ZonedDevice::check_invariants(self);
+    }
+
+    fn is_zoned(&self) -> bool {
+        true
+    }
+
+    fn submit_zone<S: Schedule<ZnsEvent>>(
+        &mut self,
+        req: ZoneRequest,
+        q: &mut S,
+    ) -> Result<(), ZoneRequest> {
+        ZonedDevice::submit_zone(self, req, q);
+        Ok(())
+    }
+
+    fn take_zone_completions(&mut self, out: &mut Vec<ZoneCompletion>) {
+        ZonedDevice::take_zone_completions(self, out);
     }
 
     fn handle<S: Schedule<ZnsEvent>>(&mut self, ev: ZnsEvent, q: &mut S, rng: &mut SimRng) {

@@ -6,12 +6,14 @@
 //! - `device.rs`: the zoned drive over the flash backbone — zones on superblocks, row
 //!   buffers, Zone Append, Zone Management Send and Receive, Reset as an erase;
 //! - `recovery.rs`: mounting after a power cut from the rows' spare areas;
-//! - `crashtest.rs`: power-cut testing of a zoned workload.
+//! - `crashtest.rs`: power-cut testing of a zoned workload;
+//! - `reference.rs`: the spec's transition table written flat, the property tests' oracle.
 
 pub mod config;
 pub mod crashtest;
 pub mod device;
 pub mod recovery;
+pub mod reference;
 pub mod zone;
 
 pub use config::ZnsConfig;

@@ -5,6 +5,7 @@
 use super::*;
 use crate::testing::{tiny_flash, tiny_ftl};
 use crate::zns::recover;
+use crate::zns::ZoneFilter;
 use nearflash_flash::store::{MemoryStore, NoStore};
 use nearflash_sim::{Progress, Sim, Watchdog};
 

@@ -2,6 +2,7 @@
 //! test against a reference model written from the spec's transition table.
 
 use super::*;
+use crate::zns::reference::ZoneReference;
 use proptest::prelude::*;
 
 const ZS: u64 = 64;
@@ -268,116 +269,6 @@ fn state_codes_follow_the_spec() {
     assert_eq!(codes, vec![0x1, 0x2, 0x3, 0x4, 0xD, 0xE, 0xF]);
 }
 
-/// The reference: the spec's transition table written out flat, with the resources
-/// recounted from the states on every step (no counters to drift).
-#[derive(Clone, Debug)]
-struct Reference {
-    states: Vec<ZoneState>,
-    wps: Vec<u64>,
-    /// Implicitly open zones in the order they were opened.
-    order: Vec<u32>,
-    open_max: usize,
-    active_max: usize,
-}
-
-impl Reference {
-    fn open(&self) -> usize {
-        self.states.iter().filter(|s| s.is_open()).count()
-    }
-    fn active(&self) -> usize {
-        self.states.iter().filter(|s| s.is_active()).count()
-    }
-    fn set(&mut self, z: u32, s: ZoneState) {
-        self.order.retain(|&o| o != z);
-        if s == ZoneState::ImplicitlyOpen {
-            self.order.push(z);
-        }
-        self.states[z as usize] = s;
-    }
-    /// Makes room to open `z`; `None` when the spec refuses.
-    fn admit(&mut self, z: u32) -> Option<()> {
-        if self.states[z as usize] == ZoneState::Empty && self.active() == self.active_max {
-            return None;
-        }
-        if self.open() == self.open_max {
-            let victim = *self.order.first()?;
-            self.set(victim, ZoneState::Closed);
-        }
-        Some(())
-    }
-    fn write(&mut self, z: u32, len: u64) -> bool {
-        let s = self.states[z as usize];
-        if matches!(
-            s,
-            ZoneState::Full | ZoneState::ReadOnly | ZoneState::Offline
-        ) {
-            return false;
-        }
-        if self.wps[z as usize] + len > 48 {
-            return false;
-        }
-        if !s.is_open() {
-            if self.admit(z).is_none() {
-                return false;
-            }
-            self.set(z, ZoneState::ImplicitlyOpen);
-        }
-        self.wps[z as usize] += len;
-        if self.wps[z as usize] == 48 {
-            self.set(z, ZoneState::Full);
-            self.wps[z as usize] = ZS;
-        }
-        true
-    }
-    fn act(&mut self, z: u32, a: ZoneAction) -> bool {
-        use ZoneState::*;
-        let s = self.states[z as usize];
-        match (a, s) {
-            (ZoneAction::Open, ExplicitlyOpen)
-            | (ZoneAction::Close, Closed)
-            | (ZoneAction::Finish, Full)
-            | (ZoneAction::Reset, Empty)
-            | (ZoneAction::Offline, Offline) => true,
-            (ZoneAction::Open, ImplicitlyOpen) => {
-                self.set(z, ExplicitlyOpen);
-                true
-            }
-            (ZoneAction::Open, Empty | Closed) => {
-                if self.admit(z).is_none() {
-                    return false;
-                }
-                self.set(z, ExplicitlyOpen);
-                true
-            }
-            (ZoneAction::Close, ImplicitlyOpen | ExplicitlyOpen) => {
-                let to = if self.wps[z as usize] == 0 {
-                    Empty
-                } else {
-                    Closed
-                };
-                self.set(z, to);
-                true
-            }
-            (ZoneAction::Finish, Empty) if self.active() == self.active_max => false,
-            (ZoneAction::Finish, Empty | ImplicitlyOpen | ExplicitlyOpen | Closed) => {
-                self.set(z, Full);
-                self.wps[z as usize] = ZS;
-                true
-            }
-            (ZoneAction::Reset, ImplicitlyOpen | ExplicitlyOpen | Closed | Full) => {
-                self.set(z, Empty);
-                self.wps[z as usize] = 0;
-                true
-            }
-            (ZoneAction::Offline, ReadOnly) => {
-                self.set(z, Offline);
-                true
-            }
-            _ => false,
-        }
-    }
-}
-
 #[derive(Clone, Debug)]
 enum Cmd {
     Write(u32, u64),
@@ -410,22 +301,14 @@ proptest! {
     ) {
         let active_max = open_max + extra_active;
         let mut t = table(6, open_max, active_max);
-        let mut r = Reference {
-            states: vec![ZoneState::Empty; 6],
-            wps: vec![0; 6],
-            order: Vec::new(),
-            open_max: open_max as usize,
-            active_max: active_max as usize,
-        };
+        let mut r = ZoneReference::new(6, ZS, 48, open_max, active_max);
         for c in cmds {
             let (got, want) = match c {
                 Cmd::Write(z, l) => (write(&mut t, z, l).is_ok(), r.write(z, l)),
                 Cmd::Act(z, a) => (t.apply(z, a).is_ok(), r.act(z, a)),
                 Cmd::Fail(z) => {
                     t.make_read_only(z);
-                    if !matches!(r.states[z as usize], ZoneState::ReadOnly | ZoneState::Offline) {
-                        r.set(z, ZoneState::ReadOnly);
-                    }
+                    r.fail(z);
                     (true, true)
                 }
             };

@@ -1,0 +1,211 @@
+//! FDP's management commands (NVMe TP4146; STANDARDS §3.3) on the same queue pairs, link and
+//! controller as block I/O: I/O Management Receive (0x12, Reclaim Unit Handle Status), I/O
+//! Management Send (0x1D, Reclaim Unit Handle Update) and Get Log Page (0x02) for the FDP logs
+//! 0x20–0x23. (A host sends Get Log Page on the admin queue, which is not modelled apart: it
+//! takes an I/O queue here, with the same link and controller costs.)
+//!
+//! Steps 1–3 as any command; a Send DMAs its Placement Identifiers in (step 4); the command
+//! then goes to the device ([`BlockDevice::submit_mgmt`]). A device that offers none hands it
+//! back and the controller completes it with Invalid Command Opcode. An answer's bytes (a log
+//! page, the status descriptors) DMA up into host memory (step 5), then the CQE (step 6). The
+//! host sees an [`MgmtCompletion`] through [`BlockDevice::take_mgmt_completions`].
+
+use crate::memory::{dma_from_memory, dma_to_memory, EndpointId};
+use crate::{Cmd, DirectiveDwords, Nvme, NvmeError, NvmeEvent};
+use nearflash_blockdev::{
+    BlockDevice, BlockOp, BlockRequest, MgmtCompletion, MgmtRequest, MgmtStatus,
+};
+use nearflash_hw::link::Direction;
+use nearflash_sim::{Schedule, SimTime};
+
+/// A management command as the host submits it on queue `qid`. Its `req.id` is the caller's, echoed
+/// in the completion.
+#[derive(Clone, Debug)]
+pub struct NvmeMgmtCommand {
+    pub qid: u16,
+    pub req: MgmtRequest,
+}
+
+///
+/// A management command in the controller.
+#[derive(Debug)]
+pub(crate) struct MgmtCmdState {
+    /// The caller's id.
+    id: u64,
+    /// The command until it is handed to the device.
+    req: Option<MgmtRequest>,
+    /// The answer, once the device (or the controller) gave it.
+    result: Option<Result<Vec<u8>, MgmtStatus>>,
+}
+
+impl MgmtCmdState {
+    /// The host's view of the finished command.
+    pub(crate) fn completion(self, submitted: SimTime, completed: SimTime) -> MgmtCompletion {
+        MgmtCompletion {
+            id: self.id,
+            submitted,
+            completed,
+            result: self
+                .result
+                .expect("a management command completes with an answer"),
+        }
+    }
+}
+
+impl<D: BlockDevice> Nvme<D> {
+    /// Submits a management command at `q.now()` (step 1: the SQE and the tail doorbell). Refused
+    /// when the queue is full, like [`Nvme::try_submit`].
+    pub fn try_submit_mgmt<S: Schedule<NvmeEvent<D::Event>>>(
+        &mut self,
+        cmd: NvmeMgmtCommand,
+        q: &mut S,
+    ) -> Result<(), NvmeError> {
+        let queue_pairs = self.cfg.queue_pairs;
+        let depth_max = self.cfg.depth_max();
+        let Some(queue) = self.queues.get_mut(usize::from(cmd.qid)) else {
+            return Err(NvmeError::NoSuchQueue {
+                qid: cmd.qid,
+                queue_pairs,
+            });
+        };
+        if queue.in_flight >= depth_max {
+            return Err(NvmeError::QueueFull {
+                qid: cmd.qid,
+                depth_max,
+            });
+        }
+        let now = q.now();
+        let tag = self
+            .free_tags
+            .pop()
+            .expect("a queue with room has a free tag");
+        queue.in_flight += 1;
+        assert!(queue.in_flight <= depth_max);
+        self.stats.in_flight_max = self.stats.in_flight_max.max(queue.in_flight);
+        queue.unfetched.push_back((queue.tail, tag));
+        queue.tail += 1;
+        let tail = queue.tail;
+        self.stats.commands += 1;
+        self.stats.mgmt_commands += 1;
+        if self.cfg.completion == crate::CompletionMode::Poll {
+            if self.polled == 0 {
+                self.poll_since = now;
+            }
+            self.polled += 1;
+        }
+        self.cmds[tag as usize] = Some(Cmd {
+            qid: cmd.qid,
+            // A management command's data moves by its own fields; this request is never handed to
+            // the device.
+            req: BlockRequest {
+                id: cmd.req.id,
+                op: BlockOp::Flush,
+                offset_bytes: 0,
+                len_bytes: 0,
+                data: Vec::new(),
+            },
+            target: EndpointId::HOST,
+            fua: false,
+            directive: DirectiveDwords::default(),
+            submitted: now,
+            result: Ok(()),
+            data: Vec::new(),
+            ext: None,
+            zone: None,
+            mgmt: Some(MgmtCmdState {
+                id: cmd.req.id,
+                req: Some(cmd.req),
+                result: None,
+            }),
+        });
+        let ring = self
+            .link
+            .transfer(now, Direction::Down, crate::config::DOORBELL_BYTES);
+        self.stats.doorbells += 1;
+        q.schedule_at(ring.arrives, NvmeEvent::Doorbell { qid: cmd.qid, tail });
+        Ok(())
+    }
+
+    /// Step 3 done for a management command: an update's identifiers come in, or the
+    /// command goes to the device.
+    pub(crate) fn mgmt_processed<S: Schedule<NvmeEvent<D::Event>>>(
+        &mut self,
+        tag: u32,
+        now: SimTime,
+        q: &mut S,
+    ) {
+        let inbound = self
+            .mgmt_mut(tag)
+            .req
+            .as_ref()
+            .expect("a management command not yet run")
+            .cmd
+            .inbound_bytes();
+        if inbound > 0 {
+            let host = &mut self.ports[0];
+            let at = dma_from_memory(&mut self.link, host, now, inbound);
+            q.schedule_at(at, NvmeEvent::DataIn(tag));
+        } else {
+            self.submit_mgmt_to_device(tag, now, q);
+        }
+    }
+
+    /// Step 4 done: the command goes to the device under the controller's tag; a device
+    /// that offers no management commands gets Invalid Command Opcode from the controller.
+    pub(crate) fn submit_mgmt_to_device<S: Schedule<NvmeEvent<D::Event>>>(
+        &mut self,
+        tag: u32,
+        now: SimTime,
+        q: &mut S,
+    ) {
+        let state = self.mgmt_mut(tag);
+        let mut req = state.req.take().expect("a management command runs once");
+        req.id = u64::from(tag);
+        if let Err(back) = self.dev.submit_mgmt(req, &mut q.map(NvmeEvent::Device)) {
+            self.mgmt_mut(tag).result = Some(Err(MgmtStatus::InvalidOpcode {
+                opcode: back.cmd.opcode(),
+            }));
+            self.post_completion(tag, now, q);
+        }
+    }
+
+    /// Moves the device's answered management commands on: the answer's bytes up, then the
+    /// CQE.
+    pub(crate) fn drain_mgmt_device<S: Schedule<NvmeEvent<D::Event>>>(
+        &mut self,
+        now: SimTime,
+        q: &mut S,
+    ) {
+        self.dev.take_mgmt_completions(&mut self.mgmt_dev_done);
+        let mut done = std::mem::take(&mut self.mgmt_dev_done);
+        for c in done.drain(..) {
+            let tag = u32::try_from(c.id).expect("the device echoes our tag");
+            let outbound = c.result.as_ref().map_or(0, |b| b.len() as u64);
+            let state = self.mgmt_mut(tag);
+            assert!(
+                state.result.is_none(),
+                "a management command is answered once"
+            );
+            state.result = Some(c.result);
+            if outbound > 0 {
+                // Step 5: the answer goes up into host memory.
+                let host = &mut self.ports[0];
+                let at = dma_to_memory(&mut self.link, host, now, outbound);
+                q.schedule_at(at, NvmeEvent::DataOut(tag));
+            } else {
+                self.post_completion(tag, now, q);
+            }
+        }
+        self.mgmt_dev_done = done;
+    }
+
+    fn mgmt_mut(&mut self, tag: u32) -> &mut MgmtCmdState {
+        self.cmds[tag as usize]
+            .as_mut()
+            .and_then(|c| c.mgmt.as_mut())
+            .expect("a live management command")
+    }
+}
+
+#[cfg(test)]
+mod tests;
