@@ -187,6 +187,7 @@ impl Device {
             page: self.page.clone(),
             cmt: self.cmt.clone(),
             fdp: self.fdp.clone(),
+            mgmt_completions: self.mgmt_completions.clone(),
         })
     }
 
