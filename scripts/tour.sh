@@ -45,7 +45,7 @@ SMALL=(
   "reproduce active-flash --out out/af|reproduce active-flash --out out/af --volume-mib 16 --foreground-mb-s 20 --splits 0.5"
   "db-bench --access redirected --num 20000|db-bench --access redirected --num 1000"
   "--records 5000 --operations 5000|--records 500 --operations 500"
-  "reproduce hayagui --out out/hayagui|reproduce hayagui --out out/hayagui --db-num 2000 --genome-scale 1000"
+  "reproduce hayagui --out out/hayagui|reproduce hayagui --out out/hayagui --db-num 2000 --ycsb-records 2000 --genome-scale 1000"
   "--dataset mouse --scale 100|--dataset tiny"
 )
 
