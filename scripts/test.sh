@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of nearflash on this machine (the README's test command). From a fresh clone
-# on an idle 2-core machine: about 10 minutes, most of it compiling (README, "Start here").
+# on an idle 2-core machine: about 9 minutes, most of it compiling (README, "Start here").
 #   1. scripts/setup.sh installs what the tests need beyond Rust (Debian packages and Python
 #      packages), if missing;
 #   2. the Rust workspace's tests in the `ci` profile (Cargo.toml: release optimisation, built
