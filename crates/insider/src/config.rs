@@ -42,11 +42,11 @@ pub struct InsiderConfig {
     pub emulated_chips: u32,
     /// Capacity of the emulated storage.
     pub emulated_capacity_bytes: u64,
-    /// PCIe Gen3 lanes between host and drive.
+    /// PCIe Gen3 lanes between host and drive. The link is the one PCIe model
+    /// (`nearflash_hw::Link`, [`InsiderConfig::link`]): its payload bandwidth follows from
+    /// the generation's rate, the line code and each TLP's header, never from a typed figure.
     pub pcie_lanes: u32,
-    /// Payload bandwidth of one lane, each direction.
-    pub pcie_lane_mb_s: f64,
-    /// Latency added to every DMA (pipelined, not occupying the link).
+    /// One-way latency of the link, added to every DMA (pipelined, not occupying the link).
     pub pcie_latency_us: f64,
     /// Application slots besides slot 0 (pass-through for ordinary firmware reads).
     pub app_slots: u32,
@@ -87,7 +87,6 @@ impl InsiderConfig {
                 "insider.emulated_bandwidth_mb_s",
                 self.emulated_bandwidth_mb_s,
             ),
-            ("insider.pcie_lane_mb_s", self.pcie_lane_mb_s),
             ("insider.slot_clock_mhz", self.slot_clock_mhz),
             ("insider.core_clock_mhz", self.core_clock_mhz),
             ("insider.core_cpi", self.core_cpi),
@@ -177,9 +176,16 @@ impl InsiderConfig {
         }
     }
 
-    /// PCIe payload bandwidth, each direction.
+    /// The host–drive PCIe link (Gen3, this drive's lanes and latency; the shared link's
+    /// TLP size and overhead): virtual files' DMA, firmware requests' data and the NVMe
+    /// front end all cross it.
+    pub fn link(&self) -> LinkConfig {
+        self.nvme().link
+    }
+
+    /// PCIe payload bandwidth, each direction: what a long DMA streams at after TLP headers.
     pub fn pcie_mb_s(&self) -> f64 {
-        f64::from(self.pcie_lanes) * self.pcie_lane_mb_s
+        self.link().payload_mb_s()
     }
 
     /// An FPGA-like slot of the drive (the shared cost model of `nearflash-hw`).
@@ -223,7 +229,6 @@ impl Default for InsiderConfig {
             emulated_chips: 4,
             emulated_capacity_bytes: 64 << 30,
             pcie_lanes: 8,
-            pcie_lane_mb_s: 985.0,
             pcie_latency_us: 1.0,
             app_slots: 4,
             slot_clock_mhz: 250.0,
@@ -255,5 +260,32 @@ pub fn insider_host() -> nearflash_host::HostConfig {
             ..nearflash_host::PageCacheConfig::default()
         },
         ..nearflash_host::HostConfig::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_link_is_gen3_at_the_lanes_given_with_tlp_headers_taken_off() {
+        let cfg = InsiderConfig::default();
+        let link = cfg.link();
+        assert_eq!((link.generation, link.lanes), (3, cfg.pcie_lanes));
+        assert_eq!(link.latency_ns, 1000);
+        // ×8 Gen3: 8 GT/s × 128/130 ÷ 8 bits = 984.6 MB/s a lane, of which each 256-byte
+        // TLP's 24-byte header leaves 256/280.
+        let raw_mb_s = 8.0 * 8000.0 * 128.0 / 130.0 / 8.0;
+        let expect = raw_mb_s * 256.0 / 280.0;
+        assert!(
+            (cfg.pcie_mb_s() - expect).abs() < 1e-6,
+            "{}",
+            cfg.pcie_mb_s()
+        );
+        let x16 = InsiderConfig {
+            pcie_lanes: 16,
+            ..InsiderConfig::default()
+        };
+        assert!((x16.pcie_mb_s() - 2.0 * expect).abs() < 1e-6);
     }
 }

@@ -43,7 +43,8 @@ use nearflash_host::{
     Extent as HostExtent, FileId, Host, HostCompletion, HostConfig, HostError, HostEvent, OpFlags,
     OpId as HostOpId,
 };
-use nearflash_hw::server::{transfer, FifoServer};
+use nearflash_hw::link::{Direction as Wire, Link};
+use nearflash_hw::server::FifoServer;
 use nearflash_nvme::NvmeConfig;
 use nearflash_sim::{
     Driver, EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall,
@@ -154,8 +155,9 @@ pub(crate) struct State {
     backing_stats: BackingStats,
     isc: IscUnit,
     engines: Engines,
-    pcie_d2h: FifoServer,
-    pcie_h2d: FifoServer,
+    /// The host–drive PCIe link (the one link model): `Up` carries virtual files' output and
+    /// firmware reads' data to the host, `Down` virtual writes and firmware writes' data.
+    link: Link,
     /// The NVMe front end of ordinary host requests: per-command costs and the controller,
     /// which processes one command at a time.
     nvme: NvmeConfig,
@@ -301,8 +303,10 @@ impl Machine {
             backing_stats: BackingStats::default(),
             isc: IscUnit::default(),
             engines: Engines::new(cfg),
-            pcie_d2h: FifoServer::default(),
-            pcie_h2d: FifoServer::default(),
+            link: Link::new(cfg.link()).map_err(|e| InsiderError::Config {
+                field: "insider.pcie_lanes",
+                reason: e.to_string(),
+            })?,
             nvme: cfg.nvme(),
             nvme_controller: FifoServer::default(),
             streams: BTreeMap::new(),
@@ -380,8 +384,10 @@ impl Machine {
         self.st().engines.busy_ns()
     }
 
+    /// Busy time of the link's two directions: (drive to host, host to drive).
     pub fn pcie_busy_ns(&self) -> (u64, u64) {
-        (self.st().pcie_d2h.busy_ns(), self.st().pcie_h2d.busy_ns())
+        let link = &self.st().link;
+        (link.stats(Wire::Up).busy_ns, link.stats(Wire::Down).busy_ns)
     }
 
     // ---- the loop ---------------------------------------------------------------------------
@@ -628,8 +634,11 @@ impl State {
         q.schedule_at(at, MachineEvent::Insider(ev));
     }
 
-    fn pcie_latency(&self) -> SimDuration {
-        SimDuration::from_us_f64(self.cfg.pcie_latency_us)
+    /// Puts `bytes` on the link in direction `dir` now; when they arrive at the far end.
+    fn dma(&mut self, now: SimTime, dir: Wire, bytes: u64) -> SimTime {
+        let t = self.link.transfer(now, dir, bytes);
+        debug_assert!(t.arrives >= now, "a DMA arrives after it starts");
+        t.arrives
     }
 
     fn submit_backing(
@@ -680,10 +689,7 @@ impl State {
             Ev::FwSubmit(id) => self.fw_submit(q, id),
             Ev::FwPassed(id) => {
                 let len = self.fw[&id].len_bytes;
-                let at = self
-                    .pcie_d2h
-                    .serve(now, transfer(len, self.cfg.pcie_mb_s()));
-                let at = at + self.pcie_latency();
+                let at = self.dma(now, Wire::Up, len);
                 self.schedule(q, at, Ev::FwDelivered(id));
             }
             Ev::FwDelivered(id) => {

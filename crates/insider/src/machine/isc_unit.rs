@@ -145,8 +145,6 @@ impl State {
 
     pub(super) fn try_dma(&mut self, q: &mut Q, fd: u32) {
         let now = q.now();
-        let mb_s = self.cfg.pcie_mb_s();
-        let lat = self.pcie_latency();
         let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
             return;
         };
@@ -186,7 +184,7 @@ impl State {
             "stream {fd}'s DMA overran the host-side buffer"
         );
         s.dma_inflight.push_back(moved);
-        let at = self.pcie_d2h.serve(now, transfer(n, mb_s)) + lat;
+        let at = self.dma(now, Wire::Up, n);
         self.schedule(q, at, Ev::DmaDone(fd));
         self.try_slot(q, fd);
     }

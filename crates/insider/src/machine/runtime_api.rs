@@ -68,10 +68,7 @@ impl State {
     /// Virtual write: sends `bytes` (functional: `data`) over PCIe to the program's FIFO.
     pub fn push_write(&mut self, q: &mut Q, fd: u32, bytes: u64, data: Vec<u8>, last: bool) {
         let now = q.now();
-        let at = self
-            .pcie_h2d
-            .serve(now, transfer(bytes, self.cfg.pcie_mb_s()))
-            + self.pcie_latency();
+        let at = self.dma(now, Wire::Down, bytes);
         let s = touch(&mut self.wake, &mut self.streams, fd).expect("open for writing");
         assert_eq!(s.dir, Direction::Write, "vwrite on read stream {fd}");
         assert!(
@@ -173,10 +170,7 @@ impl State {
                 });
             }
             _ => {
-                let at = self
-                    .pcie_h2d
-                    .serve(now, transfer(len, self.cfg.pcie_mb_s()))
-                    + self.pcie_latency();
+                let at = self.dma(now, Wire::Down, len);
                 self.schedule(q, at, Ev::FwWriteArrived(id));
             }
         }
