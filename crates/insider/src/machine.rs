@@ -48,73 +48,18 @@ use nearflash_hw::server::FifoServer;
 use nearflash_nvme::NvmeConfig;
 use nearflash_sim::{
     Driver, EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall,
-    TraceEvent,
 };
 use nearflash_stream::{flits_of, Flit, FlitWriter, FLIT_BYTES};
 use std::collections::BTreeMap;
 
+mod event;
+mod host_side;
 mod isc_unit;
 mod runtime_api;
 mod wake;
 
+pub use event::{Ev, MachineEvent};
 pub(crate) use wake::Wake;
-
-/// The machine's events: the backing device's own, the drive's, and the shared host
-/// model's (over the drive's firmware path).
-#[derive(Clone, Copy, Debug)]
-pub enum MachineEvent {
-    Dev(Event),
-    Insider(Ev),
-    Host(HostEvent<PortEvent>),
-    /// The clock reaches an instant with a deadline of the runtime (`wake`).
-    Timer,
-}
-
-impl TraceEvent for MachineEvent {
-    fn hash_word(&self) -> u64 {
-        match self {
-            MachineEvent::Dev(e) => e.hash_word(),
-            MachineEvent::Insider(e) => e.code(),
-            MachineEvent::Host(e) => e.hash_word(),
-            MachineEvent::Timer => 10 << 56,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub enum Ev {
-    /// Emulated storage finished a request.
-    BackingDone(u64),
-    /// The host storage stack hands a firmware request to the drive.
-    FwSubmit(u64),
-    /// A firmware read passed slot 0; now it crosses PCIe.
-    FwPassed(u64),
-    /// A firmware read's data reached host memory.
-    FwDelivered(u64),
-    /// A firmware write's data reached the drive.
-    FwWriteArrived(u64),
-    /// The host's handler saw a firmware request's NVMe completion.
-    FwCompleted(u64),
-    SlotDone(u32),
-    DmaDone(u32),
-    H2dDone(u32),
-}
-
-impl Ev {
-    fn code(&self) -> u64 {
-        match *self {
-            Ev::BackingDone(x) => 1 << 56 ^ x,
-            Ev::FwSubmit(x) => 2 << 56 ^ x,
-            Ev::FwPassed(x) => 3 << 56 ^ x,
-            Ev::FwDelivered(x) => 4 << 56 ^ x,
-            Ev::FwWriteArrived(x) => 5 << 56 ^ x,
-            Ev::SlotDone(x) => 6 << 56 ^ u64::from(x),
-            Ev::DmaDone(x) => 7 << 56 ^ u64::from(x),
-            Ev::H2dDone(x) => 8 << 56 ^ u64::from(x),
-            Ev::FwCompleted(x) => 9 << 56 ^ x,
-        }
-    }
-}
 
 /// An ordinary (non-ISC) host request.
 #[derive(Debug)]
@@ -509,67 +454,6 @@ impl Machine {
         None
     }
 
-    // ---- the shared host model -----------------------------------------------------------
-
-    /// The host model (its page cache, its counters).
-    pub fn host(&self) -> &Host<FirmwarePort> {
-        &self.st().host
-    }
-
-    pub fn host_add_file(&mut self, extents: Vec<HostExtent>) -> Result<FileId, HostError> {
-        self.st_mut().host.add_file(extents)
-    }
-
-    pub fn host_set_extents(
-        &mut self,
-        file: FileId,
-        extents: Vec<HostExtent>,
-    ) -> Result<(), HostError> {
-        self.st_mut().host.set_extents(file, extents)
-    }
-
-    /// `posix_fadvise(POSIX_FADV_DONTNEED)` over pages `first..=last` of `file`.
-    pub fn host_drop_cached(&mut self, file: FileId, first: u64, last: u64) {
-        self.st_mut()
-            .host
-            .drop_cached(file, first, last)
-            .expect("a file the runtime declared");
-    }
-
-    /// Starts a read (`direct`: O_DIRECT) or write of `file` through the host at `now`.
-    pub fn host_io(
-        &mut self,
-        write: bool,
-        file: FileId,
-        offset: u64,
-        len: u64,
-        flags: OpFlags,
-    ) -> Result<HostOpId, HostError> {
-        let (st, q) = self.parts();
-        let hq = &mut q.map(MachineEvent::Host);
-        let op = if write {
-            st.host.write(file, offset, len, flags, hq)
-        } else {
-            st.host.read(file, offset, len, flags, hq)
-        }?;
-        st.host_io(q);
-        Ok(op)
-    }
-
-    /// The completion of host operation `op` once it ended (removing it).
-    pub fn host_done(&mut self, op: HostOpId) -> Option<HostCompletion> {
-        let st = self.st_mut();
-        let i = st.host_done.iter().position(|c| c.op == op)?;
-        let c = st.host_done.remove(i);
-        assert!(c.completed >= c.submitted, "an op ends after it began");
-        Some(c)
-    }
-
-    /// The firmware path as the host's block device (functional fidelity: the pages read).
-    pub fn host_port_mut(&mut self) -> &mut FirmwarePort {
-        self.st_mut().host.device_mut()
-    }
-
     /// Commands the NVMe front end's controller has processed (ordinary host requests).
     pub fn nvme_commands(&self) -> u64 {
         self.st().nvme_controller.served()
@@ -797,21 +681,5 @@ impl State {
                 }
             }
         }
-    }
-
-    // ---- the shared host model ---------------------------------------------------------
-
-    /// Hands the requests the host submitted to the drive's firmware path and collects the
-    /// host's operations that ended.
-    fn host_io(&mut self, q: &mut Q) {
-        for req in self.host.device_mut().take_submitted() {
-            let id = self.firmware(q, req.op, req.offset_bytes, req.len_bytes, req.data);
-            let r = self.fw.get_mut(&id).expect("just made");
-            assert!(r.host.is_none(), "one host request per firmware request");
-            r.host = Some(req.id);
-        }
-        let before = self.host_done.len();
-        self.host.take_completions(&mut self.host_done);
-        self.wake.host_ended += (self.host_done.len() - before) as u64;
     }
 }
