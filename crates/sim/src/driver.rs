@@ -144,6 +144,14 @@ impl<M: Model> Driver<M> {
         }
     }
 
+    /// Runs the events due by `limit` until `done(model)` holds ([`Sim::run_until_by`]): true
+    /// when it does, false when the next event (if any) lies past `limit` first. No watchdog:
+    /// for a caller that decides at every event itself (a crash test cutting power the moment
+    /// a phase executes), or whose deadline is the bound.
+    pub fn run_until_by(&mut self, limit: SimTime, done: impl FnMut(&M) -> bool) -> bool {
+        self.sim.run_until_by(limit, &mut self.model, done)
+    }
+
     /// One phase on this loop by a model of its own: `phase` makes it from the driver's model
     /// and the queue (submitting its first work), then events run, handled by the phase's
     /// model, until `done(phase)` holds — a wait like [`Driver::run_until`], under a fresh

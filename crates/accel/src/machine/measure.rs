@@ -99,6 +99,9 @@ impl State {
         m
     }
 
+    /// The run's report at `end`: per instance its latency, start and lock wait, and per
+    /// resource its busy time, utilization and energy. Mostly one line per report field: the
+    /// length is the report's, not the logic's.
     pub(super) fn report(
         &self,
         workload: &str,
