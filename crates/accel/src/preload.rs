@@ -12,6 +12,12 @@ use crate::error::AccelError;
 use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest};
 use nearflash_sim::{Driver, EventQueue, Model, Progress, Schedule, SimRng, TraceEvent};
 
+/// How the device's events become the machine's (`P`), and back.
+pub type Wrapping<D, P> = (
+    fn(<D as BlockDevice>::Event) -> P,
+    fn(P) -> <D as BlockDevice>::Event,
+);
+
 /// Writes kept in flight while preconditioning.
 const PRELOAD_QUEUE_DEPTH: u32 = 64;
 
@@ -41,7 +47,7 @@ where
 {
     pub fn new(
         dev: &'m mut D,
-        (wrap, unwrap): (fn(D::Event) -> P, fn(P) -> D::Event),
+        (wrap, unwrap): Wrapping<D, P>,
         next_id: &'m mut u64,
         payload: F,
     ) -> Self {
