@@ -2,9 +2,10 @@
 //! (`nearflash-host`: system calls, the storage stack's CPU cost per request and per page, a
 //! bounded page cache with read-ahead and write-back, fsync) over an NVMe front end
 //! (`nearflash-nvme`: doorbell, SQE fetch, controller, DMA over the SSD's PCIe link, MSI-X)
-//! over the project's flash device (`nearflash-ftl`). One simulation loop (`sim::Sim`, the
-//! run's clock) drives them through their composed events, `HostEvent<NvmeEvent<Event>>`.
-//! Every event after preconditioning goes into the trace hash.
+//! over the project's flash device (`nearflash-ftl`). They are one `sim::Model` (`HostSide`)
+//! on the run's `sim::Driver`, through their composed events, `HostEvent<NvmeEvent<Event>>`;
+//! a host operation is waited for with `Driver::run_until`, under its watchdog. Every event
+//! after preconditioning goes into the trace hash.
 //!
 //! SIMD's file I/O is buffered (through the page cache), as the paper describes the
 //! baseline: the application requests data from the SSD "through the I/O runtime library"
@@ -22,7 +23,7 @@
 
 use crate::error::AccelError;
 use crate::host_pages::HostPages;
-use nearflash_blockdev::load::DEFAULT_STALL_LIMIT;
+use crate::preload::Preload;
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{Device, Event, FtlConfig};
 use nearflash_host::{
@@ -30,7 +31,7 @@ use nearflash_host::{
     PAGE_BYTES,
 };
 use nearflash_nvme::{Nvme, NvmeConfig, NvmeEvent, NvmeStats};
-use nearflash_sim::{Progress, Schedule, Sim, SimTime, Watchdog};
+use nearflash_sim::{Driver, EventQueue, Model, Progress, Schedule, Sim, SimRng, SimTime};
 
 /// The conventional SSD as the host reaches it.
 pub type Drive = Nvme<Device>;
@@ -51,9 +52,39 @@ fn unwrap_device(e: SsdEvent) -> Event {
 /// The host and its SSD on their simulation loop; in functional fidelity the SSD stores
 /// data and `HostPages` carries the bytes of the host's page cache.
 pub struct Ssd {
-    sim: Sim<SsdEvent>,
+    run: Driver<HostSide>,
+}
+
+/// The host over its drive as a `sim::Model`: the host handles every event, and what it
+/// completes is collected after each, so a wait can end on it.
+struct HostSide {
     host: Host<HostPages<Drive>>,
     done: Vec<HostCompletion>,
+    /// The host operation a caller waits for (SIMD runs one at a time).
+    waiting: Option<OpId>,
+}
+
+impl Model for HostSide {
+    type Event = SsdEvent;
+
+    fn handle(&mut self, ev: SsdEvent, q: &mut EventQueue<SsdEvent>, rng: &mut SimRng) {
+        self.host.handle(ev, q, rng);
+        self.host.take_completions(&mut self.done);
+    }
+
+    /// The drive's NVMe completions count as progress while an operation is outstanding.
+    fn progress(&self) -> Progress {
+        Progress {
+            completed: self.host.device().inner().stats().cqes,
+            outstanding: u64::from(self.waiting.is_some()),
+        }
+    }
+}
+
+impl HostSide {
+    fn completed(&self, id: OpId) -> bool {
+        self.done.iter().any(|c| c.op == id)
+    }
 }
 
 /// The host's operations on one file.
@@ -87,14 +118,27 @@ impl Ssd {
         let drive = Nvme::new(nvme.clone(), dev)?;
         let host = Host::new(host.clone(), HostPages::new(drive))?;
         Ok(Ssd {
-            sim,
-            host,
-            done: Vec::new(),
+            run: Driver::new(
+                sim,
+                HostSide {
+                    host,
+                    done: Vec::new(),
+                    waiting: None,
+                },
+            ),
         })
     }
 
+    fn host(&self) -> &Host<HostPages<Drive>> {
+        &self.run.model().host
+    }
+
+    fn host_mut(&mut self) -> &mut Host<HostPages<Drive>> {
+        &mut self.run.model_mut().host
+    }
+
     pub fn dev(&self) -> &Device {
-        self.host.device().inner().device()
+        self.host().device().inner().device()
     }
 
     /// True when the SSD stores data (functional fidelity).
@@ -103,36 +147,36 @@ impl Ssd {
     }
 
     pub fn host_stats(&self) -> HostStats {
-        self.host.stats()
+        self.host().stats()
     }
 
     pub fn nvme_stats(&self) -> NvmeStats {
-        self.host.device().inner().stats()
+        self.host().device().inner().stats()
     }
 
     /// Bytes in the host's page cache now, and its capacity.
     pub fn cache_bytes(&self) -> (u64, u64) {
-        let c = self.host.cache();
+        let c = self.host().cache();
         (c.bytes(), c.capacity_bytes())
     }
 
     /// The run's clock.
     pub fn now(&self) -> SimTime {
-        self.sim.now()
+        self.run.now()
     }
 
     /// Events processed so far.
     pub fn events(&self) -> u64 {
-        self.sim.events()
+        self.run.sim().events()
     }
 
     pub fn trace_hash(&self) -> String {
-        self.sim.trace_hash().hex()
+        self.run.sim().trace_hash().hex()
     }
 
     /// Summed die and channel busy time so far.
     pub fn device_busy(&self) -> (u64, u64) {
-        let now = self.sim.now();
+        let now = self.run.now();
         (
             self.dev().die_busy_ns(now).iter().sum(),
             self.dev().channel_busy_ns(now).iter().sum(),
@@ -141,7 +185,7 @@ impl Ssd {
 
     /// Declares a file of `len_bytes` (rounded up to whole pages) at `dev_offset`.
     pub fn add_file(&mut self, dev_offset: u64, len_bytes: u64) -> Result<FileId, AccelError> {
-        Ok(self.host.add_file(vec![Extent {
+        Ok(self.host_mut().add_file(vec![Extent {
             dev_offset,
             len: len_bytes.div_ceil(PAGE_BYTES) * PAGE_BYTES,
         }])?)
@@ -157,47 +201,42 @@ impl Ssd {
         len: u64,
     ) -> Result<(), AccelError> {
         let flags = OpFlags::default();
-        match op {
-            FileOp::Read => {
-                let id = self.host.read(file, offset, len, flags, self.sim.queue())?;
-                self.wait(id)
-            }
-            FileOp::Write => {
-                let id = self
-                    .host
-                    .write(file, offset, len, flags, self.sim.queue())?;
-                self.wait(id)
-            }
-        }
+        let (side, q, _) = self.run.parts();
+        let id = match op {
+            FileOp::Read => side.host.read(file, offset, len, flags, q)?,
+            FileOp::Write => side.host.write(file, offset, len, flags, q)?,
+        };
+        self.wait(id)
     }
 
     /// `fsync(file)`: returns once its dirty pages are written back and the drive flushed.
     pub fn fsync(&mut self, file: FileId) -> Result<(), AccelError> {
-        let id = self.host.fsync(file, self.sim.queue())?;
+        let (side, q, _) = self.run.parts();
+        let id = side.host.fsync(file, q)?;
         self.wait(id)
     }
 
     /// Functional fidelity: the bytes `[dev_offset, dev_offset + out.len())` in host memory
     /// (what the host's last reads brought in and its writes put there).
     pub fn host_bytes(&self, dev_offset: u64, out: &mut [u8]) {
-        self.host.device().read(dev_offset, out);
+        self.host().device().read(dev_offset, out);
     }
 
     /// Functional fidelity: a buffered write's bytes enter the page cache at `dev_offset`
     /// (call it with the `FileOp::Write` of the same range).
     pub fn stage(&mut self, dev_offset: u64, bytes: &[u8]) {
-        self.host.device_mut().stage(dev_offset, bytes);
+        self.host_mut().device_mut().stage(dev_offset, bytes);
     }
 
     /// Functional fidelity: host memory drops its copy of `[dev_offset, dev_offset + len)`.
     pub fn forget(&mut self, dev_offset: u64, len: u64) {
-        self.host.device_mut().forget(dev_offset, len);
+        self.host_mut().device_mut().forget(dev_offset, len);
     }
 
     /// Functional fidelity, untimed: the bytes a read of `[dev_offset, dev_offset + len)`
     /// submitted now would return from the drive (sector aligned).
     pub fn peek(&mut self, dev_offset: u64, len: u64) -> Result<Vec<u8>, AccelError> {
-        self.host
+        self.host_mut()
             .device_mut()
             .inner_mut()
             .device_mut()
@@ -212,40 +251,39 @@ impl Ssd {
     /// Runs the loop until operation `id` completes (the watchdog counts NVMe completions
     /// as progress).
     fn wait(&mut self, id: OpId) -> Result<(), AccelError> {
-        let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
-        loop {
-            self.host.take_completions(&mut self.done);
-            if let Some(i) = self.done.iter().position(|c| c.op == id) {
-                let c = self.done.swap_remove(i);
-                assert!(
-                    self.done.is_empty(),
-                    "SIMD runs one host operation at a time"
-                );
-                return Ok(c.result?);
-            }
-            let progress = |host: &Host<HostPages<Drive>>| Progress {
-                completed: host.device().inner().stats().cqes,
-                outstanding: 1,
-            };
-            let stepped = self
-                .sim
-                .step_watched(&mut self.host, &mut watchdog, progress)
-                .map_err(|stall| AccelError::Stalled {
-                    what: "the SSD's host operation",
-                    stall,
-                })?;
-            assert!(
-                stepped,
-                "an operation is outstanding, so an empty queue is a stall"
-            );
-        }
+        let side = self.run.model_mut();
+        assert!(
+            side.waiting.is_none(),
+            "SIMD runs one host operation at a time"
+        );
+        // An operation the host completed as it was submitted (no event) is collected here.
+        side.host.take_completions(&mut side.done);
+        side.waiting = Some(id);
+        let waited = self.run.run_until(|side| side.completed(id));
+        let side = self.run.model_mut();
+        side.waiting = None;
+        waited.map_err(|stall| AccelError::Stalled {
+            what: "the SSD's host operation",
+            stall,
+        })?;
+        let i = side
+            .done
+            .iter()
+            .position(|c| c.op == id)
+            .expect("the wait ended on it");
+        let c = side.done.swap_remove(i);
+        assert!(
+            side.done.is_empty(),
+            "SIMD runs one host operation at a time"
+        );
+        Ok(c.result?)
     }
 
     /// Runs the machine (the drive's background work, the host's write-back) until `at` (or
     /// now, if `at` is past).
     pub fn advance_to(&mut self, at: SimTime) {
-        let t = at.max(self.sim.now());
-        self.sim.advance_to(t, &mut self.host);
+        let t = at.max(self.run.now());
+        self.run.advance_to(t);
     }
 
     /// Writes the input files (untimed preconditioning, straight to the flash device) with
@@ -265,16 +303,15 @@ impl Ssd {
         });
         let mut next_id = 0;
         crate::preload::write_extents(
-            &mut self.sim,
-            self.host.device_mut().inner_mut().device_mut(),
-            wrap_device,
-            unwrap_device,
-            &mut next_id,
-            todo,
-            payload,
+            &mut self.run,
+            |side| {
+                let dev = side.host.device_mut().inner_mut().device_mut();
+                Preload::new(dev, (wrap_device, unwrap_device), &mut next_id, payload)
+            },
+            todo.collect(),
             "SSD preconditioning",
         )?;
-        self.sim.restart_trace();
+        self.run.restart_trace();
         Ok(())
     }
 }

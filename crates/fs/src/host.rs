@@ -1,8 +1,9 @@
-//! `FsHost`: the synchronous convenience driver for tools and tests. It owns one `sim::Sim`
-//! loop, a block device and an `Fs`, wires the FS's block requests to the device and the
-//! device's completions back, arms the FS's CPU timer, and runs one operation to completion
-//! under a `sim::Watchdog` — an operation that stops making progress is an error, never a
-//! spin.
+//! `FsHost`: the synchronous convenience driver for tools and tests. It holds a block device
+//! and an `Fs` as one `sim::Model` ([`Machine`]: wires the FS's block requests to the device
+//! and the device's completions back, arms the FS's CPU timer, reports its progress) on a
+//! `sim::Driver`, and runs one operation to completion with `Driver::run_until` under the
+//! driver's watchdog — an operation that stops making progress is the one `sim::Stall`, never
+//! a spin.
 
 use crate::config::FsConfig;
 use crate::error::{ConfigError, FsError};
@@ -11,8 +12,8 @@ use crate::ops::{FsOp, FsReply};
 use crate::types::Caller;
 use nearflash_blockdev::{BlockCompletion, BlockDevice};
 use nearflash_sim::{
-    EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall, TraceEvent,
-    Watchdog,
+    Driver, EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall,
+    TraceEvent,
 };
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -100,16 +101,6 @@ impl<D: BlockDevice> Machine<D> {
             self.finished.insert(c.id, c);
         }
     }
-
-    fn progress(&self) -> Progress {
-        let s = self.fs.stats();
-        // A block completion is progress too: one operation (a large sync on a slow device)
-        // may rightly take longer than the watchdog's limit while the device keeps completing.
-        Progress {
-            completed: s.ops_completed + s.ops_failed + self.blocks_completed,
-            outstanding: self.fs.outstanding(),
-        }
-    }
 }
 
 impl<D: BlockDevice> Model for Machine<D> {
@@ -126,15 +117,25 @@ impl<D: BlockDevice> Model for Machine<D> {
         self.now = q.now();
         self.pump(q);
     }
+
+    fn progress(&self) -> Progress {
+        let s = self.fs.stats();
+        // A block completion is progress too: one operation (a large sync on a slow device)
+        // may rightly take longer than the watchdog's limit while the device keeps completing.
+        Progress {
+            completed: s.ops_completed + s.ops_failed + self.blocks_completed,
+            outstanding: self.fs.outstanding(),
+        }
+    }
 }
 
 pub struct FsHost<D: BlockDevice> {
-    sim: Sim<HostEvent<D::Event>>,
-    m: Machine<D>,
-    watchdog_limit: SimDuration,
+    run: Driver<Machine<D>>,
 }
 
-/// Simulated time an operation may go without completing before it is declared stuck.
+/// Simulated time an operation may go without a block or an operation completing before it
+/// is declared stuck: the driver's stall limit, tighter than `sim::STALL_LIMIT` — a file
+/// system's waits are a few block requests, so a deadlock is reported sooner.
 pub const WATCHDOG_LIMIT_DEFAULT: SimDuration = SimDuration(10_000_000_000);
 
 impl<D: BlockDevice> FsHost<D> {
@@ -144,50 +145,50 @@ impl<D: BlockDevice> FsHost<D> {
     pub fn new(sim: Sim<HostEvent<D::Event>>, dev: D, cfg: FsConfig) -> Result<Self, HostError> {
         let fs = Fs::for_device(cfg, &dev)?;
         let now = sim.now();
+        let m = Machine {
+            dev,
+            fs,
+            timer_armed: None,
+            finished: BTreeMap::new(),
+            block_done: Vec::new(),
+            blocks_completed: 0,
+            now,
+        };
         Ok(FsHost {
-            sim,
-            m: Machine {
-                dev,
-                fs,
-                timer_armed: None,
-                finished: BTreeMap::new(),
-                block_done: Vec::new(),
-                blocks_completed: 0,
-                now,
-            },
-            watchdog_limit: WATCHDOG_LIMIT_DEFAULT,
+            run: Driver::new(sim, m).with_stall_limit(WATCHDOG_LIMIT_DEFAULT),
         })
     }
 
     pub fn now(&self) -> SimTime {
-        self.sim.now()
+        self.run.now()
     }
 
     pub fn fs(&self) -> &Fs {
-        &self.m.fs
+        &self.run.model().fs
     }
 
     pub fn dev(&self) -> &D {
-        &self.m.dev
+        &self.run.model().dev
     }
 
     /// Gives up the device (for a power cut: the FS's memory is dropped with the host).
     pub fn into_device(self) -> D {
-        self.m.dev
+        self.into_parts().1
     }
 
     /// Gives up the loop and the device, the device's pending events still on the queue (a
     /// power cut during which the device keeps running, e.g. a write buffer's hold-up; the
     /// FS's memory is dropped with the host).
     pub fn into_parts(self) -> (Sim<HostEvent<D::Event>>, D) {
-        (self.sim, self.m.dev)
+        let (sim, m) = self.run.into_parts();
+        (sim, m.dev)
     }
 
     /// Queues an operation now.
     pub fn submit(&mut self, caller: Caller, op: FsOp) -> Result<OpId, FsError> {
-        let now = self.sim.now();
-        let id = self.m.fs.submit(now, caller, op)?;
-        self.m.pump(self.sim.queue());
+        let (m, q, _) = self.run.parts();
+        let id = m.fs.submit(q.now(), caller, op)?;
+        m.pump(q);
         Ok(id)
     }
 
@@ -195,20 +196,20 @@ impl<D: BlockDevice> FsHost<D> {
     /// and moves the clock to `t` — for a driver whose clock follows another one (live mode's
     /// wall clock). `t` must not be in the past.
     pub fn advance_to(&mut self, t: SimTime) {
-        assert!(t >= self.sim.now(), "advance_to({t:?}) is in the past");
-        self.sim.advance_to(t, &mut self.m);
-        self.m.now = t;
+        assert!(t >= self.run.now(), "advance_to({t:?}) is in the past");
+        self.run.advance_to(t);
+        self.run.model_mut().now = t;
     }
 
     /// Runs events until `done(machine)` holds — checked at the start and after every event
-    /// — (true), or no event is pending (false): `Sim::run_until_by` with no time limit, for
-    /// a driver that decides at every event (a crash test cutting power the moment a phase
-    /// executes).
+    /// — (true), or no event is pending (false): `Driver::run_until_by` with no time limit,
+    /// for a driver that decides at every event (a crash test cutting power the moment a
+    /// phase executes).
     pub fn run_until_either(&mut self, done: impl FnMut(&Machine<D>) -> bool) -> bool {
-        let reached = self.sim.run_until_by(SimTime(u64::MAX), &mut self.m, done);
+        let reached = self.run.run_until_by(SimTime(u64::MAX), done);
         assert_eq!(
-            self.m.now,
-            self.sim.now(),
+            self.run.model().now,
+            self.run.now(),
             "the model's clock is the loop's"
         );
         reached
@@ -216,21 +217,14 @@ impl<D: BlockDevice> FsHost<D> {
 
     /// The completion of `id`, once it finished.
     pub fn take_completion(&mut self, id: OpId) -> Option<FsCompletion> {
-        self.m.finished.remove(&id)
+        self.run.model_mut().finished.remove(&id)
     }
 
     /// Runs events until `id` completes (or the watchdog fires).
     pub fn wait(&mut self, id: OpId) -> Result<FsCompletion, HostError> {
-        let mut dog = Watchdog::starting_at(self.watchdog_limit, self.sim.now());
-        dog.observe(self.sim.now(), self.m.progress())?;
-        self.sim
-            .run_until(&mut self.m, &mut dog, Machine::progress, |m| {
-                m.finished.contains_key(&id)
-            })?;
+        self.run.run_until(|m| m.finished.contains_key(&id))?;
         Ok(self
-            .m
-            .finished
-            .remove(&id)
+            .take_completion(id)
             .expect("run_until returns once the operation is done"))
     }
 

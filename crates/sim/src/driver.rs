@@ -6,7 +6,13 @@
 //! Waiting is [`Sim::run_until`] under a fresh [`Watchdog`] armed at the wait's start, watching
 //! what the model reports through [`Model::progress`]; a wait that stops making progress is the
 //! one [`Stall`]. The limit is [`STALL_LIMIT`] unless the caller sets another
-//! ([`Driver::with_stall_limit`]).
+//! ([`Driver::with_stall_limit`]). A caller whose waits are many and short (a program's timer
+//! ticks while its I/O is stuck) keeps one watchdog across them instead
+//! ([`Driver::watching_across_waits`]): no single wait lasts the limit, their sum does.
+//!
+//! A phase of a run that handles the same events its own way (an untimed preconditioning that
+//! drives only the device, before the machine around it starts) is a model of its own, made
+//! from the driver's model and waited on with [`Driver::run_phase_until`] on the same loop.
 
 use crate::queue::EventQueue;
 use crate::rng::SimRng;
@@ -18,6 +24,9 @@ pub struct Driver<M: Model> {
     sim: Sim<M::Event>,
     model: M,
     stall_limit: SimDuration,
+    /// The one watchdog every wait continues (`watching_across_waits`); `None`: each wait
+    /// arms a fresh one.
+    across_waits: Option<Watchdog>,
 }
 
 impl<M: Model> Driver<M> {
@@ -28,6 +37,7 @@ impl<M: Model> Driver<M> {
             sim,
             model,
             stall_limit: STALL_LIMIT,
+            across_waits: None,
         }
     }
 
@@ -46,6 +56,21 @@ impl<M: Model> Driver<M> {
     pub fn with_stall_limit(mut self, limit: SimDuration) -> Self {
         assert!(limit > SimDuration::ZERO, "a stall limit is positive");
         self.stall_limit = limit;
+        self.across_waits = self
+            .across_waits
+            .take()
+            .map(|_| Watchdog::starting_at(limit, self.sim.now()));
+        self
+    }
+
+    /// Keeps one watchdog across every wait from now on, instead of arming a fresh one per
+    /// wait: requests outstanding with none completing for the stall limit is a [`Stall`]
+    /// even when it is spread over many short waits that each end well (a timer the caller
+    /// waits on keeps firing while the I/O it also waits for never completes). The time
+    /// between waits counts too; work completing, or nothing outstanding, at a wait's start
+    /// re-arms it.
+    pub fn watching_across_waits(mut self) -> Self {
+        self.across_waits = Some(Watchdog::starting_at(self.stall_limit, self.sim.now()));
         self
     }
 
@@ -80,6 +105,12 @@ impl<M: Model> Driver<M> {
         self.sim.now()
     }
 
+    /// Starts the trace hash afresh ([`Sim::restart_trace`]): what ran so far was untimed
+    /// preparation.
+    pub fn restart_trace(&mut self) {
+        self.sim.restart_trace();
+    }
+
     /// Lets `d` of simulated time pass (a core computing, a sleep): the events due meanwhile
     /// run, then the clock stands at `now + d`.
     pub fn advance(&mut self, d: SimDuration) {
@@ -97,9 +128,45 @@ impl<M: Model> Driver<M> {
     /// a watchdog armed now: the queue emptying first, or no progress for the stall limit, is
     /// a [`Stall`].
     pub fn run_until(&mut self, done: impl FnMut(&M) -> bool) -> Result<(), Stall> {
+        let now = self.sim.now();
+        match self.across_waits.as_mut() {
+            Some(dog) => {
+                // What happened since the last wait (submissions, completions outside an
+                // event) is seen before the first event of this one.
+                dog.observe(now, self.model.progress())?;
+                self.sim.run_until(&mut self.model, dog, M::progress, done)
+            }
+            None => {
+                let mut dog = Watchdog::starting_at(self.stall_limit, now);
+                self.sim
+                    .run_until(&mut self.model, &mut dog, M::progress, done)
+            }
+        }
+    }
+
+    /// Runs the events due by `limit` until `done(model)` holds ([`Sim::run_until_by`]): true
+    /// when it does, false when the next event (if any) lies past `limit` first. No watchdog:
+    /// for a caller that decides at every event itself (a crash test cutting power the moment
+    /// a phase executes), or whose deadline is the bound.
+    pub fn run_until_by(&mut self, limit: SimTime, done: impl FnMut(&M) -> bool) -> bool {
+        self.sim.run_until_by(limit, &mut self.model, done)
+    }
+
+    /// One phase on this loop by a model of its own: `phase` makes it from the driver's model
+    /// and the queue (submitting its first work), then events run, handled by the phase's
+    /// model, until `done(phase)` holds — a wait like [`Driver::run_until`], under a fresh
+    /// watchdog watching what the phase reports through [`Model::progress`]. Hands the phase
+    /// back (what it counted, an error it kept); the driver's model is whatever the phase
+    /// left it.
+    pub fn run_phase_until<'m, P: Model<Event = M::Event>>(
+        &'m mut self,
+        phase: impl FnOnce(&'m mut M, &mut EventQueue<M::Event>) -> P,
+        done: impl FnMut(&P) -> bool,
+    ) -> Result<P, Stall> {
         let mut dog = Watchdog::starting_at(self.stall_limit, self.sim.now());
-        self.sim
-            .run_until(&mut self.model, &mut dog, M::progress, done)
+        let mut p = phase(&mut self.model, self.sim.queue());
+        self.sim.run_until(&mut p, &mut dog, P::progress, done)?;
+        Ok(p)
     }
 
     /// Ends the drive, handing back the loop and the model (a power cut keeps the RNG; an
@@ -199,5 +266,108 @@ mod tests {
         assert_eq!((d.model().completed, d.now()), (0, SimTime(50)));
         d.advance(SimDuration(100));
         assert_eq!((d.model().completed, d.now()), (1, SimTime(150)));
+    }
+
+    /// A program waits for its timer, 1 ms at a time, while its one I/O never completes:
+    /// every wait ends well, so a watchdog armed per wait never sees 10 ms without progress.
+    struct StuckBehindTicks {
+        ticks: u64,
+    }
+
+    impl Model for StuckBehindTicks {
+        type Event = Done;
+        fn handle(&mut self, _: Done, _: &mut EventQueue<Done>, _: &mut SimRng) {
+            self.ticks += 1;
+        }
+        fn progress(&self) -> Progress {
+            Progress {
+                completed: 0,
+                outstanding: 1,
+            }
+        }
+    }
+
+    /// Waits on one 1 ms tick after another, 100 in all: how many waits ended well.
+    fn wait_on_ticks(d: &mut Driver<StuckBehindTicks>) -> Result<u64, Stall> {
+        for n in 1..=100 {
+            d.parts().1.schedule_in(SimDuration::from_ms(1), Done);
+            d.run_until(|m| m.ticks == n)?;
+        }
+        Ok(d.model().ticks)
+    }
+
+    #[test]
+    fn a_stall_spread_over_many_short_waits_is_caught_by_one_watchdog_across_them() {
+        let stuck = || Driver::new(Sim::new(1), StuckBehindTicks { ticks: 0 });
+        let limit = SimDuration::from_ms(10);
+        let mut per_wait = stuck().with_stall_limit(limit);
+        assert_eq!(wait_on_ticks(&mut per_wait), Ok(100), "each wait is short");
+        let mut across = stuck().with_stall_limit(limit).watching_across_waits();
+        let err = wait_on_ticks(&mut across).unwrap_err();
+        assert_eq!(err.reason, StallReason::NoCompletion);
+        assert_eq!((err.since, err.at), (SimTime::ZERO, SimTime(11_000_000)));
+    }
+
+    #[test]
+    fn a_watchdog_across_waits_is_rearmed_by_a_completion_between_them() {
+        let mut d = driver(false)
+            .with_stall_limit(SimDuration(150))
+            .watching_across_waits();
+        for _ in 0..5 {
+            let (m, q, _) = d.parts();
+            m.submit(q);
+            d.run_until(|m| m.outstanding == 0).unwrap();
+            d.advance(SimDuration(100));
+        }
+        assert_eq!((d.model().completed, d.now()), (5, SimTime(1_000)));
+    }
+
+    /// A preconditioning phase: counts the server's completions itself, on the same loop.
+    struct Counting<'a> {
+        server: &'a mut Server,
+        seen: u64,
+    }
+
+    impl Model for Counting<'_> {
+        type Event = Done;
+        fn handle(&mut self, ev: Done, q: &mut EventQueue<Done>, rng: &mut SimRng) {
+            self.server.handle(ev, q, rng);
+            self.seen += 1;
+        }
+        fn progress(&self) -> Progress {
+            self.server.progress()
+        }
+    }
+
+    #[test]
+    fn a_phase_runs_on_the_drivers_loop_and_leaves_the_model_as_it_made_it() {
+        let mut d = driver(false);
+        let phase = d
+            .run_phase_until(
+                |server, q| {
+                    server.submit(q);
+                    server.submit(q);
+                    Counting { server, seen: 0 }
+                },
+                |p| p.server.outstanding == 0,
+            )
+            .unwrap();
+        assert_eq!(phase.seen, 2);
+        assert_eq!(
+            (d.model().completed, d.now(), d.sim().events()),
+            (2, SimTime(100), 2)
+        );
+        let err = d
+            .run_phase_until(
+                |server, q| {
+                    server.broken = true;
+                    server.submit(q);
+                    Counting { server, seen: 0 }
+                },
+                |p| p.server.outstanding == 0,
+            )
+            .err()
+            .expect("a lost request stalls the phase");
+        assert_eq!(err.reason, StallReason::NoEventPending);
     }
 }
