@@ -234,42 +234,16 @@ impl Model for State {
 impl Machine {
     /// The drive over `backing` and the host reaching it, on `sim` (whose queue may already
     /// hold the backing device's events from formatting).
+    /// The drive of `cfg` with the host of `host`, its loop seeded with `seed`; `backing`
+    /// makes the storage on the loop's queue (an FTL formats itself by scheduling events).
     pub fn new(
         cfg: &InsiderConfig,
         host: &HostConfig,
-        backing: Backing,
-        sim: Sim<MachineEvent>,
+        seed: u64,
+        backing: impl FnOnce(&mut Q) -> Result<Backing, InsiderError>,
     ) -> Result<Machine, InsiderError> {
-        let port = FirmwarePort::new(backing.capacity_bytes());
-        let host = Host::new(host.clone(), port)?;
-        let st = State {
-            cfg: cfg.clone(),
-            backing,
-            backing_stats: BackingStats::default(),
-            isc: IscUnit::default(),
-            engines: Engines::new(cfg),
-            link: Link::new(cfg.link()).map_err(|e| InsiderError::Config {
-                field: "insider.pcie_lanes",
-                reason: e.to_string(),
-            })?,
-            nvme: cfg.nvme(),
-            nvme_controller: FifoServer::default(),
-            streams: BTreeMap::new(),
-            next_req: 0,
-            writes: BTreeMap::new(),
-            fw: BTreeMap::new(),
-            next_fw: 0,
-            fw_completed: 0,
-            completions: Vec::new(),
-            host,
-            host_done: Vec::new(),
-            backing_submitted: 0,
-            backing_completed: 0,
-            wake: Wake::default(),
-        };
-        Ok(Machine {
-            run: Driver::new(sim, st),
-        })
+        let run = Driver::build(Sim::new(seed), |q| State::new(cfg, host, backing(q)?))?;
+        Ok(Machine { run })
     }
 
     fn st(&self) -> &State {
@@ -505,6 +479,40 @@ impl Machine {
 }
 
 impl State {
+    fn new(
+        cfg: &InsiderConfig,
+        host: &HostConfig,
+        backing: Backing,
+    ) -> Result<State, InsiderError> {
+        let port = FirmwarePort::new(backing.capacity_bytes());
+        let host = Host::new(host.clone(), port)?;
+        Ok(State {
+            cfg: cfg.clone(),
+            backing,
+            backing_stats: BackingStats::default(),
+            isc: IscUnit::default(),
+            engines: Engines::new(cfg),
+            link: Link::new(cfg.link()).map_err(|e| InsiderError::Config {
+                field: "insider.pcie_lanes",
+                reason: e.to_string(),
+            })?,
+            nvme: cfg.nvme(),
+            nvme_controller: FifoServer::default(),
+            streams: BTreeMap::new(),
+            next_req: 0,
+            writes: BTreeMap::new(),
+            fw: BTreeMap::new(),
+            next_fw: 0,
+            fw_completed: 0,
+            completions: Vec::new(),
+            host,
+            host_done: Vec::new(),
+            backing_submitted: 0,
+            backing_completed: 0,
+            wake: Wake::default(),
+        })
+    }
+
     /// Firmware requests completed so far.
     pub(crate) fn fw_completed(&self) -> u64 {
         self.fw_completed

@@ -42,7 +42,7 @@ use nearflash_fs::{Caller, Fh, FileExtent, FsError, FsOp, FsReply, Ino, OpenFlag
 use nearflash_ftl::{Device, FtlConfig};
 use nearflash_host::{Extent as HostExtent, FileId, HostConfig, PAGE_BYTES};
 use nearflash_hw::server::FifoServer;
-use nearflash_sim::{Schedule, Sim, SimDuration, SimTime};
+use nearflash_sim::{EventQueue, Schedule, SimDuration, SimTime};
 use nearflash_stream::StreamProgram;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -233,28 +233,28 @@ impl Runtime {
             spec.insider.fs_block_bytes, PAGE_BYTES,
             "the file system's block is the host's page (validated)"
         );
-        let mut sim = Sim::new(spec.seed);
-        let backing = match spec.insider.backing {
-            BackingKind::DramEmulated => {
-                Backing::Emulated(Emulated::new(spec.insider, spec.functional))
-            }
-            BackingKind::Flash => {
-                let (flash, ftl) = spec.flash.ok_or(InsiderError::Config {
-                    field: "insider.backing",
-                    reason: "\"flash\" needs the preset's [flash] and [ftl] tables".into(),
-                })?;
-                let geo = nearflash_flash::Geometry::from_config(flash);
-                let store: Box<dyn PageStore> = if spec.functional {
-                    Box::new(MemoryStore::new(geo.page_count(), flash.page_size_bytes))
-                } else {
-                    Box::new(NoStore)
-                };
-                let dev =
-                    Device::format(flash, ftl, store, &mut sim.queue().map(MachineEvent::Dev))?;
-                Backing::Flash(Box::new(dev))
-            }
+        let make_backing = |q: &mut EventQueue<MachineEvent>| -> Result<Backing, InsiderError> {
+            Ok(match spec.insider.backing {
+                BackingKind::DramEmulated => {
+                    Backing::Emulated(Emulated::new(spec.insider, spec.functional))
+                }
+                BackingKind::Flash => {
+                    let (flash, ftl) = spec.flash.ok_or(InsiderError::Config {
+                        field: "insider.backing",
+                        reason: "\"flash\" needs the preset's [flash] and [ftl] tables".into(),
+                    })?;
+                    let geo = nearflash_flash::Geometry::from_config(flash);
+                    let store: Box<dyn PageStore> = if spec.functional {
+                        Box::new(MemoryStore::new(geo.page_count(), flash.page_size_bytes))
+                    } else {
+                        Box::new(NoStore)
+                    };
+                    let dev = Device::format(flash, ftl, store, &mut q.map(MachineEvent::Dev))?;
+                    Backing::Flash(Box::new(dev))
+                }
+            })
         };
-        let mut m = Machine::new(spec.insider, spec.host, backing, sim)?;
+        let mut m = Machine::new(spec.insider, spec.host, spec.seed, make_backing)?;
         // Files start on a C boundary (ext4's `stripe=`): C is one page of every channel
         // (`configs/insider.toml`), so each ISC request occupies every channel once.
         let fs = DevFs::format(&mut m, spec.insider.credit_request_bytes)?;
