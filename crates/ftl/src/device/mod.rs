@@ -33,7 +33,7 @@ use crate::mapping::Mapping;
 use crate::superblock::{SbState, SbTable};
 use alloc::Lane;
 use gc::GcRun;
-use jobs::{Job, ReqState, Slab};
+use jobs::{FlashJob, Jobs, ReqState, Slab};
 use nearflash_blockdev::{BlockCompletion, BlockRequest};
 use nearflash_flash::{
     Backbone, ConfigError, FlashCompletion, FlashConfig, FlashEvent, Geometry, OpKind, PageStore,
@@ -104,7 +104,7 @@ pub struct Device {
     /// most one entry per physical group; an erase of its superblock clears it.
     media_lost: BTreeMap<u32, PageSet>,
     reqs: Slab<ReqState>,
-    jobs: Slab<Job>,
+    jobs: Jobs,
     pub(crate) write_seq: u64,
     pub(crate) next_epoch: u64,
     /// Write points of the host lanes and of the GC lanes (`alloc.rs`: one of each, or
@@ -114,18 +114,18 @@ pub struct Device {
     /// Host write points in SLC mode (the SLC write cache; unused while it is off).
     slc_lane: Lane,
     /// Logical groups with a write or trim in progress, and the jobs queued behind it.
-    locks: BTreeMap<u32, VecDeque<u32>>,
+    locks: BTreeMap<u32, VecDeque<jobs::LockedJob>>,
     /// Write jobs waiting for a free page group (foreground GC is running for them).
     alloc_waiters: waiters::AllocWaiters,
     /// GC copies waiting for a destination group.
-    gc_alloc_waiters: VecDeque<u32>,
+    gc_alloc_waiters: VecDeque<jobs::SpaceWaiter<jobs::CopyJob>>,
     gc: Option<GcRun>,
     /// GC runs started so far (each run's serial).
     gc_serial: u64,
     gc_rr_cursor: u32,
     pub(crate) ckpt: ckpt::CkptState,
     outstanding_writes: BTreeSet<u64>,
-    flushes: VecDeque<(u64, u32)>,
+    flushes: VecDeque<(u64, jobs::ReqId)>,
     host_inflight: u32,
     idle_gen: u64,
     /// An idle timer of the current generation is pending: idle-time work (background GC,
@@ -291,7 +291,7 @@ impl Device {
             sbs,
             spares,
             reqs: Slab::default(),
-            jobs: Slab::default(),
+            jobs: Jobs::default(),
             write_seq: 1,
             next_epoch: 1,
             host_lanes: lanes(layout.host_lanes()),
@@ -383,20 +383,22 @@ impl Device {
     pub fn flash_work(&self) -> BTreeSet<FlashWork> {
         self.bb
             .executing_ops()
-            .map(|(kind, tag)| match (self.jobs.get(tag as u32), kind) {
-                (Job::Write(_), OpKind::Program) => FlashWork::HostProgram,
-                (Job::Read(_) | Job::Write(_), _) => FlashWork::HostRead,
-                (Job::Copy(_), OpKind::Program) => FlashWork::GcProgram,
-                (Job::Copy(_), _) => FlashWork::GcRead,
-                (Job::Erase(_), _) => FlashWork::Erase,
-                (Job::CkptProgram(_), _) => FlashWork::CheckpointProgram,
-                (Job::UnitRead(_) | Job::UnitWrite(_) | Job::TranslationRead(_), _) => {
-                    FlashWork::HostRead
+            .map(|(kind, tag)| match (FlashJob::from_tag(tag), kind) {
+                (FlashJob::Write(_), OpKind::Program) => FlashWork::HostProgram,
+                (FlashJob::Read(_) | FlashJob::Write(_), _) => FlashWork::HostRead,
+                (FlashJob::Copy(_), OpKind::Program) => FlashWork::GcProgram,
+                (FlashJob::Copy(_), _) => FlashWork::GcRead,
+                (FlashJob::Erase(_), _) => FlashWork::Erase,
+                (FlashJob::CkptProgram(_), _) => FlashWork::CheckpointProgram,
+                (
+                    FlashJob::UnitRead(_) | FlashJob::UnitWrite(_) | FlashJob::TranslationRead(_),
+                    _,
+                ) => FlashWork::HostRead,
+                (FlashJob::Fill(f), _) if self.jobs.fills.get(f).stream.is_host() => {
+                    FlashWork::HostProgram
                 }
-                (Job::Fill(f), _) if f.stream.is_host() => FlashWork::HostProgram,
-                (Job::Fill(_), _) => FlashWork::GcProgram,
-                (Job::UnitCopy(_), _) => FlashWork::GcRead,
-                (Job::Trim(_), _) => unreachable!("trims do not touch flash"),
+                (FlashJob::Fill(_), _) => FlashWork::GcProgram,
+                (FlashJob::UnitCopy(_), _) => FlashWork::GcRead,
             })
             .collect()
     }
@@ -461,19 +463,17 @@ impl Device {
     }
 
     fn on_flash_done(&mut self, c: FlashCompletion, q: &mut impl Schedule<Event>) {
-        let id = c.op.tag as u32;
-        match self.jobs.get(id) {
-            Job::Read(_) => self.on_read_done(id, c, q),
-            Job::Write(_) => self.on_write_flash_done(id, c, q),
-            Job::Copy(_) => self.on_copy_flash_done(id, c, q),
-            Job::Erase(_) => self.on_erase_done(id, c, q),
-            Job::CkptProgram(_) => self.on_ckpt_program_done(id, c, q),
-            Job::UnitRead(_) => self.on_unit_read_done(id, c, q),
-            Job::UnitWrite(_) => self.on_unit_write_read_done(id, c, q),
-            Job::Fill(_) => self.on_fill_done(id, c, q),
-            Job::UnitCopy(_) => self.on_unit_copy_read_done(id, c, q),
-            Job::TranslationRead(_) => self.on_translation_read_done(id, c, q),
-            Job::Trim(_) => unreachable!("trims do not touch flash"),
+        match FlashJob::from_tag(c.op.tag) {
+            FlashJob::Read(id) => self.on_read_done(id, c, q),
+            FlashJob::Write(id) => self.on_write_flash_done(id, c, q),
+            FlashJob::Copy(id) => self.on_copy_flash_done(id, c, q),
+            FlashJob::Erase(id) => self.on_erase_done(id, c, q),
+            FlashJob::CkptProgram(id) => self.on_ckpt_program_done(id, c, q),
+            FlashJob::UnitRead(id) => self.on_unit_read_done(id, c, q),
+            FlashJob::UnitWrite(id) => self.on_unit_write_read_done(id, c, q),
+            FlashJob::Fill(id) => self.on_fill_done(id, c, q),
+            FlashJob::UnitCopy(id) => self.on_unit_copy_read_done(id, c, q),
+            FlashJob::TranslationRead(id) => self.on_translation_read_done(id, c, q),
         }
     }
 
@@ -527,6 +527,7 @@ impl Device {
 
     /// Called when a host command finishes: tracks idleness for background GC.
     fn host_request_finished(&mut self, q: &mut impl Schedule<Event>) {
+        debug_assert!(self.host_inflight > 0, "a host command finishes once");
         self.host_inflight -= 1;
         if self.host_inflight == 0
             && (self.cfg.gc_background_free_superblocks > 0 || self.cfg.slc_cache.enabled)
