@@ -181,7 +181,7 @@ impl Device {
                         self.finish_segment(slot, q);
                     }
                 }
-                BlockOp::Flush => panic!("a flush has no segments (`submit_host` queues it)"),
+                BlockOp::Flush => unreachable!("a flush has no segments (`submit_host` queues it)"),
             }
             at += n;
         }

@@ -42,6 +42,14 @@ use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
 use pageset::PageSet;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+/// Host requests the firmware admits at once unless set otherwise
+/// ([`Device::set_admission_limit`]): 65,536, the most one NVMe submission queue holds
+/// (NVM Express Base Specification 2.0, §3.1.3.1, CAP.MQES is a 16-bit count of entries) —
+/// the same bound as the NVMe front end's `HELD_MAX` and Active Flash's
+/// `foreground_waiting_max`. Every reproduction stays far below it (an NVMe front end admits
+/// `queue_pairs × (queue_entries − 1)` at most: 1,023 on the presets).
+pub const HOST_REQUESTS_MAX: u32 = 1 << 16;
+
 /// Every event of the simulated device (and a slot for the host driver's own events).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -127,6 +135,9 @@ pub struct Device {
     outstanding_writes: BTreeSet<u64>,
     flushes: VecDeque<(u64, jobs::ReqId)>,
     host_inflight: u32,
+    /// Host requests admitted at once (`HOST_REQUESTS_MAX` unless set): `try_submit` refuses
+    /// beyond it, and `submit` asserts it.
+    admission_limit: u32,
     idle_gen: u64,
     /// An idle timer of the current generation is pending: idle-time work (background GC,
     /// SLC folding) is still due, so the device is not quiescent.
@@ -178,6 +189,7 @@ impl Device {
             outstanding_writes: self.outstanding_writes.clone(),
             flushes: self.flushes.clone(),
             host_inflight: self.host_inflight,
+            admission_limit: self.admission_limit,
             idle_gen: self.idle_gen,
             idle_timer_pending: self.idle_timer_pending,
             background_allowed: self.background_allowed,
@@ -307,6 +319,7 @@ impl Device {
             outstanding_writes: BTreeSet::new(),
             flushes: VecDeque::new(),
             host_inflight: 0,
+            admission_limit: HOST_REQUESTS_MAX,
             idle_gen: 0,
             idle_timer_pending: false,
             background_allowed: false,
@@ -357,6 +370,14 @@ impl Device {
     /// Host commands in flight.
     pub fn host_inflight(&self) -> u32 {
         self.host_inflight
+    }
+
+    /// Admits at most `limit` host requests at once (requests in flight plus completions not
+    /// yet taken) instead of [`HOST_REQUESTS_MAX`]. A limit below what is outstanding now
+    /// refuses new requests until enough complete.
+    pub fn set_admission_limit(&mut self, limit: u32) {
+        assert!(limit > 0, "a device admits at least one request");
+        self.admission_limit = limit;
     }
 
     /// True when nothing is in flight — no host command, GC step, checkpoint or flash op —
@@ -518,11 +539,25 @@ impl Device {
     /// Submits a host command whose write goes to host lane `lane`.
     fn submit_on(&mut self, req: BlockRequest, lane: u16, q: &mut impl Schedule<Event>) {
         debug_assert!((lane as usize) < self.host_lanes.len());
+        assert!(
+            self.admitted() < u64::from(self.admission_limit),
+            "request {} past the admission limit of {}: a caller not bounded by construction \
+             submits with `try_submit`",
+            req.id,
+            self.admission_limit
+        );
         self.host_inflight += 1;
         self.idle_gen += 1;
         self.idle_timer_pending = false;
         self.background_allowed = false;
         self.submit_host(req, lane, q);
+    }
+
+    /// Requests counted against the admission limit: in flight, or completed and not taken.
+    fn admitted(&self) -> u64 {
+        u64::from(self.host_inflight)
+            + self.completions.len() as u64
+            + self.mgmt_completions.len() as u64
     }
 
     /// Called when a host command finishes: tracks idleness for background GC.
@@ -638,9 +673,11 @@ impl nearflash_blockdev::BlockDevice for Device {
     }
 
     fn outstanding(&self) -> u64 {
-        u64::from(self.host_inflight)
-            + self.completions.len() as u64
-            + self.mgmt_completions.len() as u64
+        self.admitted()
+    }
+
+    fn admission_limit(&self) -> u64 {
+        u64::from(self.admission_limit)
     }
 }
 

@@ -158,7 +158,7 @@ impl Device {
                     });
                     self.acquire_lock(seg.lgn, LockedJob::UnitWrite(job), q);
                 }
-                BlockOp::Flush => panic!("a flush has no segments (`submit_host` queues it)"),
+                BlockOp::Flush => unreachable!("a flush has no segments (`submit_host` queues it)"),
             }
             at += n;
         }
