@@ -348,6 +348,7 @@ impl Device {
     ) {
         let j = self.jobs.ckpt_programs.get_mut(id);
         j.failed |= matches!(c.status, OpStatus::Failed { .. });
+        debug_assert!(j.pending > 0, "a completion of an operation in flight");
         j.pending -= 1;
         if j.pending > 0 {
             return;

@@ -392,6 +392,7 @@ impl Device {
                 cp.lost.union_with(&failed.pages);
                 cp.lost_to_media.union_with(&failed.media);
                 let cp = self.jobs.copies.get_mut(id);
+                debug_assert!(cp.pending > 0, "a completion of an operation in flight");
                 cp.pending -= 1;
                 if cp.pending == 0 {
                     let src = cp.src;
@@ -406,6 +407,7 @@ impl Device {
                 }
                 let cp = self.jobs.copies.get_mut(id);
                 cp.failed |= failed;
+                debug_assert!(cp.pending > 0, "a completion of an operation in flight");
                 cp.pending -= 1;
                 if cp.pending > 0 {
                     return;
@@ -586,6 +588,7 @@ impl Device {
         let block_bytes = u64::from(geo.pages_per_block) * u64::from(geo.page_size_bytes);
         self.fdp_note_media(0, u64::from(c.op.plane_mask.count_ones()) * block_bytes);
         let e = self.jobs.erases.get_mut(id);
+        debug_assert!(e.pending > 0, "a completion of an operation in flight");
         e.pending -= 1;
         if e.pending == 0 {
             self.finish_erase(id, q);

@@ -225,7 +225,10 @@ impl Device {
         mask: &PageSet,
         q: &mut impl Schedule<Event>,
     ) -> u32 {
-        self.submit_group(job.tag(), None, pgn, mask, q)
+        let n = self.submit_group(job.tag(), None, pgn, mask, q);
+        // No operation would leave the job waiting for a completion that never comes.
+        debug_assert!(n > 0, "{job:?} reads at least one page of {pgn:?}");
+        n
     }
 
     /// Programs every page of `pgn` with `job`'s group buffer (one program per channel);
@@ -237,7 +240,12 @@ impl Device {
         q: &mut impl Schedule<Event>,
     ) -> u32 {
         let all = self.all_pages();
-        self.submit_group(FlashJob::from(job).tag(), Some(job), pgn, &all, q)
+        let n = self.submit_group(FlashJob::from(job).tag(), Some(job), pgn, &all, q);
+        debug_assert_eq!(
+            n, self.layout.geo.channels,
+            "a group program covers every channel"
+        );
+        n
     }
 
     /// One flash op per channel for the pages of `pgn` in `mask`: reads, or with `program`
@@ -446,6 +454,7 @@ impl Device {
             self.stats.uncorrectable_reads += 1;
         }
         let r = self.jobs.reads.get_mut(id);
+        debug_assert!(r.pending > 0, "a completion of an operation in flight");
         r.pending -= 1;
         if r.pending == 0 {
             let pgn = r.pgn;
@@ -610,6 +619,7 @@ impl Device {
                     self.merge_read_failures(id, &failed, &touched);
                 }
                 let w = self.jobs.writes.get_mut(id);
+                debug_assert!(w.pending > 0, "a completion of an operation in flight");
                 w.pending -= 1;
                 if w.pending == 0 {
                     let old = w.old.expect("old group");
@@ -628,6 +638,7 @@ impl Device {
                 }
                 let w = self.jobs.writes.get_mut(id);
                 w.failed |= failed;
+                debug_assert!(w.pending > 0, "a completion of an operation in flight");
                 w.pending -= 1;
                 if w.pending > 0 {
                     return;
@@ -856,6 +867,7 @@ impl Device {
     /// One segment (or the submission itself) of request `slot` is done.
     pub(super) fn finish_segment(&mut self, slot: ReqId, q: &mut impl Schedule<Event>) {
         let r = self.reqs.get_mut(slot);
+        debug_assert!(r.pending > 0, "a completion of an operation in flight");
         r.pending -= 1;
         if r.pending > 0 {
             return;

@@ -295,6 +295,7 @@ impl Device {
     ) {
         let channel = self.layout.geo.channel_of(c.op.die);
         let r = self.jobs.unit_reads.get_mut(id);
+        debug_assert!(r.pending > 0, "a completion of an operation in flight");
         r.pending -= 1;
         let done = r.pending == 0;
         let pgn = self.layout.split_pun(r.reads[0].1).0;
@@ -995,6 +996,7 @@ impl Device {
                 }
             }
         }
+        debug_assert!(cp.pending > 0, "a completion of an operation in flight");
         cp.pending -= 1;
         if cp.pending > 0 {
             return;
