@@ -487,13 +487,15 @@ mod tests {
         let mut run = format(&flash, &ftl, Box::new(NoStore), &nvme, fs, 3).unwrap();
         run.check_invariants_after_every_event(true);
         let depth_max = nvme.depth_max() as u64;
+        // Writes at the top of the device, away from the freshly formatted file system's.
+        let top = run.model().drive().device().capacity_bytes() - (depth_max + 40) * 4096;
         let reqs: Vec<BlockRequest> = (0..depth_max + 40)
             .map(|i| BlockRequest {
                 id: 0,
-                op: BlockOp::Read,
-                offset_bytes: i * 4096,
+                op: BlockOp::Write,
+                offset_bytes: top + i * 4096,
                 len_bytes: 4096,
-                data: Vec::new(),
+                data: vec![i as u8; 4096],
             })
             .collect();
         let done = run.block_io(reqs).unwrap();
