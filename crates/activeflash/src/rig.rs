@@ -20,6 +20,7 @@ use crate::engine::{Engine, Finished, Offload};
 use crate::error::ActiveFlashError;
 use crate::program::ProgramTask;
 use crate::worker::{ExtentJob, ExtentRecord, Side, Worker};
+use nearflash_blockdev::{BlockDevice, Full};
 use nearflash_flash::{Backbone, FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Device, Event, FtlConfig};
 use nearflash_sim::{
@@ -127,8 +128,14 @@ pub(crate) struct Machine {
     pub(crate) host: Engine,
     /// Commands waiting for (or in) the controller's FTL processing.
     pending: BTreeMap<u64, (BlockRequest, Origin)>,
-    /// Commands in the FTL device.
+    /// Commands in the FTL device, or refused by it and waiting in `refused`.
     inflight: BTreeMap<u64, Origin>,
+    /// Commands the controller has processed that the FTL device refused (it held its
+    /// admission limit): submitted in order as completions make room. They came out of
+    /// `pending`, so its bound bounds them too.
+    refused: VecDeque<BlockRequest>,
+    /// Submissions the FTL device refused (each later submitted from `refused`).
+    device_refusals: u64,
     /// Per user page: its latest foreground version (0 = never written)...
     pub(crate) versions: LazyTable<u32>,
     /// ...and where that version lives: 0 = raw in the user area, n = extent n − 1. Lazy
@@ -229,6 +236,12 @@ impl Rig {
 
     pub fn now(&self) -> SimTime {
         self.run.now()
+    }
+
+    /// Submissions the FTL device refused for its admission limit (each held and submitted
+    /// again once a completion made room): backpressure, kept apart from the figures.
+    pub fn device_refusals(&self) -> u64 {
+        self.machine().device_refusals
     }
 
     pub fn device(&self) -> &Device {
@@ -414,6 +427,8 @@ impl Machine {
             table,
             pending: BTreeMap::new(),
             inflight: BTreeMap::new(),
+            refused: VecDeque::new(),
+            device_refusals: 0,
             versions: LazyTable::new(user_pages as usize),
             location: LazyTable::new(user_pages as usize),
             user_pages,
@@ -474,16 +489,14 @@ impl Machine {
             let id = self.next_id;
             self.next_id += 1;
             self.inflight.insert(id, Origin::Oracle { index });
-            self.dev.submit(
-                BlockRequest {
-                    id,
-                    op: BlockOp::Read,
-                    offset_bytes: page * PAGE_BYTES as u64,
-                    len_bytes: PAGE_BYTES as u64,
-                    data: Vec::new(),
-                },
-                &mut q.map(RigEvent::Dev),
-            );
+            let req = BlockRequest {
+                id,
+                op: BlockOp::Read,
+                offset_bytes: page * PAGE_BYTES as u64,
+                len_bytes: PAGE_BYTES as u64,
+                data: Vec::new(),
+            };
+            self.submit_to_device(q, req);
         }
     }
 
@@ -606,11 +619,12 @@ impl Machine {
         if fg.issued == fg.total {
             return; // stopped (`Rig::stop_foreground`) after this arrival was scheduled
         }
-        if self.pending.len() >= self.cfg.foreground_waiting_max as usize {
+        let waiting = self.pending.len() + self.refused.len();
+        if waiting >= self.cfg.foreground_waiting_max as usize {
             // The bound on what waits (the host's submission queue): the run stops with
             // the overload named instead of queueing without limit.
             self.failure.get_or_insert(ActiveFlashError::Overloaded {
-                waiting: self.pending.len(),
+                waiting,
                 at_ms: q.now().as_ns() as f64 / 1e6,
             });
             return;
@@ -634,7 +648,7 @@ impl Machine {
             Some(Finished::Foreground(id)) => {
                 let (req, origin) = self.pending.remove(&id).expect("a queued command");
                 self.inflight.insert(id, origin);
-                self.dev.submit(req, &mut q.map(RigEvent::Dev));
+                self.submit_to_device(q, req);
             }
             Some(Finished::Background(Offload::Extent(extent))) => self.compressed(extent),
             Some(Finished::Background(Offload::Chunk(chunk))) => self.chunk_computed(q, chunk),
@@ -643,8 +657,41 @@ impl Machine {
         self.kick(q, side);
     }
 
+    /// Hands a processed command to the FTL device, or queues it behind those it refused.
+    fn submit_to_device(&mut self, q: &mut Q, req: BlockRequest) {
+        debug_assert!(
+            self.inflight.contains_key(&req.id),
+            "{} has its origin",
+            req.id
+        );
+        if !self.refused.is_empty() {
+            self.device_refusals += 1;
+            self.refused.push_back(req);
+            return;
+        }
+        if let Err(Full { req, .. }) = self.dev.try_submit(req, &mut q.map(RigEvent::Dev)) {
+            self.device_refusals += 1;
+            self.refused.push_back(req);
+        }
+    }
+
+    /// Submits the refused commands, in order, while the device admits them.
+    fn resubmit_refused(&mut self, q: &mut Q) {
+        while let Some(req) = self.refused.pop_front() {
+            if let Err(Full { req, .. }) = self.dev.try_submit(req, &mut q.map(RigEvent::Dev)) {
+                self.refused.push_front(req);
+                break;
+            }
+        }
+        debug_assert!(
+            self.refused.is_empty() || self.dev.outstanding() >= self.dev.admission_limit(),
+            "commands refused while the device has room"
+        );
+    }
+
     fn collect(&mut self, q: &mut Q) -> Result<(), ActiveFlashError> {
         self.dev.take_completions(&mut self.completions);
+        self.resubmit_refused(q);
         let done = std::mem::take(&mut self.completions);
         for c in done {
             let origin = self.inflight.remove(&c.id).expect("a known command");
@@ -739,4 +786,52 @@ fn ceiling_of(bb: &Backbone) -> f64 {
     let prog_ns = bb.program_latency(0).as_ns() as f64;
     let dies = f64::from(g.die_count()) * page / (xfer_ns + prog_ns) * 1e3;
     bus.min(dies)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `active-flash` preset shrunk to a 10 MiB device (as the scenario tests' `tiny`).
+    fn tiny() -> (FlashConfig, FtlConfig, ActiveFlashConfig) {
+        #[derive(serde::Deserialize)]
+        struct Doc {
+            flash: FlashConfig,
+            ftl: FtlConfig,
+            active_flash: ActiveFlashConfig,
+        }
+        let mut doc: toml::Table = include_str!("../../../configs/active-flash.toml")
+            .parse()
+            .unwrap();
+        doc.remove("name");
+        doc.remove("description");
+        let mut d: Doc = toml::Value::Table(doc).try_into().unwrap();
+        d.flash.packages_per_channel = 1;
+        d.flash.dies_per_package = 4;
+        d.flash.blocks_per_plane = 40;
+        d.flash.pages_per_block = 16;
+        d.ftl.spare_blocks_per_plane = 2;
+        d.ftl.scratchpad_bytes = 1 << 20;
+        (d.flash, d.ftl, d.active_flash)
+    }
+
+    /// Story: the rig handed every command the controller had processed straight to the FTL
+    /// device, which admitted any number. Now the device admits a bounded number at once and
+    /// refuses the rest; the rig holds what was refused, in order, and submits it as
+    /// completions make room — so a foreground deeper than the device's limit still
+    /// completes every write.
+    #[test]
+    fn writes_past_the_devices_admission_limit_wait_for_room_and_all_complete() {
+        let (flash, ftl, cfg) = tiny();
+        let mut rig = Rig::new(&flash, &ftl, &cfg, Fidelity::Timing, 64, 7).unwrap();
+        rig.machine_mut().dev.set_admission_limit(2);
+        rig.start_foreground(400, None, 32);
+        rig.drain().unwrap();
+        let m = rig.machine();
+        let fg = m.fg.as_ref().unwrap();
+        assert_eq!((fg.completed, fg.inflight), (400, 0));
+        assert!(m.refused.is_empty() && m.inflight.is_empty());
+        assert!(rig.device_refusals() > 0, "the device refused some writes");
+        assert_eq!(m.dev.stats().host_writes, 400);
+    }
 }

@@ -19,6 +19,17 @@ pub use request::{
 };
 
 use nearflash_sim::{Schedule, SimRng, TraceEvent};
+use thiserror::Error;
+
+/// A device refused a request because it holds as many as it admits
+/// ([`BlockDevice::admission_limit`]): backpressure, not a failure. The request comes back
+/// untouched; the caller holds it and submits it again once it has taken a completion.
+#[derive(Debug, Error)]
+#[error("the device holds its limit of {limit} requests: retry after a completion")]
+pub struct Full {
+    pub req: BlockRequest,
+    pub limit: u64,
+}
 
 /// A device that serves sector-addressed reads, writes, trims and flushes.
 ///
@@ -168,4 +179,29 @@ pub trait BlockDevice {
 
     /// Requests submitted and not yet taken as completions.
     fn outstanding(&self) -> u64;
+
+    /// Requests the device admits at once, counted as [`BlockDevice::outstanding`] counts
+    /// them: [`BlockDevice::try_submit`] refuses beyond it, and a device with a limit of its
+    /// own (the FTL's) asserts that a plain `submit` stays within it. Default: no limit of
+    /// its own (a layer forwards the limit of the device below).
+    fn admission_limit(&self) -> u64 {
+        u64::MAX
+    }
+
+    /// Accepts `req` at `q.now()` if the device holds fewer than its admission limit;
+    /// otherwise hands it back ([`Full`]) without effect. A caller whose outstanding count is
+    /// not bounded by construction (an open-loop arrival process) submits this way and retries
+    /// after taking a completion.
+    fn try_submit<S: Schedule<Self::Event>>(
+        &mut self,
+        req: BlockRequest,
+        q: &mut S,
+    ) -> Result<(), Full> {
+        let limit = self.admission_limit();
+        if self.outstanding() >= limit {
+            return Err(Full { req, limit });
+        }
+        self.submit(req, q);
+        Ok(())
+    }
 }

@@ -145,6 +145,10 @@ impl<D: BlockDevice> BlockDevice for Shadowed<D> {
         self.dev.volatile_write_cache()
     }
 
+    fn admission_limit(&self) -> u64 {
+        self.dev.admission_limit()
+    }
+
     fn handle<S: Schedule<Self::Event>>(&mut self, ev: Self::Event, q: &mut S, rng: &mut SimRng) {
         self.dev.handle(ev, q, rng);
     }

@@ -294,6 +294,10 @@ fn run_seed_inner(
 ) -> Result<(), CrashError> {
     cfg.validate()?;
     let mut sim = Sim::new(seed);
+    // Under debug assertions the device's invariants are checked after every event (before
+    // and after each recovery), so a broken one panics at the event that broke it; release
+    // builds skip the check (O(device) per event).
+    sim.check_invariants_after_every_event(cfg!(debug_assertions));
     let pages = Geometry::from_config(flash).page_count();
     let store = Box::new(MemoryStore::new(pages, flash.page_size_bytes));
     let dev = Device::format(flash, ftl, store, sim.queue())?;

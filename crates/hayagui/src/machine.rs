@@ -108,6 +108,10 @@ impl Machine {
     /// ([`Calls::start`]).
     pub fn new(dev: Device, nvme: &NvmeConfig, fs: FsConfig) -> Result<Machine, MachineError> {
         let drive = Nvme::new(nvme.clone(), Shadowed::new(dev))?;
+        assert!(
+            drive.config().depth_max() > 0,
+            "queue 0 takes at least one command, or held requests never start"
+        );
         let fs = Fs::new(fs, drive.device().capacity_bytes(), true)?;
         Ok(Machine {
             drive,
@@ -134,6 +138,11 @@ impl Machine {
 
     /// Gives the device up (to close an image: its store is inside).
     pub fn into_device(self) -> Device {
+        assert!(
+            self.owners.is_empty(),
+            "the device is given up with {} block requests unanswered",
+            self.owners.len()
+        );
         self.drive.into_device().into_device()
     }
 
@@ -153,6 +162,10 @@ impl Machine {
         op: FsOp,
     ) -> Result<OpId, FsError> {
         let id = self.fs.submit(q.now(), caller, op)?;
+        debug_assert!(
+            !self.fs_done.contains_key(&id),
+            "file-system operation {id:?} submitted while its id's completion waits"
+        );
         self.pump(q);
         Ok(id)
     }
@@ -221,6 +234,10 @@ impl Machine {
                     .expect("every completion has its submitter")
                 {
                     Owner::Fs(id) => {
+                        debug_assert!(
+                            c.submitted <= c.completed && c.completed <= q.now(),
+                            "block completion {id} is not from the future"
+                        );
                         c.id = id;
                         self.fs.handle_block_completion(q.now(), c);
                     }
@@ -266,6 +283,10 @@ impl Model for Machine {
     type Event = Ev;
 
     fn handle(&mut self, ev: Ev, q: &mut EventQueue<Ev>, rng: &mut SimRng) {
+        debug_assert!(
+            self.fs_timer.is_none_or(|t| t >= q.now()),
+            "the file system's armed timer lies in the past"
+        );
         match ev {
             Ev::Dev(e) => self.drive.handle_event(e, &mut q.map(Ev::Dev), rng),
             Ev::FsTimer => {
@@ -274,6 +295,28 @@ impl Model for Machine {
             }
         }
         self.pump(q);
+        debug_assert!(
+            self.drive.in_flight(0) <= self.drive.config().depth_max(),
+            "queue 0 holds more commands than its depth"
+        );
+    }
+
+    /// The drive's invariants (the NVMe front end's, the FTL's below it) and the machine's
+    /// own: a request is held only while queue 0 is full, and every held or in-flight request
+    /// has its submitter.
+    fn check_invariants(&self) {
+        self.drive.check_invariants();
+        let depth_max = self.drive.config().depth_max();
+        let in_flight = self.drive.in_flight(0);
+        assert!(in_flight <= depth_max, "queue 0 over its depth");
+        assert!(
+            self.held.is_empty() || in_flight == depth_max,
+            "requests held back while queue 0 has room"
+        );
+        assert!(
+            self.owners.len() >= self.held.len() + in_flight as usize,
+            "a request in flight or held without its submitter"
+        );
     }
 
     /// What the watchdog watches: a completed file-system operation or block command is
@@ -285,6 +328,10 @@ impl Model for Machine {
     /// block commands; only file-system operations counted, so the run was declared stalled.
     fn progress(&self) -> Progress {
         let s = self.fs.stats();
+        debug_assert!(
+            self.owners.len() >= self.held.len(),
+            "a held request without its submitter"
+        );
         Progress {
             completed: s.ops_completed + s.ops_failed + self.blocks_completed,
             outstanding: self.fs.outstanding() + self.owners.len() as u64,
@@ -323,6 +370,10 @@ pub fn format(
         Machine::new(dev, nvme, fs)
     })?;
     run.start(Start::Format)?;
+    assert!(
+        run.model().fs_done.is_empty() && run.model().caller_done.is_empty(),
+        "formatting leaves no completion behind"
+    );
     Ok(run)
 }
 
@@ -364,6 +415,10 @@ impl Calls for Run {
         if start == Start::Format {
             self.fs_run(Caller::ROOT, FsOp::Sync)?;
         }
+        debug_assert!(
+            self.model().fs_done.is_empty(),
+            "starting leaves no file-system completion behind"
+        );
         Ok(())
     }
 
@@ -376,6 +431,11 @@ impl Calls for Run {
             .fs_done
             .remove(&id)
             .expect("run_until returns once the call is done");
+        debug_assert_eq!(c.id, id, "the completion is the call's own");
+        debug_assert!(
+            c.submitted <= c.finished,
+            "an operation finishes after it starts"
+        );
         Ok(c.result?)
     }
 
@@ -390,6 +450,7 @@ impl Calls for Run {
                 .caller_done
                 .remove(&id)
                 .expect("run_until returns once every request is done");
+            debug_assert_eq!(c.id, id, "the completion carries the caller's id back");
             if let Err(source) = &c.result {
                 return Err(MachineError::Io {
                     offset_bytes: c.offset_bytes,
@@ -400,5 +461,47 @@ impl Calls for Run {
             out.push(c);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::HayaguiConfig;
+    use crate::files::{fs_for, nvme_for, Access};
+    use nearflash_flash::NoStore;
+
+    /// A batch of block commands deeper than the one I/O queue, checked after every event:
+    /// the machine holds what does not fit, in order, only while the queue is full, and
+    /// every command in flight or held keeps its submitter until its completion.
+    #[test]
+    fn a_batch_deeper_than_the_queue_waits_in_order_with_invariants_after_every_event() {
+        let doc: toml::Table = include_str!("../../../configs/test-min.toml")
+            .parse()
+            .unwrap();
+        let flash: FlashConfig = doc["flash"].clone().try_into().unwrap();
+        let ftl: FtlConfig = doc["ftl"].clone().try_into().unwrap();
+        let cfg = HayaguiConfig::default();
+        let nvme = nvme_for(Access::Direct, &cfg);
+        let fs = fs_for(Access::Direct, &cfg);
+        let mut run = format(&flash, &ftl, Box::new(NoStore), &nvme, fs, 3).unwrap();
+        run.check_invariants_after_every_event(true);
+        let depth_max = nvme.depth_max() as u64;
+        // Writes at the top of the device, away from the freshly formatted file system's.
+        let top = run.model().drive().device().capacity_bytes() - (depth_max + 40) * 4096;
+        let reqs: Vec<BlockRequest> = (0..depth_max + 40)
+            .map(|i| BlockRequest {
+                id: 0,
+                op: BlockOp::Write,
+                offset_bytes: top + i * 4096,
+                len_bytes: 4096,
+                data: vec![i as u8; 4096],
+            })
+            .collect();
+        let done = run.block_io(reqs).unwrap();
+        assert_eq!(done.len() as u64, depth_max + 40);
+        assert!(done.iter().all(|c| c.result.is_ok()));
+        assert!(run.model().held.is_empty() && run.model().owners.is_empty());
+        run.fs_run(Caller::ROOT, FsOp::Sync).unwrap();
     }
 }

@@ -16,4 +16,9 @@ pub enum NvmeError {
     NoSuchQueue { qid: u16, queue_pairs: u16 },
     #[error("no memory endpoint {0}")]
     NoSuchEndpoint(u16),
+    #[error(
+        "nvme.queue_pairs × (queue_entries − 1) = {slots} commands in flight, more than the \
+         device admits at once ({limit})"
+    )]
+    SlotsOverAdmission { slots: u64, limit: u64 },
 }

@@ -204,6 +204,13 @@ impl<D: BlockDevice> Nvme<D> {
         cfg.validate()?;
         let link = Link::new(cfg.link.clone())?;
         let slots = u32::from(cfg.queue_pairs) * cfg.depth_max();
+        // Every command the queues admit goes straight to the device: it must admit them all.
+        if u64::from(slots) > dev.admission_limit() {
+            return Err(NvmeError::SlotsOverAdmission {
+                slots: u64::from(slots),
+                limit: dev.admission_limit(),
+            });
+        }
         let queues = (0..cfg.queue_pairs)
             .map(|_| Queue {
                 in_flight: 0,

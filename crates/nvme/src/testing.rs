@@ -30,6 +30,8 @@ pub struct FixedDevice {
     pub busy_max: usize,
     /// The directive the newest write at each offset carried (`None`: it carried none).
     pub placements: BTreeMap<u64, Option<PlacementDirective>>,
+    /// Requests it admits at once (`BlockDevice::admission_limit`; no limit unless set).
+    pub admission_limit: u64,
 }
 
 impl FixedDevice {
@@ -43,6 +45,7 @@ impl FixedDevice {
             done: Vec::new(),
             busy_max: 0,
             placements: BTreeMap::new(),
+            admission_limit: u64::MAX,
         }
     }
 }
@@ -88,6 +91,10 @@ impl BlockDevice for FixedDevice {
 
     fn outstanding(&self) -> u64 {
         (self.live.len() + self.done.len()) as u64
+    }
+
+    fn admission_limit(&self) -> u64 {
+        self.admission_limit
     }
 }
 

@@ -597,3 +597,26 @@ fn placement_directives_ride_the_sqe_to_the_drive_also_when_held_for_a_slot() {
         "writes were held for a slot"
     );
 }
+
+/// Every command the queues admit goes straight to the device, so a front end with more
+/// slots than the device admits would overrun it: the configuration is refused, naming both.
+#[test]
+fn a_front_end_with_more_slots_than_the_device_admits_is_refused() {
+    let mut dev = FixedDevice::new(1 << 20, FLASH_NS, 1);
+    dev.admission_limit = 100;
+    let cfg = NvmeConfig::default();
+    match Nvme::new(cfg.clone(), dev) {
+        Err(NvmeError::SlotsOverAdmission { slots, limit }) => {
+            assert_eq!((slots, limit), (u64::from(cfg.depth_max()), 100));
+        }
+        Err(e) => panic!("expected the slots refused, got {e}"),
+        Ok(_) => panic!("1,023 slots over a device admitting 100 were accepted"),
+    }
+    let mut dev = FixedDevice::new(1 << 20, FLASH_NS, 1);
+    dev.admission_limit = 100;
+    let small = NvmeConfig {
+        queue_entries: 64,
+        ..cfg
+    };
+    assert!(Nvme::new(small, dev).is_ok(), "63 slots fit a limit of 100");
+}

@@ -17,7 +17,7 @@
 //! (recovery from an old checkpoint is slower, never wrong: everything that changed since
 //! is scanned).
 
-use super::jobs::{CkptProgramJob, ErasePurpose, Job};
+use super::jobs::{CkptProgramId, CkptProgramJob, ErasePurpose, FlashJob};
 use super::{Device, Event};
 use crate::checkpoint::{encoded_bytes_max, Snapshot};
 use crate::layout::SbId;
@@ -279,11 +279,11 @@ impl Device {
         let row = active.first_row + active.next_row;
         let ckpt_seq = active.ckpt_seq;
         let (sb, page) = self.layout.ckpt_row(active.slot, row);
-        let job = self.jobs.insert(Job::CkptProgram(CkptProgramJob {
+        let job = self.jobs.ckpt_programs.insert(CkptProgramJob {
             row: index_row,
             pending: 0,
             failed: false,
-        }));
+        });
         let ps = self.layout.geo.page_size_bytes as usize;
         let os = self.layout.geo.oob_size_bytes as usize;
         let gp = self.layout.group_pages();
@@ -325,7 +325,7 @@ impl Device {
                     pages: 1,
                     plane_mask: ((1u32 << planes) - 1) as u8,
                     plane_blocks,
-                    tag: u64::from(job),
+                    tag: FlashJob::CkptProgram(job).tag(),
                     data,
                     oob,
                     slc: false,
@@ -335,28 +335,26 @@ impl Device {
             n += 1;
         }
         self.stats.checkpoint_pages += u64::from(gp);
-        if let Job::CkptProgram(j) = self.jobs.get_mut(job) {
-            j.pending = n;
-        }
+        debug_assert_eq!(n, self.layout.geo.channels, "one program per channel");
+        self.jobs.ckpt_programs.get_mut(job).pending = n;
         self.ckpt.active.as_mut().expect("active").next_row += 1;
     }
 
     pub(super) fn on_ckpt_program_done(
         &mut self,
-        id: u32,
+        id: CkptProgramId,
         c: FlashCompletion,
         q: &mut impl Schedule<Event>,
     ) {
-        let Job::CkptProgram(j) = self.jobs.get_mut(id) else {
-            unreachable!()
-        };
+        let j = self.jobs.ckpt_programs.get_mut(id);
         j.failed |= matches!(c.status, OpStatus::Failed { .. });
+        debug_assert!(j.pending > 0, "a completion of an operation in flight");
         j.pending -= 1;
         if j.pending > 0 {
             return;
         }
         let (failed, row) = (j.failed, j.row);
-        self.jobs.remove(id);
+        self.jobs.ckpt_programs.remove(id);
         let page_bytes = u64::from(self.layout.geo.page_size_bytes);
         self.fdp_note_media(u64::from(self.layout.group_pages()) * page_bytes, 0);
         let active = self.ckpt.active.as_mut().expect("checkpoint in progress");

@@ -24,7 +24,7 @@
 //! must stay 0). After a recovery the flash copies may predate the recovered table: each
 //! translation unit's first load marks it dirty, so it is rewritten.
 
-use super::jobs::{Job, Segment};
+use super::jobs::{FlashJob, Segment, TranslationReadId, UnitWriteId};
 use super::{Device, Event};
 use crate::config::{ENTRIES_PER_TRANSLATION_UNIT, TRANSLATION_UNIT_BYTES};
 use crate::layout::Lun;
@@ -77,7 +77,7 @@ pub(super) enum CmtWaiter {
     /// A host unit read, resumed with its lookup.
     Read(Segment),
     /// A host unit write or trim job (holding its unit's lock), resumed.
-    Write(u32),
+    Write(UnitWriteId),
     /// A mapping change: the unit is dirty once loaded.
     Update,
 }
@@ -232,23 +232,19 @@ impl Device {
         let pun = self.map.lookup_unit(tlun).expect("mapped");
         let job = self
             .jobs
-            .insert(Job::TranslationRead(super::jobs::TranslationReadJob {
-                unit: t,
-                pun,
-            }));
-        self.submit_unit_read(job, pun, q);
+            .translation_reads
+            .insert(super::jobs::TranslationReadJob { unit: t, pun });
+        self.submit_unit_read(FlashJob::TranslationRead(job), pun, q);
     }
 
     /// A translation unit's flash read finished.
     pub(super) fn on_translation_read_done(
         &mut self,
-        id: u32,
+        id: TranslationReadId,
         c: FlashCompletion,
         q: &mut impl Schedule<Event>,
     ) {
-        let Job::TranslationRead(r) = self.jobs.remove(id) else {
-            unreachable!("a translation read")
-        };
+        let r = self.jobs.translation_reads.remove(id);
         let (pgn, _) = self.layout.split_pun(r.pun);
         self.on_media_read(&c, pgn);
         self.unpin(pgn, q);

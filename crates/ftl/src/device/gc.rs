@@ -14,7 +14,10 @@
 //! the configured policy.
 
 use super::alloc::Stream;
-use super::jobs::{CopyJob, CopyPhase, EraseJob, ErasePurpose, Job};
+use super::jobs::{
+    CopyId, CopyJob, CopyPhase, EraseId, EraseJob, ErasePurpose, FlashJob, GroupProgram,
+    SpaceWaiter,
+};
 use super::pageset::PageSet;
 use super::{Device, Event};
 use crate::config::GcPolicy;
@@ -331,7 +334,7 @@ impl Device {
     fn start_copy(&mut self, src: Pgn, lgn: Lgn, q: &mut impl Schedule<Event>) {
         let seq = self.map.seq(lgn);
         let group_bytes = self.layout.group_buf_bytes() as usize;
-        let job = self.jobs.insert(Job::Copy(CopyJob {
+        let job = self.jobs.copies.insert(CopyJob {
             src,
             lgn,
             seq,
@@ -346,41 +349,37 @@ impl Device {
             } else {
                 Vec::new()
             },
-        }));
+        });
         self.sbs.get_mut(self.layout.sb_of(src)).pins += 1;
         let all = self.all_pages();
-        let n = self.submit_group(job, OpKind::Read, src, &all, q);
-        let Job::Copy(cp) = self.jobs.get_mut(job) else {
-            unreachable!()
-        };
+        let n = self.submit_group_read(FlashJob::Copy(job), src, &all, q);
+        debug_assert_eq!(
+            n, self.layout.geo.channels,
+            "a copy reads every channel's pages"
+        );
+        let cp = self.jobs.copies.get_mut(job);
         cp.pending = n;
     }
 
     pub(super) fn on_copy_flash_done(
         &mut self,
-        id: u32,
+        id: CopyId,
         c: FlashCompletion,
         q: &mut impl Schedule<Event>,
     ) {
-        let Job::Copy(cp) = self.jobs.get(id) else {
-            unreachable!()
-        };
+        let cp = self.jobs.copies.get(id);
         match cp.phase {
             CopyPhase::Read => {
                 let (lgn, src) = (cp.lgn, cp.src);
                 self.on_media_read(&c, src);
                 let failed = if self.functional {
                     let ps = self.layout.geo.page_size_bytes as usize;
-                    let Job::Copy(cp) = self.jobs.get_mut(id) else {
-                        unreachable!()
-                    };
+                    let cp = self.jobs.copies.get_mut(id);
                     let mut buf = std::mem::take(&mut cp.buf);
                     let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    let Job::Copy(cp) = self.jobs.get_mut(id) else {
-                        unreachable!()
-                    };
+                    let cp = self.jobs.copies.get_mut(id);
                     cp.buf = buf;
                     failed
                 } else {
@@ -389,14 +388,11 @@ impl Device {
                 if !failed.pages.minus(&failed.media).is_empty() {
                     self.stats.integrity_errors += 1;
                 }
-                let Job::Copy(cp) = self.jobs.get_mut(id) else {
-                    unreachable!()
-                };
+                let cp = self.jobs.copies.get_mut(id);
                 cp.lost.union_with(&failed.pages);
                 cp.lost_to_media.union_with(&failed.media);
-                let Job::Copy(cp) = self.jobs.get_mut(id) else {
-                    unreachable!()
-                };
+                let cp = self.jobs.copies.get_mut(id);
+                debug_assert!(cp.pending > 0, "a completion of an operation in flight");
                 cp.pending -= 1;
                 if cp.pending == 0 {
                     let src = cp.src;
@@ -409,10 +405,9 @@ impl Device {
                 if failed {
                     self.on_program_failure(cp.dest.expect("dest"));
                 }
-                let Job::Copy(cp) = self.jobs.get_mut(id) else {
-                    unreachable!()
-                };
+                let cp = self.jobs.copies.get_mut(id);
                 cp.failed |= failed;
+                debug_assert!(cp.pending > 0, "a completion of an operation in flight");
                 cp.pending -= 1;
                 if cp.pending > 0 {
                     return;
@@ -424,9 +419,7 @@ impl Device {
                     self.copy_alloc(id, q);
                     return;
                 }
-                let Job::Copy(cp) = self.jobs.remove(id) else {
-                    unreachable!()
-                };
+                let cp = self.jobs.copies.remove(id);
                 self.set_media_lost(dest, cp.lost_to_media);
                 if self.map.lookup(lgn) == Some(src) {
                     self.note_copy(src);
@@ -451,7 +444,7 @@ impl Device {
         info.pins -= 1;
     }
 
-    fn copy_alloc(&mut self, id: u32, q: &mut impl Schedule<Event>) {
+    fn copy_alloc(&mut self, id: CopyId, q: &mut impl Schedule<Event>) {
         let now = q.now();
         if self.gc_alloc_waiters.is_empty() {
             if let Some(dest) = self.alloc_group(Stream::Gc(0), now) {
@@ -461,25 +454,18 @@ impl Device {
         }
         // GC's room ran out under it (a destination failed a program and was closed early):
         // the copy waits for a superblock to come free.
-        if let Job::Copy(cp) = self.jobs.get_mut(id) {
-            cp.phase = CopyPhase::WaitAlloc;
-        }
-        self.gc_alloc_waiters.push_back(id);
+        self.jobs.copies.get_mut(id).phase = CopyPhase::WaitAlloc;
+        self.gc_alloc_waiters.push_back(SpaceWaiter::Group(id));
         self.abort_gc_if_stuck(q);
     }
 
-    fn copy_program(&mut self, id: u32, dest: Pgn, q: &mut impl Schedule<Event>) {
-        let Job::Copy(cp) = self.jobs.get_mut(id) else {
-            unreachable!()
-        };
+    fn copy_program(&mut self, id: CopyId, dest: Pgn, q: &mut impl Schedule<Event>) {
+        let cp = self.jobs.copies.get_mut(id);
         cp.phase = CopyPhase::Program;
         cp.dest = Some(dest);
         cp.failed = false;
-        let all = self.all_pages();
-        let n = self.submit_group(id, OpKind::Program, dest, &all, q);
-        let Job::Copy(cp) = self.jobs.get_mut(id) else {
-            unreachable!()
-        };
+        let n = self.submit_group_program(GroupProgram::Copy(id), dest, q);
+        let cp = self.jobs.copies.get_mut(id);
         cp.pending = n;
     }
 
@@ -525,8 +511,15 @@ impl Device {
 
     fn abandon_gc(&mut self) {
         let run = self.gc.take().expect("gc run");
-        while let Some(id) = self.gc_alloc_waiters.pop_front() {
-            self.jobs.remove(id);
+        while let Some(waiter) = self.gc_alloc_waiters.pop_front() {
+            match waiter {
+                SpaceWaiter::Group(id) => {
+                    self.jobs.copies.remove(id);
+                }
+                SpaceWaiter::Fill(id) => {
+                    self.jobs.fills.remove(id);
+                }
+            }
         }
         self.drop_gc_fill();
         self.sbs.get_mut(run.victim).state = SbState::Closed;
@@ -540,11 +533,11 @@ impl Device {
         purpose: ErasePurpose,
         q: &mut impl Schedule<Event>,
     ) {
-        let job = self.jobs.insert(Job::Erase(EraseJob {
+        let job = self.jobs.erases.insert(EraseJob {
             sb,
             pending: 0,
             purpose,
-        }));
+        });
         let mut n = 0;
         for c in 0..self.layout.geo.channels {
             let mut plane_mask = 0u8;
@@ -565,7 +558,7 @@ impl Device {
                         pages: 1,
                         plane_mask,
                         plane_blocks,
-                        tag: u64::from(job),
+                        tag: FlashJob::Erase(job).tag(),
                         data: Vec::new(),
                         oob: Vec::new(),
                         slc: false,
@@ -577,14 +570,14 @@ impl Device {
         }
         if n == 0 {
             self.finish_erase(job, q);
-        } else if let Job::Erase(e) = self.jobs.get_mut(job) {
-            e.pending = n;
+        } else {
+            self.jobs.erases.get_mut(job).pending = n;
         }
     }
 
     pub(super) fn on_erase_done(
         &mut self,
-        id: u32,
+        id: EraseId,
         c: FlashCompletion,
         q: &mut impl Schedule<Event>,
     ) {
@@ -594,9 +587,8 @@ impl Device {
         let geo = &self.layout.geo;
         let block_bytes = u64::from(geo.pages_per_block) * u64::from(geo.page_size_bytes);
         self.fdp_note_media(0, u64::from(c.op.plane_mask.count_ones()) * block_bytes);
-        let Job::Erase(e) = self.jobs.get_mut(id) else {
-            unreachable!()
-        };
+        let e = self.jobs.erases.get_mut(id);
+        debug_assert!(e.pending > 0, "a completion of an operation in flight");
         e.pending -= 1;
         if e.pending == 0 {
             self.finish_erase(id, q);
@@ -640,10 +632,8 @@ impl Device {
         pe
     }
 
-    fn finish_erase(&mut self, id: u32, q: &mut impl Schedule<Event>) {
-        let Job::Erase(e) = self.jobs.remove(id) else {
-            unreachable!()
-        };
+    fn finish_erase(&mut self, id: EraseId, q: &mut impl Schedule<Event>) {
+        let e = self.jobs.erases.remove(id);
         let sb = e.sb;
         match e.purpose {
             ErasePurpose::Checkpoint => self.on_ckpt_erase_done(sb, q),
@@ -678,20 +668,25 @@ impl Device {
     /// GC copies that were waiting for a destination, in arrival order.
     pub(super) fn wake_gc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         let now = q.now();
-        while let Some(&id) = self.gc_alloc_waiters.front() {
-            if let Job::Fill(f) = self.jobs.get(id) {
-                let Some((pgn, c)) = self.next_slice(f.stream, now) else {
-                    break;
-                };
-                self.gc_alloc_waiters.pop_front();
-                self.program_fill(id, pgn, c, q);
-                continue;
+        while let Some(&waiter) = self.gc_alloc_waiters.front() {
+            match waiter {
+                SpaceWaiter::Fill(id) => {
+                    let stream = self.jobs.fills.get(id).stream;
+                    debug_assert!(!stream.is_host(), "GC's waiters are GC fills");
+                    let Some((pgn, c)) = self.next_slice(stream, now) else {
+                        break;
+                    };
+                    self.gc_alloc_waiters.pop_front();
+                    self.program_fill(id, pgn, c, q);
+                }
+                SpaceWaiter::Group(id) => {
+                    let Some(dest) = self.alloc_group(Stream::Gc(0), now) else {
+                        break;
+                    };
+                    self.gc_alloc_waiters.pop_front();
+                    self.copy_program(id, dest, q);
+                }
             }
-            let Some(dest) = self.alloc_group(Stream::Gc(0), now) else {
-                break;
-            };
-            self.gc_alloc_waiters.pop_front();
-            self.copy_program(id, dest, q);
         }
         self.abort_gc_if_stuck(q);
     }

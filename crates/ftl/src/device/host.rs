@@ -5,7 +5,10 @@
 //! the mapping unit is the 64 KiB page group), take a new group and program it on every
 //! channel at once, and only then switch the mapping and acknowledge.
 
-use super::jobs::{Job, ReadJob, ReqState, Segment, TrimJob, WriteJob, WritePhase};
+use super::jobs::{
+    FlashJob, GroupProgram, LockedJob, ReadId, ReadJob, ReqId, ReqState, Segment, SpaceWaiter,
+    TrimJob, WriteId, WriteJob, WritePhase,
+};
 use super::pageset::PageSet;
 use super::waiters::Waiter;
 use super::Device;
@@ -135,7 +138,7 @@ impl Device {
         }
     }
 
-    fn spawn_segments(&mut self, slot: u32, offset: u64, len: u64, q: &mut impl Schedule<Event>) {
+    fn spawn_segments(&mut self, slot: ReqId, offset: u64, len: u64, q: &mut impl Schedule<Event>) {
         let gb = self.layout.group_bytes();
         let op = self.reqs.get(slot).op;
         let end = offset + len;
@@ -154,7 +157,7 @@ impl Device {
             match op {
                 BlockOp::Read => self.start_read(seg, q),
                 BlockOp::Write => {
-                    let job = self.jobs.insert(Job::Write(WriteJob {
+                    let job = self.jobs.writes.insert(WriteJob {
                         seg,
                         phase: WritePhase::WaitLock,
                         pending: 0,
@@ -166,19 +169,19 @@ impl Device {
                         dest: None,
                         seq: 0,
                         buf: Vec::new(),
-                    }));
-                    self.acquire_lock(seg.lgn, job, q);
+                    });
+                    self.acquire_lock(seg.lgn, LockedJob::Write(job), q);
                 }
                 BlockOp::Trim => {
                     if seg.sectors == self.group_sectors() {
-                        let job = self.jobs.insert(Job::Trim(TrimJob { seg }));
-                        self.acquire_lock(seg.lgn, job, q);
+                        let job = self.jobs.trims.insert(TrimJob { seg });
+                        self.acquire_lock(seg.lgn, LockedJob::Trim(job), q);
                     } else {
                         // Trims are advisory: a partial group is left as it is.
                         self.finish_segment(slot, q);
                     }
                 }
-                BlockOp::Flush => unreachable!(),
+                BlockOp::Flush => unreachable!("a flush has no segments (`submit_host` queues it)"),
             }
             at += n;
         }
@@ -214,15 +217,52 @@ impl Device {
         PageSet::range(0, self.layout.group_pages() - 1)
     }
 
-    /// Submits one flash op per channel for the pages of `pgn` in `mask`; returns the count.
-    pub(super) fn submit_group(
+    /// Submits one flash read per channel for the pages of `pgn` in `mask`; returns the count.
+    pub(super) fn submit_group_read(
         &mut self,
-        job: u32,
-        kind: OpKind,
+        job: FlashJob,
         pgn: Pgn,
         mask: &PageSet,
         q: &mut impl Schedule<Event>,
     ) -> u32 {
+        let n = self.submit_group(job.tag(), None, pgn, mask, q);
+        // No operation would leave the job waiting for a completion that never comes.
+        debug_assert!(n > 0, "{job:?} reads at least one page of {pgn:?}");
+        n
+    }
+
+    /// Programs every page of `pgn` with `job`'s group buffer (one program per channel);
+    /// returns the count.
+    pub(super) fn submit_group_program(
+        &mut self,
+        job: GroupProgram,
+        pgn: Pgn,
+        q: &mut impl Schedule<Event>,
+    ) -> u32 {
+        let all = self.all_pages();
+        let n = self.submit_group(FlashJob::from(job).tag(), Some(job), pgn, &all, q);
+        debug_assert_eq!(
+            n, self.layout.geo.channels,
+            "a group program covers every channel"
+        );
+        n
+    }
+
+    /// One flash op per channel for the pages of `pgn` in `mask`: reads, or with `program`
+    /// the programs of that job's data.
+    fn submit_group(
+        &mut self,
+        tag: u64,
+        program: Option<GroupProgram>,
+        pgn: Pgn,
+        mask: &PageSet,
+        q: &mut impl Schedule<Event>,
+    ) -> u32 {
+        let kind = if program.is_some() {
+            OpKind::Program
+        } else {
+            OpKind::Read
+        };
         let sb = self.layout.sb_of(pgn);
         let page = self.layout.page_of(pgn);
         let channels = self.layout.geo.channels;
@@ -241,10 +281,9 @@ impl Device {
             if plane_mask == 0 {
                 continue;
             }
-            let (data, oob) = if kind == OpKind::Program && self.functional {
-                self.program_payload(job, pgn, c, plane_mask)
-            } else {
-                (Vec::new(), Vec::new())
+            let (data, oob) = match program {
+                Some(job) if self.functional => self.program_payload(job, pgn, c, plane_mask),
+                _ => (Vec::new(), Vec::new()),
             };
             self.bb.submit(
                 FlashOp {
@@ -254,7 +293,7 @@ impl Device {
                     pages: 1,
                     plane_mask,
                     plane_blocks,
-                    tag: u64::from(job),
+                    tag,
                     data,
                     oob,
                     slc,
@@ -267,17 +306,29 @@ impl Device {
     }
 
     /// Page data and OOB records of channel `c`'s pages of a group being programmed.
-    fn program_payload(&self, job: u32, pgn: Pgn, c: u32, plane_mask: u8) -> (Vec<u8>, Vec<u8>) {
+    fn program_payload(
+        &self,
+        job: GroupProgram,
+        pgn: Pgn,
+        c: u32,
+        plane_mask: u8,
+    ) -> (Vec<u8>, Vec<u8>) {
         let ps = self.layout.geo.page_size_bytes as usize;
         let os = self.layout.geo.oob_size_bytes as usize;
         let gp = u64::from(self.layout.group_pages());
         let info = self.sbs.get(self.layout.sb_of(pgn));
         let (epoch, slc) = (info.epoch, info.slc);
-        let (buf, lgn, seq, lost, lost_to_media) = match self.jobs.get(job) {
-            Job::Write(w) => (&w.buf, w.seg.lgn, w.seq, &w.lost, &w.lost_to_media),
-            Job::Copy(cp) => (&cp.buf, cp.lgn, cp.seq, &cp.lost, &cp.lost_to_media),
-            _ => unreachable!("only writes and copies program data groups"),
+        let (buf, lgn, seq, lost, lost_to_media) = match job {
+            GroupProgram::Write(id) => {
+                let w = self.jobs.writes.get(id);
+                (&w.buf, w.seg.lgn, w.seq, &w.lost, &w.lost_to_media)
+            }
+            GroupProgram::Copy(id) => {
+                let cp = self.jobs.copies.get(id);
+                (&cp.buf, cp.lgn, cp.seq, &cp.lost, &cp.lost_to_media)
+            }
         };
+        debug_assert_eq!(buf.len(), self.layout.group_buf_bytes() as usize);
         let planes = plane_mask.count_ones() as usize;
         let mut data = Vec::with_capacity(planes * ps);
         let mut oob = vec![0u8; planes * os];
@@ -353,28 +404,25 @@ impl Device {
         };
         let sb = self.layout.sb_of(pgn);
         self.sbs.get_mut(sb).pins += 1;
-        let job = self.jobs.insert(Job::Read(ReadJob {
+        let job = self.jobs.reads.insert(ReadJob {
             seg,
             pgn,
             pending: 0,
-        }));
+        });
         let mask = self.touched_pages(seg.first_sector, seg.sectors);
-        let n = self.submit_group(job, OpKind::Read, pgn, &mask, q);
-        let Job::Read(r) = self.jobs.get_mut(job) else {
-            unreachable!()
-        };
+        let n = self.submit_group_read(FlashJob::Read(job), pgn, &mask, q);
+        debug_assert!(n > 0, "a read of a mapped group touches at least one page");
+        let r = self.jobs.reads.get_mut(job);
         r.pending = n;
     }
 
     pub(super) fn on_read_done(
         &mut self,
-        id: u32,
+        id: ReadId,
         c: FlashCompletion,
         q: &mut impl Schedule<Event>,
     ) {
-        let Job::Read(r) = self.jobs.get(id) else {
-            unreachable!()
-        };
+        let r = self.jobs.reads.get(id);
         let (seg, pgn) = (r.seg, r.pgn);
         self.on_media_read(&c, pgn);
         // Timing fidelity's common case, a read of a group with no lost page that decoded:
@@ -405,13 +453,12 @@ impl Device {
         if matches!(c.status, OpStatus::Uncorrectable { .. }) {
             self.stats.uncorrectable_reads += 1;
         }
-        let Job::Read(r) = self.jobs.get_mut(id) else {
-            unreachable!()
-        };
+        let r = self.jobs.reads.get_mut(id);
+        debug_assert!(r.pending > 0, "a completion of an operation in flight");
         r.pending -= 1;
         if r.pending == 0 {
             let pgn = r.pgn;
-            self.jobs.remove(id);
+            self.jobs.reads.remove(id);
             self.unpin(pgn, q);
             self.finish_segment(seg.req, q);
         }
@@ -427,7 +474,7 @@ impl Device {
         }
     }
 
-    pub(super) fn acquire_lock(&mut self, lgn: Lgn, job: u32, q: &mut impl Schedule<Event>) {
+    pub(super) fn acquire_lock(&mut self, lgn: Lgn, job: LockedJob, q: &mut impl Schedule<Event>) {
         match self.locks.get_mut(&lgn.0) {
             Some(waiters) => waiters.push_back(job),
             None => {
@@ -447,36 +494,34 @@ impl Device {
         }
     }
 
-    fn run_locked(&mut self, job: u32, q: &mut impl Schedule<Event>) {
-        match self.jobs.get(job) {
-            Job::Trim(t) => {
-                let seg = t.seg;
-                self.jobs.remove(job);
+    fn run_locked(&mut self, job: LockedJob, q: &mut impl Schedule<Event>) {
+        match job {
+            LockedJob::Trim(id) => {
+                let seg = self.jobs.trims.remove(id).seg;
+                debug_assert!(
+                    self.locks.contains_key(&seg.lgn.0),
+                    "a trim runs under its lock"
+                );
                 self.map.unmap(seg.lgn);
                 self.ckpt.dirty = true;
                 self.release_lock(seg.lgn, q);
                 self.finish_segment(seg.req, q);
             }
-            Job::Write(_) => self.start_write(job, q),
-            Job::UnitWrite(_) => self.start_unit_write(job, q),
-            _ => unreachable!("only writes and trims take group locks"),
+            LockedJob::Write(id) => self.start_write(id, q),
+            LockedJob::UnitWrite(id) => self.start_unit_write(id, q),
         }
     }
 
-    fn start_write(&mut self, job: u32, q: &mut impl Schedule<Event>) {
+    fn start_write(&mut self, job: WriteId, q: &mut impl Schedule<Event>) {
         let group_bytes = self.layout.group_buf_bytes() as usize;
-        let Job::Write(w) = self.jobs.get(job) else {
-            unreachable!()
-        };
+        let w = self.jobs.writes.get(job);
         let seg = w.seg;
         let old = self.map.lookup(seg.lgn);
         let keep = self
             .all_pages()
             .minus(&self.covered_pages(seg.first_sector, seg.sectors));
         let functional = self.functional;
-        let Job::Write(w) = self.jobs.get_mut(job) else {
-            unreachable!()
-        };
+        let w = self.jobs.writes.get_mut(job);
         if functional {
             w.buf = vec![0u8; group_bytes];
         }
@@ -486,37 +531,31 @@ impl Device {
                 w.old = Some(old);
                 self.sbs.get_mut(self.layout.sb_of(old)).pins += 1;
                 self.stats.rmw_page_reads += u64::from(keep.count());
-                let n = self.submit_group(job, OpKind::Read, old, &keep, q);
-                let Job::Write(w) = self.jobs.get_mut(job) else {
-                    unreachable!()
-                };
+                let n = self.submit_group_read(FlashJob::Write(job), old, &keep, q);
+                let w = self.jobs.writes.get_mut(job);
                 w.pending = n;
             }
             _ => self.write_alloc(job, q),
         }
     }
 
-    pub(super) fn write_alloc(&mut self, job: u32, q: &mut impl Schedule<Event>) {
+    pub(super) fn write_alloc(&mut self, job: WriteId, q: &mut impl Schedule<Event>) {
         let now = q.now();
-        if let Job::Write(w) = self.jobs.get_mut(job) {
-            w.phase = WritePhase::WaitAlloc;
-        }
+        self.jobs.writes.get_mut(job).phase = WritePhase::WaitAlloc;
         match self.alloc_host(0, now) {
             Some(pgn) => self.write_program(job, pgn, q),
             None => {
-                self.alloc_waiters.push_back(job, 0);
+                self.alloc_waiters.push_back(SpaceWaiter::Group(job), 0);
                 self.pump_gc(q);
             }
         }
     }
 
-    pub(super) fn write_program(&mut self, job: u32, pgn: Pgn, q: &mut impl Schedule<Event>) {
+    pub(super) fn write_program(&mut self, job: WriteId, pgn: Pgn, q: &mut impl Schedule<Event>) {
         let seq = self.write_seq;
         self.write_seq += 1;
         let sector = SECTOR_BYTES as usize;
-        let Job::Write(w) = self.jobs.get_mut(job) else {
-            unreachable!()
-        };
+        let w = self.jobs.writes.get_mut(job);
         w.phase = WritePhase::Program;
         w.dest = Some(pgn);
         w.seq = seq;
@@ -538,28 +577,21 @@ impl Device {
                 buf[at..at + n].copy_from_slice(&src[from..from + n]);
                 s += run;
             }
-            let Job::Write(w) = self.jobs.get_mut(job) else {
-                unreachable!()
-            };
+            let w = self.jobs.writes.get_mut(job);
             w.buf = buf;
         }
-        let all = self.all_pages();
-        let n = self.submit_group(job, OpKind::Program, pgn, &all, q);
-        let Job::Write(w) = self.jobs.get_mut(job) else {
-            unreachable!()
-        };
+        let n = self.submit_group_program(GroupProgram::Write(job), pgn, q);
+        let w = self.jobs.writes.get_mut(job);
         w.pending = n;
     }
 
     pub(super) fn on_write_flash_done(
         &mut self,
-        id: u32,
+        id: WriteId,
         c: FlashCompletion,
         q: &mut impl Schedule<Event>,
     ) {
-        let Job::Write(w) = self.jobs.get(id) else {
-            unreachable!()
-        };
+        let w = self.jobs.writes.get(id);
         match w.phase {
             WritePhase::ReadOld => {
                 let (lgn, old) = (w.seg.lgn, w.old.expect("old group"));
@@ -569,16 +601,12 @@ impl Device {
                 // changes nothing of the write's lost pages or its error.
                 let failed = if self.functional {
                     let ps = self.layout.geo.page_size_bytes as usize;
-                    let Job::Write(w) = self.jobs.get_mut(id) else {
-                        unreachable!()
-                    };
+                    let w = self.jobs.writes.get_mut(id);
                     let mut buf = std::mem::take(&mut w.buf);
                     let failed = self.for_each_read_page(&c, lgn, |k, page| {
                         buf[k as usize * ps..(k as usize + 1) * ps].copy_from_slice(page);
                     });
-                    let Job::Write(w) = self.jobs.get_mut(id) else {
-                        unreachable!()
-                    };
+                    let w = self.jobs.writes.get_mut(id);
                     w.buf = buf;
                     Some(failed)
                 } else if self.timing_read_may_fail(&c, old) {
@@ -590,16 +618,13 @@ impl Device {
                     let touched = self.touched_pages(first_sector, sectors);
                     self.merge_read_failures(id, &failed, &touched);
                 }
-                let Job::Write(w) = self.jobs.get_mut(id) else {
-                    unreachable!()
-                };
+                let w = self.jobs.writes.get_mut(id);
+                debug_assert!(w.pending > 0, "a completion of an operation in flight");
                 w.pending -= 1;
                 if w.pending == 0 {
                     let old = w.old.expect("old group");
                     self.unpin(old, q);
-                    let Job::Write(w) = self.jobs.get(id) else {
-                        unreachable!()
-                    };
+                    let w = self.jobs.writes.get(id);
                     match w.merge_error.clone() {
                         Some(e) => self.fail_write(id, e, q),
                         None => self.write_alloc(id, q),
@@ -611,10 +636,9 @@ impl Device {
                 if failed {
                     self.on_program_failure(w.dest.expect("dest"));
                 }
-                let Job::Write(w) = self.jobs.get_mut(id) else {
-                    unreachable!()
-                };
+                let w = self.jobs.writes.get_mut(id);
                 w.failed |= failed;
+                debug_assert!(w.pending > 0, "a completion of an operation in flight");
                 w.pending -= 1;
                 if w.pending > 0 {
                     return;
@@ -630,9 +654,7 @@ impl Device {
                 self.ckpt.dirty = true;
                 self.stats.host_group_programs += 1;
                 self.note_host_program(dest);
-                let Job::Write(w) = self.jobs.remove(id) else {
-                    unreachable!()
-                };
+                let w = self.jobs.writes.remove(id);
                 self.set_media_lost(dest, w.lost_to_media);
                 self.release_lock(seg.lgn, q);
                 self.finish_segment(seg.req, q);
@@ -683,15 +705,13 @@ impl Device {
     /// A partial-group write's read of the old group failed `failed`: a page the write leaves
     /// alone stays lost; a page it touches but does not cover needs its other sectors, so the
     /// write fails and changes nothing, rather than fill them with zeros.
-    fn merge_read_failures(&mut self, id: u32, failed: &ReadFailures, touched: &PageSet) {
+    fn merge_read_failures(&mut self, id: WriteId, failed: &ReadFailures, touched: &PageSet) {
         if !failed.pages.minus(&failed.media).is_empty() {
             self.stats.integrity_errors += 1;
         }
         let untouched = failed.pages.minus(touched);
         let touched_failed = failed.pages.intersect(touched);
-        let Job::Write(w) = self.jobs.get_mut(id) else {
-            unreachable!()
-        };
+        let w = self.jobs.writes.get_mut(id);
         w.lost.union_with(&untouched);
         w.lost_to_media
             .union_with(&untouched.intersect(&failed.media));
@@ -726,10 +746,8 @@ impl Device {
 
     /// Ends a write segment with `e` before it programmed anything: the group keeps its old
     /// version.
-    fn fail_write(&mut self, id: u32, e: IoError, q: &mut impl Schedule<Event>) {
-        let Job::Write(w) = self.jobs.remove(id) else {
-            unreachable!()
-        };
+    fn fail_write(&mut self, id: WriteId, e: IoError, q: &mut impl Schedule<Event>) {
+        let w = self.jobs.writes.remove(id);
         if e == IoError::Uncorrectable {
             self.stats.uncorrectable_reads += 1;
         }
@@ -769,13 +787,14 @@ impl Device {
     /// Fails every host write waiting for space (GC found nothing to reclaim).
     pub(super) fn fail_alloc_waiters(&mut self, q: &mut impl Schedule<Event>) {
         while let Some(Waiter { job, .. }) = self.alloc_waiters.pop_front() {
-            if matches!(self.jobs.get(job), Job::Fill(_)) {
-                self.fail_fill(job, q);
-                continue;
-            }
-            let Job::Write(w) = self.jobs.remove(job) else {
-                unreachable!()
+            let job = match job {
+                SpaceWaiter::Fill(fill) => {
+                    self.fail_fill(fill, q);
+                    continue;
+                }
+                SpaceWaiter::Group(job) => job,
             };
+            let w = self.jobs.writes.remove(job);
             self.reqs.get_mut(w.seg.req).result = Err(IoError::NoSpace);
             self.release_lock(w.seg.lgn, q);
             self.finish_segment(w.seg.req, q);
@@ -807,16 +826,22 @@ impl Device {
                 i += 1;
                 continue;
             }
-            if matches!(self.jobs.get(job), Job::Fill(_)) {
-                if let Some((pgn, c)) = self.next_slice(super::jobs::FillStream::Host(lane), now) {
-                    self.alloc_waiters.remove(i);
-                    self.program_fill(job, pgn, c, q);
-                    continue;
+            match job {
+                SpaceWaiter::Fill(fill) => {
+                    let stream = super::jobs::FillStream::Host(lane);
+                    if let Some((pgn, c)) = self.next_slice(stream, now) {
+                        self.alloc_waiters.remove(i);
+                        self.program_fill(fill, pgn, c, q);
+                        continue;
+                    }
                 }
-            } else if let Some(pgn) = self.alloc_host(lane, now) {
-                self.alloc_waiters.remove(i);
-                self.write_program(job, pgn, q);
-                continue;
+                SpaceWaiter::Group(write) => {
+                    if let Some(pgn) = self.alloc_host(lane, now) {
+                        self.alloc_waiters.remove(i);
+                        self.write_program(write, pgn, q);
+                        continue;
+                    }
+                }
             }
             blocked[usize::from(lane)] = true;
             blocked_count += 1;
@@ -840,8 +865,9 @@ impl Device {
     }
 
     /// One segment (or the submission itself) of request `slot` is done.
-    pub(super) fn finish_segment(&mut self, slot: u32, q: &mut impl Schedule<Event>) {
+    pub(super) fn finish_segment(&mut self, slot: ReqId, q: &mut impl Schedule<Event>) {
         let r = self.reqs.get_mut(slot);
+        debug_assert!(r.pending > 0, "a completion of an operation in flight");
         r.pending -= 1;
         if r.pending > 0 {
             return;

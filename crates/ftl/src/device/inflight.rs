@@ -2,7 +2,7 @@
 //! run that stops making progress names the stuck requests and their state instead of
 //! spinning or reporting a bare count.
 
-use super::jobs::{Job, WritePhase};
+use super::jobs::{ReqId, SpaceWaiter, WritePhase};
 use super::Device;
 use nearflash_blockdev::BlockOp;
 use nearflash_sim::SimTime;
@@ -65,7 +65,7 @@ impl fmt::Display for InflightRequest {
 impl Device {
     /// The host requests in flight, oldest first, with what each is waiting for.
     pub fn inflight_requests(&self) -> Vec<InflightRequest> {
-        let mut out: Vec<(u32, InflightRequest)> = self
+        let mut out: Vec<(ReqId, InflightRequest)> = self
             .reqs
             .iter()
             .map(|(slot, r)| {
@@ -87,43 +87,54 @@ impl Device {
                 )
             })
             .collect();
-        let mut parts: Vec<(u32, RequestPhase)> = Vec::new();
-        for (job_id, job) in self.jobs.iter() {
-            let (slot, phase) = match job {
-                Job::Read(r) => (r.seg.req, RequestPhase::OnFlash),
-                Job::Write(w) => (
-                    w.seg.req,
-                    match w.phase {
-                        WritePhase::WaitLock => RequestPhase::WaitingForLock,
-                        WritePhase::WaitAlloc if self.alloc_waiters.contains(job_id) => {
-                            RequestPhase::WaitingForFreeSuperblock
-                        }
-                        WritePhase::WaitAlloc | WritePhase::ReadOld | WritePhase::Program => {
-                            RequestPhase::OnFlash
-                        }
-                    },
-                ),
-                Job::Trim(t) => (t.seg.req, RequestPhase::WaitingForLock),
-                Job::UnitRead(r) => (r.reads[0].0.req, RequestPhase::OnFlash),
-                Job::UnitWrite(w) if w.old.is_some() => (w.seg.req, RequestPhase::OnFlash),
-                Job::UnitWrite(w) => (w.seg.req, RequestPhase::WaitingForLock),
-                Job::Fill(f) => {
-                    let phase = if self.alloc_waiters.contains(job_id) {
-                        RequestPhase::WaitingForFreeSuperblock
-                    } else {
-                        RequestPhase::OnFlash
-                    };
-                    parts.extend(f.units.iter().filter_map(|u| u.req).map(|r| (r, phase)));
-                    continue;
+        let mut parts: Vec<(ReqId, RequestPhase)> = Vec::new();
+        // Each request's least advanced part decides its phase (below), so the order the
+        // jobs are visited in does not matter.
+        let jobs = &self.jobs;
+        parts.extend(
+            jobs.reads
+                .iter()
+                .map(|(_, r)| (r.seg.req, RequestPhase::OnFlash)),
+        );
+        for (id, w) in jobs.writes.iter() {
+            let phase = match w.phase {
+                WritePhase::WaitLock => RequestPhase::WaitingForLock,
+                WritePhase::WaitAlloc if self.alloc_waiters.contains(SpaceWaiter::Group(id)) => {
+                    RequestPhase::WaitingForFreeSuperblock
                 }
-                Job::Copy(_)
-                | Job::Erase(_)
-                | Job::CkptProgram(_)
-                | Job::UnitCopy(_)
-                | Job::TranslationRead(_) => continue,
+                WritePhase::WaitAlloc | WritePhase::ReadOld | WritePhase::Program => {
+                    RequestPhase::OnFlash
+                }
             };
-            parts.push((slot, phase));
+            parts.push((w.seg.req, phase));
         }
+        parts.extend(
+            jobs.trims
+                .iter()
+                .map(|(_, t)| (t.seg.req, RequestPhase::WaitingForLock)),
+        );
+        parts.extend(
+            jobs.unit_reads
+                .iter()
+                .map(|(_, r)| (r.reads[0].0.req, RequestPhase::OnFlash)),
+        );
+        parts.extend(jobs.unit_writes.iter().map(|(_, w)| {
+            let phase = if w.old.is_some() {
+                RequestPhase::OnFlash
+            } else {
+                RequestPhase::WaitingForLock
+            };
+            (w.seg.req, phase)
+        }));
+        for (id, f) in jobs.fills.iter() {
+            let phase = if self.alloc_waiters.contains(SpaceWaiter::Fill(id)) {
+                RequestPhase::WaitingForFreeSuperblock
+            } else {
+                RequestPhase::OnFlash
+            };
+            parts.extend(f.units.iter().filter_map(|u| u.req).map(|r| (r, phase)));
+        }
+        // GC copies, erases, checkpoint programs and translation reads belong to no request.
         for (slot, phase) in parts {
             if let Some((_, r)) = out.iter_mut().find(|(s, _)| *s == slot) {
                 // The least advanced part decides (the enum is ordered that way).

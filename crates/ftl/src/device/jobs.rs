@@ -6,7 +6,47 @@ use super::pageset::PageSet;
 use crate::layout::{Lgn, Lun, Pgn, Pun, SbId};
 use nearflash_blockdev::{BlockOp, IoError};
 use nearflash_sim::SimTime;
+use std::marker::PhantomData;
 
+/// A slot in the slab of `T`s: the type says which slab, so a job's kind is never re-proved
+/// at run time.
+pub struct Id<T> {
+    index: u32,
+    kind: PhantomData<fn() -> T>,
+}
+
+impl<T> Id<T> {
+    fn new(index: u32) -> Id<T> {
+        Id {
+            index,
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<T> Clone for Id<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Id<T> {}
+
+impl<T> PartialEq for Id<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+    }
+}
+
+impl<T> Eq for Id<T> {}
+
+impl<T> std::fmt::Debug for Id<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#{}", self.index)
+    }
+}
+
+/// Live `T`s by `Id<T>`; freed slots are reused so the hot path does not allocate.
 #[derive(Clone)]
 pub struct Slab<T> {
     items: Vec<Option<T>>,
@@ -25,9 +65,9 @@ impl<T> Default for Slab<T> {
 }
 
 impl<T> Slab<T> {
-    pub fn insert(&mut self, t: T) -> u32 {
+    pub fn insert(&mut self, t: T) -> Id<T> {
         self.live += 1;
-        match self.free.pop() {
+        let index = match self.free.pop() {
             Some(i) => {
                 debug_assert!(self.items[i as usize].is_none());
                 self.items[i as usize] = Some(t);
@@ -35,22 +75,30 @@ impl<T> Slab<T> {
             }
             None => {
                 self.items.push(Some(t));
-                (self.items.len() - 1) as u32
+                u32::try_from(self.items.len() - 1).expect("slab ids fit a u32")
             }
-        }
+        };
+        debug_assert!(self.live <= self.items.len());
+        Id::new(index)
     }
 
-    pub fn get(&self, i: u32) -> &T {
-        self.items[i as usize].as_ref().expect("live slab entry")
+    pub fn get(&self, id: Id<T>) -> &T {
+        self.items[id.index as usize]
+            .as_ref()
+            .expect("live slab entry")
     }
 
-    pub fn get_mut(&mut self, i: u32) -> &mut T {
-        self.items[i as usize].as_mut().expect("live slab entry")
+    pub fn get_mut(&mut self, id: Id<T>) -> &mut T {
+        self.items[id.index as usize]
+            .as_mut()
+            .expect("live slab entry")
     }
 
-    pub fn remove(&mut self, i: u32) -> T {
-        let t = self.items[i as usize].take().expect("live slab entry");
-        self.free.push(i);
+    pub fn remove(&mut self, id: Id<T>) -> T {
+        let t = self.items[id.index as usize]
+            .take()
+            .expect("live slab entry");
+        self.free.push(id.index);
         self.live -= 1;
         t
     }
@@ -60,13 +108,16 @@ impl<T> Slab<T> {
     }
 
     /// The live entries with their ids.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, &T)> {
+    pub fn iter(&self) -> impl Iterator<Item = (Id<T>, &T)> {
         self.items
             .iter()
             .enumerate()
-            .filter_map(|(i, t)| t.as_ref().map(|t| (i as u32, t)))
+            .filter_map(|(i, t)| t.as_ref().map(|t| (Id::new(i as u32), t)))
     }
 }
+
+/// A host request's slot.
+pub type ReqId = Id<ReqState>;
 
 #[derive(Clone)]
 pub struct ReqState {
@@ -88,7 +139,7 @@ pub struct ReqState {
 /// The sectors of one page group a request touches.
 #[derive(Clone, Copy, Debug)]
 pub struct Segment {
-    pub req: u32,
+    pub req: ReqId,
     pub lgn: Lgn,
     pub first_sector: u32,
     pub sectors: u32,
@@ -240,7 +291,7 @@ pub struct FillUnit {
     /// GC: the copy's source (the mapping switches only if it still points there).
     pub src: Option<Pun>,
     /// Host: the request this unit belongs to.
-    pub req: Option<u32>,
+    pub req: Option<ReqId>,
     /// GC of a unit that failed its checksum: the copy says so (reads of it fail).
     pub lost: bool,
     /// Flexible Data Placement: the reclaim unit handle whose data the unit is (0 without).
@@ -285,11 +336,105 @@ pub struct TranslationReadJob {
     pub pun: Pun,
 }
 
-#[derive(Clone)]
-pub enum Job {
+macro_rules! job_kinds {
+    ($($kind:ident($job:ident, $slab:ident, $id:ident)),* $(,)?) => {
+        $(pub type $id = Id<$job>;)*
+
+        /// The firmware's jobs in flight, one slab per kind.
+        #[derive(Clone, Default)]
+        pub struct Jobs {
+            $(pub $slab: Slab<$job>,)*
+        }
+
+        impl Jobs {
+            /// No job of any kind is in flight.
+            pub fn is_empty(&self) -> bool {
+                true $(&& self.$slab.is_empty())*
+            }
+        }
+    };
+}
+
+job_kinds! {
+    Read(ReadJob, reads, ReadId),
+    Write(WriteJob, writes, WriteId),
+    Trim(TrimJob, trims, TrimId),
+    Copy(CopyJob, copies, CopyId),
+    Erase(EraseJob, erases, EraseId),
+    CkptProgram(CkptProgramJob, ckpt_programs, CkptProgramId),
+    UnitRead(UnitReadJob, unit_reads, UnitReadId),
+    UnitWrite(UnitWriteJob, unit_writes, UnitWriteId),
+    Fill(FillJob, fills, FillId),
+    UnitCopy(UnitCopyJob, unit_copies, UnitCopyId),
+    TranslationRead(TranslationReadJob, translation_reads, TranslationReadId),
+}
+
+/// A job that issues flash operations; its id travels as the operations' tag (kind in the
+/// high word, slot in the low word). Trims never touch flash, so they have no variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlashJob {
+    Read(ReadId),
+    Write(WriteId),
+    Copy(CopyId),
+    Erase(EraseId),
+    CkptProgram(CkptProgramId),
+    UnitRead(UnitReadId),
+    UnitWrite(UnitWriteId),
+    Fill(FillId),
+    UnitCopy(UnitCopyId),
+    TranslationRead(TranslationReadId),
+}
+
+impl FlashJob {
+    /// The flash operations' tag for this job.
+    pub fn tag(self) -> u64 {
+        let (kind, index) = match self {
+            FlashJob::Read(i) => (1u64, i.index),
+            FlashJob::Write(i) => (2, i.index),
+            FlashJob::Copy(i) => (3, i.index),
+            FlashJob::Erase(i) => (4, i.index),
+            FlashJob::CkptProgram(i) => (5, i.index),
+            FlashJob::UnitRead(i) => (6, i.index),
+            FlashJob::UnitWrite(i) => (7, i.index),
+            FlashJob::Fill(i) => (8, i.index),
+            FlashJob::UnitCopy(i) => (9, i.index),
+            FlashJob::TranslationRead(i) => (10, i.index),
+        };
+        kind << 32 | u64::from(index)
+    }
+
+    /// The job a flash operation's tag names (the inverse of `tag`).
+    pub fn from_tag(tag: u64) -> FlashJob {
+        let index = tag as u32;
+        match tag >> 32 {
+            1 => FlashJob::Read(Id::new(index)),
+            2 => FlashJob::Write(Id::new(index)),
+            3 => FlashJob::Copy(Id::new(index)),
+            4 => FlashJob::Erase(Id::new(index)),
+            5 => FlashJob::CkptProgram(Id::new(index)),
+            6 => FlashJob::UnitRead(Id::new(index)),
+            7 => FlashJob::UnitWrite(Id::new(index)),
+            8 => FlashJob::Fill(Id::new(index)),
+            9 => FlashJob::UnitCopy(Id::new(index)),
+            10 => FlashJob::TranslationRead(Id::new(index)),
+            kind => panic!("flash tag {tag:#x} names no job kind ({kind})"),
+        }
+    }
+}
+
+macro_rules! into_flash_job {
+    ($($kind:ident($job:ident)),* $(,)?) => {
+        $(impl From<Id<$job>> for FlashJob {
+            fn from(id: Id<$job>) -> FlashJob {
+                FlashJob::$kind(id)
+            }
+        })*
+    };
+}
+
+into_flash_job! {
     Read(ReadJob),
     Write(WriteJob),
-    Trim(TrimJob),
     Copy(CopyJob),
     Erase(EraseJob),
     CkptProgram(CkptProgramJob),
@@ -298,4 +443,103 @@ pub enum Job {
     Fill(FillJob),
     UnitCopy(UnitCopyJob),
     TranslationRead(TranslationReadJob),
+}
+
+/// A job that programs a whole page group from its group buffer (page-group mapping).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupProgram {
+    Write(WriteId),
+    Copy(CopyId),
+}
+
+impl From<GroupProgram> for FlashJob {
+    fn from(job: GroupProgram) -> FlashJob {
+        match job {
+            GroupProgram::Write(id) => FlashJob::Write(id),
+            GroupProgram::Copy(id) => FlashJob::Copy(id),
+        }
+    }
+}
+
+/// A host job queued behind a logical group's lock (`Device::acquire_lock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockedJob {
+    Write(WriteId),
+    Trim(TrimId),
+    UnitWrite(UnitWriteId),
+}
+
+/// A job waiting for space to program into: a whole-group job (a host write, or a GC copy:
+/// `G`) or a sealed fill (page-level mapping).
+pub enum SpaceWaiter<G> {
+    Group(Id<G>),
+    Fill(FillId),
+}
+
+// By hand: derives would ask the job type `G` itself to be `Copy`, `Eq` and `Debug`.
+impl<G> Clone for SpaceWaiter<G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<G> Copy for SpaceWaiter<G> {}
+
+impl<G> PartialEq for SpaceWaiter<G> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (SpaceWaiter::Group(a), SpaceWaiter::Group(b)) => a == b,
+            (SpaceWaiter::Fill(a), SpaceWaiter::Fill(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl<G> Eq for SpaceWaiter<G> {}
+
+impl<G> std::fmt::Debug for SpaceWaiter<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpaceWaiter::Group(id) => write!(f, "Group({id:?})"),
+            SpaceWaiter::Fill(id) => write!(f, "Fill({id:?})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flash_tag_names_its_job_back() {
+        let mut jobs = Jobs::default();
+        let e = jobs.erases.insert(EraseJob {
+            sb: SbId(3),
+            pending: 0,
+            purpose: ErasePurpose::Gc,
+        });
+        let t = jobs.translation_reads.insert(TranslationReadJob {
+            unit: 1,
+            pun: Pun(2),
+        });
+        for job in [FlashJob::Erase(e), FlashJob::TranslationRead(t)] {
+            assert_eq!(FlashJob::from_tag(job.tag()), job);
+        }
+        jobs.erases.remove(e);
+        assert!(!jobs.is_empty(), "a translation read is still in flight");
+        jobs.translation_reads.remove(t);
+        assert!(jobs.is_empty());
+    }
+
+    #[test]
+    fn a_freed_slot_is_reused() {
+        let mut s: Slab<u8> = Slab::default();
+        let a = s.insert(1);
+        let b = s.insert(2);
+        assert_eq!(s.remove(a), 1);
+        let c = s.insert(3);
+        assert_eq!(c, a, "the freed slot is taken first");
+        assert_eq!((*s.get(b), *s.get(c)), (2, 3));
+        assert_eq!(s.iter().count(), 2);
+    }
 }

@@ -33,7 +33,7 @@ use crate::mapping::Mapping;
 use crate::superblock::{SbState, SbTable};
 use alloc::Lane;
 use gc::GcRun;
-use jobs::{Job, ReqState, Slab};
+use jobs::{FlashJob, Jobs, ReqState, Slab};
 use nearflash_blockdev::{BlockCompletion, BlockRequest};
 use nearflash_flash::{
     Backbone, ConfigError, FlashCompletion, FlashConfig, FlashEvent, Geometry, OpKind, PageStore,
@@ -41,6 +41,14 @@ use nearflash_flash::{
 use nearflash_sim::{Schedule, SimDuration, SimRng, SimTime, TraceEvent};
 use pageset::PageSet;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Host requests the firmware admits at once unless set otherwise
+/// ([`Device::set_admission_limit`]): 65,536, the most one NVMe submission queue holds
+/// (NVM Express Base Specification 2.0, §3.1.3.1, CAP.MQES is a 16-bit count of entries) —
+/// the same bound as the NVMe front end's `HELD_MAX` and Active Flash's
+/// `foreground_waiting_max`. Every reproduction stays far below it (an NVMe front end admits
+/// `queue_pairs × (queue_entries − 1)` at most: 1,023 on the presets).
+pub const HOST_REQUESTS_MAX: u32 = 1 << 16;
 
 /// Every event of the simulated device (and a slot for the host driver's own events).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,7 +112,7 @@ pub struct Device {
     /// most one entry per physical group; an erase of its superblock clears it.
     media_lost: BTreeMap<u32, PageSet>,
     reqs: Slab<ReqState>,
-    jobs: Slab<Job>,
+    jobs: Jobs,
     pub(crate) write_seq: u64,
     pub(crate) next_epoch: u64,
     /// Write points of the host lanes and of the GC lanes (`alloc.rs`: one of each, or
@@ -114,19 +122,22 @@ pub struct Device {
     /// Host write points in SLC mode (the SLC write cache; unused while it is off).
     slc_lane: Lane,
     /// Logical groups with a write or trim in progress, and the jobs queued behind it.
-    locks: BTreeMap<u32, VecDeque<u32>>,
+    locks: BTreeMap<u32, VecDeque<jobs::LockedJob>>,
     /// Write jobs waiting for a free page group (foreground GC is running for them).
     alloc_waiters: waiters::AllocWaiters,
     /// GC copies waiting for a destination group.
-    gc_alloc_waiters: VecDeque<u32>,
+    gc_alloc_waiters: VecDeque<jobs::SpaceWaiter<jobs::CopyJob>>,
     gc: Option<GcRun>,
     /// GC runs started so far (each run's serial).
     gc_serial: u64,
     gc_rr_cursor: u32,
     pub(crate) ckpt: ckpt::CkptState,
     outstanding_writes: BTreeSet<u64>,
-    flushes: VecDeque<(u64, u32)>,
+    flushes: VecDeque<(u64, jobs::ReqId)>,
     host_inflight: u32,
+    /// Host requests admitted at once (`HOST_REQUESTS_MAX` unless set): `try_submit` refuses
+    /// beyond it, and `submit` asserts it.
+    admission_limit: u32,
     idle_gen: u64,
     /// An idle timer of the current generation is pending: idle-time work (background GC,
     /// SLC folding) is still due, so the device is not quiescent.
@@ -178,6 +189,7 @@ impl Device {
             outstanding_writes: self.outstanding_writes.clone(),
             flushes: self.flushes.clone(),
             host_inflight: self.host_inflight,
+            admission_limit: self.admission_limit,
             idle_gen: self.idle_gen,
             idle_timer_pending: self.idle_timer_pending,
             background_allowed: self.background_allowed,
@@ -291,7 +303,7 @@ impl Device {
             sbs,
             spares,
             reqs: Slab::default(),
-            jobs: Slab::default(),
+            jobs: Jobs::default(),
             write_seq: 1,
             next_epoch: 1,
             host_lanes: lanes(layout.host_lanes()),
@@ -307,6 +319,7 @@ impl Device {
             outstanding_writes: BTreeSet::new(),
             flushes: VecDeque::new(),
             host_inflight: 0,
+            admission_limit: HOST_REQUESTS_MAX,
             idle_gen: 0,
             idle_timer_pending: false,
             background_allowed: false,
@@ -359,6 +372,14 @@ impl Device {
         self.host_inflight
     }
 
+    /// Admits at most `limit` host requests at once (requests in flight plus completions not
+    /// yet taken) instead of [`HOST_REQUESTS_MAX`]. A limit below what is outstanding now
+    /// refuses new requests until enough complete.
+    pub fn set_admission_limit(&mut self, limit: u32) {
+        assert!(limit > 0, "a device admits at least one request");
+        self.admission_limit = limit;
+    }
+
     /// True when nothing is in flight — no host command, GC step, checkpoint or flash op —
     /// and no idle-time work is still due (the idle timer that starts background GC and SLC
     /// folding has fired since the last host command).
@@ -383,20 +404,22 @@ impl Device {
     pub fn flash_work(&self) -> BTreeSet<FlashWork> {
         self.bb
             .executing_ops()
-            .map(|(kind, tag)| match (self.jobs.get(tag as u32), kind) {
-                (Job::Write(_), OpKind::Program) => FlashWork::HostProgram,
-                (Job::Read(_) | Job::Write(_), _) => FlashWork::HostRead,
-                (Job::Copy(_), OpKind::Program) => FlashWork::GcProgram,
-                (Job::Copy(_), _) => FlashWork::GcRead,
-                (Job::Erase(_), _) => FlashWork::Erase,
-                (Job::CkptProgram(_), _) => FlashWork::CheckpointProgram,
-                (Job::UnitRead(_) | Job::UnitWrite(_) | Job::TranslationRead(_), _) => {
-                    FlashWork::HostRead
+            .map(|(kind, tag)| match (FlashJob::from_tag(tag), kind) {
+                (FlashJob::Write(_), OpKind::Program) => FlashWork::HostProgram,
+                (FlashJob::Read(_) | FlashJob::Write(_), _) => FlashWork::HostRead,
+                (FlashJob::Copy(_), OpKind::Program) => FlashWork::GcProgram,
+                (FlashJob::Copy(_), _) => FlashWork::GcRead,
+                (FlashJob::Erase(_), _) => FlashWork::Erase,
+                (FlashJob::CkptProgram(_), _) => FlashWork::CheckpointProgram,
+                (
+                    FlashJob::UnitRead(_) | FlashJob::UnitWrite(_) | FlashJob::TranslationRead(_),
+                    _,
+                ) => FlashWork::HostRead,
+                (FlashJob::Fill(f), _) if self.jobs.fills.get(f).stream.is_host() => {
+                    FlashWork::HostProgram
                 }
-                (Job::Fill(f), _) if f.stream.is_host() => FlashWork::HostProgram,
-                (Job::Fill(_), _) => FlashWork::GcProgram,
-                (Job::UnitCopy(_), _) => FlashWork::GcRead,
-                (Job::Trim(_), _) => unreachable!("trims do not touch flash"),
+                (FlashJob::Fill(_), _) => FlashWork::GcProgram,
+                (FlashJob::UnitCopy(_), _) => FlashWork::GcRead,
             })
             .collect()
     }
@@ -461,19 +484,17 @@ impl Device {
     }
 
     fn on_flash_done(&mut self, c: FlashCompletion, q: &mut impl Schedule<Event>) {
-        let id = c.op.tag as u32;
-        match self.jobs.get(id) {
-            Job::Read(_) => self.on_read_done(id, c, q),
-            Job::Write(_) => self.on_write_flash_done(id, c, q),
-            Job::Copy(_) => self.on_copy_flash_done(id, c, q),
-            Job::Erase(_) => self.on_erase_done(id, c, q),
-            Job::CkptProgram(_) => self.on_ckpt_program_done(id, c, q),
-            Job::UnitRead(_) => self.on_unit_read_done(id, c, q),
-            Job::UnitWrite(_) => self.on_unit_write_read_done(id, c, q),
-            Job::Fill(_) => self.on_fill_done(id, c, q),
-            Job::UnitCopy(_) => self.on_unit_copy_read_done(id, c, q),
-            Job::TranslationRead(_) => self.on_translation_read_done(id, c, q),
-            Job::Trim(_) => unreachable!("trims do not touch flash"),
+        match FlashJob::from_tag(c.op.tag) {
+            FlashJob::Read(id) => self.on_read_done(id, c, q),
+            FlashJob::Write(id) => self.on_write_flash_done(id, c, q),
+            FlashJob::Copy(id) => self.on_copy_flash_done(id, c, q),
+            FlashJob::Erase(id) => self.on_erase_done(id, c, q),
+            FlashJob::CkptProgram(id) => self.on_ckpt_program_done(id, c, q),
+            FlashJob::UnitRead(id) => self.on_unit_read_done(id, c, q),
+            FlashJob::UnitWrite(id) => self.on_unit_write_read_done(id, c, q),
+            FlashJob::Fill(id) => self.on_fill_done(id, c, q),
+            FlashJob::UnitCopy(id) => self.on_unit_copy_read_done(id, c, q),
+            FlashJob::TranslationRead(id) => self.on_translation_read_done(id, c, q),
         }
     }
 
@@ -518,6 +539,13 @@ impl Device {
     /// Submits a host command whose write goes to host lane `lane`.
     fn submit_on(&mut self, req: BlockRequest, lane: u16, q: &mut impl Schedule<Event>) {
         debug_assert!((lane as usize) < self.host_lanes.len());
+        assert!(
+            self.admitted() < u64::from(self.admission_limit),
+            "request {} past the admission limit of {}: a caller not bounded by construction \
+             submits with `try_submit`",
+            req.id,
+            self.admission_limit
+        );
         self.host_inflight += 1;
         self.idle_gen += 1;
         self.idle_timer_pending = false;
@@ -525,8 +553,16 @@ impl Device {
         self.submit_host(req, lane, q);
     }
 
+    /// Requests counted against the admission limit: in flight, or completed and not taken.
+    fn admitted(&self) -> u64 {
+        u64::from(self.host_inflight)
+            + self.completions.len() as u64
+            + self.mgmt_completions.len() as u64
+    }
+
     /// Called when a host command finishes: tracks idleness for background GC.
     fn host_request_finished(&mut self, q: &mut impl Schedule<Event>) {
+        debug_assert!(self.host_inflight > 0, "a host command finishes once");
         self.host_inflight -= 1;
         if self.host_inflight == 0
             && (self.cfg.gc_background_free_superblocks > 0 || self.cfg.slc_cache.enabled)
@@ -637,9 +673,11 @@ impl nearflash_blockdev::BlockDevice for Device {
     }
 
     fn outstanding(&self) -> u64 {
-        u64::from(self.host_inflight)
-            + self.completions.len() as u64
-            + self.mgmt_completions.len() as u64
+        self.admitted()
+    }
+
+    fn admission_limit(&self) -> u64 {
+        u64::from(self.admission_limit)
     }
 }
 

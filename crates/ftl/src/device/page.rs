@@ -29,7 +29,8 @@
 
 use super::cmt::CmtWaiter;
 use super::jobs::{
-    FillJob, FillPhase, FillStream, FillUnit, Job, Segment, UnitCopyJob, UnitReadJob, UnitWriteJob,
+    FillId, FillJob, FillPhase, FillStream, FillUnit, FlashJob, LockedJob, ReqId, Segment,
+    SpaceWaiter, UnitCopyId, UnitCopyJob, UnitReadId, UnitReadJob, UnitWriteId, UnitWriteJob,
 };
 use super::pageset::PageSet;
 use super::{Device, Event};
@@ -73,13 +74,13 @@ type GroupCursor = Option<(Pgn, u32, u64)>;
 pub(crate) struct PageState {
     /// The fill each host lane is putting units into, and GC's (a GC run's copies go to
     /// one GC lane: its victim's).
-    open_host: Vec<Option<u32>>,
-    open_gc: Option<u32>,
+    open_host: Vec<Option<FillId>>,
+    open_gc: Option<FillId>,
     /// The group each host lane and each GC lane is programming.
     group_host: Vec<GroupCursor>,
     group_gc: Vec<GroupCursor>,
     /// Newest version of each unit still in a fill: (fill job, index in fill, sequence).
-    buffered: std::collections::BTreeMap<u32, (u32, u32, u64)>,
+    buffered: std::collections::BTreeMap<u32, (FillId, u32, u64)>,
     /// A seal event is queued for this instant.
     seal_armed: bool,
     /// Host fills programming now, per host lane.
@@ -119,7 +120,7 @@ impl Device {
     /// Splits a request into unit segments and starts each (page-level mapping).
     pub(super) fn spawn_unit_segments(
         &mut self,
-        slot: u32,
+        slot: ReqId,
         offset: u64,
         len: u64,
         q: &mut impl Schedule<Event>,
@@ -150,14 +151,14 @@ impl Device {
                     }
                 }
                 BlockOp::Write | BlockOp::Trim => {
-                    let job = self.jobs.insert(Job::UnitWrite(UnitWriteJob {
+                    let job = self.jobs.unit_writes.insert(UnitWriteJob {
                         seg,
                         trim: op == BlockOp::Trim,
                         old: None,
-                    }));
-                    self.acquire_lock(seg.lgn, job, q);
+                    });
+                    self.acquire_lock(seg.lgn, LockedJob::UnitWrite(job), q);
                 }
-                BlockOp::Flush => unreachable!("flushes have no segments"),
+                BlockOp::Flush => unreachable!("a flush has no segments (`submit_host` queues it)"),
             }
             at += n;
         }
@@ -176,10 +177,8 @@ impl Device {
     }
 
     /// A buffered unit's bytes (functional fidelity).
-    fn buffered_bytes(&self, job: u32, idx: u32) -> &[u8] {
-        let Job::Fill(f) = self.jobs.get(job) else {
-            unreachable!("buffered units live in fills")
-        };
+    fn buffered_bytes(&self, job: FillId, idx: u32) -> &[u8] {
+        let f = self.jobs.fills.get(job);
         &f.buf[idx as usize * UNIT..(idx as usize + 1) * UNIT]
     }
 
@@ -234,25 +233,30 @@ impl Device {
             mask.insert(self.layout.slot_pos(self.layout.split_pun(pun).1).page);
         }
         self.sbs.get_mut(self.layout.sb_of(pgn)).pins += 1;
+        debug_assert!(!reads.is_empty(), "a unit read reads at least one unit");
         let job = self
             .jobs
-            .insert(Job::UnitRead(UnitReadJob { reads, pending: 0 }));
-        let n = self.submit_group(job, OpKind::Read, pgn, &mask, q);
-        let Job::UnitRead(r) = self.jobs.get_mut(job) else {
-            unreachable!()
-        };
+            .unit_reads
+            .insert(UnitReadJob { reads, pending: 0 });
+        let n = self.submit_group_read(FlashJob::UnitRead(job), pgn, &mask, q);
+        let r = self.jobs.unit_reads.get_mut(job);
         r.pending = n;
     }
 
     /// One single-plane read of the page holding `pun`.
-    pub(super) fn submit_unit_read(&mut self, job: u32, pun: Pun, q: &mut impl Schedule<Event>) {
+    pub(super) fn submit_unit_read(
+        &mut self,
+        job: FlashJob,
+        pun: Pun,
+        q: &mut impl Schedule<Event>,
+    ) {
         let (pgn, slot) = self.layout.split_pun(pun);
         let sb = self.layout.sb_of(pgn);
         self.sbs.get_mut(sb).pins += 1;
         let pos = self.layout.slot_pos(slot);
         let mut mask = PageSet::default();
         mask.insert(pos.page);
-        let n = self.submit_group(job, OpKind::Read, pgn, &mask, q);
+        let n = self.submit_group_read(job, pgn, &mask, q);
         debug_assert_eq!(n, 1, "a unit lies in one page");
     }
 
@@ -285,14 +289,13 @@ impl Device {
 
     pub(super) fn on_unit_read_done(
         &mut self,
-        id: u32,
+        id: UnitReadId,
         c: FlashCompletion,
         q: &mut impl Schedule<Event>,
     ) {
         let channel = self.layout.geo.channel_of(c.op.die);
-        let Job::UnitRead(r) = self.jobs.get_mut(id) else {
-            unreachable!("a unit read's completion")
-        };
+        let r = self.jobs.unit_reads.get_mut(id);
+        debug_assert!(r.pending > 0, "a completion of an operation in flight");
         r.pending -= 1;
         let done = r.pending == 0;
         let pgn = self.layout.split_pun(r.reads[0].1).0;
@@ -319,9 +322,7 @@ impl Device {
         if !done {
             return;
         }
-        let Job::UnitRead(r) = self.jobs.remove(id) else {
-            unreachable!()
-        };
+        let r = self.jobs.unit_reads.remove(id);
         self.unpin(pgn, q);
         for (seg, _) in r.reads {
             self.finish_segment(seg.req, q);
@@ -331,25 +332,21 @@ impl Device {
     /// A unit write or trim holds its unit's lock: apply it (once its translation is in
     /// DRAM: with a cached mapping table a miss waits, and resumes in
     /// `unit_write_translated`).
-    pub(super) fn start_unit_write(&mut self, job: u32, q: &mut impl Schedule<Event>) {
-        let Job::UnitWrite(w) = self.jobs.get(job) else {
-            unreachable!("a unit write")
-        };
+    pub(super) fn start_unit_write(&mut self, job: UnitWriteId, q: &mut impl Schedule<Event>) {
+        let w = self.jobs.unit_writes.get(job);
         if self.cmt_lookup(Lun(w.seg.lgn.0), CmtWaiter::Write(job), q) {
             self.unit_write_translated(job, q);
         }
     }
 
     /// `start_unit_write` once the translation is in DRAM.
-    pub(super) fn unit_write_translated(&mut self, job: u32, q: &mut impl Schedule<Event>) {
-        let Job::UnitWrite(w) = self.jobs.get(job) else {
-            unreachable!("a unit write")
-        };
+    pub(super) fn unit_write_translated(&mut self, job: UnitWriteId, q: &mut impl Schedule<Event>) {
+        let w = self.jobs.unit_writes.get(job);
         let (seg, trim) = (w.seg, w.trim);
         let lun = Lun(seg.lgn.0);
         let whole = seg.sectors == self.layout.unit_sectors();
         if trim {
-            self.jobs.remove(job);
+            self.jobs.unit_writes.remove(job);
             if whole {
                 // Trims are advisory: only whole units are unmapped.
                 let seq = self.write_seq;
@@ -370,7 +367,7 @@ impl Device {
                 let from = seg.payload_offset as usize;
                 self.reqs.get(seg.req).data[from..from + UNIT].to_vec()
             });
-            self.jobs.remove(job);
+            self.jobs.unit_writes.remove(job);
             self.append_unit(lun, data, Some(seg.req), q);
             self.release_lock(seg.lgn, q);
             return;
@@ -388,11 +385,9 @@ impl Device {
             }
             Some(old) => {
                 self.stats_page().rmw_unit_reads += 1;
-                let Job::UnitWrite(w) = self.jobs.get_mut(job) else {
-                    unreachable!()
-                };
+                let w = self.jobs.unit_writes.get_mut(job);
                 w.old = Some(old);
-                self.submit_unit_read(job, old, q);
+                self.submit_unit_read(FlashJob::UnitWrite(job), old, q);
             }
         }
     }
@@ -400,13 +395,11 @@ impl Device {
     /// The old version of a partly written unit was read.
     pub(super) fn on_unit_write_read_done(
         &mut self,
-        id: u32,
+        id: UnitWriteId,
         c: FlashCompletion,
         q: &mut impl Schedule<Event>,
     ) {
-        let Job::UnitWrite(w) = self.jobs.get(id) else {
-            unreachable!("a unit write's read")
-        };
+        let w = self.jobs.unit_writes.get(id);
         let (seg, old) = (w.seg, w.old.expect("old copy"));
         let (pgn, _) = self.layout.split_pun(old);
         self.on_media_read(&c, pgn);
@@ -421,7 +414,7 @@ impl Device {
                 // The sectors the write leaves alone cannot be read: the write fails and
                 // changes nothing, rather than fill them with zeros.
                 self.stats.integrity_errors += 1;
-                self.jobs.remove(id);
+                self.jobs.unit_writes.remove(id);
                 self.reqs.get_mut(seg.req).result = Err(e);
                 self.release_lock(seg.lgn, q);
                 self.finish_segment(seg.req, q);
@@ -430,10 +423,13 @@ impl Device {
     }
 
     /// Writes the segment's sectors over `base` (the unit's old bytes) and buffers the unit.
-    fn merge_and_append(&mut self, job: u32, base: Option<Vec<u8>>, q: &mut impl Schedule<Event>) {
-        let Job::UnitWrite(w) = self.jobs.remove(job) else {
-            unreachable!("a unit write")
-        };
+    fn merge_and_append(
+        &mut self,
+        job: UnitWriteId,
+        base: Option<Vec<u8>>,
+        q: &mut impl Schedule<Event>,
+    ) {
+        let w = self.jobs.unit_writes.remove(job);
         let seg = w.seg;
         let data = base.map(|mut unit| {
             let at = seg.first_sector as usize * SECTOR_BYTES as usize;
@@ -452,7 +448,7 @@ impl Device {
         &mut self,
         lun: Lun,
         data: Option<Vec<u8>>,
-        req: Option<u32>,
+        req: Option<ReqId>,
         q: &mut impl Schedule<Event>,
     ) {
         let seq = self.write_seq;
@@ -494,14 +490,14 @@ impl Device {
         }
     }
 
-    fn new_fill(&mut self, stream: FillStream) -> u32 {
+    fn new_fill(&mut self, stream: FillStream) -> FillId {
         let rows = match stream {
             FillStream::Host(lane) => self.host_fill_rows(lane),
             // GC writes into native superblocks only.
             FillStream::Gc(_) => self.bb.config().one_shot_pages,
         };
         let cap = (self.layout.units_per_slice() * rows) as usize;
-        self.jobs.insert(Job::Fill(FillJob {
+        self.jobs.fills.insert(FillJob {
             stream,
             phase: FillPhase::Open,
             units: Vec::with_capacity(cap),
@@ -512,7 +508,7 @@ impl Device {
                 Vec::new()
             },
             dest: None,
-        }))
+        })
     }
 
     /// Page rows a new host fill is sized for: those of the superblock the host stream's
@@ -542,11 +538,9 @@ impl Device {
     }
 
     /// Appends a unit to fill `job`; returns its index.
-    fn push_unit(&mut self, job: u32, unit: FillUnit, data: Option<&[u8]>) -> u32 {
+    fn push_unit(&mut self, job: FillId, unit: FillUnit, data: Option<&[u8]>) -> u32 {
         let ups = self.layout.units_per_slice();
-        let Job::Fill(f) = self.jobs.get_mut(job) else {
-            unreachable!("a fill")
-        };
+        let f = self.jobs.fills.get_mut(job);
         debug_assert_eq!(f.phase, FillPhase::Open);
         let idx = f.units.len();
         assert!(
@@ -560,10 +554,8 @@ impl Device {
         idx as u32
     }
 
-    fn fill_full(&self, job: u32) -> bool {
-        let Job::Fill(f) = self.jobs.get(job) else {
-            unreachable!("a fill")
-        };
+    fn fill_full(&self, job: FillId) -> bool {
+        let f = self.jobs.fills.get(job);
         f.units.len() as u32 == self.layout.units_per_slice() * f.rows
     }
 
@@ -585,10 +577,8 @@ impl Device {
 
     /// A fill takes no more units: it waits for its program slot (in order behind the fills
     /// of its stream already waiting).
-    fn seal_fill(&mut self, job: u32, q: &mut impl Schedule<Event>) {
-        let Job::Fill(f) = self.jobs.get_mut(job) else {
-            unreachable!("a fill")
-        };
+    fn seal_fill(&mut self, job: FillId, q: &mut impl Schedule<Event>) {
+        let f = self.jobs.fills.get_mut(job);
         f.phase = FillPhase::WaitAlloc;
         let stream = f.stream;
         if !stream.is_host() {
@@ -598,10 +588,8 @@ impl Device {
     }
 
     /// Gives fill `job` its program slot now, or queues it for one.
-    pub(super) fn place_fill(&mut self, job: u32, q: &mut impl Schedule<Event>) {
-        let Job::Fill(f) = self.jobs.get(job) else {
-            unreachable!("a fill")
-        };
+    pub(super) fn place_fill(&mut self, job: FillId, q: &mut impl Schedule<Event>) {
+        let f = self.jobs.fills.get(job);
         let stream = f.stream;
         let queued = match stream {
             FillStream::Host(lane) => self.lane_has_waiters(lane),
@@ -615,11 +603,11 @@ impl Device {
         }
         match stream {
             FillStream::Host(lane) => {
-                self.alloc_waiters.push_back(job, lane);
+                self.alloc_waiters.push_back(SpaceWaiter::Fill(job), lane);
                 self.pump_gc(q);
             }
             FillStream::Gc(_) => {
-                self.gc_alloc_waiters.push_back(job);
+                self.gc_alloc_waiters.push_back(SpaceWaiter::Fill(job));
                 self.abort_gc_if_stuck(q);
             }
         }
@@ -668,11 +656,9 @@ impl Device {
 
     /// A host fill sized for a word line got a one-row slot (SLC mode): its units beyond
     /// the first `keep` go into a fill of their own, sealed, which is placed after it.
-    fn split_fill(&mut self, job: u32, keep: usize) -> u32 {
+    fn split_fill(&mut self, job: FillId, keep: usize) -> FillId {
         let ups = self.layout.units_per_slice();
-        let Job::Fill(f) = self.jobs.get_mut(job) else {
-            unreachable!("a fill")
-        };
+        let f = self.jobs.fills.get_mut(job);
         assert!(f.stream.is_host(), "GC fills go to native superblocks only");
         let stream = f.stream;
         let units = f.units.split_off(keep);
@@ -683,14 +669,14 @@ impl Device {
         };
         let rows = (units.len() as u32).div_ceil(ups);
         let moved: Vec<(u32, u64)> = units.iter().map(|u| (u.lun.0, u.seq)).collect();
-        let rest = self.jobs.insert(Job::Fill(FillJob {
+        let rest = self.jobs.fills.insert(FillJob {
             stream,
             phase: FillPhase::WaitAlloc,
             units,
             rows,
             buf,
             dest: None,
-        }));
+        });
         for (i, (lun, seq)) in moved.into_iter().enumerate() {
             if let Some(b) = self.page.buffered.get_mut(&lun) {
                 if b.0 == job && b.2 == seq {
@@ -705,7 +691,7 @@ impl Device {
     /// with one-shot programs into a native superblock, of the word line's rows from `pgn` on.
     pub(super) fn program_fill(
         &mut self,
-        job: u32,
+        job: FillId,
         pgn: Pgn,
         c: u32,
         q: &mut impl Schedule<Event>,
@@ -713,10 +699,7 @@ impl Device {
         let sb = self.layout.sb_of(pgn);
         let rows = self.word_line_rows(sb);
         let cap = (self.layout.units_per_slice() * rows) as usize;
-        let rest = match &self.jobs.get(job) {
-            Job::Fill(f) if f.units.len() > cap => Some(self.split_fill(job, cap)),
-            _ => None,
-        };
+        let rest = (self.jobs.fills.get(job).units.len() > cap).then(|| self.split_fill(job, cap));
         let info = self.sbs.get(sb);
         let (epoch, slc, info_ruh) = (info.epoch, info.slc, info.ruh);
         let planes = self.layout.geo.planes_per_die;
@@ -724,9 +707,7 @@ impl Device {
         let ps = self.layout.geo.page_size_bytes as usize;
         let os = self.layout.geo.oob_size_bytes as usize;
         let functional = self.functional;
-        let Job::Fill(f) = self.jobs.get_mut(job) else {
-            unreachable!("a fill")
-        };
+        let f = self.jobs.fills.get_mut(job);
         f.phase = FillPhase::Program;
         f.dest = Some((pgn, c));
         let pads = cap as u64 - f.units.len() as u64;
@@ -808,7 +789,7 @@ impl Device {
                 pages: rows,
                 plane_mask,
                 plane_blocks,
-                tag: u64::from(job),
+                tag: FlashJob::Fill(job).tag(),
                 data,
                 oob,
                 slc,
@@ -824,13 +805,11 @@ impl Device {
     /// a trim got there first, or — for GC — the unit moved on), and finish host writes.
     pub(super) fn on_fill_done(
         &mut self,
-        id: u32,
+        id: FillId,
         c: FlashCompletion,
         q: &mut impl Schedule<Event>,
     ) {
-        let Job::Fill(f) = self.jobs.get(id) else {
-            unreachable!("a fill's program")
-        };
+        let f = self.jobs.fills.get(id);
         let (pgn, channel) = f.dest.expect("a programmed fill has a slot");
         let stream = f.stream;
         self.program_done(pgn);
@@ -840,18 +819,14 @@ impl Device {
         if matches!(c.status, OpStatus::Failed { .. }) {
             // The units are still in the buffer: program them elsewhere.
             self.on_program_failure(pgn);
-            let Job::Fill(f) = self.jobs.get_mut(id) else {
-                unreachable!()
-            };
+            let f = self.jobs.fills.get_mut(id);
             f.phase = FillPhase::WaitAlloc;
             f.dest = None;
             self.place_fill(id, q);
             self.seal_open_hosts_if_idle(q);
             return;
         }
-        let Job::Fill(f) = self.jobs.remove(id) else {
-            unreachable!()
-        };
+        let f = self.jobs.fills.remove(id);
         let ups = self.layout.units_per_slice();
         let rows = self.word_line_rows(self.layout.sb_of(pgn));
         let mut finished = Vec::new();
@@ -932,10 +907,8 @@ impl Device {
     }
 
     /// Fails a sealed host fill that found no space: its units' writes fail with `NoSpace`.
-    pub(super) fn fail_fill(&mut self, job: u32, q: &mut impl Schedule<Event>) {
-        let Job::Fill(f) = self.jobs.remove(job) else {
-            unreachable!("a fill")
-        };
+    pub(super) fn fail_fill(&mut self, job: FillId, q: &mut impl Schedule<Event>) {
+        let f = self.jobs.fills.remove(job);
         for u in &f.units {
             if self
                 .page
@@ -975,26 +948,24 @@ impl Device {
         } else {
             Vec::new()
         };
-        let job = self.jobs.insert(Job::UnitCopy(UnitCopyJob {
+        let job = self.jobs.unit_copies.insert(UnitCopyJob {
             src: pgn,
             slots,
             pending: 0,
             buf,
             bad_pages: PageSet::default(),
-        }));
+        });
         self.sbs.get_mut(self.layout.sb_of(pgn)).pins += 1;
         self.page.gc_reads += 1;
-        let n = self.submit_group(job, OpKind::Read, pgn, &mask, q);
-        let Job::UnitCopy(cp) = self.jobs.get_mut(job) else {
-            unreachable!()
-        };
+        let n = self.submit_group_read(FlashJob::UnitCopy(job), pgn, &mask, q);
+        let cp = self.jobs.unit_copies.get_mut(job);
         cp.pending = n;
         true
     }
 
     pub(super) fn on_unit_copy_read_done(
         &mut self,
-        id: u32,
+        id: UnitCopyId,
         c: FlashCompletion,
         q: &mut impl Schedule<Event>,
     ) {
@@ -1005,9 +976,7 @@ impl Device {
             c.op.plane_iter()
                 .map(|l| self.layout.page_index(channel, l))
                 .collect();
-        let Job::UnitCopy(cp) = self.jobs.get_mut(id) else {
-            unreachable!("a GC unit copy")
-        };
+        let cp = self.jobs.unit_copies.get_mut(id);
         if functional {
             let os = self.layout.geo.oob_size_bytes as usize;
             for (i, &k) in page_index.iter().enumerate() {
@@ -1027,13 +996,12 @@ impl Device {
                 }
             }
         }
+        debug_assert!(cp.pending > 0, "a completion of an operation in flight");
         cp.pending -= 1;
         if cp.pending > 0 {
             return;
         }
-        let Job::UnitCopy(cp) = self.jobs.remove(id) else {
-            unreachable!()
-        };
+        let cp = self.jobs.unit_copies.remove(id);
         let src_sb = self.layout.sb_of(cp.src);
         let info = self.sbs.get_mut(src_sb);
         assert!(info.pins > 0);
@@ -1148,7 +1116,7 @@ impl Device {
     /// GC gave up its run: the units of its open fill stay valid in the victim.
     pub(super) fn drop_gc_fill(&mut self) {
         if let Some(job) = self.page.open_gc.take() {
-            self.jobs.remove(job);
+            self.jobs.fills.remove(job);
         }
     }
 

@@ -599,3 +599,65 @@ mod media;
 mod one_shot;
 mod page;
 mod slc;
+
+/// Story: the FTL admitted any number of host requests, so an open-loop caller's backlog
+/// grew inside the firmware without limit. Now it admits `admission_limit` at once (in
+/// flight plus completions not yet taken): `try_submit` past it hands the request back,
+/// and once a completion is taken the same request is admitted.
+#[test]
+fn a_request_past_the_admission_limit_is_handed_back_until_a_completion_is_taken() {
+    use nearflash_blockdev::{BlockDevice, Full};
+    let flash = tiny_flash();
+    let mut sim = Sim::new(5);
+    let mut dev = Device::format(&flash, &tiny_ftl(), Box::new(NoStore), sim.queue()).unwrap();
+    dev.set_admission_limit(2);
+    let gb = dev.layout().group_bytes();
+    let write = |id: u64| BlockRequest {
+        id,
+        op: BlockOp::Write,
+        offset_bytes: id * gb,
+        len_bytes: gb,
+        data: Vec::new(),
+    };
+    dev.try_submit(write(0), sim.queue()).unwrap();
+    dev.try_submit(write(1), sim.queue()).unwrap();
+    let Err(Full { req, limit }) = dev.try_submit(write(2), sim.queue()) else {
+        panic!("a third request past a limit of 2 is admitted");
+    };
+    assert_eq!((req.id, limit, dev.host_inflight()), (2, 2, 2));
+    let mut done = Vec::new();
+    while done.is_empty() {
+        assert!(sim.step(&mut dev), "writes in flight");
+        // A completion not yet taken still counts against the limit.
+        assert!(dev.try_submit(write(9), sim.queue()).is_err());
+        dev.take_completions(&mut done);
+    }
+    dev.try_submit(req, sim.queue())
+        .expect("a completion taken makes room");
+    while done.len() < 3 {
+        assert!(sim.step(&mut dev), "writes in flight");
+        dev.take_completions(&mut done);
+    }
+    assert!(done.iter().all(|c| c.result.is_ok()));
+    assert_eq!(dev.stats().host_writes, 3);
+}
+
+#[test]
+#[should_panic(expected = "past the admission limit")]
+fn a_plain_submit_past_the_admission_limit_is_a_caller_bug() {
+    let flash = tiny_flash();
+    let mut sim = Sim::new(5);
+    let mut dev = Device::format(&flash, &tiny_ftl(), Box::new(NoStore), sim.queue()).unwrap();
+    dev.set_admission_limit(1);
+    let gb = dev.layout().group_bytes();
+    for id in 0..2 {
+        let req = BlockRequest {
+            id,
+            op: BlockOp::Write,
+            offset_bytes: id * gb,
+            len_bytes: gb,
+            data: Vec::new(),
+        };
+        dev.submit(req, sim.queue());
+    }
+}

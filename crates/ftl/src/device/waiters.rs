@@ -2,9 +2,10 @@
 //! with each entry's lane beside it and a count per lane, so "does lane `l` wait?" and "which
 //! lanes wait?" are answered without walking the queue or looking jobs up.
 
+use super::jobs::{SpaceWaiter, WriteJob};
 use std::collections::VecDeque;
 
-/// Waiting host writes (`Job::Write` on lane 0, or a host `Job::Fill`), in arrival order.
+/// Waiting host writes (a whole-group write on lane 0, or a host fill), in arrival order.
 #[derive(Clone, Debug)]
 pub(super) struct AllocWaiters {
     queue: VecDeque<Waiter>,
@@ -15,7 +16,7 @@ pub(super) struct AllocWaiters {
 /// One waiting job and the host lane it waits on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Waiter {
-    pub job: u32,
+    pub job: SpaceWaiter<WriteJob>,
     pub lane: u16,
 }
 
@@ -28,7 +29,11 @@ impl AllocWaiters {
         }
     }
 
-    pub(super) fn push_back(&mut self, job: u32, lane: u16) {
+    pub(super) fn push_back(&mut self, job: SpaceWaiter<WriteJob>, lane: u16) {
+        debug_assert!(
+            usize::from(lane) < self.per_lane.len(),
+            "lane {lane} exists"
+        );
         self.per_lane[usize::from(lane)] += 1;
         self.queue.push_back(Waiter { job, lane });
     }
@@ -85,7 +90,7 @@ impl AllocWaiters {
             .map(|(l, _)| u16::try_from(l).expect("host lanes fit a u16"))
     }
 
-    pub(super) fn contains(&self, job: u32) -> bool {
+    pub(super) fn contains(&self, job: SpaceWaiter<WriteJob>) -> bool {
         self.queue.iter().any(|w| w.job == job)
     }
 
@@ -101,21 +106,39 @@ impl AllocWaiters {
 
 #[cfg(test)]
 mod tests {
+    use super::super::jobs::{FillJob, FillPhase, FillStream, Slab};
     use super::*;
+
+    fn waiting_fill(fills: &mut Slab<FillJob>, lane: u16) -> SpaceWaiter<WriteJob> {
+        SpaceWaiter::Fill(fills.insert(FillJob {
+            stream: FillStream::Host(lane),
+            phase: FillPhase::WaitAlloc,
+            units: Vec::new(),
+            rows: 1,
+            buf: Vec::new(),
+            dest: None,
+        }))
+    }
 
     #[test]
     fn counts_follow_pushes_and_removals_in_arrival_order() {
+        let mut fills = Slab::default();
+        let (a, b, c) = (
+            waiting_fill(&mut fills, 0),
+            waiting_fill(&mut fills, 2),
+            waiting_fill(&mut fills, 2),
+        );
         let mut w = AllocWaiters::new(3);
-        w.push_back(10, 0);
-        w.push_back(11, 2);
-        w.push_back(12, 2);
+        w.push_back(a, 0);
+        w.push_back(b, 2);
+        w.push_back(c, 2);
         assert!(w.lane_has_waiters(2) && !w.lane_has_waiters(1));
         assert_eq!(w.waiting_lanes().collect::<Vec<_>>(), vec![0, 2]);
-        assert_eq!(w.remove(1), Waiter { job: 11, lane: 2 });
-        assert!(w.lane_has_waiters(2), "job 12 still waits on lane 2");
-        assert_eq!(w.pop_front(), Some(Waiter { job: 10, lane: 0 }));
+        assert_eq!(w.remove(1), Waiter { job: b, lane: 2 });
+        assert!(w.lane_has_waiters(2), "fill c still waits on lane 2");
+        assert_eq!(w.pop_front(), Some(Waiter { job: a, lane: 0 }));
         assert!(!w.lane_has_waiters(0));
-        assert!(w.contains(12) && !w.contains(10));
+        assert!(w.contains(c) && !w.contains(a));
         assert_eq!(w.len(), 1);
         w.check();
     }

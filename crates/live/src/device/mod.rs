@@ -34,15 +34,24 @@ use nearflash_sim::SimTime;
 
 impl LiveDevice for FsDevice {
     fn now(&mut self) -> SimTime {
-        self.image.host_mut().now()
+        let now = self.image.host_mut().now();
+        debug_assert!(now >= self.sim_start, "simulated time went back");
+        now
     }
     fn advance_to(&mut self, t: SimTime) {
         if t > self.image.host_mut().now() {
             self.image.host_mut().advance_to(t);
         }
+        debug_assert!(self.image.host_mut().now() >= t, "the device reached {t:?}");
     }
     fn execute(&mut self, call: Call) -> Result<Answer, Errno> {
-        self.execute_op(call)
+        let before = self.image.host_mut().now();
+        let answer = self.execute_op(call);
+        debug_assert!(
+            self.image.host_mut().now() >= before,
+            "a request moved simulated time back"
+        );
+        answer
     }
     fn recorder(&mut self) -> &mut Recorder {
         &mut self.recorder
@@ -63,6 +72,11 @@ pub const CONTROL_FILE_INO: InodeNo = VIRTUAL_INO_BASE + 2;
 pub const VFILES_DIR_NAME: &str = "vfiles";
 pub const VFILES_DIR_INO: InodeNo = VIRTUAL_INO_BASE + 3;
 pub const VFILE_INO_BASE: InodeNo = 1 << 41;
+
+// The file system's inode numbers (32-bit) never reach the virtual range, and the virtual
+// files' numbers lie above the fixed virtual entries.
+const _: () = assert!(VIRTUAL_INO_BASE > u32::MAX as InodeNo);
+const _: () = assert!(VFILE_INO_BASE > VFILES_DIR_INO);
 
 /// Whether `ino` is one of the virtual entries' (never the file system's).
 pub fn is_virtual(ino: InodeNo) -> bool {
@@ -135,12 +149,17 @@ impl FsDevice {
             cs: None,
         };
         dev.load_vfiles();
+        assert!(
+            dev.vfiles.entries().all(|e| e.ino >= VFILE_INO_BASE),
+            "a registered virtual file outside the virtual files' inode range"
+        );
         Ok(dev)
     }
 
     /// Commits everything and closes the image; the final statistics.
     pub fn close(mut self) -> Result<LiveStats, nearflash_image::ImageError> {
         let stats = self.stats();
+        debug_assert!(stats.sim_time_s >= 0.0, "simulated time went back");
         self.image.close()?;
         Ok(stats)
     }
@@ -150,6 +169,12 @@ impl FsDevice {
         let host = self.image.host_mut();
         let id = host.submit(caller, op).map_err(|e| errno::of_fs(&e))?;
         let done = host.wait(id);
+        debug_assert!(
+            done.as_ref()
+                .is_ok_and(|c| c.id == id && c.submitted <= c.finished)
+                || done.is_err(),
+            "the wait answers the operation submitted, after it was submitted"
+        );
         if let Err(e) = self.image.check_store() {
             self.note_device_error(e.to_string());
             return Err(Errno(libc::EIO));
@@ -180,7 +205,15 @@ impl FsDevice {
 
     fn stat(&mut self, caller: Caller, path: &str) -> Result<Attr, Errno> {
         match self.fs(caller, FsOp::Stat(path.to_string()))? {
-            FsReply::Stat(st) => Ok(Attr::from_stat(&st)),
+            FsReply::Stat(st) => {
+                let a = Attr::from_stat(&st);
+                debug_assert!(
+                    !is_virtual(a.ino),
+                    "the file system's inode {} is virtual",
+                    a.ino
+                );
+                Ok(a)
+            }
             _ => Err(Errno(libc::EIO)),
         }
     }
@@ -275,6 +308,7 @@ impl FsDevice {
             LiveOp::Opendir { ino } => {
                 let items = self.listing(caller, ino)?;
                 let fh = self.dirs.insert(items)?;
+                debug_assert!(self.dirs.owns(fh), "an opened listing is held");
                 Ok(Answer::Opened {
                     fh,
                     direct_io: false,
@@ -321,7 +355,9 @@ impl FsDevice {
         } else {
             0
         };
-        virtual_attr(ino, now_ns, len)
+        let attr = virtual_attr(ino, now_ns, len);
+        debug_assert!(attr.is_none_or(|a| a.ino == ino), "the attributes of {ino}");
+        attr
     }
 
     /// A virtual entry named `name` in `parent`, if there is one; `ENOENT` for any other
@@ -339,6 +375,7 @@ impl FsDevice {
             (STATS_DIR_INO, _) => return Err(Errno(libc::ENOENT)),
             _ => return Ok(None),
         };
+        debug_assert!(is_virtual(ino), "a virtual child has a virtual inode");
         Ok(Some(self.virtual_attr(ino, None).expect("a virtual entry")))
     }
 
@@ -387,6 +424,14 @@ impl FsDevice {
                 items.push((STATS_DIR_INO, FileKind::Dir, STATS_DIR_NAME.into()));
             }
         }
+        debug_assert!(
+            {
+                let mut names: Vec<&str> = items.iter().map(|(_, _, n)| n.as_str()).collect();
+                names.sort_unstable();
+                names.windows(2).all(|w| w[0] != w[1])
+            },
+            "a listing names each entry once (a real /.nearflash stays hidden)"
+        );
         Ok(items
             .into_iter()
             .enumerate()
@@ -452,11 +497,23 @@ impl FsDevice {
         };
         self.recorder.fill(&mut s);
         s.energy = stats::energy(self.power_w.0, self.power_w.1, s.busy_sim_s, sim_time_s);
+        debug_assert!(
+            s.buffer_cache
+                .as_ref()
+                .is_none_or(|c| (0.0..=1.0).contains(&c.hit_ratio)),
+            "a hit ratio is a fraction"
+        );
         s
     }
 
     fn stats_json(&mut self) -> Vec<u8> {
-        stats_json(&self.stats())
+        let json = stats_json(&self.stats());
+        debug_assert_eq!(
+            json.last(),
+            Some(&b'\n'),
+            "the statistics file ends its line"
+        );
+        json
     }
 }
 
@@ -506,6 +563,7 @@ pub fn device_figures(
     flash: &nearflash_flash::backbone::FlashStats,
     page_bytes: u64,
 ) -> DeviceFigures {
+    assert!(page_bytes > 0, "a flash page holds bytes");
     DeviceFigures {
         host_reads: ftl.host_reads,
         host_writes: ftl.host_writes,
@@ -529,6 +587,10 @@ pub fn device_figures(
 /// The statistics as the virtual file holds them.
 pub fn stats_json(s: &LiveStats) -> Vec<u8> {
     let mut v = serde_json::to_vec_pretty(s).expect("stats serialize");
+    debug_assert!(
+        v.first() == Some(&b'{'),
+        "the statistics are one JSON object"
+    );
     v.push(b'\n');
     v
 }
