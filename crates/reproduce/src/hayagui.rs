@@ -721,10 +721,13 @@ fn load_target_share_claim(
         secs(Phase::LoadTarget),
         ours_total - secs(Phase::LoadTarget),
     );
+    let scale = match m.sizes.genome_scale {
+        1 => "at the derived full sizes".to_string(),
+        n => format!("at 1/{n} of the derived sizes"),
+    };
     let mut note = format!(
-        "Data at 1/{} of the derived sizes. The paper's table: {paper_load} of \
-         {paper_total:.3} s loading the target. Ours: {ours_load:.3} of {ours_total:.3} s.",
-        m.sizes.genome_scale
+        "Data {scale}. The paper's table: {paper_load} of {paper_total:.3} s loading the \
+         target. Ours: {ours_load:.3} of {ours_total:.3} s."
     );
     if let Some(load) = phase(Phase::LoadTarget) {
         let calls = load.counts.io_calls.max(1);
