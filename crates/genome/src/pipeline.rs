@@ -132,8 +132,8 @@ pub struct GenomeConfig {
 
 impl GenomeConfig {
     /// Defaults: k = 12, 1 MiB index calls, a 4 KiB FASTA stream buffer (glibc's
-    /// `_IO_file_doallocate` sizes a file's buffer to its `st_blksize` when that is below
-    /// `BUFSIZ` = 8192; Linux file systems report 4096), default matching parameters.
+    /// `_IO_file_doallocate` sizes a file's buffer to its `st_blksize` — later releases when
+    /// below `BUFSIZ` = 8192 — and Linux's ext4 reports 4096), default matching parameters.
     pub fn new(reference_path: &str, target_path: &str, index_path: &str) -> Self {
         Self {
             reference_path: reference_path.to_string(),

@@ -296,9 +296,14 @@ pub struct GenomeCostConfig {
     pub chunk_bytes: u32,
     /// The application reads its FASTA files line by line through the C library's stream
     /// (`fgets`), so each read call is one refill of the stream's buffer: 4096 bytes. The
-    /// VE's C library is glibc (NEC's `glibc-ve`), whose `_IO_file_doallocate`
-    /// (libio/filedoalloc.c) sizes the buffer to the file's `st_blksize` when that is below
-    /// `BUFSIZ` (8192); VEOS answers `fstat` from the host, whose file systems report 4096.
+    /// VE's C library is glibc: NEC's `glibc-ve` 2.21 (veos-sxarr-NEC/glibc-ve, `glibc.spec`)
+    /// installs in `/opt/nec/ve/`, the prefix Hayagui's libraries are built against
+    /// (liva/accelfs `build.sh`: `clang++ --target=ve-linux`, installed into
+    /// `/opt/nec/ve/lib`); NEC's musl port, whose `BUFSIZ` is 1024, sits apart in
+    /// `/opt/nec/ve/musl` behind its own `musl-ncc` (veos-sxarr-NEC/musl-libc-ve,
+    /// `musl.spec`, 2017). glibc's `_IO_file_doallocate` (libio/filedoalloc.c) sizes the
+    /// buffer to the file's `st_blksize` when positive (later releases: and below `BUFSIZ`
+    /// = 8192); VEOS answers `fstat` from the host, whose ext4 reports 4096.
     pub fasta_buffer_bytes: u32,
 }
 
