@@ -1,7 +1,8 @@
 //! Flexible Data Placement's management commands as a host sends them (NVMe TP4146, in NVMe
 //! Base 2.1+; STANDARDS §3.3): I/O Management Receive (Reclaim Unit Handle Status), I/O
 //! Management Send (Reclaim Unit Handle Update) and Get Log Page for the FDP logs (0x20
-//! configurations, 0x21 reclaim unit handle usage, 0x22 statistics, 0x23 events). They live
+//! configurations, 0x21 reclaim unit handle usage, 0x22 statistics, 0x23 events), and Set /
+//! Get Features for the Flexible Data Placement (0x1D) and FDP Events (0x1E) features. They live
 //! here, beside [`crate::BlockRequest`], so that the layers between a host and the drive (the
 //! NVMe front end, the DRAM write buffer) carry them without depending on the FTL, which
 //! answers them.
@@ -14,6 +15,21 @@ use thiserror::Error;
 pub const OPCODE_GET_LOG_PAGE: u8 = 0x02;
 pub const OPCODE_IO_MANAGEMENT_RECEIVE: u8 = 0x12;
 pub const OPCODE_IO_MANAGEMENT_SEND: u8 = 0x1D;
+/// Set Features and Get Features, admin opcodes 0x09 and 0x0A (confirmed: QEMU's and Linux's
+/// `nvme_admin_set_features` / `nvme_admin_get_features`).
+pub const OPCODE_SET_FEATURES: u8 = 0x09;
+pub const OPCODE_GET_FEATURES: u8 = 0x0A;
+
+/// Feature Identifiers FDP defines (STANDARDS §3.3 from FEMU's `nvme.h`; confirmed by Linux's
+/// `NVME_FEAT_FDP` = 0x1d, `NVME_FEAT_FDP_EVENTS` = 0x1e and QEMU's `NVME_FDP_MODE`,
+/// `NVME_FDP_EVENTS`): Flexible Data Placement (endurance group scope: FDP Enable and the FDP
+/// Configuration Index) and FDP Events (per placement handle: which event types are logged).
+pub const FID_FDP: u8 = 0x1D;
+pub const FID_FDP_EVENTS: u8 = 0x1E;
+
+/// Bytes of one event type in a Set Features FDP Events' data (NOET of them; QEMU's
+/// `nvme_set_feature_fdp_events` reads one byte per type).
+pub const EVENT_TYPE_BYTES: u64 = 1;
 
 /// The Management Operation of both I/O Management commands that FDP defines: Reclaim Unit
 /// Handle Status (Receive) and Reclaim Unit Handle Update (Send) (STANDARDS §3.3; FEMU's
@@ -33,6 +49,24 @@ pub enum MgmtCommand {
     IoManagementReceive { mo: u8 },
     /// I/O Management Send with management operation `mo` and its Placement Identifiers.
     IoManagementSend { mo: u8, pids: Vec<u16> },
+    /// Set Features, Flexible Data Placement (FID 0x1D): CDW12 bit 0 FDP Enable (FDPE), bits
+    /// 15:8 FDP Configuration Index (FDPCIDX) (field positions assumed, from nvme-cli's `fdp`
+    /// plugin and QEMU's `nvme_get_feature_fdp`, not from the specification's text).
+    SetFdp { enable: bool, config_index: u8 },
+    /// Get Features, Flexible Data Placement: the current state in the completion's Dword 0
+    /// (bit 0 FDPE, bits 15:8 FDPCIDX; [`MgmtCommand::answer_in_cqe`]).
+    GetFdp,
+    /// Set Features, FDP Events (FID 0x1E): CDW11 bits 15:0 the placement handle (PHNDL), bits
+    /// 23:16 the number of event types (NOET); CDW12 bit 0 enables (FDPEE) or disables the
+    /// event types the data lists, one byte each (QEMU's `nvme_set_feature_fdp_events`).
+    SetFdpEvents {
+        handle: u16,
+        enable: bool,
+        types: Vec<u8>,
+    },
+    /// Get Features, FDP Events for placement handle `handle`: one 2-byte descriptor per event
+    /// type the drive supports (the type, then its attributes: bit 0 = enabled).
+    GetFdpEvents { handle: u16 },
 }
 
 impl MgmtCommand {
@@ -41,14 +75,27 @@ impl MgmtCommand {
             MgmtCommand::GetLogPage { .. } => OPCODE_GET_LOG_PAGE,
             MgmtCommand::IoManagementReceive { .. } => OPCODE_IO_MANAGEMENT_RECEIVE,
             MgmtCommand::IoManagementSend { .. } => OPCODE_IO_MANAGEMENT_SEND,
+            MgmtCommand::SetFdp { .. } | MgmtCommand::SetFdpEvents { .. } => OPCODE_SET_FEATURES,
+            MgmtCommand::GetFdp | MgmtCommand::GetFdpEvents { .. } => OPCODE_GET_FEATURES,
         }
+    }
+
+    /// The answer is the completion's Dword 0, not data moved into host memory (Get Features of
+    /// a feature whose value fits in it).
+    pub fn answer_in_cqe(&self) -> bool {
+        matches!(self, MgmtCommand::GetFdp)
     }
 
     /// Host data the controller moves in before the command runs (an update's identifiers).
     pub fn inbound_bytes(&self) -> u64 {
         match self {
             MgmtCommand::IoManagementSend { pids, .. } => PID_BYTES * pids.len() as u64,
-            MgmtCommand::GetLogPage { .. } | MgmtCommand::IoManagementReceive { .. } => 0,
+            MgmtCommand::SetFdpEvents { types, .. } => EVENT_TYPE_BYTES * types.len() as u64,
+            MgmtCommand::GetLogPage { .. }
+            | MgmtCommand::IoManagementReceive { .. }
+            | MgmtCommand::SetFdp { .. }
+            | MgmtCommand::GetFdp
+            | MgmtCommand::GetFdpEvents { .. } => 0,
         }
     }
 }
@@ -72,6 +119,15 @@ pub enum MgmtStatus {
     /// Invalid Log Page (command specific status 0x09): a log the drive does not offer.
     #[error("invalid log page {lid:#04x}")]
     InvalidLogPage { lid: u8 },
+    /// Command Sequence Error (generic status 0x0C): Set Features FDP while a namespace exists
+    /// in the endurance group (the specification's rule as QEMU's `nvme_set_feature_fdp`
+    /// applies it; here namespace 1 always exists).
+    #[error("command sequence error: {reason}")]
+    CommandSequenceError { reason: String },
+    /// FDP Disabled (command specific status 0x29, QEMU's `NVME_FDP_DISABLED`): an FDP Events
+    /// feature on a drive without FDP enabled.
+    #[error("flexible data placement is disabled")]
+    FdpDisabled,
 }
 
 impl MgmtStatus {
@@ -81,12 +137,15 @@ impl MgmtStatus {
             MgmtStatus::InvalidOpcode { .. } => 0x01,
             MgmtStatus::InvalidField { .. } => 0x02,
             MgmtStatus::InvalidLogPage { .. } => 0x09,
+            MgmtStatus::CommandSequenceError { .. } => 0x0C,
+            MgmtStatus::FdpDisabled => 0x29,
         }
     }
 }
 
 /// A management command's answer: the bytes it returns (a log page, the status
-/// descriptors; none for an update).
+/// descriptors, a Get Features' data or its completion Dword 0 as 4 little-endian bytes; none
+/// for an update or a Set Features).
 #[derive(Clone, Debug)]
 pub struct MgmtCompletion {
     pub id: u64,

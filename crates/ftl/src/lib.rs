@@ -24,7 +24,7 @@ pub use config::{FtlConfig, GcPolicy, MappingMode, SlcCacheConfig};
 pub use crashtest::{run_seed, summarize, CrashOutcome, CrashSummary, CrashTestConfig, CutPhase};
 pub use device::{
     Device, Event, FlashWork, FtlStats, InflightRequest, MappingCacheStats, PageMapStats,
-    RequestPhase, SlcOccupancy, SlcStats,
+    RequestPhase, SlcOccupancy, SlcStats, EVENT_DESCRIPTOR_BYTES, EVENT_TYPES,
 };
 pub use layout::{Layout, Lgn, Lun, Pgn, Pun, SbId};
 pub use nearflash_blockdev::{BlockCompletion, BlockOp, BlockRequest, IoError, SECTOR_BYTES};

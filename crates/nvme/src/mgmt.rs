@@ -1,13 +1,27 @@
 //! FDP's management commands (NVMe TP4146; STANDARDS §3.3) on the same queue pairs, link and
-//! controller as block I/O: I/O Management Receive (0x12, Reclaim Unit Handle Status), I/O
-//! Management Send (0x1D, Reclaim Unit Handle Update) and Get Log Page (0x02) for the FDP logs
-//! 0x20–0x23. (A host sends Get Log Page on the admin queue, which is not modelled apart: it
-//! takes an I/O queue here, with the same link and controller costs.)
+//! controller as block I/O. (A host sends the admin commands — Get Log Page, Set and Get
+//! Features — on the admin queue, which is not modelled apart: they take an I/O queue here, with
+//! the same link and controller costs.)
 //!
-//! Steps 1–3 as any command; a Send DMAs its Placement Identifiers in (step 4); the command
+//! | command | opcode | FID / MO / LID | source |
+//! |---|---|---|---|
+//! | Get Log Page (admin) | 0x02 | LID 0x20–0x23 | confirmed: STANDARDS §3.3, FEMU `nvme.h` |
+//! | Set Features (admin) | 0x09 | FID 0x1D FDP, 0x1E FDP Events | confirmed: QEMU, Linux `nvme.h` (`NVME_FEAT_FDP`, `NVME_FEAT_FDP_EVENTS`) |
+//! | Get Features (admin) | 0x0A | FID 0x1D, 0x1E | confirmed: as Set Features |
+//! | I/O Management Receive | 0x12 | MO 0x01 RUH Status | confirmed: STANDARDS §3.3 |
+//! | I/O Management Send | 0x1D | MO 0x01 RUH Update | confirmed: STANDARDS §3.3 |
+//!
+//! Assumed, not read in the specification: the fields' bit positions in CDW11/CDW12 of the two
+//! features (from nvme-cli's `fdp` plugin and QEMU), Invalid Field for an undefined event type,
+//! and the order of Set Features FDP's checks (the configuration index, then Command Sequence
+//! Error while a namespace exists — always, here: namespace 1 is never deleted).
+//!
+//! Steps 1–3 as any command; a Send DMAs its Placement Identifiers in, a Set Features FDP
+//! Events its event types (step 4); the command
 //! then goes to the device ([`BlockDevice::submit_mgmt`]). A device that offers none hands it
 //! back and the controller completes it with Invalid Command Opcode. An answer's bytes (a log
-//! page, the status descriptors) DMA up into host memory (step 5), then the CQE (step 6). The
+//! page, the status descriptors, the event descriptors) DMA up into host memory (step 5), then
+//! the CQE (step 6), which alone carries Get Features FDP's Dword 0. The
 //! host sees an [`MgmtCompletion`] through [`BlockDevice::take_mgmt_completions`].
 
 use crate::memory::{dma_from_memory, dma_to_memory, EndpointId};
@@ -36,6 +50,8 @@ pub(crate) struct MgmtCmdState {
     req: Option<MgmtRequest>,
     /// The answer, once the device (or the controller) gave it.
     result: Option<Result<Vec<u8>, MgmtStatus>>,
+    /// The answer rides in the CQE's Dword 0 (Get Features FDP): no data moves up.
+    answer_in_cqe: bool,
 }
 
 impl MgmtCmdState {
@@ -114,6 +130,7 @@ impl<D: BlockDevice> Nvme<D> {
             zone: None,
             mgmt: Some(MgmtCmdState {
                 id: cmd.req.id,
+                answer_in_cqe: cmd.req.cmd.answer_in_cqe(),
                 req: Some(cmd.req),
                 result: None,
             }),
@@ -180,8 +197,11 @@ impl<D: BlockDevice> Nvme<D> {
         let mut done = std::mem::take(&mut self.mgmt_dev_done);
         for c in done.drain(..) {
             let tag = u32::try_from(c.id).expect("the device echoes our tag");
-            let outbound = c.result.as_ref().map_or(0, |b| b.len() as u64);
             let state = self.mgmt_mut(tag);
+            let outbound = match &c.result {
+                Ok(b) if !state.answer_in_cqe => b.len() as u64,
+                Ok(_) | Err(_) => 0,
+            };
             assert!(
                 state.result.is_none(),
                 "a management command is answered once"

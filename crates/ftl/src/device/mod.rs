@@ -21,7 +21,7 @@ mod stats;
 mod waiters;
 
 pub use cmt::MappingCacheStats;
-pub use fdp::{FdpStats, HandleStats};
+pub use fdp::{FdpStats, HandleStats, EVENT_DESCRIPTOR_BYTES, EVENT_TYPES};
 pub use inflight::{InflightRequest, RequestPhase};
 pub use page::PageMapStats;
 pub use slc::SlcOccupancy;

@@ -190,11 +190,304 @@ fn each_management_status_comes_back_through_the_queues() {
             },
             0x1D,
         ),
+        (
+            MgmtCommand::SetFdp {
+                enable: true,
+                config_index: 0,
+            },
+            0x09,
+        ),
+        (MgmtCommand::GetFdpEvents { handle: 0 }, 0x0A),
     ] {
         let e = host.mgmt(&mut sim, cmd).result.unwrap_err();
         assert_eq!(
             (e.clone(), e.code()),
             (MgmtStatus::InvalidOpcode { opcode }, 0x01)
         );
+    }
+}
+
+/// The bytes that came up the link while `cmd` ran.
+fn up_bytes(host: &mut Host<Device>, sim: &mut DSim, cmd: MgmtCommand) -> (MgmtCompletion, u64) {
+    let up = host.0.link().stats(Direction::Up).payload_bytes;
+    let c = host.mgmt(sim, cmd);
+    (c, host.0.link().stats(Direction::Up).payload_bytes - up)
+}
+
+fn get_events(host: &mut Host<Device>, sim: &mut DSim, handle: u16) -> Vec<u8> {
+    host.mgmt(sim, MgmtCommand::GetFdpEvents { handle })
+        .result
+        .expect("a handle of the namespace")
+}
+
+fn set_events(host: &mut Host<Device>, sim: &mut DSim, handle: u16, enable: bool, types: &[u8]) {
+    let c = host.mgmt(
+        sim,
+        MgmtCommand::SetFdpEvents {
+            handle,
+            enable,
+            types: types.to_vec(),
+        },
+    );
+    assert_eq!(c.result, Ok(Vec::new()));
+}
+
+/// Whether event type `t` is enabled in a Get Features FDP Events answer.
+fn enabled(descriptors: &[u8], t: u8) -> bool {
+    let d = descriptors
+        .chunks(nearflash_ftl::EVENT_DESCRIPTOR_BYTES)
+        .find(|d| d[0] == t)
+        .expect("a descriptor per type");
+    d[1] & 1 == 1
+}
+
+#[test]
+fn get_features_fdp_answers_in_the_cqe_and_set_features_fdp_is_refused_with_the_specs_statuses() {
+    let (mut sim, mut host) = drive(true);
+    // Dword 0: FDPE = 1, FDPCIDX = 0; nothing but the completion comes up.
+    let (c, moved) = up_bytes(&mut host, &mut sim, MgmtCommand::GetFdp);
+    assert_eq!(c.result, Ok(1u32.to_le_bytes().to_vec()));
+    let (c, moved_set) = up_bytes(
+        &mut host,
+        &mut sim,
+        MgmtCommand::SetFdp {
+            enable: false,
+            config_index: 0,
+        },
+    );
+    assert_eq!(moved, moved_set, "Get Features FDP moves no data up");
+    // Command Sequence Error (0x0C): namespace 1 exists in the endurance group.
+    let e = c.result.unwrap_err();
+    assert!(
+        matches!(e, MgmtStatus::CommandSequenceError { .. }) && e.code() == 0x0C,
+        "{e:?}"
+    );
+    // Invalid Field (0x02): a configuration index log 0x20 does not offer.
+    let e = host
+        .mgmt(
+            &mut sim,
+            MgmtCommand::SetFdp {
+                enable: true,
+                config_index: 1,
+            },
+        )
+        .result
+        .unwrap_err();
+    assert!(
+        matches!(e, MgmtStatus::InvalidField { .. }) && e.code() == 0x02,
+        "{e:?}"
+    );
+    // Refused: the state is what it was.
+    let c = host.mgmt(&mut sim, MgmtCommand::GetFdp);
+    assert_eq!(c.result, Ok(1u32.to_le_bytes().to_vec()));
+    // Without FDP: FDPE = 0, and no configuration to enable.
+    let (mut sim, mut host) = drive(false);
+    let c = host.mgmt(&mut sim, MgmtCommand::GetFdp);
+    assert_eq!(c.result, Ok(0u32.to_le_bytes().to_vec()));
+    let e = host
+        .mgmt(
+            &mut sim,
+            MgmtCommand::SetFdp {
+                enable: true,
+                config_index: 0,
+            },
+        )
+        .result
+        .unwrap_err();
+    assert_eq!(e.code(), 0x02, "{e:?}");
+}
+
+#[test]
+fn fdp_events_feature_statuses() {
+    // FDP Disabled (0x29): both directions on a drive without FDP.
+    let (mut sim, mut host) = drive(false);
+    for cmd in [
+        MgmtCommand::GetFdpEvents { handle: 0 },
+        MgmtCommand::SetFdpEvents {
+            handle: 0,
+            enable: true,
+            types: vec![0x00],
+        },
+    ] {
+        let e = host.mgmt(&mut sim, cmd).result.unwrap_err();
+        assert_eq!((e.clone(), e.code()), (MgmtStatus::FdpDisabled, 0x29));
+    }
+    // Invalid Field (0x02): a handle the namespace lacks, an undefined event type (nothing
+    // changes, not even the defined types listed with it).
+    let (mut sim, mut host) = drive(true);
+    let before = get_events(&mut host, &mut sim, 1);
+    for cmd in [
+        MgmtCommand::GetFdpEvents { handle: 4 },
+        MgmtCommand::SetFdpEvents {
+            handle: 4,
+            enable: false,
+            types: vec![0x00],
+        },
+        MgmtCommand::SetFdpEvents {
+            handle: 1,
+            enable: false,
+            types: vec![0x00, 0x42],
+        },
+    ] {
+        let e = host.mgmt(&mut sim, cmd).result.unwrap_err();
+        assert!(
+            matches!(e, MgmtStatus::InvalidField { .. }) && e.code() == 0x02,
+            "{e:?}"
+        );
+    }
+    assert_eq!(get_events(&mut host, &mut sim, 1), before);
+    // Default: every type enabled, one descriptor per type, moved up the link.
+    let (c, moved) = up_bytes(&mut host, &mut sim, MgmtCommand::GetFdpEvents { handle: 0 });
+    let d = c.result.unwrap();
+    assert_eq!(
+        d.len(),
+        nearflash_ftl::EVENT_TYPES.len() * nearflash_ftl::EVENT_DESCRIPTOR_BYTES
+    );
+    assert!(moved >= d.len() as u64);
+    assert!(nearflash_ftl::EVENT_TYPES.iter().all(|&t| enabled(&d, t)));
+    // A Set Features' event types come down the link.
+    let down = host.0.link().stats(Direction::Down).payload_bytes;
+    set_events(&mut host, &mut sim, 0, true, &[0x00, 0x01, 0x02]);
+    assert!(host.0.link().stats(Direction::Down).payload_bytes - down >= 64 + 3);
+}
+
+#[test]
+fn a_placement_directive_places_with_fdp_and_is_ignored_without() {
+    for fdp in [true, false] {
+        let (mut sim, mut host) = drive(fdp);
+        placed_write(&mut host, &mut sim, 2);
+        let dev = host.0.device();
+        // FDP on: the unit is handle 2's. Off: the directive is ignored (as QEMU's write path
+        // does with FDP disabled), the write succeeds, and no handle or event exists.
+        assert_eq!(dev.unit_handle(0), if fdp { 2 } else { 0 }, "fdp {fdp}");
+        assert_eq!(dev.fdp_events(false).is_ok(), fdp);
+        assert_eq!(dev.stats().fdp.is_some(), fdp);
+    }
+}
+
+#[test]
+fn events_are_logged_only_for_the_types_a_handle_enables() {
+    let (mut sim, mut host) = drive(true);
+    let update = |host: &mut Host<Device>, sim: &mut DSim, pid: u16| {
+        placed_write(host, sim, pid);
+        let c = host.mgmt(
+            sim,
+            MgmtCommand::IoManagementSend {
+                mo: MO_RUH,
+                pids: vec![pid],
+            },
+        );
+        assert_eq!(c.result, Ok(Vec::new()));
+    };
+    // Handle 1 stops logging Reclaim Unit Not Fully Written; handle 2 keeps it.
+    set_events(&mut host, &mut sim, 1, false, &[0x00]);
+    let d = get_events(&mut host, &mut sim, 1);
+    assert!(!enabled(&d, 0x00) && enabled(&d, 0x03) && enabled(&d, 0x81));
+    update(&mut host, &mut sim, 1);
+    assert!(host.0.device().fdp_events(false).unwrap().is_empty());
+    update(&mut host, &mut sim, 2);
+    let events = host.0.device().fdp_events(false).unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].location.map(|l| l.0), Some(2));
+    // Enabled again, handle 1's next one is logged.
+    set_events(&mut host, &mut sim, 1, true, &[0x00]);
+    update(&mut host, &mut sim, 1);
+    let events = host.0.device().fdp_events(false).unwrap();
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[1].location.map(|l| l.0), Some(1));
+    // An invalid Placement Identifier's event is placement handle 0's: counted always,
+    // logged only while handle 0 enables it.
+    set_events(&mut host, &mut sim, 0, false, &[0x03]);
+    placed_write(&mut host, &mut sim, 9);
+    let dev = host.0.device();
+    assert_eq!(dev.fdp_events(false).unwrap().len(), 2);
+    assert_eq!(dev.stats().fdp.as_ref().unwrap().invalid_placement_ids, 1);
+    set_events(&mut host, &mut sim, 0, true, &[0x03]);
+    placed_write(&mut host, &mut sim, 9);
+    let events = host.0.device().fdp_events(false).unwrap();
+    assert_eq!(events.len(), 3);
+    assert_eq!(events[2].pid, Some(9));
+}
+
+/// Issue 34's story: a host finds FDP on with Get Features, learns that it cannot switch it
+/// while its namespace exists, silences the Reclaim Unit Not Fully Written events of the one
+/// handle it updates on purpose, and reads back an events log that holds only the others.
+#[test]
+fn issue_34_host_reads_fdp_state_and_silences_one_handles_expected_events() {
+    let (mut sim, mut host) = drive(true);
+    let fdp = host.mgmt(&mut sim, MgmtCommand::GetFdp).result.unwrap();
+    assert_eq!(fdp[0] & 1, 1, "FDP enabled");
+    let off = host.mgmt(
+        &mut sim,
+        MgmtCommand::SetFdp {
+            enable: false,
+            config_index: fdp[1],
+        },
+    );
+    assert_eq!(off.result.unwrap_err().code(), 0x0C);
+    set_events(&mut host, &mut sim, 3, false, &[0x00]);
+    for round in 0..3 {
+        for pid in [1, 3] {
+            placed_write(&mut host, &mut sim, pid);
+        }
+        let c = host.mgmt(
+            &mut sim,
+            MgmtCommand::IoManagementSend {
+                mo: MO_RUH,
+                pids: vec![1, 3],
+            },
+        );
+        assert_eq!(c.result, Ok(Vec::new()), "round {round}");
+    }
+    let log = host
+        .mgmt(&mut sim, MgmtCommand::GetLogPage { lid: 0x23, lsp: 0 })
+        .result
+        .unwrap();
+    let events = host.0.device().fdp_events(false).unwrap();
+    assert_eq!(log, nearflash_ftl::fdp::log::encode_events_log(&events));
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert!(events.iter().all(|e| e.pid == Some(1)));
+    assert_eq!(host.0.device().stats().fdp.as_ref().unwrap().ruh_updates, 6);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(16))]
+    /// The FDP and FDP Events features stay as set through any run of unrelated commands:
+    /// placed writes (valid or not), log pages, handle status and updates.
+    #[test]
+    fn features_survive_unrelated_commands(
+        masks in proptest::collection::vec(0u8..64, 4),
+        ops in proptest::collection::vec((0u8..4, 0u16..6), 1..12),
+    ) {
+        let (mut sim, mut host) = drive(true);
+        for (h, &m) in masks.iter().enumerate() {
+            let off: Vec<u8> = nearflash_ftl::EVENT_TYPES
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| m & (1 << i) != 0)
+                .map(|(_, &t)| t)
+                .collect();
+            set_events(&mut host, &mut sim, h as u16, false, &off);
+        }
+        let before: Vec<Vec<u8>> = (0..4).map(|h| get_events(&mut host, &mut sim, h)).collect();
+        let fdp = host.mgmt(&mut sim, MgmtCommand::GetFdp).result.unwrap();
+        for (op, pid) in ops {
+            match op {
+                0 => placed_write(&mut host, &mut sim, pid),
+                1 => {
+                    host.mgmt(&mut sim, MgmtCommand::GetLogPage { lid: 0x20 + (pid % 4) as u8, lsp: 0 });
+                }
+                2 => {
+                    host.mgmt(&mut sim, MgmtCommand::IoManagementReceive { mo: MO_RUH });
+                }
+                _ => {
+                    host.mgmt(&mut sim, MgmtCommand::IoManagementSend { mo: MO_RUH, pids: vec![pid] });
+                }
+            }
+        }
+        for (h, want) in before.iter().enumerate() {
+            proptest::prop_assert_eq!(&get_events(&mut host, &mut sim, h as u16), want);
+        }
+        proptest::prop_assert_eq!(host.mgmt(&mut sim, MgmtCommand::GetFdp).result.unwrap(), fdp);
     }
 }
