@@ -31,6 +31,8 @@ impl<E: TraceEvent> TraceEvent for RigEvent<E> {
 /// The smallest machine: one block device driven by a load generator.
 pub struct Rig<D> {
     pub dev: D,
+    /// Completions the device made during events, not yet taken: a wait ends on them.
+    ready: Vec<BlockCompletion>,
     arrivals: Vec<u64>,
     submitted: u64,
     completed: u64,
@@ -40,6 +42,7 @@ impl<D: BlockDevice> Rig<D> {
     pub fn new(dev: D) -> Self {
         Rig {
             dev,
+            ready: Vec::new(),
             arrivals: Vec::new(),
             submitted: 0,
             completed: 0,
@@ -79,8 +82,14 @@ impl<D: BlockDevice> Rig<D> {
     /// Moves finished requests into `out`.
     pub fn take_completions(&mut self, out: &mut Vec<BlockCompletion>) {
         let before = out.len();
+        out.append(&mut self.ready);
         self.dev.take_completions(out);
         self.completed += (out.len() - before) as u64;
+    }
+
+    /// Whether an event completed a request not yet taken: where a load generator acts.
+    pub fn completions_waiting(&self) -> bool {
+        !self.ready.is_empty()
     }
 
     /// What the watchdog watches.
@@ -97,7 +106,10 @@ impl<D: BlockDevice> Model for Rig<D> {
 
     fn handle(&mut self, ev: Self::Event, q: &mut EventQueue<Self::Event>, rng: &mut SimRng) {
         match ev {
-            RigEvent::Device(e) => self.dev.handle(e, &mut q.map(RigEvent::Device), rng),
+            RigEvent::Device(e) => {
+                self.dev.handle(e, &mut q.map(RigEvent::Device), rng);
+                self.dev.take_completions(&mut self.ready);
+            }
             RigEvent::Arrival(i) => self.arrivals.push(i),
         }
     }
@@ -183,8 +195,9 @@ pub fn run_closed<D: BlockDevice, E, R: Into<Submission>>(
         if inflight == 0 && exhausted {
             return Ok(());
         }
-        // With requests in flight, an empty queue is a stall (`step_watched` says so).
-        sim.step_watched(rig, watchdog, Rig::progress)?;
+        // Until something completes (the only thing that frees a slot); with requests in
+        // flight, an empty queue is a stall.
+        sim.run_until(rig, watchdog, Rig::progress, Rig::completions_waiting)?;
     }
 }
 
@@ -232,9 +245,10 @@ pub fn run_open<D: BlockDevice, E, R: Into<Submission>>(
         if pending.is_none() && rig.progress().outstanding == 0 {
             return Ok(());
         }
-        // An empty queue here means nothing is outstanding and no arrival is armed: the
-        // next turn returns.
-        sim.step_watched(rig, watchdog, Rig::progress)?;
+        // Until something completes or arrives (an armed arrival is always pending).
+        sim.run_until(rig, watchdog, Rig::progress, |r| {
+            r.completions_waiting() || !r.arrivals.is_empty()
+        })?;
     }
 }
 
@@ -329,11 +343,17 @@ pub fn run_paced<D: BlockDevice, E>(
         if state.iter().all(|s| *s == Paced::Done) && rig.progress().outstanding == 0 {
             return Ok(());
         }
-        if !sim.step_watched(rig, watchdog, Rig::progress)? {
-            // A submitter is not done, yet nothing is in flight and no timer is pending.
-            let now = sim.now();
-            return Err(Stall::no_event_pending(now, now, rig.progress()).into());
-        }
+        // Until something completes or a timer fires; a submitter that is ready (blocked)
+        // is asked again after the next event, whatever it is. A submitter not done with
+        // nothing in flight and no timer pending is a stall.
+        let ask_after_one_event = state.contains(&Paced::Ready);
+        let mut events_seen = false;
+        sim.run_until(rig, watchdog, Rig::progress, |r| {
+            let after_an_event = std::mem::replace(&mut events_seen, true);
+            r.completions_waiting()
+                || !r.arrivals.is_empty()
+                || (ask_after_one_event && after_an_event)
+        })?;
     }
 }
 

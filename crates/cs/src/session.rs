@@ -1,7 +1,7 @@
 //! A host driving the device one command at a time — the shape of the Python API the issue
 //! asks for (`load_program`, `activate`, `create_range_set`, `memory_copy`, `execute`,
 //! `memory_read`) and what `nearflash cs run` uses. It owns the one [`Sim`] and the device,
-//! and waits with `Sim::run_until` / `Sim::step_watched` under one watchdog.
+//! and waits with `Sim::run_until` under one watchdog.
 //!
 //! Block I/O on the NVM namespace (writing the input, the host-only path's reads) goes through
 //! the same front end, `depth` requests in flight.
@@ -196,20 +196,13 @@ impl Session {
                 return Ok(done);
             }
             let before = done.len();
-            while self.dev.block_completions_waiting() == 0 {
-                if !self
-                    .sim
-                    .step_watched(&mut self.dev, &mut watchdog, Self::progress)?
-                {
-                    break;
-                }
-            }
+            self.sim
+                .run_until(&mut self.dev, &mut watchdog, Self::progress, |d| {
+                    d.block_completions_waiting() > 0
+                })?;
             self.dev.take_block_completions(&mut done);
             let landed = (done.len() - before) as u32;
-            assert!(
-                landed <= out && landed > 0,
-                "a step loop ends on a completion"
-            );
+            assert!(landed <= out && landed > 0, "a wait ends on a completion");
             out -= landed;
             for c in &done[before..] {
                 if let Err(e) = &c.result {

@@ -27,7 +27,7 @@ use nearflash_hw::link::Direction;
 use nearflash_nvme::Nvme;
 use nearflash_preset::Preset;
 use nearflash_sim::{
-    EventQueue, LatencyHistogram, Model, Progress, Sim, SimDuration, SimRng, Watchdog,
+    EventQueue, LatencyHistogram, Model, Progress, Sim, SimDuration, SimRng, SimTime, Watchdog,
 };
 use serde::Serialize;
 use std::time::Instant;
@@ -214,18 +214,59 @@ impl ZonedFront for Nvme<ZonedDevice> {
     }
 }
 
-/// The drive (and its path) as the simulation's machine.
-struct Machine<D>(D);
+/// One pass of the host over the drive (writes/appends, or reads when `reading`) as the
+/// simulation's machine: after every event it hands the drive's completions to the lanes and
+/// submits to every idle lane, exactly where the host acts.
+struct Pass<'a, D> {
+    dev: &'a mut D,
+    host: &'a mut Host,
+    spec: &'a ZonedSpec,
+    req_sectors: u64,
+    reading: bool,
+}
 
-impl<D: BlockDevice> Model for Machine<D> {
+impl<D: ZonedFront> Pass<'_, D> {
+    /// Submits a request to every idle lane while requests remain.
+    fn feed(&mut self, q: &mut EventQueue<D::Event>) {
+        for l in 0..self.host.lanes.len() {
+            if self.host.issued < self.spec.requests && !self.host.lanes[l].busy {
+                submit(
+                    self.dev,
+                    q,
+                    self.host,
+                    l,
+                    self.spec,
+                    self.req_sectors,
+                    self.reading,
+                );
+            }
+        }
+    }
+
+    /// Every request issued and completed.
+    fn finished(&self) -> bool {
+        self.host.pending.is_empty() && self.host.issued >= self.spec.requests
+    }
+}
+
+impl<D: ZonedFront> Model for Pass<'_, D> {
     type Event = D::Event;
 
     fn handle(&mut self, ev: D::Event, q: &mut EventQueue<D::Event>, rng: &mut SimRng) {
-        self.0.handle(ev, q, rng);
+        self.dev.handle(ev, q, rng);
+        collect(self.dev, self.host, self.reading);
+        self.feed(q);
     }
 
     fn check_invariants(&self) {
-        self.0.check_invariants();
+        self.dev.check_invariants();
+    }
+
+    fn progress(&self) -> Progress {
+        Progress {
+            completed: self.host.completed,
+            outstanding: self.dev.outstanding(),
+        }
     }
 }
 
@@ -325,7 +366,7 @@ fn run_on<D: ZonedFront>(
             ..Default::default()
         },
     };
-    let mut dev = Machine(dev);
+    let mut dev = dev;
     let mut sim: Sim<D::Event> = Sim::new(seed);
     let wall = Instant::now();
     drive(&mut dev, &mut sim, &mut host, spec, req_sectors, false)?;
@@ -338,7 +379,6 @@ fn run_on<D: ZonedFront>(
         host.issued = 0;
         drive(&mut dev, &mut sim, &mut host, spec, req_sectors, true)?;
     }
-    let dev = dev.0;
     dev.check_invariants();
     let wall_s = wall.elapsed().as_secs_f64();
     let zoned = dev.zoned();
@@ -368,9 +408,10 @@ fn run_on<D: ZonedFront>(
 }
 
 /// Issues `spec.requests` requests (writes/appends, or reads when `reading`) lane by lane
-/// and runs the drive until all complete, under the watchdog.
+/// and runs the drive until all complete, under the watchdog, then on until no event is
+/// pending (what the drive does after the last completion counts towards the run's time).
 fn drive<D: ZonedFront>(
-    dev: &mut Machine<D>,
+    dev: &mut D,
     sim: &mut Sim<D::Event>,
     host: &mut Host,
     spec: &ZonedSpec,
@@ -378,30 +419,25 @@ fn drive<D: ZonedFront>(
     reading: bool,
 ) -> Result<(), IoBenchError> {
     let mut wd = Watchdog::starting_at(SimDuration::from_ns(STALL_MS * 1_000_000), sim.now());
-    loop {
-        for l in 0..host.lanes.len() {
-            if host.issued < spec.requests && !host.lanes[l].busy {
-                submit(&mut dev.0, sim, host, l, spec, req_sectors, reading);
-            }
-        }
-        let done = host.completed;
-        let stepped = sim
-            .step_watched(dev, &mut wd, |d| Progress {
-                completed: done,
-                outstanding: d.0.outstanding(),
-            })
-            .map_err(|s| IoBenchError::Stalled(s.to_string()))?;
-        collect(&mut dev.0, host, reading);
-        if !stepped && host.pending.is_empty() && host.issued >= spec.requests {
-            assert!(dev.0.quiescent(), "zoned drive idle with work in flight");
-            return Ok(());
-        }
-    }
+    let mut pass = Pass {
+        dev,
+        host,
+        spec,
+        req_sectors,
+        reading,
+    };
+    pass.feed(sim.queue());
+    sim.run_until(&mut pass, &mut wd, Pass::progress, Pass::finished)
+        .map_err(|s| IoBenchError::Stalled(s.to_string()))?;
+    // Nothing is outstanding: the drive's own work runs out with no watchdog to watch it.
+    sim.run_until_by(SimTime(u64::MAX), &mut pass, |_| false);
+    assert!(pass.dev.quiescent(), "zoned drive idle with work in flight");
+    Ok(())
 }
 
 fn submit<D: ZonedFront>(
     dev: &mut D,
-    sim: &mut Sim<D::Event>,
+    q: &mut EventQueue<D::Event>,
     host: &mut Host,
     l: usize,
     spec: &ZonedSpec,
@@ -438,7 +474,7 @@ fn submit<D: ZonedFront>(
                 len_bytes: req_sectors * SECTOR_BYTES,
                 data: Vec::new(),
             },
-            sim.queue(),
+            q,
         );
         return;
     }
@@ -447,7 +483,7 @@ fn submit<D: ZonedFront>(
             zone_start_sector: start,
             action: ZoneAction::Reset,
         };
-        return zone(dev, sim, ZoneRequest { id, cmd });
+        return zone(dev, q, ZoneRequest { id, cmd });
     }
     let len = req_sectors.min(zs - lane.wp);
     let sector = start + lane.wp;
@@ -460,7 +496,7 @@ fn submit<D: ZonedFront>(
             len_bytes: len * SECTOR_BYTES,
             data: Vec::new(),
         };
-        zone(dev, sim, ZoneRequest { id, cmd });
+        zone(dev, q, ZoneRequest { id, cmd });
     } else {
         dev.submit(
             BlockRequest {
@@ -470,14 +506,14 @@ fn submit<D: ZonedFront>(
                 len_bytes: len * SECTOR_BYTES,
                 data: Vec::new(),
             },
-            sim.queue(),
+            q,
         );
     }
 }
 
 /// Submits a zone command: the zoned drive takes every one, through any interface.
-fn zone<D: ZonedFront>(dev: &mut D, sim: &mut Sim<D::Event>, req: ZoneRequest) {
-    dev.submit_zone(req, sim.queue())
+fn zone<D: ZonedFront>(dev: &mut D, q: &mut EventQueue<D::Event>, req: ZoneRequest) {
+    dev.submit_zone(req, q)
         .unwrap_or_else(|r| panic!("the zoned drive refused zone command {}", r.id));
 }
 

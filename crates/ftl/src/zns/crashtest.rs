@@ -25,7 +25,9 @@ use nearflash_blockdev::{
 };
 use nearflash_flash::backbone::PowerCutReport;
 use nearflash_flash::{ConfigError, FlashConfig, Geometry, MemoryStore};
-use nearflash_sim::{Progress, Sim, SimDuration, SimRng, Stall, Watchdog};
+use nearflash_sim::{
+    EventQueue, Model, Progress, Sim, SimDuration, SimRng, SimTime, Stall, Watchdog,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -236,15 +238,20 @@ impl Host {
     }
 
     /// Submits one random command.
-    fn submit_one(&mut self, dev: &mut ZonedDevice, sim: &mut Sim<ZnsEvent>) {
+    fn submit_one(
+        &mut self,
+        dev: &mut ZonedDevice,
+        q: &mut EventQueue<ZnsEvent>,
+        rng: &mut SimRng,
+    ) {
         let id = self.next_id;
         self.next_id += 1;
-        let z = sim.rng().below(self.zones.len() as u64) as u32;
-        let roll = sim.rng().below(100);
+        let z = rng.below(self.zones.len() as u64) as u32;
+        let roll = rng.below(100);
         let hz = &self.zones[z as usize];
         let writable = !hz.poisoned && !hz.full && !hz.reset_in_flight;
         let room = self.zone_sectors - hz.wp;
-        let len = 1 + sim.rng().below(self.max_request_sectors);
+        let len = 1 + rng.below(self.max_request_sectors);
         let len = len.min(room);
         let quiet = hz.in_flight == 0;
         self.zones[z as usize].in_flight += 1;
@@ -274,7 +281,7 @@ impl Host {
                     len_bytes: len * SECTOR_BYTES,
                     data,
                 },
-                sim.queue(),
+                q,
             );
             return;
         } else if roll < 70 && writable && room > 0 && hz.writes_in_flight == 0 {
@@ -302,8 +309,8 @@ impl Host {
                 data,
             }
         } else if (roll < 90 || !quiet) && !hz.reset_in_flight {
-            let len = (1 + sim.rng().below(self.max_request_sectors)).min(self.zone_sectors);
-            let start = sim.rng().below(self.zone_sectors - len + 1);
+            let len = (1 + rng.below(self.max_request_sectors)).min(self.zone_sectors);
+            let start = rng.below(self.zone_sectors - len + 1);
             let sector = self.zone_start(z) + start;
             self.pending.insert(id, Pending::Read { sector });
             dev.submit(
@@ -314,7 +321,7 @@ impl Host {
                     len_bytes: len * SECTOR_BYTES,
                     data: Vec::new(),
                 },
-                sim.queue(),
+                q,
             );
             return;
         } else if !quiet {
@@ -340,7 +347,7 @@ impl Host {
                 action,
             }
         };
-        dev.submit_zone(ZoneRequest { id, cmd }, sim.queue());
+        dev.submit_zone(ZoneRequest { id, cmd }, q);
     }
 
     fn issue(&mut self, sector: u64, len: u64) -> u64 {
@@ -527,45 +534,100 @@ fn drive(
     out: &mut ZnsCrashOutcome,
 ) -> Result<Option<ZnsCutPhase>, ZnsCrashError> {
     let mut wd = Watchdog::starting_at(SimDuration::from_us_f64(STALL_MS * 1000.0), rig.sim.now());
-    let mut submitted = 0;
-    let mut aimed_events = 0u64;
-    loop {
-        while submitted < ops && host.pending.len() < qd {
-            host.submit_one(&mut rig.dev, &mut rig.sim);
-            submitted += 1;
+    let mut w = Workload {
+        dev: &mut rig.dev,
+        host,
+        out,
+        ops,
+        qd,
+        cut,
+        submitted: 0,
+        aimed_events: 0,
+        stopped_at: None,
+    };
+    let (q, rng) = rig.sim.parts();
+    w.feed(q, rng);
+    rig.sim
+        .run_until(&mut w, &mut wd, Workload::progress, |w| {
+            w.stopped_at.is_some() || w.finished()
+        })
+        .map_err(ZnsCrashError::Stalled)?;
+    if w.stopped_at.is_none() {
+        // Nothing is outstanding: the drive's own work runs out with no watchdog to watch it.
+        rig.sim.run_until_by(SimTime(u64::MAX), &mut w, |_| false);
+    }
+    Ok(w.stopped_at)
+}
+
+/// The host's random commands on the drive as the simulation's machine: after every event
+/// it collects the completions, tops the queue up to its depth and, past the cut's command,
+/// looks at what the dies do.
+struct Workload<'a> {
+    dev: &'a mut ZonedDevice,
+    host: &'a mut Host,
+    out: &'a mut ZnsCrashOutcome,
+    ops: usize,
+    qd: usize,
+    cut: Option<(usize, ZnsCutPhase)>,
+    submitted: usize,
+    /// Events seen since the cut's command was submitted.
+    aimed_events: u64,
+    /// Where power is cut: the phase the dies were in.
+    stopped_at: Option<ZnsCutPhase>,
+}
+
+impl Workload<'_> {
+    /// Submits up to the queue depth, then decides whether to cut here.
+    fn feed(&mut self, q: &mut EventQueue<ZnsEvent>, rng: &mut SimRng) {
+        while self.submitted < self.ops && self.host.pending.len() < self.qd {
+            self.host.submit_one(self.dev, q, rng);
+            self.submitted += 1;
             // A refusal completes at once: the host learns of it before its next command
             // (a write pointer it reserved past is then known to be wrong).
-            collect(rig, host, out);
+            collect(self.dev, self.host, self.out);
         }
-        if let Some((at, phase)) = cut {
-            if submitted > at {
-                let now = phase_now(&rig.dev);
-                aimed_events += 1;
-                if now == phase || aimed_events > AIM_EVENTS_MAX || host.pending.is_empty() {
-                    return Ok(Some(now));
+        if let Some((at, phase)) = self.cut {
+            if self.submitted > at {
+                let now = phase_now(self.dev);
+                self.aimed_events += 1;
+                if now == phase
+                    || self.aimed_events > AIM_EVENTS_MAX
+                    || self.host.pending.is_empty()
+                {
+                    self.stopped_at = Some(now);
                 }
             }
         }
-        let done = out.ops_completed;
-        let stepped = rig
-            .sim
-            .step_watched(&mut rig.dev, &mut wd, |d| Progress {
-                completed: done,
-                outstanding: d.outstanding(),
-            })
-            .map_err(ZnsCrashError::Stalled)?;
-        collect(rig, host, out);
-        if !stepped && submitted >= ops && host.pending.is_empty() {
-            return Ok(None);
+    }
+
+    /// Every command submitted and completed.
+    fn finished(&self) -> bool {
+        self.submitted >= self.ops && self.host.pending.is_empty()
+    }
+}
+
+impl Model for Workload<'_> {
+    type Event = ZnsEvent;
+
+    fn handle(&mut self, ev: ZnsEvent, q: &mut EventQueue<ZnsEvent>, rng: &mut SimRng) {
+        ZonedDevice::handle(self.dev, ev, q, rng);
+        collect(self.dev, self.host, self.out);
+        self.feed(q, rng);
+    }
+
+    fn progress(&self) -> Progress {
+        Progress {
+            completed: self.out.ops_completed,
+            outstanding: self.dev.outstanding(),
         }
     }
 }
 
 /// Hands the drive's completions to the host.
-fn collect(rig: &mut Rig, host: &mut Host, out: &mut ZnsCrashOutcome) {
+fn collect(dev: &mut ZonedDevice, host: &mut Host, out: &mut ZnsCrashOutcome) {
     let (mut blocks, mut zones) = (Vec::new(), Vec::new());
-    rig.dev.take_completions(&mut blocks);
-    rig.dev.take_zone_completions(&mut zones);
+    dev.take_completions(&mut blocks);
+    dev.take_zone_completions(&mut zones);
     for c in blocks {
         host.on_block(c, out);
     }
