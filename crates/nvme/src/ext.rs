@@ -19,7 +19,6 @@
 use crate::memory::{dma_from_memory, dma_to_memory, EndpointId};
 use crate::{Cmd, DirectiveDwords, Nvme, NvmeError, NvmeEvent};
 use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest};
-use nearflash_hw::link::Direction;
 use nearflash_sim::{Schedule, SimTime};
 
 /// Set in the id of every internal request (and only there): command tags are below 2^32.
@@ -88,63 +87,38 @@ impl<D: BlockDevice> Nvme<D> {
         cmd: ExtCommand,
         q: &mut S,
     ) -> Result<(), NvmeError> {
-        let queue_pairs = self.cfg.queue_pairs;
-        let depth_max = self.cfg.depth_max();
-        let Some(queue) = self.queues.get_mut(usize::from(cmd.qid)) else {
-            return Err(NvmeError::NoSuchQueue {
-                qid: cmd.qid,
-                queue_pairs,
-            });
-        };
-        if queue.in_flight >= depth_max {
-            return Err(NvmeError::QueueFull {
-                qid: cmd.qid,
-                depth_max,
-            });
-        }
-        let now = q.now();
-        let tag = self
-            .free_tags
-            .pop()
-            .expect("a queue with room has a free tag");
-        queue.in_flight += 1;
-        assert!(queue.in_flight <= depth_max);
-        self.stats.in_flight_max = self.stats.in_flight_max.max(queue.in_flight);
-        queue.unfetched.push_back((queue.tail, tag));
-        queue.tail += 1;
-        let tail = queue.tail;
-        self.stats.commands += 1;
-        self.cmds[tag as usize] = Some(Cmd {
-            qid: cmd.qid,
-            // An extension command moves no block data: its own bytes are `inbound_bytes`
-            // and the layer above's; this request is never handed to the device.
-            req: BlockRequest {
-                id: cmd.id,
-                op: BlockOp::Flush,
-                offset_bytes: 0,
-                len_bytes: 0,
-                data: Vec::new(),
+        self.admit(
+            cmd.qid,
+            q,
+            |_| Ok(()),
+            |_, now| {
+                Cmd {
+                    qid: cmd.qid,
+                    // An extension command moves no block data: its own bytes are `inbound_bytes`
+                    // and the layer above's; this request is never handed to the device.
+                    req: BlockRequest {
+                        id: cmd.id,
+                        op: BlockOp::Flush,
+                        offset_bytes: 0,
+                        len_bytes: 0,
+                        data: Vec::new(),
+                    },
+                    target: EndpointId::HOST,
+                    fua: false,
+                    directive: DirectiveDwords::default(),
+                    submitted: now,
+                    result: Ok(()),
+                    data: Vec::new(),
+                    ext: Some(ExtState {
+                        id: cmd.id,
+                        inbound_bytes: cmd.inbound_bytes,
+                        running: false,
+                    }),
+                    zone: None,
+                    mgmt: None,
+                }
             },
-            target: EndpointId::HOST,
-            fua: false,
-            directive: DirectiveDwords::default(),
-            submitted: now,
-            result: Ok(()),
-            data: Vec::new(),
-            ext: Some(ExtState {
-                id: cmd.id,
-                inbound_bytes: cmd.inbound_bytes,
-                running: false,
-            }),
-            zone: None,
-            mgmt: None,
-        });
-        let ring = self
-            .link
-            .transfer(now, Direction::Down, crate::config::DOORBELL_BYTES);
-        self.stats.doorbells += 1;
-        q.schedule_at(ring.arrives, NvmeEvent::Doorbell { qid: cmd.qid, tail });
-        Ok(())
+        )
     }
 
     /// Step 3 done for an extension command: its host data comes in, or it is ready.

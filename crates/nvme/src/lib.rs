@@ -305,22 +305,64 @@ impl<D: BlockDevice> Nvme<D> {
         cmd: NvmeCommand,
         q: &mut S,
     ) -> Result<(), NvmeError> {
+        let target = cmd.target;
+        self.admit(
+            cmd.qid,
+            q,
+            |nvme| {
+                if usize::from(target.0) >= nvme.ports.len() {
+                    return Err(NvmeError::NoSuchEndpoint(target.0));
+                }
+                Ok(())
+            },
+            |nvme, now| {
+                let fua = cmd.fua && cmd.req.op == BlockOp::Write;
+                nvme.stats.fua_writes += u64::from(fua);
+                if cmd.target != EndpointId::HOST {
+                    nvme.stats.peer_dma_bytes += cmd.req.len_bytes;
+                }
+                let placement = cmd.placement.filter(|_| cmd.req.op == BlockOp::Write);
+                nvme.stats.placed_writes += u64::from(placement.is_some());
+                Cmd {
+                    qid: cmd.qid,
+                    req: cmd.req,
+                    target: cmd.target,
+                    fua,
+                    directive: DirectiveDwords::encode(placement),
+                    submitted: now,
+                    result: Ok(()),
+                    data: Vec::new(),
+                    ext: None,
+                    zone: None,
+                    mgmt: None,
+                }
+            },
+        )
+    }
+
+    /// Step 1 of every command set's submission: admits a command to queue `qid` — refused
+    /// when there is no such queue, when `check` refuses it, or when the queue is full, in
+    /// that order — gives it a tag, puts its SQE behind the tail, counts it (and, polled, the
+    /// spinning core's start), stores what `make` builds under the tag and rings the tail
+    /// doorbell, a posted MMIO write down the link.
+    fn admit<S: Schedule<NvmeEvent<D::Event>>>(
+        &mut self,
+        qid: u16,
+        q: &mut S,
+        check: impl FnOnce(&Self) -> Result<(), NvmeError>,
+        make: impl FnOnce(&mut Self, SimTime) -> Cmd,
+    ) -> Result<(), NvmeError> {
         let depth_max = self.cfg.depth_max();
-        let queue_pairs = self.cfg.queue_pairs;
-        let Some(queue) = self.queues.get_mut(usize::from(cmd.qid)) else {
+        if usize::from(qid) >= self.queues.len() {
             return Err(NvmeError::NoSuchQueue {
-                qid: cmd.qid,
-                queue_pairs,
+                qid,
+                queue_pairs: self.cfg.queue_pairs,
             });
-        };
-        if usize::from(cmd.target.0) >= self.ports.len() {
-            return Err(NvmeError::NoSuchEndpoint(cmd.target.0));
         }
+        check(self)?;
+        let queue = &mut self.queues[usize::from(qid)];
         if queue.in_flight >= depth_max {
-            return Err(NvmeError::QueueFull {
-                qid: cmd.qid,
-                depth_max,
-            });
+            return Err(NvmeError::QueueFull { qid, depth_max });
         }
         let now = q.now();
         let tag = self
@@ -334,38 +376,25 @@ impl<D: BlockDevice> Nvme<D> {
         queue.tail += 1;
         let tail = queue.tail;
         self.stats.commands += 1;
-        if cmd.fua && cmd.req.op == BlockOp::Write {
-            self.stats.fua_writes += 1;
-        }
-        if cmd.target != EndpointId::HOST {
-            self.stats.peer_dma_bytes += cmd.req.len_bytes;
-        }
         if self.cfg.completion == CompletionMode::Poll {
             if self.polled == 0 {
                 self.poll_since = now;
             }
             self.polled += 1;
         }
-        let fua = cmd.fua && cmd.req.op == BlockOp::Write;
-        let placement = cmd.placement.filter(|_| cmd.req.op == BlockOp::Write);
-        self.stats.placed_writes += u64::from(placement.is_some());
-        self.cmds[tag as usize] = Some(Cmd {
-            qid: cmd.qid,
-            req: cmd.req,
-            target: cmd.target,
-            fua,
-            directive: DirectiveDwords::encode(placement),
-            submitted: now,
-            result: Ok(()),
-            data: Vec::new(),
-            ext: None,
-            zone: None,
-            mgmt: None,
-        });
-        // Step 1: the tail doorbell, a posted MMIO write down the link.
+        let cmd = make(self, now);
+        assert_eq!(
+            cmd.qid, qid,
+            "a command is stored on the queue it was admitted to"
+        );
+        assert!(
+            self.cmds[tag as usize].is_none(),
+            "a free tag holds no command"
+        );
+        self.cmds[tag as usize] = Some(cmd);
         let ring = self.link.transfer(now, Direction::Down, DOORBELL_BYTES);
         self.stats.doorbells += 1;
-        q.schedule_at(ring.arrives, NvmeEvent::Doorbell { qid: cmd.qid, tail });
+        q.schedule_at(ring.arrives, NvmeEvent::Doorbell { qid, tail });
         Ok(())
     }
 

@@ -29,7 +29,6 @@ use crate::{Cmd, DirectiveDwords, Nvme, NvmeError, NvmeEvent};
 use nearflash_blockdev::{
     BlockDevice, BlockOp, BlockRequest, MgmtCompletion, MgmtRequest, MgmtStatus,
 };
-use nearflash_hw::link::Direction;
 use nearflash_sim::{Schedule, SimTime};
 
 /// A management command as the host submits it on queue `qid`. Its `req.id` is the caller's, echoed
@@ -76,71 +75,40 @@ impl<D: BlockDevice> Nvme<D> {
         cmd: NvmeMgmtCommand,
         q: &mut S,
     ) -> Result<(), NvmeError> {
-        let queue_pairs = self.cfg.queue_pairs;
-        let depth_max = self.cfg.depth_max();
-        let Some(queue) = self.queues.get_mut(usize::from(cmd.qid)) else {
-            return Err(NvmeError::NoSuchQueue {
-                qid: cmd.qid,
-                queue_pairs,
-            });
-        };
-        if queue.in_flight >= depth_max {
-            return Err(NvmeError::QueueFull {
-                qid: cmd.qid,
-                depth_max,
-            });
-        }
-        let now = q.now();
-        let tag = self
-            .free_tags
-            .pop()
-            .expect("a queue with room has a free tag");
-        queue.in_flight += 1;
-        assert!(queue.in_flight <= depth_max);
-        self.stats.in_flight_max = self.stats.in_flight_max.max(queue.in_flight);
-        queue.unfetched.push_back((queue.tail, tag));
-        queue.tail += 1;
-        let tail = queue.tail;
-        self.stats.commands += 1;
-        self.stats.mgmt_commands += 1;
-        if self.cfg.completion == crate::CompletionMode::Poll {
-            if self.polled == 0 {
-                self.poll_since = now;
-            }
-            self.polled += 1;
-        }
-        self.cmds[tag as usize] = Some(Cmd {
-            qid: cmd.qid,
-            // A management command's data moves by its own fields; this request is never handed to
-            // the device.
-            req: BlockRequest {
-                id: cmd.req.id,
-                op: BlockOp::Flush,
-                offset_bytes: 0,
-                len_bytes: 0,
-                data: Vec::new(),
+        self.admit(
+            cmd.qid,
+            q,
+            |_| Ok(()),
+            |nvme, now| {
+                nvme.stats.mgmt_commands += 1;
+                Cmd {
+                    qid: cmd.qid,
+                    // A management command's data moves by its own fields; this request is never handed to
+                    // the device.
+                    req: BlockRequest {
+                        id: cmd.req.id,
+                        op: BlockOp::Flush,
+                        offset_bytes: 0,
+                        len_bytes: 0,
+                        data: Vec::new(),
+                    },
+                    target: EndpointId::HOST,
+                    fua: false,
+                    directive: DirectiveDwords::default(),
+                    submitted: now,
+                    result: Ok(()),
+                    data: Vec::new(),
+                    ext: None,
+                    zone: None,
+                    mgmt: Some(MgmtCmdState {
+                        id: cmd.req.id,
+                        answer_in_cqe: cmd.req.cmd.answer_in_cqe(),
+                        req: Some(cmd.req),
+                        result: None,
+                    }),
+                }
             },
-            target: EndpointId::HOST,
-            fua: false,
-            directive: DirectiveDwords::default(),
-            submitted: now,
-            result: Ok(()),
-            data: Vec::new(),
-            ext: None,
-            zone: None,
-            mgmt: Some(MgmtCmdState {
-                id: cmd.req.id,
-                answer_in_cqe: cmd.req.cmd.answer_in_cqe(),
-                req: Some(cmd.req),
-                result: None,
-            }),
-        });
-        let ring = self
-            .link
-            .transfer(now, Direction::Down, crate::config::DOORBELL_BYTES);
-        self.stats.doorbells += 1;
-        q.schedule_at(ring.arrives, NvmeEvent::Doorbell { qid: cmd.qid, tail });
-        Ok(())
+        )
     }
 
     /// Step 3 done for a management command: an update's identifiers come in, or the

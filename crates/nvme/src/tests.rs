@@ -540,6 +540,44 @@ fn an_extension_command_takes_the_command_path_and_an_internal_read_skips_the_li
     assert_eq!(rig.0.in_flight(0), 0);
 }
 
+/// A polled extension command (a computational-storage program's) is counted on the spinning
+/// core like any other: it starts the core's busy time at submission and ends it at its
+/// completion, so the core's time covers the command and the count of polled commands
+/// returns to zero (the completion path asserts it never goes below).
+#[test]
+fn a_polled_extension_command_is_spun_on_from_submission_to_completion() {
+    let mut sim: Sim<NvmeEvent<crate::testing::FixedDone>> = Sim::new(1);
+    let cfg = NvmeConfig {
+        completion: crate::CompletionMode::Poll,
+        ..NvmeConfig::default()
+    };
+    let mut rig = ExtRig(Nvme::new(cfg, FixedDevice::new(1 << 30, FLASH_NS, 1)).unwrap());
+    let cmd = ExtCommand {
+        qid: 0,
+        id: 7,
+        inbound_bytes: 0,
+    };
+    rig.0.try_submit_ext(cmd, sim.queue()).unwrap();
+    let mut ready = Vec::new();
+    while ready.is_empty() {
+        assert!(sim.step(&mut rig), "the command becomes ready");
+        rig.0.take_ext_ready(&mut ready);
+    }
+    rig.0.finish_ext(ready[0].tag, 0, sim.queue());
+    let mut done = Vec::new();
+    while done.is_empty() {
+        assert!(sim.step(&mut rig), "the command completes");
+        rig.0.take_ext_completions(&mut done);
+    }
+    let spun_ns = rig.0.stats().poll_cpu_ns;
+    let took_ns = done[0].completed.since(done[0].submitted).as_ns();
+    assert!(spun_ns > 0, "the core spun while the command was out");
+    assert!(
+        spun_ns >= took_ns,
+        "spun {spun_ns} ns over a {took_ns} ns command"
+    );
+}
+
 /// A host tags every other write with a placement handle and keeps more writes outstanding
 /// than the one queue holds: the tagged writes reach the drive with the Placement Identifier
 /// their SQE carried — also those the front end held back for a free slot — and the others,

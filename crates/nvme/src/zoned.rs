@@ -20,7 +20,6 @@ use nearflash_blockdev::{
     BlockDevice, BlockOp, BlockRequest, IoError, ZoneCommand, ZoneCompletion, ZoneReply,
     ZoneRequest, ZoneStatus,
 };
-use nearflash_hw::link::Direction;
 use nearflash_sim::{Schedule, SimTime};
 
 /// A zone command as the host submits it on queue `qid`. Its `req.id` is the caller's, echoed
@@ -65,75 +64,44 @@ impl<D: BlockDevice> Nvme<D> {
         cmd: NvmeZoneCommand,
         q: &mut S,
     ) -> Result<(), NvmeError> {
-        let queue_pairs = self.cfg.queue_pairs;
-        let depth_max = self.cfg.depth_max();
-        let Some(queue) = self.queues.get_mut(usize::from(cmd.qid)) else {
-            return Err(NvmeError::NoSuchQueue {
-                qid: cmd.qid,
-                queue_pairs,
-            });
-        };
-        if queue.in_flight >= depth_max {
-            return Err(NvmeError::QueueFull {
-                qid: cmd.qid,
-                depth_max,
-            });
-        }
-        let now = q.now();
-        let tag = self
-            .free_tags
-            .pop()
-            .expect("a queue with room has a free tag");
-        queue.in_flight += 1;
-        assert!(queue.in_flight <= depth_max);
-        self.stats.in_flight_max = self.stats.in_flight_max.max(queue.in_flight);
-        queue.unfetched.push_back((queue.tail, tag));
-        queue.tail += 1;
-        let tail = queue.tail;
-        self.stats.commands += 1;
-        match cmd.req.cmd {
-            ZoneCommand::Append { .. } => self.stats.zone_appends += 1,
-            ZoneCommand::Send { .. } => self.stats.zone_sends += 1,
-            ZoneCommand::Report { .. } => self.stats.zone_receives += 1,
-        }
-        if self.cfg.completion == crate::CompletionMode::Poll {
-            if self.polled == 0 {
-                self.poll_since = now;
-            }
-            self.polled += 1;
-        }
-        self.cmds[tag as usize] = Some(Cmd {
-            qid: cmd.qid,
-            // A zone command's data moves by its own fields; this request is never handed to
-            // the device.
-            req: BlockRequest {
-                id: cmd.req.id,
-                op: BlockOp::Flush,
-                offset_bytes: 0,
-                len_bytes: 0,
-                data: Vec::new(),
+        self.admit(
+            cmd.qid,
+            q,
+            |_| Ok(()),
+            |nvme, now| {
+                match cmd.req.cmd {
+                    ZoneCommand::Append { .. } => nvme.stats.zone_appends += 1,
+                    ZoneCommand::Send { .. } => nvme.stats.zone_sends += 1,
+                    ZoneCommand::Report { .. } => nvme.stats.zone_receives += 1,
+                }
+                Cmd {
+                    qid: cmd.qid,
+                    // A zone command's data moves by its own fields; this request is never handed to
+                    // the device.
+                    req: BlockRequest {
+                        id: cmd.req.id,
+                        op: BlockOp::Flush,
+                        offset_bytes: 0,
+                        len_bytes: 0,
+                        data: Vec::new(),
+                    },
+                    target: EndpointId::HOST,
+                    fua: false,
+                    directive: DirectiveDwords::default(),
+                    submitted: now,
+                    result: Ok(()),
+                    data: Vec::new(),
+                    ext: None,
+                    zone: Some(ZoneCmdState {
+                        id: cmd.req.id,
+                        opcode: cmd.req.cmd.opcode(),
+                        req: Some(cmd.req),
+                        result: None,
+                    }),
+                    mgmt: None,
+                }
             },
-            target: EndpointId::HOST,
-            fua: false,
-            directive: DirectiveDwords::default(),
-            submitted: now,
-            result: Ok(()),
-            data: Vec::new(),
-            ext: None,
-            zone: Some(ZoneCmdState {
-                id: cmd.req.id,
-                opcode: cmd.req.cmd.opcode(),
-                req: Some(cmd.req),
-                result: None,
-            }),
-            mgmt: None,
-        });
-        let ring = self
-            .link
-            .transfer(now, Direction::Down, crate::config::DOORBELL_BYTES);
-        self.stats.doorbells += 1;
-        q.schedule_at(ring.arrives, NvmeEvent::Doorbell { qid: cmd.qid, tail });
-        Ok(())
+        )
     }
 
     /// Step 3 done for a zone command: the controller checks the namespace's command set,
