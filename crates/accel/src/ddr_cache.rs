@@ -9,31 +9,16 @@
 //! eviction is least-recently-used. Groups are not pinned while a unit uses them: a unit
 //! whose footprint exceeds DDR3L streams through it.
 //!
-//! O(1) per access: a slab of nodes threaded on a circular doubly linked recency list,
-//! indexed directly by key. Node 0 is the list's sentinel — its newer neighbour is the least
-//! recently used group's node, its older one the most recently used's — so splicing takes
-//! no test for the ends. Keys are dense, `0..keys` (the caller numbers the groups it may
-//! cache: `dataflow::CacheKeys`), so the index is a table with one `u32` per key: the key's
-//! node, or 0 (the sentinel) when the group is not resident. A zero-filled table is
-//! allocated zeroed, so the pages of keys never touched cost no memory. A node's links are
-//! kept apart from its group (key, dirtiness, owner), as a hit splices links only; a hit on
-//! the newest group leaves the list as it is.
+//! O(1) per access: the recency order is the shared LRU list (`nearflash_lru::Recency`) over
+//! the groups' dense keys (the caller numbers the groups it may cache:
+//! `dataflow::CacheKeys`), and each key's group state (dirtiness, owner) sits in a table
+//! beside it. A hit on the newest group leaves the list as it is.
 
-/// The sentinel node; in the index, "not resident".
-const SENTINEL: u32 = 0;
+use nearflash_lru::Recency;
 
-/// A node's place on the recency list.
-#[derive(Clone, Copy, Debug)]
-struct Links {
-    /// Towards the least / most recently used end (through the sentinel at the ends).
-    older: u32,
-    newer: u32,
-}
-
-/// The group a node holds.
-#[derive(Clone, Copy, Debug)]
+/// A resident group's state.
+#[derive(Clone, Copy, Debug, Default)]
 struct Group {
-    key: u32,
     dirty: bool,
     /// The kernel instance whose writes made the group dirty.
     owner: usize,
@@ -50,13 +35,10 @@ pub struct Evicted {
 #[derive(Clone, Debug)]
 pub struct DdrCache {
     capacity_groups: u64,
-    /// Per key: its node, or `SENTINEL` when not resident.
-    index: Vec<u32>,
-    /// Per node: its links and its group (the sentinel's group is a placeholder).
-    links: Vec<Links>,
+    /// The resident groups, least recently used first.
+    order: Recency,
+    /// Per key: its group's state (meaningful while resident).
     groups: Vec<Group>,
-    free: Vec<u32>,
-    resident_groups: u64,
     hits: u64,
     misses: u64,
 }
@@ -67,25 +49,15 @@ impl DdrCache {
         assert!(capacity_groups > 0, "DDR3L holds at least one group");
         DdrCache {
             capacity_groups,
-            index: vec![SENTINEL; keys as usize],
-            links: vec![Links {
-                older: SENTINEL,
-                newer: SENTINEL,
-            }],
-            groups: vec![Group {
-                key: 0,
-                dirty: false,
-                owner: 0,
-            }],
-            free: Vec::new(),
-            resident_groups: 0,
+            order: Recency::new(keys),
+            groups: vec![Group::default(); keys as usize],
             hits: 0,
             misses: 0,
         }
     }
 
     pub fn resident_groups(&self) -> u64 {
-        self.resident_groups
+        u64::from(self.order.len())
     }
 
     /// (hits, misses) of reads so far.
@@ -115,19 +87,13 @@ impl DdrCache {
 
     #[inline]
     fn access(&mut self, key: u32, owner: usize, wrote: bool, out: &mut Vec<Evicted>) -> bool {
-        let n = self.index[key as usize];
-        if n == SENTINEL {
+        if !self.order.contains(key) {
             self.install(key, owner, wrote, out);
             return false;
         }
-        if n != self.links[SENTINEL as usize].older {
-            self.unlink(n);
-            self.push_newest(n);
-        }
+        self.order.touch(key);
         if wrote {
-            let group = &mut self.groups[n as usize];
-            group.dirty = true;
-            group.owner = owner;
+            self.groups[key as usize] = Group { dirty: true, owner };
         }
         true
     }
@@ -136,74 +102,37 @@ impl DdrCache {
     /// newest.
     #[inline(never)]
     fn install(&mut self, key: u32, owner: usize, wrote: bool, out: &mut Vec<Evicted>) {
-        while self.resident_groups >= self.capacity_groups {
-            let victim = self.links[SENTINEL as usize].newer;
-            assert_ne!(victim, SENTINEL, "a full DDR3L holds groups");
-            self.unlink(victim);
+        while self.resident_groups() >= self.capacity_groups {
+            let victim = self.order.pop_oldest().expect("a full DDR3L holds groups");
             let v = self.groups[victim as usize];
-            debug_assert_eq!(self.index[v.key as usize], victim);
-            self.index[v.key as usize] = SENTINEL;
-            self.resident_groups -= 1;
-            self.free.push(victim);
             out.push(Evicted {
-                key: v.key,
+                key: victim,
                 dirty: v.dirty,
                 owner: v.owner,
             });
         }
-        let group = Group {
-            key,
+        self.groups[key as usize] = Group {
             dirty: wrote,
             owner,
         };
-        // Its links are set by `push_newest`.
-        let n = match self.free.pop() {
-            Some(n) => {
-                self.groups[n as usize] = group;
-                n
-            }
-            None => {
-                self.groups.push(group);
-                self.links.push(Links {
-                    older: SENTINEL,
-                    newer: SENTINEL,
-                });
-                u32::try_from(self.groups.len() - 1).expect("fewer nodes than u32::MAX")
-            }
-        };
-        self.index[key as usize] = n;
-        self.resident_groups += 1;
-        self.push_newest(n);
-    }
-
-    fn unlink(&mut self, n: u32) {
-        let Links { older, newer } = self.links[n as usize];
-        self.links[older as usize].newer = newer;
-        self.links[newer as usize].older = older;
-    }
-
-    fn push_newest(&mut self, n: u32) {
-        let prev = self.links[SENTINEL as usize].older;
-        self.links[n as usize] = Links {
-            older: prev,
-            newer: SENTINEL,
-        };
-        self.links[prev as usize].newer = n;
-        self.links[SENTINEL as usize].older = n;
+        let was = self.order.touch(key);
+        debug_assert!(!was, "installed only on a miss");
+        debug_assert!(self.resident_groups() <= self.capacity_groups);
     }
 
     /// The dirty groups `owner` left in DDR3L, ascending by key, now marked clean (the
     /// caller writes them back).
     pub fn take_dirty(&mut self, owner: usize) -> Vec<u32> {
-        let mut v = Vec::new();
-        let mut n = self.links[SENTINEL as usize].newer;
-        while n != SENTINEL {
-            let group = &mut self.groups[n as usize];
-            if group.dirty && group.owner == owner {
-                group.dirty = false;
-                v.push(group.key);
-            }
-            n = self.links[n as usize].newer;
+        let mut v: Vec<u32> = self
+            .order
+            .iter()
+            .filter(|&k| {
+                let g = &self.groups[k as usize];
+                g.dirty && g.owner == owner
+            })
+            .collect();
+        for &k in &v {
+            self.groups[k as usize].dirty = false;
         }
         v.sort_unstable();
         v

@@ -29,6 +29,7 @@ use super::{Device, Event};
 use crate::config::{ENTRIES_PER_TRANSLATION_UNIT, TRANSLATION_UNIT_BYTES};
 use crate::layout::Lun;
 use nearflash_flash::FlashCompletion;
+use nearflash_lru::Recency;
 use nearflash_sim::{Schedule, SimDuration};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -84,7 +85,6 @@ pub(super) enum CmtWaiter {
 
 #[derive(Clone)]
 struct Cached {
-    stamp: u64,
     dirty: bool,
 }
 
@@ -93,9 +93,8 @@ struct Cached {
 pub(crate) struct Cmt {
     capacity: usize,
     cached: HashMap<u32, Cached>,
-    /// Recency order: stamp → translation unit.
-    lru: BTreeMap<u64, u32>,
-    clock: u64,
+    /// The cached translation units, least recently used first.
+    order: Recency,
     /// Translation units being loaded and who waits for each.
     loading: BTreeMap<u32, Vec<CmtWaiter>>,
     /// Translation units whose flash copy may predate the table (after a recovery).
@@ -114,8 +113,9 @@ impl Cmt {
         let cmt = Cmt {
             capacity: capacity as usize,
             cached: HashMap::new(),
-            lru: BTreeMap::new(),
-            clock: 0,
+            order: Recency::new(
+                u32::try_from(translation_units).expect("translation units are numbered in u32"),
+            ),
             loading: BTreeMap::new(),
             stale: vec![recovered; translation_units as usize],
         };
@@ -126,12 +126,29 @@ impl Cmt {
         (cmt, stats)
     }
 
+    /// The recency list holds exactly the cached units (`check_invariants`; O(units)).
+    pub(super) fn check(&self) {
+        self.order.check();
+        assert_eq!(
+            self.order.len() as usize,
+            self.cached.len(),
+            "one list entry per cached unit"
+        );
+        assert!(
+            self.cached.len() <= self.capacity,
+            "the mapping cache holds its limit"
+        );
+        for &t in self.cached.keys() {
+            assert!(
+                self.order.contains(t),
+                "cached unit {t} is on the recency list"
+            );
+        }
+    }
+
     fn touch(&mut self, t: u32) {
-        self.clock += 1;
-        let c = self.cached.get_mut(&t).expect("cached");
-        self.lru.remove(&c.stamp);
-        c.stamp = self.clock;
-        self.lru.insert(self.clock, t);
+        let was = self.order.touch(t);
+        debug_assert!(was && self.cached.contains_key(&t), "touched while cached");
     }
 }
 
@@ -295,7 +312,7 @@ impl Device {
             if cmt.cached.len() < cmt.capacity {
                 break;
             }
-            let (_, victim) = cmt.lru.pop_first().expect("a full cache has entries");
+            let victim = cmt.order.pop_oldest().expect("a full cache has entries");
             let c = cmt.cached.remove(&victim).expect("cached");
             if c.dirty {
                 self.cmt_stats().translation_writes += 1;
@@ -304,10 +321,11 @@ impl Device {
             }
         }
         let cmt = self.cmt.as_mut().expect("a mapping cache");
-        cmt.clock += 1;
-        let stamp = cmt.clock;
-        cmt.cached.insert(t, Cached { stamp, dirty });
-        cmt.lru.insert(stamp, t);
-        debug_assert!(cmt.cached.len() <= cmt.capacity && cmt.lru.len() == cmt.cached.len());
+        cmt.cached.insert(t, Cached { dirty });
+        let was = cmt.order.touch(t);
+        assert!(!was, "a translation unit is inserted once");
+        debug_assert!(
+            cmt.cached.len() <= cmt.capacity && cmt.order.len() as usize == cmt.cached.len()
+        );
     }
 }

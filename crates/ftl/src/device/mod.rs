@@ -580,6 +580,9 @@ impl Device {
     pub fn check_invariants(&self) {
         self.map.check();
         self.alloc_waiters.check();
+        if let Some(cmt) = &self.cmt {
+            cmt.check();
+        }
         let slc: Vec<u32> = (0..self.layout.superblocks())
             .filter(|&s| self.sbs.get(SbId(s)).slc)
             .collect();
