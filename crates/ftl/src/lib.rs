@@ -1,10 +1,12 @@
-//! The flash translation layer of FlashAbacus (seed 000 §4.3 and "Storage management"):
-//! Flashvisor's page-group log-structured mapping held in a bounded scratchpad, and
-//! Storengine's garbage collection, wear-leveling, bad-block remapping and mapping
-//! checkpoints — with power-cut recovery from the checkpoint plus a scan of what was written
-//! after it. `Device` is a sans-IO state machine driven by the simulation's event queue.
-//! Beside it: NVMe Flexible Data Placement on the page-mapped drive (`fdp`, `[fdp]`) and the
-//! zoned namespace mode (`zns`, `[zns]`).
+//! The flash translation layer every simulated SSD uses: a sans-IO block device made of
+//! flash (`Device`, driven by the simulation's event queue), with two mapping modes
+//! (`ftl.mapping`) — page-level mapping of 4 KiB units with a cached mapping table (DFTL), the
+//! mode of the real-drive presets, and FlashAbacus's page-group log-structured mapping held in
+//! a bounded scratchpad (Flashvisor, seed 000 §4.3) — garbage collection, wear-leveling,
+//! bad-block remapping and mapping checkpoints (FlashAbacus's Storengine, seed 000 "Storage
+//! management"), a hybrid SLC write cache, and power-cut recovery from the checkpoint plus a
+//! scan of what was written after it. Beside it: NVMe Flexible Data Placement on the
+//! page-mapped drive (`fdp`, `[fdp]`) and the zoned namespace mode (`zns`, `[zns]`).
 
 pub mod checkpoint;
 pub mod config;
