@@ -834,6 +834,8 @@ pub(super) fn after(ops: &[Op], mut pc: usize, instructions: u64) -> usize {
     pc
 }
 
+// Long: one `match` over the eBPF instruction set, an arm per opcode class, read side by side
+// with the ISA table (RFC 9669); splitting it would scatter the encoding.
 fn decode_one(code: &[u8], pc: usize, slots: usize) -> Op {
     let b = &code[pc * 8..pc * 8 + 8];
     let opc = b[0];

@@ -539,6 +539,8 @@ pub fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
 
 /// `run`, with the super-instructions fused at decode (`ops::fuse`) or not (`fusion`: the
 /// property tests run both and compare).
+// Long: the interpreter's hot loop, one `match` over the decoded operations; a call per arm
+// would cost every instruction a jump the budget accounting is meant to save.
 fn run_decoded(code: &[u8], m: &mut Machine<'_>, fusion: bool) -> Result<Finished, Fault> {
     let mut st = State::new(code, m);
     // The program as decoded (straight runs and where a budget ends are counted on it), and

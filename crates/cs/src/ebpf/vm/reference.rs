@@ -95,6 +95,8 @@ impl Insn {
 }
 
 /// Runs `code` (already verified) on `m`, decoding each instruction as it runs.
+// Long: the reference interpreter is one `match` over raw opcodes on purpose — the property
+// tests compare the decoded machine with this plain reading of the ISA.
 pub(super) fn run(code: &[u8], m: &mut Machine<'_>) -> Result<Finished, Fault> {
     let mut st = State::new(code, m);
     let insns = code.len() / 8;
