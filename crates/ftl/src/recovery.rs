@@ -266,7 +266,10 @@ fn better(new: Candidate, old: Option<Candidate>, page_mapped: bool) -> bool {
     }
 }
 
-/// Rebuilds the firmware state from what `bb` holds after a power cut.
+/// Rebuilds the firmware state from what `bb` holds after a power cut: the newest complete
+/// checkpoint, a scan of every superblock it cannot vouch for, the best version of each
+/// logical group from both, then the superblocks' states, the checkpoint slots and the
+/// sequence counters.
 pub fn recover(
     mut bb: Backbone,
     cfg: &FtlConfig,
@@ -284,74 +287,180 @@ pub fn recover(
         bb: &mut bb,
         reads: 0,
     };
-    let mut snap: Option<(u32, Snapshot)> = None;
     let extension_bytes = crate::fdp::checkpoint_bytes(&cfg.fdp, layout.logical_entries());
+    let snap = newest_checkpoint(&mut r, &layout, extension_bytes);
+    let remap = snap
+        .as_ref()
+        .and_then(|(_, s)| RemapTable::from_raw(s.remap.clone(), &layout))
+        .unwrap_or_else(|| RemapTable::identity(&layout));
+    let mut found = Found::new(layout.data_superblocks());
+    for s in 0..layout.data_superblocks() {
+        found.scan(
+            &mut r,
+            &layout,
+            &remap,
+            cfg,
+            snap.as_ref(),
+            SbId(s),
+            &mut report,
+        );
+    }
+    let trimmed_after = found.add_checkpoint_entries(&layout, snap.as_ref(), &mut report);
+    report.page_reads = r.reads;
+    report.dead_records_ignored = found.dead;
+    if let Some(page) = found.lost.first {
+        let ppb = u64::from(geo.pages_per_block);
+        return Err(RecoveryError::Damaged {
+            block: page.0 / ppb,
+            page_in_block: (page.0 % ppb) as u32,
+            count: found.lost.count,
+        });
+    }
+
+    let mut dev = Device::assemble(bb, layout, cfg.clone(), remap, true);
+    if let Some((_, sn)) = &snap {
+        if dev.fdp_restore(&sn.extension) {
+            dev.ckpt.fdp_saved = dev.stats.fdp.clone();
+        }
+    }
+    found.install_mappings(&mut dev, &trimmed_after, &mut report);
+    found.restore_superblocks(&mut dev, cfg);
+    restore_checkpoint_slots(&mut dev, snap.as_ref(), &mut report, &mut found);
+    dev.write_seq = found.max_seq + 1;
+    dev.next_epoch = found.max_epoch + 1;
+    for ruh in found.handles_reset() {
+        dev.note_controller_reset(ruh, q.now());
+    }
+    dev.check_invariants();
+    dev.arm_and_checkpoint(q);
+    Ok((dev, report))
+}
+
+/// The newer of the two checkpoint slots' complete checkpoints, with its slot.
+fn newest_checkpoint(
+    r: &mut Reader,
+    layout: &Layout,
+    extension_bytes: u64,
+) -> Option<(u32, Snapshot)> {
+    let mut snap: Option<(u32, Snapshot)> = None;
     for slot in 0..2 {
-        if let Some(s) = read_checkpoint(&mut r, &layout, slot, extension_bytes) {
+        if let Some(s) = read_checkpoint(r, layout, slot, extension_bytes) {
             if snap.as_ref().is_none_or(|(_, b)| s.ckpt_seq > b.ckpt_seq) {
                 snap = Some((slot, s));
             }
         }
     }
-    let remap = snap
-        .as_ref()
-        .and_then(|(_, s)| RemapTable::from_raw(s.remap.clone(), &layout))
-        .unwrap_or_else(|| RemapTable::identity(&layout));
+    snap
+}
 
-    let mut best: BTreeMap<u32, Candidate> = BTreeMap::new();
-    let mut lost = Unattributed::default();
-    let mut dead = 0u64;
-    let mut max_seq = 0u64;
-    let mut max_epoch = 0u64;
-    let n = layout.data_superblocks();
-    let mut status = vec![SbStatus::Empty; n as usize];
-    let mut epochs = vec![0u64; n as usize];
-    // Superblocks whose first page says they are in SLC mode (the SLC write cache).
-    let mut slc = vec![false; n as usize];
-    // FDP: whose writes each superblock's first page says it holds, and whether the cut
-    // left it part-written (its last page row erased).
-    let mut placement: Vec<Option<crate::oob::Placement>> = vec![None; n as usize];
-    let mut part_written = vec![false; n as usize];
-    for s in 0..n {
-        let sb = SbId(s);
-        if snap
-            .as_ref()
-            .is_some_and(|(_, sn)| sn.sb_states[s as usize] == SbState::Retired)
-        {
-            status[s as usize] = SbStatus::Retired;
-            continue;
+/// What recovery learnt of one data superblock.
+#[derive(Clone, Copy)]
+struct SbFound {
+    status: SbStatus,
+    /// The epoch its first page carries (0 when empty or retired).
+    epoch: u64,
+    /// Its first page says it is in SLC mode (the SLC write cache).
+    slc: bool,
+    /// FDP: whose writes its first page says it holds.
+    placement: Option<crate::oob::Placement>,
+    /// FDP: the cut left it part-written (its last page row erased).
+    part_written: bool,
+}
+
+/// What the checkpoint and the scan found: each logical group's best version, the
+/// superblocks, and the highest sequence and epoch seen.
+struct Found {
+    best: BTreeMap<u32, Candidate>,
+    sbs: Vec<SbFound>,
+    lost: Unattributed,
+    dead: u64,
+    max_seq: u64,
+    max_epoch: u64,
+}
+
+impl Found {
+    fn new(superblocks: u32) -> Self {
+        Found {
+            best: BTreeMap::new(),
+            sbs: vec![
+                SbFound {
+                    status: SbStatus::Empty,
+                    epoch: 0,
+                    slc: false,
+                    placement: None,
+                    part_written: false,
+                };
+                superblocks as usize
+            ],
+            lost: Unattributed::default(),
+            dead: 0,
+            max_seq: 0,
+            max_epoch: 0,
         }
+    }
+
+    /// Reads superblock `sb`'s first page row, noting its SLC mode and FDP owner: `None` when
+    /// it is erased, else its first page's record and whether the row is whole — every member
+    /// block's first page decodes with one epoch, so no member was erased (or had an erase
+    /// torn) since the superblock was opened. A GC erase in flight at the cut may have
+    /// finished on some dies and not begun on others, so the first page of one member says
+    /// nothing about the rest.
+    fn read_first_row(
+        &mut self,
+        r: &mut Reader,
+        layout: &Layout,
+        remap: &RemapTable,
+        sb: SbId,
+    ) -> Option<(Option<OobRecord>, bool)> {
+        let f = &mut self.sbs[sb.0 as usize];
         let mut empty = true;
         let mut first: Option<OobRecord> = None;
-        // Every member block's first page decodes with one epoch: no member was erased (or
-        // had an erase torn) since the superblock was opened. A GC erase in flight at the
-        // cut may have finished on some dies and not begun on others, so the first page of
-        // one member says nothing about the rest.
         let mut whole = true;
         for k in 0..layout.group_pages() {
-            let rec = r.read_data(remap.page_id(&layout, layout.pgn(sb, 0), k), &layout);
+            let rec = r.read_data(remap.page_id(layout, layout.pgn(sb, 0), k), layout);
             if !r.erased() {
                 empty = false;
             }
             if k == 0 {
                 first = rec;
             }
-            slc[s as usize] |= rec.is_some_and(|rec| rec.slc);
-            placement[s as usize] = placement[s as usize].or(rec.and_then(|rec| rec.placement));
+            f.slc |= rec.is_some_and(|rec| rec.slc);
+            f.placement = f.placement.or(rec.and_then(|rec| rec.placement));
             whole &= rec.is_some_and(|rec| {
                 matches!(rec.kind, PageKind::Data | PageKind::Lost(_) | PageKind::Pad)
                     && first.is_some_and(|f| f.epoch == rec.epoch)
             });
         }
-        if empty {
-            continue;
+        (!empty).then_some((first, whole))
+    }
+
+    /// Reads superblock `sb`'s first page row (what it is, whether the checkpoint can vouch
+    /// for it) and scans its records when the checkpoint cannot.
+    #[allow(clippy::too_many_arguments)]
+    fn scan(
+        &mut self,
+        r: &mut Reader,
+        layout: &Layout,
+        remap: &RemapTable,
+        cfg: &FtlConfig,
+        snap: Option<&(u32, Snapshot)>,
+        sb: SbId,
+        report: &mut RecoveryReport,
+    ) {
+        let s = sb.0 as usize;
+        if snap.is_some_and(|(_, sn)| sn.sb_states[s] == SbState::Retired) {
+            self.sbs[s].status = SbStatus::Retired;
+            return;
         }
-        let trusted = match (&snap, first) {
+        let Some((first, whole)) = self.read_first_row(r, layout, remap, sb) else {
+            return;
+        };
+        let trusted = match (snap, first) {
             (Some((_, sn)), Some(rec)) => {
                 whole
-                    && rec.epoch == sn.sb_epochs[s as usize]
+                    && rec.epoch == sn.sb_epochs[s]
                     && matches!(
-                        sn.sb_states[s as usize],
+                        sn.sb_states[s],
                         SbState::Closed | SbState::Victim | SbState::Open
                     )
             }
@@ -361,20 +470,45 @@ pub fn recover(
         // checkpoint may already point some of its groups at their copies, and only its own
         // candidates let the source win the tie (see `better`), so that an interrupted GC run
         // leaves its destination with nothing valid.
-        let open_at_ckpt = snap.as_ref().is_some_and(|(_, sn)| {
-            matches!(sn.sb_states[s as usize], SbState::Open | SbState::Victim)
-        });
-        status[s as usize] = if trusted {
+        let open_at_ckpt =
+            snap.is_some_and(|(_, sn)| matches!(sn.sb_states[s], SbState::Open | SbState::Victim));
+        self.sbs[s].status = if trusted {
             SbStatus::Trusted
         } else {
             SbStatus::Changed
         };
         if let Some(rec) = first {
-            epochs[s as usize] = rec.epoch;
+            self.sbs[s].epoch = rec.epoch;
         }
         if trusted {
             report.superblocks_trusted += 1;
         }
+        if trusted && !open_at_ckpt {
+            return;
+        }
+        report.superblocks_scanned += 1;
+        if cfg.fdp.enabled {
+            let last = layout.pgn(sb, layout.groups_per_superblock() - 1);
+            r.read_data(remap.page_id(layout, last, 0), layout);
+            self.sbs[s].part_written = r.erased();
+        }
+        self.collect_records(r, layout, remap, snap, sb, whole, report);
+    }
+
+    /// Scans superblock `sb`'s records, offering each as a candidate (`whole`: its first row
+    /// is whole, see `read_first_row`).
+    #[allow(clippy::too_many_arguments)]
+    fn collect_records(
+        &mut self,
+        r: &mut Reader,
+        layout: &Layout,
+        remap: &RemapTable,
+        snap: Option<&(u32, Snapshot)>,
+        sb: SbId,
+        whole: bool,
+        report: &mut RecoveryReport,
+    ) {
+        let s = sb.0 as usize;
         // Records this superblock held when the checkpoint was written — it was closed
         // then (no program in flight) and they carry its epoch — were all known to the
         // checkpoint: a version it did not map was dead (a program that failed on another
@@ -382,54 +516,66 @@ pub fn recover(
         // tie with the checkpoint's version, never beat it: found by a later scan (the
         // superblock became a GC victim, or its erase was torn), it would bring back a
         // version an earlier recovery had already decided against.
-        let known_at_ckpt = snap.as_ref().and_then(|(_, sn)| {
-            matches!(sn.sb_states[s as usize], SbState::Closed | SbState::Victim)
-                .then_some((sn.sb_epochs[s as usize], sn))
+        let known_at_ckpt = snap.and_then(|(_, sn)| {
+            matches!(sn.sb_states[s], SbState::Closed | SbState::Victim)
+                .then_some((sn.sb_epochs[s], sn))
         });
-        if !trusted || open_at_ckpt {
-            report.superblocks_scanned += 1;
-            if cfg.fdp.enabled {
-                let last = layout.pgn(sb, layout.groups_per_superblock() - 1);
-                r.read_data(remap.page_id(&layout, last, 0), &layout);
-                part_written[s as usize] = r.erased();
+        let scan = if layout.page_mapped() {
+            scan_superblock_units
+        } else {
+            scan_superblock
+        };
+        let Found {
+            best,
+            lost,
+            dead,
+            max_seq,
+            max_epoch,
+            ..
+        } = self;
+        scan(r, layout, remap, sb, report, lost, &mut |lgn, mut c| {
+            if let Some((epoch, sn)) = known_at_ckpt {
+                let g = lgn as usize;
+                let mapped_at_ckpt =
+                    sn.l2p.get(g).is_some_and(|&p| p != UNMAPPED) && sn.seqs[g] == c.seq;
+                if c.epoch == epoch && !mapped_at_ckpt {
+                    *dead += 1;
+                    return;
+                }
             }
-            let scan = if layout.page_mapped() {
-                scan_superblock_units
-            } else {
-                scan_superblock
-            };
-            scan(
-                &mut r,
-                &layout,
-                &remap,
-                sb,
-                &mut report,
-                &mut lost,
-                &mut |lgn, mut c| {
-                    if let Some((epoch, sn)) = known_at_ckpt {
-                        let g = lgn as usize;
-                        let mapped_at_ckpt =
-                            sn.l2p.get(g).is_some_and(|&p| p != UNMAPPED) && sn.seqs[g] == c.seq;
-                        if c.epoch == epoch && !mapped_at_ckpt {
-                            dead += 1;
-                            return;
-                        }
-                    }
-                    c.whole = whole;
-                    max_seq = max_seq.max(c.seq);
-                    max_epoch = max_epoch.max(c.epoch);
-                    if better(c, best.get(&lgn).copied(), layout.page_mapped()) {
-                        best.insert(lgn, c);
-                    }
-                },
-            );
-        }
+            c.whole = whole;
+            *max_seq = (*max_seq).max(c.seq);
+            *max_epoch = (*max_epoch).max(c.epoch);
+            if better(c, best.get(&lgn).copied(), layout.page_mapped()) {
+                best.insert(lgn, c);
+            }
+        });
     }
-    // Groups the checkpoint records as unmapped after a version: trimmed (or never written,
-    // sequence 0). A scanned version no newer than that was dead at the checkpoint and must
-    // not come back — a trim once seen to take effect stays in effect.
-    let mut trimmed_after: BTreeMap<u32, u64> = BTreeMap::new();
-    if let Some((_, sn)) = &snap {
+
+    /// The handles the power cycle moved to a new reclaim unit: those whose host reclaim unit
+    /// it left part-written.
+    fn handles_reset(&self) -> std::collections::BTreeSet<u8> {
+        self.sbs
+            .iter()
+            .filter(|f| f.part_written)
+            .filter_map(|f| f.placement.filter(|p| !p.by_gc).map(|p| p.ruh))
+            .collect()
+    }
+
+    /// Offers the checkpoint's entries on trusted superblocks as candidates; returns the
+    /// groups the checkpoint records as unmapped after a version: trimmed (or never written,
+    /// sequence 0). A scanned version no newer than that was dead at the checkpoint and must
+    /// not come back — a trim once seen to take effect stays in effect.
+    fn add_checkpoint_entries(
+        &mut self,
+        layout: &Layout,
+        snap: Option<&(u32, Snapshot)>,
+        report: &mut RecoveryReport,
+    ) -> BTreeMap<u32, u64> {
+        let mut trimmed_after: BTreeMap<u32, u64> = BTreeMap::new();
+        let Some((_, sn)) = snap else {
+            return trimmed_after;
+        };
         for (g, (&p, &seq)) in sn.l2p.iter().zip(&sn.seqs).enumerate() {
             if p == UNMAPPED {
                 if seq > 0 {
@@ -438,7 +584,7 @@ pub fn recover(
                 continue;
             }
             let sb = layout.sb_of_entry(p);
-            if !layout.is_data_sb(sb) || status[sb.0 as usize] != SbStatus::Trusted {
+            if !layout.is_data_sb(sb) || self.sbs[sb.0 as usize].status != SbStatus::Trusted {
                 report.checkpoint_entries_dropped += 1;
                 continue;
             }
@@ -450,118 +596,110 @@ pub fn recover(
                 whole: true,
                 ruh: 0,
             };
-            if better(c, best.get(&(g as u32)).copied(), layout.page_mapped()) {
-                best.insert(g as u32, c);
+            if better(c, self.best.get(&(g as u32)).copied(), layout.page_mapped()) {
+                self.best.insert(g as u32, c);
             }
         }
-    }
-    report.page_reads = r.reads;
-    report.dead_records_ignored = dead;
-    if let Some(page) = lost.first {
-        let ppb = u64::from(geo.pages_per_block);
-        return Err(RecoveryError::Damaged {
-            block: page.0 / ppb,
-            page_in_block: (page.0 % ppb) as u32,
-            count: lost.count,
-        });
+        trimmed_after
     }
 
-    let mut dev = Device::assemble(bb, layout, cfg.clone(), remap, true);
-    if let Some((_, sn)) = &snap {
-        if dev.fdp_restore(&sn.extension) {
-            dev.ckpt.fdp_saved = dev.stats.fdp.clone();
+    /// Maps every logical group to its best version, unless a trim newer than it took
+    /// effect; marks the trimmed groups.
+    fn install_mappings(
+        &mut self,
+        dev: &mut Device,
+        trimmed_after: &BTreeMap<u32, u64>,
+        report: &mut RecoveryReport,
+    ) {
+        for (&g, c) in &self.best {
+            if u64::from(g) >= dev.layout.logical_entries() {
+                continue;
+            }
+            if trimmed_after.get(&g).is_some_and(|&t| c.seq <= t) {
+                debug_assert!(
+                    c.scanned,
+                    "a checkpoint entry is never older than its own trim"
+                );
+                report.trimmed_versions_dropped += 1;
+                continue;
+            }
+            dev.map.map(Lgn(g), c.pgn, c.seq);
+            if c.scanned {
+                dev.fdp_set_unit_ruh(g, c.ruh);
+                report.groups_from_scan += 1;
+            } else {
+                report.groups_from_checkpoint += 1;
+            }
+            self.max_seq = self.max_seq.max(c.seq);
+        }
+        for (&g, &t) in trimmed_after {
+            if u64::from(g) < dev.layout.logical_entries() && dev.map.lookup(Lgn(g)).is_none() {
+                dev.map.set_trimmed(Lgn(g), t);
+            }
         }
     }
-    for (&g, c) in &best {
-        if u64::from(g) >= dev.layout.logical_entries() {
-            continue;
-        }
-        if trimmed_after.get(&g).is_some_and(|&t| c.seq <= t) {
-            debug_assert!(
-                c.scanned,
-                "a checkpoint entry is never older than its own trim"
-            );
-            report.trimmed_versions_dropped += 1;
-            continue;
-        }
-        dev.map.map(Lgn(g), c.pgn, c.seq);
-        if c.scanned {
-            dev.fdp_set_unit_ruh(g, c.ruh);
-        }
-        if c.scanned {
-            report.groups_from_scan += 1;
-        } else {
-            report.groups_from_checkpoint += 1;
-        }
-        max_seq = max_seq.max(c.seq);
-    }
-    for (&g, &t) in &trimmed_after {
-        if u64::from(g) < dev.layout.logical_entries() && dev.map.lookup(Lgn(g)).is_none() {
-            dev.map.set_trimmed(Lgn(g), t);
-        }
-    }
-    for s in 0..n {
-        let sb = SbId(s);
-        let pe = dev.sb_pe(sb);
-        dev.sbs.get_mut(sb).pe = pe;
-        match status[s as usize] {
-            SbStatus::Retired => dev.sbs.get_mut(sb).state = SbState::Retired,
-            SbStatus::Empty => {
-                let (remapped, exhausted) = dev.remap_bad_members(sb);
-                if exhausted {
-                    dev.sbs.get_mut(sb).state = SbState::Retired;
-                } else if remapped {
-                    dev.sbs.get_mut(sb).state = SbState::Held;
-                } else {
-                    dev.sbs.release(sb);
+
+    /// Each superblock's state from what was found: retired, free (or held while its bad
+    /// members are remapped), or closed with its epoch, SLC mode and FDP owner.
+    fn restore_superblocks(&mut self, dev: &mut Device, cfg: &FtlConfig) {
+        for (s, f) in self.sbs.iter().enumerate() {
+            let sb = SbId(s as u32);
+            let pe = dev.sb_pe(sb);
+            dev.sbs.get_mut(sb).pe = pe;
+            match f.status {
+                SbStatus::Retired => dev.sbs.get_mut(sb).state = SbState::Retired,
+                SbStatus::Empty => {
+                    let (remapped, exhausted) = dev.remap_bad_members(sb);
+                    if exhausted {
+                        dev.sbs.get_mut(sb).state = SbState::Retired;
+                    } else if remapped {
+                        dev.sbs.get_mut(sb).state = SbState::Held;
+                    } else {
+                        dev.sbs.release(sb);
+                    }
+                }
+                SbStatus::Trusted | SbStatus::Changed => {
+                    close_members(dev, sb);
+                    let any_bad = member_blocks(dev, sb).any(|b| dev.bb.nand().is_bad(b));
+                    let info = dev.sbs.get_mut(sb);
+                    info.state = SbState::Closed;
+                    info.epoch = f.epoch;
+                    dev.sbs.set_retiring(sb, any_bad);
+                    dev.sbs.set_slc(sb, f.slc);
+                    dev.sbs.get_mut(sb).ruh = fdp_owner(cfg, f.placement);
                 }
             }
-            SbStatus::Trusted | SbStatus::Changed => {
-                close_members(&mut dev, sb);
-                let any_bad = member_blocks(&dev, sb).any(|b| dev.bb.nand().is_bad(b));
-                let info = dev.sbs.get_mut(sb);
-                info.state = SbState::Closed;
-                info.epoch = epochs[s as usize];
-                dev.sbs.set_retiring(sb, any_bad);
-                dev.sbs.set_slc(sb, slc[s as usize]);
-                dev.sbs.get_mut(sb).ruh = fdp_owner(cfg, placement[s as usize]);
-            }
+            self.max_epoch = self.max_epoch.max(f.epoch);
         }
-        max_epoch = max_epoch.max(epochs[s as usize]);
     }
-    // How far each slot was written is unknown (a newer checkpoint may have been torn after
-    // the newest complete one), so neither is appended to: the next checkpoint starts over
-    // in the slot that does not hold the recovered one. A slot with a bad block is broken.
+}
+
+/// How far each slot was written is unknown (a newer checkpoint may have been torn after the
+/// newest complete one), so neither is appended to: the next checkpoint starts over in the
+/// slot that does not hold the recovered one. A slot with a bad block is broken. The
+/// recovered checkpoint's counters raise the highest sequence and epoch seen.
+fn restore_checkpoint_slots(
+    dev: &mut Device,
+    snap: Option<&(u32, Snapshot)>,
+    report: &mut RecoveryReport,
+    found: &mut Found,
+) {
     let capacity = dev.layout.ckpt_slot_rows();
     dev.ckpt.next_row = [capacity; 2];
     for slot in 0..2 {
         let bad = dev
             .layout
             .ckpt_slot(slot)
-            .any(|sb| member_blocks(&dev, sb).any(|b| dev.bb.nand().is_bad(b)));
+            .any(|sb| member_blocks(dev, sb).any(|b| dev.bb.nand().is_bad(b)));
         dev.ckpt.broken[slot as usize] = bad;
     }
-    if let Some((slot, sn)) = &snap {
+    if let Some((slot, sn)) = snap {
         report.checkpoint_seq = Some(sn.ckpt_seq);
         dev.ckpt.seq = sn.ckpt_seq;
         dev.ckpt.newest = Some(*slot);
-        max_seq = max_seq.max(sn.next_write_seq.saturating_sub(1));
-        max_epoch = max_epoch.max(sn.next_epoch.saturating_sub(1));
+        found.max_seq = found.max_seq.max(sn.next_write_seq.saturating_sub(1));
+        found.max_epoch = found.max_epoch.max(sn.next_epoch.saturating_sub(1));
     }
-    dev.write_seq = max_seq + 1;
-    dev.next_epoch = max_epoch + 1;
-    // The power cycle moved every handle whose host reclaim unit it left part-written on
-    // to a new one.
-    let reset: std::collections::BTreeSet<u8> = (0..n as usize)
-        .filter(|&s| part_written[s])
-        .filter_map(|s| placement[s].filter(|p| !p.by_gc).map(|p| p.ruh))
-        .collect();
-    for ruh in reset {
-        dev.note_controller_reset(ruh, q.now());
-    }
-    dev.check_invariants();
-    dev.arm_and_checkpoint(q);
-    Ok((dev, report))
 }
 
 /// Which handle alone a recovered superblock holds data of (`SbInfo::ruh`): the handle of
