@@ -293,130 +293,121 @@ pub fn run_script(
     files: &mut dyn ScriptFiles,
     writes: HostWrites,
 ) -> Result<ScriptOutcome, ScriptError> {
-    let mut out = ScriptOutcome::default();
-    // The last write_nvm: (first LBA, bytes), and the last range set created.
-    let mut written: Option<(u64, u64)> = None;
-    let mut last_rsid: Option<u16> = None;
+    let mut run = ScriptRun {
+        path,
+        files,
+        writes,
+        out: ScriptOutcome::default(),
+        written: None,
+        last_rsid: None,
+    };
     for (index, c) in script.commands.iter().enumerate() {
-        let op = c.op();
-        let invalid = |reason: String| ScriptError::Invalid {
-            path: path.to_string(),
+        if let ScriptCommand::WriteNvm { file, lba } = c {
+            run.write_nvm(s, index, c, file, *lba)?;
+            continue;
+        }
+        for (cmd, detail) in run.commands(index, c)? {
+            run.issue(s, index, c, cmd, detail)?;
+        }
+    }
+    Ok(run.out)
+}
+
+/// A script's run: where it reads its files, what it has done so far, and what later
+/// commands may take from earlier ones.
+struct ScriptRun<'a> {
+    path: &'a str,
+    files: &'a mut dyn ScriptFiles,
+    writes: HostWrites,
+    out: ScriptOutcome,
+    /// The last write_nvm: (first LBA, bytes).
+    written: Option<(u64, u64)>,
+    /// The last range set created.
+    last_rsid: Option<u16>,
+}
+
+impl ScriptRun<'_> {
+    fn invalid(&self, index: usize, c: &ScriptCommand, reason: String) -> ScriptError {
+        ScriptError::Invalid {
+            path: self.path.to_string(),
             index,
-            op,
+            op: c.op(),
             reason,
-        };
-        let read = |files: &mut dyn ScriptFiles, file: &Path| {
-            files.read(file).map_err(|source| ScriptError::File {
-                path: path.to_string(),
-                index,
-                op,
-                source,
-            })
-        };
-        let commands: Vec<(Command, String)> = match c {
-            ScriptCommand::WriteNvm { file, lba } => {
-                let data = read(files, file)?;
-                let start = s.now();
-                s.write_nvm(lba * LBA_BYTES, &data, writes.request_bytes, writes.depth)?;
-                written = Some((*lba, data.len() as u64));
-                out.steps.push(Step {
-                    name: "write_nvm",
-                    detail: format!("{} bytes at LBA {lba}", data.len()),
-                    latency: s.now().since(start),
-                    status: Status::Success,
-                });
-                continue;
-            }
+        }
+    }
+
+    fn read(
+        &mut self,
+        index: usize,
+        c: &ScriptCommand,
+        file: &Path,
+    ) -> Result<Vec<u8>, ScriptError> {
+        self.files.read(file).map_err(|source| ScriptError::File {
+            path: self.path.to_string(),
+            index,
+            op: c.op(),
+            source,
+        })
+    }
+
+    /// `write_nvm`: the host writes a file to the NVM namespace through its block path.
+    fn write_nvm(
+        &mut self,
+        s: &mut Session,
+        index: usize,
+        c: &ScriptCommand,
+        file: &Path,
+        lba: u64,
+    ) -> Result<(), ScriptError> {
+        let data = self.read(index, c, file)?;
+        let start = s.now();
+        s.write_nvm(
+            lba * LBA_BYTES,
+            &data,
+            self.writes.request_bytes,
+            self.writes.depth,
+        )?;
+        self.written = Some((lba, data.len() as u64));
+        self.out.steps.push(Step {
+            name: "write_nvm",
+            detail: format!("{} bytes at LBA {lba}", data.len()),
+            latency: s.now().since(start),
+            status: Status::Success,
+        });
+        Ok(())
+    }
+
+    /// The NVMe commands a script command stands for, each with its detail line.
+    // Long: one arm per script command, each a few lines naming its NVMe command; the
+    // commands with more to check (load_program, create_range_set, execute) have their own.
+    fn commands(
+        &mut self,
+        index: usize,
+        c: &ScriptCommand,
+    ) -> Result<Vec<(Command, String)>, ScriptError> {
+        let invalid = |reason: String| self.invalid(index, c, reason);
+        Ok(match c {
+            ScriptCommand::WriteNvm { .. } => unreachable!("write_nvm runs on the host path"),
             ScriptCommand::LoadProgram {
                 file,
                 pind,
                 chunk_bytes,
-            } => {
-                let ptype = program_type(file).ok_or_else(|| {
-                    invalid(format!(
-                        "{}: name it .o (eBPF), .wasm or .wat (WebAssembly)",
-                        file.display()
-                    ))
-                })?;
-                if *chunk_bytes == 0 {
-                    return Err(invalid("chunk_bytes must be positive".into()));
-                }
-                let program = read(files, file)?;
-                let total = program.len() as u64;
-                program
-                    .chunks(*chunk_bytes as usize)
-                    .enumerate()
-                    .map(|(i, part)| {
-                        let offset_bytes = i as u64 * chunk_bytes;
-                        (
-                            Command::LoadProgram(Chunk {
-                                pind: *pind,
-                                ptype,
-                                puid: 0x6e66_6373,
-                                size_bytes: total,
-                                offset_bytes,
-                                data: part.to_vec(),
-                            }),
-                            format!("{} bytes at {offset_bytes} of {total}", part.len()),
-                        )
-                    })
-                    .collect()
-            }
+            } => self.load_program(index, c, file, *pind, *chunk_bytes)?,
             ScriptCommand::Activate { pind } | ScriptCommand::Deactivate { pind } => {
-                let activate = matches!(c, ScriptCommand::Activate { .. });
-                vec![(
-                    Command::ActivateProgram {
-                        pind: *pind,
-                        activate,
-                    },
-                    format!("program {pind}"),
-                )]
+                let (pind, activate) = (*pind, matches!(c, ScriptCommand::Activate { .. }));
+                let detail = format!("program {pind}");
+                vec![(Command::ActivateProgram { pind, activate }, detail)]
             }
             ScriptCommand::Unload { pind } => vec![(
                 Command::UnloadProgram { pind: *pind },
                 format!("program {pind}"),
             )],
             ScriptCommand::CreateRangeSet { engine, ranges } => {
-                let mut descriptors = Vec::with_capacity(ranges.len());
-                for r in ranges {
-                    let len = match r.len_bytes {
-                        Some(l) => l,
-                        None => {
-                            written
-                                .ok_or_else(|| {
-                                    invalid(
-                                        "a range without len_bytes needs an earlier write_nvm"
-                                            .into(),
-                                    )
-                                })?
-                                .1
-                        }
-                    };
-                    let len_bytes = u32::try_from(len).map_err(|_| {
-                        invalid(format!("a range of {len} bytes: its length is 32 bits"))
-                    })?;
-                    descriptors.push(RangeDescriptor {
-                        nsid: NSID_SLM,
-                        len_bytes,
-                        start_bytes: r.start_bytes,
-                    });
-                }
-                let detail = descriptors
-                    .iter()
-                    .map(|d| format!("{}+{}", d.start_bytes, d.len_bytes))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                vec![(
-                    Command::CreateRangeSet {
-                        nsid: NSID_COMPUTE_FIRST + engine,
-                        ranges: descriptors,
-                    },
-                    format!("engine {engine}: {detail}"),
-                )]
+                self.create_range_set(index, c, *engine, ranges)?
             }
             ScriptCommand::DeleteRangeSet { rsid } => {
                 let rsid = rsid
-                    .or(last_rsid)
+                    .or(self.last_rsid)
                     .ok_or_else(|| invalid("no rsid and no range set created before".into()))?;
                 vec![(
                     Command::DeleteRangeSet { rsid },
@@ -427,15 +418,17 @@ pub fn run_script(
                 let sources = match lbas {
                     Some(l) => l.iter().map(|&[slba, nlb]| (slba, nlb)).collect(),
                     None => {
-                        let (lba, bytes) = written
+                        let (lba, bytes) = self
+                            .written
                             .ok_or_else(|| invalid("no lbas and no write_nvm before".into()))?;
                         vec![(lba, bytes.div_ceil(LBA_BYTES))]
                     }
                 };
                 let detail = format!("LBAs {sources:?} -> SLM {dest_bytes}");
+                let dest_bytes = *dest_bytes;
                 vec![(
                     Command::CopyFromNvm {
-                        dest_bytes: *dest_bytes,
+                        dest_bytes,
                         sources,
                     },
                     detail,
@@ -452,7 +445,7 @@ pub fn run_script(
                 format!("SLM {sources:?} -> SLM {dest_bytes}"),
             )],
             ScriptCommand::MemoryWrite { offset_bytes, file } => {
-                let data = read(files, file)?;
+                let data = self.read(index, c, file)?;
                 let detail = format!("{} bytes at SLM {offset_bytes}", data.len());
                 vec![(
                     Command::MemoryWrite {
@@ -467,100 +460,221 @@ pub fn run_script(
                 pind,
                 rsid,
                 cparam,
-            } => {
-                if cparam.len() > 2 {
-                    return Err(invalid(
-                        "Execute Program takes two parameters (CPARAM1, CPARAM2)".into(),
-                    ));
-                }
-                let mut values = [0u64; 2];
-                for (i, p) in cparam.iter().enumerate() {
-                    values[i] = param_value(p).map_err(invalid)?;
-                }
-                let rsid = rsid
-                    .or(last_rsid)
-                    .ok_or_else(|| invalid("no rsid and no range set created before".into()))?;
-                vec![(
-                    Command::Execute {
-                        nsid: NSID_COMPUTE_FIRST + engine,
-                        pind: *pind,
-                        rsid,
-                        cparam: values,
-                    },
-                    format!("program {pind} on engine {engine}, range set {rsid}"),
-                )]
-            }
+            } => self.execute(index, c, *engine, *pind, *rsid, cparam)?,
             ScriptCommand::MemoryRead {
                 offset_bytes,
                 len_bytes,
                 ..
             } => {
-                let len = match len_bytes {
+                // Without a length: the last Execute's result, in whole 4-byte words.
+                let len_bytes = match len_bytes {
                     Some(l) => *l,
                     None => {
-                        out.last_result
-                            .ok_or_else(|| invalid("no len_bytes and no execute before".into()))?
-                            .div_ceil(4)
-                            .max(1)
-                            * 4
+                        let bytes = self
+                            .out
+                            .last_result
+                            .ok_or_else(|| invalid("no len_bytes and no execute before".into()))?;
+                        bytes.div_ceil(4).max(1) * 4
                     }
                 };
+                let offset_bytes = *offset_bytes;
+                let detail = format!("{len_bytes} bytes at SLM {offset_bytes}");
                 vec![(
                     Command::MemoryRead {
-                        offset_bytes: *offset_bytes,
-                        len_bytes: len,
+                        offset_bytes,
+                        len_bytes,
                     },
-                    format!("{len} bytes at SLM {offset_bytes}"),
+                    detail,
                 )]
             }
-        };
-        for (cmd, detail) in commands {
-            let done = s.call(cmd)?;
-            let status = done
-                .result
-                .as_ref()
-                .map_or_else(CommandError::status, |_| Status::Success);
-            out.steps.push(Step {
-                name: done.name,
-                detail,
-                latency: done.completed.since(done.submitted),
-                status,
-            });
-            let value = match done.result {
-                Ok(v) => v,
-                Err(source) => {
-                    return Err(ScriptError::Command {
-                        index,
-                        step: done.name,
-                        status,
-                        source,
-                        steps: out.steps.clone(),
-                    })
+        })
+    }
+
+    /// `load_program`: the program file in Load Program commands of `chunk_bytes` each.
+    fn load_program(
+        &mut self,
+        index: usize,
+        c: &ScriptCommand,
+        file: &Path,
+        pind: u16,
+        chunk_bytes: u64,
+    ) -> Result<Vec<(Command, String)>, ScriptError> {
+        let ptype = program_type(file).ok_or_else(|| {
+            self.invalid(
+                index,
+                c,
+                format!(
+                    "{}: name it .o (eBPF), .wasm or .wat (WebAssembly)",
+                    file.display()
+                ),
+            )
+        })?;
+        if chunk_bytes == 0 {
+            return Err(self.invalid(index, c, "chunk_bytes must be positive".into()));
+        }
+        let program = self.read(index, c, file)?;
+        let total = program.len() as u64;
+        Ok(program
+            .chunks(chunk_bytes as usize)
+            .enumerate()
+            .map(|(i, part)| {
+                let offset_bytes = i as u64 * chunk_bytes;
+                (
+                    Command::LoadProgram(Chunk {
+                        pind,
+                        ptype,
+                        puid: 0x6e66_6373,
+                        size_bytes: total,
+                        offset_bytes,
+                        data: part.to_vec(),
+                    }),
+                    format!("{} bytes at {offset_bytes} of {total}", part.len()),
+                )
+            })
+            .collect())
+    }
+
+    /// `create_range_set`: SLM ranges (a range without a length spans the last write).
+    fn create_range_set(
+        &self,
+        index: usize,
+        c: &ScriptCommand,
+        engine: u32,
+        ranges: &[SlmRange],
+    ) -> Result<Vec<(Command, String)>, ScriptError> {
+        let mut descriptors = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            let len = match r.len_bytes {
+                Some(l) => l,
+                None => {
+                    self.written
+                        .ok_or_else(|| {
+                            self.invalid(
+                                index,
+                                c,
+                                "a range without len_bytes needs an earlier write_nvm".into(),
+                            )
+                        })?
+                        .1
                 }
             };
-            match c {
-                ScriptCommand::CreateRangeSet { .. } => {
-                    last_rsid = Some(u16::try_from(value).expect("an RSID is 16 bits"));
-                }
-                ScriptCommand::Execute { .. } => out.last_result = Some(value),
-                ScriptCommand::MemoryRead {
-                    output: Some(file),
-                    len_bytes,
-                    ..
-                } => {
-                    let mut data = done.data;
-                    // Without a length, the examples' convention: Execute returned the
-                    // output's bytes.
-                    if len_bytes.is_none() {
-                        data.truncate(out.last_result.unwrap_or(0) as usize);
-                    }
-                    out.outputs.push((file.clone(), data));
-                }
-                _ => {}
-            }
+            let len_bytes = u32::try_from(len).map_err(|_| {
+                self.invalid(
+                    index,
+                    c,
+                    format!("a range of {len} bytes: its length is 32 bits"),
+                )
+            })?;
+            descriptors.push(RangeDescriptor {
+                nsid: NSID_SLM,
+                len_bytes,
+                start_bytes: r.start_bytes,
+            });
         }
+        let detail = descriptors
+            .iter()
+            .map(|d| format!("{}+{}", d.start_bytes, d.len_bytes))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(vec![(
+            Command::CreateRangeSet {
+                nsid: NSID_COMPUTE_FIRST + engine,
+                ranges: descriptors,
+            },
+            format!("engine {engine}: {detail}"),
+        )])
     }
-    Ok(out)
+
+    /// `execute`: Execute Program with up to two parameters, on the last range set unless
+    /// one is named.
+    fn execute(
+        &self,
+        index: usize,
+        c: &ScriptCommand,
+        engine: u32,
+        pind: u16,
+        rsid: Option<u16>,
+        cparam: &[Param],
+    ) -> Result<Vec<(Command, String)>, ScriptError> {
+        let invalid = |reason: String| self.invalid(index, c, reason);
+        if cparam.len() > 2 {
+            return Err(invalid(
+                "Execute Program takes two parameters (CPARAM1, CPARAM2)".into(),
+            ));
+        }
+        let mut values = [0u64; 2];
+        for (i, p) in cparam.iter().enumerate() {
+            values[i] = param_value(p).map_err(invalid)?;
+        }
+        let rsid = rsid
+            .or(self.last_rsid)
+            .ok_or_else(|| invalid("no rsid and no range set created before".into()))?;
+        Ok(vec![(
+            Command::Execute {
+                nsid: NSID_COMPUTE_FIRST + engine,
+                pind,
+                rsid,
+                cparam: values,
+            },
+            format!("program {pind} on engine {engine}, range set {rsid}"),
+        )])
+    }
+
+    /// Submits one command, records its step, and keeps what later commands may use: the
+    /// range set it created, the program's result, the memory it read.
+    fn issue(
+        &mut self,
+        s: &mut Session,
+        index: usize,
+        c: &ScriptCommand,
+        cmd: Command,
+        detail: String,
+    ) -> Result<(), ScriptError> {
+        let done = s.call(cmd)?;
+        let status = done
+            .result
+            .as_ref()
+            .map_or_else(CommandError::status, |_| Status::Success);
+        self.out.steps.push(Step {
+            name: done.name,
+            detail,
+            latency: done.completed.since(done.submitted),
+            status,
+        });
+        let value = match done.result {
+            Ok(v) => v,
+            Err(source) => {
+                return Err(ScriptError::Command {
+                    index,
+                    step: done.name,
+                    status,
+                    source,
+                    steps: self.out.steps.clone(),
+                })
+            }
+        };
+        match c {
+            ScriptCommand::CreateRangeSet { .. } => {
+                self.last_rsid = Some(u16::try_from(value).expect("an RSID is 16 bits"));
+            }
+            ScriptCommand::Execute { .. } => self.out.last_result = Some(value),
+            ScriptCommand::MemoryRead {
+                output: Some(file),
+                len_bytes,
+                ..
+            } => {
+                let mut data = done.data;
+                // Without a length, the examples' convention: Execute returned the
+                // output's bytes.
+                if len_bytes.is_none() {
+                    data.truncate(self.out.last_result.unwrap_or(0) as usize);
+                }
+                self.out.outputs.push((file.clone(), data));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
