@@ -710,3 +710,55 @@ fn a_virtual_file_opened_through_the_mount_runs_on_insiders_isc_unit() {
         slow.program_sim_s
     );
 }
+
+/// A module that reads all its input, then writes 257 × 64 KiB (16 MiB + 64 KiB) to stdout.
+const FLOOD_WAT: &str = r#"(module
+  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 2)
+  (func (export "_start")
+    (local $i i32)
+    (i32.store (i32.const 65552) (i32.const 0))
+    (i32.store (i32.const 65556) (i32.const 65536))
+    (block $eof
+      (loop $read
+        (drop (call $fd_read (i32.const 0) (i32.const 65552) (i32.const 1) (i32.const 65560)))
+        (br_if $eof (i32.eqz (i32.load (i32.const 65560))))
+        (br $read)))
+    (i32.store (i32.const 65536) (i32.const 0))
+    (i32.store (i32.const 65540) (i32.const 65536))
+    (loop $again
+      (drop (call $fd_write (i32.const 1) (i32.const 65536) (i32.const 1) (i32.const 65544)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $again (i32.lt_u (local.get $i) (i32.const 257))))))"#;
+
+#[test]
+fn output_over_sixteen_mib_fails_the_open_with_efbig_and_the_mount_serves_on() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dev = device(d.path());
+    // 4 MiB of input: the module's own output limit (1 MiB + 4 per input byte) lets it write
+    // past the 16 MiB a run's output may hold on the device thread.
+    let ds = grep_dataset(4 << 20);
+    let pattern = String::from_utf8(ds.params[0].clone()).unwrap();
+    put_file(&mut dev, "lines.txt", 0o644, &ds.input);
+    let (w, a) = register_module(
+        &mut dev,
+        "flood",
+        "flood.wat",
+        FLOOD_WAT.as_bytes(),
+        &[],
+        1 << 32,
+    );
+    assert!(w.is_ok(), "{}", a.message);
+    register_grep(&mut dev, ALICE, "matches", &pattern);
+
+    assert_eq!(cat(&mut dev, ALICE, "flood"), Err(Errno(libc::EFBIG)));
+    let v = dev.stats().vfiles.unwrap();
+    assert_eq!((v.runs, v.runs_failed), (1, 1));
+    assert!(
+        v.last_error.as_deref().unwrap().contains("over the limit"),
+        "{v:?}"
+    );
+    let (out, _) = cat(&mut dev, ALICE, "matches").unwrap();
+    assert_eq!(out, grep_reference(&ds.input, pattern.as_bytes()));
+}
