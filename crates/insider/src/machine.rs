@@ -221,6 +221,7 @@ impl Model for State {
             self.wake.touched.iter().all(|fd| *fd >= 3),
             "a stream's descriptor follows stdin, stdout and stderr"
         );
+        self.unit.check_invariants();
         self.wake.check_invariants();
         self.host.check_invariants();
         self.backing.check_invariants();

@@ -339,6 +339,33 @@ impl Unit {
         })
     }
 
+    /// The unit's counts agree with what they count: every read stream's credits, requests
+    /// in flight and input FIFO stay within R; output FIFOs hold what they count; a slot busy
+    /// only for a started chunk.
+    pub fn check_invariants(&self) {
+        assert!(self.stats.slot_runs_done <= self.stats.slot_runs);
+        let busy = self.streams.values().filter(|s| s.slot_busy).count() as u64;
+        assert!(
+            busy <= self.stats.slot_runs - self.stats.slot_runs_done,
+            "a busy slot has a chunk started and not finished"
+        );
+        for (fd, s) in &self.streams {
+            assert_eq!(*fd, s.fd, "stream {fd} filed under its descriptor");
+            assert_eq!(
+                s.out_fifo_bytes,
+                s.out_fifo.iter().map(|(b, _)| b).sum::<u64>(),
+                "stream {fd}'s output FIFO count"
+            );
+            if s.dir == Direction::Read {
+                assert!(
+                    s.credits + s.inflight_chunks + s.fifo.len() as u32 <= self.credits_initial,
+                    "stream {fd} holds more than R credits' worth"
+                );
+                assert!(s.consumed_in_bytes <= s.issued_in_bytes);
+            }
+        }
+    }
+
     /// Takes everything in `fd`'s output FIFO (a driver without a DMA stage: live mode).
     pub fn take_output(&mut self, fd: u32) -> (u64, Vec<u8>) {
         let Some(s) = self.streams.get_mut(&fd) else {
@@ -445,8 +472,10 @@ mod tests {
         assert_eq!(u.stats().credits_returned, 1, "one chunk left the FIFO");
         assert_eq!(u.issue().len(), 1);
         assert_eq!(u.try_slot(3, SimTime::ZERO), None, "busy until it is done");
+        u.check_invariants();
         let d = u.slot_done(3, done).unwrap();
         assert!(!d.ended);
+        u.check_invariants();
         assert_eq!(u.take_output(3).0, c / 2);
     }
 

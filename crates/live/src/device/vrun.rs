@@ -101,6 +101,7 @@ impl FsDevice {
             // Late data of a run that failed: dropped, but never left on the file system.
             let _ = self.image.host_mut().wait(p.id);
         }
+        self.isc.check_invariants();
         let stream = self.isc.close(RUN_FD).expect("the run's stream is open");
         let end = ran?;
         assert!(stream.program_ended && !stream.slot_busy, "the run ended");
