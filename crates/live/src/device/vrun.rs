@@ -99,7 +99,9 @@ impl FsDevice {
         let ran = self.drive_run(caller, fh, start, &mut pending);
         for p in pending {
             // Late data of a run that failed: dropped, but never left on the file system.
-            let _ = self.image.host_mut().wait(p.id);
+            if let Err(e) = self.image.host_mut().wait(p.id) {
+                self.note_device_error(e.to_string());
+            }
         }
         self.isc.check_invariants();
         let stream = self.isc.close(RUN_FD).expect("the run's stream is open");
