@@ -1,4 +1,6 @@
-//! The ISC unit and the multiplexer of Fig. 7 (§3.6). Requests of the ISC unit (one per
+//! The ISC unit and the multiplexer of Fig. 7 (§3.6): the multiplexer and its Slots Index
+//! FIFO here ([`Mux`]), the unit's compute side — credits, input FIFOs, slots or cores — in
+//! `unit` ([`Unit`], sans-IO, also driven by live mode's virtual files). Requests of the ISC unit (one per
 //! credit, `C` bytes, tagged with the program's slot) and of the ordinary firmware (tagged slot
 //! 0, pass-through) meet in the multiplexer, which forwards each to the storage and pushes its
 //! slot index into the Slots Index FIFO (SIF). Returning data is matched with the SIF in order:
@@ -14,6 +16,10 @@
 
 use nearflash_ftl::BlockCompletion;
 use std::collections::VecDeque;
+
+pub mod unit;
+
+pub use unit::{Issue, SlotDone, SlotFault, Unit, UnitStats};
 
 /// Who asked for a read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,16 +42,15 @@ pub struct SifEntry {
     pub done: Option<BlockCompletion>,
 }
 
+/// The multiplexer and its Slots Index FIFO.
 #[derive(Default)]
-pub struct IscUnit {
+pub struct Mux {
     sif: VecDeque<SifEntry>,
-    /// Round-robin cursor over descriptors.
-    rr_next: u32,
     pub isc_requests: u64,
     pub firmware_requests: u64,
 }
 
-impl IscUnit {
+impl Mux {
     /// The multiplexer forwarded a request: remember its slot.
     pub fn push(&mut self, e: SifEntry) {
         match e.origin {
@@ -74,19 +79,6 @@ impl IscUnit {
         None
     }
 
-    /// Descriptors in round-robin order starting after the last one served.
-    pub fn round_robin(&mut self, mut fds: Vec<u32>) -> Vec<u32> {
-        fds.sort_unstable();
-        let at = fds.iter().position(|&f| f >= self.rr_next).unwrap_or(0);
-        fds.rotate_left(at);
-        fds
-    }
-
-    /// Records that `fd` was just served, so the next round starts after it.
-    pub fn served(&mut self, fd: u32) {
-        self.rr_next = fd + 1;
-    }
-
     pub fn sif_len(&self) -> usize {
         self.sif.len()
     }
@@ -113,7 +105,7 @@ mod tests {
 
     #[test]
     fn dispatcher_releases_in_sif_order() {
-        let mut u = IscUnit::default();
+        let mut u = Mux::default();
         for (id, slot) in [(1, 2), (2, 0)] {
             u.push(SifEntry {
                 req_id: id,
@@ -129,8 +121,5 @@ mod tests {
         u.complete(done(1));
         assert_eq!(u.pop_ready().unwrap().slot, 2);
         assert_eq!(u.pop_ready().unwrap().slot, 0);
-        assert_eq!(u.round_robin(vec![5, 1, 3]), vec![1, 3, 5]);
-        u.served(3);
-        assert_eq!(u.round_robin(vec![5, 1, 3]), vec![5, 1, 3]);
     }
 }

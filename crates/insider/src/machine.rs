@@ -32,10 +32,9 @@
 
 use crate::backing::{Backing, BackingStats};
 use crate::config::InsiderConfig;
-use crate::engine::Engines;
 use crate::error::InsiderError;
 use crate::hostport::{FirmwarePort, PortEvent};
-use crate::isc::{IscUnit, Origin, SifEntry};
+use crate::isc::{Mux, Origin, SifEntry, Unit};
 use crate::stream::{Chunk, Direction, Stream};
 use nearflash_blockdev::IoError;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Event, SECTOR_BYTES};
@@ -49,7 +48,6 @@ use nearflash_nvme::NvmeConfig;
 use nearflash_sim::{
     Driver, EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall,
 };
-use nearflash_stream::{flits_of, Flit, FlitWriter, FLIT_BYTES};
 use std::collections::BTreeMap;
 
 mod event;
@@ -98,8 +96,11 @@ pub(crate) struct State {
     cfg: InsiderConfig,
     backing: Backing,
     backing_stats: BackingStats,
-    isc: IscUnit,
-    engines: Engines,
+    /// The multiplexer and its Slots Index FIFO.
+    mux: Mux,
+    /// The ISC unit's compute side: the open virtual files (streams), their credits, input
+    /// and output FIFOs, and the slots or cores.
+    unit: Unit,
     /// The host–drive PCIe link (the one link model): `Up` carries virtual files' output and
     /// firmware reads' data to the host, `Down` virtual writes and firmware writes' data.
     link: Link,
@@ -107,7 +108,6 @@ pub(crate) struct State {
     /// which processes one command at a time.
     nvme: NvmeConfig,
     nvme_controller: FifoServer,
-    streams: BTreeMap<u32, Stream>,
     next_req: u64,
     writes: BTreeMap<u64, WritePurpose>,
     fw: BTreeMap<u64, FwRequest>,
@@ -126,13 +126,9 @@ pub(crate) struct State {
 }
 
 /// Stream `fd` for a change, noted for the runtime (its calls waiting on the stream may move).
-fn touch<'a>(
-    wake: &mut Wake,
-    streams: &'a mut BTreeMap<u32, Stream>,
-    fd: u32,
-) -> Option<&'a mut Stream> {
+fn touch<'a>(wake: &mut Wake, unit: &'a mut Unit, fd: u32) -> Option<&'a mut Stream> {
     wake.touched.insert(fd);
-    streams.get_mut(&fd)
+    unit.stream_mut(fd)
 }
 
 /// Aligns `[off, off+len)` out to whole sectors: (aligned offset, aligned length, skip).
@@ -196,7 +192,7 @@ impl Model for State {
                 "firmware request {id} is done once its posted completion is taken"
             );
         }
-        for (fd, s) in &self.streams {
+        for (fd, s) in self.unit.streams() {
             assert_eq!(
                 s.h2d_inflight_bytes,
                 s.h2d.iter().map(|c| c.bytes).sum::<u64>(),
@@ -213,9 +209,9 @@ impl Model for State {
             .filter(|w| matches!(w, WritePurpose::Stream(_)))
             .count();
         let open_writes: u64 = self
-            .streams
-            .values()
-            .map(|s| u64::from(s.writes_inflight))
+            .unit
+            .streams()
+            .map(|(_, s)| u64::from(s.writes_inflight))
             .sum();
         assert!(
             open_writes <= stream_writes as u64,
@@ -225,6 +221,7 @@ impl Model for State {
             self.wake.touched.iter().all(|fd| *fd >= 3),
             "a stream's descriptor follows stdin, stdout and stderr"
         );
+        self.unit.check_invariants();
         self.wake.check_invariants();
         self.host.check_invariants();
         self.backing.check_invariants();
@@ -296,11 +293,11 @@ impl Machine {
 
     /// Requests the ISC unit and the firmware forwarded through the multiplexer.
     pub fn mux_requests(&self) -> (u64, u64) {
-        (self.st().isc.isc_requests, self.st().isc.firmware_requests)
+        (self.st().mux.isc_requests, self.st().mux.firmware_requests)
     }
 
     pub fn engine_busy_ns(&self) -> Vec<u64> {
-        self.st().engines.busy_ns()
+        self.st().unit.engines().busy_ns()
     }
 
     /// Busy time of the link's two directions: (drive to host, host to drive).
@@ -367,20 +364,20 @@ impl Machine {
     }
 
     pub fn stream(&self, fd: u32) -> Option<&Stream> {
-        self.st().streams.get(&fd)
+        self.st().unit.stream(fd)
     }
 
     pub fn stream_mut(&mut self, fd: u32) -> Option<&mut Stream> {
         let st = self.st_mut();
         st.wake.touched.insert(fd);
-        st.streams.get_mut(&fd)
+        st.unit.stream_mut(fd)
     }
 
     /// Closes a stream, dropping whatever is in flight (late data is discarded).
     pub fn close(&mut self, fd: u32) -> Option<Stream> {
         let st = self.st_mut();
         st.wake.touched.insert(fd);
-        st.streams.remove(&fd)
+        st.unit.close(fd)
     }
 
     /// The program may start (its parameters are in, or the host began reading/writing).
@@ -490,15 +487,14 @@ impl State {
             cfg: cfg.clone(),
             backing,
             backing_stats: BackingStats::default(),
-            isc: IscUnit::default(),
-            engines: Engines::new(cfg),
+            mux: Mux::default(),
+            unit: Unit::new(cfg),
             link: Link::new(cfg.link()).map_err(|e| InsiderError::Config {
                 field: "insider.pcie_lanes",
                 reason: e.to_string(),
             })?,
             nvme: cfg.nvme(),
             nvme_controller: FifoServer::default(),
-            streams: BTreeMap::new(),
             next_req: 0,
             writes: BTreeMap::new(),
             fw: BTreeMap::new(),
@@ -604,7 +600,7 @@ impl State {
             Ev::SlotDone(fd) => self.slot_done(q, fd),
             Ev::DmaDone(fd) => self.dma_done(q, fd),
             Ev::H2dDone(fd) => {
-                if let Some(s) = touch(&mut self.wake, &mut self.streams, fd) {
+                if let Some(s) = touch(&mut self.wake, &mut self.unit, fd) {
                     let c = s.h2d.pop_front().expect("a chunk in transit");
                     assert!(
                         s.h2d_inflight_bytes >= c.bytes,
@@ -622,7 +618,7 @@ impl State {
         self.backing_completed += 1;
         match c.op {
             BlockOp::Read => {
-                self.isc.complete(c);
+                self.mux.complete(c);
                 self.dispatch(q);
             }
             _ => {
@@ -632,7 +628,7 @@ impl State {
                         self.post_completion(q, id, c.result.map(|()| Vec::new()));
                     }
                     WritePurpose::Stream(fd) => {
-                        if let Some(s) = touch(&mut self.wake, &mut self.streams, fd) {
+                        if let Some(s) = touch(&mut self.wake, &mut self.unit, fd) {
                             assert!(s.writes_inflight > 0, "stream {fd}: a write in flight");
                             s.writes_inflight -= 1;
                             if let Err(e) = c.result {
@@ -648,7 +644,7 @@ impl State {
     /// The dispatcher: pops SIF entries whose data is back, in order.
     fn dispatch(&mut self, q: &mut Q) {
         let now = q.now();
-        while let Some(e) = self.isc.pop_ready() {
+        while let Some(e) = self.mux.pop_ready() {
             let c = e.done.expect("popped only when done");
             assert!(
                 c.data.is_empty() || e.skip_bytes + e.take_bytes <= c.data.len() as u64,
@@ -666,26 +662,15 @@ impl State {
                         continue;
                     }
                     self.fw.get_mut(&id).expect("a firmware request").data = data;
-                    let at = self.engines.pass_through(e.take_bytes, now);
+                    let at = self.unit.pass_through(e.take_bytes, now);
                     self.schedule(q, at, Ev::FwPassed(id));
                 }
                 Origin::Isc(fd) => {
-                    let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
-                        continue; // closed while the request was in flight
-                    };
-                    assert!(s.inflight_chunks > 0, "stream {fd}: a chunk in flight");
-                    s.inflight_chunks -= 1;
-                    if let Err(err) = c.result {
-                        s.fault.get_or_insert(format!("storage read failed: {err}"));
-                        continue;
+                    self.wake.touched.insert(fd);
+                    let read = c.result.map(|()| data).map_err(|err| err.to_string());
+                    if self.unit.arrived(fd, e.take_bytes, read) {
+                        self.try_slot(q, fd);
                     }
-                    let last = s.issued_in_bytes == s.total_in_bytes && s.inflight_chunks == 0;
-                    s.fifo.push_back(Chunk {
-                        bytes: e.take_bytes,
-                        data,
-                        last,
-                    });
-                    self.try_slot(q, fd);
                 }
             }
         }

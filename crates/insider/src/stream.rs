@@ -109,6 +109,8 @@ pub struct Stream {
     pub writes_inflight: u32,
 
     pub fault: Option<String>,
+    /// The program's own fault in its slot, typed (`fault` holds its message).
+    pub slot_fault: Option<crate::isc::SlotFault>,
     pub opened_at: SimTime,
     /// Input bytes consumed, read after every chunk at the times an experiment asks about
     /// (rate time series); none unless one armed it.
@@ -156,6 +158,7 @@ impl Stream {
             written_bytes: 0,
             writes_inflight: 0,
             fault: None,
+            slot_fault: None,
             opened_at: SimTime::ZERO,
             consumed_probe: None,
         }

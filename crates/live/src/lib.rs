@@ -6,7 +6,8 @@
 //! INSIDER's virtual files (`vfile`, `device::vfiles`) are registered through
 //! `MOUNT/.nearflash/control` and read at `MOUNT/.nearflash/vfiles/NAME`: opening one runs its
 //! drive program (a built-in INSIDER program or a user's WebAssembly module) over the real
-//! file's bytes, read through the file system, on an INSIDER drive core.
+//! file's bytes, read through the file system, on INSIDER's own ISC unit
+//! (`nearflash_insider::isc::Unit`: its credits, its slots or cores; `device::vrun`).
 //!
 //! Threads: the FUSE thread (`adapter`) turns each kernel request into a `LiveOp` and sends
 //! it, with its reply object, over a bounded channel; one device thread (`driver`) owns the

@@ -7,6 +7,8 @@ mod common;
 
 use common::{call, device, reopen, ALICE, BOB};
 use nearflash_fs::Caller;
+use nearflash_insider::engine::Engines;
+use nearflash_insider::InsiderConfig;
 use nearflash_iscapps::apps::GrepApp;
 use nearflash_iscapps::{Dataset, IscApp};
 use nearflash_live::device::{
@@ -16,9 +18,7 @@ use nearflash_live::driver::LiveDevice;
 use nearflash_live::names::ROOT;
 use nearflash_live::op::{Answer, Attr, Errno, LiveOp};
 use nearflash_live::vfile::control;
-use nearflash_live::vfile::engine::DriveCore;
-use nearflash_live::vfile::READ_CHUNK_BYTES;
-use nearflash_preset::Preset;
+use nearflash_sim::SimTime;
 
 const GREP_WAT: &[u8] = include_bytes!("../../../examples/programs/grep.wat");
 
@@ -219,8 +219,7 @@ fn grep_reference(data: &[u8], pattern: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn a_grep_vfile_registered_through_the_control_file_reads_the_builtin_reference_on_the_drive_core()
-{
+fn a_grep_vfile_registered_through_the_control_file_reads_the_builtin_reference_on_a_drive_slot() {
     let d = tempfile::tempdir().unwrap();
     let mut dev = device(d.path());
     let ds = grep_dataset(1 << 20);
@@ -273,19 +272,17 @@ fn a_grep_vfile_registered_through_the_control_file_reads_the_builtin_reference_
         out.len() as u64
     );
 
-    // The drive core's time: instructions per byte x CPI / clock per 256 KiB chunk; the open
-    // lasts at least that long and at least the reads.
-    let core = DriveCore::of_preset(&Preset::load("test-min", &[]).unwrap()).unwrap();
-    let ipb = GrepApp::default()
-        .program(0)
-        .unwrap()
-        .cost()
-        .instructions_per_byte;
-    let want_ns: u64 = ds
-        .input
-        .chunks(READ_CHUNK_BYTES as usize)
-        .map(|c| core.core.duration(c.len() as f64 * ipb).as_ns())
-        .sum::<u64>();
+    // INSIDER's ISC unit ran it (test-min has no [insider]: the insider preset's, four slots
+    // at 250 MHz): one request per C bytes, and grep's slot time per C-byte chunk as
+    // INSIDER's engines charge it; the open lasts at least that long.
+    let cfg = InsiderConfig::default();
+    let c = cfg.credit_request_bytes;
+    let cost = GrepApp::default().program(0).unwrap().cost();
+    let mut engines = Engines::new(&cfg);
+    for chunk in ds.input.chunks(c as usize) {
+        engines.run(1, chunk.len() as u64, cost, None, SimTime::ZERO);
+    }
+    let want_ns: u64 = engines.busy_ns().iter().sum();
     let s = dev.stats();
     let v = s.vfiles.as_ref().unwrap();
     assert_eq!(
@@ -296,16 +293,17 @@ fn a_grep_vfile_registered_through_the_control_file_reads_the_builtin_reference_
         (v.bytes_in, v.bytes_out),
         (ds.input.len() as u64, out.len() as u64)
     );
+    assert_eq!(v.isc_requests, (ds.input.len() as u64).div_ceil(c));
     assert!(
         (v.program_sim_s * 1e9 - want_ns as f64).abs() < 2.0,
         "{v:?} vs {want_ns} ns"
     );
     assert!(
         took_ns >= want_ns,
-        "the open waits for the core: {took_ns} < {want_ns}"
+        "the open waits for the slot: {took_ns} < {want_ns}"
     );
     assert!(
-        v.engine.contains("2000") && v.engine.contains("insider"),
+        v.engine.contains("ISC unit") && v.engine.contains("preset insider"),
         "{}",
         v.engine
     );
@@ -344,10 +342,11 @@ fn a_wasm_grep_vfile_reads_what_the_module_writes_run_directly_and_the_builtins_
     .unwrap();
     assert_eq!(out, direct.output);
     assert_eq!(out, grep_reference(&ds.input, pattern.as_bytes()));
-    // Charged by its fuel: one instruction per fuel unit on the drive core.
-    let core = DriveCore::of_preset(&Preset::load("test-min", &[]).unwrap()).unwrap();
+    // Charged by its fuel: one instruction per fuel unit on the soft core INSIDER builds in
+    // a slot (its clock, CPI 1).
+    let cfg = InsiderConfig::default();
     let v = dev.stats().vfiles.unwrap();
-    let want_s = core.core.time_ns(direct.fuel as f64) / 1e9;
+    let want_s = direct.fuel as f64 / (cfg.slot_clock_mhz * 1e6);
     assert!(
         (v.program_sim_s - want_s).abs() / want_s < 0.01,
         "{} vs {want_s}",
@@ -574,4 +573,192 @@ fn registrations_persist_on_the_image_across_a_restart_until_unregistered() {
     dev.close().unwrap();
     let mut image = nearflash_image::Image::open(&d.path().join("dev.img")).unwrap();
     assert!(image.fsck().unwrap().problems.is_empty());
+}
+
+/// A fresh image at `dir/dev.img` of `test-min` with INSIDER's `[insider]` table
+/// (configs/insider.toml's) and `overrides` of it, served.
+fn device_with_insider(dir: &std::path::Path, overrides: &[&str]) -> FsDevice {
+    let insider = include_str!("../../../configs/insider.toml");
+    let table = &insider[insider.find("\n[insider]").expect("the [insider] table")..];
+    assert!(
+        !table[1..].contains("\n["),
+        "[insider] is the file's last table"
+    );
+    let text = format!(
+        "{}\n{table}",
+        include_str!("../../../configs/test-min.toml")
+    );
+    let path = dir.join("test-min-insider.toml");
+    std::fs::write(&path, text).unwrap();
+    let overrides: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+    let preset = nearflash_preset::Preset::load(path.to_str().unwrap(), &overrides).unwrap();
+    let mut image = nearflash_image::Image::create(&preset, &dir.join("dev.img")).unwrap();
+    let clock =
+        nearflash_live::pace::Clock::new(nearflash_live::pace::Pace::None, image.host_mut().now());
+    FsDevice::new(image, "test-min-insider".into(), (22.0, 4.0), clock).unwrap()
+}
+
+/// One grep run over 4 MiB of lines on a device of `overrides`: its output and figures.
+fn grep_run_on(overrides: &[&str]) -> (Vec<u8>, nearflash_live::vfile::figures::VfileFigures) {
+    let d = tempfile::tempdir().unwrap();
+    let mut dev = device_with_insider(d.path(), overrides);
+    let ds = grep_dataset(4 << 20);
+    let pattern = String::from_utf8(ds.params[0].clone()).unwrap();
+    put_file(&mut dev, "lines.txt", 0o644, &ds.input);
+    register_grep(&mut dev, ALICE, "matches", &pattern);
+    let (out, _) = cat(&mut dev, ALICE, "matches").unwrap();
+    assert_eq!(out, grep_reference(&ds.input, pattern.as_bytes()));
+    (out, dev.stats().vfiles.unwrap())
+}
+
+/// Story (issue 30, item 3): live mode's virtual files were a second, simplified INSIDER —
+/// the real file read back to back in 256 KiB pieces and charged on one drive core of its
+/// own. Now opening a virtual file through the mount runs it on INSIDER's own ISC unit: the
+/// unit issues the reads its credits allow (R ahead of the program, C bytes each), its slot
+/// or core takes each chunk, and the time is what INSIDER's engines charge — so the image's
+/// `[insider]` table steers a live run exactly as it steers INSIDER's drive.
+#[test]
+fn a_virtual_file_opened_through_the_mount_runs_on_insiders_isc_unit() {
+    let cfg = InsiderConfig::default();
+    let c = cfg.credit_request_bytes;
+    let cost = GrepApp::default().program(0).unwrap().cost();
+    let input_bytes = grep_dataset(4 << 20).input.len() as u64;
+    let chunks = input_bytes.div_ceil(c);
+    // INSIDER's engines of `cfg`, charged chunk by chunk: what the unit must have spent.
+    let charged_ns = |cfg: &InsiderConfig| {
+        let mut e = Engines::new(cfg);
+        for i in 0..chunks {
+            let bytes = c.min(input_bytes - i * c);
+            e.run(1, bytes, cost, None, SimTime::ZERO);
+        }
+        e.busy_ns().iter().sum::<u64>() as f64 / 1e9
+    };
+
+    // Slots (the preset's): one request per C bytes, every credit that went out came back
+    // when the slot took its chunk, and the slot's time is INSIDER's.
+    let (out, slots) = grep_run_on(&[]);
+    assert!(!out.is_empty());
+    assert!(slots.engine.contains("engine = slots"), "{}", slots.engine);
+    assert_eq!((slots.runs, slots.runs_failed), (1, 0));
+    assert_eq!(slots.isc_requests, chunks);
+    assert_eq!(
+        slots.credits_returned, chunks,
+        "each chunk's slot start frees a credit"
+    );
+    let want = charged_ns(&cfg);
+    assert!(
+        (slots.program_sim_s - want).abs() < 1e-8,
+        "{slots:?} vs {want}"
+    );
+
+    // One time-shared core instead: grep is compute-bound there, so the run takes the
+    // core's time per chunk as INSIDER's cores model says — far longer than the slot's.
+    let (out_core, core) = grep_run_on(&["insider.engine=\"cores\"", "insider.core_count=1"]);
+    assert_eq!(
+        out_core, out,
+        "the engine changes the time, never the bytes"
+    );
+    assert!(
+        core.engine.contains("engine = cores, 1 cores"),
+        "{}",
+        core.engine
+    );
+    let one_core = InsiderConfig {
+        engine: nearflash_insider::EngineKind::Cores,
+        core_count: 1,
+        ..cfg.clone()
+    };
+    let want = charged_ns(&one_core);
+    assert!(
+        (core.program_sim_s - want).abs() < 1e-8,
+        "{core:?} vs {want}"
+    );
+    assert!(core.program_sim_s > 2.0 * slots.program_sim_s);
+    assert!(
+        core.run_sim_s >= core.program_sim_s,
+        "the open waits for the core"
+    );
+
+    // Slower slots (25 MHz instead of 250): a slot streams a tenth as fast, so grep's slot
+    // time is ten times as long, to the nanosecond INSIDER's engines charge.
+    let (out_slow, slow) = grep_run_on(&["insider.slot_clock_mhz=25.0"]);
+    assert_eq!(out_slow, out);
+    assert!(slow.engine.contains("slots at 25 MHz"), "{}", slow.engine);
+    let slow_cfg = InsiderConfig {
+        slot_clock_mhz: 25.0,
+        ..cfg.clone()
+    };
+    let want = charged_ns(&slow_cfg);
+    assert!(
+        (slow.program_sim_s - want).abs() < 1e-8,
+        "{slow:?} vs {want}"
+    );
+    let ratio = slow.program_sim_s / slots.program_sim_s;
+    assert!((ratio - 10.0).abs() < 0.01, "{ratio}");
+    assert!(
+        slow.run_sim_s >= slow.program_sim_s,
+        "the open waits for the slot"
+    );
+    eprintln!(
+        "grep over {input_bytes} B: run {:.6} s (slot {:.6} s) on 250 MHz slots; \
+         {:.6} s (core {:.6} s) on one 2 GHz core; {:.6} s (slot {:.6} s) on 25 MHz slots",
+        slots.run_sim_s,
+        slots.program_sim_s,
+        core.run_sim_s,
+        core.program_sim_s,
+        slow.run_sim_s,
+        slow.program_sim_s
+    );
+}
+
+/// A module that reads all its input, then writes 257 × 64 KiB (16 MiB + 64 KiB) to stdout.
+const FLOOD_WAT: &str = r#"(module
+  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 2)
+  (func (export "_start")
+    (local $i i32)
+    (i32.store (i32.const 65552) (i32.const 0))
+    (i32.store (i32.const 65556) (i32.const 65536))
+    (block $eof
+      (loop $read
+        (drop (call $fd_read (i32.const 0) (i32.const 65552) (i32.const 1) (i32.const 65560)))
+        (br_if $eof (i32.eqz (i32.load (i32.const 65560))))
+        (br $read)))
+    (i32.store (i32.const 65536) (i32.const 0))
+    (i32.store (i32.const 65540) (i32.const 65536))
+    (loop $again
+      (drop (call $fd_write (i32.const 1) (i32.const 65536) (i32.const 1) (i32.const 65544)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $again (i32.lt_u (local.get $i) (i32.const 257))))))"#;
+
+#[test]
+fn output_over_sixteen_mib_fails_the_open_with_efbig_and_the_mount_serves_on() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dev = device(d.path());
+    // 4 MiB of input: the module's own output limit (1 MiB + 4 per input byte) lets it write
+    // past the 16 MiB a run's output may hold on the device thread.
+    let ds = grep_dataset(4 << 20);
+    let pattern = String::from_utf8(ds.params[0].clone()).unwrap();
+    put_file(&mut dev, "lines.txt", 0o644, &ds.input);
+    let (w, a) = register_module(
+        &mut dev,
+        "flood",
+        "flood.wat",
+        FLOOD_WAT.as_bytes(),
+        &[],
+        1 << 32,
+    );
+    assert!(w.is_ok(), "{}", a.message);
+    register_grep(&mut dev, ALICE, "matches", &pattern);
+
+    assert_eq!(cat(&mut dev, ALICE, "flood"), Err(Errno(libc::EFBIG)));
+    let v = dev.stats().vfiles.unwrap();
+    assert_eq!((v.runs, v.runs_failed), (1, 1));
+    assert!(
+        v.last_error.as_deref().unwrap().contains("over the limit"),
+        "{v:?}"
+    );
+    let (out, _) = cat(&mut dev, ALICE, "matches").unwrap();
+    assert_eq!(out, grep_reference(&ds.input, pattern.as_bytes()));
 }

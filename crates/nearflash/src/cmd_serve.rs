@@ -231,7 +231,11 @@ fn print_table(s: &LiveStats) {
             format!("{} B / {} B", v.bytes_in, v.bytes_out),
         );
         row(
-            "virtual files drive-core time (simulated)",
+            "virtual files ISC unit requests / credits returned",
+            format!("{} / {}", v.isc_requests, v.credits_returned),
+        );
+        row(
+            "virtual files slot or core time (simulated)",
             format!("{:.6} s", v.program_sim_s),
         );
         if let Some(e) = &v.last_error {

@@ -612,8 +612,8 @@ fn virtual_files_registered_with_nearflash_vfile_read_their_references_with_cat_
     assert_eq!(v["runs"], 2, "{v}");
     assert_eq!(v["bytes_in"], 2 * ds.input.len() as u64, "{v}");
     eprintln!(
-        "cat of a grep virtual file over {:.1} MiB: {:.0} ms wall (pace none); drive core {:.1} \
-         ms simulated over both runs; runs took {:.1} ms simulated",
+        "cat of a grep virtual file over {:.1} MiB: {:.0} ms wall (pace none); the ISC unit's \
+         slot {:.1} ms simulated over both runs; runs took {:.1} ms simulated",
         ds.input.len() as f64 / (1 << 20) as f64,
         cat_wall.as_secs_f64() * 1e3,
         v["program_sim_s"].as_f64().unwrap() * 1e3,
@@ -793,20 +793,23 @@ fn under_wall_pace_cat_of_a_virtual_file_waits_for_the_drive_core_of_the_images_
     if !fuse_present() {
         return;
     }
-    // test-min's device with an `[insider]` table whose drive core runs at 10 MHz: grep over
-    // 256 KiB then takes 256 Ki x (grep's measured instructions per byte, ~11.5) x CPI (1/3)
-    // / 10 MHz, about 0.1 s of simulated core time.
+    // test-min's device with an `[insider]` table whose ISC unit runs programs on its drive
+    // cores (`engine = "cores"`), at 10 MHz: grep over 256 KiB (one C-byte chunk) then takes
+    // 256 Ki x (grep's measured instructions per byte, ~11.5) x CPI (1/3) / 10 MHz, about
+    // 0.1 s of simulated core time.
     let configs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs");
     let test_min = std::fs::read_to_string(format!("{configs}/test-min.toml")).unwrap();
     let insider = std::fs::read_to_string(format!("{configs}/insider.toml")).unwrap();
     let table = &insider[insider.find("\n[insider]").unwrap()..];
-    assert!(table.contains("core_clock_mhz = 2000.0"));
+    assert!(table.contains("core_clock_mhz = 2000.0") && table.contains("engine = \"slots\""));
     let d = tempfile::tempdir().unwrap();
     let preset = d.path().join("slow-core.toml");
     std::fs::write(
         &preset,
         test_min.replace("name = \"test-min\"", "name = \"slow-core\"")
-            + &table.replace("core_clock_mhz = 2000.0", "core_clock_mhz = 10.0"),
+            + &table
+                .replace("core_clock_mhz = 2000.0", "core_clock_mhz = 10.0")
+                .replace("engine = \"slots\"", "engine = \"cores\""),
     )
     .unwrap();
     let img = d.path().join("dev.img");

@@ -4,139 +4,49 @@
 use super::*;
 
 impl State {
-    /// Issues requests round-robin over programs with credit until none can issue.
+    /// Forwards what the unit issues (round-robin over programs with credit, until none can
+    /// issue) through the multiplexer to the storage.
     pub(super) fn issue(&mut self, q: &mut Q) {
-        let c = self.cfg.credit_request_bytes;
-        loop {
-            let fds: Vec<u32> = self
-                .streams
-                .values()
-                .filter(|s| s.wants_issue())
-                .map(|s| s.fd)
-                .collect();
-            if fds.is_empty() {
-                return;
-            }
-            for fd in self.isc.round_robin(fds) {
-                let s = touch(&mut self.wake, &mut self.streams, fd).expect("listed");
-                if !s.wants_issue() {
-                    continue;
-                }
-                let r = s.next_range(c).expect("bytes left to issue");
-                s.credits -= 1;
-                s.inflight_chunks += 1;
-                s.issued_in_bytes += r.len_bytes;
-                assert!(
-                    s.issued_in_bytes <= s.total_in_bytes,
-                    "stream {fd} issued past its files' end"
-                );
-                let slot = s.slot;
-                let (off, len, skip) = sector_span(r.device_offset_bytes, r.len_bytes);
-                let id = self.submit_backing(q, BlockOp::Read, off, len, Vec::new());
-                self.isc.push(SifEntry {
-                    req_id: id,
-                    slot,
-                    origin: Origin::Isc(fd),
-                    skip_bytes: skip,
-                    take_bytes: r.len_bytes,
-                    done: None,
-                });
-                self.isc.served(fd);
-            }
+        for i in self.unit.issue() {
+            self.wake.touched.insert(i.fd);
+            let (off, len, skip) = sector_span(i.range.device_offset_bytes, i.range.len_bytes);
+            let id = self.submit_backing(q, BlockOp::Read, off, len, Vec::new());
+            self.mux.push(SifEntry {
+                req_id: id,
+                slot: i.slot,
+                origin: Origin::Isc(i.fd),
+                skip_bytes: skip,
+                take_bytes: i.range.len_bytes,
+                done: None,
+            });
         }
-    }
-
-    /// Gives credits back for room in the input FIFO not already promised.
-    pub(super) fn release_credits(&mut self, fd: u32) {
-        let r = self.cfg.credits_initial;
-        let s = touch(&mut self.wake, &mut self.streams, fd).expect("open");
-        let promised = s.credits + s.inflight_chunks + s.fifo.len() as u32;
-        if promised < r {
-            s.credits += r - promised;
-        }
-        assert!(
-            s.credits + s.inflight_chunks + s.fifo.len() as u32 <= r,
-            "stream {fd} holds more credits than the input FIFO has room for"
-        );
     }
 
     // ---- slots -----------------------------------------------------------------------------
 
+    /// Starts `fd`'s slot if the unit can; its end is an event, and a read's returned credits
+    /// issue at once.
     pub(super) fn try_slot(&mut self, q: &mut Q, fd: u32) {
-        let c = self.cfg.credit_request_bytes;
-        let now = q.now();
-        let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
+        self.wake.touched.insert(fd);
+        let Some(at) = self.unit.try_slot(fd, q.now()) else {
             return;
-        };
-        if !s.armed || s.slot_busy || s.fault.is_some() || s.out_fifo_bytes >= c {
-            return;
-        }
-        let Some(chunk) = s.fifo.pop_front() else {
-            return;
-        };
-        let out = match run_program(s, &chunk, now) {
-            Ok(out) => out,
-            Err(reason) => {
-                s.fault = Some(reason);
-                s.fifo.clear();
-                return;
-            }
-        };
-        s.consumed_in_bytes += chunk.bytes;
-        s.produced_out_bytes += out.0;
-        assert!(
-            s.dir == Direction::Write || s.consumed_in_bytes <= s.issued_in_bytes,
-            "stream {fd}'s program consumed input never read"
-        );
-        assert!(!s.slot_busy, "stream {fd}'s slot started twice");
-        s.slot_out = out;
-        s.slot_chunk_last = chunk.last;
-        s.slot_busy = true;
-        let metered = s
-            .run
-            .program
-            .as_mut()
-            .and_then(|p| p.take_metered_instructions());
-        let (slot, cost, throttle) = (s.slot, s.run.cost, s.run.throttle_mb_s);
-        let at = match metered {
-            Some(instructions) => self.engines.run_metered(slot, instructions, now),
-            None => self.engines.run(slot, chunk.bytes, cost, throttle, now),
         };
         self.schedule(q, at, Ev::SlotDone(fd));
-        if self.streams[&fd].dir == Direction::Read {
-            self.release_credits(fd);
+        let s = self.unit.stream(fd).expect("its slot started");
+        assert!(s.slot_busy, "stream {fd}'s slot runs until its event");
+        if s.dir == Direction::Read {
             self.issue(q);
         }
     }
 
     pub(super) fn slot_done(&mut self, q: &mut Q, fd: u32) {
-        let now = q.now();
-        let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
+        self.wake.touched.insert(fd);
+        let Some(done) = self.unit.slot_done(fd, q.now()) else {
             return;
         };
-        assert!(s.slot_busy, "stream {fd}'s slot finished without starting");
-        s.slot_busy = false;
-        if let Some(probe) = &mut s.consumed_probe {
-            probe.sample(now, s.consumed_in_bytes);
-        }
-        let out = std::mem::take(&mut s.slot_out);
-        if s.slot_chunk_last {
-            s.program_ended = true;
-        }
-        match s.dir {
-            Direction::Read => {
-                if out.0 > 0 {
-                    s.out_fifo_bytes += out.0;
-                    s.out_fifo.push_back(out);
-                }
-                self.try_dma(q, fd);
-            }
-            Direction::Write => {
-                s.wbuf_bytes += out.0;
-                s.wbuf.extend_from_slice(&out.1);
-                let last = s.program_ended;
-                self.flush_writes(q, fd, last);
-            }
+        match done.dir {
+            Direction::Read => self.try_dma(q, fd),
+            Direction::Write => self.flush_writes(q, fd, done.ended),
         }
         self.try_slot(q, fd);
     }
@@ -145,7 +55,7 @@ impl State {
 
     pub(super) fn try_dma(&mut self, q: &mut Q, fd: u32) {
         let now = q.now();
-        let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
+        let Some(s) = touch(&mut self.wake, &mut self.unit, fd) else {
             return;
         };
         let room = if s.pipelined {
@@ -190,7 +100,7 @@ impl State {
     }
 
     pub(super) fn dma_done(&mut self, q: &mut Q, fd: u32) {
-        let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
+        let Some(s) = touch(&mut self.wake, &mut self.unit, fd) else {
             return;
         };
         let (n, data) = s.dma_inflight.pop_front().expect("a DMA in flight");
@@ -214,7 +124,7 @@ impl State {
         let functional = self.backing.is_functional();
         let mut todo = Vec::new();
         {
-            let s = touch(&mut self.wake, &mut self.streams, fd).expect("open");
+            let s = touch(&mut self.wake, &mut self.unit, fd).expect("open");
             while s.wbuf_bytes >= c || (last && s.wbuf_bytes > 0) {
                 let n = s.wbuf_bytes.min(c);
                 let Some(r) = s.next_range(n) else {
@@ -244,42 +154,4 @@ impl State {
             self.writes.insert(id, WritePurpose::Stream(fd));
         }
     }
-}
-
-/// Runs the program over one chunk: functional fidelity feeds its flits to the real program;
-/// timing fidelity produces `output_per_input` of the input. Returns the output (bytes, data).
-fn run_program(s: &mut Stream, chunk: &Chunk, now: SimTime) -> Result<(u64, Vec<u8>), String> {
-    let Some(p) = s.run.program.as_mut() else {
-        let before = (s.consumed_in_bytes as f64 * s.run.output_per_input) as u64;
-        let after = ((s.consumed_in_bytes + chunk.bytes) as f64 * s.run.output_per_input) as u64;
-        return Ok((after - before, Vec::new()));
-    };
-    let mut bytes = std::mem::take(&mut s.partial_flit);
-    bytes.extend_from_slice(&chunk.data);
-    let flits: Vec<Flit> = if chunk.last {
-        flits_of(&bytes)
-    } else {
-        s.partial_flit = bytes.split_off(bytes.len() / FLIT_BYTES * FLIT_BYTES);
-        bytes
-            .chunks_exact(FLIT_BYTES)
-            .map(|c| Flit::new(c, false))
-            .collect()
-    };
-    debug_assert!(s.partial_flit.len() < FLIT_BYTES);
-    let w: &mut FlitWriter = &mut s.writer;
-    p.set_now_ns(now.as_ns());
-    for f in &flits {
-        p.on_flit(f, w).map_err(|e| e.to_string())?;
-    }
-    if chunk.last && !w.ended() {
-        return Err(format!(
-            "{} did not end its output at end of input",
-            p.name()
-        ));
-    }
-    let mut out = Vec::new();
-    for f in w.drain() {
-        out.extend_from_slice(f.payload());
-    }
-    Ok((out.len() as u64, out))
 }

@@ -9,23 +9,15 @@ impl State {
         let fd = s.fd;
         s.opened_at = q.now();
         s.host_capacity_bytes = self.cfg.host_buffer_bytes;
-        if s.dir == Direction::Read && s.total_in_bytes == 0 {
-            s.fifo.push_back(Chunk {
-                bytes: 0,
-                data: Vec::new(),
-                last: true,
-            });
-        }
         self.wake.touched.insert(fd);
-        let prev = self.streams.insert(fd, s);
-        assert!(prev.is_none(), "descriptor {fd} is already open");
+        self.unit.open(s);
         self.try_slot(q, fd);
         self.issue(q);
     }
 
     /// The program may start (its parameters are in, or the host began reading/writing).
     pub fn arm(&mut self, q: &mut Q, fd: u32) {
-        if let Some(s) = touch(&mut self.wake, &mut self.streams, fd) {
+        if let Some(s) = touch(&mut self.wake, &mut self.unit, fd) {
             s.armed = true;
         }
         self.try_slot(q, fd);
@@ -33,7 +25,7 @@ impl State {
 
     /// Non-pipelined: a vread waits for the host buffer to hold `bytes`.
     pub fn want(&mut self, q: &mut Q, fd: u32, bytes: u64) {
-        if let Some(s) = touch(&mut self.wake, &mut self.streams, fd) {
+        if let Some(s) = touch(&mut self.wake, &mut self.unit, fd) {
             s.want_bytes = bytes;
         }
         self.issue(q);
@@ -42,7 +34,7 @@ impl State {
 
     /// Takes up to `max` bytes from the host-side buffer.
     pub fn take(&mut self, q: &mut Q, fd: u32, max: u64) -> (u64, Vec<u8>) {
-        let Some(s) = touch(&mut self.wake, &mut self.streams, fd) else {
+        let Some(s) = touch(&mut self.wake, &mut self.unit, fd) else {
             return (0, Vec::new());
         };
         let n = max.min(s.host_buf_bytes);
@@ -69,7 +61,7 @@ impl State {
     pub fn push_write(&mut self, q: &mut Q, fd: u32, bytes: u64, data: Vec<u8>, last: bool) {
         let now = q.now();
         let at = self.dma(now, Wire::Down, bytes);
-        let s = touch(&mut self.wake, &mut self.streams, fd).expect("open for writing");
+        let s = touch(&mut self.wake, &mut self.unit, fd).expect("open for writing");
         assert_eq!(s.dir, Direction::Write, "vwrite on read stream {fd}");
         assert!(
             data.is_empty() || data.len() as u64 == bytes,
@@ -160,7 +152,7 @@ impl State {
             BlockOp::Read => {
                 let (a, alen, skip) = sector_span(off, len);
                 let req = self.submit_backing(q, BlockOp::Read, a, alen, Vec::new());
-                self.isc.push(SifEntry {
+                self.mux.push(SifEntry {
                     req_id: req,
                     slot: 0,
                     origin: Origin::Firmware(id),

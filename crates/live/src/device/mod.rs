@@ -6,7 +6,8 @@
 //!
 //! Virtual entries: `/.nearflash` (a read-only directory the file system never sees) holds
 //! `stats.json`, a snapshot of `LiveStats` taken when it is opened, the control file and
-//! `vfiles/`, INSIDER's virtual files (`vfiles`: registering, running, persisting). A real
+//! `vfiles/`, INSIDER's virtual files (`vfiles`: registering, permissions, persisting; `vrun`:
+//! a run on INSIDER's ISC unit). A real
 //! `/.nearflash` on the image is hidden while served: it holds the registrations.
 //!
 //! Times: the file system records simulated nanoseconds; setting a file's times (`touch`,
@@ -16,6 +17,7 @@ mod cs;
 mod handles;
 mod namespace;
 mod vfiles;
+mod vrun;
 
 use crate::driver::LiveDevice;
 use crate::errno;
@@ -24,12 +26,15 @@ use crate::op::{Answer, Attr, Call, DirItem, Errno, FsSpace, InodeNo, LiveOp};
 use crate::pace::Clock;
 use crate::stats::{self, CacheFigures, DeviceFigures, FsFigures, LiveStats, Recorder};
 use crate::vfile::control::{ControlHandle, CONTROL_FILE_NAME};
-use crate::vfile::engine::DriveCore;
+use crate::vfile::drive::DriveIsc;
 use crate::vfile::figures::VfileFigures;
 use crate::vfile::registry::Registry;
 use crate::vfile::OPEN_OUTPUTS_MAX;
-use nearflash_fs::{Caller, Fh, FileKind, FsOp, FsReply, OpenFlags, BLOCK_BYTES};
+use nearflash_fs::{
+    Caller, Fh, FileKind, FsCompletion, FsOp, FsReply, OpId, OpenFlags, BLOCK_BYTES,
+};
 use nearflash_image::Image;
+use nearflash_insider::isc::Unit;
 use nearflash_sim::SimTime;
 
 impl LiveDevice for FsDevice {
@@ -104,7 +109,9 @@ pub struct FsDevice {
     /// Runs' outputs, one per open handle of a virtual file.
     outputs: Handles<vfiles::Output>,
     vfiles: Registry,
-    core: DriveCore,
+    /// INSIDER's ISC unit the virtual files run on (`vrun`), of the image's preset's
+    /// `[insider]` table (`vfile::drive`).
+    isc: Unit,
     vfile_figures: VfileFigures,
     pub recorder: Recorder,
     clock: Clock,
@@ -118,7 +125,8 @@ pub struct FsDevice {
 
 impl FsDevice {
     /// Serves `image` (opened or created, its file system mounted) under `clock`, with the
-    /// virtual files registered on it; `Err` when the drive core's preset does not load.
+    /// virtual files registered on it; `Err` when the ISC unit's preset (`[insider]`) does not
+    /// load.
     pub fn new(
         mut image: Image,
         preset_name: String,
@@ -126,7 +134,7 @@ impl FsDevice {
         clock: Clock,
     ) -> Result<Self, nearflash_preset::PresetError> {
         let sim_start = image.host_mut().now();
-        let core = DriveCore::of_preset(image.preset())?;
+        let drive = DriveIsc::of_preset(image.preset())?;
         let mut dev = FsDevice {
             image,
             preset_name,
@@ -137,10 +145,10 @@ impl FsDevice {
             outputs: Handles::new(4, OPEN_OUTPUTS_MAX),
             vfiles: Registry::new(VFILE_INO_BASE),
             vfile_figures: VfileFigures {
-                engine: core.source.clone(),
+                engine: drive.source.clone(),
                 ..VfileFigures::default()
             },
-            core,
+            isc: Unit::new(&drive.cfg),
             recorder: Recorder::default(),
             clock,
             sim_start,
@@ -166,34 +174,48 @@ impl FsDevice {
 
     /// Runs one file-system operation as `caller` to completion.
     fn fs(&mut self, caller: Caller, op: FsOp) -> Result<FsReply, Errno> {
-        let host = self.image.host_mut();
-        let id = host.submit(caller, op).map_err(|e| errno::of_fs(&e))?;
-        let done = host.wait(id);
-        debug_assert!(
-            done.as_ref()
-                .is_ok_and(|c| c.id == id && c.submitted <= c.finished)
-                || done.is_err(),
-            "the wait answers the operation submitted, after it was submitted"
-        );
-        if let Err(e) = self.image.check_store() {
-            self.note_device_error(e.to_string());
-            return Err(Errno(libc::EIO));
-        }
-        match done {
-            Ok(c) => c.result.map_err(|e| {
-                if matches!(
-                    e,
-                    nearflash_fs::FsError::Io(_) | nearflash_fs::FsError::Corrupt(_)
-                ) {
-                    self.note_device_error(e.to_string());
-                }
-                errno::of_fs(&e)
-            }),
+        let id = self.fs_submit(caller, op)?;
+        match self.image.host_mut().wait(id) {
+            Ok(c) => {
+                debug_assert!(
+                    c.id == id && c.submitted <= c.finished,
+                    "the wait answers the operation submitted, after it was submitted"
+                );
+                self.fs_answer(c)
+            }
             Err(e) => {
+                if let Err(e) = self.image.check_store() {
+                    self.note_device_error(e.to_string());
+                    return Err(Errno(libc::EIO));
+                }
                 self.note_device_error(e.to_string());
                 Err(errno::of_host(&e))
             }
         }
+    }
+
+    /// Queues one file-system operation as `caller` now (its answer: `fs_answer`).
+    fn fs_submit(&mut self, caller: Caller, op: FsOp) -> Result<OpId, Errno> {
+        let host = self.image.host_mut();
+        host.submit(caller, op).map_err(|e| errno::of_fs(&e))
+    }
+
+    /// The answer of a finished operation: its reply, or its errno (a failing store or an
+    /// I/O or corruption error is noted as the device's error).
+    fn fs_answer(&mut self, c: FsCompletion) -> Result<FsReply, Errno> {
+        if let Err(e) = self.image.check_store() {
+            self.note_device_error(e.to_string());
+            return Err(Errno(libc::EIO));
+        }
+        c.result.map_err(|e| {
+            if matches!(
+                e,
+                nearflash_fs::FsError::Io(_) | nearflash_fs::FsError::Corrupt(_)
+            ) {
+                self.note_device_error(e.to_string());
+            }
+            errno::of_fs(&e)
+        })
     }
 
     fn note_device_error(&mut self, e: String) {

@@ -5,12 +5,12 @@
 //!   file system checks any `open(2)` — by opening it for reading as the writer (and closing
 //!   it) — as INSIDER's vopen checks every real file before anything starts; a refusal is that
 //!   errno (`EACCES`, `ENOENT`, …) with the message in the answer.
-//! - **Runs** (`open_vfile`): opening a virtual file runs its program to completion over the
-//!   real file, read through the file system as the *reader* (so the reader needs read
-//!   permission on the real file: the file system refuses otherwise) in
-//!   `READ_CHUNK_BYTES` requests, on the device's clock; the drive core works each chunk as it
-//!   arrives (`vfile::run`); the open completes when the core finishes, so `--pace wall`
-//!   holds it until then. Requests are served one at a time, so the run reads a snapshot of
+//! - **Runs** (`open_vfile`): opening a virtual file runs its program to completion on
+//!   INSIDER's ISC unit (`vrun`) over the real file, read through the file system as the
+//!   *reader* (so the reader needs read permission on the real file: the file system refuses
+//!   otherwise) in the requests the unit's credits allow, on the device's clock; the open
+//!   completes when the unit's slot (or core) finishes the last chunk, so `--pace wall` holds
+//!   it until then. Requests are served one at a time, so the run reads a snapshot of
 //!   the file (no write can interleave) — INSIDER sets the file append-only for the same end.
 //!   The output is kept for the handle (bounded); reads serve it (`direct_io`), `fstat` of
 //!   the handle gives its size, and the virtual file's size otherwise is its last run's.
@@ -20,13 +20,13 @@
 //!   old state or the new; they are loaded when the server starts (`load_vfiles`), and one
 //!   that no longer loads is skipped and counted (`load_errors`).
 
+use super::vrun::RunOutput;
 use super::FsDevice;
 use crate::driver::LiveDevice;
 use crate::op::{Answer, Attr, Errno, InodeNo};
 use crate::vfile::control::{self, Registration, Request, Written};
 use crate::vfile::program::{is_module_name, ModuleLimits, VfileProgram};
-use crate::vfile::run::{RunOutput, VfileRun};
-use crate::vfile::{VfileError, OUTPUT_BYTES_MAX, READ_CHUNK_BYTES};
+use crate::vfile::VfileError;
 use nearflash_fs::{Caller, Fh, FileKind, FsOp, FsReply, OpenFlags};
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +39,8 @@ const MOUNT_VFILES_DIR: &str = ".nearflash/vfiles";
 const STORED_BYTES_MAX: u64 = control::REQUEST_BYTES_MAX + 4096;
 /// Bytes per write of a stored registration (the file system's `write_bytes_max`).
 const STORE_WRITE_BYTES: usize = 1 << 20;
+/// Bytes per read of a stored registration.
+const STORE_READ_BYTES: u64 = 256 << 10;
 
 /// A run's output, held for one open handle.
 pub(super) struct Output {
@@ -216,6 +218,8 @@ impl FsDevice {
                 f.bytes_in += out.bytes_in;
                 f.bytes_out += out.output.len() as u64;
                 f.program_sim_s += out.program_ns as f64 / 1e9;
+                f.isc_requests += out.isc_requests;
+                f.credits_returned += out.credits_returned;
                 self.advance_to(out.end);
                 let done = self.now();
                 assert!(done >= out.end, "the open completes with its run");
@@ -245,7 +249,7 @@ impl FsDevice {
         }
     }
 
-    /// Runs `name`'s program over its real file, read as `caller`.
+    /// Runs `name`'s program over its real file, read as `caller`, on the ISC unit.
     fn run_vfile(&mut self, caller: Caller, name: &str) -> Result<RunOutput, VfileError> {
         let entry = self.vfiles.get(name).expect("looked up by the caller");
         let file = entry.request.file.clone();
@@ -255,19 +259,12 @@ impl FsDevice {
             let entry = self.vfiles.get(name).expect("looked up by the caller");
             let program = entry.program.start(input_bytes)?;
             let label = entry.program.label.clone();
-            let mut run = VfileRun::new(
-                program,
-                &label,
-                self.core.core,
-                self.now(),
-                OUTPUT_BYTES_MAX,
-            );
-            self.feed_real(caller, fh, &mut run).map(|()| run)
+            self.run_on_unit(caller, fh, input_bytes, program, &label)
         });
         let closed = self.close_real(caller, fh);
         let run = run?;
         closed?;
-        run.finish()
+        Ok(run)
     }
 
     /// The size of real file `path`, open as the caller: the input of the run about to read
@@ -277,35 +274,6 @@ impl FsDevice {
             Ok(FsReply::Stat(st)) => Ok(st.size_bytes),
             Ok(_) => Err(device("sizing the real file", Errno(libc::EIO))),
             Err(e) => Err(device("sizing the real file", e)),
-        }
-    }
-
-    /// Reads the real file (open as `fh`) chunk by chunk into `run`.
-    fn feed_real(&mut self, caller: Caller, fh: Fh, run: &mut VfileRun) -> Result<(), VfileError> {
-        let capacity_bytes = self.image.capacity_bytes();
-        let mut offset_bytes = 0u64;
-        loop {
-            let op = FsOp::Read {
-                fh,
-                offset_bytes,
-                len_bytes: READ_CHUNK_BYTES,
-            };
-            let data = match self.fs(caller, op) {
-                Ok(FsReply::Data(d)) => d,
-                Ok(_) => return Err(device("reading the real file", Errno(libc::EIO))),
-                Err(e) => return Err(device("reading the real file", e)),
-            };
-            assert!(
-                data.len() as u64 <= READ_CHUNK_BYTES,
-                "a read answers at most its length"
-            );
-            let last = (data.len() as u64) < READ_CHUNK_BYTES;
-            run.feed(&data, last, self.now())?;
-            offset_bytes += data.len() as u64;
-            assert!(offset_bytes <= capacity_bytes, "a file fits on its device");
-            if last {
-                return Ok(());
-            }
         }
     }
 
@@ -493,7 +461,7 @@ impl FsDevice {
             let op = FsOp::Read {
                 fh,
                 offset_bytes: text.len() as u64,
-                len_bytes: READ_CHUNK_BYTES,
+                len_bytes: STORE_READ_BYTES,
             };
             match self.fs(root, op) {
                 Ok(FsReply::Data(d)) if d.is_empty() => break Ok(()),

@@ -1,5 +1,6 @@
 //! The virtual files' figures in the statistics (`LiveStats::vfiles`): registrations and
-//! refusals, runs and their failures, bytes in and out, the drive core's time, and the engine.
+//! refusals, runs and their failures, bytes in and out, the ISC unit's requests and credits,
+//! its engines' time, and what the engine is.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +26,14 @@ pub struct VfileFigures {
     /// Real-file bytes the programs consumed, and output bytes they produced.
     pub bytes_in: u64,
     pub bytes_out: u64,
-    /// Simulated time the drive core spent on programs, and from each open to its run's end.
+    /// Requests INSIDER's ISC unit issued for the runs (one credit each, C bytes of the real
+    /// file), and credits that came back as the program's slot took chunks.
+    #[serde(default)]
+    pub isc_requests: u64,
+    #[serde(default)]
+    pub credits_returned: u64,
+    /// Simulated time the unit's slots (or cores) spent on programs, and from each open to
+    /// its run's end.
     pub program_sim_s: f64,
     pub run_sim_s: f64,
     /// What runs the programs, and where its figures come from.

@@ -1,11 +1,12 @@
 //! INSIDER's virtual files through the mount (seed 001 §3.3), the parts that do not touch the
 //! device: what a virtual file runs (`program`: a built-in drive program of `nearflash-iscapps`
-//! or a user's WebAssembly module of `nearflash-wasm`), the engine that runs it and its cost
-//! (`engine`: one INSIDER drive core of the shared compute model), one run over a real file's
-//! bytes (`run`), the registrations (`registry`), the control file's one-line JSON protocol
-//! (`control`) and the figures in the statistics (`figures`). The device thread's side —
-//! permission checks, reading the real file through the file system, persistence on the
-//! image — is `device::vfiles`.
+//! or a user's WebAssembly module of `nearflash-wasm`), which INSIDER drive's ISC unit runs it
+//! (`drive`: the image's preset's `[insider]` table), the registrations (`registry`), the
+//! control file's one-line JSON protocol (`control`) and the figures in the statistics
+//! (`figures`). The run itself is INSIDER's: its ISC unit (`nearflash_insider::isc::Unit` —
+//! credits, input FIFO, slots or cores) driven by the device thread, which reads the real
+//! file through the file system as the unit issues requests (`device::vrun`); permission
+//! checks and persistence on the image are `device::vfiles`.
 //!
 //! Where they appear: `MOUNT/.nearflash/vfiles/NAME`, beside the control file, not beside the
 //! real file. The device's file system never holds a virtual file, so nothing can collide with
@@ -19,12 +20,11 @@
 //! a registration file on the image that no longer loads (skipped, named in the statistics).
 
 pub mod control;
-pub mod engine;
+pub mod drive;
 pub mod error;
 pub mod figures;
 pub mod program;
 pub mod registry;
-pub mod run;
 
 pub use error::VfileError;
 
@@ -37,9 +37,6 @@ pub const OUTPUT_BYTES_MAX: u64 = 16 << 20;
 /// Runs' outputs held at once (open handles of virtual files): with `OUTPUT_BYTES_MAX`, at
 /// most 256 MiB.
 pub const OPEN_OUTPUTS_MAX: usize = 16;
-/// The real file is read in requests of this size: INSIDER's C on its flash drive
-/// (configs/insider.toml `credit_request_bytes`, one page group of 16 channels × 16 KiB).
-pub const READ_CHUNK_BYTES: u64 = 256 << 10;
 
 /// Checks a virtual file's name: 1–64 bytes of `[A-Za-z0-9._-]`, not starting with a dot.
 pub fn check_name(name: &str) -> Result<(), VfileError> {
