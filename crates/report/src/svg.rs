@@ -317,6 +317,10 @@ fn open(out: &mut String, title: &str, h: f64) {
 /// round values.
 fn x_ticks_for(xs: &[f64], f: &Frame) -> Vec<(f64, String)> {
     let mut distinct: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    if f.x_lo == 0.0 {
+        // An axis that starts at zero shows it.
+        distinct.push(0.0);
+    }
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();
     if !distinct.is_empty() && distinct.len() <= DATA_TICKS_MAX {
@@ -971,7 +975,11 @@ mod tests {
         let svg = lines(&[&[(1.0, 5.0), (2.0, 6.0)]]).to_svg();
         assert_eq!(x_tick_labels(&svg), ["1", "2"]);
         let depths = lines(&[&[(1.0, 5.0), (2.0, 6.0), (4.0, 6.0), (8.0, 6.0), (16.0, 6.0)]]);
-        assert_eq!(x_tick_labels(&depths.to_svg()), ["1", "2", "4", "8", "16"]);
+        // The axis starts at zero (1 is below a quarter of 16), and says so.
+        assert_eq!(
+            x_tick_labels(&depths.to_svg()),
+            ["0", "1", "2", "4", "8", "16"]
+        );
         // Labels that would run into each other fall back to round ticks.
         let crowded = lines(&[&[(1000.001, 1.0), (1000.002, 2.0), (2000.0, 3.0)]]);
         let l = x_tick_labels(&crowded.to_svg());
