@@ -28,6 +28,8 @@ struct Entry {
     class: BlockClass,
     dirty: bool,
     tick: u64,
+    /// Linux's `PG_readahead`: reaching this block starts the next read-ahead window.
+    ra_mark: bool,
 }
 
 pub struct BufferCache {
@@ -119,9 +121,41 @@ impl BufferCache {
                 class,
                 dirty,
                 tick: self.tick,
+                ra_mark: false,
             },
         );
         self.lru.insert(self.tick, b);
+    }
+
+    /// Whether `b` is cached (no hit or miss counted, no LRU change).
+    pub fn contains(&self, b: BlockNo) -> bool {
+        self.entries.contains_key(&b)
+    }
+
+    /// Marks a cached block as the read-ahead marker.
+    pub fn set_readahead_mark(&mut self, b: BlockNo) {
+        self.entries
+            .get_mut(&b)
+            .expect("marking a cached block")
+            .ra_mark = true;
+    }
+
+    /// Whether `b` is cached and marked; clears the mark (`TestClearPageReadahead`).
+    pub fn take_readahead_mark(&mut self, b: BlockNo) -> bool {
+        self.entries
+            .get_mut(&b)
+            .is_some_and(|e| std::mem::take(&mut e.ra_mark))
+    }
+
+    /// Up to `n` least recently used clean blocks (read-ahead makes room without writing
+    /// anything back, as Linux's read-ahead allocates without reclaim that waits).
+    pub fn clean_victims(&self, n: usize) -> Vec<BlockNo> {
+        self.lru
+            .values()
+            .filter(|b| !self.entries[b].dirty)
+            .take(n)
+            .copied()
+            .collect()
     }
 
     pub fn get(&self, b: BlockNo) -> &[u8] {
@@ -209,6 +243,28 @@ mod tests {
 
     fn blk(v: u8) -> Vec<u8> {
         vec![v; BLOCK_BYTES]
+    }
+
+    #[test]
+    fn a_readahead_mark_is_taken_once_and_lost_with_its_block() {
+        let mut c = BufferCache::new(4);
+        c.insert(BlockNo(1), BlockClass::Data, blk(1), false);
+        c.insert(BlockNo(2), BlockClass::Data, blk(2), true);
+        c.set_readahead_mark(BlockNo(1));
+        assert_eq!(
+            c.clean_victims(4),
+            vec![BlockNo(1)],
+            "dirty blocks are not taken"
+        );
+        assert!(c.take_readahead_mark(BlockNo(1)));
+        assert!(!c.take_readahead_mark(BlockNo(1)), "taking clears it");
+        c.set_readahead_mark(BlockNo(1));
+        c.remove(BlockNo(1));
+        c.insert(BlockNo(1), BlockClass::Data, blk(1), false);
+        assert!(
+            !c.take_readahead_mark(BlockNo(1)),
+            "an evicted block's mark is gone"
+        );
     }
 
     #[test]

@@ -38,6 +38,13 @@ pub struct FsConfig {
     /// (`fs crashtest --write-cache --no-barriers` shows it). No effect on a device
     /// without a volatile cache, where no barrier is ever sent.
     pub barriers: bool,
+    /// Read-ahead for buffered reads: the largest window, Linux's `read_ahead_kb` (the
+    /// on-demand read-ahead of mm/readahead.c, `crate::readahead`). 0 (the default here):
+    /// none — the file system as a device's own (INSIDER's drive, AccelFS's metadata
+    /// engine) reads what it is asked. A host's file system sets Linux's default, 128 KiB
+    /// (`VM_READAHEAD_PAGES` = `SZ_128K / PAGE_SIZE`, include/linux/mm.h; `read_ahead_kb`,
+    /// Documentation/ABI/stable/sysfs-block).
+    pub read_ahead_bytes: u64,
 }
 
 impl Default for FsConfig {
@@ -52,6 +59,7 @@ impl Default for FsConfig {
             copy_ns_per_4k: 400,
             stripe_blocks: 1,
             barriers: true,
+            read_ahead_bytes: 0,
         }
     }
 }
@@ -83,6 +91,17 @@ impl FsConfig {
         positive("fs.open_files_max", self.open_files_max as u64)?;
         positive("fs.io_depth_max", self.io_depth_max as u64)?;
         positive("fs.stripe_blocks", u64::from(self.stripe_blocks))?;
+        if !self.read_ahead_bytes.is_multiple_of(BLOCK_BYTES as u64)
+            || self.read_ahead_bytes > self.cache_bytes / 4
+        {
+            return Err(ConfigError::Invalid {
+                field: "fs.read_ahead_bytes",
+                reason: format!(
+                    "must be a multiple of {BLOCK_BYTES} and at most a quarter of fs.cache_bytes, got {}",
+                    self.read_ahead_bytes
+                ),
+            });
+        }
         if self.write_bytes_max < BLOCK_BYTES as u64 {
             return Err(ConfigError::Invalid {
                 field: "fs.write_bytes_max",
@@ -114,5 +133,12 @@ mod tests {
         .validate()
         .unwrap_err();
         assert!(e.to_string().contains("fs.write_bytes_max"), "{e}");
+        let e = FsConfig {
+            read_ahead_bytes: 1000,
+            ..FsConfig::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.to_string().contains("fs.read_ahead_bytes"), "{e}");
     }
 }

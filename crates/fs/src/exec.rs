@@ -84,6 +84,9 @@ pub struct FsStats {
     pub block_fua_writes: u64,
     /// Block writes (or write batches) that failed: the FS stops committing after one.
     pub write_errors: u64,
+    /// Read-ahead: block requests issued, and the blocks they read (`fs.read_ahead_bytes`).
+    pub readahead_requests: u64,
+    pub readahead_blocks: u64,
     pub cache: CacheStats,
 }
 
@@ -95,6 +98,8 @@ pub(crate) struct Handle {
     pub read: bool,
     pub write: bool,
     pub append: bool,
+    /// The open file's read-ahead state (Linux keeps it in the `struct file`).
+    pub ra: crate::readahead::RaState,
 }
 
 /// State of a mounted file system.
@@ -122,6 +127,10 @@ pub(crate) struct State {
     /// read.
     pub poisoned: Option<FsError>,
     pub stats: FsStats,
+    /// Blocks being read ahead: the request reading each, and whether it carries the
+    /// read-ahead marker. They hold a place in the cache (counted against its capacity) and
+    /// join it when their request completes, unless freed or overwritten meanwhile.
+    pub ra_pending: BTreeMap<BlockNo, (u64, bool)>,
 }
 
 pub(crate) struct Io {
@@ -134,6 +143,9 @@ pub(crate) struct Io {
     /// Kinds of the writes issued since the last FLUSH was issued (a device with a volatile
     /// write cache: what a FLUSH would make durable).
     unflushed: BTreeSet<IoKind>,
+    /// Read-ahead requests in flight: their first block and block count. Their completions
+    /// are taken by the FS itself, whatever operation runs (or none).
+    readahead: BTreeMap<u64, (BlockNo, u32)>,
 }
 
 /// Everything an operation's future reaches: configuration, I/O plumbing, FS state.
@@ -211,6 +223,7 @@ impl Fs {
                     done: BTreeMap::new(),
                     timer: None,
                     unflushed: BTreeSet::new(),
+                    readahead: BTreeMap::new(),
                 }),
                 st: RefCell::new(State {
                     mounted: None,
@@ -219,6 +232,7 @@ impl Fs {
                     next_fh: 1,
                     poisoned: None,
                     stats: FsStats::default(),
+                    ra_pending: BTreeMap::new(),
                 }),
                 cfg,
             }),
@@ -279,7 +293,15 @@ impl Fs {
                 io.inflight.remove(&c.id).is_some(),
                 "completion of a request the FS did not issue"
             );
-            io.done.insert(c.id, c);
+            match io.readahead.remove(&c.id) {
+                Some(run) => {
+                    drop(io);
+                    self.cx.readahead_done(c, run);
+                }
+                None => {
+                    io.done.insert(c.id, c);
+                }
+            }
         }
         self.run();
     }
@@ -302,6 +324,11 @@ impl Fs {
     /// Operations submitted and not yet taken as completions.
     pub fn outstanding(&self) -> u64 {
         (self.waiting.len() + usize::from(self.running.is_some()) + self.done.len()) as u64
+    }
+
+    /// Read-ahead requests in flight (they outlive the operation that issued them).
+    pub fn readahead_in_flight(&self) -> usize {
+        self.cx.io.borrow().readahead.len()
     }
 
     /// What the block requests in flight are for.
@@ -460,6 +487,28 @@ impl Cx {
         id
     }
 
+    /// Issues a read of `count` device-contiguous blocks from `first`, ahead of need: its
+    /// completion is the FS's own (`Cx::readahead_done`), whatever runs then.
+    pub(crate) fn issue_read_ahead(&self, first: BlockNo, count: u32) -> u64 {
+        assert!(count > 0, "a read-ahead request reads at least one block");
+        let mut io = self.io.borrow_mut();
+        let id = io.next_id;
+        io.next_id += 1;
+        io.inflight.insert(id, IoKind::Read);
+        io.readahead.insert(id, (first, count));
+        io.outbox.push_back(FsIo {
+            req: BlockRequest {
+                id,
+                op: BlockOp::Read,
+                offset_bytes: first.offset_bytes(),
+                len_bytes: u64::from(count) * BLOCK_BYTES_U64,
+                data: Vec::new(),
+            },
+            fua: false,
+        });
+        id
+    }
+
     /// Whether a write of one of `kinds` was issued since the last FLUSH (always false on a
     /// device without a volatile write cache: nothing there needs one).
     pub fn unflushed(&self, kinds: &[IoKind]) -> bool {
@@ -592,7 +641,8 @@ impl Cx {
     async fn make_room(&self, n: usize) -> Result<(), FsError> {
         let victims = {
             let st = self.st.borrow();
-            let over = (st.cache.len() + n).saturating_sub(st.cache.capacity_blocks());
+            let over = (st.cache.len() + st.ra_pending.len() + n)
+                .saturating_sub(st.cache.capacity_blocks());
             if over == 0 {
                 return Ok(());
             }
@@ -627,6 +677,10 @@ impl Cx {
 
     /// Brings blocks into the cache (reading the missing ones in parallel).
     pub async fn load_many(&self, blocks: &[BlockNo], class: BlockClass) -> Result<(), FsError> {
+        for &b in blocks {
+            // A block being read ahead: wait for it (Linux waits on the locked page).
+            self.read_ahead_wait(b).await;
+        }
         let missing: Vec<BlockNo> = {
             let mut st = self.st.borrow_mut();
             let mut seen = BTreeSet::new();
@@ -659,7 +713,12 @@ impl Cx {
         class: BlockClass,
         data: Vec<u8>,
     ) -> Result<(), FsError> {
-        let cached = self.st.borrow_mut().cache.remove(b).is_some();
+        let cached = {
+            let mut st = self.st.borrow_mut();
+            // New content: a read ahead of the old one in flight must not land over it.
+            st.ra_pending.remove(&b);
+            st.cache.remove(b).is_some()
+        };
         if !cached {
             self.make_room(1).await?;
         }

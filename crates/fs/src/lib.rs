@@ -20,6 +20,7 @@ pub mod fsck;
 pub mod host;
 mod ops;
 pub mod ramdisk;
+pub mod readahead;
 pub mod types;
 
 pub use cache::CacheStats;

@@ -181,6 +181,11 @@ pub struct HostFsConfig {
     /// Host memcpy per 4 KiB between the page cache and the pseudo process's buffer:
     /// assumption 400 ns (≈10 GB/s, the shared file system's default).
     pub copy_ns_per_4k: u64,
+    /// Linux's read-ahead for buffered reads, the largest window: `read_ahead_kb` = 128, the
+    /// kernel's default (`VM_READAHEAD_PAGES` = `SZ_128K / PAGE_SIZE`, include/linux/mm.h;
+    /// Documentation/ABI/stable/sysfs-block). The on-demand windows (mm/readahead.c) are
+    /// the shared file system's (`fs.read_ahead_bytes`, crates/fs `readahead`).
+    pub read_ahead_bytes: u64,
 }
 
 impl Default for HostFsConfig {
@@ -189,6 +194,7 @@ impl Default for HostFsConfig {
             page_cache_bytes: 2 << 30,
             op_cpu_ns: 2_000,
             copy_ns_per_4k: 400,
+            read_ahead_bytes: 128 << 10,
         }
     }
 }

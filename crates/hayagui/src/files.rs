@@ -14,6 +14,7 @@ use nearflash_ftl::FtlConfig;
 use nearflash_hw::compute::CoreSpec;
 use nearflash_nvme::{CompletionMode, MemoryPortConfig, NvmeConfig, NvmeStats};
 use nearflash_sim::SimTime;
+use nearflash_wcache::WriteCacheConfig;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -149,6 +150,10 @@ pub fn nvme_for(access: Access, cfg: &HayaguiConfig) -> NvmeConfig {
 pub fn fs_for(access: Access, cfg: &HayaguiConfig) -> FsConfig {
     match access {
         Access::Direct => FsConfig {
+            // AccelFS writes its metadata with no barrier between writes; its `Sync` ends in
+            // one NVMe FLUSH (`HardWrite` → `NVME_CMD_FLUSH`, liva/accelfs), which the direct
+            // path sends itself (`Calls::flush`).
+            barriers: false,
             op_cpu_ns: cfg.accelfs.fs_op_cpu_ns,
             copy_ns_per_4k: (4096.0 * 1e3 / cfg.ve.memcpy_mb_s).ceil() as u64,
             ..FsConfig::default()
@@ -160,16 +165,19 @@ pub fn fs_for(access: Access, cfg: &HayaguiConfig) -> FsConfig {
             // Linux moves a whole read(2)/write(2) per call (up to MAX_RW_COUNT); the host
             // side of a redirected call loops over short writes within one call.
             write_bytes_max: 16 << 20,
+            read_ahead_bytes: cfg.host_fs.read_ahead_bytes,
             ..FsConfig::default()
         },
     }
 }
 
 impl Ve {
-    /// A fresh SSD (`flash`/`ftl` over `store`), formatted, and the program's path to it.
+    /// A fresh SSD (`flash`/`ftl` over `store`, behind the DRAM write buffer of
+    /// `write_cache`), formatted, and the program's path to it.
     pub fn format(
         flash: &FlashConfig,
         ftl: &FtlConfig,
+        write_cache: &WriteCacheConfig,
         store: Box<dyn PageStore>,
         cfg: &HayaguiConfig,
         access: Access,
@@ -178,6 +186,7 @@ impl Ve {
         let m = machine::format(
             flash,
             ftl,
+            write_cache,
             store,
             &nvme_for(access, cfg),
             fs_for(access, cfg),

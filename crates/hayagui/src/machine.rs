@@ -15,6 +15,11 @@
 //! - **redirected** (the baseline): the host's NVMe driver (host DRAM, interrupts) and the
 //!   host's file system with its page cache; every byte goes through [`Calls::fs_run`].
 //!
+//! The SSD is the FTL behind its DRAM write buffer (`crates/wcache`, the preset's
+//! `[write_cache]`): a volatile cache, so the drive reports one (NVMe VWC) and the host's
+//! file system sends FLUSH and FUA where ext4's journal does (`Fs::for_device`, barriers);
+//! AccelFS sends its own FLUSH at the end of a sync (`Calls::flush`).
+//!
 //! Every block request — the file system's and the caller's — takes a slot of the one I/O
 //! queue; requests beyond its depth wait in a FIFO here (bounded by the file system's
 //! `io_depth_max` plus the caller's batch). The device is wrapped in [`Shadowed`], so a
@@ -31,17 +36,23 @@ use nearflash_nvme::{EndpointId, Nvme, NvmeCommand, NvmeConfig, NvmeError, NvmeE
 use nearflash_sim::{
     Driver, EventQueue, Model, Progress, Schedule, Sim, SimRng, SimTime, Stall, TraceEvent,
 };
+use nearflash_wcache::{WcEvent, WriteCache, WriteCacheConfig};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use thiserror::Error;
 
-/// The SSD as either path reaches it.
-pub type Drive = Nvme<Shadowed<Device>>;
+/// The SSD as either path reaches it: the FTL behind its DRAM write buffer, behind NVMe.
+pub type Drive = Nvme<Shadowed<WriteCache<Device>>>;
+
+/// An event of the FTL device, as the machine's loop carries it.
+pub fn device_event(e: Event) -> Ev {
+    Ev::Dev(NvmeEvent::Device(WcEvent::Device(e)))
+}
 
 /// The machine's events: the SSD's (NVMe front end, FTL, flash) and the file system's CPU
 /// timer.
 #[derive(Clone, Copy, Debug)]
 pub enum Ev {
-    Dev(NvmeEvent<Event>),
+    Dev(NvmeEvent<WcEvent<Event>>),
     FsTimer,
 }
 
@@ -64,6 +75,8 @@ pub enum MachineError {
     Fs(#[from] FsError),
     #[error("file-system configuration: {0}")]
     FsConfig(#[from] nearflash_fs::ConfigError),
+    #[error("write buffer: {0}")]
+    WriteCacheConfig(#[from] nearflash_wcache::ConfigError),
     #[error("block I/O at {offset_bytes}+{len_bytes}: {source}")]
     Io {
         offset_bytes: u64,
@@ -90,8 +103,9 @@ pub struct Machine {
     fs_done: BTreeMap<OpId, FsCompletion>,
     owners: HashMap<u64, Owner>,
     caller_done: BTreeMap<u64, BlockCompletion>,
-    /// Requests waiting for a queue slot, with their machine ids.
-    held: VecDeque<BlockRequest>,
+    /// Requests waiting for a queue slot, with their machine ids and whether each is a FUA
+    /// write.
+    held: VecDeque<(BlockRequest, bool)>,
     next_id: u64,
     /// The caller's own ids for its block commands.
     next_caller_id: u64,
@@ -103,16 +117,26 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// The machine over `dev` (formatted, or recovered from an image), behind an NVMe front
-    /// end of `nvme`, with the file system of `fs` — not yet formatted or mounted
-    /// ([`Calls::start`]).
-    pub fn new(dev: Device, nvme: &NvmeConfig, fs: FsConfig) -> Result<Machine, MachineError> {
-        let drive = Nvme::new(nvme.clone(), Shadowed::new(dev))?;
+    /// The machine over `dev` (formatted, or recovered from an image), behind the write
+    /// buffer of `write_cache` and an NVMe front end of `nvme`, with the file system of `fs`
+    /// — not yet formatted or mounted ([`Calls::start`]).
+    pub fn new(
+        dev: Device,
+        write_cache: &WriteCacheConfig,
+        nvme: &NvmeConfig,
+        fs: FsConfig,
+    ) -> Result<Machine, MachineError> {
+        let buffered = WriteCache::new(write_cache.clone(), dev)?;
+        let drive = Nvme::new(nvme.clone(), Shadowed::new(buffered))?;
         assert!(
             drive.config().depth_max() > 0,
             "queue 0 takes at least one command, or held requests never start"
         );
-        let fs = Fs::new(fs, drive.device().capacity_bytes(), true)?;
+        let fs = Fs::for_device(fs, &drive)?;
+        assert!(
+            nearflash_blockdev::BlockDevice::is_functional(&drive),
+            "the shadow answers reads with the bytes written"
+        );
         Ok(Machine {
             drive,
             fs,
@@ -133,6 +157,11 @@ impl Machine {
     }
 
     pub fn device(&self) -> &Device {
+        self.drive.device().device().device()
+    }
+
+    /// The drive's DRAM write buffer.
+    pub fn write_cache(&self) -> &WriteCache<Device> {
         self.drive.device().device()
     }
 
@@ -143,7 +172,7 @@ impl Machine {
             "the device is given up with {} block requests unanswered",
             self.owners.len()
         );
-        self.drive.into_device().into_device()
+        self.drive.into_device().into_device().into_device()
     }
 
     pub fn nvme_stats(&self) -> NvmeStats {
@@ -178,34 +207,40 @@ impl Machine {
         self.next_caller_id += n;
         let ids: Vec<u64> = (first..first + n).collect();
         for (req, &id) in reqs.into_iter().zip(&ids) {
-            self.submit_block(Owner::Caller(id), req, q);
+            self.submit_block(Owner::Caller(id), req, false, q);
         }
         self.pump(q);
         assert_eq!(ids.len() as u64, n, "one id per command");
         ids
     }
 
-    fn submit_block(&mut self, owner: Owner, mut req: BlockRequest, q: &mut EventQueue<Ev>) {
+    fn submit_block(
+        &mut self,
+        owner: Owner,
+        mut req: BlockRequest,
+        fua: bool,
+        q: &mut EventQueue<Ev>,
+    ) {
         let id = self.next_id;
         self.next_id += 1;
         let reused = self.owners.insert(id, owner);
         assert!(reused.is_none(), "machine request id {id} in use twice");
         req.id = id;
-        self.held.push_back(req);
+        self.held.push_back((req, fua));
         self.start_held(q);
     }
 
     fn start_held(&mut self, q: &mut EventQueue<Ev>) {
         let depth_max = self.drive.config().depth_max();
         while self.drive.in_flight(0) < depth_max {
-            let Some(req) = self.held.pop_front() else {
+            let Some((req, fua)) = self.held.pop_front() else {
                 break;
             };
             let cmd = NvmeCommand {
                 qid: 0,
                 req,
                 target: EndpointId::HOST,
-                fua: false,
+                fua,
                 placement: None,
             };
             self.drive
@@ -249,9 +284,9 @@ impl Machine {
                 }
             }
             self.scratch = done;
-            while let Some(r) = self.fs.poll_block_request() {
+            while let Some(io) = self.fs.poll_io() {
                 moved = true;
-                self.submit_block(Owner::Fs(r.id), r, q);
+                self.submit_block(Owner::Fs(io.req.id), io.req, io.fua, q);
             }
             self.start_held(q);
             if !moved {
@@ -351,23 +386,21 @@ pub enum Start {
 /// The machine on its simulation loop, as the program on the VE drives it.
 pub type Run = Driver<Machine>;
 
-fn dev_event(e: Event) -> Ev {
-    Ev::Dev(NvmeEvent::Device(e))
-}
-
 /// A fresh SSD of `flash`/`ftl` over `store` (no data kept: `NoStore`; functional: a memory
-/// or image store), its NVMe front end, and the file system, formatted.
+/// or image store) behind its write buffer, its NVMe front end, and the file system,
+/// formatted.
 pub fn format(
     flash: &FlashConfig,
     ftl: &FtlConfig,
+    write_cache: &WriteCacheConfig,
     store: Box<dyn PageStore>,
     nvme: &NvmeConfig,
     fs: FsConfig,
     seed: u64,
 ) -> Result<Run, MachineError> {
     let mut run = Run::build(Sim::new(seed), |q| {
-        let dev = Device::format(flash, ftl, store, &mut q.map(dev_event))?;
-        Machine::new(dev, nvme, fs)
+        let dev = Device::format(flash, ftl, store, &mut q.map(device_event))?;
+        Machine::new(dev, write_cache, nvme, fs)
     })?;
     run.start(Start::Format)?;
     assert!(
@@ -484,7 +517,8 @@ mod tests {
         let cfg = HayaguiConfig::default();
         let nvme = nvme_for(Access::Direct, &cfg);
         let fs = fs_for(Access::Direct, &cfg);
-        let mut run = format(&flash, &ftl, Box::new(NoStore), &nvme, fs, 3).unwrap();
+        let wc = WriteCacheConfig::default();
+        let mut run = format(&flash, &ftl, &wc, Box::new(NoStore), &nvme, fs, 3).unwrap();
         run.check_invariants_after_every_event(true);
         let depth_max = nvme.depth_max() as u64;
         // Writes at the top of the device, away from the freshly formatted file system's.

@@ -5,6 +5,7 @@ use crate::fileops::{self, FileOp};
 use crate::files::{Access, OpenMode, PathStats, Ve};
 use nearflash_flash::{FlashConfig, MemoryStore, NoStore, PageStore};
 use nearflash_ftl::FtlConfig;
+use nearflash_wcache::WriteCacheConfig;
 
 fn test_min() -> (FlashConfig, FtlConfig) {
     let doc: toml::Table = include_str!("../../../configs/test-min.toml")
@@ -14,6 +15,18 @@ fn test_min() -> (FlashConfig, FtlConfig) {
         doc["flash"].clone().try_into().unwrap(),
         doc["ftl"].clone().try_into().unwrap(),
     )
+}
+
+/// test-min's write buffer, on: the paths run over a drive that buffers writes and reports
+/// a volatile write cache, as the 970 EVO does.
+fn write_buffer() -> WriteCacheConfig {
+    let doc: toml::Table = include_str!("../../../configs/test-min.toml")
+        .parse()
+        .unwrap();
+    WriteCacheConfig {
+        enabled: true,
+        ..doc["write_cache"].clone().try_into().unwrap()
+    }
 }
 
 fn ve(access: Access, functional: bool) -> Ve {
@@ -26,7 +39,16 @@ fn ve(access: Access, functional: bool) -> Ve {
     } else {
         Box::new(NoStore)
     };
-    Ve::format(&flash, &ftl, store, &HayaguiConfig::default(), access, 7).unwrap()
+    Ve::format(
+        &flash,
+        &ftl,
+        &write_buffer(),
+        store,
+        &HayaguiConfig::default(),
+        access,
+        7,
+    )
+    .unwrap()
 }
 
 #[test]
@@ -314,6 +336,7 @@ fn genome_phases_run_on_both_paths_and_match_the_in_memory_run() {
         let mut v = Ve::format(
             &flash,
             &ftl,
+            &write_buffer(),
             Box::new(NoStore),
             &HayaguiConfig::default(),
             access,
@@ -343,6 +366,7 @@ fn an_overwrite_larger_than_the_cache_writes_back_every_evicted_chunk() {
     let mut v = Ve::format(
         &flash,
         &ftl,
+        &write_buffer(),
         Box::new(NoStore),
         &HayaguiConfig::default(),
         Access::Direct,
@@ -414,6 +438,7 @@ fn a_sync_longer_than_the_watchdog_limit_is_not_a_stall_while_blocks_complete() 
     let mut v = Ve::format(
         &flash,
         &ftl,
+        &write_buffer(),
         Box::new(NoStore),
         &HayaguiConfig::default(),
         Access::Redirected,
@@ -432,4 +457,78 @@ fn a_sync_longer_than_the_watchdog_limit_is_not_a_stall_while_blocks_complete() 
     );
     v.drop_caches().unwrap();
     assert_eq!(v.read_at(fd, 0, data.len() as u64).unwrap(), data);
+}
+
+/// Story: the redirected db_bench reported 0 NVMe flushes for 100,000 synchronous puts. The
+/// drive had no write buffer, so it reported no volatile write cache and the host's ext4,
+/// as Linux's block layer does for such a queue, sent no FLUSH. The 970 EVO buffers writes
+/// in DRAM: with its buffer the host's fsync reaches the drive as ext4's barriers (a FLUSH
+/// before the journal's commit record, the record with FUA); without one, none is sent.
+#[test]
+fn a_redirected_fsync_reaches_a_buffering_drive_as_a_flush() {
+    let (flash, ftl) = test_min();
+    for buffered in [true, false] {
+        let wc = WriteCacheConfig {
+            enabled: buffered,
+            ..write_buffer()
+        };
+        let mut v = Ve::format(
+            &flash,
+            &ftl,
+            &wc,
+            Box::new(NoStore),
+            &HayaguiConfig::default(),
+            Access::Redirected,
+            7,
+        )
+        .unwrap();
+        let fd = v.open("/f", OpenMode::CREATE_TRUNC).unwrap();
+        v.write_at(fd, 0, &[7u8; 65536]).unwrap();
+        let before = v.nvme_stats();
+        v.sync(fd).unwrap();
+        let after = v.nvme_stats();
+        let (flushes, fua) = (
+            after.flushes - before.flushes,
+            after.fua_writes - before.fua_writes,
+        );
+        if buffered {
+            assert!(flushes >= 1, "the journal's FLUSH reached the drive");
+            assert!(fua >= 1, "and its commit record went with FUA");
+        } else {
+            assert_eq!(
+                (flushes, fua),
+                (0, 0),
+                "a drive without a volatile cache gets no barrier"
+            );
+        }
+        assert_eq!(v.read_at(fd, 0, 65536).unwrap(), vec![7u8; 65536]);
+    }
+}
+
+/// The genome's FASTA stream on the redirected path: 4 KiB `read(2)` calls in order. The
+/// host's read-ahead (Linux's 128 KiB `read_ahead_kb`) reads the file in windows of up to 32
+/// pages, one NVMe read each, ahead of the calls — not one 4 KiB command per call.
+#[test]
+fn a_redirected_sequential_reader_is_served_by_the_hosts_read_ahead() {
+    let mut v = ve(Access::Redirected, false);
+    let data: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
+    let fd = v.open("/s", OpenMode::CREATE_TRUNC).unwrap();
+    v.write_at(fd, 0, &data).unwrap();
+    v.sync(fd).unwrap();
+    v.close(fd).unwrap();
+    v.drop_caches().unwrap();
+    let fd = v.open("/s", OpenMode::EXISTING).unwrap();
+    let reads_before = v.nvme_stats().commands;
+    let mut got = Vec::new();
+    for i in 0..256u64 {
+        got.extend(v.read_at(fd, i * 4096, 4096).unwrap());
+    }
+    assert!(got == data, "the stream reads back what was written");
+    let s = v.fs_stats();
+    assert_eq!(s.readahead_blocks, 256, "{s:?}");
+    let commands = v.nvme_stats().commands - reads_before;
+    assert!(
+        commands <= 256 / 32 + 8,
+        "{commands} NVMe commands for 256 calls: one per window, not one per call"
+    );
 }

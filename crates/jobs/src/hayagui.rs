@@ -59,6 +59,7 @@ pub fn build_ve(
         return Ok(Ve::format(
             &preset.flash,
             &preset.ftl,
+            &preset.write_cache,
             store,
             hay,
             access,
@@ -66,9 +67,7 @@ pub fn build_ve(
         )?);
     };
     let mut sim: Sim<Ev> = Sim::new(seed);
-    let mut q = sim
-        .queue()
-        .map(|e| Ev::Dev(nearflash_nvme::NvmeEvent::Device(e)));
+    let mut q = sim.queue().map(nearflash_hayagui::machine::device_event);
     let (dev, start) = if path.exists() {
         let (stored, dev) = nearflash_image::open_device(path, &mut q)?;
         // The image keeps the drive it was created with: a preset or override that asks for
@@ -92,8 +91,13 @@ pub fn build_ve(
     };
     // The job owns the loop: the recovered (or created) device goes into the machine, the
     // machine onto the loop, and the accelerator drives it.
-    let m = Machine::new(dev, &nvme_for(access, hay), fs_for(access, hay))
-        .map_err(nearflash_hayagui::FileError::from)?;
+    let m = Machine::new(
+        dev,
+        &preset.write_cache,
+        &nvme_for(access, hay),
+        fs_for(access, hay),
+    )
+    .map_err(nearflash_hayagui::FileError::from)?;
     Ok(Ve::over(Run::new(sim, m), start, hay, access)?)
 }
 
@@ -145,6 +149,7 @@ pub fn fileops(o: &FileopsOptions) -> Result<FileOpsReport, JobError> {
     let mut ve = Ve::format(
         &preset.flash,
         &preset.ftl,
+        &preset.write_cache,
         Box::new(NoStore),
         &cfg,
         access,

@@ -56,8 +56,9 @@ pub struct ReproduceArgs {
     /// in functional; 1 is the full size, which needs memory of the order of the targets).
     #[arg(long)]
     pub genome_scale: Option<u64>,
-    /// hayagui: db_bench's N, the number of 100-byte values (default 100,000 in timing
-    /// fidelity, 2,000 in functional; db_bench's own default is 1,000,000).
+    /// hayagui: db_bench's N, the number of 100-byte values (default 500,000 in timing
+    /// fidelity — 58 MB, 14× LevelDB's block cache, as db_bench's own default of 1,000,000
+    /// against C++ LevelDB's 8 MiB — and 2,000 in functional).
     #[arg(long)]
     pub db_num: Option<i64>,
     /// hayagui: YCSB's record count, also its operation count (default 50,000 in timing

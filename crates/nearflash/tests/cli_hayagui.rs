@@ -319,7 +319,7 @@ fn ycsb_and_genome_run_and_check_their_data() {
 fn reproduce_hayagui_writes_every_claim_and_its_figures() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    // db_bench at 1/5 and the genome at 1/100 of their default sizes keep the test short;
+    // db_bench at 1/25 and the genome at 1/100 of their default sizes keep the test short;
     // the claims are the same.
     ok(&[
         "reproduce",

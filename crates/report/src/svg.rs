@@ -36,6 +36,9 @@ const BOTTOM_BARE: f64 = 48.0;
 const LOG_DECADES_MIN: f64 = 1.3;
 /// A line chart's x axis gets a tick at every point's x when there are at most this many.
 const DATA_TICKS_MAX: usize = 12;
+/// A line chart's x axis starts at zero when its smallest x is positive and below this
+/// share of its largest.
+const X_FROM_ZERO_FRACTION: f64 = 0.25;
 /// The dash pattern of a line chart's second and later series.
 const DASH: &str = "7 5";
 /// Steps of a heat map's colour scale.
@@ -314,6 +317,10 @@ fn open(out: &mut String, title: &str, h: f64) {
 /// round values.
 fn x_ticks_for(xs: &[f64], f: &Frame) -> Vec<(f64, String)> {
     let mut distinct: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    if f.x_lo == 0.0 {
+        // An axis that starts at zero shows it.
+        distinct.push(0.0);
+    }
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();
     if !distinct.is_empty() && distinct.len() <= DATA_TICKS_MAX {
@@ -427,6 +434,10 @@ impl LineChart {
     pub fn to_svg(&self) -> String {
         let all = || self.series.iter().flat_map(|s| s.points.iter());
         let (x_lo, x_hi) = range(all().map(|p| p.0), false);
+        // Positive x values that start near zero (a sweep from 4 MB/s to 120): the axis
+        // starts at zero, so its first point is not read as zero.
+        let near_zero = x_lo > 0.0 && x_lo < X_FROM_ZERO_FRACTION * x_hi;
+        let (x_lo, x_hi) = range(all().map(|p| p.0), near_zero);
         let ys: Vec<f64> = all().map(|p| p.1).collect();
         let names: Vec<&str> = self.series.iter().map(|s| s.name.as_str()).collect();
         let f = Frame {
@@ -964,7 +975,11 @@ mod tests {
         let svg = lines(&[&[(1.0, 5.0), (2.0, 6.0)]]).to_svg();
         assert_eq!(x_tick_labels(&svg), ["1", "2"]);
         let depths = lines(&[&[(1.0, 5.0), (2.0, 6.0), (4.0, 6.0), (8.0, 6.0), (16.0, 6.0)]]);
-        assert_eq!(x_tick_labels(&depths.to_svg()), ["1", "2", "4", "8", "16"]);
+        // The axis starts at zero (1 is below a quarter of 16), and says so.
+        assert_eq!(
+            x_tick_labels(&depths.to_svg()),
+            ["0", "1", "2", "4", "8", "16"]
+        );
         // Labels that would run into each other fall back to round ticks.
         let crowded = lines(&[&[(1000.001, 1.0), (1000.002, 2.0), (2000.0, 3.0)]]);
         let l = x_tick_labels(&crowded.to_svg());
@@ -976,6 +991,19 @@ mod tests {
         let many: Vec<(f64, f64)> = (0..=20).map(|k| (f64::from(k), 1.0)).collect();
         let l = x_tick_labels(&lines(&[&many]).to_svg());
         assert!(l.len() < 10, "{l:?}");
+    }
+
+    /// Story: Active Flash's Fig. 2 swept foreground rates from 4 to 120 MB/s; its x axis
+    /// began at 4 with the first tick at 25, so the first point sat on the y axis as if at 0.
+    #[test]
+    fn an_x_axis_whose_values_start_near_zero_starts_at_a_zero_tick() {
+        let sweep: Vec<(f64, f64)> = (1..=17).map(|k| (f64::from(k) * 7.0, 1.0)).collect();
+        let l = x_tick_labels(&lines(&[&sweep]).to_svg());
+        assert_eq!(l.first().map(String::as_str), Some("0"), "{l:?}");
+        // Values far from zero keep their own range.
+        let far: Vec<(f64, f64)> = (0..20).map(|k| (1000.0 + f64::from(k), 1.0)).collect();
+        let l = x_tick_labels(&lines(&[&far]).to_svg());
+        assert_ne!(l.first().map(String::as_str), Some("0"), "{l:?}");
     }
 
     /// Story: Active Flash's Fig. 3 energy chart showed only the model's line: the simulated

@@ -93,6 +93,7 @@ pub async fn open(
             read: flags.read,
             write: flags.write,
             append: flags.append,
+            ra: Default::default(),
         },
     );
     Ok(fh)
@@ -138,6 +139,11 @@ pub async fn read(cx: &Cx, fh: Fh, offset: u64, len: u64) -> Result<Vec<u8>, FsE
         .size_bytes
         .min(offset.saturating_add(len.min(cx.cfg.write_bytes_max)));
     let mut out = vec![0u8; (end - offset) as usize];
+    if cx.read_ahead_blocks_max() > 0 {
+        read_through_read_ahead(cx, fh, &inode, offset, &mut out).await?;
+        cx.cpu(copy_ns(cx, out.len() as u64)).await;
+        return Ok(out);
+    }
     let first = (offset / BLOCK_BYTES_U64) as u32;
     let last = ((end - 1) / BLOCK_BYTES_U64) as u32;
     let fbs: Vec<u32> = (first..=last).collect();
@@ -157,6 +163,46 @@ pub async fn read(cx: &Cx, fh: Fh, offset: u64, len: u64) -> Result<Vec<u8>, FsE
     }
     cx.cpu(copy_ns(cx, out.len() as u64)).await;
     Ok(out)
+}
+
+/// A buffered read with read-ahead, block by block as Linux's `filemap_read` goes: a block
+/// neither cached nor being read starts a synchronous window (`Cx::read_ahead`), a marked one
+/// the next asynchronous window; the reader waits for the block (read ahead, or read alone
+/// when read-ahead had no room for it) and copies it. Holes read as zeros.
+async fn read_through_read_ahead(
+    cx: &Cx,
+    fh: Fh,
+    inode: &Inode,
+    offset: u64,
+    out: &mut [u8],
+) -> Result<(), FsError> {
+    let end = offset + out.len() as u64;
+    let last = end.div_ceil(BLOCK_BYTES_U64);
+    let mut fb = offset / BLOCK_BYTES_U64;
+    while fb < last {
+        let Some(b) = inode.map(fb as u32) else {
+            fb += 1;
+            continue;
+        };
+        if !cx.cached_or_coming(b) {
+            cx.read_ahead(fh, inode, fb, last - fb, false);
+        }
+        if cx.take_readahead_mark(b) {
+            cx.read_ahead(fh, inode, fb, last - fb, true);
+        }
+        cx.load(b, BlockClass::Data).await?;
+        let bstart = fb * BLOCK_BYTES_U64;
+        let (lo, hi) = (offset.max(bstart), end.min(bstart + BLOCK_BYTES_U64));
+        cx.with(b, |d| {
+            out[(lo - offset) as usize..(hi - offset) as usize]
+                .copy_from_slice(&d[(lo - bstart) as usize..(hi - bstart) as usize]);
+        });
+        fb += 1;
+    }
+    if let Some(h) = cx.st.borrow_mut().handles.get_mut(&fh) {
+        h.ra.prev_pos = Some(end);
+    }
+    Ok(())
 }
 
 fn copy_ns(cx: &Cx, bytes: u64) -> u64 {
