@@ -15,7 +15,7 @@ use crate::dist::{BlockDraw, RandomMap};
 use crate::options::{BlockSizes, JobSpec, Rw, VerifyKind};
 use crate::replay::ReplayLog;
 use crate::stats::{depth_bucket, JobStats};
-use crate::zbd::{ZbdState, ZoneSpan};
+use crate::zbd::{Placed, WritePlace, ZbdState, ZoneSpan};
 use md5::Digest;
 use nearflash_blockdev::PlacementDirective;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest};
@@ -369,31 +369,41 @@ impl JobRun {
     }
 
     /// fio's `zbd_adjust_block`: the drawn request placed on the zones (writes at a write
-    /// pointer, reads below one); `None` ends the job's I/O (fio's `io_u_eof`). A sequential
-    /// job goes on from where the placed request ends, as fio's `last_pos`.
-    fn zbd_place(&mut self, draw: Draw) -> Option<Draw> {
+    /// pointer, reads below one); `Eof` ends the job's I/O (fio's `io_u_eof`), `Wait` holds
+    /// it until a completion. A sequential job goes on from where the placed request ends,
+    /// as fio's `last_pos`.
+    fn zbd_place(&mut self, draw: Draw) -> WritePlace {
         let Some((state, span)) = &self.zbd else {
-            return Some(draw);
+            return WritePlace::At(Placed { draw, reset: false });
         };
         let d = dir_of(draw.op).expect("a read or a write");
         let min_bs = self.spec.bs[d].min();
         let random = self.spec.rw.random();
         let placed = match draw.op {
             BlockOp::Write => {
-                let p = state.borrow_mut().place_write(*span, draw, min_bs)?;
+                let p = match state.borrow_mut().place_write(*span, draw, min_bs) {
+                    WritePlace::At(p) => p,
+                    other => return other,
+                };
                 if p.reset {
                     self.stats.zone_resets += 1;
                 }
                 p.draw
             }
             BlockOp::Read if self.spec.read_beyond_wp => draw,
-            BlockOp::Read => state.borrow().place_read(*span, draw, min_bs, random)?,
+            BlockOp::Read => match state.borrow().place_read(*span, draw, min_bs, random) {
+                Some(d) => d,
+                None => return WritePlace::Eof,
+            },
             BlockOp::Trim | BlockOp::Flush => unreachable!("zbd jobs draw reads and writes"),
         };
         if !random {
             self.walk.seq[d] = placed.offset_bytes + placed.len_bytes - self.walk.start;
         }
-        Some(placed)
+        WritePlace::At(Placed {
+            draw: placed,
+            reset: false,
+        })
     }
 
     fn start(&mut self, now: SimTime) {
@@ -637,9 +647,17 @@ impl JobRun {
             // ends at the runtime.
             return Some(Step::Until(self.deadline.map_or(at, |d| at.min(d))));
         }
-        let Some(draw) = self.zbd_place(draw) else {
-            self.phase = Phase::EndFlush;
-            return None;
+        let draw = match self.zbd_place(draw) {
+            WritePlace::At(p) => p.draw,
+            WritePlace::Wait => {
+                // fio's `io_u_quiesce` and retry: the same draw, after a completion.
+                self.held = Some((draw, fua));
+                return Some(Step::Blocked);
+            }
+            WritePlace::Eof => {
+                self.phase = Phase::EndFlush;
+                return None;
+            }
         };
         if let Some(r) = &mut self.replay {
             r.issued(now);

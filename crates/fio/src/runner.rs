@@ -245,7 +245,7 @@ pub fn run(
     let pairs = u16::try_from(widest)
         .unwrap_or(u16::MAX)
         .min(QUEUE_PAIRS_MAX);
-    if opts.interface == Interface::Nvme && !zoned && pairs > preset.nvme.queue_pairs {
+    if opts.interface == Interface::Nvme && pairs > preset.nvme.queue_pairs {
         notes.push(format!(
             "nvme.queue_pairs raised from {} to {pairs}: each concurrent job submits on a \
              queue pair of its own",
