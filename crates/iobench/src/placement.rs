@@ -10,6 +10,12 @@
 //! volume region its own handle does; for a trace it stands in for a stream id the formats
 //! do not record (see docs/fdp.md). A write is tagged by its start: one that straddles a
 //! region boundary goes whole to the first region's handle.
+//!
+//! With several reclaim groups (`fdp.reclaim_groups` = NRG) region *i* takes entry *i* of the
+//! drive's Reclaim Unit Handle Status list (`FdpConfig::status_pids`): placement handle *i* /
+//! NRG in group *i* mod NRG, so consecutive regions alternate between the groups and each group
+//! holds its share of the span (a group holds only its share of the media). With one group
+//! entry *i* is placement handle *i*.
 
 use crate::error::IoBenchError;
 use nearflash_blockdev::{PlacementDirective, SECTOR_BYTES};
@@ -25,7 +31,15 @@ pub struct PlacementSpread {
     pub span_bytes: u64,
     /// Bytes of each region (a whole number of sectors; the last region may be longer).
     pub region_bytes: u64,
+    /// The drive's status list (`FdpConfig::status_pids`): region `i`'s Placement Identifier.
+    #[serde(skip)]
+    pids: [u16; PIDS_MAX],
 }
+
+/// Entries a status list may have: `fdp.handles` × `fdp.reclaim_groups` stays within the 128
+/// placement identifiers QEMU's `NVME_FDP_MAXPIDS` allows; longer lists are cut (the regions
+/// use at most `--placement-handles` entries).
+const PIDS_MAX: usize = 128;
 
 impl PlacementSpread {
     /// The rule for `handles` handles over `span_bytes`, checked against the preset: FDP must
@@ -39,10 +53,12 @@ impl PlacementSpread {
                 preset.name
             )));
         }
-        if handles == 0 || handles > fdp.handles {
+        let entries = (fdp.handles * fdp.reclaim_groups).min(PIDS_MAX as u32);
+        if handles == 0 || handles > entries {
             return Err(IoBenchError::Placement(format!(
-                "--placement-handles {handles}: preset {} has fdp.handles={} (give 1 to {})",
-                preset.name, fdp.handles, fdp.handles
+                "--placement-handles {handles}: preset {} has fdp.handles={} × \
+                 fdp.reclaim_groups={} placement identifiers (give 1 to {entries})",
+                preset.name, fdp.handles, fdp.reclaim_groups
             )));
         }
         let sectors = span_bytes / SECTOR_BYTES;
@@ -52,11 +68,16 @@ impl PlacementSpread {
                  sectors than handles"
             )));
         }
-        let handles = u16::try_from(handles).expect("fdp.handles is at most 128");
+        let handles = u16::try_from(handles).expect("at most 128 entries");
+        let mut pids = [0u16; PIDS_MAX];
+        for (slot, pid) in pids.iter_mut().zip(fdp.status_pids()) {
+            *slot = pid;
+        }
         Ok(PlacementSpread {
             handles,
             span_bytes,
             region_bytes: sectors / u64::from(handles) * SECTOR_BYTES,
+            pids,
         })
     }
 
@@ -72,8 +93,8 @@ impl PlacementSpread {
     /// The directive of a write starting at `offset_bytes`.
     pub fn directive(&self, offset_bytes: u64) -> PlacementDirective {
         let region = offset_bytes / self.region_bytes;
-        let handle = region.min(u64::from(self.handles) - 1);
-        PlacementDirective(handle as u16)
+        let entry = region.min(u64::from(self.handles) - 1);
+        PlacementDirective(self.pids[entry as usize])
     }
 }
 
@@ -117,5 +138,25 @@ mod tests {
         assert!(e.to_string().contains("fdp.handles=4"), "{e}");
         let e = PlacementSpread::new(&fdp_preset(4), 0, 1 << 20).unwrap_err();
         assert!(e.to_string().contains("--placement-handles 0"), "{e}");
+    }
+
+    /// Two reclaim groups: the regions take the status list's (handle, group) pairs in
+    /// order, so they alternate between the groups (PID bit 15 names group 1).
+    #[test]
+    fn with_two_reclaim_groups_regions_alternate_between_the_groups() {
+        let preset = Preset::load(
+            "test-min",
+            &[
+                "ftl.mapping=\"page\"".into(),
+                "fdp.enabled=true".into(),
+                "fdp.handles=2".into(),
+                "fdp.reclaim_groups=2".into(),
+            ],
+        )
+        .unwrap();
+        let s = PlacementSpread::new(&preset, 4, 4 << 20).unwrap();
+        let pids: Vec<u16> = (0..4).map(|i| s.directive(i << 20).0).collect();
+        assert_eq!(pids, [0x0000, 0x8000, 0x0001, 0x8001]);
+        assert!(PlacementSpread::new(&preset, 5, 4 << 20).is_err());
     }
 }
