@@ -11,6 +11,15 @@
 //! do not record (see docs/fdp.md). A write is tagged by its start: one that straddles a
 //! region boundary goes whole to the first region's handle.
 //!
+//! The rule **streams** (`--placement-by stream`, traces replayed at their arrival times):
+//! a write carries entry `stream mod N` of the list below, its trace's stream being the
+//! issuing process where the format records one (FIU's and blkparse's PID), else its device
+//! column (MSR's disk, SYSTOR's LUN, Alibaba's device, Tencent's volume, SPC's ASU, MQSim's
+//! devno; `nearflash_iotrace::TraceRequest::stream`), and 0 for a fio iolog. Writes of one
+//! application stream then share a handle whatever their addresses, which is what FDP asks of
+//! a host; a trace filtered to one device (`--trace-device`) has one device stream, so with
+//! a device-column format every write takes entry 0.
+//!
 //! With several reclaim groups (`fdp.reclaim_groups` = NRG) region *i* takes entry *i* of the
 //! drive's Reclaim Unit Handle Status list (`FdpConfig::status_pids`): placement handle *i* /
 //! NRG in group *i* mod NRG, so consecutive regions alternate between the groups and each group
@@ -22,7 +31,32 @@ use nearflash_blockdev::{PlacementDirective, SECTOR_BYTES};
 use nearflash_preset::Preset;
 use serde::Serialize;
 
-/// The address-regions rule over a span.
+/// Which rule picks a write's placement handle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlacementRule {
+    /// By the address region a write starts in (every workload).
+    #[default]
+    Regions,
+    /// By the trace's stream id modulo the handles used (traces at their arrival times).
+    Streams,
+}
+
+impl PlacementRule {
+    pub fn from_name(name: &str) -> Option<PlacementRule> {
+        match name {
+            "region" | "regions" => Some(PlacementRule::Regions),
+            "stream" | "streams" => Some(PlacementRule::Streams),
+            _ => None,
+        }
+    }
+
+    fn is_regions(&self) -> bool {
+        *self == PlacementRule::Regions
+    }
+}
+
+/// The address-regions rule over a span, or the streams rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct PlacementSpread {
     /// Placement handles used: 0 .. handles.
@@ -31,6 +65,9 @@ pub struct PlacementSpread {
     pub span_bytes: u64,
     /// Bytes of each region (a whole number of sectors; the last region may be longer).
     pub region_bytes: u64,
+    /// The rule (omitted from the report when it is the default, regions).
+    #[serde(skip_serializing_if = "PlacementRule::is_regions")]
+    pub rule: PlacementRule,
     /// The drive's status list (`FdpConfig::status_pids`): region `i`'s Placement Identifier.
     #[serde(skip)]
     pids: [u16; PIDS_MAX],
@@ -77,12 +114,25 @@ impl PlacementSpread {
             handles,
             span_bytes,
             region_bytes: sectors / u64::from(handles) * SECTOR_BYTES,
+            rule: PlacementRule::Regions,
             pids,
         })
     }
 
+    /// The same handles by rule `rule`.
+    pub fn with_rule(self, rule: PlacementRule) -> Self {
+        PlacementSpread { rule, ..self }
+    }
+
     /// The rule in words, for the report.
     pub fn describe(&self) -> String {
+        if self.rule == PlacementRule::Streams {
+            return format!(
+                "handles 0-{} by the trace's stream id modulo {}",
+                self.handles - 1,
+                self.handles
+            );
+        }
         format!(
             "handles 0-{} by address regions of {} bytes",
             self.handles - 1,
@@ -90,10 +140,15 @@ impl PlacementSpread {
         )
     }
 
-    /// The directive of a write starting at `offset_bytes`.
-    pub fn directive(&self, offset_bytes: u64) -> PlacementDirective {
-        let region = offset_bytes / self.region_bytes;
-        let entry = region.min(u64::from(self.handles) - 1);
+    /// The directive of a write starting at `offset_bytes` from trace stream `stream` (0
+    /// for synthetic workloads).
+    pub fn directive(&self, offset_bytes: u64, stream: u64) -> PlacementDirective {
+        let entry = match self.rule {
+            PlacementRule::Regions => {
+                (offset_bytes / self.region_bytes).min(u64::from(self.handles) - 1)
+            }
+            PlacementRule::Streams => stream % u64::from(self.handles),
+        };
         PlacementDirective(self.pids[entry as usize])
     }
 }
@@ -118,7 +173,7 @@ mod tests {
     fn address_regions_give_each_contiguous_quarter_its_own_handle() {
         let s = PlacementSpread::new(&fdp_preset(8), 4, 4 << 20).unwrap();
         assert_eq!(s.region_bytes, 1 << 20);
-        let pid = |o: u64| s.directive(o).0;
+        let pid = |o: u64| s.directive(o, 0).0;
         assert_eq!(
             [pid(0), pid((1 << 20) - 512), pid(1 << 20), pid(3 << 20)],
             [0, 0, 1, 3]
@@ -126,7 +181,7 @@ mod tests {
         // The remainder's sectors and anything past the span go to the last handle.
         let odd = PlacementSpread::new(&fdp_preset(8), 3, 10 * 512).unwrap();
         assert_eq!(odd.region_bytes, 3 * 512);
-        assert_eq!(odd.directive(9 * 512).0, 2);
+        assert_eq!(odd.directive(9 * 512, 0).0, 2);
     }
 
     #[test]
@@ -155,8 +210,22 @@ mod tests {
         )
         .unwrap();
         let s = PlacementSpread::new(&preset, 4, 4 << 20).unwrap();
-        let pids: Vec<u16> = (0..4).map(|i| s.directive(i << 20).0).collect();
+        let pids: Vec<u16> = (0..4).map(|i| s.directive(i << 20, 0).0).collect();
         assert_eq!(pids, [0x0000, 0x8000, 0x0001, 0x8001]);
         assert!(PlacementSpread::new(&preset, 5, 4 << 20).is_err());
+    }
+
+    /// The streams rule: stream ids modulo the handles used, whatever the address.
+    #[test]
+    fn the_streams_rule_takes_the_stream_id_modulo_the_handles() {
+        let s = PlacementSpread::new(&fdp_preset(8), 3, 4 << 20)
+            .unwrap()
+            .with_rule(PlacementRule::Streams);
+        let pids: Vec<u16> = [0, 1, 2, 3, 4890]
+            .iter()
+            .map(|&st| s.directive(3 << 20, st).0)
+            .collect();
+        assert_eq!(pids, [0, 1, 2, 0, 4890 % 3]);
+        assert!(s.describe().contains("stream id modulo 3"));
     }
 }
