@@ -27,7 +27,9 @@ const GIB: f64 = (1u64 << 30) as f64;
 /// What to measure.
 pub enum Plan {
     Synthetic(SyntheticSpec),
-    Trace(TracePlan),
+    /// Boxed: a trace's plan holds its request, arrival and stream lists' headers and its
+    /// reading summary, several times a synthetic spec.
+    Trace(Box<TracePlan>),
 }
 
 /// The stretch of a run a progress report is about.

@@ -281,7 +281,7 @@ pub fn io(
         )));
     }
     let plan = match &opts.trace {
-        Some(spec) => Plan::Trace(TracePlan::load(
+        Some(spec) => Plan::Trace(Box::new(TracePlan::load(
             spec,
             &TraceOptions {
                 read: read_options(opts, spec)?,
@@ -293,7 +293,7 @@ pub fn io(
             },
             span,
             capacity,
-        )?),
+        )?)),
         None => Plan::Synthetic(synthetic_spec(opts, span, capacity)?),
     };
     let bench = Bench {
