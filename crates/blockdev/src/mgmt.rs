@@ -42,8 +42,10 @@ pub const PID_BYTES: u64 = 2;
 /// A management command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MgmtCommand {
-    /// Get Log Page of log `lid`; `lsp` is its log specific field (for the events log 0x23:
-    /// 1 = the controller's events, 0 = the host's).
+    /// Get Log Page of log `lid`; `lsp` is its log specific field (for the events log 0x23,
+    /// bit 0 Host Events, as QEMU's `nvme_fdp_events` (`host_events = lsp & 0x1`) and libnvme's
+    /// `nvme_get_log_fdp_events` (`host_events ? 0x1 : 0x0`) write it: 1 = the host's events,
+    /// 0 = the controller's).
     GetLogPage { lid: u8, lsp: u8 },
     /// I/O Management Receive with management operation `mo`.
     IoManagementReceive { mo: u8 },

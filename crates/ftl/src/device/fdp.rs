@@ -294,7 +294,8 @@ impl Device {
     }
 
     /// Answers one of FDP's management commands as the NVMe front end hands it over: Get Log
-    /// Page 0x20–0x23 (the events log's log specific field 1 for the controller's events),
+    /// Page 0x20–0x23 (the events log's log specific field bit 0: the host's events when set,
+    /// the controller's when clear),
     /// I/O Management Receive and Send with management operation 1 (Reclaim Unit Handle Status
     /// and Update), Set and Get Features for FDP (0x1D) and FDP Events (0x1E). Refused with the
     /// spec's statuses, in QEMU's order (`hw/nvme/ctrl.c`): an unknown log, Invalid Log Page;
@@ -320,7 +321,8 @@ impl Device {
         };
         match cmd {
             MgmtCommand::GetLogPage { lid, lsp } => {
-                let which = FdpLog::from_lid(*lid, *lsp & 1 == 1)
+                // LSP bit 0 set: the host's events (QEMU's `nvme_fdp_events`).
+                let which = FdpLog::from_lid(*lid, *lsp & 1 == 0)
                     .ok_or(MgmtStatus::InvalidLogPage { lid: *lid })?;
                 if which == FdpLog::Configurations {
                     return Ok(self.fdp_configuration_offered().encode_log());

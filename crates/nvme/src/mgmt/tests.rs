@@ -93,8 +93,11 @@ fn each_fdp_log_page_through_the_queues_is_the_drives_own_and_moves_up_the_link(
         (0x20, 0, FdpLog::Configurations),
         (0x21, 0, FdpLog::RuhUsage),
         (0x22, 0, FdpLog::Statistics),
-        (0x23, 0, FdpLog::HostEvents),
-        (0x23, 1, FdpLog::ControllerEvents),
+        // LSP bit 0 is Host Events (QEMU's `nvme_fdp_events`, libnvme's
+        // `nvme_get_log_fdp_events`): set for the host's, clear for the controller's. (The
+        // two were swapped here before.)
+        (0x23, 1, FdpLog::HostEvents),
+        (0x23, 0, FdpLog::ControllerEvents),
     ] {
         let want = host.0.device().fdp_log(which).unwrap();
         let up = host.0.link().stats(Direction::Up).payload_bytes;
@@ -445,7 +448,7 @@ fn issue_34_host_reads_fdp_state_and_silences_one_handles_expected_events() {
         assert_eq!(c.result, Ok(Vec::new()), "round {round}");
     }
     let log = host
-        .mgmt(&mut sim, MgmtCommand::GetLogPage { lid: 0x23, lsp: 0 })
+        .mgmt(&mut sim, MgmtCommand::GetLogPage { lid: 0x23, lsp: 1 })
         .result
         .unwrap();
     let events = host.0.device().fdp_events(false).unwrap();
