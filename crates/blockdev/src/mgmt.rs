@@ -42,8 +42,10 @@ pub const PID_BYTES: u64 = 2;
 /// A management command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MgmtCommand {
-    /// Get Log Page of log `lid`; `lsp` is its log specific field (for the events log 0x23:
-    /// 1 = the controller's events, 0 = the host's).
+    /// Get Log Page of log `lid`; `lsp` is its log specific field (for the events log 0x23,
+    /// bit 0 Host Events, as QEMU's `nvme_fdp_events` (`host_events = lsp & 0x1`) and libnvme's
+    /// `nvme_get_log_fdp_events` (`host_events ? 0x1 : 0x0`) write it: 1 = the host's events,
+    /// 0 = the controller's).
     GetLogPage { lid: u8, lsp: u8 },
     /// I/O Management Receive with management operation `mo`.
     IoManagementReceive { mo: u8 },
@@ -64,9 +66,13 @@ pub enum MgmtCommand {
         enable: bool,
         types: Vec<u8>,
     },
-    /// Get Features, FDP Events for placement handle `handle`: one 2-byte descriptor per event
-    /// type the drive supports (the type, then its attributes: bit 0 = enabled).
-    GetFdpEvents { handle: u16 },
+    /// Get Features, FDP Events (CDW11 bits 15:0 the placement handle, bits 23:16 the Number
+    /// of Event Types, NOET, as Set Features' — QEMU's `nvme_get_feature_fdp_events`): a
+    /// 2-byte descriptor (the type, then its attributes: bit 0 = enabled) for each of the
+    /// first NOET event types the drive supports, in type order, the buffer's NOET
+    /// descriptors zero past them; the completion's Dword 0 holds how many it returned. NOET 0
+    /// is Invalid Field.
+    GetFdpEvents { handle: u16, noet: u8 },
 }
 
 impl MgmtCommand {
@@ -124,8 +130,11 @@ pub enum MgmtStatus {
     /// applies it; here namespace 1 always exists).
     #[error("command sequence error: {reason}")]
     CommandSequenceError { reason: String },
-    /// FDP Disabled (command specific status 0x29, QEMU's `NVME_FDP_DISABLED`): an FDP Events
-    /// feature on a drive without FDP enabled.
+    /// FDP Disabled (command specific status 0x29, QEMU's `NVME_FDP_DISABLED`): a command that
+    /// needs FDP enabled on a drive without it — the FDP Events feature, I/O Management Send
+    /// and Receive (Reclaim Unit Handle Update and Status), and the RUH Usage, Statistics and
+    /// Events logs (0x21–0x23); the Configurations log (0x20) is answered either way, as
+    /// QEMU's `nvme_fdp_confs` does, so a host can read what enabling would give.
     #[error("flexible data placement is disabled")]
     FdpDisabled,
 }
@@ -145,11 +154,14 @@ impl MgmtStatus {
 
 /// A management command's answer: the bytes it returns (a log page, the status
 /// descriptors, a Get Features' data or its completion Dword 0 as 4 little-endian bytes; none
-/// for an update or a Set Features).
+/// for an update or a Set Features), and the completion entry's Dword 0.
 #[derive(Clone, Debug)]
 pub struct MgmtCompletion {
     pub id: u64,
     pub submitted: SimTime,
     pub completed: SimTime,
     pub result: Result<Vec<u8>, MgmtStatus>,
+    /// The completion queue entry's Dword 0 (command specific): Get Features FDP's value, Get
+    /// Features FDP Events' number of descriptors returned; 0 otherwise and on an error.
+    pub dword0: u32,
 }

@@ -15,7 +15,7 @@ use crate::dist::{BlockDraw, RandomMap};
 use crate::options::{BlockSizes, JobSpec, Rw, VerifyKind};
 use crate::replay::ReplayLog;
 use crate::stats::{depth_bucket, JobStats};
-use crate::zbd::{ZbdState, ZoneSpan};
+use crate::zbd::{Placed, WritePlace, ZbdState, ZoneSpan};
 use md5::Digest;
 use nearflash_blockdev::PlacementDirective;
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest};
@@ -239,9 +239,9 @@ pub struct JobRun {
     /// random selection draws from, apart from the offsets' so that it perturbs nothing.
     pli_loc: usize,
     pli_rng: SimRng,
-    /// The drive's placement handles (`fdp.handles`): the list `fdp=1` cycles over without
-    /// `fdp_pli`.
-    fdp_handles: usize,
+    /// The drive's Reclaim Unit Handle Status list (`FdpConfig::status_pids`): the Placement
+    /// Identifiers `fdp_pli` indexes, and that `fdp=1` cycles over without it.
+    fdp_pids: Vec<u16>,
     pub stats: JobStats,
     last_completion: Option<SimTime>,
     disk: Rc<RefCell<Disk>>,
@@ -330,7 +330,7 @@ impl JobRun {
             phase: Phase::Main,
             verifier,
             pli_loc: 0,
-            fdp_handles: 0,
+            fdp_pids: Vec::new(),
             pli_rng: stream(run_seed ^ PLI_STREAM, spec.randseed, number),
             replay: replay.map(|log| Replay {
                 log,
@@ -369,31 +369,41 @@ impl JobRun {
     }
 
     /// fio's `zbd_adjust_block`: the drawn request placed on the zones (writes at a write
-    /// pointer, reads below one); `None` ends the job's I/O (fio's `io_u_eof`). A sequential
-    /// job goes on from where the placed request ends, as fio's `last_pos`.
-    fn zbd_place(&mut self, draw: Draw) -> Option<Draw> {
+    /// pointer, reads below one); `Eof` ends the job's I/O (fio's `io_u_eof`), `Wait` holds
+    /// it until a completion. A sequential job goes on from where the placed request ends,
+    /// as fio's `last_pos`.
+    fn zbd_place(&mut self, draw: Draw) -> WritePlace {
         let Some((state, span)) = &self.zbd else {
-            return Some(draw);
+            return WritePlace::At(Placed { draw, reset: false });
         };
         let d = dir_of(draw.op).expect("a read or a write");
         let min_bs = self.spec.bs[d].min();
         let random = self.spec.rw.random();
         let placed = match draw.op {
             BlockOp::Write => {
-                let p = state.borrow_mut().place_write(*span, draw, min_bs)?;
+                let p = match state.borrow_mut().place_write(*span, draw, min_bs) {
+                    WritePlace::At(p) => p,
+                    other => return other,
+                };
                 if p.reset {
                     self.stats.zone_resets += 1;
                 }
                 p.draw
             }
             BlockOp::Read if self.spec.read_beyond_wp => draw,
-            BlockOp::Read => state.borrow().place_read(*span, draw, min_bs, random)?,
+            BlockOp::Read => match state.borrow().place_read(*span, draw, min_bs, random) {
+                Some(d) => d,
+                None => return WritePlace::Eof,
+            },
             BlockOp::Trim | BlockOp::Flush => unreachable!("zbd jobs draw reads and writes"),
         };
         if !random {
             self.walk.seq[d] = placed.offset_bytes + placed.len_bytes - self.walk.start;
         }
-        Some(placed)
+        WritePlace::At(Placed {
+            draw: placed,
+            reset: false,
+        })
     }
 
     fn start(&mut self, now: SimTime) {
@@ -557,23 +567,25 @@ impl JobRun {
         }
     }
 
-    /// The drive offers `handles` placement handles (0 without FDP).
-    pub fn with_fdp_handles(mut self, handles: usize) -> JobRun {
-        self.fdp_handles = handles;
+    /// The drive's Reclaim Unit Handle Status list: its Placement Identifiers in order
+    /// (`FdpConfig::status_pids`; empty without FDP).
+    pub fn with_fdp_pids(mut self, pids: Vec<u16>) -> JobRun {
+        self.fdp_pids = pids;
         self
     }
 
     /// fio's `dp_fill_dspec_data`: with `fdp=1` a write takes the next listed placement
     /// identifier (round robin) or one at random; other commands carry none. The list holds
-    /// the `fdp_pli` indices into the drive's handle list, whose entry `i` is placement
-    /// identifier `i` on the modelled drive (one reclaim group); without `fdp_pli`, every
-    /// handle (`fdp_handles`, set by the runner).
+    /// the `fdp_pli` indices into the drive's Reclaim Unit Handle Status list (fio's
+    /// `init_ruh_info`: `ruhs[i]` is status descriptor `i`'s PID), whose entry `i` is
+    /// placement identifier `i` with one reclaim group, and (handle i / NRG, group i mod NRG)
+    /// with more; without `fdp_pli`, every entry (`fdp_pids`, set by the runner).
     fn placement(&mut self, op: BlockOp) -> Option<PlacementDirective> {
         if !self.spec.fdp || op != BlockOp::Write {
             return None;
         }
         let n = if self.spec.fdp_pli.is_empty() {
-            self.fdp_handles
+            self.fdp_pids.len()
         } else {
             self.spec.fdp_pli.len()
         };
@@ -587,11 +599,11 @@ impl JobRun {
             self.pli_loc += 1;
             self.pli_loc - 1
         };
-        let pid = match self.spec.fdp_pli.get(loc) {
-            Some(&i) => i,
-            None => u16::try_from(loc).expect("at most 128 handles"),
+        let index = match self.spec.fdp_pli.get(loc) {
+            Some(&i) => usize::from(i),
+            None => loc,
         };
-        Some(PlacementDirective(pid))
+        Some(PlacementDirective(self.fdp_pids[index]))
     }
 
     fn flush(&mut self, now: SimTime) -> Step {
@@ -637,9 +649,17 @@ impl JobRun {
             // ends at the runtime.
             return Some(Step::Until(self.deadline.map_or(at, |d| at.min(d))));
         }
-        let Some(draw) = self.zbd_place(draw) else {
-            self.phase = Phase::EndFlush;
-            return None;
+        let draw = match self.zbd_place(draw) {
+            WritePlace::At(p) => p.draw,
+            WritePlace::Wait => {
+                // fio's `io_u_quiesce` and retry: the same draw, after a completion.
+                self.held = Some((draw, fua));
+                return Some(Step::Blocked);
+            }
+            WritePlace::Eof => {
+                self.phase = Phase::EndFlush;
+                return None;
+            }
         };
         if let Some(r) = &mut self.replay {
             r.issued(now);

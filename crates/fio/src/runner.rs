@@ -245,7 +245,7 @@ pub fn run(
     let pairs = u16::try_from(widest)
         .unwrap_or(u16::MAX)
         .min(QUEUE_PAIRS_MAX);
-    if opts.interface == Interface::Nvme && !zoned && pairs > preset.nvme.queue_pairs {
+    if opts.interface == Interface::Nvme && pairs > preset.nvme.queue_pairs {
         notes.push(format!(
             "nvme.queue_pairs raised from {} to {pairs}: each concurrent job submits on a \
              queue pair of its own",
@@ -309,10 +309,11 @@ fn check_fdp(specs: &[Rc<JobSpec>], preset: &Preset) -> Result<(), FioError> {
                 preset.name
             )));
         }
-        if let Some(&i) = spec.fdp_pli.iter().find(|&&i| u32::from(i) >= fdp.handles) {
+        let entries = fdp.handles * fdp.reclaim_groups;
+        if let Some(&i) = spec.fdp_pli.iter().find(|&&i| u32::from(i) >= entries) {
             return Err(bad(format!(
-                "fdp_pli index {i}: the drive has {} reclaim unit handles (fdp.handles)",
-                fdp.handles
+                "fdp_pli index {i}: the drive's reclaim unit handle status lists {entries} \
+                 placement identifiers (fdp.handles × fdp.reclaim_groups)"
             )));
         }
     }
@@ -480,8 +481,13 @@ fn run_on<D: FrontEnd>(
             .iter()
             .filter(|p| p.groupid == g)
             .map(|p| {
-                p.job_run(g, opts.seed, group_start, &disk)
-                    .with_fdp_handles(preset.ftl.fdp.handles as usize)
+                p.job_run(g, opts.seed, group_start, &disk).with_fdp_pids(
+                    if preset.ftl.fdp.enabled {
+                        preset.ftl.fdp.status_pids()
+                    } else {
+                        Vec::new()
+                    },
+                )
             })
             .collect();
         let mut refs: Vec<&mut dyn PacedSource> =
@@ -694,6 +700,26 @@ pub(crate) mod tests {
         let past = all.replace("fdp=1\n", "fdp=1\nfdp_pli=4\n");
         let e = run_fdp(&past, FDP_DRIVE).unwrap_err().to_string();
         assert!(e.contains("fdp_pli index 4"), "{e}");
+    }
+
+    /// With two reclaim groups the drive's Reclaim Unit Handle Status lists (handle, group)
+    /// pairs — PIDs 0, 0x8000, 1, 0x8001 for two handles — and `fdp_pli` indexes that list
+    /// as fio's `init_ruh_info` does: indices 1 and 2 are handle 0 in group 1 and handle 1 in
+    /// group 0, so both handles take half the writes; index 4 is past the list.
+    #[test]
+    fn with_two_reclaim_groups_fdp_pli_indexes_the_status_lists_group_and_handle_pairs() {
+        let drive = &[
+            "ftl.mapping=\"page\"",
+            "fdp.enabled=true",
+            "fdp.handles=2",
+            "fdp.reclaim_groups=2",
+        ];
+        let job = "[j]\nrw=randwrite\nsize=1m\nnumber_ios=400\nfdp=1\nfdp_pli=1,2\n";
+        let host = host_bytes_by_handle(&run_fdp(job, drive).unwrap());
+        assert_eq!(host, [200 * 4096, 200 * 4096]);
+        let past = job.replace("fdp_pli=1,2", "fdp_pli=4");
+        let e = run_fdp(&past, drive).unwrap_err().to_string();
+        assert!(e.contains("lists 4 placement identifiers"), "{e}");
     }
 
     fn ms(ns: u64) -> f64 {

@@ -6,7 +6,10 @@
 //!   when it is a write target already or a target can be added (at most `max_open_zones`
 //!   targets, shared by all jobs: fio's `write_zones`); otherwise one of the targets, picked
 //!   at the index proportional to the drawn offset within the job's region
-//!   (`pick_random_zone_idx`). A target that a write fills leaves the targets. A write to a
+//!   (`pick_random_zone_idx`). A target that a write fills leaves the targets when that write
+//!   completes (fio's `zbd_end_zone_io`, called from `zbd_put_io`): until then it counts
+//!   towards `max_open_zones` and takes no write, and a write that finds every target of its
+//!   span full waits (fio's `io_u_quiesce` and retry in `zbd_convert_to_write_zone`). A write to a
 //!   full zone resets it first (fio resets a zone it needs again: a sequential job that wraps,
 //!   a random one that draws a full zone); so does the write that `zone_reset_frequency` picks
 //!   once the bytes below write pointers pass `zone_reset_threshold` of the region. An empty
@@ -46,6 +49,17 @@ impl ZoneSpan {
 pub struct Placed {
     pub draw: Draw,
     pub reset: bool,
+}
+
+/// Where a drawn write goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WritePlace {
+    At(Placed),
+    /// Every target of the span is full with its last write in flight: the write waits for
+    /// a completion (fio's `io_u_quiesce`) and is placed again.
+    Wait,
+    /// No target zone lies in the span: the job's I/O ends (fio's `io_u_eof`).
+    Eof,
 }
 
 /// The zones as all jobs of the run see them (fio's `zoned_block_device_info`).
@@ -148,16 +162,22 @@ impl ZbdState {
         false
     }
 
+    /// Zone `z` is a write target still, filled by writes whose last is in flight.
+    fn filling(&self, z: u32) -> bool {
+        self.wp_bytes[z as usize] == self.zone_bytes && self.write_zones.contains(&z)
+    }
+
     /// Translates a write drawn by a job over `span` whose write sizes are multiples of
-    /// `min_bs` (which divides the zone size); `None`: no target zone lies in the span.
-    pub fn place_write(&mut self, span: ZoneSpan, draw: Draw, min_bs: u64) -> Option<Placed> {
+    /// `min_bs` (which divides the zone size).
+    pub fn place_write(&mut self, span: ZoneSpan, draw: Draw, min_bs: u64) -> WritePlace {
         assert_eq!(draw.op, BlockOp::Write);
         assert!(self.zone_bytes.is_multiple_of(min_bs) && draw.len_bytes.is_multiple_of(min_bs));
         let drawn = self.zone_of(draw.offset_bytes);
-        let zone = if span.contains(drawn) && self.write_zone_get(drawn) {
+        let zone = if span.contains(drawn) && !self.filling(drawn) && self.write_zone_get(drawn) {
             drawn
         } else {
-            // fio's `pick_random_zone_idx`: the target at the offset's share of the region.
+            // fio's `pick_random_zone_idx`: the target at the offset's share of the region,
+            // or the next one with room.
             let n = self.write_zones.len();
             let span_start = self.start(span.first);
             let span_bytes = u64::from(span.len()) * self.zone_bytes;
@@ -166,9 +186,14 @@ impl ZbdState {
                 .saturating_sub(span_start)
                 .min(span_bytes - 1);
             let from = (u128::from(rel) * n as u128 / u128::from(span_bytes)) as usize;
-            (0..n)
+            let mut targets = (0..n)
                 .map(|i| self.write_zones[(from + i) % n])
-                .find(|&z| span.contains(z))?
+                .filter(|&z| span.contains(z));
+            match targets.clone().find(|&z| !self.filling(z)) {
+                Some(z) => z,
+                None if targets.next().is_some() => return WritePlace::Wait,
+                None => return WritePlace::Eof,
+            }
         };
         let mut reset = self.wp_bytes[zone as usize] + min_bs > self.zone_bytes;
         if let Some((threshold, every)) = self.early_reset {
@@ -197,12 +222,8 @@ impl ZbdState {
         let offset_bytes = u64::from(zone) * self.zone_bytes + *wp;
         *wp += len;
         self.valid_bytes += len;
-        if *wp == self.zone_bytes {
-            // fio's `zbd_end_zone_io`: a filled zone is no longer a write target.
-            self.write_zones.retain(|&z| z != zone);
-        }
         self.check();
-        Some(Placed {
+        WritePlace::At(Placed {
             draw: Draw {
                 op: BlockOp::Write,
                 offset_bytes,
@@ -210,6 +231,19 @@ impl ZbdState {
             },
             reset,
         })
+    }
+
+    /// fio's `zbd_end_zone_io`: the write ending at `end_bytes` (a drive offset) completed;
+    /// if it filled its zone, the zone is no longer a write target.
+    pub fn end_write(&mut self, end_bytes: u64) {
+        assert!(end_bytes > 0);
+        let z = self.zone_of(end_bytes - 1);
+        if end_bytes == self.start(z) + self.zone_bytes
+            && self.wp_bytes[z as usize] == self.zone_bytes
+        {
+            self.write_zones.retain(|&t| t != z);
+        }
+        self.check();
     }
 
     /// Translates a read drawn by a job over `span` (block sizes multiples of `min_bs`) to
@@ -280,10 +314,6 @@ impl ZbdState {
     fn check(&self) {
         assert!(self.write_zones.len() <= self.write_zones_max);
         debug_assert_eq!(self.valid_bytes, self.wp_bytes.iter().sum::<u64>());
-        debug_assert!(self
-            .write_zones
-            .iter()
-            .all(|&z| self.wp_bytes[z as usize] < self.zone_bytes));
     }
 }
 
@@ -311,6 +341,15 @@ mod tests {
     }
 
     const ALL: ZoneSpan = ZoneSpan { first: 0, end: 8 };
+
+    impl WritePlace {
+        fn unwrap(self) -> Placed {
+            match self {
+                WritePlace::At(p) => p,
+                other => panic!("not placed: {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn a_random_write_lands_at_its_zones_write_pointer() {
@@ -345,12 +384,30 @@ mod tests {
     }
 
     #[test]
-    fn a_filled_zone_leaves_the_targets_and_is_reset_when_written_again() {
+    fn a_filled_zone_leaves_the_targets_when_its_last_write_completes_and_is_reset_when_written_again(
+    ) {
         let mut s = ZbdState::new(8, ZONE, 1, 0.0, 0.0);
         for i in 0..4 {
             let p = s.place_write(ALL, write(0, BS), BS).unwrap();
             assert_eq!(p.draw.offset_bytes, i * BS);
         }
+        assert_eq!(
+            s.write_zones(),
+            [0],
+            "full, its last write in flight: still a target"
+        );
+        assert_eq!(
+            s.place_write(ALL, write(3 * ZONE, BS), BS),
+            WritePlace::Wait,
+            "the one target is full: the write waits for its completion"
+        );
+        s.end_write(3 * BS);
+        assert_eq!(
+            s.write_zones(),
+            [0],
+            "an earlier write's completion frees nothing"
+        );
+        s.end_write(ZONE);
         assert!(s.write_zones().is_empty(), "full: no longer a target");
         assert!(!s.take_reset(0));
         let p = s.place_write(ALL, write(ZONE / 2, BS), BS).unwrap();
@@ -377,7 +434,10 @@ mod tests {
         let mut s = ZbdState::new(8, ZONE, 1, 0.0, 0.0);
         s.place_write(ALL, write(0, BS), BS).unwrap();
         let other = ZoneSpan { first: 4, end: 8 };
-        assert_eq!(s.place_write(other, write(5 * ZONE, BS), BS), None);
+        assert_eq!(
+            s.place_write(other, write(5 * ZONE, BS), BS),
+            WritePlace::Eof
+        );
     }
 
     #[test]
@@ -444,7 +504,17 @@ mod tests {
                 let offset = (block * 4096).min(8 * ZONE - len);
                 if is_write {
                     let before: Vec<u64> = (0..8).map(|z| s.wp_bytes(z)).collect();
-                    let p = s.place_write(ALL, write(offset, len), 4096).unwrap();
+                    let p = match s.place_write(ALL, write(offset, len), 4096) {
+                        WritePlace::At(p) => p,
+                        WritePlace::Wait => {
+                            // Complete every filling write, as the drive would, and retry.
+                            for z in 0..8u64 {
+                                s.end_write((z + 1) * ZONE);
+                            }
+                            s.place_write(ALL, write(offset, len), 4096).unwrap()
+                        }
+                        WritePlace::Eof => unreachable!("every zone is in the span"),
+                    };
                     let z = (p.draw.offset_bytes / ZONE) as u32;
                     let wp = if p.reset { 0 } else { before[z as usize] };
                     proptest::prop_assert_eq!(p.draw.offset_bytes, u64::from(z) * ZONE + wp);

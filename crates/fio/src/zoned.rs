@@ -1,17 +1,35 @@
 //! `zonemode=zbd` jobs on the zoned drive (`--set zns.enabled=true`,
 //! `nearflash_ftl::zns::ZonedDevice`): the jobs place their requests on the zones they share
-//! (`zbd.rs`), and [`ZbdDrive`] — fio's zone resets between the jobs and the drive — issues
-//! each reset they decide before the zone's next request. The drive is driven bare (no NVMe
-//! front end: NVMe does not order commands, and several of fio's writes may be in flight to
-//! one zone, which Linux keeps in order by mq-deadline's per-zone write lock, not modelled
-//! here), in timing fidelity, by the same paced
-//! load loop as every other fio run (`nearflash_blockdev::load::run_paced`).
+//! (`zbd.rs`), and [`ZbdDrive`] — the host's zone layer between the jobs and the drive —
+//! issues each reset they decide before the zone's next request and keeps one write in
+//! flight per zone. The drive sits behind the NVMe front end and its link
+//! (`--interface nvme`, the default, as `nearflash io` on a zoned drive) or bare
+//! (`--interface bare`), in timing fidelity, driven by the same paced load loop as every
+//! other fio run (`nearflash_blockdev::load::run_paced`).
+//!
+//! **One write in flight per zone** (through NVMe). NVMe does not order commands: two writes
+//! in flight to one zone may reach the drive out of order, and the second would fail with
+//! Zone Invalid Write. A host keeps a zone's writes in order by issuing them one at a time:
+//! fio's `zbd_adjust_block` returns with the target zone's lock held, and `zbd_put_io` drops
+//! it when the I/O completes (fio `zbd.c`: "The zone will be unlocked if io_u offset is
+//! changed or when io_u completes and zbd_put_io() executed"); the lock is recursive
+//! (`PTHREAD_MUTEX_RECURSIVE`), so it keeps *other* jobs out of the zone while the owner's
+//! I/O is in flight, and the owner's own writes to the zone are kept one at a time below
+//! fio by Linux's block layer (mq-deadline's per-zone write lock; zone write plugging since
+//! Linux 6.10), which holds a zone's next write until the previous one completes. Zone
+//! Appends are exempt from both (the drive picks their place), but fio's `zonemode=zbd`
+//! issues none. Here a zone's writes wait in the zone's queue, in the order they were
+//! placed, until the previous write to the zone has completed; reads queued behind a waiting
+//! write wait for it too (they were placed after it). Not modelled: fio's job that finds the
+//! zone locked by another job first waits for all its own I/O (`io_u_quiesce`) and then
+//! blocks; here only the request waits, and the job goes on with others. The bare drive
+//! takes requests in the order they were submitted, so bare runs keep no such queue (as
+//! before the front end was added).
 //!
 //! A reset waits until nothing is in flight to its zone, and the zone's later requests wait
-//! behind it in order: NVMe does not order commands, so a write still in flight could land
-//! after the reset (docs/zns.md's crash-test finding). fio waits for the job's own I/O
-//! (`io_u_quiesce`) and resets synchronously; waiting for the zone's is the same for one
-//! job and narrower for several.
+//! behind it in order: a write still in flight could land after the reset (docs/zns.md's
+//! crash-test finding). fio waits for the job's own I/O (`io_u_quiesce`) and resets
+//! synchronously; waiting for the zone's is the same for one job and narrower for several.
 
 use crate::error::FioError;
 use crate::job::{Disk, JobRun};
@@ -21,33 +39,95 @@ use crate::zbd::{ZbdState, ZoneSpan};
 use nearflash_blockdev::load::{self, Pace, Rig, RigEvent, DEFAULT_STALL_LIMIT};
 use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest, SECTOR_BYTES};
 use nearflash_flash::NoStore;
-use nearflash_ftl::zns::{ZnsEvent, ZoneAction, ZoneCommand, ZoneRequest, ZonedDevice};
+use nearflash_ftl::zns::{ZoneAction, ZoneCommand, ZoneRequest, ZonedDevice};
+use nearflash_hw::link::Direction;
 use nearflash_iobench::driver::{PacedSource, Step};
-use nearflash_iobench::{IoBenchError, Stage};
+use nearflash_iobench::{Interface, IoBenchError, Stage};
+use nearflash_nvme::Nvme;
 use nearflash_preset::Preset;
 use nearflash_sim::{Schedule, Sim, SimRng, Watchdog};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
-/// A request waiting for its zone's reset, or the reset itself.
+/// The zoned drive with the path in front of it: bare, or behind the NVMe front end.
+pub trait ZonedPath: BlockDevice {
+    /// `nvme` or `bare` (the report's `interface`).
+    const INTERFACE: &'static str;
+    /// The path may reorder commands in flight, so the host keeps one write per zone.
+    const REORDERS: bool;
+
+    fn zoned(&self) -> &ZonedDevice;
+
+    /// Nothing in flight on the path or in the drive.
+    fn quiescent(&self) -> bool;
+
+    /// The front end's figures (none when bare).
+    fn front_figures(&self) -> Option<serde_json::Value> {
+        None
+    }
+}
+
+impl ZonedPath for ZonedDevice {
+    const INTERFACE: &'static str = "bare";
+    const REORDERS: bool = false;
+
+    fn zoned(&self) -> &ZonedDevice {
+        self
+    }
+
+    fn quiescent(&self) -> bool {
+        self.is_quiescent()
+    }
+}
+
+impl ZonedPath for Nvme<ZonedDevice> {
+    const INTERFACE: &'static str = "nvme";
+    const REORDERS: bool = true;
+
+    fn zoned(&self) -> &ZonedDevice {
+        self.device()
+    }
+
+    fn quiescent(&self) -> bool {
+        self.outstanding() == 0 && self.device().is_quiescent()
+    }
+
+    fn front_figures(&self) -> Option<serde_json::Value> {
+        let s = self.stats();
+        Some(serde_json::json!({
+            "commands": s.commands,
+            "zone_commands": s.zone_appends + s.zone_sends + s.zone_receives,
+            "link_down_bytes": self.link().stats(Direction::Down).payload_bytes,
+            "link_up_bytes": self.link().stats(Direction::Up).payload_bytes,
+        }))
+    }
+}
+
+/// A request waiting in its zone's queue, or a reset.
 #[derive(Debug)]
 enum Held {
     Reset,
-    Request(BlockRequest),
+    Request {
+        stream: u32,
+        req: BlockRequest,
+        fua: bool,
+    },
 }
 
-/// One zone as the reset layer sees it.
+/// One zone as the host's zone layer sees it.
 #[derive(Debug, Default)]
 struct ZoneLane {
-    /// Block requests to the zone on the drive.
+    /// Block requests to the zone on the path or the drive.
     in_flight: u32,
+    /// Writes among them (at most one when the path reorders).
+    writes_in_flight: u32,
     /// A reset is on the drive.
     resetting: bool,
     held: VecDeque<Held>,
 }
 
-/// What the reset layer counted.
+/// What the zone layer counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ZbdCounts {
     pub resets: u64,
@@ -57,17 +137,23 @@ pub struct ZbdCounts {
     pub reads: u64,
     /// Most zones active (open or closed) on the drive at once, after each submission.
     pub active_zones_peak: u32,
+    /// Writes that waited for the zone's previous write to complete.
+    pub writes_serialised: u64,
+    /// Most writes in flight to one zone at once.
+    pub zone_writes_in_flight_peak: u32,
 }
 
-/// The zoned drive behind fio's zone resets: a block device whose requests to a zone with a
-/// reset decided (in the shared [`ZbdState`]) wait for the reset, which waits for the zone's
-/// requests in flight.
-pub struct ZbdDrive {
-    dev: ZonedDevice,
+/// The zoned drive behind the host's zone layer: a block device whose requests to a zone
+/// with a reset decided (in the shared [`ZbdState`]) wait for the reset, which waits for the
+/// zone's requests in flight, and whose writes to a zone go one at a time when the path
+/// reorders.
+pub struct ZbdDrive<D: ZonedPath> {
+    dev: D,
     state: Rc<RefCell<ZbdState>>,
     lanes: Vec<ZoneLane>,
-    /// Request id → its zone, for block requests on the drive (flushes have none).
-    owner: BTreeMap<u64, u32>,
+    /// Request id → its zone and whether it writes, for block requests on the path
+    /// (flushes have none).
+    owner: BTreeMap<u64, (u32, bool)>,
     /// Reset id → its zone.
     resets: BTreeMap<u64, u32>,
     next_reset_id: u64,
@@ -76,9 +162,9 @@ pub struct ZbdDrive {
     pub counts: ZbdCounts,
 }
 
-impl ZbdDrive {
-    pub fn new(dev: ZonedDevice, state: Rc<RefCell<ZbdState>>) -> ZbdDrive {
-        let zones = dev.zones().count();
+impl<D: ZonedPath> ZbdDrive<D> {
+    pub fn new(dev: D, state: Rc<RefCell<ZbdState>>) -> ZbdDrive<D> {
+        let zones = dev.zoned().zones().count();
         assert_eq!(
             zones,
             state.borrow().zones(),
@@ -98,57 +184,91 @@ impl ZbdDrive {
     }
 
     pub fn device(&self) -> &ZonedDevice {
-        &self.dev
+        self.dev.zoned()
     }
 
     fn zone_of(&self, offset_bytes: u64) -> u32 {
-        (offset_bytes / self.dev.zone_bytes()) as u32
+        (offset_bytes / self.dev.zoned().zone_bytes()) as u32
     }
 
-    fn issue<S: Schedule<ZnsEvent>>(&mut self, zone: u32, req: BlockRequest, q: &mut S) {
+    /// Whether the head of zone `zone`'s queue may go now.
+    fn may_go(&self, zone: u32, held: &Held) -> bool {
+        let lane = &self.lanes[zone as usize];
+        match held {
+            Held::Reset => lane.in_flight == 0,
+            Held::Request { req, .. } => {
+                !(D::REORDERS && req.op == BlockOp::Write && lane.writes_in_flight > 0)
+            }
+        }
+    }
+
+    fn issue<S: Schedule<D::Event>>(
+        &mut self,
+        zone: u32,
+        stream: u32,
+        req: BlockRequest,
+        fua: bool,
+        q: &mut S,
+    ) {
         if req.op == BlockOp::Read {
-            let wp = self.dev.zones().wp_sector(zone) * SECTOR_BYTES;
+            let wp = self.dev.zoned().zones().wp_sector(zone) * SECTOR_BYTES;
             self.counts.reads += 1;
             if req.offset_bytes + req.len_bytes > wp {
                 self.counts.reads_past_wp += 1;
             }
         }
-        self.lanes[zone as usize].in_flight += 1;
-        self.owner.insert(req.id, zone);
-        self.dev.submit(req, q);
-        let active = self.dev.zones().active_count();
+        let writes = req.op == BlockOp::Write;
+        let lane = &mut self.lanes[zone as usize];
+        lane.in_flight += 1;
+        if writes {
+            lane.writes_in_flight += 1;
+            assert!(
+                !D::REORDERS || lane.writes_in_flight == 1,
+                "one write in flight per zone on a path that reorders"
+            );
+            self.counts.zone_writes_in_flight_peak = self
+                .counts
+                .zone_writes_in_flight_peak
+                .max(lane.writes_in_flight);
+        }
+        self.owner.insert(req.id, (zone, writes));
+        self.dev.submit_from(stream, req, fua, q);
+        let active = self.dev.zoned().zones().active_count();
         self.counts.active_zones_peak = self.counts.active_zones_peak.max(active);
     }
 
     /// Starts what zone `zone` holds back, in order: a reset once nothing is in flight to
-    /// the zone, then the requests behind it once it is done.
-    fn release<S: Schedule<ZnsEvent>>(&mut self, zone: u32, q: &mut S) {
+    /// the zone, a write once the zone's previous write is done (a path that reorders), the
+    /// requests behind them once they went.
+    fn release<S: Schedule<D::Event>>(&mut self, zone: u32, q: &mut S) {
         loop {
-            let lane = &mut self.lanes[zone as usize];
+            let lane = &self.lanes[zone as usize];
             if lane.resetting {
                 return;
             }
             match lane.held.front() {
                 None => return,
-                Some(Held::Reset) if lane.in_flight > 0 => return,
-                Some(Held::Reset) => {
-                    lane.held.pop_front();
+                Some(h) if !self.may_go(zone, h) => return,
+                Some(_) => {}
+            }
+            let lane = &mut self.lanes[zone as usize];
+            match lane.held.pop_front().expect("looked at above") {
+                Held::Reset => {
                     lane.resetting = true;
                     let id = self.next_reset_id;
                     self.next_reset_id += 1;
                     self.resets.insert(id, zone);
                     let cmd = ZoneCommand::Send {
-                        zone_start_sector: self.dev.zones().start_sector(zone),
+                        zone_start_sector: self.dev.zoned().zones().start_sector(zone),
                         action: ZoneAction::Reset,
                     };
-                    self.dev.submit_zone(ZoneRequest { id, cmd }, q);
+                    self.dev
+                        .submit_zone(ZoneRequest { id, cmd }, q)
+                        .expect("a zoned drive takes zone commands");
                 }
-                Some(Held::Request(_)) => {
-                    let Some(Held::Request(req)) = lane.held.pop_front() else {
-                        unreachable!("matched above")
-                    };
+                Held::Request { stream, req, fua } => {
                     self.held_count -= 1;
-                    self.issue(zone, req, q);
+                    self.issue(zone, stream, req, fua, q);
                 }
             }
         }
@@ -156,7 +276,7 @@ impl ZbdDrive {
 
     /// Takes the drive's completions and lets the zones they free go on, until nothing more
     /// moves.
-    fn settle<S: Schedule<ZnsEvent>>(&mut self, q: &mut S) {
+    fn settle<S: Schedule<D::Event>>(&mut self, q: &mut S) {
         // Each pass either finds completions or ends; completions are bounded by the
         // requests in flight.
         loop {
@@ -169,10 +289,19 @@ impl ZbdDrive {
             }
             let mut touched = Vec::new();
             for c in blocks {
-                if let Some(zone) = self.owner.remove(&c.id) {
+                if let Some((zone, writes)) = self.owner.remove(&c.id) {
                     let lane = &mut self.lanes[zone as usize];
                     assert!(lane.in_flight > 0, "a completion of a request in flight");
                     lane.in_flight -= 1;
+                    if writes {
+                        assert!(lane.writes_in_flight > 0, "a write in flight completes");
+                        lane.writes_in_flight -= 1;
+                        // fio's `zbd_put_io` → `zbd_end_zone_io`: a filled zone leaves the
+                        // write targets once its last write completes.
+                        self.state
+                            .borrow_mut()
+                            .end_write(c.offset_bytes + c.len_bytes);
+                    }
                     touched.push(zone);
                 }
                 self.done.push(c);
@@ -199,8 +328,8 @@ impl ZbdDrive {
     }
 }
 
-impl BlockDevice for ZbdDrive {
-    type Event = ZnsEvent;
+impl<D: ZonedPath> BlockDevice for ZbdDrive<D> {
+    type Event = D::Event;
 
     fn capacity_bytes(&self) -> u64 {
         self.dev.capacity_bytes()
@@ -210,9 +339,24 @@ impl BlockDevice for ZbdDrive {
         false
     }
 
-    fn submit<S: Schedule<ZnsEvent>>(&mut self, req: BlockRequest, q: &mut S) {
+    fn submit<S: Schedule<D::Event>>(&mut self, req: BlockRequest, q: &mut S) {
+        self.submit_from(0, req, false, q);
+    }
+
+    fn submit_fua<S: Schedule<D::Event>>(&mut self, req: BlockRequest, q: &mut S) {
+        self.submit_from(0, req, true, q);
+    }
+
+    /// Submitter `stream` keeps its queue on the front end (a queue pair per job).
+    fn submit_from<S: Schedule<D::Event>>(
+        &mut self,
+        stream: u32,
+        req: BlockRequest,
+        fua: bool,
+        q: &mut S,
+    ) {
         if req.op == BlockOp::Flush {
-            self.dev.submit(req, q);
+            self.dev.submit_from(stream, req, fua, q);
         } else {
             let zone = self.zone_of(req.offset_bytes);
             assert_eq!(
@@ -220,14 +364,23 @@ impl BlockDevice for ZbdDrive {
                 self.zone_of(req.offset_bytes + req.len_bytes - 1),
                 "placed requests stay in one zone"
             );
-            let lane = &mut self.lanes[zone as usize];
             if self.state.borrow_mut().take_reset(zone) {
-                lane.held.push_back(Held::Reset);
+                self.lanes[zone as usize].held.push_back(Held::Reset);
             }
-            if lane.held.is_empty() && !lane.resetting {
-                self.issue(zone, req, q);
+            let held = Held::Request { stream, req, fua };
+            let lane = &self.lanes[zone as usize];
+            if lane.held.is_empty() && !lane.resetting && self.may_go(zone, &held) {
+                let Held::Request { stream, req, fua } = held else {
+                    unreachable!("built above")
+                };
+                self.issue(zone, stream, req, fua, q);
             } else {
-                lane.held.push_back(Held::Request(req));
+                if matches!(&held, Held::Request { req, .. } if req.op == BlockOp::Write)
+                    && lane.writes_in_flight > 0
+                {
+                    self.counts.writes_serialised += 1;
+                }
+                self.lanes[zone as usize].held.push_back(held);
                 self.held_count += 1;
                 self.release(zone, q);
             }
@@ -235,9 +388,13 @@ impl BlockDevice for ZbdDrive {
         self.settle(q);
     }
 
-    fn handle<S: Schedule<ZnsEvent>>(&mut self, ev: ZnsEvent, q: &mut S, rng: &mut SimRng) {
+    fn handle<S: Schedule<D::Event>>(&mut self, ev: D::Event, q: &mut S, rng: &mut SimRng) {
         self.dev.handle(ev, q, rng);
         self.settle(q);
+    }
+
+    fn check_invariants(&self) {
+        self.dev.check_invariants();
     }
 
     fn take_completions(&mut self, out: &mut Vec<BlockCompletion>) {
@@ -405,34 +562,48 @@ pub(crate) fn run(
         ));
     }
     let dev = format(preset)?;
-    let zone_bytes = dev.zone_bytes();
-    let mut notes = Vec::new();
-    if opts.interface == nearflash_iobench::Interface::Nvme {
-        notes.push(
-            "zonemode=zbd: the zoned drive is driven bare (no NVMe front end): NVMe does not \
-             order commands, and this host layer does not hold Linux's per-zone write lock \
-             (mq-deadline) that keeps a zone's writes in order; `nearflash io --set \
-             zns.enabled=true` runs through the front end"
-                .to_string(),
-        );
+    match opts.interface {
+        Interface::Nvme => {
+            let nvme = Nvme::new(preset.nvme.clone(), dev).map_err(|source| {
+                FioError::Run(IoBenchError::Nvme {
+                    preset: preset.name.clone(),
+                    source,
+                })
+            })?;
+            run_on(nvme, preset, placed, groups, opts, progress)
+        }
+        Interface::Bare => run_on(dev, preset, placed, groups, opts, progress),
     }
+}
+
+/// Runs the placed jobs on `dev`, the zoned drive behind its path.
+fn run_on<D: ZonedPath>(
+    dev: D,
+    preset: &Preset,
+    placed: &mut [Placed],
+    groups: u32,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<FioRun, FioError> {
+    let zone_bytes = dev.zoned().zone_bytes();
+    let mut notes = Vec::new();
     let spans = align(placed, zone_bytes, &mut notes)?;
-    let write_zones_max = check_against_drive(placed, &dev)?;
+    let write_zones_max = check_against_drive(placed, dev.zoned())?;
     let (threshold, frequency) = placed
         .iter()
         .map(|p| (p.spec.zone_reset_threshold, p.spec.zone_reset_frequency))
         .find(|&(_, f)| f > 0.0)
         .unwrap_or((0.0, 0.0));
     let state = Rc::new(RefCell::new(ZbdState::new(
-        dev.zones().count(),
+        dev.zoned().zones().count(),
         zone_bytes,
         write_zones_max,
         threshold,
         frequency,
     )));
-    let open_max = dev.zones().open_max();
-    let zones = dev.zones().count();
-    let mut sim: Sim<RigEvent<ZnsEvent>> = Sim::new(opts.seed);
+    let open_max = dev.zoned().zones().open_max();
+    let zones = dev.zoned().zones().count();
+    let mut sim: Sim<RigEvent<D::Event>> = Sim::new(opts.seed);
     let mut rig = Rig::new(ZbdDrive::new(dev, state.clone()));
     let disk = Rc::new(RefCell::new(Disk::default()));
     let mut finished: Vec<JobRun> = Vec::new();
@@ -516,14 +687,15 @@ pub(crate) fn run(
     let drive = &rig.dev;
     drive.dev.check_invariants();
     assert!(
-        drive.dev.is_quiescent(),
-        "a finished run leaves the drive idle"
+        drive.dev.quiescent(),
+        "a finished run leaves the path and the drive idle"
     );
     for z in 0..zones {
         // The jobs' write pointers are the drive's (its zone report), zone by zone.
         assert_eq!(
             state.borrow().wp_bytes(z),
-            drive.dev.zones().descriptor(z).wp_sector * SECTOR_BYTES - u64::from(z) * zone_bytes,
+            drive.device().zones().descriptor(z).wp_sector * SECTOR_BYTES
+                - u64::from(z) * zone_bytes,
             "zone {z}: the host's write pointer is the drive's"
         );
     }
@@ -547,16 +719,16 @@ pub(crate) fn run(
 }
 
 /// nearflash's own figures of a zoned run (the top-level `nearflash` object).
-fn report(
+fn report<D: ZonedPath>(
     preset: &Preset,
     seed: u64,
-    drive: &ZbdDrive,
+    drive: &ZbdDrive<D>,
     state: &ZbdState,
     open_max: u32,
     zones: u32,
-    sim: &Sim<RigEvent<ZnsEvent>>,
+    sim: &Sim<RigEvent<D::Event>>,
 ) -> serde_json::Value {
-    let dev = &drive.dev;
+    let dev = drive.device();
     let stats = dev.stats();
     let flash = dev.backbone().stats();
     let host = stats.host_sectors_written * SECTOR_BYTES;
@@ -565,11 +737,11 @@ fn report(
     for z in 0..zones {
         *by_state.entry(dev.zones().state(z).name()).or_default() += 1;
     }
-    serde_json::json!({
+    let mut out = serde_json::json!({
         "preset": preset.name,
         "seed": seed,
         "fidelity": "timing",
-        "interface": "bare",
+        "interface": D::INTERFACE,
         "zoned": {
             "zones": zones,
             "zone_bytes": dev.zone_bytes(),
@@ -593,7 +765,17 @@ fn report(
         "flash_page_programs": flash.page_programs,
         "flash_block_erases": flash.block_erases,
         "trace_hash": sim.trace_hash().hex(),
-    })
+    });
+    // Only a path that reorders keeps a zone's writes one at a time (a bare run's figures
+    // are as they were before the front end).
+    if let Some(front) = drive.dev.front_figures() {
+        out["nvme"] = front;
+    }
+    if D::REORDERS {
+        out["zoned"]["writes_serialised"] = drive.counts.writes_serialised.into();
+        out["zoned"]["zone_writes_in_flight_peak"] = drive.counts.zone_writes_in_flight_peak.into();
+    }
+    out
 }
 
 #[cfg(test)]
@@ -770,6 +952,65 @@ mod tests {
         );
         let resets: u64 = r.jobs.iter().map(|j| j.stats.zone_resets).sum();
         assert_eq!(figure(&r, "zone_resets"), resets);
+    }
+
+    /// Through the NVMe front end (the default) two writers share four zones at depth 8:
+    /// NVMe does not order commands, so the host keeps one write in flight per zone (fio's
+    /// zone lock across jobs, the block layer's zone write plug within one) and the rest wait
+    /// in the zone's queue. No write lands off its write pointer, every command crossed the
+    /// front end, and the bare drive, which takes requests in order, runs the same jobs with
+    /// several writes in flight to a zone.
+    #[test]
+    fn through_nvme_a_zones_writes_go_one_at_a_time_and_none_fails() {
+        let z = zone_kib();
+        let text = format!(
+            "[w]\nzonemode=zbd\nmax_open_zones=2\nrw=randwrite\nbs=16k\nsize={}k\n\
+             io_size={}k\niodepth=8\nnumjobs=2\n",
+            4 * z,
+            8 * z
+        );
+        let r = zoned(&text);
+        assert_eq!(r.nearflash["interface"], "nvme");
+        for j in &r.jobs {
+            assert_eq!(j.stats.errors, 0, "{:?}", j.stats.first_error);
+            assert_eq!(j.stats.dirs[1].io_bytes, 8 * z * 1024);
+        }
+        assert_eq!(figure(&r, "zone_writes_in_flight_peak"), 1);
+        assert!(
+            figure(&r, "writes_serialised") > 0,
+            "depth 8 on 2 zones: writes waited for their zone's previous one"
+        );
+        let writes: u64 = r.jobs.iter().map(|j| j.stats.dirs[1].total_ios).sum();
+        let resets = figure(&r, "zone_resets");
+        let commands = r.nearflash["nvme"]["commands"].as_u64().unwrap();
+        assert!(
+            commands >= writes + resets,
+            "{commands} commands for {writes} writes and {resets} resets"
+        );
+        assert_eq!(
+            r.nearflash["nvme"]["zone_commands"].as_u64().unwrap(),
+            resets,
+            "each reset a Zone Management Send"
+        );
+        let bare = crate::runner::run(
+            &crate::jobfile::tests::one(&text).unwrap(),
+            std::path::Path::new("job.fio"),
+            &RunOptions {
+                preset: "test-min".into(),
+                overrides: vec!["zns.enabled=true".into()],
+                seed: 1,
+                fidelity: Fidelity::Timing,
+                interface: Interface::Bare,
+                precondition: None,
+            },
+            &mut |_, _, _| {},
+        )
+        .unwrap();
+        assert_eq!(bare.nearflash["interface"], "bare");
+        assert!(bare.nearflash["zoned"].get("writes_serialised").is_none());
+        for j in &bare.jobs {
+            assert_eq!(j.stats.errors, 0, "{:?}", j.stats.first_error);
+        }
     }
 
     #[test]

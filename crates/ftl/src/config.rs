@@ -232,7 +232,7 @@ impl FtlConfig {
         }
         let layout = crate::layout::Layout::new(&Geometry::from_config(flash), self);
         let data_sbs = layout.data_superblocks();
-        let reserve = self.gc_foreground_free_superblocks + layout.open_points() + 2;
+        let reserve = layout.reserved_superblocks(self) + 1;
         if data_sbs <= reserve {
             return bad(
                 if self.fdp.enabled {

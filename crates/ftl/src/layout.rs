@@ -134,7 +134,7 @@ impl Layout {
         // `over_provisioning_percent` changed nothing.)
         let op_groups =
             ((data_groups as f64) * (cfg.over_provisioning_percent / 100.0)).ceil() as u64;
-        let floor_sbs = u64::from(cfg.gc_foreground_free_superblocks + l.open_points() + 1);
+        let floor_sbs = u64::from(l.reserved_superblocks(cfg));
         l.logical_groups =
             data_groups.saturating_sub(op_groups + floor_sbs * n + l.padding_groups());
         // A cached mapping table keeps the table on flash: its translation units take their
@@ -375,6 +375,14 @@ impl Layout {
         self.gc_lanes
     }
 
+    /// Superblocks outside the logical capacity besides over-provisioning: the write points
+    /// and, for each reclaim group (each keeps its own free superblocks, `device/gc.rs`), the
+    /// foreground-GC reserve and the crash reserve. One group (no FDP):
+    /// `gc_foreground_free_superblocks + open_points + 1`.
+    pub fn reserved_superblocks(&self, cfg: &FtlConfig) -> u32 {
+        cfg.fdp.groups() * (cfg.gc_foreground_free_superblocks + 1) + self.open_points()
+    }
+
     /// Write points that may hold an open superblock at once, every host and GC lane's:
     /// superblocks that stay outside the logical capacity. Twice the ways without FDP.
     pub fn open_points(&self) -> u32 {
@@ -398,7 +406,7 @@ impl Layout {
     /// superblocks).
     pub fn over_provisioned_superblocks(&self, cfg: &FtlConfig) -> u32 {
         let n = u64::from(self.groups_per_superblock());
-        let floor = u64::from(cfg.gc_foreground_free_superblocks + self.open_points() + 1);
+        let floor = u64::from(self.reserved_superblocks(cfg));
         let logical_sbs = self.logical_groups.div_ceil(n);
         let padding_sbs = self.padding_groups().div_ceil(n);
         u64::from(self.data_superblocks())

@@ -170,11 +170,19 @@ impl SbTable {
         self.free_count += 1;
     }
 
-    /// Takes the least-worn free superblock, from `way` if it has one, else from the way with
-    /// the most free superblocks.
-    pub fn take(&mut self, way: u32) -> Option<SbId> {
+    /// Free superblocks on ways `ways` (a reclaim group's).
+    pub fn free_in(&self, ways: std::ops::Range<u32>) -> u32 {
+        let n: usize = ways.map(|w| self.free[w as usize].len()).sum();
+        n as u32
+    }
+
+    /// Takes the least-worn free superblock, from `way` if it has one, else from the way of
+    /// `ways` (the reclaim group of `way`: every way without FDP) with the most free
+    /// superblocks.
+    pub fn take(&mut self, way: u32, ways: std::ops::Range<u32>) -> Option<SbId> {
+        assert!(ways.contains(&way) && ways.end <= self.ways);
         let w = if self.free[way as usize].is_empty() {
-            (0..self.ways).max_by_key(|&w| (self.free[w as usize].len(), u32::MAX - w))?
+            ways.max_by_key(|&w| (self.free[w as usize].len(), u32::MAX - w))?
         } else {
             way
         };

@@ -264,20 +264,33 @@ pub fn run_checked_io(
 }
 
 /// How the checked workloads and the crash test place writes on a drive with Flexible Data
-/// Placement (`None` without): 256 KiB address regions take the placement handles in
-/// turn, so that each handle carries a stream of its own, and every 61st request names a
-/// placement handle the namespace does not have (the drive places it by handle 0 and logs
-/// an Invalid Placement Identifier event).
+/// Placement (`None` without): 256 KiB address regions take the entries of the Reclaim Unit
+/// Handle Status list in turn (`FdpConfig::status_pids`: every handle, and with several
+/// reclaim groups every (handle, group) pair, so each group holds its share), so that each
+/// handle carries a stream of its own, and every 61st request names a placement handle the
+/// namespace does not have (the drive places it by handle 0 and logs an Invalid Placement
+/// Identifier event).
 pub fn workload_pid(dev: &crate::Device, offset_bytes: u64, id: u64) -> Option<u16> {
     let cfg = &dev.config().fdp;
     if !cfg.enabled {
         return None;
     }
     if id % 61 == 60 {
-        // One past the last handle: invalid, with one reclaim group (RGIF 0).
+        // One past the last handle, in group 0: invalid.
         return Some(cfg.handles as u16);
     }
-    Some(((offset_bytes / (256 << 10)) % u64::from(cfg.handles)) as u16)
+    Some(valid_workload_pid(cfg, offset_bytes))
+}
+
+/// The status-list entry of `offset_bytes`'s 256 KiB region.
+fn valid_workload_pid(cfg: &crate::fdp::FdpConfig, offset_bytes: u64) -> u16 {
+    let groups = u64::from(cfg.reclaim_groups);
+    let entry = (offset_bytes / (256 << 10)) % (u64::from(cfg.handles) * groups);
+    crate::fdp::PlacementId {
+        handle: (entry / groups) as u16,
+        group: (entry % groups) as u16,
+    }
+    .encode(cfg.rgif_bits())
 }
 
 /// Every 97th request also moves its handle on to new reclaim units (a Reclaim Unit Handle
@@ -287,7 +300,8 @@ pub fn workload_ruh_update(id: u64) -> bool {
 }
 
 /// Submits `req` as the checked workloads do: through `workload_pid`'s placement handle on
-/// a drive with FDP, with the occasional handle update; a plain submit otherwise.
+/// a drive with FDP, with the occasional handle update (of the region's valid identifier);
+/// a plain submit otherwise.
 pub fn submit_placed_workload(
     dev: &mut crate::Device,
     req: nearflash_blockdev::BlockRequest,
@@ -296,7 +310,12 @@ pub fn submit_placed_workload(
     match workload_pid(dev, req.offset_bytes, req.id) {
         Some(pid) if req.op == nearflash_blockdev::BlockOp::Write => {
             if workload_ruh_update(req.id) {
-                let valid = pid % dev.config().fdp.handles as u16;
+                let cfg = &dev.config().fdp;
+                let valid = if pid == cfg.handles as u16 {
+                    valid_workload_pid(cfg, 0)
+                } else {
+                    pid
+                };
                 dev.ruh_update(&[valid], q.now())
                     .expect("a placement handle of the namespace");
             }

@@ -27,7 +27,9 @@ const GIB: f64 = (1u64 << 30) as f64;
 /// What to measure.
 pub enum Plan {
     Synthetic(SyntheticSpec),
-    Trace(TracePlan),
+    /// Boxed: a trace's plan holds its request, arrival and stream lists' headers and its
+    /// reading summary, several times a synthetic spec.
+    Trace(Box<TracePlan>),
 }
 
 /// The stretch of a run a progress report is about.
@@ -60,6 +62,9 @@ pub struct Bench<'a> {
     /// Spread the writes (preconditioning's too) over this many Flexible Data Placement
     /// handles by the address-regions rule (`placement`); `None`: no directives.
     pub placement_handles: Option<u32>,
+    /// The rule that spreads them (`--placement-by`): address regions (the default) or a
+    /// trace's streams.
+    pub placement_rule: crate::placement::PlacementRule,
 }
 
 /// The logical capacity of the preset's device (no device is built).
@@ -100,8 +105,22 @@ impl Bench<'_> {
         };
         let spread = self
             .placement_handles
-            .map(|n| crate::placement::PlacementSpread::new(self.preset, n, checked))
+            .map(|n| {
+                crate::placement::PlacementSpread::new(self.preset, n, checked)
+                    .map(|s| s.with_rule(self.placement_rule))
+            })
             .transpose()?;
+        if self.placement_rule == crate::placement::PlacementRule::Streams {
+            let ok = matches!(self.plan, Plan::Trace(t) if t.no_stall_depth.is_none());
+            if !ok || self.placement_handles.is_none() {
+                return Err(IoBenchError::Placement(
+                    "--placement-by stream places a trace's writes by the trace's stream ids: \
+                     it needs --trace (replayed at its arrival times, not --no-stall) and \
+                     --placement-handles N"
+                        .into(),
+                ));
+            }
+        }
         let mut driver = Driver::<D>::new(self.preset, &self.store, self.seed, checked)?;
         driver.set_placement(spread);
         let precondition_span = match self.plan {
@@ -130,7 +149,7 @@ impl Bench<'_> {
                         let mut list = ListSource::new(t.requests.clone());
                         driver.run_closed(&mut list, depth, &mut on)?
                     }
-                    None => driver.run_open(&t.requests, &t.arrivals_ns, &mut on)?,
+                    None => driver.run_open(&t.requests, &t.arrivals_ns, &t.streams, &mut on)?,
                 };
                 (phase, t.describe())
             }
@@ -227,6 +246,7 @@ mod tests {
             seed: 7,
             precondition: Some(true),
             placement_handles: None,
+            placement_rule: Default::default(),
         };
         let mut stages = Vec::new();
         let a = bench
@@ -282,6 +302,7 @@ mod tests {
                 seed: 5,
                 precondition: Some(false),
                 placement_handles,
+                placement_rule: Default::default(),
             }
             .run(&mut |_, _, _| {})
             .unwrap();
@@ -313,6 +334,7 @@ mod tests {
             seed: 1,
             precondition: None,
             placement_handles: None,
+            placement_rule: Default::default(),
         };
         let e = bench.run(&mut |_, _, _| {}).unwrap_err();
         assert!(e.to_string().contains("--store-file"), "{e}");
@@ -355,6 +377,7 @@ mod tests {
                 seed: 1,
                 precondition: Some(false),
                 placement_handles: None,
+                placement_rule: Default::default(),
             }
             .run(&mut |_, _, _| {})
             .unwrap()
@@ -401,7 +424,7 @@ mod tests {
         let mut driver =
             Driver::<Nvme<crate::interface::Drive>>::new(&preset, &StoreSpec::None, 1, 0).unwrap();
         let phase = driver
-            .run_open(&requests, &arrivals, &mut |_, _| {})
+            .run_open(&requests, &arrivals, &arrivals, &mut |_, _| {})
             .unwrap();
         assert_eq!((phase.requests, phase.failed), (n, 0));
         let s = driver.front_end().stats();

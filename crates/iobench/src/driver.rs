@@ -385,7 +385,7 @@ impl<D: FrontEnd> Driver<D> {
             |rng| {
                 let d = source.next_request(rng)?;
                 let req = request(&mut next_id, d, checker.borrow_mut().as_mut());
-                Some(placed(req, None, spread))
+                Some(placed(req, None, spread, 0))
             },
             |dev, c| seen.record(dev.ftl(), &c),
         );
@@ -427,7 +427,7 @@ impl<D: FrontEnd> Driver<D> {
                         let req = request(&mut next_id, draw, checker.borrow_mut().as_mut());
                         jobs[i].submitted(&req);
                         owners.borrow_mut().insert(req.id, i);
-                        let Submission { req, placement } = placed(req, placement, spread);
+                        let Submission { req, placement } = placed(req, placement, spread, 0);
                         Pace::Submit {
                             req,
                             fua,
@@ -466,14 +466,17 @@ impl<D: FrontEnd> Driver<D> {
             .map_err(|e| load_error(LoadError::Stall(e), self.rig.dev.ftl()))
     }
 
-    /// Replays `requests` open-loop: each is submitted at its arrival time (relative to now).
+    /// Replays `requests` open-loop: each is submitted at its arrival time (relative to now),
+    /// request `i` from trace stream `streams[i]` (the streams placement rule's input).
     pub fn run_open(
         &mut self,
         requests: &[Draw],
         arrivals_ns: &[u64],
+        streams: &[u64],
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<PhaseResult, IoBenchError> {
         assert_eq!(requests.len(), arrivals_ns.len());
+        assert_eq!(requests.len(), streams.len());
         let total = requests.len() as u64;
         self.rig.dev.expect_outstanding(total);
         let checker = RefCell::new(self.checker.take());
@@ -481,10 +484,14 @@ impl<D: FrontEnd> Driver<D> {
         let mut next_id = self.next_id;
         let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, self.sim.now());
         let spread = self.placement;
-        let arrivals = arrivals_ns.iter().zip(requests).map(|(&a, &d)| {
-            let req = request(&mut next_id, d, checker.borrow_mut().as_mut());
-            (a, placed(req, None, spread))
-        });
+        let arrivals = arrivals_ns
+            .iter()
+            .zip(requests)
+            .zip(streams)
+            .map(|((&a, &d), &s)| {
+                let req = request(&mut next_id, d, checker.borrow_mut().as_mut());
+                (a, placed(req, None, spread, s))
+            });
         let result = load::run_open(
             &mut self.sim,
             &mut self.rig,
@@ -595,9 +602,10 @@ fn placed(
     req: BlockRequest,
     own: Option<PlacementDirective>,
     spread: Option<PlacementSpread>,
+    stream: u64,
 ) -> Submission {
     let placement = match req.op {
-        BlockOp::Write => own.or_else(|| spread.map(|s| s.directive(req.offset_bytes))),
+        BlockOp::Write => own.or_else(|| spread.map(|s| s.directive(req.offset_bytes, stream))),
         _ => None,
     };
     Submission { req, placement }

@@ -39,6 +39,8 @@ pub struct TracePlan {
     pub format: &'static str,
     pub requests: Vec<Draw>,
     pub arrivals_ns: Vec<u64>,
+    /// Each request's trace stream (`TraceRequest::stream`).
+    pub streams: Vec<u64>,
     /// The region requests must lie in, from 0: the device's capacity, or a smaller span.
     pub span_bytes: u64,
     /// Requests whose offsets were folded into the span.
@@ -93,6 +95,7 @@ impl TracePlan {
         };
         let mut requests = Vec::new();
         let mut arrivals_ns = Vec::new();
+        let mut streams = Vec::new();
         let (mut folded, mut trims, mut flushes) = (0, 0, 0);
         for r in reader.by_ref() {
             let r = r.map_err(trace_error(&path))?;
@@ -103,6 +106,7 @@ impl TracePlan {
             flushes += u64::from(draw.op == BlockOp::Flush);
             requests.push(draw);
             arrivals_ns.push(r.arrival_ns);
+            streams.push(r.stream);
         }
         assert_eq!(requests.len(), arrivals_ns.len());
         Ok(TracePlan {
@@ -110,6 +114,7 @@ impl TracePlan {
             format: format.name(),
             requests,
             arrivals_ns,
+            streams,
             span_bytes,
             folded,
             trims,
@@ -229,6 +234,7 @@ mod tests {
             offset_bytes,
             size_bytes,
             line: 7,
+            stream: 0,
         }
     }
 

@@ -52,6 +52,7 @@ fn rand_read(
         seed: 1,
         precondition: Some(true),
         placement_handles: None,
+        placement_rule: Default::default(),
     }
     .run(&mut |_, _, _| {})
     .unwrap();

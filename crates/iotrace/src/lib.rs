@@ -62,6 +62,11 @@ pub struct TraceRequest {
     /// The 1-based line of the trace it came from (for errors found later, e.g. an offset
     /// past the device).
     pub line: u64,
+    /// The stream the trace says the request came from: the issuing process (FIU's and
+    /// blkparse's PID), else the device column (MSR's disk, SYSTOR's LUN, Alibaba's
+    /// device_id, Tencent's VolumeID, SPC's ASU, MQSim's devno); 0 for a fio iolog (one file
+    /// per log). `nearflash io --placement-by stream` places writes by it.
+    pub stream: u64,
 }
 
 /// How to read a trace (every format).

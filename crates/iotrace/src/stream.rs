@@ -55,6 +55,7 @@ struct Pending {
     op: TraceOp,
     offset_bytes: u64,
     size_bytes: u64,
+    stream: u64,
 }
 
 /// A trace as an iterator of requests in arrival order, in bounded memory.
@@ -170,6 +171,7 @@ impl<'a> TraceReader<'a> {
             op: record.op,
             offset_bytes: record.offset_bytes,
             size_bytes: record.size_bytes,
+            stream: record.stream,
         };
         if self.in_order.back().is_none_or(|last| p > *last) {
             self.in_order.push_back(p);
@@ -213,6 +215,7 @@ impl<'a> TraceReader<'a> {
                     offset_bytes: p.offset_bytes,
                     size_bytes: p.size_bytes,
                     line: p.line,
+                    stream: p.stream,
                 }),
         )
     }

@@ -191,6 +191,8 @@ proptest! {
                 offset_bytes: g.offset,
                 size_bytes: g.size,
                 line,
+                // The MSR stream is the disk number.
+                stream: u64::from(g.disk),
             })
             .collect();
         let opts = ReadOptions {

@@ -62,6 +62,9 @@ pub struct IoOptions {
     /// Flexible Data Placement (`fdp.enabled = true`) only: spread the writes over placement
     /// handles 0 .. N by address region (`nearflash_iobench::placement`).
     pub placement_handles: Option<u32>,
+    /// The rule that spreads them: `region` (the default: the address region a write starts
+    /// in) or `stream` (a trace's stream id modulo N; `nearflash_iobench::placement`).
+    pub placement_by: Option<String>,
 }
 
 impl Default for IoOptions {
@@ -78,6 +81,7 @@ impl Default for IoOptions {
             span_gib: None,
             precondition: None,
             placement_handles: None,
+            placement_by: None,
             trace: None,
             time_scale: 1.0,
             disk: None,
@@ -277,7 +281,7 @@ pub fn io(
         )));
     }
     let plan = match &opts.trace {
-        Some(spec) => Plan::Trace(TracePlan::load(
+        Some(spec) => Plan::Trace(Box::new(TracePlan::load(
             spec,
             &TraceOptions {
                 read: read_options(opts, spec)?,
@@ -289,7 +293,7 @@ pub fn io(
             },
             span,
             capacity,
-        )?),
+        )?)),
         None => Plan::Synthetic(synthetic_spec(opts, span, capacity)?),
     };
     let bench = Bench {
@@ -300,6 +304,14 @@ pub fn io(
         seed: opts.seed,
         precondition: opts.precondition,
         placement_handles: opts.placement_handles,
+        placement_rule: match opts.placement_by.as_deref() {
+            None => nearflash_iobench::placement::PlacementRule::Regions,
+            Some(name) => {
+                nearflash_iobench::placement::PlacementRule::from_name(name).ok_or_else(|| {
+                    JobError::Workload(format!("--placement-by {name}: give region or stream"))
+                })?
+            }
+        },
     };
     Ok(bench.run(progress)?)
 }
@@ -498,8 +510,7 @@ mod tests {
     }
 
     /// A trace replayed with `placement_handles`: its writes are tagged by the address
-    /// region they start in (the trace formats carry no stream id the rule could use), so
-    /// the MSR example's writes, folded onto test-min, land on all four handles and the
+    /// region they start in (the default rule), so the MSR example's writes, folded onto test-min, land on all four handles and the
     /// report names the rule.
     #[test]
     fn a_traces_writes_spread_over_placement_handles_by_address_region() {
@@ -522,5 +533,55 @@ mod tests {
         assert!(host[..4].iter().all(|&b| b > 0), "{host:?}");
         assert!(host[4..].iter().all(|&b| b == 0), "{host:?}");
         assert!(fdp.placement.is_some_and(|p| p.contains("address regions")));
+    }
+
+    /// `placement_by = "stream"`: the FIU example's writes carry handle PID mod 4 — each
+    /// handle gets exactly the bytes of its processes' writes, whatever their addresses — and
+    /// the rule needs a trace at its arrival times.
+    #[test]
+    fn a_traces_writes_spread_over_placement_handles_by_process_id() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/traces/fiu.txt");
+        let text = std::fs::read_to_string(path).unwrap();
+        // Bytes per handle: each write's sectors on handle PID mod 4.
+        let mut expected = [0u64; 8];
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        {
+            let t: Vec<&str> = line.split_whitespace().collect();
+            if t[t.len() - 4] == "W" {
+                let sectors: u64 = t[t.len() - 5].parse().unwrap();
+                expected[t[1].parse::<usize>().unwrap() % 4] += sectors * 512;
+            }
+        }
+        let o = IoOptions {
+            overrides: vec![
+                "ftl.mapping=\"page\"".into(),
+                "fdp.enabled=true".into(),
+                "fdp.handles=8".into(),
+            ],
+            pattern: None,
+            requests: None,
+            trace: Some(format!("fiu:{path}")),
+            fold_offsets: true,
+            placement_handles: Some(4),
+            placement_by: Some("stream".into()),
+            ..small()
+        };
+        let fdp = io(&o, &mut |_, _, _| {}).unwrap().fdp.expect("FDP is on");
+        let got: Vec<u64> = fdp.handles.iter().map(|h| h.host_bytes_written).collect();
+        assert_eq!(got, expected);
+        assert!(fdp
+            .placement
+            .is_some_and(|p| p.contains("stream id modulo 4")));
+        let synthetic = IoOptions {
+            pattern: Some(Pattern::RandWrite),
+            trace: None,
+            fold_offsets: false,
+            requests: Some(100),
+            ..o.clone()
+        };
+        let e = io(&synthetic, &mut |_, _, _| {}).unwrap_err().to_string();
+        assert!(e.contains("--placement-by stream"), "{e}");
     }
 }

@@ -111,6 +111,11 @@ pub struct IoArgs {
     /// into N equal regions); N at most fdp.handles.
     #[arg(long, value_name = "N")]
     pub placement_handles: Option<u32>,
+    /// The rule of --placement-handles: `region` (the default: the address region a write
+    /// starts in) or `stream` (a trace's stream id — the process for FIU and blkparse, else
+    /// the device column — modulo N; traces at their arrival times only).
+    #[arg(long, value_name = "RULE", requires = "placement_handles")]
+    pub placement_by: Option<String>,
     /// Write every figure as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -156,6 +161,7 @@ fn options(args: &IoArgs) -> IoOptions {
         interface: args.interface,
         zone_append: args.zone_append,
         placement_handles: args.placement_handles,
+        placement_by: args.placement_by.clone(),
     }
 }
 

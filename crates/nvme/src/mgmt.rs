@@ -49,6 +49,8 @@ pub(crate) struct MgmtCmdState {
     req: Option<MgmtRequest>,
     /// The answer, once the device (or the controller) gave it.
     result: Option<Result<Vec<u8>, MgmtStatus>>,
+    /// The device's completion Dword 0.
+    dword0: u32,
     /// The answer rides in the CQE's Dword 0 (Get Features FDP): no data moves up.
     answer_in_cqe: bool,
 }
@@ -63,6 +65,7 @@ impl MgmtCmdState {
             result: self
                 .result
                 .expect("a management command completes with an answer"),
+            dword0: self.dword0,
         }
     }
 }
@@ -105,6 +108,7 @@ impl<D: BlockDevice> Nvme<D> {
                         answer_in_cqe: cmd.req.cmd.answer_in_cqe(),
                         req: Some(cmd.req),
                         result: None,
+                        dword0: 0,
                     }),
                 }
             },
@@ -175,6 +179,7 @@ impl<D: BlockDevice> Nvme<D> {
                 "a management command is answered once"
             );
             state.result = Some(c.result);
+            state.dword0 = c.dword0;
             if outbound > 0 {
                 // Step 5: the answer goes up into host memory.
                 let host = &mut self.ports[0];

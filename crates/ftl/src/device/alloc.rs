@@ -159,18 +159,47 @@ impl Device {
             .sum()
     }
 
+    /// Whether `stream` may open a superblock: counted in its reclaim group (every way
+    /// without FDP), whose free superblocks only it can take.
     pub(super) fn can_open(&self, stream: Stream) -> bool {
+        let free = self.free_in_group(self.stream_group(stream));
         match stream {
-            Stream::Host(_) => self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks,
+            Stream::Host(_) => free > self.cfg.gc_foreground_free_superblocks,
             Stream::Slc => {
-                self.sbs.free_count() > self.cfg.gc_foreground_free_superblocks
+                free > self.cfg.gc_foreground_free_superblocks
                     && self.sbs.slc_count() < self.slc_budget_superblocks()
             }
             // The last free superblock is the crash reserve (see `gc_room`).
-            Stream::Gc(_) => {
-                self.sbs.free_count() > 1 || (self.sbs.free_count() > 0 && self.gc_rescuing())
-            }
+            Stream::Gc(_) => free > 1 || (free > 0 && self.gc_rescuing()),
         }
+    }
+
+    /// Reclaim groups (`fdp.reclaim_groups`; 1 without FDP): group `g` is ways
+    /// `g × write_points ..` of the next `write_points`.
+    pub(super) fn groups(&self) -> u32 {
+        self.cfg.fdp.groups()
+    }
+
+    /// The ways of reclaim group `g`.
+    pub(super) fn group_ways(&self, g: u32) -> std::ops::Range<u32> {
+        let n = self.layout.write_points();
+        assert!(g < self.groups());
+        g * n..(g + 1) * n
+    }
+
+    /// The reclaim group of superblock `sb`.
+    pub(super) fn sb_group(&self, sb: SbId) -> u32 {
+        self.layout.way_of(sb) / self.layout.write_points()
+    }
+
+    /// The reclaim group whose ways `stream`'s points write on.
+    pub(super) fn stream_group(&self, stream: Stream) -> u32 {
+        self.lane(stream).first_way / self.layout.write_points()
+    }
+
+    /// Free superblocks of reclaim group `g`.
+    pub(super) fn free_in_group(&self, g: u32) -> u32 {
+        self.sbs.free_in(self.group_ways(g))
     }
 
     fn open_point(&mut self, stream: Stream, i: usize) -> Option<WritePoint> {
@@ -179,7 +208,9 @@ impl Device {
         }
         let lane = self.lane(stream);
         let way = lane.first_way + i as u32;
-        let sb = self.sbs.take(way)?;
+        let ways = self.group_ways(self.stream_group(stream));
+        let sb = self.sbs.take(way, ways)?;
+        debug_assert_eq!(self.sb_group(sb), self.stream_group(stream));
         let epoch = self.next_epoch;
         self.next_epoch += 1;
         if stream == Stream::Slc {

@@ -230,17 +230,24 @@ impl Device {
 
     /// The FDP configuration the drive offers (log 0x20's only descriptor).
     pub fn fdp_configuration(&self) -> Result<FdpConfiguration, FdpError> {
-        let f = self.fdp.as_ref().ok_or(FdpError::Disabled)?;
-        Ok(FdpConfiguration {
-            rgif: f.rgif,
+        self.fdp.as_ref().ok_or(FdpError::Disabled)?;
+        Ok(self.fdp_configuration_offered())
+    }
+
+    /// The configuration of the preset's `[fdp]` table, whether FDP is on or not: what log
+    /// 0x20 lists (with FDP off, what enabling it would give).
+    pub fn fdp_configuration_offered(&self) -> FdpConfiguration {
+        let c = &self.cfg.fdp;
+        FdpConfiguration {
+            rgif: c.rgif_bits(),
             volatile_write_cache: false,
-            reclaim_groups: f.groups,
-            handle_types: vec![f.handle_type.code(); f.handles as usize],
-            placement_ids_max: f.handles as u16,
+            reclaim_groups: c.reclaim_groups,
+            handle_types: vec![c.handle_type.code(); c.handles as usize],
+            placement_ids_max: c.handles as u16,
             namespaces: 1,
             reclaim_unit_bytes: self.reclaim_unit_bytes(),
             ru_time_limit_s: 0,
-        })
+        }
     }
 
     /// Reclaim Unit Nominal Size: a superblock's host data.
@@ -287,35 +294,46 @@ impl Device {
     }
 
     /// Answers one of FDP's management commands as the NVMe front end hands it over: Get Log
-    /// Page 0x20–0x23 (the events log's log specific field 1 for the controller's events),
+    /// Page 0x20–0x23 (the events log's log specific field bit 0: the host's events when set,
+    /// the controller's when clear),
     /// I/O Management Receive and Send with management operation 1 (Reclaim Unit Handle Status
     /// and Update), Set and Get Features for FDP (0x1D) and FDP Events (0x1E). Refused with the
-    /// spec's statuses: an unknown log, Invalid Log Page; FDP off, another management operation
-    /// or a Placement Identifier naming no handle, Invalid Field; the FDP feature's own and the
-    /// FDP Events feature's as their methods say.
+    /// spec's statuses, in QEMU's order (`hw/nvme/ctrl.c`): an unknown log, Invalid Log Page;
+    /// another management operation, Invalid Field; then, with FDP off, FDP Disabled (0x29) for
+    /// every command but the Configurations log (answered either way, as `nvme_fdp_confs`
+    /// does, so a host can read what enabling would give) and the FDP feature's own; a
+    /// Placement Identifier naming no handle, Invalid Field; the FDP feature's and the FDP
+    /// Events feature's as their methods say.
     pub fn answer_mgmt(
         &mut self,
         cmd: &nearflash_blockdev::MgmtCommand,
         now: SimTime,
     ) -> Result<Vec<u8>, nearflash_blockdev::MgmtStatus> {
         use nearflash_blockdev::{mgmt::MO_RUH, MgmtCommand, MgmtStatus};
-        let field = |e: FdpError| MgmtStatus::InvalidField {
-            reason: e.to_string(),
+        let status = |e: FdpError| match e {
+            FdpError::Disabled => MgmtStatus::FdpDisabled,
+            e @ FdpError::InvalidPlacementId { .. } => MgmtStatus::InvalidField {
+                reason: e.to_string(),
+            },
         };
         let bad_mo = |mo: u8| MgmtStatus::InvalidField {
             reason: format!("management operation {mo:#04x} (FDP defines {MO_RUH:#04x} only)"),
         };
         match cmd {
             MgmtCommand::GetLogPage { lid, lsp } => {
-                let which = FdpLog::from_lid(*lid, *lsp & 1 == 1)
+                // LSP bit 0 set: the host's events (QEMU's `nvme_fdp_events`).
+                let which = FdpLog::from_lid(*lid, *lsp & 1 == 0)
                     .ok_or(MgmtStatus::InvalidLogPage { lid: *lid })?;
-                self.fdp_log(which).map_err(field)
+                if which == FdpLog::Configurations {
+                    return Ok(self.fdp_configuration_offered().encode_log());
+                }
+                self.fdp_log(which).map_err(status)
             }
             MgmtCommand::IoManagementReceive { mo } if *mo == MO_RUH => {
-                self.ruh_status_bytes().map_err(field)
+                self.ruh_status_bytes().map_err(status)
             }
             MgmtCommand::IoManagementSend { mo, pids } if *mo == MO_RUH => {
-                self.ruh_update(pids, now).map_err(field)?;
+                self.ruh_update(pids, now).map_err(status)?;
                 Ok(Vec::new())
             }
             MgmtCommand::IoManagementReceive { mo } | MgmtCommand::IoManagementSend { mo, .. } => {
@@ -353,7 +371,28 @@ impl Device {
                 self.set_fdp_events(*handle, *enable, types)?;
                 Ok(Vec::new())
             }
-            MgmtCommand::GetFdpEvents { handle } => self.fdp_events_descriptors(*handle),
+            MgmtCommand::GetFdpEvents { handle, noet } => {
+                self.fdp_events_descriptors(*handle, *noet)
+            }
+        }
+    }
+
+    /// The completion entry's Dword 0 of command `cmd` answered with `answer`: Get Features
+    /// FDP's value, Get Features FDP Events' number of descriptors returned (QEMU's
+    /// `req->cqe.result = nentries`); 0 for every other command and on an error.
+    pub fn mgmt_dword0(
+        cmd: &nearflash_blockdev::MgmtCommand,
+        answer: &Result<Vec<u8>, nearflash_blockdev::MgmtStatus>,
+    ) -> u32 {
+        use nearflash_blockdev::MgmtCommand;
+        match (cmd, answer) {
+            (MgmtCommand::GetFdp, Ok(b)) => {
+                u32::from_le_bytes(b[..4].try_into().expect("4 bytes of Dword 0"))
+            }
+            (MgmtCommand::GetFdpEvents { noet, .. }, Ok(_)) => {
+                u32::from(*noet).min(EVENT_TYPES.len() as u32)
+            }
+            _ => 0,
         }
     }
 
@@ -395,10 +434,15 @@ impl Device {
         Ok(())
     }
 
-    /// Get Features FDP Events for placement handle `handle`: a descriptor per event type.
+    /// Get Features FDP Events for placement handle `handle`: NOET descriptors, one for each
+    /// of the first `noet` event types the drive supports (in type order), zero past them
+    /// (QEMU's `nvme_get_feature_fdp_events` fills a buffer of NOET descriptors). Refused:
+    /// FDP Disabled without FDP; Invalid Field for a handle the namespace lacks, then for NOET
+    /// 0 (QEMU's order).
     pub fn fdp_events_descriptors(
         &self,
         handle: u16,
+        noet: u8,
     ) -> Result<Vec<u8>, nearflash_blockdev::MgmtStatus> {
         use nearflash_blockdev::MgmtStatus;
         let f = self.fdp.as_ref().ok_or(MgmtStatus::FdpDisabled)?;
@@ -408,10 +452,18 @@ impl Device {
                 .ok_or_else(|| MgmtStatus::InvalidField {
                     reason: format!("placement handle {handle} is not one of the namespace's"),
                 })?;
-        let mut out = Vec::with_capacity(EVENT_TYPES.len() * EVENT_DESCRIPTOR_BYTES);
-        for t in EVENT_TYPES {
-            let bit = event_bit(t).expect("a type of the table");
-            out.extend_from_slice(&[t, u8::from(enabled & bit != 0)]);
+        if noet == 0 {
+            return Err(MgmtStatus::InvalidField {
+                reason: "Get Features FDP Events with NOET 0 asks for no event type".into(),
+            });
+        }
+        let mut out = vec![0; usize::from(noet) * EVENT_DESCRIPTOR_BYTES];
+        for (t, d) in EVENT_TYPES
+            .iter()
+            .zip(out.chunks_exact_mut(EVENT_DESCRIPTOR_BYTES))
+        {
+            let bit = event_bit(*t).expect("a type of the table");
+            d.copy_from_slice(&[*t, u8::from(enabled & bit != 0)]);
         }
         Ok(out)
     }

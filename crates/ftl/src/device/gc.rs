@@ -11,7 +11,8 @@
 //! `gc_idle_threshold_us`, up to `gc_background_free_superblocks` free, yielding to host
 //! commands between copies. Victims: superblocks with a failed program first, then the
 //! coldest superblock when the erase-count spread exceeds the wear-leveling threshold, then
-//! the configured policy.
+//! the configured policy. With several FDP reclaim groups each is counted and collected on
+//! its own (its free superblocks, its victims, its GC lane), neediest group first.
 
 use super::alloc::Stream;
 use super::jobs::{
@@ -68,7 +69,29 @@ impl Device {
     }
 
     fn foreground_needed(&self) -> bool {
-        self.has_alloc_waiters() || self.sbs.free_count() <= self.cfg.gc_foreground_free_superblocks
+        (0..self.groups()).any(|g| self.group_needs_foreground(g))
+    }
+
+    /// Reclaim group `g` needs foreground GC: a host write of one of its lanes waits for
+    /// space, or its free superblocks fell to `gc_foreground_free_superblocks`. Each group
+    /// keeps its own free superblocks (a handle writes, and GC copies, only on its group's
+    /// dies), so each is collected as a drive of its own would be — FEMU's FDP (WARP) keeps a
+    /// free RU list and GC per reclaim group (`ftl-fdp.c`).
+    fn group_needs_foreground(&self, g: u32) -> bool {
+        self.free_in_group(g) <= self.cfg.gc_foreground_free_superblocks
+            || self.alloc_waiters.waiting_lanes().any(|lane| {
+                self.stream_group(Stream::Host(lane)) == g && !self.host_points_have_room(lane)
+            })
+    }
+
+    /// Reclaim groups in the order GC looks at them: those needing foreground GC first, then
+    /// by fewest free superblocks, then by index (one group: just group 0).
+    fn gc_group_order(&self) -> Vec<(u32, bool)> {
+        let mut order: Vec<(u32, bool)> = (0..self.groups())
+            .map(|g| (g, self.group_needs_foreground(g)))
+            .collect();
+        order.sort_by_key(|&(g, fg)| (!fg, self.free_in_group(g), g));
+        order
     }
 
     /// Starts or advances garbage collection as far as it can go now. A victim whose last
@@ -88,18 +111,27 @@ impl Device {
         }
         let foreground = self.foreground_needed();
         if self.gc.is_none() {
-            let background = self.background_allowed
-                && (self.sbs.free_count() < self.cfg.gc_background_free_superblocks
-                    || self.fold_pending());
-            let wanted = foreground || background;
-            let normal = self.select_victim(now, wanted, false);
-            let rescue = normal.is_none() && foreground && self.sbs.free_count() > 0;
-            let pick = if rescue {
-                self.select_victim(now, wanted, true)
-            } else {
-                normal
-            };
-            let Some((victim, reason)) = pick else {
+            // The first group (in `gc_group_order`) with a victim; a group's rescue run only
+            // when it needs foreground GC and nothing else fits there.
+            let mut pick = None;
+            for (g, fg) in self.gc_group_order() {
+                let free = self.free_in_group(g);
+                let background = self.background_allowed
+                    && (free < self.cfg.gc_background_free_superblocks || self.fold_pending());
+                let wanted = fg || background;
+                let normal = self.select_victim(now, wanted, false, g);
+                let rescue = normal.is_none() && fg && free > 0;
+                let found = if rescue {
+                    self.select_victim(now, wanted, true, g)
+                } else {
+                    normal
+                };
+                if let Some((victim, reason)) = found {
+                    pick = Some((victim, reason, rescue, fg));
+                    break;
+                }
+            }
+            let Some((victim, reason, rescue, foreground)) = pick else {
                 // Nothing can be reclaimed (every candidate is full of valid data, or holds
                 // more than GC has room to copy): the device is out of space — unless a
                 // victim's erase or a checkpoint about to release held superblocks is still
@@ -209,8 +241,7 @@ impl Device {
     fn gc_room(&self, lane: u16, rescue: bool) -> u32 {
         let pages = self.layout.groups_per_superblock();
         let usable = self
-            .sbs
-            .free_count()
+            .free_in_group(self.stream_group(Stream::Gc(lane)))
             .min(self.cfg.gc_foreground_free_superblocks);
         let free = if rescue {
             usable.min(1)
@@ -240,14 +271,16 @@ impl Device {
         self.gc.as_ref().is_some_and(|r| r.rescue)
     }
 
-    /// Picks the next victim, or `None` if nothing is worth collecting (`wanted` false means
-    /// only forced victims — failed programs, wear-leveling — are considered). `rescue`: GC
-    /// may count the last free superblock as room (see `gc_room`).
+    /// Picks the next victim in reclaim group `group` (every superblock without FDP), or
+    /// `None` if nothing is worth collecting (`wanted` false means only forced victims —
+    /// failed programs, wear-leveling — are considered). `rescue`: GC may count the last
+    /// free superblock as room (see `gc_room`).
     fn select_victim(
         &mut self,
         now: SimTime,
         wanted: bool,
         rescue: bool,
+        group: u32,
     ) -> Option<(SbId, Reason)> {
         let n = self.layout.data_superblocks();
         let full = self.layout.entries_per_superblock();
@@ -259,7 +292,8 @@ impl Device {
         // copies would wait for space forever.
         let candidate = |d: &Device, s: u32| {
             let info = d.sbs.get(SbId(s));
-            info.state == SbState::Closed
+            d.sb_group(SbId(s)) == group
+                && info.state == SbState::Closed
                 && info.programs_inflight == 0
                 && d.groups_for_entries(d.map.valid_count(SbId(s)))
                     <= rooms[d.gc_lane_of(SbId(s)) as usize]

@@ -661,12 +661,14 @@ impl nearflash_blockdev::BlockDevice for Device {
     ) -> Result<(), nearflash_blockdev::MgmtRequest> {
         let now = q.now();
         let result = self.answer_mgmt(&req.cmd, now);
+        let dword0 = Device::mgmt_dword0(&req.cmd, &result);
         self.mgmt_completions
             .push(nearflash_blockdev::MgmtCompletion {
                 id: req.id,
                 submitted: now,
                 completed: now,
                 result,
+                dword0,
             });
         Ok(())
     }

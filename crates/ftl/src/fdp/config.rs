@@ -51,10 +51,13 @@ pub struct FdpConfig {
     pub handles: u32,
     /// Isolation of every handle. Default initially isolated (see `HandleType`).
     pub handle_type: HandleType,
-    /// Reclaim groups (NRG): the ways are split into this many groups of consecutive ways,
-    /// and data placed in a group is written, and collected, only on its dies. Default 1
-    /// (FEMU's `NVME_DEFAULT_RG_NUM`): every handle writes on every die. With more than
-    /// one, a Placement Identifier's top RGIF = ⌈log2 NRG⌉ bits name the group.
+    /// Reclaim groups (NRG): the ways are split into this many groups of consecutive ways
+    /// (each group every channel's dies of its ways: a disjoint set of dies), and data placed
+    /// in a group is written, and collected, only on its dies; each group keeps its own free
+    /// superblocks, GC thresholds and reserve, as FEMU's FDP keeps a free RU list and GC
+    /// thresholds per reclaim group (`NvmeReclaimGroup`, `fdp.h`). Default 1 (FEMU's `NVME_DEFAULT_RG_NUM`): every handle writes on every die.
+    /// With more than one, a Placement Identifier's top RGIF = ⌈log2 NRG⌉ bits name the
+    /// group (PID = RGID:PHNDL).
     pub reclaim_groups: u32,
 }
 
@@ -78,6 +81,24 @@ impl FdpConfig {
     /// ⌈log2 NRG⌉, 0 with one group.
     pub fn rgif_bits(&self) -> u32 {
         self.reclaim_groups.next_power_of_two().trailing_zeros()
+    }
+
+    /// The Placement Identifiers in the order the Reclaim Unit Handle Status lists them
+    /// (`Device::ruh_status`, host lane order): for each handle, each group — PID =
+    /// RGID:PHNDL, the group in the top RGIF bits. fio's `fdp_pli` indexes this list.
+    pub fn status_pids(&self) -> Vec<u16> {
+        let rgif = self.rgif_bits();
+        (0..self.handles)
+            .flat_map(|h| {
+                (0..self.reclaim_groups).map(move |g| {
+                    crate::fdp::PlacementId {
+                        handle: h as u16,
+                        group: g as u16,
+                    }
+                    .encode(rgif)
+                })
+            })
+            .collect()
     }
 
     /// Write-point lanes of host data: one per (handle, reclaim group) when enabled.
@@ -129,16 +150,6 @@ impl FdpConfig {
                 format!(
                     "must divide the ways per channel ({ways}: a reclaim group is a set of \
                      whole ways), got {}",
-                    self.reclaim_groups
-                ),
-            );
-        }
-        if self.reclaim_groups > 1 {
-            return bad(
-                "reclaim_groups",
-                format!(
-                    "more than one reclaim group is not modelled yet (GC would need free \
-                     superblocks counted per group), got {}",
                     self.reclaim_groups
                 ),
             );

@@ -8,8 +8,9 @@
 //! - **Reclaim unit (RU)**: a superblock — one block on every channel × plane of one way,
 //!   what GC erases at once. Its nominal size (RUNS) is its host data: pages per block ×
 //!   page group bytes.
-//! - **Reclaim group (RG)**: a set of whole ways (`fdp.reclaim_groups`; one, every die, is
-//!   all the model offers so far).
+//! - **Reclaim group (RG)**: a set of whole ways (`fdp.reclaim_groups`), a disjoint set of
+//!   dies with its own free superblocks, GC reserve and GC (`device/gc.rs`, as FEMU's
+//!   `NvmeReclaimGroup` keeps a free RU list and GC thresholds per group).
 //! - **Reclaim unit handle (RUH)**: a host lane of write points (`device/alloc.rs`). The
 //!   specification has a handle reference one RU per reclaim group; here a handle has one
 //!   open RU *per way* of the group, written in rotation. A superblock spans one way, and a

@@ -43,6 +43,7 @@ impl LineParser for Alibaba {
             size_bytes: parse_uint(line, "length", length)?,
             timestamp_ns: u128::from(parse_uint(line, "timestamp", timestamp)?) * NS_PER_US,
             op,
+            stream: 0,
         };
         Ok(keep(self.device, device, record))
     }

@@ -9,7 +9,7 @@
 //! skipped. The selector is the device `MAJ,MIN`.
 
 use super::{parse_major_minor, BlkparseAction, Device, LineParser, Parsed, Record};
-use crate::fields::{parse_seconds_ns, parse_sectors};
+use crate::fields::{parse_seconds_ns, parse_sectors, parse_uint};
 use crate::{TraceError, TraceOp};
 
 /// Tokens of the header: device, CPU, sequence, time, PID, action, RWBS.
@@ -62,6 +62,7 @@ impl LineParser for Blkparse {
         if self.select.is_some_and(|s| s != device) {
             return Ok(Parsed::Filtered);
         }
+        let pid = parse_uint(line, "pid", tokens[4])?;
         let rwbs = tokens[6];
         let has_data = tokens.get(8) == Some(&"+");
         // A preflush without data (RWBS `F…` with no sectors, or 0 of them): a cache flush.
@@ -70,6 +71,7 @@ impl LineParser for Blkparse {
             op: TraceOp::Flush,
             offset_bytes: 0,
             size_bytes: 0,
+            stream: pid,
         });
         if rwbs.contains('F') && !has_data {
             return Ok(flush);
@@ -99,6 +101,7 @@ impl LineParser for Blkparse {
             op,
             offset_bytes: parse_sectors(line, "sector", sector)?,
             size_bytes,
+            stream: pid,
         }))
     }
 

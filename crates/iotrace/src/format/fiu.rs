@@ -34,7 +34,7 @@ impl LineParser for Fiu {
         let [lba, size, op, major, minor, _md5] =
             [tail[0], tail[1], tail[2], tail[3], tail[4], tail[5]];
         let timestamp_ns = u128::from(parse_uint(line, "ts", tokens[0])?);
-        parse_uint(line, "pid", tokens[1])?;
+        let pid = parse_uint(line, "pid", tokens[1])?;
         let op = match op {
             "R" | "r" => TraceOp::Read,
             "W" | "w" => TraceOp::Write,
@@ -55,6 +55,7 @@ impl LineParser for Fiu {
             op,
             offset_bytes: parse_sectors(line, "lba", lba)?,
             size_bytes: parse_sectors(line, "size", size)?,
+            stream: pid,
         };
         Ok(if self.select.is_some_and(|s| s != device) {
             Parsed::Filtered

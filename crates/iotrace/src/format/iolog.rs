@@ -146,6 +146,7 @@ impl LineParser for Iolog {
             op,
             offset_bytes: offset,
             size_bytes: length,
+            stream: 0,
         }))
     }
 

@@ -202,6 +202,9 @@ pub(crate) struct Record {
     pub op: TraceOp,
     pub offset_bytes: u64,
     pub size_bytes: u64,
+    /// The request's stream ([`crate::TraceRequest::stream`]); [`keep`] sets the device
+    /// column's.
+    pub stream: u64,
 }
 
 /// What one line held.
@@ -238,10 +241,47 @@ pub(crate) fn is_csv_header(text: &str, name: &str) -> bool {
 }
 
 /// Drops the record if a device was selected and this is another one.
+/// A kept record's stream is its device column's value.
 pub(crate) fn keep(select: Option<u64>, device: u64, record: Record) -> Parsed {
     if select.is_some_and(|s| s != device) {
         Parsed::Filtered
     } else {
-        Parsed::Request(record)
+        Parsed::Request(Record {
+            stream: device,
+            ..record
+        })
+    }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use crate::testing::parse_full;
+    use crate::{ReadOptions, TraceFormat};
+
+    fn streams(format: TraceFormat, text: &str) -> Vec<u64> {
+        parse_full(format, text, &ReadOptions::default())
+            .unwrap()
+            .requests
+            .iter()
+            .map(|r| r.stream)
+            .collect()
+    }
+
+    /// Each format's stream: the process where the trace records one (FIU, blkparse), else
+    /// the device column; fio iologs have one stream.
+    #[test]
+    fn a_requests_stream_is_its_process_or_its_device_column() {
+        let fiu = "1000 4890 nfsd 8 8 W 6 0 aa\n2000 17 mail d 16 8 R 6 0 bb\n";
+        assert_eq!(streams(TraceFormat::Fiu, fiu), [4890, 17]);
+        let blk = "8,32 7 6 0.000006775 2923 D W 272208 + 8 [a]\n\
+                   8,32 7 7 0.000007000 11 D R 8 + 8 [b]\n";
+        assert_eq!(streams(TraceFormat::Blkparse, blk), [2923, 11]);
+        let msr = "128166372003061629,hm,3,Write,4096,4096,10\n\
+                   128166372003061630,hm,1,Read,0,4096,10\n";
+        assert_eq!(streams(TraceFormat::Msr, msr), [3, 1]);
+        let tencent = "1538323200,8,8,1,1063\n1538323201,16,8,0,7\n";
+        assert_eq!(streams(TraceFormat::Tencent, tencent), [1063, 7]);
+        let iolog = "fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x write 0 4096\n";
+        assert_eq!(streams(TraceFormat::Iolog, iolog), [0]);
     }
 }

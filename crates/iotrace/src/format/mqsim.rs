@@ -45,6 +45,7 @@ impl LineParser for Mqsim {
             op,
             offset_bytes: parse_sectors(line, "lba", lba)?,
             size_bytes: parse_sectors(line, "size", size)?,
+            stream: 0,
         };
         Ok(keep(self.device, device, record))
     }

@@ -54,6 +54,7 @@ impl LineParser for Msr {
             op,
             offset_bytes,
             size_bytes,
+            stream: 0,
         };
         Ok(keep(self.disk, disk.into(), record))
     }

@@ -43,6 +43,7 @@ impl LineParser for Spc {
             size_bytes: parse_uint(line, "Size", size)?,
             timestamp_ns: parse_seconds_ns(line, "Timestamp", timestamp)?,
             op,
+            stream: 0,
         };
         Ok(keep(self.asu, asu, record))
     }

@@ -47,6 +47,7 @@ impl LineParser for Systor {
             op,
             offset_bytes,
             size_bytes,
+            stream: 0,
         };
         Ok(keep(self.lun, lun, record))
     }

@@ -45,6 +45,7 @@ impl LineParser for Tencent {
             op,
             offset_bytes,
             size_bytes,
+            stream: 0,
         };
         Ok(keep(self.volume, volume, record))
     }

@@ -93,8 +93,11 @@ fn each_fdp_log_page_through_the_queues_is_the_drives_own_and_moves_up_the_link(
         (0x20, 0, FdpLog::Configurations),
         (0x21, 0, FdpLog::RuhUsage),
         (0x22, 0, FdpLog::Statistics),
-        (0x23, 0, FdpLog::HostEvents),
-        (0x23, 1, FdpLog::ControllerEvents),
+        // LSP bit 0 is Host Events (QEMU's `nvme_fdp_events`, libnvme's
+        // `nvme_get_log_fdp_events`): set for the host's, clear for the controller's. (The
+        // two were swapped here before.)
+        (0x23, 1, FdpLog::HostEvents),
+        (0x23, 0, FdpLog::ControllerEvents),
     ] {
         let want = host.0.device().fdp_log(which).unwrap();
         let up = host.0.link().stats(Direction::Up).payload_bytes;
@@ -168,14 +171,7 @@ fn each_management_status_comes_back_through_the_queues() {
             "{e:?}"
         );
     }
-    // Invalid Field (0x02): FDP not enabled on the drive.
-    let (mut sim, mut host) = drive(false);
-    let e = host
-        .mgmt(&mut sim, MgmtCommand::GetLogPage { lid: 0x20, lsp: 0 })
-        .result
-        .unwrap_err();
-    assert!(e.to_string().contains("not enabled"), "{e}");
-    assert_eq!(e.code(), 0x02);
+    // FDP Disabled (0x29) with FDP off: `fdp_disabled_is_the_status_of_every_command_needing_fdp`.
     // Invalid Command Opcode (0x01): a device without management commands.
     let mut sim = Sim::new(1);
     let mut host =
@@ -197,7 +193,7 @@ fn each_management_status_comes_back_through_the_queues() {
             },
             0x09,
         ),
-        (MgmtCommand::GetFdpEvents { handle: 0 }, 0x0A),
+        (MgmtCommand::GetFdpEvents { handle: 0, noet: 6 }, 0x0A),
     ] {
         let e = host.mgmt(&mut sim, cmd).result.unwrap_err();
         assert_eq!(
@@ -215,9 +211,15 @@ fn up_bytes(host: &mut Host<Device>, sim: &mut DSim, cmd: MgmtCommand) -> (MgmtC
 }
 
 fn get_events(host: &mut Host<Device>, sim: &mut DSim, handle: u16) -> Vec<u8> {
-    host.mgmt(sim, MgmtCommand::GetFdpEvents { handle })
-        .result
-        .expect("a handle of the namespace")
+    host.mgmt(
+        sim,
+        MgmtCommand::GetFdpEvents {
+            handle,
+            noet: nearflash_ftl::EVENT_TYPES.len() as u8,
+        },
+    )
+    .result
+    .expect("a handle of the namespace")
 }
 
 fn set_events(host: &mut Host<Device>, sim: &mut DSim, handle: u16, enable: bool, types: &[u8]) {
@@ -302,7 +304,7 @@ fn fdp_events_feature_statuses() {
     // FDP Disabled (0x29): both directions on a drive without FDP.
     let (mut sim, mut host) = drive(false);
     for cmd in [
-        MgmtCommand::GetFdpEvents { handle: 0 },
+        MgmtCommand::GetFdpEvents { handle: 0, noet: 6 },
         MgmtCommand::SetFdpEvents {
             handle: 0,
             enable: true,
@@ -317,7 +319,8 @@ fn fdp_events_feature_statuses() {
     let (mut sim, mut host) = drive(true);
     let before = get_events(&mut host, &mut sim, 1);
     for cmd in [
-        MgmtCommand::GetFdpEvents { handle: 4 },
+        MgmtCommand::GetFdpEvents { handle: 4, noet: 6 },
+        MgmtCommand::GetFdpEvents { handle: 0, noet: 0 },
         MgmtCommand::SetFdpEvents {
             handle: 4,
             enable: false,
@@ -337,7 +340,12 @@ fn fdp_events_feature_statuses() {
     }
     assert_eq!(get_events(&mut host, &mut sim, 1), before);
     // Default: every type enabled, one descriptor per type, moved up the link.
-    let (c, moved) = up_bytes(&mut host, &mut sim, MgmtCommand::GetFdpEvents { handle: 0 });
+    let (c, moved) = up_bytes(
+        &mut host,
+        &mut sim,
+        MgmtCommand::GetFdpEvents { handle: 0, noet: 6 },
+    );
+    assert_eq!(c.dword0, 6, "Dword 0: the descriptors returned");
     let d = c.result.unwrap();
     assert_eq!(
         d.len(),
@@ -440,7 +448,7 @@ fn issue_34_host_reads_fdp_state_and_silences_one_handles_expected_events() {
         assert_eq!(c.result, Ok(Vec::new()), "round {round}");
     }
     let log = host
-        .mgmt(&mut sim, MgmtCommand::GetLogPage { lid: 0x23, lsp: 0 })
+        .mgmt(&mut sim, MgmtCommand::GetLogPage { lid: 0x23, lsp: 1 })
         .result
         .unwrap();
     let events = host.0.device().fdp_events(false).unwrap();
@@ -490,4 +498,97 @@ proptest::proptest! {
         }
         proptest::prop_assert_eq!(host.mgmt(&mut sim, MgmtCommand::GetFdp).result.unwrap(), fdp);
     }
+}
+
+/// QEMU's `hw/nvme/ctrl.c` answers every FDP command that needs FDP enabled with FDP Disabled
+/// (0x29) when it is off — the RUH Usage, Statistics and Events logs (`nvme_fdp_ruh_usage`,
+/// `nvme_fdp_stats`, `nvme_fdp_events`), Reclaim Unit Handle Status and Update
+/// (`nvme_io_mgmt_recv_ruhs`, `nvme_io_mgmt_send_ruh_update`) and both FDP Events features —
+/// where this drive answered Invalid Field before; an unknown management operation is still
+/// Invalid Field (checked first), and the Configurations log is answered either way.
+#[test]
+fn fdp_disabled_is_the_status_of_every_command_needing_fdp() {
+    let (mut sim, mut host) = drive(false);
+    for cmd in [
+        MgmtCommand::GetLogPage { lid: 0x21, lsp: 0 },
+        MgmtCommand::GetLogPage { lid: 0x22, lsp: 0 },
+        MgmtCommand::GetLogPage { lid: 0x23, lsp: 0 },
+        MgmtCommand::GetLogPage { lid: 0x23, lsp: 1 },
+        MgmtCommand::IoManagementReceive { mo: MO_RUH },
+        MgmtCommand::IoManagementSend {
+            mo: MO_RUH,
+            pids: vec![0],
+        },
+        MgmtCommand::GetFdpEvents { handle: 0, noet: 6 },
+        MgmtCommand::SetFdpEvents {
+            handle: 0,
+            enable: true,
+            types: vec![0x00],
+        },
+    ] {
+        let c = host.mgmt(&mut sim, cmd.clone());
+        let e = c.result.unwrap_err();
+        assert_eq!(
+            (e.clone(), e.code()),
+            (MgmtStatus::FdpDisabled, 0x29),
+            "{cmd:?}"
+        );
+        assert_eq!(c.dword0, 0);
+    }
+    for cmd in [
+        MgmtCommand::IoManagementReceive { mo: 2 },
+        MgmtCommand::IoManagementSend {
+            mo: 2,
+            pids: vec![0],
+        },
+    ] {
+        let e = host.mgmt(&mut sim, cmd).result.unwrap_err();
+        assert!(
+            matches!(e, MgmtStatus::InvalidField { .. }) && e.code() == 0x02,
+            "{e:?}"
+        );
+    }
+    // The Configurations log lists the preset's configuration: 4 handles, 1 group.
+    let log = host
+        .mgmt(&mut sim, MgmtCommand::GetLogPage { lid: 0x20, lsp: 0 })
+        .result
+        .unwrap();
+    let on = drive(true)
+        .1
+         .0
+        .device()
+        .fdp_configuration()
+        .unwrap()
+        .encode_log();
+    assert_eq!(log, on, "what enabling would give");
+}
+
+/// Get Features FDP Events returns the first NOET supported event types in type order, in a
+/// buffer of NOET descriptors, and says in Dword 0 how many it filled (QEMU's
+/// `nvme_get_feature_fdp_events`).
+#[test]
+fn get_features_fdp_events_returns_noet_descriptors_and_their_count_in_dword0() {
+    let (mut sim, mut host) = drive(true);
+    set_events(&mut host, &mut sim, 2, false, &[0x01]);
+    let types = nearflash_ftl::EVENT_TYPES;
+    let bytes = nearflash_ftl::EVENT_DESCRIPTOR_BYTES;
+    // Fewer than supported: the first two types.
+    let (c, moved) = up_bytes(
+        &mut host,
+        &mut sim,
+        MgmtCommand::GetFdpEvents { handle: 2, noet: 2 },
+    );
+    assert_eq!(c.dword0, 2);
+    assert_eq!(c.result, Ok(vec![types[0], 1, types[1], 0]));
+    assert!(moved >= 4);
+    // More than supported: every type, then zeroed descriptors up to NOET.
+    let c = host.mgmt(&mut sim, MgmtCommand::GetFdpEvents { handle: 2, noet: 9 });
+    assert_eq!(c.dword0, types.len() as u32);
+    let d = c.result.unwrap();
+    assert_eq!(d.len(), 9 * bytes);
+    assert!(d[types.len() * bytes..].iter().all(|&b| b == 0));
+    let listed: Vec<u8> = d.chunks(bytes).take(types.len()).map(|d| d[0]).collect();
+    assert_eq!(listed, types);
+    // Get Features FDP's Dword 0 is its value.
+    assert_eq!(host.mgmt(&mut sim, MgmtCommand::GetFdp).dword0, 1);
 }

@@ -578,3 +578,102 @@ fn fdp_measured() {
         );
     }
 }
+
+fn grouped_ftl(handles: u32, handle_type: HandleType, groups: u32) -> FtlConfig {
+    let mut c = fdp_ftl(handles, handle_type);
+    c.fdp.reclaim_groups = groups;
+    c
+}
+
+/// Units written one 4 KiB unit at a time at random over the whole logical space, each
+/// placed in reclaim group 0 (lower half of the units) or 1 (upper half), alternating
+/// handles by unit: after several overwrites, with GC busy in both groups, every mapped
+/// unit lies on its group's ways — GC copies a victim only into its own group — and both
+/// groups' superblocks were erased (collected).
+#[test]
+fn two_reclaim_groups_keep_their_data_and_their_gc_on_their_own_dies() {
+    for ty in [
+        HandleType::InitiallyIsolated,
+        HandleType::PersistentlyIsolated,
+    ] {
+        let mut h = Harness::new(tiny_flash(), grouped_ftl(2, ty, 2), 11);
+        let units = h.sectors() / 8;
+        let half = units / 2;
+        // RGIF = 1: the top bit names the group.
+        h.placement = Some(Box::new(move |lsn| {
+            let u = lsn / 8;
+            (u16::from(u >= half) << 15) | (u % 2) as u16
+        }));
+        for _ in 0..5 * units {
+            while h.inflight.len() >= 8 {
+                h.step();
+            }
+            let u = h.sim.rng().below(units);
+            h.submit(BlockOp::Write, u * 8, 8);
+        }
+        h.run_until_done();
+        h.dev.check_invariants();
+        h.verify_all();
+        assert!(h.errors.is_empty(), "{ty:?}: {:?}", h.errors);
+        assert!(h.dev.stats().gc_runs > 10, "{ty:?}");
+        for u in 0..units as u32 {
+            let Some(pun) = h.dev.map.lookup_unit(crate::layout::Lun(u)) else {
+                continue;
+            };
+            let sb = h.dev.layout.sb_of(h.dev.layout.split_pun(pun).0);
+            assert_eq!(
+                h.dev.sb_group(sb),
+                u32::from(u64::from(u) >= half),
+                "{ty:?}: unit {u} in superblock {sb:?}"
+            );
+        }
+        for g in 0..2 {
+            let erased = (0..h.dev.layout.data_superblocks())
+                .filter(|&s| h.dev.sb_group(SbId(s)) == g && h.dev.sbs.get(SbId(s)).pe > 0)
+                .count();
+            assert!(erased > 0, "{ty:?}: group {g} was never collected");
+        }
+        // Status: one entry per (handle, group), the group in the identifier's top bit.
+        let pids: Vec<u16> = h.dev.ruh_status().unwrap().iter().map(|s| s.pid).collect();
+        assert_eq!(pids, [0, 0x8000, 1, 0x8001], "{ty:?}");
+        let c = h.dev.fdp_configuration().unwrap();
+        assert_eq!((c.reclaim_groups, c.rgif), (2, 1));
+    }
+}
+
+/// Three reclaim groups (RGIF = 2 bits) on a device of three ways: group 3 does not exist.
+/// A write whose Placement Identifier names it is placed through placement handle 0 of
+/// group 0 and logged as an Invalid Placement Identifier event (as a placement handle out
+/// of range is, QEMU's and FEMU's rule); an update naming it is refused whole.
+#[test]
+fn a_placement_identifier_naming_no_reclaim_group_is_an_invalid_placement_identifier() {
+    let flash = FlashConfig {
+        dies_per_package: 3,
+        ..tiny_flash()
+    };
+    let mut h = Harness::new(flash, grouped_ftl(2, HandleType::InitiallyIsolated, 3), 3);
+    let bad = 3 << 14 | 1;
+    h.placement = Some(Box::new(
+        move |lsn| if lsn < 64 { bad } else { 2 << 14 | 1 },
+    ));
+    h.submit(BlockOp::Write, 0, 8);
+    h.submit(BlockOp::Write, 64, 8);
+    h.run_until_done();
+    h.verify_all();
+    let group_of_unit = |h: &Harness, u: u32| {
+        let pun = h.dev.map.lookup_unit(crate::layout::Lun(u)).unwrap();
+        h.dev
+            .sb_group(h.dev.layout.sb_of(h.dev.layout.split_pun(pun).0))
+    };
+    assert_eq!((h.dev.unit_handle(0), group_of_unit(&h, 0)), (0, 0));
+    assert_eq!((h.dev.unit_handle(8), group_of_unit(&h, 8)), (1, 2));
+    let events = h.dev.fdp_events(false).unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].kind, FdpEventType::InvalidPlacementId);
+    assert_eq!(events[0].pid, Some(bad));
+    assert_eq!(
+        h.dev.ruh_update(&[1, bad], h.sim.now()),
+        Err(FdpError::InvalidPlacementId { pid: bad })
+    );
+    assert_eq!(h.dev.stats().fdp.as_ref().unwrap().ruh_updates, 0);
+}
