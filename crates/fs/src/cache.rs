@@ -5,6 +5,7 @@
 
 use crate::types::{BlockNo, BLOCK_BYTES};
 use serde::Serialize;
+use nearflash_lru::Keyed;
 use std::collections::BTreeMap;
 
 /// What a cached block holds: journaled metadata or file data (written in place).
@@ -27,7 +28,6 @@ struct Entry {
     data: Vec<u8>,
     class: BlockClass,
     dirty: bool,
-    tick: u64,
     /// Linux's `PG_readahead`: reaching this block starts the next read-ahead window.
     ra_mark: bool,
 }
@@ -35,9 +35,8 @@ struct Entry {
 pub struct BufferCache {
     capacity_blocks: usize,
     entries: BTreeMap<BlockNo, Entry>,
-    /// Last-use tick → block; the first entry is the least recently used.
-    lru: BTreeMap<u64, BlockNo>,
-    tick: u64,
+    /// The cached blocks, least recently used first.
+    lru: Keyed<BlockNo>,
     dirty_meta: usize,
     stats: CacheStats,
 }
@@ -48,8 +47,7 @@ impl BufferCache {
         BufferCache {
             capacity_blocks,
             entries: BTreeMap::new(),
-            lru: BTreeMap::new(),
-            tick: 0,
+            lru: Keyed::new(),
             dirty_meta: 0,
             stats: CacheStats::default(),
         }
@@ -81,11 +79,8 @@ impl BufferCache {
     }
 
     fn touch(&mut self, b: BlockNo) {
-        let e = self.entries.get_mut(&b).expect("touching a cached block");
-        self.lru.remove(&e.tick);
-        self.tick += 1;
-        e.tick = self.tick;
-        self.lru.insert(self.tick, b);
+        let was = self.lru.touch(b);
+        debug_assert!(was, "touching a cached block");
     }
 
     /// Looks `b` up, counting a hit or a miss; a hit becomes the most recently used. (A block
@@ -110,7 +105,6 @@ impl BufferCache {
             self.remove(b);
         }
         assert!(!self.is_full(), "cache insert without room");
-        self.tick += 1;
         if dirty && class == BlockClass::Meta {
             self.dirty_meta += 1;
         }
@@ -120,11 +114,11 @@ impl BufferCache {
                 data,
                 class,
                 dirty,
-                tick: self.tick,
                 ra_mark: false,
             },
         );
-        self.lru.insert(self.tick, b);
+        let was = self.lru.touch(b);
+        debug_assert!(!was && self.lru.len() == self.entries.len());
     }
 
     /// Whether `b` is cached (no hit or miss counted, no LRU change).
@@ -151,10 +145,9 @@ impl BufferCache {
     /// anything back, as Linux's read-ahead allocates without reclaim that waits).
     pub fn clean_victims(&self, n: usize) -> Vec<BlockNo> {
         self.lru
-            .values()
+            .iter()
             .filter(|b| !self.entries[b].dirty)
             .take(n)
-            .copied()
             .collect()
     }
 
@@ -176,8 +169,8 @@ impl BufferCache {
     /// each with whether it is dirty data that must be written back first.
     pub fn victims(&self, n: usize) -> Vec<(BlockNo, bool)> {
         self.lru
-            .values()
-            .filter_map(|&b| {
+            .iter()
+            .filter_map(|b| {
                 let e = &self.entries[&b];
                 match (e.class, e.dirty) {
                     (BlockClass::Meta, true) => None,
@@ -191,7 +184,8 @@ impl BufferCache {
     /// Drops a block (evicted after any write-back, or freed); returns its bytes.
     pub fn remove(&mut self, b: BlockNo) -> Option<Vec<u8>> {
         let e = self.entries.remove(&b)?;
-        self.lru.remove(&e.tick);
+        let was = self.lru.remove(b);
+        debug_assert!(was, "a cached block is on the recency list");
         if e.dirty && e.class == BlockClass::Meta {
             self.dirty_meta -= 1;
         }

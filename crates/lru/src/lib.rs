@@ -12,6 +12,10 @@
 //! used's — so splicing needs no test for the ends; key `k` lives in slot `k + 1`. A table
 //! allocated zeroed costs no memory for the pages of keys never touched.
 //!
+//! [`Keyed`] is the same order over sparse keys (block numbers of a large device, file
+//! offsets): each key on the list holds a slot of a `Recency` whose slots are recycled, found
+//! through a hash map, so memory follows the keys held, not the key space.
+//!
 //! The order is exactly that of last-use stamps (a key's stamp being the count of touches
 //! when it was last touched): the property test below checks it against that reference.
 
@@ -192,6 +196,103 @@ impl Recency {
     }
 }
 
+/// [`Recency`] over sparse keys: each key on the list holds a recycled slot.
+#[derive(Clone, Debug)]
+pub struct Keyed<K> {
+    slot_of: std::collections::HashMap<K, u32>,
+    /// Per slot: its key (meaningful while on the list).
+    keys: Vec<K>,
+    free: Vec<u32>,
+    order: Recency,
+}
+
+impl<K: Copy + Eq + std::hash::Hash> Default for Keyed<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: Copy + Eq + std::hash::Hash> Keyed<K> {
+    pub fn new() -> Self {
+        Keyed {
+            slot_of: std::collections::HashMap::new(),
+            keys: Vec::new(),
+            free: Vec::new(),
+            order: Recency::new(0),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.slot_of.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slot_of.is_empty()
+    }
+
+    pub fn contains(&self, key: K) -> bool {
+        self.slot_of.contains_key(&key)
+    }
+
+    /// Makes `key` the most recently used (putting it on the list if absent); whether it was
+    /// on the list.
+    pub fn touch(&mut self, key: K) -> bool {
+        if let Some(&slot) = self.slot_of.get(&key) {
+            self.order.touch(slot);
+            return true;
+        }
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.keys[slot as usize] = key;
+                slot
+            }
+            None => {
+                let slot = u32::try_from(self.keys.len()).expect("fewer keys than u32::MAX");
+                self.keys.push(key);
+                self.order.grow(slot + 1);
+                slot
+            }
+        };
+        self.slot_of.insert(key, slot);
+        self.order.touch(slot);
+        false
+    }
+
+    /// Takes `key` off the list; whether it was on it.
+    pub fn remove(&mut self, key: K) -> bool {
+        let Some(slot) = self.slot_of.remove(&key) else {
+            return false;
+        };
+        self.order.remove(slot);
+        self.free.push(slot);
+        true
+    }
+
+    /// The least recently used key.
+    pub fn oldest(&self) -> Option<K> {
+        self.order.oldest().map(|slot| self.keys[slot as usize])
+    }
+
+    /// The keys from the least to the most recently used.
+    pub fn iter(&self) -> impl Iterator<Item = K> + '_ {
+        self.order.iter().map(|slot| self.keys[slot as usize])
+    }
+
+    /// Checks the list against the index (tests and `check_invariants`; O(keys held)).
+    pub fn check(&self) {
+        self.order.check();
+        assert_eq!(
+            self.order.len() as usize,
+            self.slot_of.len(),
+            "one slot per key"
+        );
+        for (&k, &slot) in &self.slot_of {
+            assert!(self.order.contains(slot), "a key's slot is listed");
+            assert!(self.keys[slot as usize] == k, "a slot names its key");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +391,30 @@ mod tests {
                 prop_assert_eq!(r.len() as usize, stamp_of.len());
             }
             r.check();
+        }
+
+        /// `Keyed` over sparse keys orders them as `Recency` over dense ones does.
+        #[test]
+        fn keyed_orders_sparse_keys_as_recency_orders_dense_ones(ops in proptest::collection::vec(op(), 0..400)) {
+            let mut dense = Recency::new(40);
+            let mut sparse: Keyed<u64> = Keyed::new();
+            let far = |k: u32| u64::from(k) * 1_000_003 + (1 << 40);
+            for op in ops {
+                match op {
+                    Op::Touch(k) => prop_assert_eq!(sparse.touch(far(k)), dense.touch(k)),
+                    Op::Remove(k) => prop_assert_eq!(sparse.remove(far(k)), dense.remove(k)),
+                    Op::Pop => {
+                        let want = dense.pop_oldest();
+                        let got = sparse.oldest();
+                        if let Some(k) = got {
+                            sparse.remove(k);
+                        }
+                        prop_assert_eq!(got, want.map(far));
+                    }
+                }
+                prop_assert_eq!(sparse.iter().collect::<Vec<_>>(), dense.iter().map(far).collect::<Vec<_>>());
+            }
+            sparse.check();
         }
     }
 }
