@@ -4,8 +4,8 @@
 //! after it has been written back by the caller. Pure bookkeeping — the I/O is the caller's.
 
 use crate::types::{BlockNo, BLOCK_BYTES};
-use serde::Serialize;
 use nearflash_lru::Keyed;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// What a cached block holds: journaled metadata or file data (written in place).

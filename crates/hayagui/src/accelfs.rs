@@ -26,6 +26,7 @@ use crate::machine::{Calls, Run};
 use nearflash_blockdev::{BlockOp, BlockRequest};
 use nearflash_fs::{Caller, Fh, FsOp, FsReply, OpenFlags, BLOCK_BYTES};
 use nearflash_hw::compute::CoreSpec;
+use nearflash_lru::Keyed;
 use nearflash_sim::SimDuration;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -57,7 +58,6 @@ pub struct AccelFsStats {
 struct Chunk {
     data: Box<[u8]>,
     dirty: bool,
-    stamp: u64,
 }
 
 /// A file AccelFS knows (its in-memory inode).
@@ -70,8 +70,8 @@ struct AFile {
     /// Device byte offset of each mapped 4 KiB block of the file.
     blocks: Vec<u64>,
     cache: HashMap<u64, Chunk>,
-    /// Recency: stamp → chunk.
-    lru: BTreeMap<u64, u64>,
+    /// The cached chunks, least recently used first.
+    lru: Keyed<u64>,
     /// Allocation or size changed since the last commit.
     meta_dirty: bool,
     opens: u32,
@@ -97,7 +97,6 @@ pub struct AccelFs {
     files: BTreeMap<String, AFile>,
     fds: BTreeMap<Fd, String>,
     next_fd: u64,
-    stamp: u64,
     stats: AccelFsStats,
 }
 
@@ -110,7 +109,6 @@ impl AccelFs {
             files: BTreeMap::new(),
             fds: BTreeMap::new(),
             next_fd: 3,
-            stamp: 0,
             stats: AccelFsStats::default(),
         }
     }
@@ -203,7 +201,7 @@ impl AccelFs {
                     fs_size: st.size_bytes,
                     blocks: Vec::new(),
                     cache: HashMap::new(),
-                    lru: BTreeMap::new(),
+                    lru: Keyed::new(),
                     meta_dirty: false,
                     opens: 0,
                 },
@@ -377,11 +375,8 @@ impl AccelFs {
             self.fill(m, &path, &want)?;
             let f = self.files.get_mut(&path).expect("known file");
             for i in want {
-                self.stamp += 1;
                 let ch = f.cache.get_mut(&i).expect("filled");
-                f.lru.remove(&ch.stamp);
-                ch.stamp = self.stamp;
-                f.lru.insert(self.stamp, i);
+                f.lru.touch(i);
                 let lo = offset.max(i * c) - i * c;
                 let hi = end.min((i + 1) * c) - i * c;
                 out.extend_from_slice(&ch.data[lo as usize..hi as usize]);
@@ -436,15 +431,11 @@ impl AccelFs {
             self.make_room(m, &path, fresh.len(), &(chunk..=stop).collect::<Vec<_>>())?;
             let f = self.files.get_mut(&path).expect("known file");
             for i in chunk..=stop {
-                self.stamp += 1;
                 let ch = f.cache.entry(i).or_insert_with(|| Chunk {
                     data: vec![0u8; c as usize].into_boxed_slice(),
                     dirty: false,
-                    stamp: 0,
                 });
-                f.lru.remove(&ch.stamp);
-                ch.stamp = self.stamp;
-                f.lru.insert(self.stamp, i);
+                f.lru.touch(i);
                 let lo = offset.max(i * c);
                 let hi = end.min((i + 1) * c);
                 ch.data[(lo - i * c) as usize..(hi - i * c) as usize]
@@ -572,7 +563,6 @@ impl AccelFs {
                 Chunk {
                     data: vec![0u8; c as usize].into_boxed_slice(),
                     dirty: false,
-                    stamp: 0,
                 },
             );
         }
@@ -584,10 +574,9 @@ impl AccelFs {
             }
         }
         for &i in &misses {
-            self.stamp += 1;
-            let ch = f.cache.get_mut(&i).expect("inserted");
-            ch.stamp = self.stamp;
-            f.lru.insert(self.stamp, i);
+            assert!(f.cache.contains_key(&i), "inserted");
+            let was = f.lru.touch(i);
+            debug_assert!(!was, "a missed chunk enters the recency list once");
         }
         Ok(())
     }
@@ -609,8 +598,7 @@ impl AccelFs {
         }
         let victims: Vec<u64> = f
             .lru
-            .values()
-            .copied()
+            .iter()
             .filter(|i| !keep.contains(i))
             .take(excess)
             .collect();
@@ -624,8 +612,9 @@ impl AccelFs {
         self.write_back(m, path, &dirty)?;
         let f = self.files.get_mut(path).expect("known file");
         for i in victims {
-            let ch = f.cache.remove(&i).expect("cached");
-            f.lru.remove(&ch.stamp);
+            f.cache.remove(&i).expect("cached");
+            let was = f.lru.remove(i);
+            debug_assert!(was, "a cached chunk is on the recency list");
         }
         Ok(())
     }

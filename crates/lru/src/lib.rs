@@ -278,6 +278,14 @@ impl<K: Copy + Eq + std::hash::Hash> Keyed<K> {
         self.order.iter().map(|slot| self.keys[slot as usize])
     }
 
+    /// Takes every key off the list.
+    pub fn clear(&mut self) {
+        self.slot_of.clear();
+        self.keys.clear();
+        self.free.clear();
+        self.order = Recency::new(0);
+    }
+
     /// Checks the list against the index (tests and `check_invariants`; O(keys held)).
     pub fn check(&self) {
         self.order.check();
