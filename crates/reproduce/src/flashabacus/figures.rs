@@ -44,8 +44,11 @@ fn per_system_bars(
     y_label: &str,
     f: impl Fn(&Measured) -> f64,
     relative_to_simd: bool,
-) -> String {
+) -> Option<String> {
     let wl = workloads_of(ms, g);
+    if wl.is_empty() {
+        return None;
+    }
     let groups = SYSTEMS
         .iter()
         .map(|s| {
@@ -71,14 +74,18 @@ fn per_system_bars(
         stacked: false,
     }
     .to_svg()
+    .into()
 }
 
 /// A number read off a run.
 type Metric<'a> = &'a dyn Fn(&Measured) -> f64;
 
 /// Energy by Fig. 13 category, summed over the workloads of `g`, one stacked bar per system.
-fn energy_stack(ms: &[&Measured], g: Group, title: &str) -> String {
+fn energy_stack(ms: &[&Measured], g: Group, title: &str) -> Option<String> {
     let wl = workloads_of(ms, g);
+    if wl.is_empty() {
+        return None;
+    }
     let sum = |s: &str, f: Metric| -> f64 {
         wl.iter().filter_map(|w| get(ms, s, w)).map(f).sum::<f64>() / 1e3
     };
@@ -98,11 +105,12 @@ fn energy_stack(ms: &[&Measured], g: Group, title: &str) -> String {
         stacked: true,
     }
     .to_svg()
+    .into()
 }
 
 /// Fig. 12: fraction of a workload's kernels completed over time, per system.
-fn cdf(ms: &[&Measured], workload: &str, title: &str) -> String {
-    let series = SYSTEMS
+fn cdf(ms: &[&Measured], workload: &str, title: &str) -> Option<String> {
+    let series: Vec<Series> = SYSTEMS
         .iter()
         .filter_map(|s| get(ms, s, workload))
         .map(|m| {
@@ -126,6 +134,9 @@ fn cdf(ms: &[&Measured], workload: &str, title: &str) -> String {
             }
         })
         .collect();
+    if series.is_empty() {
+        return None;
+    }
     LineChart {
         title: title.into(),
         x_label: "time since offload, ms".into(),
@@ -134,10 +145,14 @@ fn cdf(ms: &[&Measured], workload: &str, title: &str) -> String {
         step: true,
     }
     .to_svg()
+    .into()
 }
 
 /// Fig. 15: worker utilization and power over time, IntraO3 against SIMD.
-fn time_series(ms: &[&Measured], workload: &str) -> [String; 2] {
+fn time_series(ms: &[&Measured], workload: &str) -> Vec<Option<String>> {
+    if get(ms, "intra-o3", workload).is_none() && get(ms, "simd", workload).is_none() {
+        return vec![None];
+    }
     let pick = |f: fn(&nearflash_accel::series::SeriesPoint) -> f64| -> Vec<Series> {
         ["simd", "intra-o3"]
             .iter()
@@ -148,7 +163,7 @@ fn time_series(ms: &[&Measured], workload: &str) -> [String; 2] {
             })
             .collect()
     };
-    [
+    vec![
         LineChart {
             title: format!(
                 "Fig. 15a — worker utilization over time, {}",
@@ -159,7 +174,8 @@ fn time_series(ms: &[&Measured], workload: &str) -> [String; 2] {
             series: pick(|p| p.worker_utilization),
             step: true,
         }
-        .to_svg(),
+        .to_svg()
+        .into(),
         LineChart {
             title: format!("Fig. 15b — power over time, {}", workload.to_uppercase()),
             x_label: "time, ms".into(),
@@ -167,14 +183,22 @@ fn time_series(ms: &[&Measured], workload: &str) -> [String; 2] {
             series: pick(|p| p.power_w),
             step: true,
         }
-        .to_svg(),
+        .to_svg()
+        .into(),
     ]
 }
 
-fn section(heading: &str, paragraphs: &[&str], figures: Vec<String>) -> Section {
+/// A section of the page; a figure is `None` when none of its workloads ran (`--only`), and
+/// a section left with no figure says so instead of drawing empty axes.
+fn section(heading: &str, paragraphs: &[&str], figures: Vec<Option<String>>) -> Section {
+    let figures: Vec<String> = figures.into_iter().flatten().collect();
+    let mut paragraphs: Vec<String> = paragraphs.iter().map(|p| p.to_string()).collect();
+    if figures.is_empty() {
+        paragraphs.push("Not drawn: none of this figure's workloads ran (`--only`).".into());
+    }
     Section {
         heading: heading.into(),
-        paragraphs: paragraphs.iter().map(|p| p.to_string()).collect(),
+        paragraphs,
         figures,
     }
 }
@@ -248,7 +272,7 @@ pub fn page(ms: &[&Measured], preset: &str, dataset: nearflash_kernels::Dataset)
             section(
                 "Fig. 15 — time series",
                 &["Per-bin busy time of every component, recorded during the run (at most 256 bins). Power counts every powered component of the system, host included for SIMD."],
-                time_series(ms, "atax").to_vec(),
+                time_series(ms, "atax"),
             ),
             section(
                 "Fig. 16 — graph and big-data workloads (§5.6)",
@@ -361,5 +385,24 @@ pub fn cost_models(models: &[CostModel], claims: &[Claim]) -> Section {
         heading: "Claims under both cost models".into(),
         paragraphs,
         figures: vec![h],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_whose_workloads_did_not_run_say_so_instead_of_drawing_empty_axes() {
+        let p = page(&[], "flashabacus", nearflash_kernels::Dataset::Paper);
+        assert!(!p.sections.is_empty());
+        for s in &p.sections {
+            assert!(s.figures.is_empty(), "{}: nothing to draw", s.heading);
+            assert!(
+                s.paragraphs.iter().any(|p| p.starts_with("Not drawn")),
+                "{} says why it has no figure",
+                s.heading
+            );
+        }
     }
 }
