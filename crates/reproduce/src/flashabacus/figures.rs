@@ -194,7 +194,8 @@ fn section(heading: &str, paragraphs: &[&str], figures: Vec<Option<String>>) -> 
     let figures: Vec<String> = figures.into_iter().flatten().collect();
     let mut paragraphs: Vec<String> = paragraphs.iter().map(|p| p.to_string()).collect();
     if figures.is_empty() {
-        paragraphs.push("Not drawn: none of this figure's workloads ran (left out by --only).".into());
+        paragraphs
+            .push("Not drawn: none of this figure's workloads ran (left out by --only).".into());
     }
     Section {
         heading: heading.into(),
