@@ -729,9 +729,24 @@ impl IoReport {
         let mut t = Table::new();
         t.load_preset(UTF8_BORDERS_ONLY);
         t.set_header(vec!["figure", "value"]);
+        let mut rows = self.workload_rows();
+        rows.extend(self.flash_rows());
+        rows.extend(self.section_rows());
+        rows.extend(self.speed_rows());
+        if let Some(row) = trace_row(&self.workload) {
+            rows.insert(0, row);
+        }
+        for (k, v) in rows {
+            t.add_row(vec![k, v]);
+        }
+        t.to_string()
+    }
+
+    /// The table's first rows: what ran, and what the host saw (requests, bandwidth, latency).
+    fn workload_rows(&self) -> Vec<(String, String)> {
         let f1 = |x: f64| format!("{x:.1}");
         let lim = &self.analytic_limits;
-        let mut rows: Vec<(String, String)> = vec![
+        vec![
             (
                 "preset / seed / fidelity / interface".into(),
                 format!(
@@ -786,6 +801,12 @@ impl IoReport {
                     f1(self.latency_us.max)
                 ),
             ),
+        ]
+    }
+
+    /// The flash translation layer's and the flash's rows: WAF, GC, wear, utilization, sizes.
+    fn flash_rows(&self) -> Vec<(String, String)> {
+        vec![
             (
                 "WAF".into(),
                 self.waf.map_or("-".into(), |w| format!("{w:.2}")),
@@ -835,6 +856,33 @@ impl IoReport {
                     self.scratchpad_bytes as f64 / 1048576.0
                 ),
             ),
+        ]
+    }
+
+    /// The optional sections, in order: media, SLC cache, mapping cache, FDP, host link.
+    fn section_rows(&self) -> Vec<(String, String)> {
+        let mut rows = Vec::new();
+        if let Some(m) = &self.media {
+            rows.extend(m.rows());
+        }
+        if let Some(c) = &self.slc_cache {
+            rows.extend(c.rows());
+        }
+        if let Some(c) = &self.mapping_cache {
+            rows.extend(c.rows());
+        }
+        if let Some(f) = &self.fdp {
+            rows.extend(f.rows());
+        }
+        if let Some(l) = &self.link {
+            rows.extend(l.rows());
+        }
+        rows
+    }
+
+    /// The table's last rows: how fast the simulator ran, its memory, and the trace hash.
+    fn speed_rows(&self) -> Vec<(String, String)> {
+        vec![
             (
                 "wall time (precondition)".into(),
                 format!(
@@ -865,34 +913,7 @@ impl IoReport {
             ),
             ("peak RSS".into(), format!("{:.0} MB", self.peak_rss_mb)),
             ("trace hash".into(), self.trace_hash.clone()),
-        ];
-        if let Some(m) = &self.media {
-            let at = rows.len() - 5; // after the flash counters, before sizes and wall time
-            rows.splice(at..at, m.rows());
-        }
-        if let Some(c) = &self.slc_cache {
-            let at = rows.len() - 5;
-            rows.splice(at..at, c.rows());
-        }
-        if let Some(c) = &self.mapping_cache {
-            let at = rows.len() - 5;
-            rows.splice(at..at, c.rows());
-        }
-        if let Some(f) = &self.fdp {
-            let at = rows.len() - 5;
-            rows.splice(at..at, f.rows());
-        }
-        if let Some(l) = &self.link {
-            let at = rows.len() - 5;
-            rows.splice(at..at, l.rows());
-        }
-        if let Some(row) = trace_row(&self.workload) {
-            rows.insert(0, row);
-        }
-        for (k, v) in rows {
-            t.add_row(vec![k, v]);
-        }
-        t.to_string()
+        ]
     }
 }
 
