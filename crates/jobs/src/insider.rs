@@ -138,31 +138,7 @@ pub const SHARE_DURATION_MS_MAX: f64 = 1000.0;
 pub fn insider_share(opts: &ShareOptions) -> Result<serde_json::Value, JobError> {
     let preset = Preset::load(&opts.preset, &opts.overrides)?;
     let (cfg, host) = machine(&preset, "INSIDER runs (the host storage stack)")?;
-    let programs = opts.programs.unwrap_or(cfg.app_slots);
-    if programs == 0 || programs > SHARE_PROGRAMS_MAX {
-        return Err(JobError::Workload(format!(
-            "programs must be 1..={SHARE_PROGRAMS_MAX}, got {programs}"
-        )));
-    }
-    if programs > cfg.app_slots {
-        return Err(JobError::Workload(format!(
-            "{programs} programs need {programs} application slots; the drive has {} \
-             (insider.app_slots)",
-            cfg.app_slots
-        )));
-    }
-    if !(opts.duration_ms > 0.0 && opts.duration_ms <= SHARE_DURATION_MS_MAX) {
-        return Err(JobError::Workload(format!(
-            "duration_ms must be in (0, {SHARE_DURATION_MS_MAX}], got {}",
-            opts.duration_ms
-        )));
-    }
-    let demand_mb_s = opts.demand_mb_s.unwrap_or(cfg.emulated_bandwidth_mb_s);
-    if !(demand_mb_s.is_finite() && demand_mb_s > 0.0) {
-        return Err(JobError::Workload(format!(
-            "demand_mb_s must be a positive number, got {demand_mb_s}"
-        )));
-    }
+    let (programs, demand_mb_s) = share_checked(opts, &cfg)?;
     let app = nearflash_iscapps::app(&opts.app)?;
     let contenders: Vec<Contender> = (0..programs)
         .map(|i| {
@@ -206,6 +182,37 @@ pub fn insider_share(opts: &ShareOptions) -> Result<serde_json::Value, JobError>
         "worst_deviation": r.worst_deviation(),
         "measured_mb_s": measured,
     }))
+}
+
+/// The number of programs and each one's demand, checked against the drive's slots and the
+/// limits, with the run's duration.
+fn share_checked(opts: &ShareOptions, cfg: &InsiderConfig) -> Result<(u32, f64), JobError> {
+    let programs = opts.programs.unwrap_or(cfg.app_slots);
+    if programs == 0 || programs > SHARE_PROGRAMS_MAX {
+        return Err(JobError::Workload(format!(
+            "programs must be 1..={SHARE_PROGRAMS_MAX}, got {programs}"
+        )));
+    }
+    if programs > cfg.app_slots {
+        return Err(JobError::Workload(format!(
+            "{programs} programs need {programs} application slots; the drive has {} \
+             (insider.app_slots)",
+            cfg.app_slots
+        )));
+    }
+    if !(opts.duration_ms > 0.0 && opts.duration_ms <= SHARE_DURATION_MS_MAX) {
+        return Err(JobError::Workload(format!(
+            "duration_ms must be in (0, {SHARE_DURATION_MS_MAX}], got {}",
+            opts.duration_ms
+        )));
+    }
+    let demand_mb_s = opts.demand_mb_s.unwrap_or(cfg.emulated_bandwidth_mb_s);
+    if !(demand_mb_s.is_finite() && demand_mb_s > 0.0) {
+        return Err(JobError::Workload(format!(
+            "demand_mb_s must be a positive number, got {demand_mb_s}"
+        )));
+    }
+    Ok((programs, demand_mb_s))
 }
 
 /// The options of `nearflash vfile demo`.
