@@ -3,7 +3,7 @@
 //! workload (closed-loop synthetic, or a trace open-loop) and build the report from the
 //! counters before and after.
 
-use crate::driver::{Driver, ListSource, StoreSpec};
+use crate::driver::{Driver, ListSource, PhaseResult, StoreSpec};
 use crate::error::IoBenchError;
 use crate::interface::{FrontEnd, Interface};
 use crate::report::{IoReport, Measured, Precondition};
@@ -82,11 +82,9 @@ impl Bench<'_> {
         }
     }
 
-    fn run_on<D: FrontEnd>(
-        &self,
-        progress: &mut dyn FnMut(Stage, u64, u64),
-    ) -> Result<IoReport, IoBenchError> {
-        let wall = Instant::now();
+    /// The span the workload covers, refused if functional fidelity would hold too much of
+    /// it in RAM.
+    fn checked_span(&self) -> Result<u64, IoBenchError> {
         let checked = match self.plan {
             Plan::Synthetic(s) => s.span_bytes,
             Plan::Trace(t) => t.span_bytes,
@@ -99,10 +97,15 @@ impl Bench<'_> {
                 FUNCTIONAL_MEMORY_BYTES_MAX >> 30
             )));
         }
-        let fidelity = match self.store {
-            StoreSpec::None => Fidelity::Timing,
-            StoreSpec::Memory | StoreSpec::File(_) => Fidelity::Functional,
-        };
+        Ok(checked)
+    }
+
+    /// How writes spread over placement handles (`--placement-handles`, `--placement-by`);
+    /// placing by stream needs a trace replayed at its arrival times.
+    fn placement_spread(
+        &self,
+        checked: u64,
+    ) -> Result<Option<crate::placement::PlacementSpread>, IoBenchError> {
         let spread = self
             .placement_handles
             .map(|n| {
@@ -121,23 +124,30 @@ impl Bench<'_> {
                 ));
             }
         }
-        let mut driver = Driver::<D>::new(self.preset, &self.store, self.seed, checked)?;
-        driver.set_placement(spread);
-        let precondition_span = match self.plan {
+        Ok(spread)
+    }
+
+    /// The span to precondition, if any: by default a synthetic workload that reads is
+    /// preconditioned and a trace is not.
+    fn precondition_span(&self) -> Option<u64> {
+        match self.plan {
             Plan::Synthetic(s) => self
                 .precondition
                 .unwrap_or(s.pattern.reads())
                 .then_some(s.span_bytes),
             Plan::Trace(t) => self.precondition.unwrap_or(false).then_some(t.span_bytes),
-        };
-        let precondition = match precondition_span {
-            Some(span) => Some(precondition(&mut driver, self.preset, span, progress)?),
-            None => None,
-        };
-        let start = driver.snapshot();
-        let measure_t0 = Instant::now();
+        }
+    }
+
+    /// The measured phase: the synthetic workload at its queue depth, or the trace replayed
+    /// (closed at a fixed depth, or open at its arrival times); with the workload described.
+    fn measure<D: FrontEnd>(
+        &self,
+        driver: &mut Driver<D>,
+        progress: &mut dyn FnMut(Stage, u64, u64),
+    ) -> Result<(PhaseResult, serde_json::Value), IoBenchError> {
         let mut on = |d, t| progress(Stage::Measure, d, t);
-        let (phase, workload) = match self.plan {
+        Ok(match self.plan {
             Plan::Synthetic(spec) => {
                 let mut g = Generator::new(spec.clone());
                 let phase = driver.run_closed(&mut g, spec.queue_depth, &mut on)?;
@@ -153,7 +163,29 @@ impl Bench<'_> {
                 };
                 (phase, t.describe())
             }
+        })
+    }
+
+    fn run_on<D: FrontEnd>(
+        &self,
+        progress: &mut dyn FnMut(Stage, u64, u64),
+    ) -> Result<IoReport, IoBenchError> {
+        let wall = Instant::now();
+        let checked = self.checked_span()?;
+        let fidelity = match self.store {
+            StoreSpec::None => Fidelity::Timing,
+            StoreSpec::Memory | StoreSpec::File(_) => Fidelity::Functional,
         };
+        let spread = self.placement_spread(checked)?;
+        let mut driver = Driver::<D>::new(self.preset, &self.store, self.seed, checked)?;
+        driver.set_placement(spread);
+        let precondition = match self.precondition_span() {
+            Some(span) => Some(precondition(&mut driver, self.preset, span, progress)?),
+            None => None,
+        };
+        let start = driver.snapshot();
+        let measure_t0 = Instant::now();
+        let (phase, workload) = self.measure(&mut driver, progress)?;
         let measured_wall_s = measure_t0.elapsed().as_secs_f64();
         let end = driver.snapshot();
         Ok(IoReport::build(Measured {

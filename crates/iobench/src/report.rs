@@ -9,6 +9,7 @@ use nearflash_ftl::Device;
 use nearflash_hw::link::DirectionStats;
 use nearflash_nvme::NvmeConfig;
 use nearflash_preset::Preset;
+use nearflash_sim::LatencyHistogram;
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize)]
@@ -140,6 +141,15 @@ pub struct LinkReport {
 }
 
 impl LinkReport {
+    /// The host link over the measured phase, when the run has a front end.
+    fn of_phase(m: &Measured, dur_ns: u64) -> Option<LinkReport> {
+        match (m.nvme, &m.start.front, &m.end.front) {
+            (Some(n), Some(fs), Some(fe)) => Some(LinkReport::of(n, fs, fe, dur_ns)),
+            (None, None, None) => None,
+            _ => unreachable!("a front end has a config and counters, or neither"),
+        }
+    }
+
     fn of(nvme: &NvmeConfig, s: &FrontSnapshot, e: &FrontSnapshot, dur_ns: u64) -> LinkReport {
         assert!(e.controller_busy_ns >= s.controller_busy_ns && e.commands >= s.commands);
         LinkReport {
@@ -614,14 +624,70 @@ fn mean(v: &[f64]) -> f64 {
     }
 }
 
+impl EraseCounts {
+    /// The device's erase counts over its blocks: least, mean and most.
+    fn of(device: &Device) -> EraseCounts {
+        let (min, mean, max) = device.erase_count_summary();
+        EraseCounts { min, mean, max }
+    }
+}
+
+impl LatencyUs {
+    /// The phase's latency quantiles, mean and extremes in microseconds.
+    fn of(lat: &LatencyHistogram) -> LatencyUs {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        LatencyUs {
+            p50: us(lat.quantile_ns(0.5)),
+            p99: us(lat.quantile_ns(0.99)),
+            p999: us(lat.quantile_ns(0.999)),
+            max: us(lat.max_ns()),
+            mean: lat.mean_ns() / 1000.0,
+            min: us(if lat.count() == 0 { 0 } else { lat.min_ns() }),
+        }
+    }
+}
+
+impl Utilization {
+    /// Each channel's and die's busy share of the phase (between two snapshots), and means.
+    fn of(s: &Snapshot, e: &Snapshot, dur_ns: u64) -> Utilization {
+        let channel = diff(&s.channel_busy_ns, &e.channel_busy_ns, dur_ns);
+        let die = diff(&s.die_busy_ns, &e.die_busy_ns, dur_ns);
+        Utilization {
+            channel_mean: mean(&channel),
+            die_mean: mean(&die),
+            channel,
+            die,
+        }
+    }
+}
+
+impl SpeedReport {
+    /// The simulator's speed over the measured phase (`flash_ops` in it) and the whole command.
+    fn of(m: &Measured, flash_ops: u64) -> SpeedReport {
+        let (s, e) = (m.start, m.end);
+        SpeedReport {
+            measured: Speed::of(
+                m.measured_wall_s,
+                e.events - s.events,
+                flash_ops,
+                e.die_ops - s.die_ops,
+            ),
+            whole_command: Speed::of(
+                m.wall_s,
+                m.total_events,
+                e.page_reads + e.page_programs + e.block_erases,
+                e.die_ops,
+            ),
+        }
+    }
+}
+
 impl IoReport {
     pub fn build(m: Measured) -> IoReport {
         let p = m.phase;
         let dur_ns = p.end.since(p.start).as_ns();
         let secs = dur_ns as f64 * 1e-9;
         let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
-        let us = |ns: u64| ns as f64 / 1000.0;
-        let lat = &p.latency;
         let (s, e) = (m.start, m.end);
         let page_reads = e.page_reads - s.page_reads;
         let page_programs = e.page_programs - s.page_programs;
@@ -629,18 +695,11 @@ impl IoReport {
         let flash_ops = page_reads + page_programs + block_erases;
         let page_bytes = u64::from(m.device.backbone().geometry().page_size_bytes);
         let host_pages = p.write_bytes as f64 / page_bytes as f64;
-        let (ec_min, ec_mean, ec_max) = m.device.erase_count_summary();
-        let channel = diff(&s.channel_busy_ns, &e.channel_busy_ns, dur_ns);
-        let die = diff(&s.die_busy_ns, &e.die_busy_ns, dur_ns);
-        let wall = m.wall_s.max(1e-9);
+        let speed = SpeedReport::of(&m, flash_ops);
         let slc_cache = SlcReport::of(&m);
         let mapping_cache = MappingCacheReport::of(&m);
         let fdp = FdpReport::of(&m);
-        let link = match (m.nvme, &s.front, &e.front) {
-            (Some(n), Some(fs), Some(fe)) => Some(LinkReport::of(n, fs, fe, dur_ns)),
-            (None, None, None) => None,
-            _ => unreachable!("a front end has a config and counters, or neither"),
-        };
+        let link = LinkReport::of_phase(&m, dur_ns);
         IoReport {
             version: env!("CARGO_PKG_VERSION"),
             preset: m.preset.name.clone(),
@@ -661,14 +720,7 @@ impl IoReport {
             trims: p.trims,
             trim_bytes: p.trim_bytes,
             flushes: p.flushes,
-            latency_us: LatencyUs {
-                p50: us(lat.quantile_ns(0.5)),
-                p99: us(lat.quantile_ns(0.99)),
-                p999: us(lat.quantile_ns(0.999)),
-                max: us(lat.max_ns()),
-                mean: lat.mean_ns() / 1000.0,
-                min: us(if lat.count() == 0 { 0 } else { lat.min_ns() }),
-            },
+            latency_us: LatencyUs::of(&p.latency),
             waf: (host_pages > 0.0).then(|| page_programs as f64 / host_pages),
             gc_runs: e.ftl.gc_runs - s.ftl.gc_runs,
             gc_pages_copied: e.ftl.gc_pages_copied - s.ftl.gc_pages_copied,
@@ -677,17 +729,8 @@ impl IoReport {
             // The maximum is over the whole run: checkpoints of the phase can only raise it,
             // and a phase without one reports the run's (preconditioning's) worst.
             checkpoint_ms_max: e.ftl.checkpoint_ns_max as f64 / 1e6,
-            erase_count: EraseCounts {
-                min: ec_min,
-                mean: ec_mean,
-                max: ec_max,
-            },
-            utilization: Utilization {
-                channel_mean: mean(&channel),
-                die_mean: mean(&die),
-                channel,
-                die,
-            },
+            erase_count: EraseCounts::of(m.device),
+            utilization: Utilization::of(s, e, dur_ns),
             flash_ops,
             flash_die_ops: e.die_ops - s.die_ops,
             flash_page_reads: page_reads,
@@ -705,21 +748,8 @@ impl IoReport {
             sim_events: m.total_events,
             trace_hash: m.trace_hash,
             wall_s: m.wall_s,
-            events_per_wall_s: m.total_events as f64 / wall,
-            speed: SpeedReport {
-                measured: Speed::of(
-                    m.measured_wall_s,
-                    e.events - s.events,
-                    flash_ops,
-                    e.die_ops - s.die_ops,
-                ),
-                whole_command: Speed::of(
-                    m.wall_s,
-                    m.total_events,
-                    e.page_reads + e.page_programs + e.block_erases,
-                    e.die_ops,
-                ),
-            },
+            events_per_wall_s: m.total_events as f64 / m.wall_s.max(1e-9),
+            speed,
             peak_rss_mb: m.peak_rss_mb,
         }
     }
@@ -729,9 +759,24 @@ impl IoReport {
         let mut t = Table::new();
         t.load_preset(UTF8_BORDERS_ONLY);
         t.set_header(vec!["figure", "value"]);
+        let mut rows = self.workload_rows();
+        rows.extend(self.flash_rows());
+        rows.extend(self.section_rows());
+        rows.extend(self.speed_rows());
+        if let Some(row) = trace_row(&self.workload) {
+            rows.insert(0, row);
+        }
+        for (k, v) in rows {
+            t.add_row(vec![k, v]);
+        }
+        t.to_string()
+    }
+
+    /// The table's first rows: what ran, and what the host saw (requests, bandwidth, latency).
+    fn workload_rows(&self) -> Vec<(String, String)> {
         let f1 = |x: f64| format!("{x:.1}");
         let lim = &self.analytic_limits;
-        let mut rows: Vec<(String, String)> = vec![
+        vec![
             (
                 "preset / seed / fidelity / interface".into(),
                 format!(
@@ -786,6 +831,12 @@ impl IoReport {
                     f1(self.latency_us.max)
                 ),
             ),
+        ]
+    }
+
+    /// The flash translation layer's and the flash's rows: WAF, GC, wear, utilization, sizes.
+    fn flash_rows(&self) -> Vec<(String, String)> {
+        vec![
             (
                 "WAF".into(),
                 self.waf.map_or("-".into(), |w| format!("{w:.2}")),
@@ -835,6 +886,33 @@ impl IoReport {
                     self.scratchpad_bytes as f64 / 1048576.0
                 ),
             ),
+        ]
+    }
+
+    /// The optional sections, in order: media, SLC cache, mapping cache, FDP, host link.
+    fn section_rows(&self) -> Vec<(String, String)> {
+        let mut rows = Vec::new();
+        if let Some(m) = &self.media {
+            rows.extend(m.rows());
+        }
+        if let Some(c) = &self.slc_cache {
+            rows.extend(c.rows());
+        }
+        if let Some(c) = &self.mapping_cache {
+            rows.extend(c.rows());
+        }
+        if let Some(f) = &self.fdp {
+            rows.extend(f.rows());
+        }
+        if let Some(l) = &self.link {
+            rows.extend(l.rows());
+        }
+        rows
+    }
+
+    /// The table's last rows: how fast the simulator ran, its memory, and the trace hash.
+    fn speed_rows(&self) -> Vec<(String, String)> {
+        vec![
             (
                 "wall time (precondition)".into(),
                 format!(
@@ -865,34 +943,7 @@ impl IoReport {
             ),
             ("peak RSS".into(), format!("{:.0} MB", self.peak_rss_mb)),
             ("trace hash".into(), self.trace_hash.clone()),
-        ];
-        if let Some(m) = &self.media {
-            let at = rows.len() - 5; // after the flash counters, before sizes and wall time
-            rows.splice(at..at, m.rows());
-        }
-        if let Some(c) = &self.slc_cache {
-            let at = rows.len() - 5;
-            rows.splice(at..at, c.rows());
-        }
-        if let Some(c) = &self.mapping_cache {
-            let at = rows.len() - 5;
-            rows.splice(at..at, c.rows());
-        }
-        if let Some(f) = &self.fdp {
-            let at = rows.len() - 5;
-            rows.splice(at..at, f.rows());
-        }
-        if let Some(l) = &self.link {
-            let at = rows.len() - 5;
-            rows.splice(at..at, l.rows());
-        }
-        if let Some(row) = trace_row(&self.workload) {
-            rows.insert(0, row);
-        }
-        for (k, v) in rows {
-            t.add_row(vec![k, v]);
-        }
-        t.to_string()
+        ]
     }
 }
 

@@ -138,31 +138,7 @@ pub const SHARE_DURATION_MS_MAX: f64 = 1000.0;
 pub fn insider_share(opts: &ShareOptions) -> Result<serde_json::Value, JobError> {
     let preset = Preset::load(&opts.preset, &opts.overrides)?;
     let (cfg, host) = machine(&preset, "INSIDER runs (the host storage stack)")?;
-    let programs = opts.programs.unwrap_or(cfg.app_slots);
-    if programs == 0 || programs > SHARE_PROGRAMS_MAX {
-        return Err(JobError::Workload(format!(
-            "programs must be 1..={SHARE_PROGRAMS_MAX}, got {programs}"
-        )));
-    }
-    if programs > cfg.app_slots {
-        return Err(JobError::Workload(format!(
-            "{programs} programs need {programs} application slots; the drive has {} \
-             (insider.app_slots)",
-            cfg.app_slots
-        )));
-    }
-    if !(opts.duration_ms > 0.0 && opts.duration_ms <= SHARE_DURATION_MS_MAX) {
-        return Err(JobError::Workload(format!(
-            "duration_ms must be in (0, {SHARE_DURATION_MS_MAX}], got {}",
-            opts.duration_ms
-        )));
-    }
-    let demand_mb_s = opts.demand_mb_s.unwrap_or(cfg.emulated_bandwidth_mb_s);
-    if !(demand_mb_s.is_finite() && demand_mb_s > 0.0) {
-        return Err(JobError::Workload(format!(
-            "demand_mb_s must be a positive number, got {demand_mb_s}"
-        )));
-    }
+    let (programs, demand_mb_s) = share_checked(opts, &cfg)?;
     let app = nearflash_iscapps::app(&opts.app)?;
     let contenders: Vec<Contender> = (0..programs)
         .map(|i| {
@@ -206,6 +182,37 @@ pub fn insider_share(opts: &ShareOptions) -> Result<serde_json::Value, JobError>
         "worst_deviation": r.worst_deviation(),
         "measured_mb_s": measured,
     }))
+}
+
+/// The number of programs and each one's demand, checked against the drive's slots and the
+/// limits, with the run's duration.
+fn share_checked(opts: &ShareOptions, cfg: &InsiderConfig) -> Result<(u32, f64), JobError> {
+    let programs = opts.programs.unwrap_or(cfg.app_slots);
+    if programs == 0 || programs > SHARE_PROGRAMS_MAX {
+        return Err(JobError::Workload(format!(
+            "programs must be 1..={SHARE_PROGRAMS_MAX}, got {programs}"
+        )));
+    }
+    if programs > cfg.app_slots {
+        return Err(JobError::Workload(format!(
+            "{programs} programs need {programs} application slots; the drive has {} \
+             (insider.app_slots)",
+            cfg.app_slots
+        )));
+    }
+    if !(opts.duration_ms > 0.0 && opts.duration_ms <= SHARE_DURATION_MS_MAX) {
+        return Err(JobError::Workload(format!(
+            "duration_ms must be in (0, {SHARE_DURATION_MS_MAX}], got {}",
+            opts.duration_ms
+        )));
+    }
+    let demand_mb_s = opts.demand_mb_s.unwrap_or(cfg.emulated_bandwidth_mb_s);
+    if !(demand_mb_s.is_finite() && demand_mb_s > 0.0) {
+        return Err(JobError::Workload(format!(
+            "demand_mb_s must be a positive number, got {demand_mb_s}"
+        )));
+    }
+    Ok((programs, demand_mb_s))
 }
 
 /// The options of `nearflash vfile demo`.
@@ -284,6 +291,63 @@ fn app_err(x: impl std::fmt::Display) -> JobError {
 /// grep's reference — with the simulated time of every step, a host-only read of the same
 /// file to compare, and another user's vopen refused.
 pub fn vfile_demo(opts: &VfileOptions) -> Result<VfileDemo, JobError> {
+    check_demo_size(opts)?;
+    let preset = Preset::load(&opts.preset, &opts.overrides)?;
+    let cfg: InsiderConfig = preset.require()?;
+    let mut rt = demo_machine(opts, &preset, &cfg)?;
+
+    // 1. Alice writes a file through the ordinary path.
+    let app = GrepApp::with_line_chars(LINE_CHARS).map_err(app_err)?;
+    let data = app
+        .generate(opts.seed, opts.size_mib << 20)
+        .map_err(app_err)?;
+    let path = "/home/alice/lines.txt";
+    let write_us = write_file(&mut rt, path, &data.input)?;
+
+    // 2. She registers a virtual file: grep over the real file, in a drive slot.
+    let vpath = "/home/alice/lines.grep";
+    rt.reg_virt_file(ALICE, vpath, path, "grep").map_err(e)?;
+
+    // 3. vopen, send_params (the 2-char pattern), vread the (row, col) pairs, vclose.
+    let (t2, t3, out) = grep_through_vfile(&mut rt, vpath, &data.params)?;
+    let t4 = rt.now();
+    let vread_bytes = out.len() as u64;
+    let got = app.host_remainder(&data, &[out]).map_err(app_err)?;
+    let want = app.reference(&data).map_err(app_err)?;
+    app.verify(&got, &want)
+        .map_err(|x| JobError::Verification(x.to_string()))?;
+
+    // 4. The same bytes through the host storage stack, for comparison (cold cache).
+    let (host_read_us, at) = host_read(&mut rt, path)?;
+
+    // 5. Bob registers the same file, but vopen checks his permission first.
+    let (refused, refused_requests) = bob_refused(&mut rt, path)?;
+    Ok(VfileDemo {
+        preset: preset.name.clone(),
+        backing: format!("{:?}", cfg.backing),
+        pcie_lanes: cfg.pcie_lanes,
+        app_slots: cfg.app_slots,
+        credit_request_kib: cfg.credit_request_bytes >> 10,
+        credits_initial: cfg.credits_initial,
+        path: path.into(),
+        file_bytes: data.input.len() as u64,
+        file_lines: data.record_count,
+        write_us,
+        vpath: vpath.into(),
+        pattern: String::from_utf8_lossy(&data.params[0]).into_owned(),
+        vopen_us: us(t2, t3),
+        vread_bytes,
+        vread_us: us(t3, t4),
+        scan_gb_s: data.input.len() as f64 / (us(t2, t4) * 1e3),
+        host_read_us,
+        host_read_gb_s: at as f64 / (host_read_us * 1e3),
+        refused,
+        refused_requests,
+    })
+}
+
+/// Refuses an empty file, or one the demo's copies of would not fit `--memory-max-mib`.
+fn check_demo_size(opts: &VfileOptions) -> Result<(), JobError> {
     if opts.size_mib == 0 {
         return Err(JobError::Workload("--size-mib must be at least 1".into()));
     }
@@ -296,13 +360,21 @@ pub fn vfile_demo(opts: &VfileOptions) -> Result<VfileDemo, JobError> {
             opts.size_mib, opts.memory_max_mib
         )));
     }
-    let preset = Preset::load(&opts.preset, &opts.overrides)?;
-    let cfg: InsiderConfig = preset.require()?;
+    Ok(())
+}
+
+/// The demo's machine: the preset's INSIDER drive and host, users alice and bob, alice's
+/// home, and the grep program installed.
+fn demo_machine(
+    opts: &VfileOptions,
+    preset: &Preset,
+    cfg: &InsiderConfig,
+) -> Result<Runtime, JobError> {
     let host = preset
         .require_host("the vfile demo (the host storage stack)")?
         .clone();
     let mut rt = Runtime::new(&MachineSpec {
-        insider: &cfg,
+        insider: cfg,
         host: &host,
         flash: Some((&preset.flash, &preset.ftl)),
         functional: true,
@@ -323,31 +395,33 @@ pub fn vfile_demo(opts: &VfileOptions) -> Result<VfileDemo, JobError> {
             output_per_input: 8.0 / (LINE_CHARS + 1) as f64,
         },
     );
+    Ok(rt)
+}
 
-    // 1. Alice writes a file through the ordinary path.
-    let app = GrepApp::with_line_chars(LINE_CHARS).map_err(app_err)?;
-    let data = app
-        .generate(opts.seed, opts.size_mib << 20)
-        .map_err(app_err)?;
-    let path = "/home/alice/lines.txt";
+/// Alice writes `bytes` to `path` through the ordinary path (1 MiB pwrites, fsync); the
+/// simulated time it took, us.
+fn write_file(rt: &mut Runtime, path: &str, bytes: &[u8]) -> Result<f64, JobError> {
     let t0 = rt.now();
     rt.create(ALICE, path, 0o600).map_err(e)?;
     let fd = rt.open(ALICE, path, true).map_err(e)?;
-    for (i, piece) in data.input.chunks(1 << 20).enumerate() {
+    for (i, piece) in bytes.chunks(1 << 20).enumerate() {
         rt.pwrite(fd, (i as u64) << 20, piece).map_err(e)?;
     }
     rt.fsync(fd).map_err(e)?;
     rt.close(fd).map_err(e)?;
-    let t1 = rt.now();
+    Ok(us(t0, rt.now()))
+}
 
-    // 2. She registers a virtual file: grep over the real file, in a drive slot.
-    let vpath = "/home/alice/lines.grep";
-    rt.reg_virt_file(ALICE, vpath, path, "grep").map_err(e)?;
-
-    // 3. vopen, send_params (the 2-char pattern), vread the (row, col) pairs, vclose.
+/// Alice opens the virtual file, sends grep its parameters and reads the matches to the end:
+/// the time before vopen, the time after send_params, and what vread gave.
+fn grep_through_vfile(
+    rt: &mut Runtime,
+    vpath: &str,
+    params: &[Vec<u8>],
+) -> Result<(SimTime, SimTime, Vec<u8>), JobError> {
     let t2 = rt.now();
     let vfd = rt.vopen(ALICE, vpath, Direction::Read).map_err(e)?;
-    for p in &data.params {
+    for p in params {
         rt.send_params(vfd, p).map_err(e)?;
     }
     let t3 = rt.now();
@@ -360,14 +434,11 @@ pub fn vfile_demo(opts: &VfileOptions) -> Result<VfileDemo, JobError> {
         out.extend_from_slice(&d);
     }
     rt.vclose(vfd).map_err(e)?;
-    let t4 = rt.now();
-    let vread_bytes = out.len() as u64;
-    let got = app.host_remainder(&data, &[out]).map_err(app_err)?;
-    let want = app.reference(&data).map_err(app_err)?;
-    app.verify(&got, &want)
-        .map_err(|x| JobError::Verification(x.to_string()))?;
+    Ok((t2, t3, out))
+}
 
-    // 4. The same bytes through the host storage stack, for comparison (cold cache).
+/// The file read through the host storage stack from a cold cache: its time (us) and bytes.
+fn host_read(rt: &mut Runtime, path: &str) -> Result<(f64, u64), JobError> {
     rt.drop_cache(path).map_err(e)?;
     let t5 = rt.now();
     let fd = rt.open(ALICE, path, false).map_err(e)?;
@@ -380,9 +451,12 @@ pub fn vfile_demo(opts: &VfileOptions) -> Result<VfileDemo, JobError> {
         at += n;
     }
     rt.close(fd).map_err(e)?;
-    let t6 = rt.now();
+    Ok((us(t5, rt.now()), at))
+}
 
-    // 5. Bob registers the same file, but vopen checks his permission first.
+/// Bob registers a virtual file over alice's 0600 file; his vopen must be refused: its error
+/// and the ISC requests the refusal cost.
+fn bob_refused(rt: &mut Runtime, path: &str) -> Result<(String, u64), JobError> {
     rt.reg_virt_file(BOB, "/home/alice/steal.grep", path, "grep")
         .map_err(e)?;
     let (isc_before, _) = rt.machine().mux_requests();
@@ -395,28 +469,7 @@ pub fn vfile_demo(opts: &VfileOptions) -> Result<VfileDemo, JobError> {
         }
     };
     let refused_requests = rt.machine().mux_requests().0 - isc_before;
-    Ok(VfileDemo {
-        preset: preset.name.clone(),
-        backing: format!("{:?}", cfg.backing),
-        pcie_lanes: cfg.pcie_lanes,
-        app_slots: cfg.app_slots,
-        credit_request_kib: cfg.credit_request_bytes >> 10,
-        credits_initial: cfg.credits_initial,
-        path: path.into(),
-        file_bytes: data.input.len() as u64,
-        file_lines: data.record_count,
-        write_us: us(t0, t1),
-        vpath: vpath.into(),
-        pattern: String::from_utf8_lossy(&data.params[0]).into_owned(),
-        vopen_us: us(t2, t3),
-        vread_bytes,
-        vread_us: us(t3, t4),
-        scan_gb_s: data.input.len() as f64 / (us(t2, t4) * 1e3),
-        host_read_us: us(t5, t6),
-        host_read_gb_s: at as f64 / (us(t5, t6) * 1e3),
-        refused,
-        refused_requests,
-    })
+    Ok((refused, refused_requests))
 }
 
 #[cfg(test)]

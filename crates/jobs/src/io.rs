@@ -212,6 +212,51 @@ pub fn io(
     opts: &IoOptions,
     progress: &mut dyn FnMut(Stage, u64, u64),
 ) -> Result<IoReport, JobError> {
+    check_flags(opts)?;
+    let preset = Preset::load(&opts.preset, &opts.overrides)?;
+    if preset.zns.enabled {
+        return Err(JobError::Workload(
+            "the preset has zns.enabled = true: a zoned drive runs through the zoned job \
+             (`io_zoned`; `nearflash io` picks it by itself)"
+                .into(),
+        ));
+    }
+    if opts.zone_append {
+        return Err(JobError::Workload(
+            "--zone-append needs a zoned drive (--set zns.enabled=true)".into(),
+        ));
+    }
+    let store = store_spec(opts)?;
+    let plan = workload_plan(opts, &preset)?;
+    let bench = Bench {
+        preset: &preset,
+        plan: &plan,
+        interface: opts.interface,
+        store,
+        seed: opts.seed,
+        precondition: opts.precondition,
+        placement_handles: opts.placement_handles,
+        placement_rule: placement_rule(opts)?,
+    };
+    Ok(bench.run(progress)?)
+}
+
+/// How a run's writes spread over placement handles (`--placement-by`).
+fn placement_rule(
+    opts: &IoOptions,
+) -> Result<nearflash_iobench::placement::PlacementRule, JobError> {
+    use nearflash_iobench::placement::PlacementRule;
+    match opts.placement_by.as_deref() {
+        None => Ok(PlacementRule::Regions),
+        Some(name) => PlacementRule::from_name(name).ok_or_else(|| {
+            JobError::Workload(format!("--placement-by {name}: give region or stream"))
+        }),
+    }
+}
+
+/// Refuses flags that apply to a trace only without one, those of a synthetic workload with
+/// one, and a queue depth for a timed replay.
+fn check_flags(opts: &IoOptions) -> Result<(), JobError> {
     let is_trace = opts.trace.is_some();
     if !is_trace
         && (opts.disk.is_some()
@@ -247,20 +292,12 @@ pub fn io(
                 .into(),
         ));
     }
-    let preset = Preset::load(&opts.preset, &opts.overrides)?;
-    if preset.zns.enabled {
-        return Err(JobError::Workload(
-            "the preset has zns.enabled = true: a zoned drive runs through the zoned job \
-             (`io_zoned`; `nearflash io` picks it by itself)"
-                .into(),
-        ));
-    }
-    if opts.zone_append {
-        return Err(JobError::Workload(
-            "--zone-append needs a zoned drive (--set zns.enabled=true)".into(),
-        ));
-    }
-    let store = match (opts.fidelity, &opts.store_file) {
+    Ok(())
+}
+
+/// Where the device keeps its pages: nowhere (timing), in RAM, or in `--store-file`.
+fn store_spec(opts: &IoOptions) -> Result<StoreSpec, JobError> {
+    Ok(match (opts.fidelity, &opts.store_file) {
         (Fidelity::Timing, Some(_)) => {
             return Err(JobError::Workload(
                 "--store-file needs --fidelity functional".into(),
@@ -269,18 +306,22 @@ pub fn io(
         (Fidelity::Timing, None) => StoreSpec::None,
         (Fidelity::Functional, None) => StoreSpec::Memory,
         (Fidelity::Functional, Some(p)) => StoreSpec::File(p.clone()),
-    };
-    let capacity = capacity_bytes(&preset);
+    })
+}
+
+/// The workload over the span: the trace loaded, or the synthetic spec from the options.
+fn workload_plan(opts: &IoOptions, preset: &Preset) -> Result<Plan, JobError> {
+    let capacity = capacity_bytes(preset);
     let span = match opts.span_gib {
         Some(g) => gib_to_bytes("--span-gib", g)?,
         None => capacity,
     };
-    if is_trace && span > capacity {
+    if opts.trace.is_some() && span > capacity {
         return Err(JobError::Workload(format!(
             "--span-gib covers {span} bytes, more than the device's {capacity}"
         )));
     }
-    let plan = match &opts.trace {
+    Ok(match &opts.trace {
         Some(spec) => Plan::Trace(Box::new(TracePlan::load(
             spec,
             &TraceOptions {
@@ -295,25 +336,7 @@ pub fn io(
             capacity,
         )?)),
         None => Plan::Synthetic(synthetic_spec(opts, span, capacity)?),
-    };
-    let bench = Bench {
-        preset: &preset,
-        plan: &plan,
-        interface: opts.interface,
-        store,
-        seed: opts.seed,
-        precondition: opts.precondition,
-        placement_handles: opts.placement_handles,
-        placement_rule: match opts.placement_by.as_deref() {
-            None => nearflash_iobench::placement::PlacementRule::Regions,
-            Some(name) => {
-                nearflash_iobench::placement::PlacementRule::from_name(name).ok_or_else(|| {
-                    JobError::Workload(format!("--placement-by {name}: give region or stream"))
-                })?
-            }
-        },
-    };
-    Ok(bench.run(progress)?)
+    })
 }
 
 /// The trace reading options; `disk` is MSR's name for the device selector.

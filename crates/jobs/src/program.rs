@@ -18,7 +18,7 @@ use nearflash_insider::InsiderConfig;
 use nearflash_preset::Preset;
 use nearflash_wasm::limits::{default_fuel, FUEL_BASE};
 use nearflash_wasm::stream::{Meter, WasmStreamProgram};
-use nearflash_wasm::{cost, run_chunks, Limits, Program};
+use nearflash_wasm::{cost, run_chunks, Limits, Outcome, Program};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -183,9 +183,82 @@ fn figures(
     }
 }
 
+/// What one engine's run gave: its output, the fuel it burnt, its exit status and figures.
+struct EngineRun {
+    output: Vec<u8>,
+    fuel: u64,
+    exit_code: i32,
+    fig: EngineFigures,
+}
+
 /// Runs `r.program` over `r.input` on `r.engine`, beside the host-only run.
 pub fn program(r: &ProgramOptions) -> Result<ProgramOutcome, JobError> {
-    // The default fuel scales with the input, which is read after the other checks.
+    let (limits, input) = checked_input(r)?;
+    let program = load(&r.program, limits)?;
+    let preset = Preset::load(&r.preset, &r.overrides)?;
+    let mut cfg: InsiderConfig = preset.require()?;
+    cfg.engine = match r.engine {
+        Engine::Core => EngineKind::Cores,
+        _ => EngineKind::Slots,
+    };
+    let mut rt = machine(r, &preset, &cfg, &input)?;
+    // The Active Flash SSD (`arm`), and the energy figures: its controller (ARM) and host;
+    // INSIDER's preset has no power for its slots and drive cores.
+    let af_preset = Preset::load("active-flash", &[])?;
+    let af: ActiveFlashConfig = af_preset.require()?;
+
+    let mut controller = None;
+    let run = match r.engine {
+        Engine::Slot | Engine::Core => Some(run_insider(r, limits, &mut rt, &input)?),
+        Engine::Arm => {
+            let (run, task) = run_controller(r, limits, &program, &af_preset, &af, &input)?;
+            controller = Some(task);
+            Some(run)
+        }
+        // The host engine is the host-only run itself (below): the file read through the
+        // host's storage stack, then the module on one host core.
+        Engine::Host => None,
+    };
+
+    // The host-only comparison (also the host engine's run).
+    let (h, host_fig) = host_only(r, &program, &mut rt, &cfg, &af)?;
+    let diagnostics = String::from_utf8_lossy(&h.diagnostics).into_owned();
+    let run = run.unwrap_or_else(|| EngineRun {
+        fig: figures(
+            "host (read + one core)",
+            host_fig.bytes_in,
+            host_fig.bytes_out,
+            host_fig.fuel,
+            host_fig.time_ns,
+            Some(af.host().active_power_w),
+        ),
+        output: h.output,
+        fuel: h.fuel,
+        exit_code: h.exit_code,
+    });
+
+    let report = ProgramReport {
+        program: program.name().to_string(),
+        args: r.args.clone(),
+        preset: preset.name.clone(),
+        seed: r.seed,
+        exit_code: run.exit_code,
+        engine: r.engine,
+        run: run.fig,
+        host_only: host_fig,
+        controller,
+        diagnostics,
+    };
+    debug_assert_eq!(run.fuel, report.run.fuel);
+    Ok(ProgramOutcome {
+        report,
+        output: run.output,
+    })
+}
+
+/// The options' limits checked and the input read: the default fuel scales with the input,
+/// which is read after the other checks.
+fn checked_input(r: &ProgramOptions) -> Result<(Limits, Vec<u8>), JobError> {
     let mut limits = limits(r.memory_max_mib, r.fuel_max.unwrap_or(FUEL_BASE))?;
     if r.foreground_mb_s.is_some() && r.engine != Engine::Arm {
         return Err(JobError::Workload(
@@ -197,18 +270,22 @@ pub fn program(r: &ProgramOptions) -> Result<ProgramOutcome, JobError> {
     if r.fuel_max.is_none() {
         limits.fuel_max = default_fuel(input.len() as u64);
     }
-    let program = load(&r.program, limits)?;
-    let preset = Preset::load(&r.preset, &r.overrides)?;
-    let mut cfg: InsiderConfig = preset.require()?;
+    Ok((limits, input))
+}
+
+/// The simulated INSIDER machine (on the preset's flash, with its host) holding the input
+/// as a user's file.
+fn machine(
+    r: &ProgramOptions,
+    preset: &Preset,
+    cfg: &InsiderConfig,
+    input: &[u8],
+) -> Result<Runtime, JobError> {
     let host = preset
         .require_host("program run (the host storage stack)")?
         .clone();
-    cfg.engine = match r.engine {
-        Engine::Core => EngineKind::Cores,
-        _ => EngineKind::Slots,
-    };
     let mut rt = Runtime::new(&MachineSpec {
-        insider: &cfg,
+        insider: cfg,
         host: &host,
         flash: Some((&preset.flash, &preset.ftl)),
         functional: true,
@@ -217,121 +294,23 @@ pub fn program(r: &ProgramOptions) -> Result<ProgramOutcome, JobError> {
     rt.add_user(USER, 100, "user")?;
     rt.mkdir(0, "/home", 0o755)?;
     rt.mkdir(0, "/home/user", 0o777)?;
-    rt.install_file(USER, INPUT_PATH, 0o600, input.len() as u64, Some(&input))?;
-    // The Active Flash SSD (`arm`), and the energy figures: its controller (ARM) and host;
-    // INSIDER's preset has no power for its slots and drive cores.
-    let af_preset = Preset::load("active-flash", &[])?;
-    let af: ActiveFlashConfig = af_preset.require()?;
+    rt.install_file(USER, INPUT_PATH, 0o600, input.len() as u64, Some(input))?;
+    Ok(rt)
+}
 
-    let mut controller = None;
-    let (output, fuel, exit_code, diagnostics, run_fig) = match r.engine {
-        Engine::Slot | Engine::Core => {
-            let meter = Rc::new(RefCell::new(Meter::default()));
-            rt.install_program(
-                "user",
-                ProgramSpec {
-                    // A second instance of the module: the first serves the host-only run.
-                    make: Box::new(WasmStreamProgram::metered_factory(
-                        load(&r.program, limits)?,
-                        r.args.clone(),
-                        r.seed,
-                        meter.clone(),
-                    )),
-                    output_per_input: 1.0,
-                },
-            );
-            rt.reg_virt_file(USER, "/home/user/virtual", INPUT_PATH, "user")?;
-            let t0 = rt.now();
-            let fd = rt.vopen(USER, "/home/user/virtual", Direction::Read)?;
-            let mut out = Vec::new();
-            let read = loop {
-                match rt.vread(fd, 1 << 20) {
-                    Ok((0, _)) => break Ok(()),
-                    Ok((_, d)) => out.extend_from_slice(&d),
-                    Err(e) => break Err(e),
-                }
-            };
-            let t1 = rt.now();
-            let m = *meter.borrow();
-            // Closing a virtual file whose program failed reports that failure again.
-            let closed = rt.vclose(fd);
-            match read {
-                // A non-zero exit is a report, not an error (docs/programs.md: exit status 1,
-                // as on the other engines); anything else is the program's error.
-                Err(e) if m.exit_code.is_none_or(|c| c == 0) => return Err(e.into()),
-                Err(_) => {}
-                Ok(()) => {
-                    closed?;
-                }
-            }
-            let name = if r.engine == Engine::Slot {
-                "insider slot"
-            } else {
-                "insider cores"
-            };
-            let fig = figures(
-                name,
-                input.len() as u64,
-                out.len() as u64,
-                m.fuel,
-                t1.since(t0).as_ns(),
-                None,
-            );
-            (out, m.fuel, m.exit_code.unwrap_or(0), None, fig)
-        }
-        Engine::Arm => {
-            let meter = Rc::new(RefCell::new(Meter::default()));
-            let task =
-                WasmStreamProgram::new(program.start(&r.args, r.seed)).with_meter(meter.clone());
-            let params = ProgramParams {
-                foreground_mb_s: r.foreground_mb_s,
-                output_bytes_max: limits.output_bytes_max(input.len() as u64),
-            };
-            let run = match nearflash_activeflash::run_program(
-                &af_preset.flash,
-                &af_preset.ftl,
-                &af,
-                &input,
-                Box::new(task),
-                params,
-                r.seed,
-            ) {
-                Ok(run) => run,
-                // A non-zero exit is a report, not an error; anything else is the program's error.
-                Err(ActiveFlashError::Program { run, .. })
-                    if meter.borrow().exit_code.is_some_and(|c| c != 0) =>
-                {
-                    *run
-                }
-                Err(e) => return Err(e.into()),
-            };
-            let m = *meter.borrow();
-            assert_eq!(run.instructions, cost::instructions(m.fuel));
-            let fig = EngineFigures {
-                engine: "active-flash controller task".into(),
-                bytes_in: run.bytes_in,
-                bytes_out: run.bytes_out,
-                fuel: m.fuel,
-                instructions: run.instructions,
-                time_ns: run.time_ns,
-                throughput_mb_s: run.throughput_mb_s,
-                energy_j: Some(af.controller_active_power_w * run.busy_ns() as f64 * 1e-9),
-            };
-            let output = run.output.clone();
-            controller = Some(run);
-            (output, m.fuel, m.exit_code.unwrap_or(0), None, fig)
-        }
-        // The host engine is the host-only run itself (below): the file read through the
-        // host's storage stack, then the module on one host core.
-        Engine::Host => (Vec::new(), 0, 0, None, figures("", 0, 0, 0, 0, None)),
-    };
-
-    // The host-only comparison: the file read through the host's storage stack, then the module
-    // on one host core (not overlapped).
+/// The host-only run: the file read through the host's storage stack, then the module on one
+/// host core (not overlapped); its outcome and figures.
+fn host_only(
+    r: &ProgramOptions,
+    program: &Program,
+    rt: &mut Runtime,
+    cfg: &InsiderConfig,
+    af: &ActiveFlashConfig,
+) -> Result<(Outcome, EngineFigures), JobError> {
     let t0 = rt.now();
     let data = rt.read_file(USER, INPUT_PATH)?;
     let io_ns = rt.now().since(t0).as_ns();
-    let h = run_chunks(&program, &r.args, r.seed, &data, 256 << 10)?;
+    let h = run_chunks(program, &r.args, r.seed, &data, 256 << 10)?;
     let host_core: CoreSpec = cfg.host_core();
     let host_ns = io_ns + cost::duration(&host_core, h.fuel).as_ns();
     let host_fig = figures(
@@ -342,34 +321,127 @@ pub fn program(r: &ProgramOptions) -> Result<ProgramOutcome, JobError> {
         host_ns,
         Some(af.host().active_power_w),
     );
-    let diagnostics =
-        diagnostics.unwrap_or_else(|| String::from_utf8_lossy(&h.diagnostics).into_owned());
-    let (output, fuel, exit_code, run_fig) = if r.engine == Engine::Host {
-        let fig = figures(
-            "host (read + one core)",
-            host_fig.bytes_in,
-            host_fig.bytes_out,
-            host_fig.fuel,
-            host_fig.time_ns,
-            Some(af.host().active_power_w),
-        );
-        (h.output, h.fuel, h.exit_code, fig)
-    } else {
-        (output, fuel, exit_code, run_fig)
-    };
+    Ok((h, host_fig))
+}
 
-    let report = ProgramReport {
-        program: program.name().to_string(),
-        args: r.args.clone(),
-        preset: preset.name.clone(),
-        seed: r.seed,
-        exit_code,
-        engine: r.engine,
-        run: run_fig,
-        host_only: host_fig,
-        controller,
-        diagnostics,
+/// The program in an INSIDER slot or on the drive's cores: a second instance of the module
+/// bound to the input file as a virtual file, read through to its end.
+fn run_insider(
+    r: &ProgramOptions,
+    limits: Limits,
+    rt: &mut Runtime,
+    input: &[u8],
+) -> Result<EngineRun, JobError> {
+    let meter = Rc::new(RefCell::new(Meter::default()));
+    rt.install_program(
+        "user",
+        ProgramSpec {
+            // A second instance of the module: the first serves the host-only run.
+            make: Box::new(WasmStreamProgram::metered_factory(
+                load(&r.program, limits)?,
+                r.args.clone(),
+                r.seed,
+                meter.clone(),
+            )),
+            output_per_input: 1.0,
+        },
+    );
+    rt.reg_virt_file(USER, "/home/user/virtual", INPUT_PATH, "user")?;
+    let t0 = rt.now();
+    let fd = rt.vopen(USER, "/home/user/virtual", Direction::Read)?;
+    let mut out = Vec::new();
+    let read = loop {
+        match rt.vread(fd, 1 << 20) {
+            Ok((0, _)) => break Ok(()),
+            Ok((_, d)) => out.extend_from_slice(&d),
+            Err(e) => break Err(e),
+        }
     };
-    debug_assert_eq!(fuel, report.run.fuel);
-    Ok(ProgramOutcome { report, output })
+    let t1 = rt.now();
+    let m = *meter.borrow();
+    // Closing a virtual file whose program failed reports that failure again.
+    let closed = rt.vclose(fd);
+    match read {
+        // A non-zero exit is a report, not an error (docs/programs.md: exit status 1,
+        // as on the other engines); anything else is the program's error.
+        Err(e) if m.exit_code.is_none_or(|c| c == 0) => return Err(e.into()),
+        Err(_) => {}
+        Ok(()) => {
+            closed?;
+        }
+    }
+    let name = if r.engine == Engine::Slot {
+        "insider slot"
+    } else {
+        "insider cores"
+    };
+    let fig = figures(
+        name,
+        input.len() as u64,
+        out.len() as u64,
+        m.fuel,
+        t1.since(t0).as_ns(),
+        None,
+    );
+    Ok(EngineRun {
+        output: out,
+        fuel: m.fuel,
+        exit_code: m.exit_code.unwrap_or(0),
+        fig,
+    })
+}
+
+/// The program as the Active Flash controller's background task over the input's pages on
+/// flash (beside a foreground of writes if asked); also gives the controller's own figures.
+fn run_controller(
+    r: &ProgramOptions,
+    limits: Limits,
+    program: &Program,
+    af_preset: &Preset,
+    af: &ActiveFlashConfig,
+    input: &[u8],
+) -> Result<(EngineRun, ProgramRun), JobError> {
+    let meter = Rc::new(RefCell::new(Meter::default()));
+    let task = WasmStreamProgram::new(program.start(&r.args, r.seed)).with_meter(meter.clone());
+    let params = ProgramParams {
+        foreground_mb_s: r.foreground_mb_s,
+        output_bytes_max: limits.output_bytes_max(input.len() as u64),
+    };
+    let run = match nearflash_activeflash::run_program(
+        &af_preset.flash,
+        &af_preset.ftl,
+        af,
+        input,
+        Box::new(task),
+        params,
+        r.seed,
+    ) {
+        Ok(run) => run,
+        // A non-zero exit is a report, not an error; anything else is the program's error.
+        Err(ActiveFlashError::Program { run, .. })
+            if meter.borrow().exit_code.is_some_and(|c| c != 0) =>
+        {
+            *run
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let m = *meter.borrow();
+    assert_eq!(run.instructions, cost::instructions(m.fuel));
+    let fig = EngineFigures {
+        engine: "active-flash controller task".into(),
+        bytes_in: run.bytes_in,
+        bytes_out: run.bytes_out,
+        fuel: m.fuel,
+        instructions: run.instructions,
+        time_ns: run.time_ns,
+        throughput_mb_s: run.throughput_mb_s,
+        energy_j: Some(af.controller_active_power_w * run.busy_ns() as f64 * 1e-9),
+    };
+    let engine_run = EngineRun {
+        output: run.output.clone(),
+        fuel: m.fuel,
+        exit_code: m.exit_code.unwrap_or(0),
+        fig,
+    };
+    Ok((engine_run, run))
 }

@@ -83,44 +83,9 @@ const SEEDS_MAX: u64 = 10_000_000;
 
 pub fn run(args: &CrashArgs) -> Result<bool, CliError> {
     let wall = Instant::now();
-    if args.seeds == 0 || args.seeds > SEEDS_MAX {
-        return Err(CliError::Workload(format!(
-            "--seeds must be within 1..={SEEDS_MAX}, got {}",
-            args.seeds
-        )));
-    }
-    if args.first_seed.checked_add(args.seeds).is_none() {
-        return Err(CliError::Workload(
-            "--first-seed + --seeds overflows".into(),
-        ));
-    }
-    if let Some(path) = &args.json {
-        crate::output::check_file("--json", path)?;
-    }
+    check_args(args)?;
     let preset = Preset::load(&args.preset, &args.overrides)?;
-    let need = functional_memory_bytes(&preset.flash);
-    if need > args.memory_max_mib << 20 {
-        return Err(CliError::Workload(format!(
-            "preset {}: a crash-test device could hold {} MiB in RAM, more than \
-             --memory-max-mib {}; use a smaller geometry (e.g. --preset test-min) or raise the limit",
-            preset.name,
-            need >> 20,
-            args.memory_max_mib
-        )));
-    }
-    let mut cfg = CrashTestConfig::default();
-    if let Some(n) = args.ops {
-        cfg.ops_per_seed = n;
-    }
-    if let Some(n) = args.ops_after_recovery {
-        cfg.ops_after_recovery = n;
-    }
-    if args.single_cut {
-        cfg.second_cut = false;
-    }
-    if cfg.ops_per_seed == 0 {
-        return Err(CliError::Workload("--ops must be at least 1".into()));
-    }
+    let cfg = crash_config(args, &preset)?;
     if preset.zns.enabled {
         return run_zoned(args, &preset, &cfg, wall);
     }
@@ -163,6 +128,55 @@ pub fn run(args: &CrashArgs) -> Result<bool, CliError> {
     }
     println!("{} passed, {} failed", summary.passed, summary.failed);
     Ok(summary.failed == 0)
+}
+
+/// Refuses a seed count out of range, a seed range that overflows, or a `--json` path that
+/// cannot be written.
+fn check_args(args: &CrashArgs) -> Result<(), CliError> {
+    if args.seeds == 0 || args.seeds > SEEDS_MAX {
+        return Err(CliError::Workload(format!(
+            "--seeds must be within 1..={SEEDS_MAX}, got {}",
+            args.seeds
+        )));
+    }
+    if args.first_seed.checked_add(args.seeds).is_none() {
+        return Err(CliError::Workload(
+            "--first-seed + --seeds overflows".into(),
+        ));
+    }
+    if let Some(path) = &args.json {
+        crate::output::check_file("--json", path)?;
+    }
+    Ok(())
+}
+
+/// The crash test's configuration from the options, refused if a device of the preset would
+/// not fit `--memory-max-mib` or no operations were asked for.
+fn crash_config(args: &CrashArgs, preset: &Preset) -> Result<CrashTestConfig, CliError> {
+    let need = functional_memory_bytes(&preset.flash);
+    if need > args.memory_max_mib << 20 {
+        return Err(CliError::Workload(format!(
+            "preset {}: a crash-test device could hold {} MiB in RAM, more than \
+             --memory-max-mib {}; use a smaller geometry (e.g. --preset test-min) or raise the limit",
+            preset.name,
+            need >> 20,
+            args.memory_max_mib
+        )));
+    }
+    let mut cfg = CrashTestConfig::default();
+    if let Some(n) = args.ops {
+        cfg.ops_per_seed = n;
+    }
+    if let Some(n) = args.ops_after_recovery {
+        cfg.ops_after_recovery = n;
+    }
+    if args.single_cut {
+        cfg.second_cut = false;
+    }
+    if cfg.ops_per_seed == 0 {
+        return Err(CliError::Workload("--ops must be at least 1".into()));
+    }
+    Ok(cfg)
 }
 
 /// The summary's table; with Flexible Data Placement on, a row for recoveries whose FDP
@@ -255,38 +269,7 @@ fn run_zoned(
         crate::output::write_atomic(path, (text + "\n").as_bytes())?;
     }
     if !args.quiet {
-        let mut t = Table::new();
-        t.load_preset(UTF8_BORDERS_ONLY);
-        t.set_header(vec!["figure", "value"]);
-        let cuts = summary
-            .cuts_by_phase
-            .iter()
-            .map(|(p, n)| format!("{p:?}: {n}").to_lowercase())
-            .collect::<Vec<_>>()
-            .join(", ");
-        let rows = [
-            ("seeds", summary.seeds.to_string()),
-            ("cuts by phase", cuts),
-            (
-                "acknowledged sectors checked",
-                summary.acked_sectors_checked.to_string(),
-            ),
-            (
-                "lost acknowledged sectors",
-                summary.lost_acked_sectors.to_string(),
-            ),
-            (
-                "write-pointer regressions",
-                summary.wp_regressions.to_string(),
-            ),
-            ("wrong-data reads", summary.wrong_data_reads.to_string()),
-            ("I/O errors", summary.io_errors.to_string()),
-            ("errors (recovery / firmware)", summary.errors.to_string()),
-        ];
-        for (k, v) in rows {
-            t.add_row(vec![k.to_string(), v]);
-        }
-        println!("{t}");
+        println!("{}", zoned_table(&summary));
         for f in failures.iter().take(10) {
             println!(
                 "seed {} failed: cut in {:?}; {}",
@@ -302,4 +285,37 @@ fn run_zoned(
     }
     println!("{} passed, {} failed", summary.passed, summary.failed);
     Ok(summary.failed == 0)
+}
+
+/// The zoned crash test's summary as a table.
+fn zoned_table(s: &zcrash::ZnsCrashSummary) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY);
+    t.set_header(vec!["figure", "value"]);
+    let cuts = s
+        .cuts_by_phase
+        .iter()
+        .map(|(p, n)| format!("{p:?}: {n}").to_lowercase())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let rows = [
+        ("seeds", s.seeds.to_string()),
+        ("cuts by phase", cuts),
+        (
+            "acknowledged sectors checked",
+            s.acked_sectors_checked.to_string(),
+        ),
+        (
+            "lost acknowledged sectors",
+            s.lost_acked_sectors.to_string(),
+        ),
+        ("write-pointer regressions", s.wp_regressions.to_string()),
+        ("wrong-data reads", s.wrong_data_reads.to_string()),
+        ("I/O errors", s.io_errors.to_string()),
+        ("errors (recovery / firmware)", s.errors.to_string()),
+    ];
+    for (k, v) in rows {
+        t.add_row(vec![k.to_string(), v]);
+    }
+    t.to_string()
 }

@@ -109,6 +109,7 @@ fn print_checks(checks: &[InstanceCheck]) {
     println!("{t}");
 }
 
+/// The run's headline, its metrics, each LWP's utilization and each component's energy.
 fn print_report(r: &RunReport, preset: &str, dataset: Dataset, wall_s: f64) {
     println!(
         "{} on {preset} ({}), {} instances, dataset {}, seed {}",
@@ -118,6 +119,14 @@ fn print_report(r: &RunReport, preset: &str, dataset: Dataset, wall_s: f64) {
         dataset.name(),
         r.seed
     );
+    println!("{}", metrics_table(r, wall_s));
+    println!("{}", lwp_table(r));
+    println!("{}", component_table(r));
+}
+
+/// Throughput, latency, time, data moved, events, energy (and for SIMD the host's busy
+/// times), and the trace hash.
+fn metrics_table(r: &RunReport, wall_s: f64) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY);
     t.set_header(vec!["metric", "value"]);
@@ -173,7 +182,11 @@ fn print_report(r: &RunReport, preset: &str, dataset: Dataset, wall_s: f64) {
         ]);
     }
     t.add_row(vec!["trace hash".to_string(), r.trace_hash.clone()]);
-    println!("{t}");
+    t
+}
+
+/// Each LWP's role under the scheduler and its utilization.
+fn lwp_table(r: &RunReport) -> Table {
     let mut u = Table::new();
     u.load_preset(UTF8_BORDERS_ONLY);
     u.set_header(vec!["LWP", "role", "utilization"]);
@@ -190,11 +203,15 @@ fn print_report(r: &RunReport, preset: &str, dataset: Dataset, wall_s: f64) {
             format!("{:.1}%", x * 100.0),
         ]);
     }
-    println!("{u}");
+    u
+}
+
+/// Each component's category, busy time and energy.
+fn component_table(r: &RunReport) -> Table {
     let mut p = Table::new();
     p.load_preset(UTF8_BORDERS_ONLY);
     p.set_header(vec!["component", "category", "busy", "energy"]);
-    for (name, c) in &e.per_component {
+    for (name, c) in &r.energy_j.per_component {
         p.add_row(vec![
             name.clone(),
             format!("{:?}", c.category),
@@ -202,5 +219,5 @@ fn print_report(r: &RunReport, preset: &str, dataset: Dataset, wall_s: f64) {
             format!("{:.4} J", c.energy_j),
         ]);
     }
-    println!("{p}");
+    p
 }
