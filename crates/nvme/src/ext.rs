@@ -16,9 +16,9 @@
 //! [`Nvme::take_internal_completions`]. Its id carries [`INTERNAL_ID_BIT`], which keeps it apart
 //! from the command tags the device echoes for host commands.
 
-use crate::memory::{dma_from_memory, dma_to_memory, EndpointId};
-use crate::{Cmd, DirectiveDwords, Nvme, NvmeError, NvmeEvent};
-use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest};
+use crate::memory::{dma_from_memory, dma_to_memory};
+use crate::{Cmd, Nvme, NvmeError, NvmeEvent};
+use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockRequest};
 use nearflash_sim::{Schedule, SimTime};
 
 /// Set in the id of every internal request (and only there): command tags are below 2^32.
@@ -92,31 +92,13 @@ impl<D: BlockDevice> Nvme<D> {
             q,
             |_| Ok(()),
             |_, now| {
-                Cmd {
-                    qid: cmd.qid,
-                    // An extension command moves no block data: its own bytes are `inbound_bytes`
-                    // and the layer above's; this request is never handed to the device.
-                    req: BlockRequest {
-                        id: cmd.id,
-                        op: BlockOp::Flush,
-                        offset_bytes: 0,
-                        len_bytes: 0,
-                        data: Vec::new(),
-                    },
-                    target: EndpointId::HOST,
-                    fua: false,
-                    directive: DirectiveDwords::default(),
-                    submitted: now,
-                    result: Ok(()),
-                    data: Vec::new(),
-                    ext: Some(ExtState {
-                        id: cmd.id,
-                        inbound_bytes: cmd.inbound_bytes,
-                        running: false,
-                    }),
-                    zone: None,
-                    mgmt: None,
-                }
+                let mut c = Cmd::without_block_data(cmd.qid, cmd.id, now);
+                c.ext = Some(ExtState {
+                    id: cmd.id,
+                    inbound_bytes: cmd.inbound_bytes,
+                    running: false,
+                });
+                c
             },
         )
     }

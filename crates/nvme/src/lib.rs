@@ -151,6 +151,33 @@ struct Cmd {
     mgmt: Option<mgmt::MgmtCmdState>,
 }
 
+impl Cmd {
+    /// A command that moves no block data of its own (an extension, zone or management
+    /// command: its bytes travel by its own fields). Its `req` is a placeholder with the
+    /// command's id that is never handed to the device; the caller sets its state.
+    fn without_block_data(qid: u16, id: u64, now: SimTime) -> Cmd {
+        Cmd {
+            qid,
+            req: BlockRequest {
+                id,
+                op: BlockOp::Flush,
+                offset_bytes: 0,
+                len_bytes: 0,
+                data: Vec::new(),
+            },
+            target: EndpointId::HOST,
+            fua: false,
+            directive: DirectiveDwords::default(),
+            submitted: now,
+            result: Ok(()),
+            data: Vec::new(),
+            ext: None,
+            zone: None,
+            mgmt: None,
+        }
+    }
+}
+
 struct Queue {
     /// Commands holding a slot of this queue (submitted, completion not yet seen).
     in_flight: u32,

@@ -24,11 +24,9 @@
 //! the CQE (step 6), which alone carries Get Features FDP's Dword 0. The
 //! host sees an [`MgmtCompletion`] through [`BlockDevice::take_mgmt_completions`].
 
-use crate::memory::{dma_from_memory, dma_to_memory, EndpointId};
-use crate::{Cmd, DirectiveDwords, Nvme, NvmeError, NvmeEvent};
-use nearflash_blockdev::{
-    BlockDevice, BlockOp, BlockRequest, MgmtCompletion, MgmtRequest, MgmtStatus,
-};
+use crate::memory::{dma_from_memory, dma_to_memory};
+use crate::{Cmd, Nvme, NvmeError, NvmeEvent};
+use nearflash_blockdev::{BlockDevice, MgmtCompletion, MgmtRequest, MgmtStatus};
 use nearflash_sim::{Schedule, SimTime};
 
 /// A management command as the host submits it on queue `qid`. Its `req.id` is the caller's, echoed
@@ -84,33 +82,15 @@ impl<D: BlockDevice> Nvme<D> {
             |_| Ok(()),
             |nvme, now| {
                 nvme.stats.mgmt_commands += 1;
-                Cmd {
-                    qid: cmd.qid,
-                    // A management command's data moves by its own fields; this request is never handed to
-                    // the device.
-                    req: BlockRequest {
-                        id: cmd.req.id,
-                        op: BlockOp::Flush,
-                        offset_bytes: 0,
-                        len_bytes: 0,
-                        data: Vec::new(),
-                    },
-                    target: EndpointId::HOST,
-                    fua: false,
-                    directive: DirectiveDwords::default(),
-                    submitted: now,
-                    result: Ok(()),
-                    data: Vec::new(),
-                    ext: None,
-                    zone: None,
-                    mgmt: Some(MgmtCmdState {
-                        id: cmd.req.id,
-                        answer_in_cqe: cmd.req.cmd.answer_in_cqe(),
-                        req: Some(cmd.req),
-                        result: None,
-                        dword0: 0,
-                    }),
-                }
+                let mut c = Cmd::without_block_data(cmd.qid, cmd.req.id, now);
+                c.mgmt = Some(MgmtCmdState {
+                    id: cmd.req.id,
+                    answer_in_cqe: cmd.req.cmd.answer_in_cqe(),
+                    req: Some(cmd.req),
+                    result: None,
+                    dword0: 0,
+                });
+                c
             },
         )
     }

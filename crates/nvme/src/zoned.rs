@@ -14,11 +14,10 @@
 //! command. The host sees a [`ZoneCompletion`] through [`BlockDevice::take_zone_completions`]
 //! with the front end's submission and completion times.
 
-use crate::memory::{dma_from_memory, dma_to_memory, EndpointId};
-use crate::{Cmd, DirectiveDwords, Nvme, NvmeError, NvmeEvent};
+use crate::memory::{dma_from_memory, dma_to_memory};
+use crate::{Cmd, Nvme, NvmeError, NvmeEvent};
 use nearflash_blockdev::{
-    BlockDevice, BlockOp, BlockRequest, IoError, ZoneCommand, ZoneCompletion, ZoneReply,
-    ZoneRequest, ZoneStatus,
+    BlockDevice, IoError, ZoneCommand, ZoneCompletion, ZoneReply, ZoneRequest, ZoneStatus,
 };
 use nearflash_sim::{Schedule, SimTime};
 
@@ -74,32 +73,14 @@ impl<D: BlockDevice> Nvme<D> {
                     ZoneCommand::Send { .. } => nvme.stats.zone_sends += 1,
                     ZoneCommand::Report { .. } => nvme.stats.zone_receives += 1,
                 }
-                Cmd {
-                    qid: cmd.qid,
-                    // A zone command's data moves by its own fields; this request is never handed to
-                    // the device.
-                    req: BlockRequest {
-                        id: cmd.req.id,
-                        op: BlockOp::Flush,
-                        offset_bytes: 0,
-                        len_bytes: 0,
-                        data: Vec::new(),
-                    },
-                    target: EndpointId::HOST,
-                    fua: false,
-                    directive: DirectiveDwords::default(),
-                    submitted: now,
-                    result: Ok(()),
-                    data: Vec::new(),
-                    ext: None,
-                    zone: Some(ZoneCmdState {
-                        id: cmd.req.id,
-                        opcode: cmd.req.cmd.opcode(),
-                        req: Some(cmd.req),
-                        result: None,
-                    }),
-                    mgmt: None,
-                }
+                let mut c = Cmd::without_block_data(cmd.qid, cmd.req.id, now);
+                c.zone = Some(ZoneCmdState {
+                    id: cmd.req.id,
+                    opcode: cmd.req.cmd.opcode(),
+                    req: Some(cmd.req),
+                    result: None,
+                });
+                c
             },
         )
     }

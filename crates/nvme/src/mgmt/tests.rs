@@ -5,7 +5,7 @@ use super::*;
 use crate::testing::FixedDevice;
 use crate::{NvmeConfig, NvmeEvent};
 use nearflash_blockdev::mgmt::MO_RUH;
-use nearflash_blockdev::{MgmtCommand, PlacementDirective};
+use nearflash_blockdev::{BlockOp, BlockRequest, MgmtCommand, PlacementDirective};
 use nearflash_flash::NoStore;
 use nearflash_ftl::fdp::{FdpConfig, FdpLog, HandleType};
 use nearflash_ftl::testing::{tiny_flash, tiny_ftl};

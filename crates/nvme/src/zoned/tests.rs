@@ -7,7 +7,7 @@
 use super::*;
 use crate::testing::FixedDevice;
 use crate::{NvmeConfig, NvmeEvent};
-use nearflash_blockdev::{ZoneCompletion, SECTOR_BYTES};
+use nearflash_blockdev::{BlockOp, BlockRequest, ZoneCompletion, SECTOR_BYTES};
 use nearflash_flash::{FlashConfig, NoStore};
 use nearflash_ftl::testing::{tiny_flash, tiny_ftl};
 use nearflash_ftl::zns::reference::ZoneReference;
