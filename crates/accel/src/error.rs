@@ -12,8 +12,8 @@ pub enum AccelError {
     #[error(transparent)]
     Host(#[from] nearflash_host::HostError),
 
-    #[error("SSD NVMe front end: {0}")]
-    Nvme(#[from] nearflash_nvme::NvmeError),
+    #[error("SIMD's SSD: {0}")]
+    Ssd(#[from] nearflash_ssd::SsdError),
 
     #[error(
         "unknown system `{name}`; expected one of: simd, inter-st, inter-dy, intra-io, intra-o3"

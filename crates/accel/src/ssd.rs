@@ -1,9 +1,10 @@
 //! SIMD's host and its conventional NVMe SSD, on the shared layers: the host model
 //! (`nearflash-host`: system calls, the storage stack's CPU cost per request and per page, a
-//! bounded page cache with read-ahead and write-back, fsync) over an NVMe front end
-//! (`nearflash-nvme`: doorbell, SQE fetch, controller, DMA over the SSD's PCIe link, MSI-X)
-//! over the project's flash device (`nearflash-ftl`). They are one `sim::Model` (`HostSide`)
-//! on the run's `sim::Driver`, through their composed events, `HostEvent<NvmeEvent<Event>>`;
+//! bounded page cache with read-ahead and write-back, fsync) over the SSD every system uses
+//! (`nearflash-ssd`: the NVMe front end — doorbell, SQE fetch, controller, DMA over the SSD's
+//! PCIe link, MSI-X — over a write buffer, disabled here, over the FTL). They are one
+//! `sim::Model` (`HostSide`) on the run's `sim::Driver`, through their composed events,
+//! `HostEvent<nearflash_ssd::SsdEvent>`;
 //! a host operation is waited for with `Driver::run_until`, under its watchdog. Every event
 //! after preconditioning goes into the trace hash.
 //!
@@ -30,21 +31,25 @@ use nearflash_host::{
     Extent, FileId, Host, HostCompletion, HostConfig, HostEvent, HostStats, OpFlags, OpId,
     PAGE_BYTES,
 };
-use nearflash_nvme::{Nvme, NvmeConfig, NvmeEvent, NvmeStats};
+use nearflash_nvme::{NvmeConfig, NvmeEvent, NvmeStats};
 use nearflash_sim::{Driver, EventQueue, Model, Progress, Schedule, Sim, SimRng, SimTime};
+use nearflash_ssd::Layers;
+use nearflash_wcache::{WcEvent, WriteCacheConfig};
 
-/// The conventional SSD as the host reaches it.
-pub type Drive = Nvme<Device>;
-/// The run's events: the host's, wrapping the NVMe front end's, wrapping the FTL's.
-pub type SsdEvent = HostEvent<NvmeEvent<Event>>;
+/// The conventional SSD as the host reaches it: the shared assembly (`nearflash_ssd`), its
+/// DRAM write buffer disabled — the paper's SSD table (`[ssd]`) gives none, and a disabled
+/// buffer passes every request and event through unchanged.
+pub type Drive = nearflash_ssd::Ssd;
+/// The run's events: the host's, wrapping the SSD's.
+pub type SsdEvent = HostEvent<nearflash_ssd::SsdEvent>;
 
 fn wrap_device(e: Event) -> SsdEvent {
-    HostEvent::Device(NvmeEvent::Device(e))
+    HostEvent::Device(nearflash_ssd::wrap(e))
 }
 
 fn unwrap_device(e: SsdEvent) -> Event {
     match e {
-        HostEvent::Device(NvmeEvent::Device(d)) => d,
+        HostEvent::Device(NvmeEvent::Device(WcEvent::Device(d))) => d,
         other => unreachable!("{other:?} while preconditioning: only the flash device runs"),
     }
 }
@@ -115,7 +120,7 @@ impl Ssd {
             Box::new(NoStore)
         };
         let dev = Device::format(flash, ftl, store, &mut sim.queue().map(wrap_device))?;
-        let drive = Nvme::new(nvme.clone(), dev)?;
+        let drive = nearflash_ssd::attach(dev, &WriteCacheConfig::default(), nvme)?;
         let host = Host::new(host.clone(), HostPages::new(drive))?;
         Ok(Ssd {
             run: Driver::new(
@@ -138,7 +143,7 @@ impl Ssd {
     }
 
     pub fn dev(&self) -> &Device {
-        self.host().device().inner().device()
+        self.host().device().inner().inner()
     }
 
     /// True when the SSD stores data (functional fidelity).
@@ -239,7 +244,7 @@ impl Ssd {
         self.host_mut()
             .device_mut()
             .inner_mut()
-            .device_mut()
+            .inner_mut()
             .peek(dev_offset, len)
             .map_err(|source| AccelError::Io {
                 op: nearflash_ftl::BlockOp::Read,
@@ -305,7 +310,7 @@ impl Ssd {
         crate::preload::write_extents(
             &mut self.run,
             |side| {
-                let dev = side.host.device_mut().inner_mut().device_mut();
+                let dev = side.host.device_mut().inner_mut().inner_mut();
                 Preload::new(dev, (wrap_device, unwrap_device), &mut next_id, payload)
             },
             todo.collect(),

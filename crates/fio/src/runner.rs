@@ -17,12 +17,12 @@ use crate::value::SizeOrShare;
 use nearflash_ftl::{Device, SECTOR_BYTES};
 use nearflash_iobench::bench::FUNCTIONAL_MEMORY_BYTES_MAX;
 use nearflash_iobench::driver::{Driver, PacedSource, PhaseResult, StoreSpec};
-use nearflash_iobench::interface::{Drive, FrontEnd};
+use nearflash_iobench::interface::FrontEnd;
 use nearflash_iobench::report::{IoReport, Measured};
 use nearflash_iobench::{capacity_bytes, precondition, Interface, Stage};
-use nearflash_nvme::Nvme;
 use nearflash_preset::Preset;
 use nearflash_sim::Fidelity;
+use nearflash_ssd::Ssd;
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -273,7 +273,7 @@ pub fn run(
     }
     let mut out = match opts.interface {
         _ if zoned => crate::zoned::run(&preset, &mut placed, groups, opts, progress)?,
-        Interface::Nvme => run_on::<Nvme<Drive>>(&preset, &placed, groups, opts, progress)?,
+        Interface::Nvme => run_on::<Ssd>(&preset, &placed, groups, opts, progress)?,
         Interface::Bare => run_on::<Device>(&preset, &placed, groups, opts, progress)?,
     };
     out.notes.splice(0..0, notes);

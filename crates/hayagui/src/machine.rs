@@ -22,8 +22,8 @@
 //!
 //! Every block request — the file system's and the caller's — takes a slot of the one I/O
 //! queue; requests beyond its depth wait in a FIFO here (bounded by the file system's
-//! `io_depth_max` plus the caller's batch). The device is wrapped in [`Shadowed`], so a
-//! timing-fidelity SSD still answers reads with the bytes written (a file system and a
+//! `io_depth_max` plus the caller's batch). The FTL is wrapped in [`Shadowed`] under the
+//! write buffer, so a timing-fidelity SSD still answers reads with the bytes written (a file system and a
 //! LevelDB above it must read back what they wrote); in functional fidelity the bytes are on
 //! the simulated flash.
 
@@ -32,16 +32,18 @@ use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest, Io
 use nearflash_flash::{FlashConfig, PageStore};
 use nearflash_fs::{Caller, Fs, FsCompletion, FsConfig, FsError, FsOp, FsReply, FsStats, OpId};
 use nearflash_ftl::{Device, Event, FtlConfig};
-use nearflash_nvme::{EndpointId, Nvme, NvmeCommand, NvmeConfig, NvmeError, NvmeEvent, NvmeStats};
+use nearflash_nvme::{EndpointId, NvmeCommand, NvmeConfig, NvmeError, NvmeEvent, NvmeStats};
 use nearflash_sim::{
     Driver, EventQueue, Model, Progress, Schedule, Sim, SimRng, SimTime, Stall, TraceEvent,
 };
+use nearflash_ssd::{Layers, Ssd};
 use nearflash_wcache::{WcEvent, WriteCache, WriteCacheConfig};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use thiserror::Error;
 
-/// The SSD as either path reaches it: the FTL behind its DRAM write buffer, behind NVMe.
-pub type Drive = Nvme<Shadowed<WriteCache<Device>>>;
+/// The SSD as either path reaches it: the shared assembly (`nearflash_ssd`, the FTL behind its
+/// DRAM write buffer, behind NVMe), with the shadow between the buffer and the FTL.
+pub type Drive = Ssd<Shadowed<Device>>;
 
 /// An event of the FTL device, as the machine's loop carries it.
 pub fn device_event(e: Event) -> Ev {
@@ -75,8 +77,8 @@ pub enum MachineError {
     Fs(#[from] FsError),
     #[error("file-system configuration: {0}")]
     FsConfig(#[from] nearflash_fs::ConfigError),
-    #[error("write buffer: {0}")]
-    WriteCacheConfig(#[from] nearflash_wcache::ConfigError),
+    #[error("SSD: {0}")]
+    Ssd(#[from] nearflash_ssd::SsdError),
     #[error("block I/O at {offset_bytes}+{len_bytes}: {source}")]
     Io {
         offset_bytes: u64,
@@ -126,8 +128,7 @@ impl Machine {
         nvme: &NvmeConfig,
         fs: FsConfig,
     ) -> Result<Machine, MachineError> {
-        let buffered = WriteCache::new(write_cache.clone(), dev)?;
-        let drive = Nvme::new(nvme.clone(), Shadowed::new(buffered))?;
+        let drive = nearflash_ssd::attach(Shadowed::new(dev), write_cache, nvme)?;
         assert!(
             drive.config().depth_max() > 0,
             "queue 0 takes at least one command, or held requests never start"
@@ -157,12 +158,12 @@ impl Machine {
     }
 
     pub fn device(&self) -> &Device {
-        self.drive.device().device().device()
+        self.drive.inner().device()
     }
 
     /// The drive's DRAM write buffer.
-    pub fn write_cache(&self) -> &WriteCache<Device> {
-        self.drive.device().device()
+    pub fn write_cache(&self) -> &WriteCache<Shadowed<Device>> {
+        self.drive.buffer()
     }
 
     /// Gives the device up (to close an image: its store is inside).

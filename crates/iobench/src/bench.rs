@@ -10,7 +10,6 @@ use crate::report::{IoReport, Measured, Precondition};
 use crate::trace::TracePlan;
 use crate::workload::{fill_requests, Generator, SyntheticSpec};
 use nearflash_ftl::Device;
-use nearflash_nvme::Nvme;
 use nearflash_preset::Preset;
 use nearflash_sim::{Fidelity, SimDuration};
 use std::time::Instant;
@@ -77,7 +76,7 @@ impl Bench<'_> {
     /// Runs the benchmark; `progress(stage, done, total)` is called as requests complete.
     pub fn run(&self, progress: &mut dyn FnMut(Stage, u64, u64)) -> Result<IoReport, IoBenchError> {
         match self.interface {
-            Interface::Nvme => self.run_on::<Nvme<crate::interface::Drive>>(progress),
+            Interface::Nvme => self.run_on::<nearflash_ssd::Ssd>(progress),
             Interface::Bare => self.run_on::<Device>(progress),
         }
     }
@@ -454,7 +453,7 @@ mod tests {
             .collect();
         let arrivals = vec![0; requests.len()];
         let mut driver =
-            Driver::<Nvme<crate::interface::Drive>>::new(&preset, &StoreSpec::None, 1, 0).unwrap();
+            Driver::<nearflash_ssd::Ssd>::new(&preset, &StoreSpec::None, 1, 0).unwrap();
         let phase = driver
             .run_open(&requests, &arrivals, &arrivals, &mut |_, _| {})
             .unwrap();
@@ -536,8 +535,7 @@ mod tests {
             done: Vec::new(),
         };
         let mut driver =
-            Driver::<Nvme<crate::interface::Drive>>::new(&preset, &StoreSpec::Memory, 1, 1 << 20)
-                .unwrap();
+            Driver::<nearflash_ssd::Ssd>::new(&preset, &StoreSpec::Memory, 1, 1 << 20).unwrap();
         let phase = driver
             .run_paced(&mut [&mut writer, &mut reader], u64::MAX, &mut |_, _| {})
             .unwrap();

@@ -52,11 +52,11 @@ pub enum IoBenchError {
         #[source]
         source: nearflash_nvme::NvmeError,
     },
-    #[error("preset {preset}: [write_cache]: {source}")]
-    WriteCache {
+    #[error("preset {preset}: {source}")]
+    Ssd {
         preset: String,
         #[source]
-        source: nearflash_wcache::ConfigError,
+        source: nearflash_ssd::SsdError,
     },
 
     #[error("backing store: {0}")]

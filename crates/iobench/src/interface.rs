@@ -12,9 +12,9 @@ use crate::error::IoBenchError;
 use nearflash_blockdev::BlockDevice;
 use nearflash_ftl::{Device, Event};
 use nearflash_hw::link::{Direction, DirectionStats};
-use nearflash_nvme::{Nvme, NvmeEvent, HELD_MAX};
+use nearflash_nvme::HELD_MAX;
 use nearflash_preset::Preset;
-use nearflash_wcache::{WcEvent, WriteCache};
+use nearflash_ssd::{Layers, Ssd, SsdEvent};
 use serde::{Deserialize, Serialize};
 
 /// Which path requests take from the host to the FTL.
@@ -97,32 +97,27 @@ impl FrontEnd for Device {
     }
 }
 
-/// The drive behind the NVMe front end: its DRAM write buffer (the preset's `[write_cache]`;
-/// a disabled one passes every request through unchanged) in front of the FTL.
-pub type Drive = WriteCache<Device>;
-
-impl FrontEnd for Nvme<Drive> {
+/// The SSD (`nearflash_ssd`): the FTL behind its DRAM write buffer (the preset's
+/// `[write_cache]`; a disabled one passes every request through unchanged), behind the NVMe
+/// front end.
+impl FrontEnd for Ssd {
     const INTERFACE: Interface = Interface::Nvme;
 
     fn attach(dev: Device, preset: &Preset) -> Result<Self, IoBenchError> {
-        let drive = WriteCache::new(preset.write_cache.clone(), dev).map_err(|e| {
-            IoBenchError::WriteCache {
+        nearflash_ssd::attach(dev, &preset.write_cache, &preset.nvme).map_err(|source| {
+            IoBenchError::Ssd {
                 preset: preset.name.clone(),
-                source: e,
+                source,
             }
-        })?;
-        Nvme::new(preset.nvme.clone(), drive).map_err(|e| IoBenchError::Nvme {
-            preset: preset.name.clone(),
-            source: e,
         })
     }
 
-    fn wrap(ev: Event) -> NvmeEvent<WcEvent<Event>> {
-        NvmeEvent::Device(WcEvent::Device(ev))
+    fn wrap(ev: Event) -> SsdEvent {
+        nearflash_ssd::wrap(ev)
     }
 
     fn ftl(&self) -> &Device {
-        self.device().device()
+        self.inner()
     }
 
     fn front(&self) -> Option<FrontSnapshot> {
@@ -142,7 +137,7 @@ impl FrontEnd for Nvme<Drive> {
     }
 
     fn is_quiescent(&self) -> bool {
-        let cache = self.device();
+        let cache = self.buffer();
         self.outstanding() == 0
             && cache.occupied_units() == 0
             && cache.destages_in_flight() == 0
