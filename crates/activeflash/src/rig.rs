@@ -712,9 +712,7 @@ impl Machine {
                     fg.end = c.completed;
                     fg.latency.record(c.completed.since(arrived).as_ns());
                     if self.versions.get(page as usize) == version {
-                        self.workers[Side::Controller.index()]
-                            .source
-                            .push_back((page, version));
+                        self.queue_for_compression(page, version);
                     }
                 }
                 Origin::Read { extent, index } => self.page_read(q, extent, index, c.data),
@@ -736,6 +734,25 @@ impl Machine {
             }
         }
         Ok(())
+    }
+
+    /// Queues a page's latest version for compression on the controller's worker. A page
+    /// written again leaves its older entry behind, stale (skipped when taken), so a long
+    /// run of rewrites would grow the queue without end: past twice the user area, the stale
+    /// entries are dropped — the live ones keep their order — so the queue holds at most
+    /// `2 × user_pages` entries.
+    fn queue_for_compression(&mut self, page: u64, version: u32) {
+        let limit = usize::try_from(2 * self.user_pages).unwrap_or(usize::MAX);
+        let (versions, location) = (&self.versions, &self.location);
+        let source = &mut self.workers[Side::Controller.index()].source;
+        source.push_back((page, version));
+        if source.len() > limit {
+            source.retain(|&(p, v)| versions.get(p as usize) == v && location.get(p as usize) == 0);
+        }
+        assert!(
+            source.len() <= limit.max(1),
+            "the compression queue holds at most one live entry per user page"
+        );
     }
 
     /// Hands the live pages in the user area, in the order they were last written, to the
@@ -833,5 +850,40 @@ mod tests {
         assert!(m.refused.is_empty() && m.inflight.is_empty());
         assert!(rig.device_refusals() > 0, "the device refused some writes");
         assert_eq!(m.dev.stats().host_writes, 400);
+    }
+
+    /// Story: every foreground write queued its page for compression, and a rewritten page's
+    /// older entry stayed in the queue, stale; rewrites of a small area with no compression
+    /// running grew the queue by one entry per write. Now stale entries are dropped past
+    /// twice the user area, and the live entries keep their write order.
+    #[test]
+    fn rewrites_with_no_compression_running_keep_the_queue_within_twice_the_user_area() {
+        let (flash, ftl, cfg) = tiny();
+        let mut rig = Rig::new(&flash, &ftl, &cfg, Fidelity::Timing, 64, 7).unwrap();
+        let user_pages = rig.user_pages();
+        let writes = 8 * user_pages;
+        rig.start_foreground(writes, None, 8);
+        rig.drain().unwrap();
+        let m = rig.machine();
+        assert_eq!(m.fg.as_ref().unwrap().completed, writes);
+        let source = &m.workers[Side::Controller.index()].source;
+        assert!(
+            source.len() as u64 <= 2 * user_pages,
+            "{} entries for {user_pages} user pages",
+            source.len()
+        );
+        let live: Vec<u64> = source
+            .iter()
+            .filter(|&&(p, v)| m.versions.get(p as usize) == v)
+            .map(|&(p, _)| p)
+            .collect();
+        let written = (0..user_pages as usize)
+            .filter(|&p| m.versions.get(p) > 0)
+            .count();
+        assert_eq!(
+            live.len(),
+            written,
+            "every written page has its one live entry"
+        );
     }
 }
