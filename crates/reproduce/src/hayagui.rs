@@ -560,138 +560,59 @@ fn phase_share(run: &nearflash_hayagui::genome::GenomeRun, phase: nearflash_geno
     p as f64 / run.total_ns.max(1) as f64 * 100.0
 }
 
+/// The claims: the paper's four published ranges (each as its low and high end), then the
+/// baseline genome's load-target share per data set.
 fn claims(m: &Measured) -> Vec<Claim> {
     let mut v = Vec::new();
-    let cfg = &m.cfg;
-    let mut range = |id: &str,
-                     what: &str,
-                     unit_word: &str,
-                     s: &Spread,
-                     lo: f64,
-                     hi: f64,
-                     why: &dyn Fn(&str) -> String| {
-        if s.rows.is_empty() {
-            return;
-        }
-        let (mn, mx) = (s.min(), s.max());
-        for (suffix, paper, row, bound) in [("min", lo, mn, "low"), ("max", hi, mx, "high")] {
-            v.push(Claim {
-                id: format!("{id}_{suffix}"),
-                description: format!(
-                    "{what}: the {bound} end of the paper's range ({lo:.0}–{hi:.0}%)"
-                ),
-                paper,
-                ours: row.3,
-                unit: "%".into(),
-                note: format!(
-                    "{} {unit_word}: direct {:.4} against redirected {:.4} ({} pairs measured). {}",
-                    row.0,
-                    row.1,
-                    row.2,
-                    s.rows.len(),
-                    why(&row.0)
-                ),
-                reference: Reference::PaperFigure,
-                baseline: NO_CHANGE_PCT,
-            });
-        }
-    };
-    let call_us = cfg.redirect.call_overhead_ns as f64 / 1e3;
-    let fo = fileops_spread(m);
-    let ssd_of = |label: &str, a: Access| {
-        m.fileops
-            .iter()
-            .find(|r| {
-                r.access == a && format!("{} {} KiB", r.op.name(), r.size_bytes >> 10) == label
-            })
-            .map_or((0, 0, 0), |r| (r.count, r.nvme_commands, r.ssd_flushes))
-    };
-    let fo_why = |label: &str| {
-        let (calls, dc, df) = ssd_of(label, Access::Direct);
-        let (_, rc, rf) = ssd_of(label, Access::Redirected);
-        format!(
-            "{calls} calls: direct {dc} NVMe commands and {df} flushes, redirected {rc} and \
-             {rf}, each redirected call paying {call_us:.1} µs and VEOS's copy ({:.0}–{:.0} \
-             MB/s host→VE, {:.0}–{:.0} VE→host).",
-            cfg.redirect.veos.to_ve_mb_s[0],
-            cfg.redirect.veos.to_ve_mb_s[1],
-            cfg.redirect.veos.to_host_mb_s[0],
-            cfg.redirect.veos.to_host_mb_s[1],
-        )
-    };
-    range(
-        "fileops_latency_reduction",
-        "File-operation latency (read, write, write+sync; 4 KiB – 8 MiB), direct vs redirected",
-        "mean µs per call",
-        &fo,
-        20.0,
-        99.0,
-        &fo_why,
+    push_range(
+        &mut v,
+        &PaperRange {
+            id: "fileops_latency_reduction",
+            what: "File-operation latency (read, write, write+sync; 4 KiB – 8 MiB), direct vs \
+                   redirected",
+            unit_word: "mean µs per call",
+            low_pct: 20.0,
+            high_pct: 99.0,
+        },
+        &fileops_spread(m),
+        &|label| fileops_why(m, label),
     );
     let db = db_spread(m);
-    range(
-        "db_bench_latency_reduction",
-        "LevelDB db_bench latency (µs/op), direct vs redirected",
-        "µs/op",
+    push_range(
+        &mut v,
+        &PaperRange {
+            id: "db_bench_latency_reduction",
+            what: "LevelDB db_bench latency (µs/op), direct vs redirected",
+            unit_word: "µs/op",
+            low_pct: 33.0,
+            high_pct: 81.0,
+        },
         &db,
-        33.0,
-        81.0,
-        &|name| {
-            let io = |a: Access| {
-                m.db.iter()
-                    .find(|run| run.access == a)
-                    .map_or((0, 0), |run| (run.nvme_commands, run.ssd_flushes))
-            };
-            let ((dc, df), (rc, rf)) = (io(Access::Direct), io(Access::Redirected));
-            let why = match db.rows.iter().find(|r| r.0 == name) {
-                Some(r) if r.3.abs() < 0.5 => format!(
-                    "{name} made no file call on either path: its reads stayed in LevelDB's \
-                     memtable and block cache. "
-                ),
-                _ => String::new(),
-            };
-            format!(
-                "N = {} 100-byte values (Hayagui's fork: fillsync = N synchronous puts). \
-                 {why}The whole run: direct {dc} NVMe commands and {df} flushes, redirected \
-                 {rc} and {rf}.",
-                m.sizes.db_num
-            )
-        },
+        &|name| db_bench_why(m, &db, name),
     );
-    let ys = ycsb_spread(m);
-    range(
-        "ycsb_throughput_gain",
-        "YCSB A–F throughput (ops/s), direct over redirected",
-        "ops/s",
-        &ys,
-        12.0,
-        89.0,
-        &|w| {
-            format!(
-                "{} records of 10 × 100 B, as many operations, every read and scan checked. {}",
-                m.sizes.ycsb_records,
-                ycsb_why(m, w)
-            )
+    push_range(
+        &mut v,
+        &PaperRange {
+            id: "ycsb_throughput_gain",
+            what: "YCSB A–F throughput (ops/s), direct over redirected",
+            unit_word: "ops/s",
+            low_pct: 12.0,
+            high_pct: 89.0,
         },
+        &ycsb_spread(m),
+        &|w| ycsb_note(m, w),
     );
-    range(
-        "genome_time_reduction",
-        "Genome matching total time, direct vs redirected",
-        "s",
+    push_range(
+        &mut v,
+        &PaperRange {
+            id: "genome_time_reduction",
+            what: "Genome matching total time, direct vs redirected",
+            unit_word: "s",
+            low_pct: 33.0,
+            high_pct: 46.0,
+        },
         &genome_spread(m),
-        33.0,
-        46.0,
-        &|_| {
-            format!(
-                "Data sets at 1/{} of the sizes derived from the paper's (the k = 12 \
-             index's 4^12-entry offset table does not scale down, so saving and loading the \
-             index weigh more than in the paper); FASTA files read through a {} KiB stream \
-             buffer (one read call per refill), the index in calls of {} KiB.",
-                m.sizes.genome_scale,
-                cfg.genome.fasta_buffer_bytes >> 10,
-                cfg.genome.chunk_bytes >> 10
-            )
-        },
+        &|_| genome_note(m),
     );
     for (ds, row) in GENOME_DATASETS {
         let Some(r) = genome_total(m, ds, Access::Redirected) else {
@@ -700,6 +621,129 @@ fn claims(m: &Measured) -> Vec<Claim> {
         v.push(load_target_share_claim(m, ds, &row, r));
     }
     v
+}
+
+/// The note of one YCSB workload's pair: the data and operations, and what its file calls
+/// did on each path.
+fn ycsb_note(m: &Measured, workload: &str) -> String {
+    format!(
+        "{} records of 10 × 100 B, as many operations, every read and scan checked. {}",
+        m.sizes.ycsb_records,
+        ycsb_why(m, workload)
+    )
+}
+
+/// The note of the genome pairs: the data sets' scale and how the application reads its
+/// files.
+fn genome_note(m: &Measured) -> String {
+    let cfg = &m.cfg;
+    format!(
+        "Data sets at 1/{} of the sizes derived from the paper's (the k = 12 \
+         index's 4^12-entry offset table does not scale down, so saving and loading the \
+         index weigh more than in the paper); FASTA files read through a {} KiB stream \
+         buffer (one read call per refill), the index in calls of {} KiB.",
+        m.sizes.genome_scale,
+        cfg.genome.fasta_buffer_bytes >> 10,
+        cfg.genome.chunk_bytes >> 10
+    )
+}
+
+/// One of the paper's published ranges of a direct-against-redirected difference.
+struct PaperRange {
+    /// The claims' id stem (`_min` and `_max` follow it).
+    id: &'static str,
+    /// What is compared.
+    what: &'static str,
+    /// The unit of the compared values, as the note names it.
+    unit_word: &'static str,
+    /// The range's low end, percent.
+    low_pct: f64,
+    /// The range's high end, percent.
+    high_pct: f64,
+}
+
+/// Pushes the two claims of a range: its low end against our smallest difference and its
+/// high end against our largest, each noted with `why` of the row (nothing when no pair was
+/// measured).
+fn push_range(v: &mut Vec<Claim>, range: &PaperRange, s: &Spread, why: &dyn Fn(&str) -> String) {
+    if s.rows.is_empty() {
+        return;
+    }
+    let (lo, hi) = (range.low_pct, range.high_pct);
+    let (mn, mx) = (s.min(), s.max());
+    for (suffix, paper, row, bound) in [("min", lo, mn, "low"), ("max", hi, mx, "high")] {
+        v.push(Claim {
+            id: format!("{}_{suffix}", range.id),
+            description: format!(
+                "{}: the {bound} end of the paper's range ({lo:.0}–{hi:.0}%)",
+                range.what
+            ),
+            paper,
+            ours: row.3,
+            unit: "%".into(),
+            note: format!(
+                "{} {}: direct {:.4} against redirected {:.4} ({} pairs measured). {}",
+                row.0,
+                range.unit_word,
+                row.1,
+                row.2,
+                s.rows.len(),
+                why(&row.0)
+            ),
+            reference: Reference::PaperFigure,
+            baseline: NO_CHANGE_PCT,
+        });
+    }
+}
+
+/// The note of one file-operation pair (`label`: op and size): the calls, the NVMe commands
+/// and flushes each path made, and what a redirected call costs.
+fn fileops_why(m: &Measured, label: &str) -> String {
+    let cfg = &m.cfg;
+    let call_us = cfg.redirect.call_overhead_ns as f64 / 1e3;
+    let ssd_of = |a: Access| {
+        m.fileops
+            .iter()
+            .find(|r| {
+                r.access == a && format!("{} {} KiB", r.op.name(), r.size_bytes >> 10) == label
+            })
+            .map_or((0, 0, 0), |r| (r.count, r.nvme_commands, r.ssd_flushes))
+    };
+    let (calls, dc, df) = ssd_of(Access::Direct);
+    let (_, rc, rf) = ssd_of(Access::Redirected);
+    format!(
+        "{calls} calls: direct {dc} NVMe commands and {df} flushes, redirected {rc} and \
+         {rf}, each redirected call paying {call_us:.1} µs and VEOS's copy ({:.0}–{:.0} \
+         MB/s host→VE, {:.0}–{:.0} VE→host).",
+        cfg.redirect.veos.to_ve_mb_s[0],
+        cfg.redirect.veos.to_ve_mb_s[1],
+        cfg.redirect.veos.to_host_mb_s[0],
+        cfg.redirect.veos.to_host_mb_s[1],
+    )
+}
+
+/// The note of one db_bench benchmark (`name`): whether it reached the files at all, and
+/// the whole run's NVMe commands and flushes on each path.
+fn db_bench_why(m: &Measured, db: &Spread, name: &str) -> String {
+    let io = |a: Access| {
+        m.db.iter()
+            .find(|run| run.access == a)
+            .map_or((0, 0), |run| (run.nvme_commands, run.ssd_flushes))
+    };
+    let ((dc, df), (rc, rf)) = (io(Access::Direct), io(Access::Redirected));
+    let why = match db.rows.iter().find(|r| r.0 == name) {
+        Some(r) if r.3.abs() < 0.5 => format!(
+            "{name} made no file call on either path: its reads stayed in LevelDB's \
+             memtable and block cache. "
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "N = {} 100-byte values (Hayagui's fork: fillsync = N synchronous puts). \
+         {why}The whole run: direct {dc} NVMe commands and {df} flushes, redirected \
+         {rc} and {rf}.",
+        m.sizes.db_num
+    )
 }
 
 /// The baseline's load-target share beside the paper's, its note written from the run's
