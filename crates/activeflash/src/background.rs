@@ -22,6 +22,7 @@ use crate::worker::Side;
 use crate::ActiveFlashConfig;
 use nearflash_flash::FlashConfig;
 use nearflash_ftl::FtlConfig;
+use nearflash_sim::SimTime;
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug)]
@@ -75,12 +76,7 @@ pub fn run_background(
     seed: u64,
 ) -> Result<(BackgroundPoint, Rig), ActiveFlashError> {
     let f = params.foreground_mb_s;
-    if !(f.is_finite() && f > 0.0) {
-        return Err(ActiveFlashError::NotPositive {
-            what: "foreground throughput (MB/s)",
-            value: f,
-        });
-    }
+    check_foreground_mb_s(f)?;
     let pages = params.volume_bytes.div_ceil(PAGE_BYTES as u64);
     let mut rig = Rig::new(
         flash,
@@ -90,13 +86,7 @@ pub fn run_background(
         log_pages_for(pages, cfg.extent_pages),
         seed,
     )?;
-    let ceiling = rig.write_ceiling_mb_s();
-    if f > ceiling {
-        return Err(ActiveFlashError::ForegroundTooFast {
-            requested_mb_s: f,
-            device_mb_s: ceiling,
-        });
-    }
+    check_write_ceiling(&rig, f)?;
     if pages > rig.user_pages() {
         return Err(ActiveFlashError::VolumeTooLarge {
             volume_bytes: params.volume_bytes,
@@ -115,6 +105,46 @@ pub fn run_background(
     );
     rig.start_foreground(pages, Some(f), 0);
     rig.run_until(Machine::foreground_done)?;
+    let point = measure(&rig, cfg, f, start, ctrl0)?;
+    rig.machine_mut().workers[Side::Controller.index()].stopped = true;
+    rig.drain()?;
+    Ok((point, rig))
+}
+
+/// Refuses a foreground throughput (MB/s) that is not a positive number.
+pub(crate) fn check_foreground_mb_s(f: f64) -> Result<(), ActiveFlashError> {
+    if !(f.is_finite() && f > 0.0) {
+        return Err(ActiveFlashError::NotPositive {
+            what: "foreground throughput (MB/s)",
+            value: f,
+        });
+    }
+    Ok(())
+}
+
+/// Refuses a foreground throughput (MB/s) faster than the rig's device can write.
+pub(crate) fn check_write_ceiling(rig: &Rig, f: f64) -> Result<(), ActiveFlashError> {
+    let ceiling = rig.write_ceiling_mb_s();
+    if f > ceiling {
+        return Err(ActiveFlashError::ForegroundTooFast {
+            requested_mb_s: f,
+            device_mb_s: ceiling,
+        });
+    }
+    Ok(())
+}
+
+/// The point of foreground rate `f` once the foreground is done: what it achieved, the share
+/// of live pages compressed, the energy saved and the model's figures beside them
+/// (`start`: when the foreground began; `ctrl0`: the controller's foreground and background
+/// busy times then, ns).
+fn measure(
+    rig: &Rig,
+    cfg: &ActiveFlashConfig,
+    f: f64,
+    start: SimTime,
+    ctrl0: (u64, u64),
+) -> Result<BackgroundPoint, ActiveFlashError> {
     let fg = rig.machine().fg.as_ref().expect("the foreground ran");
     let elapsed_ns = rig.now().since(start).as_ns().max(1) as f64;
     let achieved_mb_s =
@@ -127,34 +157,14 @@ pub fn run_background(
     let live = rig.machine().versions.count_nonzero() as u64;
     let compressed = rig.machine().pages_compressed_live;
     let fraction_compressed = compressed as f64 / live.max(1) as f64;
-
-    // Energy (Δpower × busy time) of compressing the live pages.
-    let ipb = cfg.compress_instructions_per_byte();
-    let host = cfg.host();
-    let ctrl = cfg.controller();
-    let live_bytes = (live * PAGE_BYTES as u64) as f64;
-    let baseline_j = live_bytes * host.time_ns(ipb) * 1e-9 * host.delta_power_w();
-    let worker = &rig.machine().workers[Side::Controller.index()];
-    let ctrl_compress_ns = ctrl.time_ns(worker.instructions);
     let ftl_ns = rig.machine().controller.busy_foreground_ns - ctrl0.0;
-    let extra_ftl_ns =
-        ftl_ns.saturating_sub(fg_commands * rig.machine().controller.foreground_ns()) as f64;
-    let offload_j = (ctrl_compress_ns + extra_ftl_ns) * 1e-9 * ctrl.delta_power_w()
-        + (live - compressed) as f64
-            * PAGE_BYTES as f64
-            * host.time_ns(ipb)
-            * 1e-9
-            * host.delta_power_w();
-    let energy_saving = if baseline_j > 0.0 {
-        1.0 - offload_j / baseline_j
-    } else {
-        0.0
-    };
-    let ratio = worker.compression_ratio();
+    let energy_saving = energy_saving(rig, cfg, live, compressed, fg_commands, ftl_ns);
+    let ratio = rig.machine().workers[Side::Controller.index()].compression_ratio();
 
     let model = Model::from_config(cfg)?;
-    let x = (f * 1e6 / host.rate_bytes_per_s(ipb)).min(1.0);
-    let point = BackgroundPoint {
+    let host = cfg.host();
+    let x = (f * 1e6 / host.rate_bytes_per_s(cfg.compress_instructions_per_byte())).min(1.0);
+    Ok(BackgroundPoint {
         foreground_mb_s: f,
         achieved_mb_s,
         fraction_compressed,
@@ -176,8 +186,39 @@ pub fn run_background(
         gc_pages_copied: rig.machine().dev.stats().gc_pages_copied,
         sim_s: elapsed_ns * 1e-9,
         trace_hash: rig.trace_hash(),
-    };
-    rig.machine_mut().workers[Side::Controller.index()].stopped = true;
-    rig.drain()?;
-    Ok((point, rig))
+    })
+}
+
+/// The energy saved against the host compressing every live page (Δpower × busy time): the
+/// controller's compression and the FTL work its extra commands cost (`ftl_ns` busy over
+/// the foreground's `fg_commands`), plus the host's compression of the pages left
+/// uncompressed.
+fn energy_saving(
+    rig: &Rig,
+    cfg: &ActiveFlashConfig,
+    live: u64,
+    compressed: u64,
+    fg_commands: u64,
+    ftl_ns: u64,
+) -> f64 {
+    let ipb = cfg.compress_instructions_per_byte();
+    let host = cfg.host();
+    let ctrl = cfg.controller();
+    let live_bytes = (live * PAGE_BYTES as u64) as f64;
+    let baseline_j = live_bytes * host.time_ns(ipb) * 1e-9 * host.delta_power_w();
+    let worker = &rig.machine().workers[Side::Controller.index()];
+    let ctrl_compress_ns = ctrl.time_ns(worker.instructions);
+    let extra_ftl_ns =
+        ftl_ns.saturating_sub(fg_commands * rig.machine().controller.foreground_ns()) as f64;
+    let offload_j = (ctrl_compress_ns + extra_ftl_ns) * 1e-9 * ctrl.delta_power_w()
+        + (live - compressed) as f64
+            * PAGE_BYTES as f64
+            * host.time_ns(ipb)
+            * 1e-9
+            * host.delta_power_w();
+    if baseline_j > 0.0 {
+        1.0 - offload_j / baseline_j
+    } else {
+        0.0
+    }
 }

@@ -25,6 +25,7 @@
 //! which carries the figures and the output written up to the fault. The rig's watchdog
 //! watches the task's commands like any other, and every bound above keeps a run finite.
 
+use crate::background::{check_foreground_mb_s, check_write_ceiling};
 use crate::corpus::PAGE_BYTES;
 use crate::engine::Offload;
 use crate::error::{ActiveFlashError, ProgramFault};
@@ -382,12 +383,7 @@ pub fn run_program(
     seed: u64,
 ) -> Result<ProgramRun, ActiveFlashError> {
     if let Some(f) = params.foreground_mb_s {
-        if !(f.is_finite() && f > 0.0) {
-            return Err(ActiveFlashError::NotPositive {
-                what: "foreground throughput (MB/s)",
-                value: f,
-            });
-        }
+        check_foreground_mb_s(f)?;
     }
     let out_pages = params.output_bytes_max.div_ceil(PAGE_BYTES as u64).max(1);
     let mut rig = Rig::new(flash, ftl, cfg, Fidelity::Functional, out_pages, seed)?;
@@ -395,69 +391,20 @@ pub fn run_program(
     let file_pages = rig.write_file(input)?;
     let file_write_ns = rig.now().since(t0).as_ns();
     if let Some(f) = params.foreground_mb_s {
-        let ceiling = rig.write_ceiling_mb_s();
-        if f > ceiling {
-            return Err(ActiveFlashError::ForegroundTooFast {
-                requested_mb_s: f,
-                device_mb_s: ceiling,
-            });
-        }
-        if file_pages >= rig.user_pages() {
-            return Err(ActiveFlashError::VolumeTooLarge {
-                volume_bytes: input.len() as u64,
-                user_bytes: (rig.user_pages() - 1) * PAGE_BYTES as u64,
-            });
-        }
-        rig.start_foreground_over(file_pages..rig.user_pages(), u64::MAX, Some(f), 0);
+        start_foreground_beside(&mut rig, f, file_pages, input.len() as u64)?;
     }
     let busy_background0 = rig.machine().controller.busy_background_ns;
-    let now = rig.now();
-    let chunk_pages = u64::from(cfg.extent_pages);
-    rig.machine_mut().program = Some(ProgramTask {
-        program,
-        writer: FlitWriter::new(),
-        len_bytes: input.len() as u64,
-        pages: file_pages,
-        chunk_pages,
-        chunks: file_pages.div_ceil(chunk_pages).max(1),
-        io_depth: cfg.controller_io_depth,
-        io_inflight: 0,
-        next_read: 0,
-        arrived: BTreeMap::new(),
-        next_chunk: 0,
-        computing: None,
-        chunks_computed: 0,
-        backlog: VecDeque::new(),
-        out_first: rig.machine().log_next,
-        out_next: rig.machine().log_next,
-        out_end: rig.machine().log_end,
-        bytes_in: 0,
-        bytes_written: 0,
-        instructions: 0.0,
-        commands: 0,
-        reads: 0,
-        writes: 0,
-        fault: None,
-        started: now,
-        last_at: now,
-    });
+    let task = ProgramTask::new(&rig, cfg, program, input.len() as u64, file_pages);
+    rig.machine_mut().program = Some(task);
     rig.run_until(|st| st.program.as_ref().is_some_and(ProgramTask::finished))?;
     let t = rig.machine_mut().program.take().expect("the task ran");
     let compute_busy_ns = rig.machine().controller.busy_background_ns - busy_background0;
     rig.machine_mut().log_next = t.out_next;
     rig.stop_foreground();
     rig.drain()?;
-    let foreground = params.foreground_mb_s.map(|f| {
-        let fg = rig.machine().fg.as_ref().expect("a foreground ran");
-        let span_ns = fg.end.since(fg.start).as_ns().max(1);
-        ForegroundRun {
-            requested_mb_s: f,
-            achieved_mb_s: (fg.completed * PAGE_BYTES as u64) as f64 * 1e3 / span_ns as f64,
-            writes: fg.completed,
-            latency_us_mean: fg.latency.mean_ns() / 1e3,
-            latency_us_max: fg.latency.max_ns() as f64 / 1e3,
-        }
-    });
+    let foreground = params
+        .foreground_mb_s
+        .map(|f| foreground_run(rig.machine(), f));
     let output = rig.read_back(t.out_first, t.bytes_written)?;
     let time_ns = t.last_at.since(t.started).as_ns();
     assert!(t.fault.is_some() || t.bytes_in == input.len() as u64);
@@ -488,5 +435,80 @@ pub fn run_program(
             fault,
             run: Box::new(run),
         }),
+    }
+}
+
+/// Starts the foreground writing at `f` MB/s over the pages after the program's input
+/// (`file_pages` of a `volume_bytes` file), if the device can write that fast and has room.
+fn start_foreground_beside(
+    rig: &mut Rig,
+    f: f64,
+    file_pages: u64,
+    volume_bytes: u64,
+) -> Result<(), ActiveFlashError> {
+    check_write_ceiling(rig, f)?;
+    if file_pages >= rig.user_pages() {
+        return Err(ActiveFlashError::VolumeTooLarge {
+            volume_bytes,
+            user_bytes: (rig.user_pages() - 1) * PAGE_BYTES as u64,
+        });
+    }
+    rig.start_foreground_over(file_pages..rig.user_pages(), u64::MAX, Some(f), 0);
+    Ok(())
+}
+
+/// What the foreground writing at `requested_mb_s` beside the program achieved.
+fn foreground_run(machine: &Machine, requested_mb_s: f64) -> ForegroundRun {
+    let fg = machine.fg.as_ref().expect("a foreground ran");
+    let span_ns = fg.end.since(fg.start).as_ns().max(1);
+    ForegroundRun {
+        requested_mb_s,
+        achieved_mb_s: (fg.completed * PAGE_BYTES as u64) as f64 * 1e3 / span_ns as f64,
+        writes: fg.completed,
+        latency_us_mean: fg.latency.mean_ns() / 1e3,
+        latency_us_max: fg.latency.max_ns() as f64 / 1e3,
+    }
+}
+
+impl ProgramTask {
+    /// The task of `program` over the `pages` of a `len_bytes` file, starting now, its output
+    /// appended at the rig's log.
+    fn new(
+        rig: &Rig,
+        cfg: &ActiveFlashConfig,
+        program: Box<dyn StreamProgram>,
+        len_bytes: u64,
+        pages: u64,
+    ) -> ProgramTask {
+        let now = rig.now();
+        let chunk_pages = u64::from(cfg.extent_pages);
+        ProgramTask {
+            program,
+            writer: FlitWriter::new(),
+            len_bytes,
+            pages,
+            chunk_pages,
+            chunks: pages.div_ceil(chunk_pages).max(1),
+            io_depth: cfg.controller_io_depth,
+            io_inflight: 0,
+            next_read: 0,
+            arrived: BTreeMap::new(),
+            next_chunk: 0,
+            computing: None,
+            chunks_computed: 0,
+            backlog: VecDeque::new(),
+            out_first: rig.machine().log_next,
+            out_next: rig.machine().log_next,
+            out_end: rig.machine().log_end,
+            bytes_in: 0,
+            bytes_written: 0,
+            instructions: 0.0,
+            commands: 0,
+            reads: 0,
+            writes: 0,
+            fault: None,
+            started: now,
+            last_at: now,
+        }
     }
 }

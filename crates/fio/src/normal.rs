@@ -11,7 +11,7 @@ use crate::json::{
 };
 use crate::options::{BlockSizes, Rw, DIRECTIONS};
 use crate::runner::{FioRun, JobReport};
-use crate::stats::{LatStat, LAT_LABELS};
+use crate::stats::{DirStats, JobStats, LatStat, LAT_LABELS};
 use std::fmt::Write;
 
 /// fio's `num2str` with four significant digits: divide by `base` while the value has more
@@ -130,6 +130,8 @@ fn shares_line(out: &mut String, unit: &str, counts: &[u64], labels: &[String], 
     }
 }
 
+/// One job's block: its header, each direction's figures, latency shares, depths and the
+/// issued counts.
 fn job(out: &mut String, run: &FioRun, j: &JobReport) {
     let s = &j.stats;
     let _ = writeln!(
@@ -145,56 +147,74 @@ fn job(out: &mut String, run: &FioRun, j: &JobReport) {
         if ds.io_bytes == 0 {
             continue;
         }
-        let (bw, iops) = rates(ds, s.runtime_ns);
-        let (bw_bin, bw_dec) = bytes(bw as f64);
-        let (io_bin, _) = bytes(ds.io_bytes as f64);
-        // fio appends the job's zone resets to each direction's line (`zbd_write_status`).
-        let resets = if crate::json::counts_zone_resets(&j.spec) {
-            format!("; {} zone resets", s.zone_resets)
+        direction(out, j, d, ds, group_bw[d]);
+    }
+    latency_shares(out, s);
+    if s.sync.count() > 0 {
+        out.push_str("  fsync/fdatasync/sync_file_range:\n");
+        lat_line(out, "sync", &s.sync);
+        percentiles(out, "sync", &s.sync);
+    }
+    depths_and_counts(out, s, j.spec.iodepth);
+}
+
+/// One direction's lines of a job: rates, latencies, percentiles, and the bandwidth and IOPS
+/// samples (`group_bw_bytes_s`: the group's aggregate bandwidth in the direction).
+fn direction(out: &mut String, j: &JobReport, d: usize, ds: &DirStats, group_bw_bytes_s: u64) {
+    let s = &j.stats;
+    let (bw, iops) = rates(ds, s.runtime_ns);
+    let (bw_bin, bw_dec) = bytes(bw as f64);
+    let (io_bin, _) = bytes(ds.io_bytes as f64);
+    // fio appends the job's zone resets to each direction's line (`zbd_write_status`).
+    let resets = if crate::json::counts_zone_resets(&j.spec) {
+        format!("; {} zone resets", s.zone_resets)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "  {}: IOPS={}, BW={bw_bin}/s ({bw_dec}/s)({io_bin}/{}msec){resets}",
+        DIRECTIONS[d],
+        num2str(iops, 1000.0, &COUNT),
+        runtime_ms(s.runtime_ns)
+    );
+    lat_line(out, "clat", &ds.clat);
+    lat_line(out, " lat", &ds.clat);
+    percentiles(out, "clat", &ds.clat);
+    let b = &ds.bw.samples;
+    if b.n > 0 {
+        let per = if group_bw_bytes_s > 0 {
+            b.mean() * 1024.0 * 100.0 / group_bw_bytes_s as f64
         } else {
-            String::new()
+            0.0
         };
         let _ = writeln!(
             out,
-            "  {}: IOPS={}, BW={bw_bin}/s ({bw_dec}/s)({io_bin}/{}msec){resets}",
-            DIRECTIONS[d],
-            num2str(iops, 1000.0, &COUNT),
-            runtime_ms(s.runtime_ns)
+            "   bw (  KiB/s): min={:5}, max={:5}, per={per:3.2}%, avg={:5.02}, \
+             stdev={:5.02}, samples={}",
+            b.min as u64,
+            b.max as u64,
+            b.mean(),
+            b.stddev(),
+            b.n
         );
-        lat_line(out, "clat", &ds.clat);
-        lat_line(out, " lat", &ds.clat);
-        percentiles(out, "clat", &ds.clat);
-        let b = &ds.bw.samples;
-        if b.n > 0 {
-            let per = if group_bw[d] > 0 {
-                b.mean() * 1024.0 * 100.0 / group_bw[d] as f64
-            } else {
-                0.0
-            };
-            let _ = writeln!(
-                out,
-                "   bw (  KiB/s): min={:5}, max={:5}, per={per:3.2}%, avg={:5.02}, \
-                 stdev={:5.02}, samples={}",
-                b.min as u64,
-                b.max as u64,
-                b.mean(),
-                b.stddev(),
-                b.n
-            );
-        }
-        let i = &ds.iops.samples;
-        if i.n > 0 {
-            let _ = writeln!(
-                out,
-                "   iops        : min={:5}, max={:5}, avg={:5.02}, stdev={:5.02}, samples={}",
-                i.min as u64,
-                i.max as u64,
-                i.mean(),
-                i.stddev(),
-                i.n
-            );
-        }
     }
+    let i = &ds.iops.samples;
+    if i.n > 0 {
+        let _ = writeln!(
+            out,
+            "   iops        : min={:5}, max={:5}, avg={:5.02}, stdev={:5.02}, samples={}",
+            i.min as u64,
+            i.max as u64,
+            i.mean(),
+            i.stddev(),
+            i.n
+        );
+    }
+}
+
+/// The shares of a job's requests in each latency bucket, nanoseconds to milliseconds.
+fn latency_shares(out: &mut String, s: &JobStats) {
     let rw_ios: u64 = s.dirs.iter().map(|d| d.total_ios).sum();
     let labels: Vec<String> = LAT_LABELS.iter().map(u64::to_string).collect();
     let mut ms_labels = labels.clone();
@@ -202,11 +222,11 @@ fn job(out: &mut String, run: &FioRun, j: &JobReport) {
     shares_line(out, "nsec", &s.lat_buckets.ns, &labels, rw_ios);
     shares_line(out, "usec", &s.lat_buckets.us, &labels, rw_ios);
     shares_line(out, "msec", &s.lat_buckets.ms, &ms_labels, rw_ios);
-    if s.sync.count() > 0 {
-        out.push_str("  fsync/fdatasync/sync_file_range:\n");
-        lat_line(out, "sync", &s.sync);
-        percentiles(out, "sync", &s.sync);
-    }
+}
+
+/// A job's closing lines: depths at submission, issued counts, verify and error counts, and
+/// the latency target line.
+fn depths_and_counts(out: &mut String, s: &JobStats, iodepth: u32) {
     let pct = |c: u64| {
         if s.submitted == 0 {
             0.0
@@ -248,8 +268,7 @@ fn job(out: &mut String, run: &FioRun, j: &JobReport) {
     }
     let _ = writeln!(
         out,
-        "     latency   : target=0, window=0, percentile=100.00%, depth={}",
-        j.spec.iodepth
+        "     latency   : target=0, window=0, percentile=100.00%, depth={iodepth}"
     );
 }
 

@@ -204,8 +204,36 @@ pub fn run(
     let mut placed = place(&specs, &logs, capacity)?;
     check_fdp(&specs, &preset)?;
     let groups = placed.last().map_or(0, |p| p.groupid + 1);
+    let mut notes = replay_notes(&specs, &logs);
+    raise_queue_pairs(&placed, groups, opts, &mut preset, &mut notes);
+    host_notes(&specs, opts, &mut notes);
+    let ignored = ignored_options(&specs);
+    let mut out = match opts.interface {
+        _ if zoned => crate::zoned::run(&preset, &mut placed, groups, opts, progress)?,
+        Interface::Nvme => run_on::<Ssd>(&preset, &placed, groups, opts, progress)?,
+        Interface::Bare => run_on::<Device>(&preset, &placed, groups, opts, progress)?,
+    };
+    out.notes.splice(0..0, notes);
+    out.job_count = placed.len();
+    for p in &placed {
+        if !out.sections.iter().any(|(s, _)| Rc::ptr_eq(s, &p.spec)) {
+            out.sections.push((p.spec.clone(), p.groupid));
+        }
+    }
+    out.ignored = ignored;
+    out.global_options = file
+        .global
+        .iter()
+        .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+        .collect();
+    Ok(out)
+}
+
+/// The notes on each job's replayed logs: what each log replays and at what pace, and that a
+/// replay overrides `write_iolog`.
+fn replay_notes(specs: &[Rc<JobSpec>], logs: &[Vec<Rc<ReplayLog>>]) -> Vec<String> {
     let mut notes = Vec::new();
-    for (spec, logs) in specs.iter().zip(&logs) {
+    for (spec, logs) in specs.iter().zip(logs) {
         if !logs.is_empty() && spec.write_iolog.is_some() {
             // fio: "read iolog overrides write_iolog" (init.c).
             notes.push(format!(
@@ -238,6 +266,18 @@ pub fn run(
             ));
         }
     }
+    notes
+}
+
+/// Gives each concurrent job of the widest group a queue pair of its own on the NVMe path
+/// (up to `QUEUE_PAIRS_MAX`), noting when that raises the preset's count.
+fn raise_queue_pairs(
+    placed: &[Placed],
+    groups: u32,
+    opts: &RunOptions,
+    preset: &mut Preset,
+    notes: &mut Vec<String>,
+) {
     let widest = (0..groups)
         .map(|g| placed.iter().filter(|p| p.groupid == g).count())
         .max()
@@ -253,6 +293,11 @@ pub fn run(
         ));
         preset.nvme.queue_pairs = pairs;
     }
+}
+
+/// Notes on host options run differently than on a real host: buffered I/O, and verify
+/// without data to compare.
+fn host_notes(specs: &[Rc<JobSpec>], opts: &RunOptions, notes: &mut Vec<String>) {
     if specs.iter().any(|s| !s.direct) {
         notes.push("direct=0 is run as direct=1: there is no host page cache on this path".into());
     }
@@ -263,36 +308,21 @@ pub fn run(
                 .into(),
         );
     }
+}
+
+/// The host-only options the jobs set, each once, where it first stands.
+fn ignored_options(specs: &[Rc<JobSpec>]) -> Vec<(String, Location)> {
     let mut ignored: Vec<(String, Location)> = Vec::new();
-    for s in &specs {
+    for s in specs {
         for (k, at) in &s.ignored {
             if !ignored.iter().any(|(i, _)| i == k) {
                 ignored.push((k.clone(), at.clone()));
             }
         }
     }
-    let mut out = match opts.interface {
-        _ if zoned => crate::zoned::run(&preset, &mut placed, groups, opts, progress)?,
-        Interface::Nvme => run_on::<Ssd>(&preset, &placed, groups, opts, progress)?,
-        Interface::Bare => run_on::<Device>(&preset, &placed, groups, opts, progress)?,
-    };
-    out.notes.splice(0..0, notes);
-    out.job_count = placed.len();
-    for p in &placed {
-        if !out.sections.iter().any(|(s, _)| Rc::ptr_eq(s, &p.spec)) {
-            out.sections.push((p.spec.clone(), p.groupid));
-        }
-    }
-    out.ignored = ignored;
-    out.global_options = file
-        .global
-        .iter()
-        .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
-        .collect();
-    Ok(out)
+    ignored
 }
 
-/// Places every clone of every job on the device and numbers the groups.
 /// `fdp=1` needs a drive with Flexible Data Placement, and `fdp_pli` indices into its handle
 /// list (fio fails a job whose index is past the list, `init_ruh_info`).
 fn check_fdp(specs: &[Rc<JobSpec>], preset: &Preset) -> Result<(), FioError> {
@@ -320,6 +350,7 @@ fn check_fdp(specs: &[Rc<JobSpec>], preset: &Preset) -> Result<(), FioError> {
     Ok(())
 }
 
+/// Places every clone of every job on the device and numbers the groups.
 fn place(
     specs: &[Rc<JobSpec>],
     logs: &[Vec<Rc<ReplayLog>>],
@@ -419,6 +450,8 @@ fn place(
     Ok(out)
 }
 
+/// Runs the placed jobs, group after group, on the drive behind the front end `D`, after
+/// preconditioning what they read.
 fn run_on<D: FrontEnd>(
     preset: &Preset,
     placed: &[Placed],
@@ -432,21 +465,7 @@ fn run_on<D: FrontEnd>(
         .map(|p| p.start + p.len)
         .max();
     let span = placed.iter().map(|p| p.start + p.len).max().unwrap_or(0);
-    let store = match opts.fidelity {
-        Fidelity::Timing => StoreSpec::None,
-        Fidelity::Functional => {
-            if span > FUNCTIONAL_MEMORY_BYTES_MAX {
-                return Err(FioError::Job {
-                    job: placed[0].spec.name.clone(),
-                    reason: format!(
-                        "functional fidelity would hold up to {span} bytes of pages in RAM \
-                         (more than {FUNCTIONAL_MEMORY_BYTES_MAX}); lower size"
-                    ),
-                });
-            }
-            StoreSpec::Memory
-        }
-    };
+    let store = store_spec(placed, opts.fidelity, span)?;
     let mut driver = Driver::<D>::new(preset, &store, opts.seed, span)?;
     let fill = match (opts.precondition, read_span) {
         (Some(false), _) | (None, None) => None,
@@ -457,55 +476,11 @@ fn run_on<D: FrontEnd>(
         Some(s) => Some(precondition(&mut driver, preset, s, progress)?),
         None => None,
     };
-    // Every job of a group may keep its whole depth outstanding at once (and a flush).
-    let outstanding_max = (0..groups)
-        .map(|g| {
-            placed
-                .iter()
-                .filter(|p| p.groupid == g)
-                .map(|p| u64::from(p.spec.iodepth) + 1)
-                .sum::<u64>()
-        })
-        .max()
-        .unwrap_or(1);
-    driver.expect_outstanding(outstanding_max);
+    driver.expect_outstanding(outstanding_max(placed, groups));
     let start = driver.snapshot();
     let run_start = driver.now();
     let disk = Rc::new(RefCell::new(Disk::default()));
-    let mut phase: Option<PhaseResult> = None;
-    let mut finished: Vec<JobRun> = Vec::new();
-    let mut done_before = 0u64;
-    for g in 0..groups {
-        let group_start = driver.now();
-        let mut runs: Vec<JobRun> = placed
-            .iter()
-            .filter(|p| p.groupid == g)
-            .map(|p| {
-                p.job_run(g, opts.seed, group_start, &disk).with_fdp_pids(
-                    if preset.ftl.fdp.enabled {
-                        preset.ftl.fdp.status_pids()
-                    } else {
-                        Vec::new()
-                    },
-                )
-            })
-            .collect();
-        let mut refs: Vec<&mut dyn PacedSource> =
-            runs.iter_mut().map(|r| r as &mut dyn PacedSource).collect();
-        let p = driver.run_paced(&mut refs, u64::MAX, &mut |d, t| {
-            progress(Stage::Measure, done_before + d, t)
-        })?;
-        done_before += p.requests;
-        match &mut phase {
-            None => phase = Some(p),
-            Some(all) => all.append(p),
-        }
-        for mut r in runs {
-            r.finish();
-            finished.push(r);
-        }
-    }
-    let phase = phase.expect("a file has a group");
+    let (phase, finished) = run_groups(&mut driver, preset, placed, groups, opts, &disk, progress)?;
     let end = driver.snapshot();
     let report = IoReport::build(Measured {
         preset,
@@ -540,6 +515,88 @@ fn run_on<D: FrontEnd>(
         deterministic(report),
         Vec::new(),
     )
+}
+
+/// Where the run keeps page data: nowhere in timing fidelity, in memory in functional
+/// fidelity (refused past `FUNCTIONAL_MEMORY_BYTES_MAX` of `span`).
+fn store_spec(placed: &[Placed], fidelity: Fidelity, span: u64) -> Result<StoreSpec, FioError> {
+    Ok(match fidelity {
+        Fidelity::Timing => StoreSpec::None,
+        Fidelity::Functional => {
+            if span > FUNCTIONAL_MEMORY_BYTES_MAX {
+                return Err(FioError::Job {
+                    job: placed[0].spec.name.clone(),
+                    reason: format!(
+                        "functional fidelity would hold up to {span} bytes of pages in RAM \
+                         (more than {FUNCTIONAL_MEMORY_BYTES_MAX}); lower size"
+                    ),
+                });
+            }
+            StoreSpec::Memory
+        }
+    })
+}
+
+/// The most requests a group keeps outstanding: every job of a group may keep its whole
+/// depth outstanding at once (and a flush).
+fn outstanding_max(placed: &[Placed], groups: u32) -> u64 {
+    (0..groups)
+        .map(|g| {
+            placed
+                .iter()
+                .filter(|p| p.groupid == g)
+                .map(|p| u64::from(p.spec.iodepth) + 1)
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(1)
+}
+
+/// Runs the groups one after the other on `driver`: the measured phase of them all and the
+/// finished jobs, in order.
+fn run_groups<D: FrontEnd>(
+    driver: &mut Driver<D>,
+    preset: &Preset,
+    placed: &[Placed],
+    groups: u32,
+    opts: &RunOptions,
+    disk: &Rc<RefCell<Disk>>,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<(PhaseResult, Vec<JobRun>), FioError> {
+    let mut phase: Option<PhaseResult> = None;
+    let mut finished: Vec<JobRun> = Vec::new();
+    let mut done_before = 0u64;
+    for g in 0..groups {
+        let group_start = driver.now();
+        let mut runs: Vec<JobRun> = placed
+            .iter()
+            .filter(|p| p.groupid == g)
+            .map(|p| {
+                p.job_run(g, opts.seed, group_start, disk).with_fdp_pids(
+                    if preset.ftl.fdp.enabled {
+                        preset.ftl.fdp.status_pids()
+                    } else {
+                        Vec::new()
+                    },
+                )
+            })
+            .collect();
+        let mut refs: Vec<&mut dyn PacedSource> =
+            runs.iter_mut().map(|r| r as &mut dyn PacedSource).collect();
+        let p = driver.run_paced(&mut refs, u64::MAX, &mut |d, t| {
+            progress(Stage::Measure, done_before + d, t)
+        })?;
+        done_before += p.requests;
+        match &mut phase {
+            None => phase = Some(p),
+            Some(all) => all.append(p),
+        }
+        for mut r in runs {
+            r.finish();
+            finished.push(r);
+        }
+    }
+    Ok((phase.expect("a file has a group"), finished))
 }
 
 /// The `write_iolog` files of the finished jobs and their text.

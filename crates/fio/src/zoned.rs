@@ -589,17 +589,10 @@ fn run_on<D: ZonedPath>(
     let mut notes = Vec::new();
     let spans = align(placed, zone_bytes, &mut notes)?;
     let write_zones_max = check_against_drive(placed, dev.zoned())?;
-    let (threshold, frequency) = placed
-        .iter()
-        .map(|p| (p.spec.zone_reset_threshold, p.spec.zone_reset_frequency))
-        .find(|&(_, f)| f > 0.0)
-        .unwrap_or((0.0, 0.0));
-    let state = Rc::new(RefCell::new(ZbdState::new(
-        dev.zoned().zones().count(),
-        zone_bytes,
+    let state = Rc::new(RefCell::new(zbd_state(
+        placed,
+        dev.zoned(),
         write_zones_max,
-        threshold,
-        frequency,
     )));
     let open_max = dev.zoned().zones().open_max();
     let zones = dev.zoned().zones().count();
@@ -607,8 +600,7 @@ fn run_on<D: ZonedPath>(
     let mut rig = Rig::new(ZbdDrive::new(dev, state.clone()));
     let disk = Rc::new(RefCell::new(Disk::default()));
     let mut finished: Vec<JobRun> = Vec::new();
-    let mut next_id = 0u64;
-    let mut done_total = 0u64;
+    let mut counts = Counts::default();
     let run_start = sim.now();
     for g in 0..groups {
         let group_start = sim.now();
@@ -622,67 +614,13 @@ fn run_on<D: ZonedPath>(
                     .with_zbd(state.clone(), span)
             })
             .collect();
-        let owners = RefCell::new(BTreeMap::<u64, usize>::new());
-        let jobs = RefCell::new(&mut runs);
-        let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, sim.now());
-        let count = jobs.borrow().len();
-        let result = load::run_paced(
-            &mut sim,
-            &mut rig,
-            count,
-            &mut watchdog,
-            |i, now| {
-                let mut jobs = jobs.borrow_mut();
-                match jobs[i].step(now) {
-                    Step::Submit { draw, fua, .. } => {
-                        let req = BlockRequest {
-                            id: next_id,
-                            op: draw.op,
-                            offset_bytes: draw.offset_bytes,
-                            len_bytes: draw.len_bytes,
-                            data: Vec::new(),
-                        };
-                        next_id += 1;
-                        jobs[i].submitted(&req);
-                        owners.borrow_mut().insert(req.id, i);
-                        Pace::Submit {
-                            req,
-                            fua,
-                            placement: None,
-                        }
-                    }
-                    Step::Until(at) => Pace::Until(at),
-                    Step::Blocked => Pace::Blocked,
-                    Step::Done => Pace::Done,
-                }
-            },
-            |_, c| {
-                let owner = owners
-                    .borrow_mut()
-                    .remove(&c.id)
-                    .expect("a completion of a request a job submitted");
-                jobs.borrow_mut()[owner].completed(&c);
-                done_total += 1;
-                if done_total.is_multiple_of(4096) {
-                    progress(Stage::Measure, done_total, u64::MAX);
-                }
-                Ok::<(), FioError>(())
-            },
-        );
-        result.map_err(|e| match e {
-            load::LoadError::Stall(s) => FioError::Run(IoBenchError::Stalled(s.to_string())),
-            load::LoadError::Handler(e) => e,
-        })?;
-        assert!(
-            owners.borrow().is_empty(),
-            "a finished group has nothing in flight"
-        );
+        run_group(&mut sim, &mut rig, &mut runs, &mut counts, progress)?;
         for mut r in runs {
             r.finish();
             finished.push(r);
         }
     }
-    progress(Stage::Measure, done_total, done_total);
+    progress(Stage::Measure, counts.done_total, counts.done_total);
     let end = sim.now();
     let drive = &rig.dev;
     drive.dev.check_invariants();
@@ -690,15 +628,7 @@ fn run_on<D: ZonedPath>(
         drive.dev.quiescent(),
         "a finished run leaves the path and the drive idle"
     );
-    for z in 0..zones {
-        // The jobs' write pointers are the drive's (its zone report), zone by zone.
-        assert_eq!(
-            state.borrow().wp_bytes(z),
-            drive.device().zones().descriptor(z).wp_sector * SECTOR_BYTES
-                - u64::from(z) * zone_bytes,
-            "zone {z}: the host's write pointer is the drive's"
-        );
-    }
+    check_write_pointers(drive, &state.borrow(), zones, zone_bytes);
     let nearflash = report(
         preset,
         opts.seed,
@@ -716,6 +646,118 @@ fn run_on<D: ZonedPath>(
         nearflash,
         notes,
     )
+}
+
+/// The host's zone state the jobs share on `zoned`, resetting zones early as the first job
+/// with a `zone_reset_frequency` above 0 says (never when none has one).
+fn zbd_state(placed: &[Placed], zoned: &ZonedDevice, write_zones_max: u32) -> ZbdState {
+    let (threshold, frequency) = placed
+        .iter()
+        .map(|p| (p.spec.zone_reset_threshold, p.spec.zone_reset_frequency))
+        .find(|&(_, f)| f > 0.0)
+        .unwrap_or((0.0, 0.0));
+    ZbdState::new(
+        zoned.zones().count(),
+        zoned.zone_bytes(),
+        write_zones_max,
+        threshold,
+        frequency,
+    )
+}
+
+/// Request numbering and completions counted across a run's groups.
+#[derive(Default)]
+struct Counts {
+    /// The id the next request takes.
+    next_id: u64,
+    /// Requests completed so far, in every group.
+    done_total: u64,
+}
+
+/// Runs one group's jobs (`runs`) to their end through the paced load loop, reporting
+/// progress every 4096 completions.
+fn run_group<D: ZonedPath>(
+    sim: &mut Sim<RigEvent<D::Event>>,
+    rig: &mut Rig<ZbdDrive<D>>,
+    runs: &mut Vec<JobRun>,
+    counts: &mut Counts,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<(), FioError> {
+    let owners = RefCell::new(BTreeMap::<u64, usize>::new());
+    let jobs = RefCell::new(runs);
+    let mut watchdog = Watchdog::starting_at(DEFAULT_STALL_LIMIT, sim.now());
+    let count = jobs.borrow().len();
+    let next_id = &mut counts.next_id;
+    let done_total = &mut counts.done_total;
+    let result = load::run_paced(
+        sim,
+        rig,
+        count,
+        &mut watchdog,
+        |i, now| {
+            let mut jobs = jobs.borrow_mut();
+            match jobs[i].step(now) {
+                Step::Submit { draw, fua, .. } => {
+                    let req = BlockRequest {
+                        id: *next_id,
+                        op: draw.op,
+                        offset_bytes: draw.offset_bytes,
+                        len_bytes: draw.len_bytes,
+                        data: Vec::new(),
+                    };
+                    *next_id += 1;
+                    jobs[i].submitted(&req);
+                    owners.borrow_mut().insert(req.id, i);
+                    Pace::Submit {
+                        req,
+                        fua,
+                        placement: None,
+                    }
+                }
+                Step::Until(at) => Pace::Until(at),
+                Step::Blocked => Pace::Blocked,
+                Step::Done => Pace::Done,
+            }
+        },
+        |_, c| {
+            let owner = owners
+                .borrow_mut()
+                .remove(&c.id)
+                .expect("a completion of a request a job submitted");
+            jobs.borrow_mut()[owner].completed(&c);
+            *done_total += 1;
+            if done_total.is_multiple_of(4096) {
+                progress(Stage::Measure, *done_total, u64::MAX);
+            }
+            Ok::<(), FioError>(())
+        },
+    );
+    result.map_err(|e| match e {
+        load::LoadError::Stall(s) => FioError::Run(IoBenchError::Stalled(s.to_string())),
+        load::LoadError::Handler(e) => e,
+    })?;
+    assert!(
+        owners.borrow().is_empty(),
+        "a finished group has nothing in flight"
+    );
+    Ok(())
+}
+
+/// Asserts that the jobs' write pointers are the drive's (its zone report), zone by zone.
+fn check_write_pointers<D: ZonedPath>(
+    drive: &ZbdDrive<D>,
+    state: &ZbdState,
+    zones: u32,
+    zone_bytes: u64,
+) {
+    for z in 0..zones {
+        assert_eq!(
+            state.wp_bytes(z),
+            drive.device().zones().descriptor(z).wp_sector * SECTOR_BYTES
+                - u64::from(z) * zone_bytes,
+            "zone {z}: the host's write pointer is the drive's"
+        );
+    }
 }
 
 /// nearflash's own figures of a zoned run (the top-level `nearflash` object).

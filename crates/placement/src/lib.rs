@@ -180,9 +180,79 @@ const STREAMS_U32: u32 = workload::STREAMS.len() as u32;
 /// with the one whose last appends are still in flight.
 const HOST_OPEN_ZONES_PER_STREAM: usize = 4;
 
+/// A request size `kib` of `field` in units: a power of two from 4 KiB to the zone append
+/// size limit (`zasl` bytes) that divides the zone (`zone_bytes`).
+fn request_units(
+    field: &'static str,
+    kib: u64,
+    zasl: u64,
+    zone_bytes: u64,
+) -> Result<u64, PlacementError> {
+    let bytes = kib.saturating_mul(1024);
+    if kib == 0 || !kib.is_power_of_two() || bytes < UNIT_BYTES || bytes > zasl {
+        return Err(param(
+            field,
+            format!(
+                "{kib} KiB: a request is a power of two from 4 KiB to the zone append \
+                 size limit ({} KiB)",
+                zasl / 1024
+            ),
+        ));
+    }
+    if !zone_bytes.is_multiple_of(bytes) {
+        return Err(param(
+            field,
+            format!(
+                "{kib} KiB does not divide the zone ({} KiB)",
+                zone_bytes / 1024
+            ),
+        ));
+    }
+    Ok(bytes / UNIT_BYTES)
+}
+
 impl Params {
     /// Checks every field and sizes the workload on `drive`.
     pub fn shape(&self, drive: &Drive) -> Result<Shape, PlacementError> {
+        self.check_mix(drive)?;
+        let (ftl, zns) = drive.for_mode(Mode::Zns);
+        let zoned =
+            nearflash_ftl::zns::ZonedDevice::format(&drive.flash, &ftl, &zns, Box::new(NoStore))?;
+        let zone_bytes = zoned.zone_bytes();
+        let zasl = drive.zns.zone_append_size_limit_bytes;
+        let hot_request_units =
+            request_units("hot_request_kib", self.hot_request_kib, zasl, zone_bytes)?;
+        let cold_request_units =
+            request_units("cold_request_kib", self.cold_request_kib, zasl, zone_bytes)?;
+        if !(1..=1000).contains(&self.passes) {
+            return Err(param(
+                "passes",
+                format!("{} is not within 1-1000", self.passes),
+            ));
+        }
+        if !(1..=256).contains(&self.queue_depth) {
+            return Err(param(
+                "queue_depth",
+                format!("{} is not within 1-256", self.queue_depth),
+            ));
+        }
+        let span_units = self.span_units(drive, &zoned)?;
+        let (hot_units, cold_units) =
+            self.regions_units(span_units, hot_request_units, cold_request_units)?;
+        let span_units = hot_units + cold_units;
+        Ok(Shape {
+            span_units,
+            hot_units,
+            hot_request_units,
+            cold_request_units,
+            hot_write_percent: self.hot_write_percent,
+            total_units: span_units * self.passes,
+        })
+    }
+
+    /// Checks the hot/cold mix and that `drive` suits the comparison: no SLC cache, and
+    /// flash small enough to hold in memory.
+    fn check_mix(&self, drive: &Drive) -> Result<(), PlacementError> {
         if !(self.hot_fraction_percent.is_finite()
             && self.hot_fraction_percent > 0.0
             && self.hot_fraction_percent < 100.0)
@@ -220,49 +290,17 @@ impl Params {
                 ),
             ));
         }
-        let (ftl, zns) = drive.for_mode(Mode::Zns);
-        let zoned =
-            nearflash_ftl::zns::ZonedDevice::format(&drive.flash, &ftl, &zns, Box::new(NoStore))?;
-        let zone_bytes = zoned.zone_bytes();
-        let zasl = drive.zns.zone_append_size_limit_bytes;
-        let request_units = |field: &'static str, kib: u64| {
-            let bytes = kib.saturating_mul(1024);
-            if kib == 0 || !kib.is_power_of_two() || bytes < UNIT_BYTES || bytes > zasl {
-                return Err(param(
-                    field,
-                    format!(
-                        "{kib} KiB: a request is a power of two from 4 KiB to the zone append \
-                         size limit ({} KiB)",
-                        zasl / 1024
-                    ),
-                ));
-            }
-            if !zone_bytes.is_multiple_of(bytes) {
-                return Err(param(
-                    field,
-                    format!(
-                        "{kib} KiB does not divide the zone ({} KiB)",
-                        zone_bytes / 1024
-                    ),
-                ));
-            }
-            Ok(bytes / UNIT_BYTES)
-        };
-        let hot_request_units = request_units("hot_request_kib", self.hot_request_kib)?;
-        let cold_request_units = request_units("cold_request_kib", self.cold_request_kib)?;
-        if !(1..=1000).contains(&self.passes) {
-            return Err(param(
-                "passes",
-                format!("{} is not within 1-1000", self.passes),
-            ));
-        }
-        if !(1..=256).contains(&self.queue_depth) {
-            return Err(param(
-                "queue_depth",
-                format!("{} is not within 1-256", self.queue_depth),
-            ));
-        }
-        let span_units = self.span_units(drive, &zoned)?;
+        Ok(())
+    }
+
+    /// The hot and the cold region of `span_units`, each whole requests, and each with more
+    /// requests than the queue depth.
+    fn regions_units(
+        &self,
+        span_units: u64,
+        hot_request_units: u64,
+        cold_request_units: u64,
+    ) -> Result<(u64, u64), PlacementError> {
         let qd = u64::from(self.queue_depth);
         let hot_units = ((span_units as f64 * self.hot_fraction_percent / 100.0)
             / hot_request_units as f64)
@@ -280,15 +318,7 @@ impl Params {
                 ),
             ));
         }
-        let span_units = hot_units + cold_units;
-        Ok(Shape {
-            span_units,
-            hot_units,
-            hot_request_units,
-            cold_request_units,
-            hot_write_percent: self.hot_write_percent,
-            total_units: span_units * self.passes,
-        })
+        Ok((hot_units, cold_units))
     }
 
     fn span_units(

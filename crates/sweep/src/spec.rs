@@ -124,87 +124,17 @@ impl Spec {
         if seeds.is_empty() {
             return Err(bad("seeds is empty: give at least one seed".into()));
         }
-        let metrics = f.metrics.unwrap_or_else(|| {
-            job.default_metrics()
-                .iter()
-                .map(|s| s.to_string())
-                .collect()
-        });
-        if metrics.is_empty() {
-            return Err(bad("metrics is empty: name at least one figure".into()));
-        }
-        for (i, m) in metrics.iter().enumerate() {
-            job.check_metric(m).map_err(bad)?;
-            if metrics[..i].contains(m) {
-                return Err(bad(format!(
-                    "metrics names '{m}' twice (the table would have two such columns)"
-                )));
-            }
-        }
+        let metrics = metrics_of(job, f.metrics).map_err(bad)?;
         for k in f.fixed.keys() {
             check_name(k).map_err(bad)?;
         }
-        let mut grid = Vec::new();
-        for (k, v) in f.grid.iter().flatten() {
-            check_name(k).map_err(bad)?;
-            let values = match v {
-                toml::Value::Array(a) if a.is_empty() => {
-                    return Err(bad(format!(
-                        "grid.{k} is empty: give it at least one value"
-                    )))
-                }
-                toml::Value::Array(a) => a.clone(),
-                other => {
-                    return Err(bad(format!(
-                        "grid.{k} must be a list of values, got a {}",
-                        other.type_str()
-                    )))
-                }
-            };
-            grid.push((k.clone(), values));
-        }
-        let random = match f.random {
-            None => None,
-            Some(r) => {
-                if r.samples == 0 {
-                    return Err(bad("random.samples must be at least 1".into()));
-                }
-                if r.params.is_empty() {
-                    return Err(bad(
-                        "random.params is empty: name a parameter to draw".into()
-                    ));
-                }
-                let mut draws = Vec::new();
-                for (k, range) in r.params {
-                    check_name(&k).map_err(bad)?;
-                    if grid.iter().any(|(g, _)| *g == k) {
-                        return Err(bad(format!("{k} is both in [grid] and in [random]")));
-                    }
-                    draws.push((k.clone(), draw_of(&k, range).map_err(bad)?));
-                }
-                Some(Random {
-                    samples: r.samples,
-                    seed: r.seed,
-                    draws,
-                })
-            }
-        };
-        if grid.is_empty() && random.is_none() {
-            return Err(bad(
-                "the grid is empty: [grid] names no parameter and there is no [random] \
-                 (a sweep needs at least one swept parameter)"
-                    .into(),
-            ));
-        }
-        let mut swept: Vec<String> = grid.iter().map(|(k, _)| k.clone()).collect();
-        if let Some(r) = &random {
-            swept.extend(r.draws.iter().map(|(k, _)| k.clone()));
-        }
-        for k in &swept {
-            if f.fixed.contains_key(k) {
-                return Err(bad(format!("{k} is both fixed and swept")));
-            }
-        }
+        let grid = grid_of(f.grid).map_err(bad)?;
+        let random = f
+            .random
+            .map(|r| random_of(r, &grid))
+            .transpose()
+            .map_err(bad)?;
+        let swept = swept_of(&grid, random.as_ref(), &f.fixed).map_err(bad)?;
         let combos = grid.iter().map(|(_, v)| v.len()).product::<usize>();
         let samples = random.as_ref().map_or(1, |r| r.samples as usize);
         let total = combos.saturating_mul(samples).saturating_mul(seeds.len());
@@ -272,6 +202,101 @@ fn typed(e: &toml::de::Error) -> String {
         Some(key) => format!("{key}: {message}"),
         None => message,
     }
+}
+
+/// The metrics a spec names (the job's defaults when it names none), each known to the job
+/// and named once.
+fn metrics_of(job: Job, named: Option<Vec<String>>) -> Result<Vec<String>, String> {
+    let metrics = named.unwrap_or_else(|| {
+        job.default_metrics()
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    });
+    if metrics.is_empty() {
+        return Err("metrics is empty: name at least one figure".into());
+    }
+    for (i, m) in metrics.iter().enumerate() {
+        job.check_metric(m)?;
+        if metrics[..i].contains(m) {
+            return Err(format!(
+                "metrics names '{m}' twice (the table would have two such columns)"
+            ));
+        }
+    }
+    Ok(metrics)
+}
+
+/// `[grid]`, checked: each parameter with its non-empty list of values, in name order.
+fn grid_of(grid: Option<toml::Table>) -> Result<Vec<(String, Vec<toml::Value>)>, String> {
+    let mut out = Vec::new();
+    for (k, v) in grid.iter().flatten() {
+        check_name(k)?;
+        let values = match v {
+            toml::Value::Array(a) if a.is_empty() => {
+                return Err(format!("grid.{k} is empty: give it at least one value"))
+            }
+            toml::Value::Array(a) => a.clone(),
+            other => {
+                return Err(format!(
+                    "grid.{k} must be a list of values, got a {}",
+                    other.type_str()
+                ))
+            }
+        };
+        out.push((k.clone(), values));
+    }
+    Ok(out)
+}
+
+/// `[random]`, checked: at least one sample and one parameter, none also in the grid, each
+/// with a valid range.
+fn random_of(r: RandomFile, grid: &[(String, Vec<toml::Value>)]) -> Result<Random, String> {
+    if r.samples == 0 {
+        return Err("random.samples must be at least 1".into());
+    }
+    if r.params.is_empty() {
+        return Err("random.params is empty: name a parameter to draw".into());
+    }
+    let mut draws = Vec::new();
+    for (k, range) in r.params {
+        check_name(&k)?;
+        if grid.iter().any(|(g, _)| *g == k) {
+            return Err(format!("{k} is both in [grid] and in [random]"));
+        }
+        draws.push((k.clone(), draw_of(&k, range)?));
+    }
+    Ok(Random {
+        samples: r.samples,
+        seed: r.seed,
+        draws,
+    })
+}
+
+/// The swept parameters in column order (the grid's, then the random ones): at least one,
+/// and none also fixed.
+fn swept_of(
+    grid: &[(String, Vec<toml::Value>)],
+    random: Option<&Random>,
+    fixed: &toml::Table,
+) -> Result<Vec<String>, String> {
+    if grid.is_empty() && random.is_none() {
+        return Err(
+            "the grid is empty: [grid] names no parameter and there is no [random] \
+                    (a sweep needs at least one swept parameter)"
+                .into(),
+        );
+    }
+    let mut swept: Vec<String> = grid.iter().map(|(k, _)| k.clone()).collect();
+    if let Some(r) = random {
+        swept.extend(r.draws.iter().map(|(k, _)| k.clone()));
+    }
+    for k in &swept {
+        if fixed.contains_key(k) {
+            return Err(format!("{k} is both fixed and swept"));
+        }
+    }
+    Ok(swept)
 }
 
 /// A parameter name: `table.field` (a preset field) or a job option; no empty parts.

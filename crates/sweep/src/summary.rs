@@ -77,86 +77,10 @@ pub fn page(
         }
         let metric = &header[m];
         let _ = write!(body, "<h2>{}</h2>", escape(metric));
-        for (pi, p) in swept.iter().enumerate() {
-            let pc = 2 + pi;
-            let (xs, numeric) = levels(&rows, pc);
-            // One line per value of the next swept parameter (if any).
-            let other = (0..swept.len()).find(|&q| q != pi).map(|q| 2 + q);
-            let groups: Vec<(String, Option<(usize, String)>)> = match other {
-                Some(qc) => levels(&rows, qc)
-                    .0
-                    .into_iter()
-                    .map(|v| (format!("{} = {v}", header[qc]), Some((qc, v))))
-                    .collect(),
-                None => vec![("mean over seeds".into(), None)],
-            };
-            let value = |x: &str, g: &Option<(usize, String)>| {
-                mean(&rows, m, |r| {
-                    r[pc] == x && g.as_ref().is_none_or(|(qc, v)| r[*qc] == *v)
-                })
-            };
-            let svg = if numeric {
-                LineChart {
-                    title: format!("{metric} vs {p}"),
-                    x_label: p.clone(),
-                    y_label: metric.clone(),
-                    series: groups
-                        .iter()
-                        .map(|(name, g)| Series {
-                            name: name.clone(),
-                            points: xs
-                                .iter()
-                                .filter_map(|x| Some((x.parse().ok()?, value(x, g)?)))
-                                .collect(),
-                        })
-                        .collect(),
-                    step: false,
-                }
-                .to_svg()
-            } else {
-                BarChart {
-                    title: format!("{metric} vs {p}"),
-                    y_label: metric.clone(),
-                    categories: xs.clone(),
-                    groups: groups
-                        .iter()
-                        .map(|(name, g)| {
-                            (
-                                name.clone(),
-                                xs.iter().map(|x| value(x, g).unwrap_or(0.0)).collect(),
-                            )
-                        })
-                        .collect(),
-                    stacked: false,
-                }
-                .to_svg()
-            };
-            body.push_str(&svg);
+        for pi in 0..swept.len() {
+            body.push_str(&parameter_chart(&rows, header, swept, m, pi));
         }
-        let pairs = (0..swept.len())
-            .flat_map(|a| (a + 1..swept.len()).map(move |b| (a, b)))
-            .take(HEAT_PAIRS_MAX);
-        for (a, b) in pairs {
-            let (ac, bc) = (2 + a, 2 + b);
-            let (cols, _) = levels(&rows, ac);
-            let (rs, _) = levels(&rows, bc);
-            let heat = HeatMap {
-                title: format!("{metric} over {} × {}", swept[a], swept[b]),
-                x_label: swept[a].clone(),
-                y_label: swept[b].clone(),
-                values: rs
-                    .iter()
-                    .map(|y| {
-                        cols.iter()
-                            .map(|x| mean(&rows, m, |r| r[ac] == *x && r[bc] == *y))
-                            .collect()
-                    })
-                    .collect(),
-                columns: cols,
-                rows: rs,
-            };
-            body.push_str(&heat.to_svg());
-        }
+        heat_maps(&mut body, &rows, swept, m, metric);
     }
     format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{t}</title>\
@@ -170,6 +94,101 @@ pub fn page(
         n = rows.len(),
         spec = escape(spec_text),
     )
+}
+
+/// The chart of metric column `m` against swept parameter `pi`: lines over a numeric
+/// parameter, bars over a named one, one series per value of the next swept parameter.
+fn parameter_chart(
+    rows: &[Vec<String>],
+    header: &[String],
+    swept: &[String],
+    m: usize,
+    pi: usize,
+) -> String {
+    let metric = &header[m];
+    let p = &swept[pi];
+    let pc = 2 + pi;
+    let (xs, numeric) = levels(rows, pc);
+    // One line per value of the next swept parameter (if any).
+    let other = (0..swept.len()).find(|&q| q != pi).map(|q| 2 + q);
+    let groups: Vec<(String, Option<(usize, String)>)> = match other {
+        Some(qc) => levels(rows, qc)
+            .0
+            .into_iter()
+            .map(|v| (format!("{} = {v}", header[qc]), Some((qc, v))))
+            .collect(),
+        None => vec![("mean over seeds".into(), None)],
+    };
+    let value = |x: &str, g: &Option<(usize, String)>| {
+        mean(rows, m, |r| {
+            r[pc] == x && g.as_ref().is_none_or(|(qc, v)| r[*qc] == *v)
+        })
+    };
+    if numeric {
+        LineChart {
+            title: format!("{metric} vs {p}"),
+            x_label: p.clone(),
+            y_label: metric.clone(),
+            series: groups
+                .iter()
+                .map(|(name, g)| Series {
+                    name: name.clone(),
+                    points: xs
+                        .iter()
+                        .filter_map(|x| Some((x.parse().ok()?, value(x, g)?)))
+                        .collect(),
+                })
+                .collect(),
+            step: false,
+        }
+        .to_svg()
+    } else {
+        BarChart {
+            title: format!("{metric} vs {p}"),
+            y_label: metric.clone(),
+            categories: xs.clone(),
+            groups: groups
+                .iter()
+                .map(|(name, g)| {
+                    (
+                        name.clone(),
+                        xs.iter().map(|x| value(x, g).unwrap_or(0.0)).collect(),
+                    )
+                })
+                .collect(),
+            stacked: false,
+        }
+        .to_svg()
+    }
+}
+
+/// Appends the heat maps of metric column `m` over pairs of swept parameters (at most
+/// `HEAT_PAIRS_MAX`).
+fn heat_maps(body: &mut String, rows: &[Vec<String>], swept: &[String], m: usize, metric: &str) {
+    let pairs = (0..swept.len())
+        .flat_map(|a| (a + 1..swept.len()).map(move |b| (a, b)))
+        .take(HEAT_PAIRS_MAX);
+    for (a, b) in pairs {
+        let (ac, bc) = (2 + a, 2 + b);
+        let (cols, _) = levels(rows, ac);
+        let (rs, _) = levels(rows, bc);
+        let heat = HeatMap {
+            title: format!("{metric} over {} × {}", swept[a], swept[b]),
+            x_label: swept[a].clone(),
+            y_label: swept[b].clone(),
+            values: rs
+                .iter()
+                .map(|y| {
+                    cols.iter()
+                        .map(|x| mean(rows, m, |r| r[ac] == *x && r[bc] == *y))
+                        .collect()
+                })
+                .collect(),
+            columns: cols,
+            rows: rs,
+        };
+        body.push_str(&heat.to_svg());
+    }
 }
 
 #[cfg(test)]

@@ -549,52 +549,13 @@ impl Driver<'_> {
             }
             50..=57 if !files.is_empty() => {
                 let f = self.pick(&files).cloned().expect("files");
-                let size = self.r.current.files[&f].data.len() as u64;
-                let to = self.rng.below(size + 8192);
-                let after = {
-                    let mut t = self.r.current.clone();
-                    t.files
-                        .get_mut(&f)
-                        .expect("file")
-                        .data
-                        .resize(to as usize, 0);
-                    t
-                };
-                self.simple(
-                    out,
-                    FsOp::Truncate {
-                        path: f,
-                        size_bytes: to,
-                    },
-                    after,
-                    armed,
-                )
+                self.truncate(out, f, armed)
             }
             58..=65 if !files.is_empty() => {
                 let f = self.pick(&files).cloned().expect("files");
-                let to = if self.rng.chance(0.4) {
-                    self.pick(&files).cloned().expect("files")
-                } else {
-                    format!("{dir}/{}", self.fresh_name("r"))
-                };
-                let mut after = self.r.current.clone();
-                after.rename(&f, &to);
-                self.simple(out, FsOp::Rename { from: f, to }, after, armed)
+                self.rename_file(out, f, &files, &dir, armed)
             }
-            66..=69 if dirs.len() > 1 => {
-                // Rename a directory somewhere that is not below itself.
-                let from = self.pick(&dirs[..dirs.len() - 1]).cloned().expect("dirs");
-                let parent = dirs
-                    .iter()
-                    .filter(|d| **d != from && !d.starts_with(&format!("{from}/")))
-                    .cloned()
-                    .collect::<Vec<_>>();
-                let parent = self.pick(&parent).cloned().unwrap_or_default();
-                let to = format!("{parent}/{}", self.fresh_name("m"));
-                let mut after = self.r.current.clone();
-                after.rename(&from, &to);
-                self.simple(out, FsOp::Rename { from, to }, after, armed)
-            }
+            66..=69 if dirs.len() > 1 => self.rename_dir(out, &dirs, armed),
             70..=75 if !files.is_empty() => {
                 let f = self.pick(&files).cloned().expect("files");
                 self.unlink(out, &f, armed)
@@ -605,15 +566,7 @@ impl Driver<'_> {
                 after.dirs.insert(path.clone());
                 self.simple(out, FsOp::Mkdir { path, perm: 0o755 }, after, armed)
             }
-            81..=83 if dirs.len() > 1 => {
-                let d = self.pick(&dirs[..dirs.len() - 1]).cloned().expect("dirs");
-                if self.r.current.children(&d) > 0 {
-                    return Ok(None);
-                }
-                let mut after = self.r.current.clone();
-                after.dirs.remove(&d);
-                self.simple(out, FsOp::Rmdir(d), after, armed)
-            }
+            81..=83 if dirs.len() > 1 => self.rmdir(out, &dirs, armed),
             84..=95 if !files.is_empty() => {
                 let f = self.pick(&files).cloned().expect("files");
                 self.fsync(out, &f, armed)
@@ -623,6 +576,92 @@ impl Driver<'_> {
                 self.simple(out, FsOp::Sync, after, armed)
             }
         }
+    }
+
+    /// Truncates (or extends) file `f` to a random size up to 8 KiB past its end.
+    fn truncate(
+        &mut self,
+        out: &mut CrashOutcome,
+        f: String,
+        armed: Option<CutPhase>,
+    ) -> Result<Option<Tree>, CrashError> {
+        let size = self.r.current.files[&f].data.len() as u64;
+        let to = self.rng.below(size + 8192);
+        let after = {
+            let mut t = self.r.current.clone();
+            t.files
+                .get_mut(&f)
+                .expect("file")
+                .data
+                .resize(to as usize, 0);
+            t
+        };
+        self.simple(
+            out,
+            FsOp::Truncate {
+                path: f,
+                size_bytes: to,
+            },
+            after,
+            armed,
+        )
+    }
+
+    /// Renames file `f` over another of `files` (40% of the time) or to a fresh name in
+    /// `dir`.
+    fn rename_file(
+        &mut self,
+        out: &mut CrashOutcome,
+        f: String,
+        files: &[String],
+        dir: &str,
+        armed: Option<CutPhase>,
+    ) -> Result<Option<Tree>, CrashError> {
+        let to = if self.rng.chance(0.4) {
+            self.pick(files).cloned().expect("files")
+        } else {
+            format!("{dir}/{}", self.fresh_name("r"))
+        };
+        let mut after = self.r.current.clone();
+        after.rename(&f, &to);
+        self.simple(out, FsOp::Rename { from: f, to }, after, armed)
+    }
+
+    /// Renames a random directory of `dirs` (the last is the root) under one that is not
+    /// below itself.
+    fn rename_dir(
+        &mut self,
+        out: &mut CrashOutcome,
+        dirs: &[String],
+        armed: Option<CutPhase>,
+    ) -> Result<Option<Tree>, CrashError> {
+        let from = self.pick(&dirs[..dirs.len() - 1]).cloned().expect("dirs");
+        let parent = dirs
+            .iter()
+            .filter(|d| **d != from && !d.starts_with(&format!("{from}/")))
+            .cloned()
+            .collect::<Vec<_>>();
+        let parent = self.pick(&parent).cloned().unwrap_or_default();
+        let to = format!("{parent}/{}", self.fresh_name("m"));
+        let mut after = self.r.current.clone();
+        after.rename(&from, &to);
+        self.simple(out, FsOp::Rename { from, to }, after, armed)
+    }
+
+    /// Removes a random directory of `dirs` (the last is the root), if it is empty.
+    fn rmdir(
+        &mut self,
+        out: &mut CrashOutcome,
+        dirs: &[String],
+        armed: Option<CutPhase>,
+    ) -> Result<Option<Tree>, CrashError> {
+        let d = self.pick(&dirs[..dirs.len() - 1]).cloned().expect("dirs");
+        if self.r.current.children(&d) > 0 {
+            return Ok(None);
+        }
+        let mut after = self.r.current.clone();
+        after.dirs.remove(&d);
+        self.simple(out, FsOp::Rmdir(d), after, armed)
     }
 
     /// A single operation whose success turns the current state into `after`.

@@ -289,33 +289,83 @@ fn workers(ms: &[&Measured]) -> usize {
         .map_or(0, |m| m.report.lwp_utilization.len().saturating_sub(2))
 }
 
+/// The workload sets the claims average over, and the words their notes share.
+struct Sets {
+    /// The homogeneous workloads (Table 2 kernels) that ran.
+    homo: Vec<String>,
+    /// The heterogeneous mixes that ran.
+    hetero: Vec<String>,
+    /// The §5.6 graph and big-data workloads that ran.
+    s56: Vec<String>,
+    /// The homogeneous and heterogeneous workloads: "all workloads" of Figs. 10 and 13.
+    all: Vec<String>,
+    /// Table 2's data-intensive kernels (B/KI above `DATA_INTENSIVE_BYTES_PER_KI`).
+    di: Vec<String>,
+    /// The data-intensive kernels that ran.
+    di_homo: Vec<String>,
+    /// The homogeneous workloads that are not data-intensive.
+    compute_bound: Vec<String>,
+    /// The worker count, in words ("six").
+    six: String,
+    /// The SIMD host's copies of every byte each way, in words ("the" when unknown).
+    copies: String,
+}
+
+impl Sets {
+    /// The sets of the workloads in `ms`; `host_copies` as `claims` takes it.
+    fn of(ms: &[&Measured], host_copies: Option<u32>) -> Sets {
+        let homo = of_group(ms, Group::Homogeneous);
+        let hetero = of_group(ms, Group::Heterogeneous);
+        let s56 = of_group(ms, Group::Section56);
+        let all: Vec<String> = homo.iter().chain(&hetero).cloned().collect();
+        let di: Vec<String> = data_intensive().into_iter().map(String::from).collect();
+        let di_homo: Vec<String> = homo.iter().filter(|w| di.contains(w)).cloned().collect();
+        let compute_bound = without(&homo, &di_homo);
+        Sets {
+            six: count_word(workers(ms)),
+            copies: host_copies.map_or_else(|| "the".to_string(), |c| count_word(c as usize)),
+            homo,
+            hetero,
+            s56,
+            all,
+            di,
+            di_homo,
+            compute_bound,
+        }
+    }
+}
+
 /// Every claim, paper value beside ours; `host_copies` is the SIMD host's copies of every
 /// byte each way (`[host] copies_per_direction`).
 pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
-    let homo = of_group(ms, Group::Homogeneous);
-    let hetero = of_group(ms, Group::Heterogeneous);
-    let s56 = of_group(ms, Group::Section56);
-    let all: Vec<String> = homo.iter().chain(&hetero).cloned().collect();
-    let di: Vec<String> = data_intensive().into_iter().map(String::from).collect();
+    let sets = Sets::of(ms, host_copies);
+    let mut v = versus_simd(ms, &sets);
+    v.extend(between_schedulers(ms, &sets));
+    v.extend(levels(ms, &sets));
+    v.extend(section_5_6(ms, &sets.s56));
+    v.into_iter().flatten().collect()
+}
+
+/// FlashAbacus against the SIMD baseline: throughput and energy over all workloads, and
+/// throughput on the data-intensive kernels (abstract, §5.2, §5.3).
+fn versus_simd(ms: &[&Measured], s: &Sets) -> Vec<Option<Claim>> {
     let fa = ["inter-st", "inter-dy", "intra-io", "intra-o3"];
-    let di_homo: Vec<String> = homo.iter().filter(|w| di.contains(w)).cloned().collect();
-    let compute_bound = without(&homo, &di_homo);
-    let six = count_word(workers(ms));
-    let copies = host_copies.map_or_else(|| "the".to_string(), |c| count_word(c as usize));
-    let mut v = vec![
+    let six = &s.six;
+    let copies = &s.copies;
+    vec![
         claim(
             "intra_o3_vs_simd_throughput",
             "IntraO3 vs SIMD, throughput, mean over all homogeneous and heterogeneous workloads (abstract, §5.2)",
             127.0,
-            mean_pair(ms, "intra-o3", "simd", &all, gain_pct),
+            mean_pair(ms, "intra-o3", "simd", &s.all, gain_pct),
             CHANGE_PCT,
             &format!(
                 "Per kind: data-intensive homogeneous kernels {} (no host stack, no PCIe copies, the flash read in parallel with compute of other screens); the {} compute-bound homogeneous kernels {} (SIMD also spreads each kernel over all {six} workers, OpenMP-style); mixes {}.{} The compute-bound kernels pull the mean below the paper's.",
-                span(&per_workload(ms, "intra-o3", "simd", &di_homo, gain_pct), signed_pct),
-                compute_bound.len(),
-                span(&per_workload(ms, "intra-o3", "simd", &compute_bound, gain_pct), signed_pct),
-                span(&per_workload(ms, "intra-o3", "simd", &hetero, gain_pct), signed_pct),
-                per_workload(ms, "intra-o3", "simd", &di_homo, gain_pct)
+                span(&per_workload(ms, "intra-o3", "simd", &s.di_homo, gain_pct), signed_pct),
+                s.compute_bound.len(),
+                span(&per_workload(ms, "intra-o3", "simd", &s.compute_bound, gain_pct), signed_pct),
+                span(&per_workload(ms, "intra-o3", "simd", &s.hetero, gain_pct), signed_pct),
+                per_workload(ms, "intra-o3", "simd", &s.di_homo, gain_pct)
                     .iter()
                     .filter(|(_, g)| *g < 0.0)
                     .map(|(w, g)| format!(" {w} loses ({}): its units exceed DDR3L, so each time step streams its arrays from flash again, while SIMD reads each chunk once.", signed_pct(*g)))
@@ -326,7 +376,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "intra_o3_vs_simd_energy",
             "IntraO3 vs SIMD, energy, mean over all homogeneous and heterogeneous workloads (abstract, §5.3)",
             -78.4,
-            mean_pair(ms, "intra-o3", "simd", &all, energy_change_pct),
+            mean_pair(ms, "intra-o3", "simd", &s.all, energy_change_pct),
             CHANGE_PCT,
             "SIMD keeps a host CPU, DRAM and an NVMe SSD powered for the whole run (cited powers in [host]); FlashAbacus replaces them by the accelerator's LWPs and its flash backbone (powers in [accel]; idle powers are assumptions).",
         ),
@@ -336,73 +386,89 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             144.0,
             mean(
                 &fa.iter()
-                    .filter_map(|s| mean_pair(ms, s, "simd", &di, gain_pct))
+                    .filter_map(|sys| mean_pair(ms, sys, "simd", &s.di, gain_pct))
                     .collect::<Vec<_>>(),
             ),
             CHANGE_PCT,
             &format!(
                 "Mean over InterSt, InterDy, IntraIo, IntraO3 and the {} kernels with B/KI > {DATA_INTENSIVE_BYTES_PER_KI} in Table 2. SIMD pays the host file system, {copies} user/kernel copies and PCIe for every byte (costs cited in [host]); ADI is the exception (see intra_o3_vs_simd_throughput).",
-                count_word(di.len()),
+                count_word(s.di.len()),
             ),
         ),
+    ]
+}
+
+/// The schedulers against each other on homogeneous workloads and heterogeneous mixes,
+/// throughput (§5.2).
+fn between_schedulers(ms: &[&Measured], s: &Sets) -> Vec<Option<Claim>> {
+    let six = &s.six;
+    vec![
         claim(
             "inter_st_vs_inter_dy_homogeneous",
             "InterSt vs InterDy on homogeneous workloads, throughput (§5.2: InterSt poorer by 53%)",
             -53.0,
-            mean_pair(ms, "inter-st", "inter-dy", &homo, gain_pct),
+            mean_pair(ms, "inter-st", "inter-dy", &s.homo, gain_pct),
             CHANGE_PCT,
             &format!(
                 "Homogeneous instances are one application, so InterSt runs all {} on the worker its application number selects while InterDy spreads them over {six} workers: compute-bound kernels {}, data-intensive ones {}.",
                 count_word(instances(ms, Group::Homogeneous)),
-                span(&per_workload(ms, "inter-st", "inter-dy", &compute_bound, gain_pct), signed_pct),
-                span(&per_workload(ms, "inter-st", "inter-dy", &di_homo, gain_pct), signed_pct),
+                span(&per_workload(ms, "inter-st", "inter-dy", &s.compute_bound, gain_pct), signed_pct),
+                span(&per_workload(ms, "inter-st", "inter-dy", &s.di_homo, gain_pct), signed_pct),
             ),
         ),
         claim(
             "intra_o3_vs_intra_io_homogeneous",
             "IntraO3 vs IntraIo on homogeneous workloads, throughput (§5.2)",
             62.0,
-            mean_pair(ms, "intra-o3", "intra-io", &homo, gain_pct),
+            mean_pair(ms, "intra-o3", "intra-io", &s.homo, gain_pct),
             CHANGE_PCT,
             &format!(
                 "IntraO3 gains where serial microblocks idle IntraIo's workers (largest: {}); {} of {} homogeneous kernels gain less than {SMALL_GAIN_PCT:.0}%. In our cost model most serial microblocks are short next to the screened ones (Table 2 kernels' serial parts are reductions over one vector), so IntraIo idles less than on the prototype. {}",
-                top(&per_workload(ms, "intra-o3", "intra-io", &homo, gain_pct), 3, signed_pct),
-                per_workload(ms, "intra-o3", "intra-io", &homo, gain_pct).iter().filter(|(_, g)| *g < SMALL_GAIN_PCT).count(),
-                per_workload(ms, "intra-o3", "intra-io", &homo, gain_pct).len(),
-                reuse_note(ms, &homo, &["intra-o3", "intra-io"]),
+                top(&per_workload(ms, "intra-o3", "intra-io", &s.homo, gain_pct), 3, signed_pct),
+                per_workload(ms, "intra-o3", "intra-io", &s.homo, gain_pct).iter().filter(|(_, g)| *g < SMALL_GAIN_PCT).count(),
+                per_workload(ms, "intra-o3", "intra-io", &s.homo, gain_pct).len(),
+                reuse_note(ms, &s.homo, &["intra-o3", "intra-io"]),
             ),
         ),
         claim(
             "inter_dy_vs_inter_st_heterogeneous",
             "InterDy vs InterSt on heterogeneous mixes, throughput (§5.2)",
             177.0,
-            mean_pair(ms, "inter-dy", "inter-st", &hetero, gain_pct),
+            mean_pair(ms, "inter-dy", "inter-st", &s.hetero, gain_pct),
             CHANGE_PCT,
             &format!(
                 "InterSt binds each of the {} instances to a worker by application number, so the worker holding the long kernels finishes last; InterDy hands each kernel to whichever worker is free (per mix {}). Mix membership is our reconstruction (crates/accel/src/workload.rs), which sets how unbalanced InterSt gets. {}",
                 instances(ms, Group::Heterogeneous),
-                span(&per_workload(ms, "inter-dy", "inter-st", &hetero, gain_pct), signed_pct),
-                reuse_note(ms, &hetero, &["inter-dy", "inter-st"]),
+                span(&per_workload(ms, "inter-dy", "inter-st", &s.hetero, gain_pct), signed_pct),
+                reuse_note(ms, &s.hetero, &["inter-dy", "inter-st"]),
             ),
         ),
         claim(
             "intra_o3_vs_inter_dy_heterogeneous",
             "IntraO3 vs InterDy on heterogeneous mixes, throughput (§5.2)",
             15.0,
-            mean_pair(ms, "intra-o3", "inter-dy", &hetero, gain_pct),
+            mean_pair(ms, "intra-o3", "inter-dy", &s.hetero, gain_pct),
             CHANGE_PCT,
             &format!(
                 "Per mix {}. Our mixes end with a few large compute-bound kernels (the largest instance holds {:.1} GB) that InterDy runs on one worker each while the other workers idle; IntraO3 spreads their screens over all {six}. The paper's mixes (membership lost from the seed) evidently left InterDy less of a straggler tail. {}",
-                span(&per_workload(ms, "intra-o3", "inter-dy", &hetero, gain_pct), signed_pct),
-                largest_instance_gb(ms, &hetero),
-                reuse_note(ms, &hetero, &["intra-o3", "inter-dy"]),
+                span(&per_workload(ms, "intra-o3", "inter-dy", &s.hetero, gain_pct), signed_pct),
+                largest_instance_gb(ms, &s.hetero),
+                reuse_note(ms, &s.hetero, &["intra-o3", "inter-dy"]),
             ),
         ),
+    ]
+}
+
+/// Levels rather than comparisons: SIMD's throughput on the mixes, worker utilization
+/// (§5.4) and SIMD's data-movement share of energy (§5.3).
+fn levels(ms: &[&Measured], s: &Sets) -> Vec<Option<Claim>> {
+    let six = &s.six;
+    vec![
         claim(
             "simd_heterogeneous_throughput",
             "SIMD throughput on heterogeneous mixes, mean (§5.2)",
             3.5,
-            mean_of(ms, "simd", &hetero, |m| m.report.throughput_mb_s),
+            mean_of(ms, "simd", &s.hetero, |m| m.report.throughput_mb_s),
             RATE_MB_S,
             "Absolute throughput rests on our instruction counts (kernels crate cost model, derivations beside each kernel) and the preset's CPI (an assumption); doubling the CPI would halve it.",
         ),
@@ -410,42 +476,48 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             "inter_dy_utilization_homogeneous",
             "InterDy worker utilization on homogeneous workloads (§5.4)",
             98.0,
-            mean_util(ms, "inter-dy", &homo),
+            mean_util(ms, "inter-dy", &s.homo),
             LEVEL_PCT,
             &format!(
                 "§5.4's definition: a worker's execution time (a kernel from its dispatch to Flashvisor's receipt of its end, waiting for flash included) over the latency of the whole workload, averaged over the {six} workers. Counting computing time only gives {} (compute-bound kernels {}; the {} data-intensive ones {}, their workers waiting for flash with no prefetch beyond the unit's own reads) — the figure this claim reported before. What stays below 100% under the paper's definition is the tail: the workers that finish first idle while the last kernel runs.",
-                opt_pct(mean_compute(ms, "inter-dy", &homo)),
-                span(&utils(ms, "inter-dy", &compute_bound), pct),
-                di_homo.len(),
-                span(&utils(ms, "inter-dy", &di_homo), pct),
+                opt_pct(mean_compute(ms, "inter-dy", &s.homo)),
+                span(&utils(ms, "inter-dy", &s.compute_bound), pct),
+                s.di_homo.len(),
+                span(&utils(ms, "inter-dy", &s.di_homo), pct),
             ),
         ),
         claim(
             "intra_o3_utilization_heterogeneous",
             "IntraO3 worker utilization on heterogeneous mixes (§5.4)",
             94.0,
-            mean_util(ms, "intra-o3", &hetero),
+            mean_util(ms, "intra-o3", &s.hetero),
             LEVEL_PCT,
             &format!(
                 "As above (§5.4's definition; computing only: {}). Serial microblocks of the mixes keep workers idle only when no other instance has ready screens.",
-                opt_pct(mean_compute(ms, "intra-o3", &hetero)),
+                opt_pct(mean_compute(ms, "intra-o3", &s.hetero)),
             ),
         ),
         claim(
             "simd_data_movement_energy_share_data_intensive",
             "Share of SIMD's energy spent moving data, data-intensive homogeneous workloads (§5.3)",
             71.0,
-            dm_share_pct(ms, "simd", &di),
+            dm_share_pct(ms, "simd", &s.di),
             LEVEL_PCT,
             "Data movement = host CPU, host DRAM and PCIe (Fig. 13's grouping).",
         ),
-    ];
+    ]
+}
+
+/// FlashAbacus against SIMD on the §5.6 graph and big-data workloads (`s56`): throughput
+/// ratios, energy savings and SIMD's data-movement share.
+fn section_5_6(ms: &[&Measured], s56: &[String]) -> Vec<Option<Claim>> {
+    let mut v = Vec::new();
     for (sys, paper) in [("intra-io", 2.1), ("inter-dy", 3.4), ("intra-o3", 3.4)] {
         v.push(claim(
             &format!("s56_{}_vs_simd_throughput", sys.replace('-', "_")),
             &format!("{sys} vs SIMD on the §5.6 graph/big-data workloads, throughput ratio"),
             paper,
-            mean_pair(ms, sys, "simd", &s56, |x, y| {
+            mean_pair(ms, sys, "simd", s56, |x, y| {
                 x.report.throughput_mb_s / y.report.throughput_mb_s
             }),
             RATIO,
@@ -462,7 +534,7 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
             &format!("s56_{}_energy_saving", sys.replace('-', "_")),
             &format!("{sys} energy saving vs SIMD on the §5.6 workloads"),
             paper,
-            mean_pair(ms, sys, "simd", &s56, energy_change_pct).map(|x| -x),
+            mean_pair(ms, sys, "simd", s56, energy_change_pct).map(|x| -x),
             CHANGE_PCT,
             &format!(
                 "Mean over the {} workloads of 1 − E/E_SIMD.",
@@ -474,11 +546,11 @@ pub fn claims(ms: &[&Measured], host_copies: Option<u32>) -> Vec<Claim> {
         "s56_simd_data_movement_energy_share",
         "Share of SIMD's energy spent moving data on the §5.6 workloads (§5.6: 79%)",
         79.0,
-        dm_share_pct(ms, "simd", &s56),
+        dm_share_pct(ms, "simd", s56),
         LEVEL_PCT,
         "Host CPU, DRAM and PCIe, as in Fig. 16b.",
     ));
-    v.into_iter().flatten().collect()
+    v
 }
 
 #[cfg(test)]
