@@ -22,8 +22,9 @@
 //! path above (`hostport::FirmwarePort`).
 //!
 //! The drive is a `sim::Model` ([`State`]); [`Machine`] holds it on its `sim::Driver`, whose
-//! only wait is `Sim::run_until` under the one watchdog (watching the storage requests: a
-//! drive whose requests stop completing is a `Stall`). The runtime's deadlines — its calls'
+//! only wait is `Sim::run_until` under the one watchdog, kept across waits (watching the
+//! storage requests and the NVMe commands: a drive whose work stops completing is a `Stall`,
+//! even while the runtime's timers keep the loop turning). The runtime's deadlines — its calls'
 //! sleeps and CPU time, the file system's CPU timer — are events on the same queue
 //! (`MachineEvent::Timer`, `wake`), and the drive notes what each event changed (`wake`) so
 //! the runtime resumes only the calls it concerns.
@@ -54,6 +55,8 @@ mod event;
 mod host_side;
 mod isc_unit;
 mod runtime_api;
+#[cfg(test)]
+mod tests;
 mod wake;
 
 pub use event::{Ev, MachineEvent};
@@ -122,6 +125,9 @@ pub(crate) struct State {
     /// Storage requests submitted and completed so far.
     backing_submitted: u64,
     backing_completed: u64,
+    /// NVMe commands submitted and completed (seen by the host's handler) so far.
+    commands_submitted: u64,
+    commands_completed: u64,
     /// What the runtime's loop waits for: deadlines and what each event changed.
     pub(crate) wake: Wake,
 }
@@ -174,12 +180,15 @@ impl Model for State {
         self.wake.after_event(timer, q.now(), q.pending_now());
     }
 
-    /// The storage requests: one completing is progress.
+    /// The storage requests and the NVMe commands: one of either completing is progress (a
+    /// command wedged in the front end, outside the storage, is outstanding too).
     fn progress(&self) -> Progress {
         assert!(self.backing_completed <= self.backing_submitted);
+        assert!(self.commands_completed <= self.commands_submitted);
         Progress {
-            completed: self.backing_completed,
-            outstanding: self.backing_submitted - self.backing_completed,
+            completed: self.backing_completed + self.commands_completed,
+            outstanding: (self.backing_submitted - self.backing_completed)
+                + (self.commands_submitted - self.commands_completed),
         }
     }
 
@@ -187,6 +196,10 @@ impl Model for State {
     /// storage's invariants (the FTL's walk its tables: small drives only).
     fn check_invariants(&self) {
         assert!(self.backing_completed <= self.backing_submitted);
+        assert!(
+            self.commands_submitted - self.commands_completed <= self.nvme.outstanding(),
+            "a command not yet completed is held by the front end"
+        );
         assert!(
             self.fw_completed <= self.next_fw,
             "completions of requests made"
@@ -253,7 +266,10 @@ impl Machine {
         seed: u64,
         backing: impl FnOnce(&mut Q) -> Result<Backing, InsiderError>,
     ) -> Result<Machine, InsiderError> {
-        let run = Driver::build(Sim::new(seed), |q| State::new(cfg, host, backing(q)?))?;
+        // The runtime's waits are many and short (a call's timer can keep turning the loop
+        // while the drive's work is stuck): one watchdog across them all.
+        let run = Driver::build(Sim::new(seed), |q| State::new(cfg, host, backing(q)?))?
+            .watching_across_waits();
         Ok(Machine { run })
     }
 
@@ -328,8 +344,10 @@ impl Machine {
     }
 
     /// Runs the loop until a turn (a drive event, or a deadline's tick with nothing else due
-    /// at its instant) after which `work` holds: `Sim::run_until` under the watchdog, so the
-    /// queue emptying first, or storage requests that stop completing, is the one `Stall`.
+    /// at its instant) after which `work` holds: `Sim::run_until` under the one watchdog kept
+    /// across every wait (`Driver::watching_across_waits`), so the queue emptying first, or
+    /// storage requests or NVMe commands that stop completing for the stall limit — in one
+    /// wait or over many short ones — is the one `Stall`.
     pub(crate) fn wait(&mut self, mut work: impl FnMut(&State) -> bool) -> Result<(), Stall> {
         self.st_mut().wake.begin_wait();
         self.run.run_until(|st| st.wake.turned && work(st))
@@ -522,6 +540,8 @@ impl State {
             host_done: Vec::new(),
             backing_submitted: 0,
             backing_completed: 0,
+            commands_submitted: 0,
+            commands_completed: 0,
             wake: Wake::default(),
         })
     }

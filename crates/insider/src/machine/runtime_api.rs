@@ -111,6 +111,7 @@ impl State {
             data,
         };
         self.nvme.submit(req, &mut q.map(MachineEvent::Nvme));
+        self.commands_submitted += 1;
         id
     }
 
@@ -176,6 +177,8 @@ impl State {
         let now = q.now();
         let r = self.fw.get(&id).expect("a firmware request");
         assert_eq!(r.op, c.op, "the front end completes the command we gave it");
+        self.commands_completed += 1;
+        assert!(self.commands_completed <= self.commands_submitted);
         let (_, alen, skip) = sector_span(r.offset_bytes, r.len_bytes);
         assert_eq!(
             c.len_bytes, alen,
