@@ -162,9 +162,14 @@ impl InsiderConfig {
         Ok(())
     }
 
-    /// The drive's NVMe front end for ordinary host requests (the project's defaults: 2 µs
-    /// of controller per command, MSI-X completion) on this drive's PCIe link (Gen3, its
-    /// lanes and latency): what each firmware request pays besides its data's DMA.
+    /// The drive's NVMe front end for ordinary host requests (`nearflash_nvme::Nvme`, the
+    /// component every drive uses) on this drive's PCIe link (Gen3, its lanes and latency).
+    /// The paper gives no command-path figures (§4.1: a PCIe drive whose firmware handles
+    /// "host-sent drive access commands", mounted "as a normal storage device"), so the rest
+    /// are the nvme crate's defaults with their sources (`NvmeConfig`): one queue pair of 1024 entries (Linux's
+    /// `io_queue_depth`), 2 µs of controller per command (assumed from the SSD 750 /
+    /// P3700's QD1 latency), MSI-X completion with 2 µs to the handler (Yang et al.,
+    /// FAST'12), host DRAM of the E5-2620 v3 (Intel ARK).
     pub fn nvme(&self) -> NvmeConfig {
         NvmeConfig {
             link: LinkConfig {

@@ -65,6 +65,8 @@ pub enum InsiderError {
     FsConfig(#[from] nearflash_fs::ConfigError),
     #[error("host: {0}")]
     Host(#[from] nearflash_host::HostError),
+    #[error("the drive's NVMe front end: {0}")]
+    Nvme(#[from] nearflash_nvme::NvmeError),
     #[error("the simulation stalled: {0}")]
     Stalled(#[from] nearflash_sim::Stall),
     #[error("{vpath}: its application slot was released")]

@@ -1,9 +1,10 @@
 //! The drive's ordinary (firmware) path as the block device of the shared host model
 //! (`nearflash_host::Host`): the host's storage stack submits block requests here; the
-//! machine takes them (`take_submitted`) into the drive's NVMe front end (doorbell, SQE
-//! fetch, controller), the multiplexer, the storage, slot 0's pass-through and the PCIe
-//! link, and posts each completion back (`post`); the host's handler sees it at the port's
-//! own event, `PortEvent::Seen`, once the CQE and the interrupt have reached it.
+//! machine takes them (`take_submitted`) as commands of the drive's NVMe front end
+//! (`nearflash_nvme::Nvme`: doorbell, SQE fetch, controller, the firmware path behind it —
+//! the multiplexer, the storage, slot 0's pass-through — the data's DMA, CQE and MSI-X), and
+//! once the front end says the host's handler saw a command's completion, posts it back
+//! (`post`) for the port's own event, `PortEvent`, at that instant.
 //!
 //! The host model moves no data (it is a timing model of the page cache and the stack), so
 //! the port says it is not functional; in functional fidelity it keeps the bytes of the

@@ -15,6 +15,7 @@ pub mod app;
 pub mod backing;
 pub mod config;
 pub mod devfs;
+pub mod driveport;
 pub mod engine;
 pub mod error;
 pub mod experiment;

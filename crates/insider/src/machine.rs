@@ -1,6 +1,7 @@
 //! The drive and its link as one event-driven machine over the backing storage: the ISC unit
-//! and multiplexer (`isc`), the engines (`engine`), the PCIe link (a FIFO server each way plus
-//! a pipelined latency), the open virtual files (`stream`) and the ordinary firmware path.
+//! and multiplexer (`isc`), the engines (`engine`), the drive's NVMe front end and its PCIe
+//! link (`nearflash_nvme::Nvme`, whose one link the ISC unit's DMA crosses too), the open
+//! virtual files (`stream`) and the ordinary firmware path.
 //!
 //! Read path of a virtual file: the ISC unit issues C-sized requests while the program has
 //! credit → storage → SIF → dispatcher → the slot's input FIFO → the slot (engine time) → its
@@ -8,10 +9,11 @@
 //! control) → `vread`. Each stage is a queue with a bound, so a slow reader backs up into
 //! the output FIFO, the slot stops, the input FIFO fills, and credits stop coming back.
 //!
-//! Firmware path (ordinary host requests, through the drive's NVMe front end): doorbell and
-//! SQE fetch → the controller (one command at a time) → storage → SIF (slot 0) →
-//! pass-through slot → DMA → host → completion (CQE + MSI-X). Writes: doorbell, fetch,
-//! controller → DMA to the drive → storage → completion.
+//! Firmware path (ordinary host requests, through the drive's NVMe front end, the shared
+//! `Nvme` component with the firmware path as its block device, `driveport::DrivePort`):
+//! doorbell and SQE fetch → the controller (one command at a time) → storage → SIF (slot 0)
+//! → pass-through slot → the front end's DMA to host memory → CQE + MSI-X. Writes: doorbell,
+//! fetch, controller → the front end's DMA to the drive → storage → CQE + MSI-X.
 //!
 //! The host's ordinary file I/O (`pread`, `O_DIRECT` `pwrite`) is the shared host model
 //! (`nearflash_host::Host`: system calls, the storage stack per request and per page, the
@@ -20,8 +22,9 @@
 //! path above (`hostport::FirmwarePort`).
 //!
 //! The drive is a `sim::Model` ([`State`]); [`Machine`] holds it on its `sim::Driver`, whose
-//! only wait is `Sim::run_until` under the one watchdog (watching the storage requests: a
-//! drive whose requests stop completing is a `Stall`). The runtime's deadlines — its calls'
+//! only wait is `Sim::run_until` under the one watchdog, kept across waits (watching the
+//! storage requests and the NVMe commands: a drive whose work stops completing is a `Stall`,
+//! even while the runtime's timers keep the loop turning). The runtime's deadlines — its calls'
 //! sleeps and CPU time, the file system's CPU timer — are events on the same queue
 //! (`MachineEvent::Timer`, `wake`), and the drive notes what each event changed (`wake`) so
 //! the runtime resumes only the calls it concerns.
@@ -32,42 +35,39 @@
 
 use crate::backing::{Backing, BackingStats};
 use crate::config::InsiderConfig;
+use crate::driveport::{DriveDone, DrivePort};
 use crate::error::InsiderError;
 use crate::hostport::{FirmwarePort, PortEvent};
 use crate::isc::{Mux, Origin, SifEntry, Unit};
 use crate::stream::{Chunk, Direction, Stream};
-use nearflash_blockdev::IoError;
+use nearflash_blockdev::{BlockDevice, IoError};
 use nearflash_ftl::{BlockCompletion, BlockOp, BlockRequest, Event, SECTOR_BYTES};
 use nearflash_host::{
     Extent as HostExtent, FileId, Host, HostCompletion, HostConfig, HostError, HostEvent, OpFlags,
     OpId as HostOpId,
 };
-use nearflash_hw::link::{Direction as Wire, Link};
-use nearflash_hw::server::FifoServer;
-use nearflash_nvme::NvmeConfig;
-use nearflash_sim::{
-    Driver, EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall,
-};
+use nearflash_hw::link::Direction as Wire;
+use nearflash_nvme::{Nvme, NvmeEvent};
+use nearflash_sim::{Driver, EventQueue, Model, Progress, Schedule, Sim, SimRng, SimTime, Stall};
 use std::collections::BTreeMap;
 
 mod event;
 mod host_side;
 mod isc_unit;
 mod runtime_api;
+#[cfg(test)]
+mod tests;
 mod wake;
 
 pub use event::{Ev, MachineEvent};
 pub(crate) use wake::Wake;
 
-/// An ordinary (non-ISC) host request.
+/// An ordinary (non-ISC) host request: one NVMe command of the whole sectors it covers.
 #[derive(Debug)]
 pub struct FwRequest {
     pub op: BlockOp,
     pub offset_bytes: u64,
     pub len_bytes: u64,
-    pub data: Vec<u8>,
-    /// The controller posted the completion (the host has not seen it yet).
-    pub posted: Option<Result<Vec<u8>, IoError>>,
     /// The host's handler saw the completion.
     pub done: Option<Result<Vec<u8>, IoError>>,
     /// The shared host model's block request this is (its completion goes to the host).
@@ -79,7 +79,10 @@ pub struct FwRequest {
 /// What a storage write was for.
 #[derive(Clone, Copy, Debug)]
 enum WritePurpose {
+    /// The NVMe command of this tag (the front end's id of it in the drive).
     Firmware(u64),
+    /// Untimed preconditioning: firmware request `0`, outside the front end.
+    Preload(u64),
     Stream(u32),
 }
 
@@ -101,13 +104,14 @@ pub(crate) struct State {
     /// The ISC unit's compute side: the open virtual files (streams), their credits, input
     /// and output FIFOs, and the slots or cores.
     unit: Unit,
-    /// The host–drive PCIe link (the one link model): `Up` carries virtual files' output and
-    /// firmware reads' data to the host, `Down` virtual writes and firmware writes' data.
-    link: Link,
-    /// The NVMe front end of ordinary host requests: per-command costs and the controller,
-    /// which processes one command at a time.
-    nvme: NvmeConfig,
-    nvme_controller: FifoServer,
+    /// The NVMe front end of ordinary host requests (the shared component: queue, doorbells,
+    /// SQE fetch, the controller, data DMA, CQE and MSI-X), the firmware path its block
+    /// device. Its link is the host–drive PCIe link (the one link model): `Up` carries
+    /// virtual files' output, firmware reads' data and completions to the host, `Down`
+    /// virtual writes, firmware writes' data, doorbells and SQEs.
+    nvme: Nvme<DrivePort>,
+    /// Commands the front end completed, until the machine hands them on.
+    nvme_done: Vec<BlockCompletion>,
     next_req: u64,
     writes: BTreeMap<u64, WritePurpose>,
     fw: BTreeMap<u64, FwRequest>,
@@ -121,6 +125,9 @@ pub(crate) struct State {
     /// Storage requests submitted and completed so far.
     backing_submitted: u64,
     backing_completed: u64,
+    /// NVMe commands submitted and completed (seen by the host's handler) so far.
+    commands_submitted: u64,
+    commands_completed: u64,
     /// What the runtime's loop waits for: deadlines and what each event changed.
     pub(crate) wake: Wake,
 }
@@ -151,6 +158,11 @@ impl Model for State {
             MachineEvent::Timer => {}
             MachineEvent::Insider(e) => self.on_event(q, e),
             MachineEvent::Dev(e) => self.backing.handle(e, &mut q.map(MachineEvent::Dev), rng),
+            MachineEvent::Nvme(e) => {
+                self.nvme
+                    .handle_event(e, &mut q.map(MachineEvent::Nvme), rng);
+                self.nvme_io(q);
+            }
             MachineEvent::Host(e) => {
                 self.host
                     .handle_event(e, &mut q.map(MachineEvent::Host), rng);
@@ -168,12 +180,15 @@ impl Model for State {
         self.wake.after_event(timer, q.now(), q.pending_now());
     }
 
-    /// The storage requests: one completing is progress.
+    /// The storage requests and the NVMe commands: one of either completing is progress (a
+    /// command wedged in the front end, outside the storage, is outstanding too).
     fn progress(&self) -> Progress {
         assert!(self.backing_completed <= self.backing_submitted);
+        assert!(self.commands_completed <= self.commands_submitted);
         Progress {
-            completed: self.backing_completed,
-            outstanding: self.backing_submitted - self.backing_completed,
+            completed: self.backing_completed + self.commands_completed,
+            outstanding: (self.backing_submitted - self.backing_completed)
+                + (self.commands_submitted - self.commands_completed),
         }
     }
 
@@ -182,16 +197,27 @@ impl Model for State {
     fn check_invariants(&self) {
         assert!(self.backing_completed <= self.backing_submitted);
         assert!(
+            self.commands_submitted - self.commands_completed <= self.nvme.outstanding(),
+            "a command not yet completed is held by the front end"
+        );
+        assert!(
             self.fw_completed <= self.next_fw,
             "completions of requests made"
         );
         assert!(self.fw.keys().all(|&id| id < self.next_fw));
-        for (id, r) in &self.fw {
-            assert!(
-                r.done.is_none() || r.posted.is_none(),
-                "firmware request {id} is done once its posted completion is taken"
-            );
-        }
+        assert!(
+            self.nvme_done.is_empty(),
+            "the front end's completions are handed on at the event that ends them"
+        );
+        let firmware_writes = self
+            .writes
+            .values()
+            .filter(|w| matches!(w, WritePurpose::Firmware(_)))
+            .count();
+        assert!(
+            firmware_writes as u64 <= self.nvme.outstanding(),
+            "a firmware write in the storage is a command in the front end"
+        );
         for (fd, s) in self.unit.streams() {
             assert_eq!(
                 s.h2d_inflight_bytes,
@@ -224,6 +250,7 @@ impl Model for State {
         self.unit.check_invariants();
         self.wake.check_invariants();
         self.host.check_invariants();
+        self.nvme.check_invariants();
         self.backing.check_invariants();
     }
 }
@@ -239,7 +266,10 @@ impl Machine {
         seed: u64,
         backing: impl FnOnce(&mut Q) -> Result<Backing, InsiderError>,
     ) -> Result<Machine, InsiderError> {
-        let run = Driver::build(Sim::new(seed), |q| State::new(cfg, host, backing(q)?))?;
+        // The runtime's waits are many and short (a call's timer can keep turning the loop
+        // while the drive's work is stuck): one watchdog across them all.
+        let run = Driver::build(Sim::new(seed), |q| State::new(cfg, host, backing(q)?))?
+            .watching_across_waits();
         Ok(Machine { run })
     }
 
@@ -302,7 +332,7 @@ impl Machine {
 
     /// Busy time of the link's two directions: (drive to host, host to drive).
     pub fn pcie_busy_ns(&self) -> (u64, u64) {
-        let link = &self.st().link;
+        let link = self.st().nvme.link();
         (link.stats(Wire::Up).busy_ns, link.stats(Wire::Down).busy_ns)
     }
 
@@ -314,8 +344,10 @@ impl Machine {
     }
 
     /// Runs the loop until a turn (a drive event, or a deadline's tick with nothing else due
-    /// at its instant) after which `work` holds: `Sim::run_until` under the watchdog, so the
-    /// queue emptying first, or storage requests that stop completing, is the one `Stall`.
+    /// at its instant) after which `work` holds: `Sim::run_until` under the one watchdog kept
+    /// across every wait (`Driver::watching_across_waits`), so the queue emptying first, or
+    /// storage requests or NVMe commands that stop completing for the stall limit — in one
+    /// wait or over many short ones — is the one `Stall`.
     pub(crate) fn wait(&mut self, mut work: impl FnMut(&State) -> bool) -> Result<(), Stall> {
         self.st_mut().wake.begin_wait();
         self.run.run_until(|st| st.wake.turned && work(st))
@@ -425,9 +457,15 @@ impl Machine {
         None
     }
 
-    /// Commands the NVMe front end's controller has processed (ordinary host requests).
+    /// Commands submitted to the NVMe front end (ordinary host requests).
     pub fn nvme_commands(&self) -> u64 {
-        self.st().nvme_controller.served()
+        self.st().nvme.stats().commands
+    }
+
+    /// The NVMe front end's counters (doorbells, SQE fetches, CQEs, interrupts, controller
+    /// busy time).
+    pub fn nvme_stats(&self) -> nearflash_nvme::NvmeStats {
+        self.st().nvme.stats()
     }
 
     /// Firmware requests completed so far: while it stays the same, no request turned done.
@@ -457,15 +495,13 @@ impl Machine {
                 op: BlockOp::Write,
                 offset_bytes: a,
                 len_bytes: alen,
-                data: Vec::new(),
-                posted: None,
                 done: None,
                 host: None,
                 submitted: q.now(),
             },
         );
         let id = st.submit_backing(q, BlockOp::Write, a, alen, data);
-        st.writes.insert(id, WritePurpose::Firmware(fw));
+        st.writes.insert(id, WritePurpose::Preload(fw));
         self.run.run_until(|st| st.firmware_is_done(fw))?;
         match self.firmware_done(fw) {
             Some(Ok(_)) => Ok(()),
@@ -483,18 +519,17 @@ impl State {
     ) -> Result<State, InsiderError> {
         let port = FirmwarePort::new(backing.capacity_bytes());
         let host = Host::new(host.clone(), port)?;
+        let nvme_cfg = cfg.nvme();
+        let slots = u64::from(nvme_cfg.queue_pairs) * u64::from(nvme_cfg.depth_max());
+        let nvme = Nvme::new(nvme_cfg, DrivePort::new(backing.capacity_bytes(), slots))?;
         Ok(State {
             cfg: cfg.clone(),
             backing,
             backing_stats: BackingStats::default(),
             mux: Mux::default(),
             unit: Unit::new(cfg),
-            link: Link::new(cfg.link()).map_err(|e| InsiderError::Config {
-                field: "insider.pcie_lanes",
-                reason: e.to_string(),
-            })?,
-            nvme: cfg.nvme(),
-            nvme_controller: FifoServer::default(),
+            nvme,
+            nvme_done: Vec::new(),
             next_req: 0,
             writes: BTreeMap::new(),
             fw: BTreeMap::new(),
@@ -505,6 +540,8 @@ impl State {
             host_done: Vec::new(),
             backing_submitted: 0,
             backing_completed: 0,
+            commands_submitted: 0,
+            commands_completed: 0,
             wake: Wake::default(),
         })
     }
@@ -524,7 +561,7 @@ impl State {
 
     /// Puts `bytes` on the link in direction `dir` now; when they arrive at the far end.
     fn dma(&mut self, now: SimTime, dir: Wire, bytes: u64) -> SimTime {
-        let t = self.link.transfer(now, dir, bytes);
+        let t = self.nvme.link_mut().transfer(now, dir, bytes);
         debug_assert!(t.arrives >= now, "a DMA arrives after it starts");
         t.arrives
     }
@@ -568,34 +605,10 @@ impl State {
     }
 
     fn on_event(&mut self, q: &mut Q, ev: Ev) {
-        let now = q.now();
         match ev {
             Ev::BackingDone(id) => {
                 let c = self.backing.finish(id);
                 self.on_backing_done(q, c);
-            }
-            Ev::FwSubmit(id) => self.fw_submit(q, id),
-            Ev::FwPassed(id) => {
-                let len = self.fw[&id].len_bytes;
-                let at = self.dma(now, Wire::Up, len);
-                self.schedule(q, at, Ev::FwDelivered(id));
-            }
-            Ev::FwDelivered(id) => {
-                let r = self.fw.get_mut(&id).expect("a firmware request");
-                let data = std::mem::take(&mut r.data);
-                self.post_completion(q, id, Ok(data));
-            }
-            Ev::FwCompleted(id) => {
-                let r = self.fw.get_mut(&id).expect("a firmware request");
-                assert!(r.done.is_none(), "firmware request {id} completes once");
-                r.done = Some(r.posted.take().expect("a posted completion"));
-                self.fw_completed += 1;
-            }
-            Ev::FwWriteArrived(id) => {
-                let r = self.fw.get_mut(&id).expect("a firmware request");
-                let (off, len, data) = (r.offset_bytes, r.len_bytes, std::mem::take(&mut r.data));
-                let req = self.submit_backing(q, BlockOp::Write, off, len, data);
-                self.writes.insert(req, WritePurpose::Firmware(id));
             }
             Ev::SlotDone(fd) => self.slot_done(q, fd),
             Ev::DmaDone(fd) => self.dma_done(q, fd),
@@ -624,8 +637,14 @@ impl State {
             _ => {
                 let purpose = self.writes.remove(&c.id).expect("a write of ours");
                 match purpose {
-                    WritePurpose::Firmware(id) => {
-                        self.post_completion(q, id, c.result.map(|()| Vec::new()));
+                    WritePurpose::Firmware(tag) => {
+                        self.drive_done(q, tag, q.now(), c.result.map(|()| Vec::new()));
+                    }
+                    WritePurpose::Preload(id) => {
+                        let r = self.fw.get_mut(&id).expect("a preload request");
+                        assert!(r.done.is_none(), "a preload completes once");
+                        r.done = Some(c.result.map(|()| Vec::new()));
+                        self.fw_completed += 1;
                     }
                     WritePurpose::Stream(fd) => {
                         if let Some(s) = touch(&mut self.wake, &mut self.unit, fd) {
@@ -656,14 +675,13 @@ impl State {
                 c.data[e.skip_bytes as usize..(e.skip_bytes + e.take_bytes) as usize].to_vec()
             };
             match e.origin {
-                Origin::Firmware(id) => {
+                Origin::Firmware(tag) => {
                     if let Err(err) = c.result {
-                        self.post_completion(q, id, Err(err));
+                        self.drive_done(q, tag, now, Err(err));
                         continue;
                     }
-                    self.fw.get_mut(&id).expect("a firmware request").data = data;
                     let at = self.unit.pass_through(e.take_bytes, now);
-                    self.schedule(q, at, Ev::FwPassed(id));
+                    self.drive_done(q, tag, at, Ok(data));
                 }
                 Origin::Isc(fd) => {
                     self.wake.touched.insert(fd);

@@ -1,9 +1,10 @@
 //! The host-only baseline's data path is the shared host model (`nearflash_host::Host`, a
 //! component of INSIDER's machine): `pread` of a real file pays the system call, the
 //! per-request and per-page stack cost and the copy, reads ahead of a sequential reader,
-//! and each block request crosses the drive's NVMe front end (doorbell, SQE fetch,
-//! controller, completion: `nearflash-nvme`'s per-command costs) before and after the drive
-//! serves it; the pages it reads stay in the host's bounded LRU page cache.
+//! and each block request crosses the drive's NVMe front end (`nearflash_nvme::Nvme`:
+//! doorbell, SQE fetch, controller, data DMA, CQE and MSI-X, on the drive's one link) before
+//! and after the drive serves it; the pages it reads stay in the host's bounded LRU page
+//! cache.
 
 use nearflash_host::{HostConfig, PageCacheConfig, PAGE_BYTES};
 use nearflash_insider::config::{insider_host, Backing};
@@ -75,12 +76,30 @@ fn a_host_read_miss_pays_an_nvme_command_on_top_of_the_storage_stack_and_reads_a
     let host = rt.machine().host().stats();
     assert_eq!((host.misses, host.hits), (1, 2));
 
-    // The miss costs at least the hit plus the stack's request and the NVMe command's
-    // doorbell, fetch, controller and completion (the drive's own time comes on top).
-    let nvme = drive().nvme();
+    // Each command crossed the shared NVMe front end step by step: SQ tail doorbell, SQE
+    // fetch, CQE and MSI-X, CQ head doorbell.
+    let s = rt.machine().nvme_stats();
+    assert_eq!(
+        (s.sqe_fetches, s.cqes, s.interrupts),
+        (s.commands, s.commands, s.commands)
+    );
+    // An SQ tail doorbell per command and a CQ head doorbell per completion the host saw
+    // (the last read-ahead's may still be on its way).
+    assert!(
+        s.doorbells > s.commands + s.cqes - 2 && s.doorbells <= 2 * s.commands,
+        "{s:?}"
+    );
+    assert_eq!(
+        s.controller_busy_ns,
+        s.commands * drive().nvme().controller_ns
+    );
+
+    // The miss costs at least the hit plus the stack's request and a QD1 4 KiB read's time
+    // in the NVMe front end (doorbell, fetch, controller, data DMA, CQE and interrupt; the
+    // drive's own time comes on top).
     let host_cfg = insider_host();
     let stack_ns = host_cfg.page_cache.request_stack_ns(&host_cfg, PAGE_BYTES);
-    let command_ns = nvme.submit_ns() + nvme.controller_ns + nvme.completion_ns();
+    let command_ns = drive().nvme().qd1_read_overhead_ns(PAGE_BYTES);
     assert!(
         command_ns > 4_000,
         "doorbell, fetch, 2 µs controller, 2 µs interrupt"

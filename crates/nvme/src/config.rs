@@ -124,9 +124,9 @@ impl NvmeConfig {
 
     /// Unloaded time from the host writing the SQ tail doorbell until the controller holds
     /// the command: the 4 B doorbell down, the SQE read request up, the host DRAM access,
-    /// the 64 B SQE down (steps 1–2). For a model of a drive that keeps its own link and
-    /// wants the front end's per-command cost without the queueing (`Nvme` itself occupies
-    /// its link and memory port step by step; its tests check the two agree at QD1).
+    /// the 64 B SQE down (steps 1–2). A figure for reports and tests (a command's unloaded
+    /// cost, `qd1_read_overhead_ns`); the model itself is `Nvme`, which occupies its link and
+    /// memory port step by step (its tests check the two agree at QD1).
     pub fn submit_ns(&self) -> u64 {
         let w = |b| self.link.wire_time(b).as_ns();
         let lat = self.link.latency_ns;

@@ -311,6 +311,13 @@ impl<D: BlockDevice> Nvme<D> {
         &self.link
     }
 
+    /// The front end's link, for a drive whose own engines DMA across it besides the
+    /// controller (INSIDER's ISC unit streams its output up the same link its commands'
+    /// doorbells, SQEs, data and completions cross): one link, one occupancy.
+    pub fn link_mut(&mut self) -> &mut Link {
+        &mut self.link
+    }
+
     pub fn stats(&self) -> NvmeStats {
         self.stats
     }

@@ -75,7 +75,8 @@ impl State {
     }
 
     /// An ordinary host request (the file system's, or the host model's), handed to the
-    /// drive now.
+    /// drive now: one command of the whole sectors it covers, submitted to the NVMe front
+    /// end (its doorbell, SQE fetch and controller, then the firmware path behind it).
     pub fn firmware(
         &mut self,
         q: &mut Q,
@@ -92,28 +93,104 @@ impl State {
                 op,
                 offset_bytes,
                 len_bytes,
-                data,
-                posted: None,
                 done: None,
                 host: None,
                 submitted: q.now(),
             },
         );
-        // NVMe steps 1–3: the doorbell, the SQE fetch, then the controller (one command at
-        // a time) before the drive serves the request.
-        let fetched = q.now() + SimDuration::from_ns(self.nvme.submit_ns());
-        let ready = self
-            .nvme_controller
-            .serve(fetched, SimDuration::from_ns(self.nvme.controller_ns));
-        self.schedule(q, ready, Ev::FwSubmit(id));
+        let (a, alen, skip) = sector_span(offset_bytes, len_bytes);
+        assert!(
+            op == BlockOp::Read || (skip == 0 && alen == len_bytes),
+            "a firmware write covers whole sectors: {len_bytes} bytes at {offset_bytes}"
+        );
+        let req = BlockRequest {
+            id,
+            op,
+            offset_bytes: a,
+            len_bytes: alen,
+            data,
+        };
+        self.nvme.submit(req, &mut q.map(MachineEvent::Nvme));
+        self.commands_submitted += 1;
         id
     }
 
-    /// NVMe step 6: the controller posts the completion; the host sees it after the CQE
-    /// lands and the interrupt reaches its handler.
-    pub(super) fn post_completion(&mut self, q: &mut Q, id: u64, result: Result<Vec<u8>, IoError>) {
-        let at = q.now() + SimDuration::from_ns(self.nvme.completion_ns());
-        if let Some(host_id) = self.fw[&id].host {
+    /// Moves the front end's work on after its events: the commands its controller handed
+    /// the drive go down the firmware path, and the commands whose completion the host's
+    /// handler saw (CQE + MSI-X) end.
+    pub(super) fn nvme_io(&mut self, q: &mut Q) {
+        for req in self.nvme.device_mut().take_submitted() {
+            self.drive_submit(q, req);
+        }
+        self.nvme.take_completions_into(&mut self.nvme_done);
+        for c in std::mem::take(&mut self.nvme_done) {
+            self.command_done(q, c);
+        }
+    }
+
+    /// The firmware path behind the controller: a read through the multiplexer (slot 0,
+    /// in order with the ISC unit's requests) to the storage; a write, its data already in
+    /// the drive, to the storage.
+    fn drive_submit(&mut self, q: &mut Q, req: BlockRequest) {
+        let (tag, op, off, len) = (req.id, req.op, req.offset_bytes, req.len_bytes);
+        match op {
+            BlockOp::Read => {
+                let id = self.submit_backing(q, BlockOp::Read, off, len, Vec::new());
+                self.mux.push(SifEntry {
+                    req_id: id,
+                    slot: 0,
+                    origin: Origin::Firmware(tag),
+                    skip_bytes: 0,
+                    take_bytes: len,
+                    done: None,
+                });
+            }
+            BlockOp::Write => {
+                let id = self.submit_backing(q, BlockOp::Write, off, len, req.data);
+                self.writes.insert(id, WritePurpose::Firmware(tag));
+            }
+            BlockOp::Trim | BlockOp::Flush => {
+                unreachable!("the drive's file system and the host send reads and writes")
+            }
+        }
+    }
+
+    /// The firmware path finished command `tag` (a read's data through slot 0 at `at`): the
+    /// controller sees it then, and the front end moves a read's data up, posts the CQE and
+    /// raises the interrupt.
+    pub(super) fn drive_done(
+        &mut self,
+        q: &mut Q,
+        tag: u64,
+        at: SimTime,
+        result: Result<Vec<u8>, IoError>,
+    ) {
+        assert!(at >= q.now(), "the drive finishes a command now or later");
+        self.nvme.device_mut().post(tag, at, result);
+        q.schedule_at(at, MachineEvent::Nvme(NvmeEvent::Device(DriveDone(tag))));
+    }
+
+    /// The host's handler saw firmware request `c.id`'s completion: the host model's
+    /// request goes back to the host (its port's event), the file system's is done.
+    fn command_done(&mut self, q: &mut Q, c: BlockCompletion) {
+        let id = c.id;
+        let now = q.now();
+        let r = self.fw.get(&id).expect("a firmware request");
+        assert_eq!(r.op, c.op, "the front end completes the command we gave it");
+        self.commands_completed += 1;
+        assert!(self.commands_completed <= self.commands_submitted);
+        let (_, alen, skip) = sector_span(r.offset_bytes, r.len_bytes);
+        assert_eq!(
+            c.len_bytes, alen,
+            "the command covered the request's sectors"
+        );
+        let data = if c.data.is_empty() {
+            c.data
+        } else {
+            c.data[skip as usize..(skip + r.len_bytes) as usize].to_vec()
+        };
+        let result = c.result.map(|()| data);
+        if let Some(host_id) = r.host {
             let r = self.fw.remove(&id).expect("a firmware request");
             let (result, data) = match result {
                 Ok(data) => (Ok(()), data),
@@ -125,46 +202,19 @@ impl State {
                 offset_bytes: r.offset_bytes,
                 len_bytes: r.len_bytes,
                 submitted: r.submitted,
-                completed: at,
+                completed: now,
                 result,
                 data,
             });
             q.schedule_at(
-                at,
+                now,
                 MachineEvent::Host(HostEvent::Device(PortEvent(host_id))),
             );
             return;
         }
         let r = self.fw.get_mut(&id).expect("a firmware request");
-        assert!(
-            r.posted.is_none() && r.done.is_none(),
-            "one completion per request"
-        );
-        r.posted = Some(result);
-        self.schedule(q, at, Ev::FwCompleted(id));
-    }
-
-    pub(super) fn fw_submit(&mut self, q: &mut Q, id: u64) {
-        let now = q.now();
-        let r = self.fw.get(&id).expect("a firmware request");
-        let (op, off, len) = (r.op, r.offset_bytes, r.len_bytes);
-        match op {
-            BlockOp::Read => {
-                let (a, alen, skip) = sector_span(off, len);
-                let req = self.submit_backing(q, BlockOp::Read, a, alen, Vec::new());
-                self.mux.push(SifEntry {
-                    req_id: req,
-                    slot: 0,
-                    origin: Origin::Firmware(id),
-                    skip_bytes: skip,
-                    take_bytes: len,
-                    done: None,
-                });
-            }
-            _ => {
-                let at = self.dma(now, Wire::Down, len);
-                self.schedule(q, at, Ev::FwWriteArrived(id));
-            }
-        }
+        assert!(r.done.is_none(), "firmware request {id} completes once");
+        r.done = Some(result);
+        self.fw_completed += 1;
     }
 }

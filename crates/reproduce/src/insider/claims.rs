@@ -119,15 +119,16 @@ const PAPER_ARM_SPEEDUP_AVG: f64 = 12.0;
 const FAIRNESS_BOUND_PCT: f64 = 10.0;
 
 /// The host's storage stack as the notes describe it: CPU per request, request size, copies
-/// and the copy rate.
+/// and the copy rate; and an NVMe command's unloaded latency (the runs queue its transfers on
+/// the drive's link, `nearflash_nvme::Nvme`).
 fn stack(ev: &Evaluation) -> String {
     let h = &ev.host;
     let page_ns = h.page_cache.stack_page_ns;
     let nvme = ev.cfg.nvme();
     let command_ns = nvme.submit_ns() + nvme.controller_ns + nvme.completion_ns();
     format!(
-        "{:.0} us of CPU per {} KiB request plus {page_ns} ns per 4 KiB page, {:.1} us of NVMe \
-         command latency per request",
+        "{:.0} us of CPU per {} KiB request plus {page_ns} ns per 4 KiB page, {:.1} us of unloaded \
+         NVMe command latency per request",
         h.io_stack_request_ns as f64 / 1e3,
         h.io_request_bytes >> 10,
         command_ns as f64 / 1e3
