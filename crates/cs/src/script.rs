@@ -874,6 +874,38 @@ mod tests {
     }
 
     #[test]
+    fn a_files_extents_become_lbas_in_file_order_merged_and_a_hole_is_refused() {
+        let e = |file_offset_bytes, device_offset_bytes, len_bytes| FileExtent {
+            file_offset_bytes,
+            device_offset_bytes,
+            len_bytes,
+        };
+        let f = FileExtents {
+            size_bytes: 3 * 4096 + 10,
+            // Out of file order; the second and third touch on the device; the last one
+            // reaches past the size (preallocated) and is cut to it.
+            extents: vec![
+                e(8192, 40 * 4096, 4096),
+                e(0, 10 * 4096, 4096),
+                e(4096, 11 * 4096, 4096),
+                e(12288, 41 * 4096, 3 * 4096),
+            ],
+        };
+        assert_eq!(f.lbas("/f").unwrap(), vec![(10, 2), (40, 2)]);
+        let holey = FileExtents {
+            size_bytes: 3 * 4096,
+            extents: vec![e(0, 0, 4096), e(8192, 4096, 4096)],
+        };
+        let err = holey.lbas("/h").unwrap_err().to_string();
+        assert!(err.contains("/h: a hole at byte 4096"), "{err}");
+        let short = FileExtents {
+            size_bytes: 2 * 4096,
+            extents: vec![e(0, 0, 4096)],
+        };
+        assert!(short.lbas("/s").is_err());
+    }
+
+    #[test]
     fn parameters_are_numbers_or_short_strings() {
         assert_eq!(param_value(&Param::Number(6)), Ok(6));
         assert_eq!(
