@@ -273,7 +273,7 @@ fn a_bad_command_script_is_refused_naming_the_command() {
     run(
         "default.toml",
         "[[command]]\nop = \"copy_from_nvm\"\n",
-        "command 0 (copy_from_nvm): no lbas and no write_nvm before",
+        "command 0 (copy_from_nvm): no lbas and no write_nvm or copy_from_file before",
     );
     run(
         "missing.toml",
