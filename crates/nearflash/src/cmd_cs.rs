@@ -279,10 +279,10 @@ fn run_script_mounted(
             | ScriptCommand::MemoryWrite { file, .. } => file,
             _ => continue,
         };
-        let key = file.to_string_lossy().into_owned();
-        if !files.contains_key(&key) {
-            let bytes = read_bounded("script file", file, max_bytes)?;
-            files.insert(key, hex_encode(&bytes));
+        if let std::collections::btree_map::Entry::Vacant(slot) =
+            files.entry(file.to_string_lossy().into_owned())
+        {
+            slot.insert(hex_encode(&read_bounded("script file", file, max_bytes)?));
         }
     }
     eprintln!(
