@@ -1,5 +1,6 @@
 //! The computational storage device as one sans-IO model: the NVMe front end and the drive
-//! behind it (`Nvme<WriteCache<ftl::Device>>`, the same assembly `nearflash io` drives), the
+//! behind it (`Nvme<D>`: by default [`Drive`], `WriteCache<ftl::Device>`, the same assembly
+//! `nearflash io` drives; or a [`crate::port::Port`] whose reads another loop serves), the
 //! memory namespace in the drive's DRAM ([`DramPort`]), one compute engine per compute
 //! namespace, the program slots and the range sets.
 //!
