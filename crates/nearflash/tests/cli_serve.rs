@@ -1046,6 +1046,10 @@ fn a_script_run_with_cs_mount_filters_a_file_copied_into_the_mount() {
             "test-min",
             "--pace",
             "wall",
+            // SLM at 1 MB/s: Memory Copy and Execute take about a quarter of a second
+            // of simulated time each, far more than simulating them takes.
+            "--set",
+            "cs.slm_bandwidth_mb_s=1",
         ],
     );
     let mut text = String::new();
@@ -1126,6 +1130,7 @@ output = "count.txt"
         .sum::<f64>()
         / 1e6;
     // The write of the request was held for at least the commands' simulated time.
+    assert!(commands_s > 0.3, "{commands_s} s of commands");
     assert!(
         wall_s >= commands_s,
         "{wall_s} s of wall time for {commands_s} s of commands"
