@@ -1,5 +1,6 @@
 //! The computational storage device as one sans-IO model: the NVMe front end and the drive
-//! behind it (`Nvme<WriteCache<ftl::Device>>`, the same assembly `nearflash io` drives), the
+//! behind it (`Nvme<D>`: by default [`Drive`], `WriteCache<ftl::Device>`, the same assembly
+//! `nearflash io` drives; or a [`crate::port::Port`] whose reads another loop serves), the
 //! memory namespace in the drive's DRAM ([`DramPort`]), one compute engine per compute
 //! namespace, the program slots and the range sets.
 //!
@@ -36,8 +37,6 @@ use std::collections::{BTreeMap, VecDeque};
 
 /// The drive behind the front end.
 pub type Drive = WriteCache<Device>;
-/// The front end's events over the drive's.
-pub type DriveEvent = NvmeEvent<WcEvent<nearflash_ftl::Event>>;
 
 /// Bytes of an LBA of the NVM namespace: the namespace is formatted with 4 KiB LBAs (the
 /// LBA format drives ship for performance; the drive's sectors are 512 bytes).
@@ -48,12 +47,12 @@ pub const IDENTIFY_BYTES: u64 = 4096;
 /// The device's events: the front end's (and the drive's inside them), and "the layer's work
 /// for the command in controller slot `tag` is done".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CsEvent {
-    Nvme(DriveEvent),
+pub enum CsEvent<E = WcEvent<nearflash_ftl::Event>> {
+    Nvme(NvmeEvent<E>),
     Done(u32),
 }
 
-impl TraceEvent for CsEvent {
+impl<E: TraceEvent> TraceEvent for CsEvent<E> {
     fn hash_word(&self) -> u64 {
         match self {
             CsEvent::Nvme(e) => e.hash_word(),
@@ -310,9 +309,9 @@ pub struct CsStats {
     pub engine_busy_ns: Vec<u64>,
 }
 
-pub struct CsDevice {
+pub struct CsDevice<D: BlockDevice = Drive> {
     cfg: CsConfig,
-    nvme: Nvme<Drive>,
+    nvme: Nvme<D>,
     slm: Vec<u8>,
     dram: DramPort,
     engines: Vec<Engine>,
@@ -335,9 +334,9 @@ pub struct CsDevice {
     scratch_reads: Vec<BlockCompletion>,
 }
 
-impl CsDevice {
+impl<D: BlockDevice> CsDevice<D> {
     /// The device around `nvme` (its drive freshly formatted).
-    pub fn new(cfg: CsConfig, nvme: Nvme<Drive>) -> Result<CsDevice, BuildError> {
+    pub fn new(cfg: CsConfig, nvme: Nvme<D>) -> Result<CsDevice<D>, BuildError> {
         cfg.validate()?;
         let capacity_bytes = nvme.capacity_bytes();
         if !capacity_bytes.is_multiple_of(LBA_BYTES) {
@@ -410,8 +409,14 @@ impl CsDevice {
         &self.cfg
     }
 
-    pub fn nvme(&self) -> &Nvme<Drive> {
+    pub fn nvme(&self) -> &Nvme<D> {
         &self.nvme
+    }
+
+    /// The drive behind the front end (a [`crate::port::Port`]'s requests are handed out
+    /// and answered through it).
+    pub fn drive_mut(&mut self) -> &mut D {
+        self.nvme.device_mut()
     }
 
     /// LBAs of the NVM namespace.
@@ -455,7 +460,7 @@ impl CsDevice {
     pub fn submit(
         &mut self,
         cmd: Command,
-        q: &mut impl Schedule<CsEvent>,
+        q: &mut impl Schedule<CsEvent<D::Event>>,
     ) -> Result<u64, SubmitError> {
         let id = self.next_id;
         let ext = ExtCommand {
@@ -479,7 +484,7 @@ impl CsDevice {
 
     /// Ordinary I/O on the NVM namespace, through the same front end (held back while the
     /// queues are full).
-    pub fn submit_block(&mut self, req: BlockRequest, q: &mut impl Schedule<CsEvent>) {
+    pub fn submit_block(&mut self, req: BlockRequest, q: &mut impl Schedule<CsEvent<D::Event>>) {
         assert!(
             req.id & INTERNAL_ID_BIT == 0,
             "host ids leave the internal bit clear"
@@ -548,7 +553,7 @@ impl CsDevice {
         id: u64,
         at: SimTime,
         outcome: Outcome,
-        q: &mut impl Schedule<CsEvent>,
+        q: &mut impl Schedule<CsEvent<D::Event>>,
     ) {
         let f = self
             .inflight
@@ -561,7 +566,7 @@ impl CsDevice {
     }
 
     /// Starts the work of a command whose SQE and data are in the controller.
-    fn start(&mut self, ready: ExtReady, q: &mut impl Schedule<CsEvent>) {
+    fn start(&mut self, ready: ExtReady, q: &mut impl Schedule<CsEvent<D::Event>>) {
         let now = q.now();
         let id = ready.id;
         let cmd = self
@@ -732,7 +737,7 @@ impl CsDevice {
         id: u64,
         dest_bytes: u64,
         sources: &[(u64, u64)],
-        q: &mut impl Schedule<CsEvent>,
+        q: &mut impl Schedule<CsEvent<D::Event>>,
     ) -> Result<(), CommandError> {
         let lbas = self.nvm_lbas();
         let mut total = 0u64;
@@ -774,7 +779,7 @@ impl CsDevice {
     }
 
     /// Issues a copy's reads up to `copy_reads_max` in flight.
-    fn issue_reads(&mut self, tag: u32, q: &mut impl Schedule<CsEvent>) {
+    fn issue_reads(&mut self, tag: u32, q: &mut impl Schedule<CsEvent<D::Event>>) {
         let job = self.copies.get_mut(&tag).expect("a live copy");
         while job.outstanding < self.cfg.copy_reads_max {
             let Some((offset_bytes, len_bytes, dest)) = job.pending.pop_front() else {
@@ -800,7 +805,7 @@ impl CsDevice {
     }
 
     /// One of a copy's reads is done: its data goes into DRAM.
-    fn read_done(&mut self, c: BlockCompletion, q: &mut impl Schedule<CsEvent>) {
+    fn read_done(&mut self, c: BlockCompletion, q: &mut impl Schedule<CsEvent<D::Event>>) {
         let now = q.now();
         let (tag, dest, len) = self.reads.remove(&c.id).expect("a read we issued");
         let job = self.copies.get_mut(&tag).expect("the read's copy is live");
@@ -836,7 +841,7 @@ impl CsDevice {
 
     /// Moves everything the front end finished on: ready commands start, copies' reads land,
     /// completions are recorded.
-    fn pump(&mut self, q: &mut impl Schedule<CsEvent>) {
+    fn pump(&mut self, q: &mut impl Schedule<CsEvent<D::Event>>) {
         let mut ready = std::mem::take(&mut self.scratch_ready);
         self.nvme.take_ext_ready(&mut ready);
         for r in ready.drain(..) {
@@ -876,10 +881,15 @@ impl CsDevice {
     }
 }
 
-impl Model for CsDevice {
-    type Event = CsEvent;
+impl<D: BlockDevice> Model for CsDevice<D> {
+    type Event = CsEvent<D::Event>;
 
-    fn handle(&mut self, ev: CsEvent, q: &mut EventQueue<CsEvent>, rng: &mut SimRng) {
+    fn handle(
+        &mut self,
+        ev: CsEvent<D::Event>,
+        q: &mut EventQueue<CsEvent<D::Event>>,
+        rng: &mut SimRng,
+    ) {
         match ev {
             CsEvent::Nvme(e) => self.nvme.handle_event(e, &mut q.map(CsEvent::Nvme), rng),
             CsEvent::Done(tag) => {

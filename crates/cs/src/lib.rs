@@ -9,6 +9,7 @@
 //! * `rangeset` — memory range sets and reachability;
 //! * `device` — the model: every command as events on the one queue;
 //! * `session` — a driver issuing commands one by one under the watchdog;
+//! * `port` — a drive whose namespace another loop serves (live mode's image);
 //! * `sequence` — `cs run`'s offload and its host-only comparison;
 //! * `script` — a TOML list of commands run one by one (`cs script`).
 
@@ -17,6 +18,7 @@ pub mod device;
 pub mod ebpf;
 pub mod error;
 pub mod opcodes;
+pub mod port;
 pub mod program;
 pub mod rangeset;
 pub mod script;

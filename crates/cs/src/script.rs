@@ -17,6 +17,9 @@
 //! ranges = [{ start_bytes = 0 }, { start_bytes = 1048576, len_bytes = 4096 }]
 //! [[command]]
 //! op = "copy_from_nvm"        # Memory Copy, NVM LBA ranges → SLM (default: what write_nvm wrote)
+//! # or, on the drive of `nearflash serve` (its namespace is the image's):
+//! # op = "copy_from_file"     # Memory Copy of a file's extents, the path read as the caller
+//! # path = "/data/lines.txt"
 //! [[command]]
 //! op = "execute"
 //! cparam = ["str:needle", 6]
@@ -27,17 +30,19 @@
 //! ```
 //!
 //! Defaults that refer to earlier commands: a range's omitted `len_bytes` and `copy_from_nvm`'s
-//! omitted `lbas` are the last `write_nvm`'s bytes and LBAs; `execute`'s omitted `rsid` the
-//! last range set created. Files are read and written by the caller (`ScriptFiles`): the
-//! runner does no I/O of its own.
+//! omitted `lbas` are the last `write_nvm`'s (or `copy_from_file`'s) bytes and LBAs;
+//! `execute`'s omitted `rsid` the last range set created. Files are read and written by the
+//! caller (`ScriptFiles`), and the drive is the caller's ([`ScriptDrive`]: a [`Session`], or
+//! live mode's drive over the image): the runner does no I/O of its own.
 
-use crate::device::{Command, LBA_BYTES};
+use crate::device::{Command, Completion, LBA_BYTES};
 use crate::error::CommandError;
 use crate::opcodes::{ProgramType, Status};
 use crate::program::Chunk;
 use crate::rangeset::{RangeDescriptor, NSID_COMPUTE_FIRST, NSID_SLM};
 use crate::sequence::Step;
 use crate::session::{Session, SessionError};
+use nearflash_sim::SimTime;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -123,6 +128,13 @@ pub enum ScriptCommand {
         dest_bytes: u64,
         /// `[slba, nlb]` pairs.
         lbas: Option<Vec<[u64; 2]>>,
+    },
+    /// Memory Copy of a file's LBAs (its extents, in file order) to SLM at `dest_bytes`:
+    /// `path` on the file system of the drive's image, read as the caller.
+    CopyFromFile {
+        path: String,
+        #[serde(default)]
+        dest_bytes: u64,
     },
     CopyWithinSlm {
         dest_bytes: u64,
@@ -213,6 +225,7 @@ impl ScriptCommand {
             ScriptCommand::CreateRangeSet { .. } => "create_range_set",
             ScriptCommand::DeleteRangeSet { .. } => "delete_range_set",
             ScriptCommand::CopyFromNvm { .. } => "copy_from_nvm",
+            ScriptCommand::CopyFromFile { .. } => "copy_from_file",
             ScriptCommand::CopyWithinSlm { .. } => "copy_within_slm",
             ScriptCommand::MemoryWrite { .. } => "memory_write",
             ScriptCommand::Execute { .. } => "execute",
@@ -285,9 +298,114 @@ fn program_type(file: &Path) -> Option<ProgramType> {
     }
 }
 
+/// One extent of a file: `len_bytes` of the file at `file_offset_bytes` are on the device at
+/// `device_offset_bytes` (the file system's `FIEMAP`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileExtent {
+    pub file_offset_bytes: u64,
+    pub device_offset_bytes: u64,
+    pub len_bytes: u64,
+}
+
+/// A file as `copy_from_file` reads it: its size and its extents.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileExtents {
+    pub size_bytes: u64,
+    pub extents: Vec<FileExtent>,
+}
+
+impl FileExtents {
+    /// The NVM LBA ranges `(slba, nlb)` holding the file's bytes, in file order (merged where
+    /// they touch); a hole below the size is refused (Memory Copy reads what the file holds).
+    pub fn lbas(&self, path: &str) -> Result<Vec<(u64, u64)>, SessionError> {
+        let mut sorted = self.extents.clone();
+        sorted.sort_by_key(|e| e.file_offset_bytes);
+        let mut lbas: Vec<(u64, u64)> = Vec::new();
+        let mut covered = 0u64;
+        for e in sorted {
+            if covered >= self.size_bytes {
+                break;
+            }
+            if e.file_offset_bytes != covered {
+                return Err(SessionError::Sparse {
+                    path: path.to_string(),
+                    hole_at_bytes: covered,
+                });
+            }
+            assert!(
+                e.device_offset_bytes.is_multiple_of(LBA_BYTES)
+                    && e.len_bytes.is_multiple_of(LBA_BYTES),
+                "a file's extents are whole LBAs"
+            );
+            let take = e
+                .len_bytes
+                .min((self.size_bytes - covered).div_ceil(LBA_BYTES) * LBA_BYTES);
+            let (slba, nlb) = (e.device_offset_bytes / LBA_BYTES, take / LBA_BYTES);
+            match lbas.last_mut() {
+                Some(last) if last.0 + last.1 == slba => last.1 += nlb,
+                _ => lbas.push((slba, nlb)),
+            }
+            covered += take;
+        }
+        if covered < self.size_bytes {
+            return Err(SessionError::Sparse {
+                path: path.to_string(),
+                hole_at_bytes: covered,
+            });
+        }
+        Ok(lbas)
+    }
+}
+
+/// The drive a script runs on, one command at a time: a [`Session`] (its own drive) or live
+/// mode's computational drive over the served image.
+pub trait ScriptDrive {
+    /// The drive's clock.
+    fn now(&self) -> SimTime;
+    /// Submits `cmd` now and runs until it completes.
+    fn call(&mut self, cmd: Command) -> Result<Completion, SessionError>;
+    /// Host block writes of `data` at `offset_bytes` of the NVM namespace, then a flush.
+    fn write_nvm(
+        &mut self,
+        offset_bytes: u64,
+        data: &[u8],
+        request_bytes: u64,
+        depth: u32,
+    ) -> Result<(), SessionError>;
+    /// Whether Memory Copy may name raw LBAs (`copy_from_nvm`).
+    fn check_raw_copy(&self) -> Result<(), SessionError>;
+    /// The file `path` of the drive's file system, opened as the caller: its size and extents
+    /// (the file's data made durable first, so that the flash holds it).
+    fn file_extents(&mut self, path: &str) -> Result<FileExtents, SessionError>;
+}
+
+impl<D: nearflash_blockdev::BlockDevice> ScriptDrive for Session<D> {
+    fn now(&self) -> SimTime {
+        Session::now(self)
+    }
+    fn call(&mut self, cmd: Command) -> Result<Completion, SessionError> {
+        Session::call(self, cmd)
+    }
+    fn write_nvm(
+        &mut self,
+        offset_bytes: u64,
+        data: &[u8],
+        request_bytes: u64,
+        depth: u32,
+    ) -> Result<(), SessionError> {
+        Session::write_nvm(self, offset_bytes, data, request_bytes, depth)
+    }
+    fn check_raw_copy(&self) -> Result<(), SessionError> {
+        Ok(())
+    }
+    fn file_extents(&mut self, _path: &str) -> Result<FileExtents, SessionError> {
+        Err(SessionError::NoFileSystem)
+    }
+}
+
 /// Runs `script` on `s`, stopping at the first command that fails.
 pub fn run_script(
-    s: &mut Session,
+    s: &mut dyn ScriptDrive,
     script: &Script,
     path: &str,
     files: &mut dyn ScriptFiles,
@@ -298,15 +416,25 @@ pub fn run_script(
         files,
         writes,
         out: ScriptOutcome::default(),
-        written: None,
+        input: None,
         last_rsid: None,
     };
     for (index, c) in script.commands.iter().enumerate() {
-        if let ScriptCommand::WriteNvm { file, lba } = c {
-            run.write_nvm(s, index, c, file, *lba)?;
-            continue;
-        }
-        for (cmd, detail) in run.commands(index, c)? {
+        let commands = match c {
+            ScriptCommand::WriteNvm { file, lba } => {
+                run.write_nvm(s, index, c, file, *lba)?;
+                continue;
+            }
+            ScriptCommand::CopyFromFile { path, dest_bytes } => {
+                run.copy_from_file(s, index, c, path, *dest_bytes)?
+            }
+            ScriptCommand::CopyFromNvm { lbas: Some(_), .. } => {
+                s.check_raw_copy()?;
+                run.commands(index, c)?
+            }
+            _ => run.commands(index, c)?,
+        };
+        for (cmd, detail) in commands {
             run.issue(s, index, c, cmd, detail)?;
         }
     }
@@ -320,8 +448,8 @@ struct ScriptRun<'a> {
     files: &'a mut dyn ScriptFiles,
     writes: HostWrites,
     out: ScriptOutcome,
-    /// The last write_nvm: (first LBA, bytes).
-    written: Option<(u64, u64)>,
+    /// The last write_nvm's or copy_from_file's input: its LBA ranges and bytes.
+    input: Option<(Vec<(u64, u64)>, u64)>,
     /// The last range set created.
     last_rsid: Option<u16>,
 }
@@ -353,7 +481,7 @@ impl ScriptRun<'_> {
     /// `write_nvm`: the host writes a file to the NVM namespace through its block path.
     fn write_nvm(
         &mut self,
-        s: &mut Session,
+        s: &mut dyn ScriptDrive,
         index: usize,
         c: &ScriptCommand,
         file: &Path,
@@ -367,7 +495,8 @@ impl ScriptRun<'_> {
             self.writes.request_bytes,
             self.writes.depth,
         )?;
-        self.written = Some((lba, data.len() as u64));
+        let bytes = data.len() as u64;
+        self.input = Some((vec![(lba, bytes.div_ceil(LBA_BYTES))], bytes));
         self.out.steps.push(Step {
             name: "write_nvm",
             detail: format!("{} bytes at LBA {lba}", data.len()),
@@ -375,6 +504,37 @@ impl ScriptRun<'_> {
             status: Status::Success,
         });
         Ok(())
+    }
+
+    /// `copy_from_file`: the file's LBAs (the drive resolves the path as the caller), copied
+    /// by one Memory Copy; later commands' defaults take its LBAs and bytes.
+    fn copy_from_file(
+        &mut self,
+        s: &mut dyn ScriptDrive,
+        index: usize,
+        c: &ScriptCommand,
+        path: &str,
+        dest_bytes: u64,
+    ) -> Result<Vec<(Command, String)>, ScriptError> {
+        let file = s.file_extents(path)?;
+        if file.size_bytes == 0 {
+            return Err(self.invalid(index, c, format!("{path} is empty: nothing to copy")));
+        }
+        let sources = file.lbas(path)?;
+        let detail = format!(
+            "{path}: {} bytes in {} LBA ranges from LBA {} -> SLM {dest_bytes}",
+            file.size_bytes,
+            sources.len(),
+            sources[0].0
+        );
+        self.input = Some((sources.clone(), file.size_bytes));
+        Ok(vec![(
+            Command::CopyFromNvm {
+                dest_bytes,
+                sources,
+            },
+            detail,
+        )])
     }
 
     /// The NVMe commands a script command stands for, each with its detail line.
@@ -388,6 +548,7 @@ impl ScriptRun<'_> {
         let invalid = |reason: String| self.invalid(index, c, reason);
         Ok(match c {
             ScriptCommand::WriteNvm { .. } => unreachable!("write_nvm runs on the host path"),
+            ScriptCommand::CopyFromFile { .. } => unreachable!("copy_from_file asks the drive"),
             ScriptCommand::LoadProgram {
                 file,
                 pind,
@@ -417,12 +578,14 @@ impl ScriptRun<'_> {
             ScriptCommand::CopyFromNvm { dest_bytes, lbas } => {
                 let sources = match lbas {
                     Some(l) => l.iter().map(|&[slba, nlb]| (slba, nlb)).collect(),
-                    None => {
-                        let (lba, bytes) = self
-                            .written
-                            .ok_or_else(|| invalid("no lbas and no write_nvm before".into()))?;
-                        vec![(lba, bytes.div_ceil(LBA_BYTES))]
-                    }
+                    None => self
+                        .input
+                        .as_ref()
+                        .ok_or_else(|| {
+                            invalid("no lbas and no write_nvm or copy_from_file before".into())
+                        })?
+                        .0
+                        .clone(),
                 };
                 let detail = format!("LBAs {sources:?} -> SLM {dest_bytes}");
                 let dest_bytes = *dest_bytes;
@@ -547,12 +710,13 @@ impl ScriptRun<'_> {
             let len = match r.len_bytes {
                 Some(l) => l,
                 None => {
-                    self.written
+                    self.input
+                        .as_ref()
                         .ok_or_else(|| {
                             self.invalid(
                                 index,
                                 c,
-                                "a range without len_bytes needs an earlier write_nvm".into(),
+                                "a range without len_bytes needs an earlier write_nvm or copy_from_file".into(),
                             )
                         })?
                         .1
@@ -624,7 +788,7 @@ impl ScriptRun<'_> {
     /// range set it created, the program's result, the memory it read.
     fn issue(
         &mut self,
-        s: &mut Session,
+        s: &mut dyn ScriptDrive,
         index: usize,
         c: &ScriptCommand,
         cmd: Command,
@@ -707,6 +871,38 @@ mod tests {
         assert!(e.contains("explode"), "{e}");
         let e = Script::parse("s.toml", "").unwrap_err().to_string();
         assert!(e.contains("no [[command]]"), "{e}");
+    }
+
+    #[test]
+    fn a_files_extents_become_lbas_in_file_order_merged_and_a_hole_is_refused() {
+        let e = |file_offset_bytes, device_offset_bytes, len_bytes| FileExtent {
+            file_offset_bytes,
+            device_offset_bytes,
+            len_bytes,
+        };
+        let f = FileExtents {
+            size_bytes: 3 * 4096 + 10,
+            // Out of file order; the second and third touch on the device; the last one
+            // reaches past the size (preallocated) and is cut to it.
+            extents: vec![
+                e(8192, 40 * 4096, 4096),
+                e(0, 10 * 4096, 4096),
+                e(4096, 11 * 4096, 4096),
+                e(12288, 41 * 4096, 3 * 4096),
+            ],
+        };
+        assert_eq!(f.lbas("/f").unwrap(), vec![(10, 2), (40, 2)]);
+        let holey = FileExtents {
+            size_bytes: 3 * 4096,
+            extents: vec![e(0, 0, 4096), e(8192, 4096, 4096)],
+        };
+        let err = holey.lbas("/h").unwrap_err().to_string();
+        assert!(err.contains("/h: a hole at byte 4096"), "{err}");
+        let short = FileExtents {
+            size_bytes: 2 * 4096,
+            extents: vec![e(0, 0, 4096)],
+        };
+        assert!(short.lbas("/s").is_err());
     }
 
     #[test]

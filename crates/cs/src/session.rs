@@ -7,11 +7,12 @@
 //! the same front end, `depth` requests in flight.
 
 use crate::config::CsConfig;
-use crate::device::{BuildError, Command, Completion, CsDevice, CsEvent, SubmitError};
-use nearflash_blockdev::{BlockCompletion, BlockOp, BlockRequest, IoError};
+use crate::device::{BuildError, Command, Completion, CsDevice, CsEvent, Drive, SubmitError};
+use crate::port::{Port, PortServer};
+use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError};
 use nearflash_flash::{FlashConfig, Geometry, MemoryStore};
 use nearflash_ftl::{Device, FtlConfig};
-use nearflash_nvme::{Nvme, NvmeConfig, NvmeError};
+use nearflash_nvme::{Nvme, NvmeConfig, NvmeError, NvmeEvent};
 use nearflash_sim::{Progress, Schedule, Sim, SimDuration, SimTime, Stall, Watchdog};
 use nearflash_wcache::{WriteCache, WriteCacheConfig};
 
@@ -45,6 +46,27 @@ pub enum SessionError {
     Stall(#[from] Stall),
     #[error("block I/O at byte {offset_bytes} of the NVM namespace failed: {source}")]
     Io { offset_bytes: u64, source: IoError },
+    #[error(
+        "copy_from_file names a file of a file system: only the drive of `nearflash serve` \
+         (the control file, `nearflash cs --mount`) has one; here write the file with write_nvm"
+    )]
+    NoFileSystem,
+    /// The file system refused the caller the file (its own check, as for `open(2)`), or
+    /// it is not a regular file.
+    #[error("{path}: {} (as uid {uid}, gid {gid})", std::io::Error::from_raw_os_error(*errno))]
+    File {
+        path: String,
+        uid: u32,
+        gid: u32,
+        errno: i32,
+    },
+    #[error("{path}: a hole at byte {hole_at_bytes} (a sparse file): Memory Copy reads the LBAs a file holds")]
+    Sparse { path: String, hole_at_bytes: u64 },
+    #[error(
+        "{what} on the served image's NVM namespace: its blocks are the file system's \
+         (write the file through the mount and name it with copy_from_file)"
+    )]
+    ImageBlocks { what: &'static str },
     #[error("{len_bytes} bytes at byte {offset_bytes} do not fit the NVM namespace of {capacity_bytes} bytes")]
     TooLarge {
         offset_bytes: u64,
@@ -53,9 +75,11 @@ pub enum SessionError {
     },
 }
 
-pub struct Session {
-    sim: Sim<CsEvent>,
-    dev: CsDevice,
+/// The drive's loop and the device: over its own drive ([`Session::new`]), or over a
+/// [`Port`] another loop serves ([`Session::over_port`]).
+pub struct Session<D: BlockDevice = Drive> {
+    sim: Sim<CsEvent<D::Event>>,
+    dev: CsDevice<D>,
     next_block_id: u64,
 }
 
@@ -86,13 +110,15 @@ impl Session {
             next_block_id: 0,
         })
     }
+}
 
+impl<D: BlockDevice> Session<D> {
     /// Offers a run computed outside the device to the next Execute (`Programs::expect`).
     pub fn expect_run(&mut self, k: crate::program::KnownRun) {
         self.dev.expect_run(k);
     }
 
-    pub fn device(&self) -> &CsDevice {
+    pub fn device(&self) -> &CsDevice<D> {
         &self.dev
     }
 
@@ -105,7 +131,7 @@ impl Session {
         self.sim.trace_hash().finish()
     }
 
-    fn progress(d: &CsDevice) -> Progress {
+    fn progress(d: &CsDevice<D>) -> Progress {
         Progress {
             completed: d.completed_count(),
             outstanding: d.outstanding(),
@@ -305,5 +331,176 @@ impl Session {
             times.push(c.completed);
         }
         Ok((data, times))
+    }
+}
+
+impl Session<Port> {
+    /// `cs` around an NVMe front end whose namespace is a [`Port`] of `capacity_bytes`
+    /// (the served device's), its clock starting at `start` (the server's now).
+    pub fn over_port(
+        nvme: NvmeConfig,
+        cs: CsConfig,
+        capacity_bytes: u64,
+        seed: u64,
+        start: SimTime,
+    ) -> Result<Session<Port>, SessionError> {
+        let mut sim: Sim<CsEvent<crate::port::Landed>> = Sim::new(seed);
+        sim.queue().advance_clock(start);
+        let nvme = Nvme::new(nvme, Port::new(capacity_bytes))?;
+        Ok(Session {
+            sim,
+            dev: CsDevice::new(cs, nvme)?,
+            next_block_id: 0,
+        })
+    }
+
+    /// Moves the drive's clock to `t` (the server's now), running what is due by then.
+    pub fn advance_to(&mut self, t: SimTime) {
+        assert!(t >= self.sim.now(), "the drive's clock never goes back");
+        self.sim.advance_to(t, &mut self.dev);
+    }
+
+    /// Submits `cmd` now and runs until it completes, the port's requests served by
+    /// `server`: the two loops step together in time order — the server runs up to the
+    /// drive's next event (or until one of its requests finishes, which lands in the port at
+    /// that instant), then the drive takes its next event — under the drive's watchdog (the
+    /// server's own guards its unbounded waits). The server's clock is never ahead of the
+    /// drive's next event, so every request the drive issues goes in at the drive's now.
+    pub fn call_served(
+        &mut self,
+        cmd: Command,
+        server: &mut impl PortServer,
+    ) -> Result<Completion, SessionError> {
+        assert!(
+            server.now() <= self.sim.now(),
+            "the server starts no later than the drive"
+        );
+        let id = self.dev.submit(cmd, self.sim.queue())?;
+        let mut watchdog = Watchdog::starting_at(STALL_LIMIT, self.sim.now());
+        let mut landed = Vec::new();
+        while !self.dev.has_completed(id) {
+            for req in self.dev.drive_mut().take_outbox() {
+                server.submit(self.sim.now(), req);
+            }
+            if server.outstanding() > 0 {
+                server.run_until_done(self.sim.next_deadline(), &mut landed)?;
+                let mut q = self
+                    .sim
+                    .queue()
+                    .map(|e| CsEvent::Nvme(NvmeEvent::Device(e)));
+                for c in landed.drain(..) {
+                    self.dev.drive_mut().land(c, &mut q);
+                }
+            }
+            let stepped = self
+                .sim
+                .step_watched(&mut self.dev, &mut watchdog, Self::progress)?;
+            // With nothing pending, the command in flight is outstanding: a stall, not false.
+            assert!(stepped, "a command in flight keeps the loop going");
+        }
+        let mut done = Vec::new();
+        self.dev.take_completions(&mut done);
+        assert_eq!(done.len(), 1, "one command at a time");
+        Ok(done.remove(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::LBA_BYTES;
+
+    /// A device answering each read `LATENCY` after it goes in, one at a time, its LBA `i`
+    /// holding bytes of value `i`.
+    struct Slow {
+        now: SimTime,
+        busy_until: SimTime,
+        inflight: Vec<(SimTime, BlockRequest)>,
+        served: u64,
+    }
+
+    const LATENCY: SimDuration = SimDuration(50_000);
+
+    impl PortServer for Slow {
+        fn now(&self) -> SimTime {
+            self.now
+        }
+        fn submit(&mut self, at: SimTime, req: BlockRequest) {
+            self.now = self.now.max(at);
+            self.busy_until = self.busy_until.max(self.now) + LATENCY;
+            self.inflight.push((self.busy_until, req));
+        }
+        fn outstanding(&self) -> u64 {
+            self.inflight.len() as u64
+        }
+        fn run_until_done(
+            &mut self,
+            limit: Option<SimTime>,
+            out: &mut Vec<BlockCompletion>,
+        ) -> Result<(), Stall> {
+            let (at, _) = self.inflight[0];
+            if limit.is_some_and(|l| at > l) {
+                return Ok(());
+            }
+            let (at, req) = self.inflight.remove(0);
+            self.now = at;
+            self.served += 1;
+            let data = (0..req.len_bytes)
+                .map(|i| ((req.offset_bytes + i) / LBA_BYTES) as u8)
+                .collect();
+            out.push(BlockCompletion {
+                id: req.id,
+                op: req.op,
+                offset_bytes: req.offset_bytes,
+                len_bytes: req.len_bytes,
+                submitted: at,
+                completed: at,
+                result: Ok(()),
+                data,
+            });
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_memory_copy_over_a_port_reads_its_server_on_one_clock() {
+        let start = SimTime(1_000_000);
+        let mut s = Session::over_port(
+            NvmeConfig::default(),
+            CsConfig::default(),
+            1 << 30,
+            1,
+            start,
+        )
+        .unwrap();
+        let mut server = Slow {
+            now: start,
+            busy_until: start,
+            inflight: Vec::new(),
+            served: 0,
+        };
+        let copy = Command::CopyFromNvm {
+            dest_bytes: 0,
+            sources: vec![(3, 2), (7, 1)],
+        };
+        let done = s.call_served(copy, &mut server).unwrap();
+        assert_eq!(done.result, Ok(0));
+        // Two reads (one per source range, within a copy chunk), the server serving one after
+        // the other: the copy took at least their time, and the drive's clock is the
+        // command's end, not behind the server's.
+        assert_eq!(server.served, 2);
+        assert!(done.completed.since(done.submitted) >= SimDuration(2 * LATENCY.0));
+        assert_eq!(s.now(), done.completed);
+        assert!(server.now <= s.now());
+        let read = Command::MemoryRead {
+            offset_bytes: 0,
+            len_bytes: 3 * LBA_BYTES,
+        };
+        let got = s.call_served(read, &mut server).unwrap();
+        let want: Vec<u8> = [3u8, 4, 7]
+            .iter()
+            .flat_map(|&b| std::iter::repeat_n(b, LBA_BYTES as usize))
+            .collect();
+        assert_eq!(got.data, want);
     }
 }

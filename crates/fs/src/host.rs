@@ -4,18 +4,22 @@
 //! `sim::Driver`, and runs one operation to completion with `Driver::run_until` under the
 //! driver's watchdog — an operation that stops making progress is the one `sim::Stall`, never
 //! a spin.
+//!
+//! Beside the FS, the machine takes raw block reads from a second initiator (`submit_raw`:
+//! live mode's computational drive reading a file's extents through the same device): their
+//! completions are kept apart from the FS's, by id.
 
 use crate::config::FsConfig;
 use crate::error::{ConfigError, FsError};
 use crate::exec::{Fs, FsCompletion, OpId};
 use crate::ops::{FsOp, FsReply};
 use crate::types::Caller;
-use nearflash_blockdev::{BlockCompletion, BlockDevice};
+use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest};
 use nearflash_sim::{
     Driver, EventQueue, Model, Progress, Schedule, Sim, SimDuration, SimRng, SimTime, Stall,
     TraceEvent,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use thiserror::Error;
 
 /// The machine's events: the device's own, and the FS's CPU timer.
@@ -55,7 +59,15 @@ pub struct Machine<D: BlockDevice> {
     blocks_completed: u64,
     /// The clock as of the last event handled or advance (a driver's goal may name a time).
     now: SimTime,
+    /// Raw reads submitted (`FsHost::submit_raw`) and not yet completed, by id.
+    raw: BTreeSet<u64>,
+    /// Raw reads completed, not yet taken.
+    raw_done: Vec<BlockCompletion>,
 }
+
+/// The bit every raw request's id carries: the FS numbers its own requests from 0 and never
+/// reaches it.
+pub const RAW_ID_BIT: u64 = 1 << 62;
 
 impl<D: BlockDevice> Machine<D> {
     /// The clock as of the last event handled (or advance).
@@ -75,9 +87,13 @@ impl<D: BlockDevice> Machine<D> {
             let mut moved = false;
             self.dev.take_completions(&mut self.block_done);
             for c in self.block_done.drain(..) {
-                self.fs.handle_block_completion(q.now(), c);
                 self.blocks_completed += 1;
                 moved = true;
+                if self.raw.remove(&c.id) {
+                    self.raw_done.push(c);
+                    continue;
+                }
+                self.fs.handle_block_completion(q.now(), c);
             }
             while let Some(io) = self.fs.poll_io() {
                 if io.fua {
@@ -124,7 +140,7 @@ impl<D: BlockDevice> Model for Machine<D> {
         // may rightly take longer than the watchdog's limit while the device keeps completing.
         Progress {
             completed: s.ops_completed + s.ops_failed + self.blocks_completed,
-            outstanding: self.fs.outstanding(),
+            outstanding: self.fs.outstanding() + self.raw.len() as u64,
         }
     }
 }
@@ -153,6 +169,8 @@ impl<D: BlockDevice> FsHost<D> {
             block_done: Vec::new(),
             blocks_completed: 0,
             now,
+            raw: BTreeSet::new(),
+            raw_done: Vec::new(),
         };
         Ok(FsHost {
             run: Driver::new(sim, m).with_stall_limit(WATCHDOG_LIMIT_DEFAULT),
@@ -218,6 +236,41 @@ impl<D: BlockDevice> FsHost<D> {
     /// The completion of `id`, once it finished.
     pub fn take_completion(&mut self, id: OpId) -> Option<FsCompletion> {
         self.run.model_mut().finished.remove(&id)
+    }
+
+    /// Submits a raw block read now, straight to the device (the FS never sees it); `req.id`
+    /// carries [`RAW_ID_BIT`]. Its completion: [`FsHost::take_raw_completions`].
+    pub fn submit_raw(&mut self, req: BlockRequest) {
+        assert!(
+            req.id & RAW_ID_BIT != 0,
+            "a raw request's id carries RAW_ID_BIT"
+        );
+        assert_eq!(req.op, BlockOp::Read, "raw requests read");
+        let (m, q, _) = self.run.parts();
+        let fresh = m.raw.insert(req.id);
+        assert!(fresh, "raw request {} is in flight once", req.id);
+        m.dev.submit(req, &mut q.map(HostEvent::Dev));
+        m.pump(q);
+    }
+
+    /// Raw reads submitted and not yet completed.
+    pub fn raw_outstanding(&self) -> u64 {
+        self.run.model().raw.len() as u64
+    }
+
+    /// Moves the completed raw reads into `out`, in completion order.
+    pub fn take_raw_completions(&mut self, out: &mut Vec<BlockCompletion>) {
+        out.append(&mut self.run.model_mut().raw_done);
+    }
+
+    /// Runs events until a raw read has completed: with a `limit`, not past an event after it
+    /// (false when the next event lies past it first); without one, under the watchdog.
+    pub fn run_until_raw_done(&mut self, limit: Option<SimTime>) -> Result<bool, Stall> {
+        let done = |m: &Machine<D>| !m.raw_done.is_empty();
+        match limit {
+            Some(t) => Ok(self.run.run_until_by(t, done)),
+            None => self.run.run_until(done).map(|()| true),
+        }
     }
 
     /// Runs events until `id` completes (or the watchdog fires).

@@ -651,3 +651,53 @@ fn with_a_stripe_a_large_fallocate_starts_on_a_stripe_boundary_and_small_files_d
     );
     fsck_clean(&mut h);
 }
+
+/// Story: a second initiator (live mode's computational drive) reads a file's blocks straight
+/// from the device beside the file system: after an fsync its extents hold the bytes written,
+/// the raw reads' completions never reach the file system, and it serves on.
+#[test]
+fn raw_reads_of_a_files_extents_see_what_the_file_system_wrote_and_leave_it_serving() {
+    use nearflash_blockdev::{BlockOp, BlockRequest};
+    use nearflash_fs::host::RAW_ID_BIT;
+    let mut h = host();
+    let data: Vec<u8> = (0..3 * 4096 + 100).map(|i| (i % 251) as u8).collect();
+    let fh = open(&mut h, Caller::ROOT, "/f", OpenFlags::CREATE_TRUNC);
+    h.run(
+        Caller::ROOT,
+        FsOp::Write {
+            fh,
+            offset_bytes: 0,
+            data: data.clone(),
+        },
+    )
+    .unwrap();
+    h.run(Caller::ROOT, FsOp::Fsync(fh)).unwrap();
+    let FsReply::Extents(ext) = h.run(Caller::ROOT, FsOp::Extents(fh)).unwrap() else {
+        panic!("extents")
+    };
+    let mut got = Vec::new();
+    for (i, e) in ext.iter().enumerate() {
+        h.submit_raw(BlockRequest {
+            id: RAW_ID_BIT | i as u64,
+            op: BlockOp::Read,
+            offset_bytes: e.device_offset_bytes,
+            len_bytes: e.len_bytes,
+            data: Vec::new(),
+        });
+    }
+    assert_eq!(h.raw_outstanding(), ext.len() as u64);
+    let mut done = Vec::new();
+    while h.raw_outstanding() > 0 {
+        assert!(h.run_until_raw_done(None).unwrap());
+        h.take_raw_completions(&mut done);
+    }
+    done.sort_by_key(|c| c.id);
+    for c in &done {
+        assert!(c.result.is_ok() && c.id & RAW_ID_BIT != 0);
+        got.extend_from_slice(&c.data);
+    }
+    assert_eq!(&got[..data.len()], &data[..]);
+    // Nothing of the raw reads reached the file system: it still answers.
+    h.run(Caller::ROOT, FsOp::Close(fh)).unwrap();
+    assert_eq!(read_all(&mut h, Caller::ROOT, "/f"), data);
+}

@@ -34,6 +34,12 @@ pub enum CsCommand {
 pub struct CsScriptArgs {
     /// The script: `[[command]]` tables with `op = "write_nvm" | "load_program" | …`.
     pub script: PathBuf,
+    /// Run the script on the computational drive of the `nearflash serve` mounted at DIR,
+    /// through its control file: its namespace is the image's (`copy_from_file` names a
+    /// file of the mount by its path inside it), its clock the device's. The files the
+    /// script names are read here (at most 4 MiB each) and sent with the request.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["preset", "overrides", "seed"])]
+    pub mount: Option<PathBuf>,
     #[arg(long, default_value = "ssd-970evo")]
     pub preset: String,
     /// `table.field=value` overrides of the preset.
@@ -202,6 +208,9 @@ fn run_script(a: &CsScriptArgs) -> Result<bool, CliError> {
     let text = String::from_utf8(text)
         .map_err(|_| CliError::Workload(format!("script {name}: not UTF-8 text")))?;
     let script = Script::parse(&name, &text)?;
+    if let Some(mount) = &a.mount {
+        return run_script_mounted(a, mount, &name, script);
+    }
     let mut drive = nearflash_jobs::cs::open(&a.preset, &a.overrides, a.seed)?;
     let mut files = ScriptFiles {
         max_bytes: a.file_max_mib << 20,
@@ -241,6 +250,81 @@ fn run_script(a: &CsScriptArgs) -> Result<bool, CliError> {
             "preset": drive.preset,
             "commands": steps,
             "last_result": got.last_result,
+        });
+        let text = serde_json::to_vec_pretty(&doc).expect("JSON values serialise");
+        crate::output::write_atomic(j, &text)?;
+    }
+    Ok(true)
+}
+
+/// `cs script --mount DIR`: the script as one `cs` request to the mount's control file, the
+/// files it names read here (bounded) and sent in it; the answer's steps printed as a local
+/// run prints them, its outputs written here.
+fn run_script_mounted(
+    a: &CsScriptArgs,
+    mount: &Path,
+    name: &str,
+    script: nearflash_cs::script::Script,
+) -> Result<bool, CliError> {
+    use nearflash_cs::script::ScriptCommand;
+    use nearflash_live::vfile::control::{
+        hex_decode, hex_encode, CsRequest, Request, MODULE_BYTES_MAX,
+    };
+    let max_bytes = (a.file_max_mib << 20).min(MODULE_BYTES_MAX);
+    let mut files = std::collections::BTreeMap::new();
+    for c in &script.commands {
+        let file = match c {
+            ScriptCommand::WriteNvm { file, .. }
+            | ScriptCommand::LoadProgram { file, .. }
+            | ScriptCommand::MemoryWrite { file, .. } => file,
+            _ => continue,
+        };
+        if let std::collections::btree_map::Entry::Vacant(slot) =
+            files.entry(file.to_string_lossy().into_owned())
+        {
+            slot.insert(hex_encode(&read_bounded("script file", file, max_bytes)?));
+        }
+    }
+    eprintln!(
+        "{name}: {} commands on the drive served at {}",
+        script.commands.len(),
+        mount.display()
+    );
+    let request = Request::Cs(CsRequest {
+        commands: script.commands,
+        files,
+    });
+    let answer = crate::cmd_vfile_mount::send(mount, &request)?;
+    let cs = answer.cs.ok_or_else(|| {
+        CliError::Workload(format!("{}: the answer has no cs steps", mount.display()))
+    })?;
+    for s in &cs.steps {
+        eprintln!(
+            "  {:<32} {:>14.1} us  {:<28} {}",
+            s.command, s.latency_us, s.status, s.detail
+        );
+    }
+    for (file, hex) in &cs.outputs {
+        let data = hex_decode(hex)
+            .map_err(|e| CliError::Workload(format!("output {file:?} in the answer: {e}")))?;
+        crate::output::write_atomic(Path::new(file), &data)?;
+    }
+    let total_us: f64 = cs.steps.iter().map(|s| s.latency_us).sum();
+    eprintln!(
+        "{} commands in {total_us:.1} us simulated{}; the device's clock at {:.1} us",
+        cs.steps.len(),
+        cs.last_result.map_or(String::new(), |r| format!(
+            "; the last Execute returned {r}"
+        )),
+        cs.now_us
+    );
+    if let Some(j) = &a.json {
+        let doc = serde_json::json!({
+            "script": name,
+            "mount": mount.display().to_string(),
+            "commands": cs.steps,
+            "last_result": cs.last_result,
+            "now_us": cs.now_us,
         });
         let text = serde_json::to_vec_pretty(&doc).expect("JSON values serialise");
         crate::output::write_atomic(j, &text)?;

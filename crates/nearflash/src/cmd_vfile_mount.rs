@@ -146,7 +146,7 @@ pub fn list(a: &ListArgs) -> Result<(), CliError> {
 
 /// Writes `request` to the mount's control file and reads the answer; a refusal is an error
 /// carrying the server's errno and message.
-fn send(mount: &Path, request: &Request) -> Result<Answer, CliError> {
+pub fn send(mount: &Path, request: &Request) -> Result<Answer, CliError> {
     let path = mount.join(".nearflash").join(control::CONTROL_FILE_NAME);
     let io = |what: String| move |source| CliError::Io { what, source };
     let f = std::fs::OpenOptions::new()

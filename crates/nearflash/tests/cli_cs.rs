@@ -273,7 +273,7 @@ fn a_bad_command_script_is_refused_naming_the_command() {
     run(
         "default.toml",
         "[[command]]\nop = \"copy_from_nvm\"\n",
-        "command 0 (copy_from_nvm): no lbas and no write_nvm before",
+        "command 0 (copy_from_nvm): no lbas and no write_nvm or copy_from_file before",
     );
     run(
         "missing.toml",
@@ -284,5 +284,33 @@ fn a_bad_command_script_is_refused_naming_the_command() {
         "inactive.toml",
         "[[command]]\nop = \"create_range_set\"\nranges = [{ start_bytes = 0, len_bytes = 4096 }]\n[[command]]\nop = \"execute\"\n",
         "command 1 (Execute Program) failed",
+    );
+}
+
+#[test]
+fn copy_from_file_outside_a_served_drive_and_a_mount_that_serves_nothing_are_named_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("file.toml");
+    std::fs::write(
+        &script,
+        "[[command]]\nop = \"copy_from_file\"\npath = \"/data/lines.txt\"\n",
+    )
+    .unwrap();
+    let s = script.to_str().unwrap();
+    // The script's own drive has no file system.
+    let out = nearflash(&["cs", "script", s]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("copy_from_file names a file of a file system"),
+        "{err}"
+    );
+    // A directory where no server runs.
+    let m = dir.path().to_str().unwrap();
+    fails_naming(&["cs", "script", "--mount", m, s], ".nearflash/control");
+    // A mount and a preset are two different drives.
+    fails_naming(
+        &["cs", "script", "--mount", m, "--preset", "test-min", s],
+        "--preset",
     );
 }

@@ -946,7 +946,8 @@ fn a_file_copied_in_then_unmounted_is_whole_for_the_next_fsck() {
 /// it: one `cs` request (the commands of a `nearflash cs script`, the filter built by clang
 /// and its input in hex) written to `m/.nearflash/control`, the answer read back from offset 0.
 #[test]
-fn a_program_offloaded_through_the_mounted_control_file_counts_what_grep_counts() {
+fn a_program_offloaded_through_the_mounted_control_file_counts_the_lines_of_a_file_written_through_the_mount(
+) {
     use std::io::Write as _;
     use std::os::unix::fs::FileExt as _;
     if !fuse_present() {
@@ -989,17 +990,17 @@ fn a_program_offloaded_through_the_mounted_control_file_counts_what_grep_counts(
         })
         .collect();
     let want = lines.lines().filter(|l| l.contains("needle")).count();
+    // The file is written through the mount; the request names it by its path.
+    std::fs::write(m.join("lines.txt"), &lines).unwrap();
     let hex = nearflash_live::vfile::control::hex_encode;
     let request = serde_json::json!({"op": "cs",
-        "files": {"lines.txt": hex(lines.as_bytes()),
-                  "filter.o": hex(&std::fs::read(&object).unwrap())},
+        "files": {"filter.o": hex(&std::fs::read(&object).unwrap())},
         "commands": [
-            {"op": "write_nvm", "file": "lines.txt"},
+            {"op": "copy_from_file", "path": "/lines.txt"},
             {"op": "load_program", "file": "filter.o"},
             {"op": "activate"},
             {"op": "create_range_set",
              "ranges": [{"start_bytes": 0}, {"start_bytes": 1048576, "len_bytes": 4096}]},
-            {"op": "copy_from_nvm"},
             {"op": "execute", "cparam": ["str:needle", 6]},
             {"op": "memory_read", "offset_bytes": 1048576, "output": "count"}]});
     let mut control = std::fs::OpenOptions::new()
@@ -1019,6 +1020,148 @@ fn a_program_offloaded_through_the_mounted_control_file_counts_what_grep_counts(
             .unwrap();
     assert_eq!(String::from_utf8(count).unwrap(), format!("{want}\n"));
     let steps = a["cs"]["steps"].as_array().unwrap();
-    assert_eq!(steps.len(), 7);
+    assert_eq!(steps.len(), 6);
     assert!(steps.iter().all(|s| s["status"] == "SUCCESS"), "{a}");
+}
+
+/// Story: a user copies a file into the mount and offloads a filter over it to the served
+/// device's computational drive with `nearflash cs script --mount`: Memory Copy reads the
+/// file's blocks through the image's FTL, the count is grep's, and under `--pace wall` the
+/// request is held for the commands' simulated time.
+#[test]
+fn a_script_run_with_cs_mount_filters_a_file_copied_into_the_mount() {
+    if !fuse_present() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("dev.img");
+    let m = d.path().join("m");
+    let s = Served::start(
+        &m,
+        &[
+            "--image",
+            img.to_str().unwrap(),
+            "--format",
+            "--preset",
+            "test-min",
+            "--pace",
+            "wall",
+            // SLM at 1 MB/s: Memory Copy and Execute take about a quarter of a second
+            // of simulated time each, far more than simulating them takes.
+            "--set",
+            "cs.slm_bandwidth_mb_s=1",
+        ],
+    );
+    let mut text = String::new();
+    for i in 0..20_000u32 {
+        let word = if i % 9 == 4 { "needle" } else { "hay" };
+        text.push_str(&format!("{i},{},{word}\n", i % 17));
+    }
+    let hits = text.lines().filter(|l| l.contains("needle")).count();
+    std::fs::write(d.path().join("lines.txt"), &text).unwrap();
+    ok(d.path(), "mkdir m/data && cp lines.txt m/data/");
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/cs/ebpf/filter.c"
+    );
+    let built = Command::new("clang")
+        .args(["-target", "bpf", "-O2", "-c", "-o"])
+        .arg(d.path().join("filter.o"))
+        .arg(src)
+        .status()
+        .expect("clang runs (scripts/setup.sh installs it)");
+    assert!(built.success(), "clang {src}");
+    std::fs::write(
+        d.path().join("filter.toml"),
+        r#"
+[[command]]
+op = "copy_from_file"
+path = "/data/lines.txt"
+[[command]]
+op = "load_program"
+file = "filter.o"
+[[command]]
+op = "activate"
+[[command]]
+op = "create_range_set"
+ranges = [{ start_bytes = 0 }, { start_bytes = 1048576, len_bytes = 4096 }]
+[[command]]
+op = "execute"
+cparam = ["str:needle", 6]
+[[command]]
+op = "memory_read"
+offset_bytes = 1048576
+output = "count.txt"
+"#,
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_nearflash"))
+        .args([
+            "cs",
+            "script",
+            "--mount",
+            "m",
+            "filter.toml",
+            "--json",
+            "run.json",
+        ])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let wall_s = t0.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("Memory Copy") && err.contains("/data/lines.txt"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("count.txt")).unwrap(),
+        format!("{hits}\n")
+    );
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("run.json")).unwrap()).unwrap();
+    let steps = run["commands"].as_array().unwrap();
+    assert_eq!(steps.len(), 6, "{run}");
+    let commands_s: f64 = steps
+        .iter()
+        .map(|c| c["latency_us"].as_f64().unwrap())
+        .sum::<f64>()
+        / 1e6;
+    // The write of the request was held for at least the commands' simulated time.
+    assert!(commands_s > 0.3, "{commands_s} s of commands");
+    assert!(
+        wall_s >= commands_s,
+        "{wall_s} s of wall time for {commands_s} s of commands"
+    );
+    // A file another user cannot read is refused with its errno, naming it: the request is
+    // sent as nobody (which needs root).
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        ok(
+            d.path(),
+            "echo secret > m/data/s.txt && chmod 600 m/data/s.txt && chmod 755 .",
+        );
+        std::fs::write(
+            d.path().join("secret.toml"),
+            "[[command]]\nop = \"copy_from_file\"\npath = \"/data/s.txt\"\n",
+        )
+        .unwrap();
+        let out = sh(
+            d.path(),
+            &format!(
+                "setpriv --reuid=65534 --regid=65534 --clear-groups {} cs script --mount m \
+                 secret.toml",
+                env!("CARGO_BIN_EXE_nearflash")
+            ),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{err}");
+        assert!(
+            err.contains("/data/s.txt") && err.contains("Permission denied"),
+            "{err}"
+        );
+    }
+    assert_eq!(s.stop().code(), Some(0));
 }

@@ -126,7 +126,7 @@ impl FsDevice {
                 format!("unregistered {MOUNT_VFILES_DIR}/{name}")
             }
             Request::List => format!("{} virtual files", self.vfiles.len()),
-            Request::Cs(c) => return self.run_cs(c),
+            Request::Cs(c) => return self.run_cs(caller, c),
         };
         Ok(control::Answer {
             ok: true,
