@@ -35,7 +35,8 @@ use nearflash_sim::{EventQueue, Model, Schedule, SimRng, SimTime, TraceEvent};
 use nearflash_wcache::{WcEvent, WriteCache};
 use std::collections::{BTreeMap, VecDeque};
 
-/// The drive behind the front end.
+/// The drive behind the front end: the shared SSD assembly's (`nearflash_ssd::Ssd` is
+/// `Nvme<Drive>`).
 pub type Drive = WriteCache<Device>;
 
 /// Bytes of an LBA of the NVM namespace: the namespace is formatted with 4 KiB LBAs (the

@@ -10,20 +10,14 @@ use crate::config::CsConfig;
 use crate::device::{BuildError, Command, Completion, CsDevice, CsEvent, Drive, SubmitError};
 use crate::port::{Port, PortServer};
 use nearflash_blockdev::{BlockCompletion, BlockDevice, BlockOp, BlockRequest, IoError};
-use nearflash_flash::{FlashConfig, Geometry, MemoryStore};
-use nearflash_ftl::{Device, FtlConfig};
+use nearflash_flash::{Geometry, MemoryStore};
 use nearflash_nvme::{Nvme, NvmeConfig, NvmeError, NvmeEvent};
 use nearflash_sim::{Progress, Schedule, Sim, SimDuration, SimTime, Stall, Watchdog};
-use nearflash_wcache::{WriteCache, WriteCacheConfig};
 
 /// The drive's layers, as a preset gives them.
-#[derive(Clone, Debug)]
-pub struct DriveConfig {
-    pub flash: FlashConfig,
-    pub ftl: FtlConfig,
-    pub write_cache: WriteCacheConfig,
-    pub nvme: NvmeConfig,
-}
+/// The drive's configuration: the shared SSD assembly's (`[flash]`, `[ftl]`, `[write_cache]`,
+/// `[nvme]`).
+pub use nearflash_ssd::SsdConfig as DriveConfig;
 
 /// The watchdog's limit: one hour of simulated time without a completion while something is
 /// outstanding. Far above the longest command a default budget allows (2.5 × 10^8 + 100 per
@@ -32,10 +26,8 @@ pub const STALL_LIMIT: SimDuration = SimDuration(3_600_000_000_000);
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    #[error("formatting the drive: {0}")]
-    Format(#[from] nearflash_flash::ConfigError),
-    #[error("the drive's write cache: {0}")]
-    WriteCache(#[from] nearflash_wcache::ConfigError),
+    #[error("building the drive: {0}")]
+    Drive(#[from] nearflash_ssd::SsdError),
     #[error("the drive's NVMe front end: {0}")]
     Nvme(#[from] NvmeError),
     #[error(transparent)]
@@ -92,18 +84,7 @@ impl Session {
             geo.page_count(),
             drive.flash.page_size_bytes,
         ));
-        let ftl = Device::format(
-            &drive.flash,
-            &drive.ftl,
-            store,
-            &mut sim.queue().map(|e| {
-                CsEvent::Nvme(nearflash_nvme::NvmeEvent::Device(
-                    nearflash_wcache::WcEvent::Device(e),
-                ))
-            }),
-        )?;
-        let cache = WriteCache::new(drive.write_cache.clone(), ftl)?;
-        let nvme = Nvme::new(drive.nvme.clone(), cache)?;
+        let nvme = nearflash_ssd::format(drive, store, &mut sim.queue().map(CsEvent::Nvme))?;
         Ok(Session {
             sim,
             dev: CsDevice::new(cs, nvme)?,
