@@ -363,91 +363,112 @@ fn place(
         if spec.stonewall && i > 0 {
             groupid += 1;
         }
-        let bad = |reason: String| FioError::Job {
-            job: spec.name.clone(),
-            reason,
-        };
-        let share = |v: SizeOrShare| match v {
-            SizeOrShare::Bytes(b) => b,
-            SizeOrShare::Percent(p) => (capacity as f64 * p / 100.0) as u64,
-        };
-        let dirs = spec.rw.directions();
-        let grain = (0..3)
-            .filter(|&d| dirs[d])
-            .map(|d| spec.blockalign[d].unwrap_or_else(|| spec.bs[d].min()))
-            .min()
-            .expect("a job issues in some direction");
-        let bs_max = (0..3)
-            .filter(|&d| dirs[d])
-            .map(|d| spec.bs[d].max())
-            .max()
-            .expect("some direction");
         for clone in 0..spec.numjobs {
             if out.len() == JOBS_MAX {
-                return Err(bad(format!("more than {JOBS_MAX} jobs in the file")));
-            }
-            let offset = share(spec.offset)
-                .checked_add(u64::from(clone).saturating_mul(spec.offset_increment))
-                .ok_or_else(|| bad("offset overflows".into()))?
-                / SECTOR_BYTES
-                * SECTOR_BYTES;
-            if offset >= capacity {
-                return Err(bad(format!(
-                    "offset {offset} lies beyond the device's {capacity} logical bytes"
-                )));
+                return Err(FioError::Job {
+                    job: spec.name.clone(),
+                    reason: format!("more than {JOBS_MAX} jobs in the file"),
+                });
             }
             // fio: log files "are sequentially assigned to job clones" (index mod count).
             let replay = (!logs.is_empty()).then(|| logs[clone as usize % logs.len()].clone());
-            let size = match (spec.size, &replay) {
-                (Some(v), _) => share(v),
-                // To the end of the log's highest request, in whole grains.
-                (None, Some(log)) => log
-                    .end_bytes
-                    .saturating_sub(offset)
-                    .max(bs_max)
-                    .div_ceil(grain)
-                    .saturating_mul(grain)
-                    .min(capacity - offset),
-                (None, None) => capacity - offset,
-            };
-            if offset + size > capacity {
-                return Err(bad(format!(
-                    "region {offset}+{size} lies beyond the device's {capacity} logical bytes \
-                     (lower size or offset)"
-                )));
-            }
-            let len = size / grain * grain;
-            if len < bs_max {
-                return Err(bad(format!(
-                    "region of {size} bytes is smaller than one {bs_max}-byte request"
-                )));
-            }
-            if spec.verify.is_some() && len / grain > VERIFY_BLOCKS_MAX {
-                return Err(bad(format!(
-                    "verify would track {} blocks, more than {VERIFY_BLOCKS_MAX}; lower size",
-                    len / grain
-                )));
-            }
-            if spec.rw.random()
-                && !spec.norandommap
-                && len / grain > crate::dist::RANDOM_MAP_BLOCKS_MAX
-            {
-                return Err(bad(format!(
-                    "the random map would track {} blocks; set norandommap",
-                    len / grain
-                )));
-            }
+            let (start, len) = clone_region(spec, clone, capacity, replay.as_deref())?;
             out.push(Placed {
                 spec: spec.clone(),
                 groupid,
                 number: out.len() as u64,
-                start: offset,
+                start,
                 len,
                 replay,
             });
         }
     }
     Ok(out)
+}
+
+/// The region (start, length in bytes) of clone `clone` of `spec` on a device of `capacity`
+/// logical bytes: its offset, and its size (to the end of the log's highest request when it
+/// replays `replay` and sets none) in whole grains, checked to fit and to hold what the job
+/// tracks.
+fn clone_region(
+    spec: &JobSpec,
+    clone: u32,
+    capacity: u64,
+    replay: Option<&ReplayLog>,
+) -> Result<(u64, u64), FioError> {
+    let bad = |reason: String| FioError::Job {
+        job: spec.name.clone(),
+        reason,
+    };
+    let share = |v: SizeOrShare| match v {
+        SizeOrShare::Bytes(b) => b,
+        SizeOrShare::Percent(p) => (capacity as f64 * p / 100.0) as u64,
+    };
+    let (grain, bs_max) = grain_and_bs_max(spec);
+    let offset = share(spec.offset)
+        .checked_add(u64::from(clone).saturating_mul(spec.offset_increment))
+        .ok_or_else(|| bad("offset overflows".into()))?
+        / SECTOR_BYTES
+        * SECTOR_BYTES;
+    if offset >= capacity {
+        return Err(bad(format!(
+            "offset {offset} lies beyond the device's {capacity} logical bytes"
+        )));
+    }
+    let size = match (spec.size, replay) {
+        (Some(v), _) => share(v),
+        // To the end of the log's highest request, in whole grains.
+        (None, Some(log)) => log
+            .end_bytes
+            .saturating_sub(offset)
+            .max(bs_max)
+            .div_ceil(grain)
+            .saturating_mul(grain)
+            .min(capacity - offset),
+        (None, None) => capacity - offset,
+    };
+    if offset + size > capacity {
+        return Err(bad(format!(
+            "region {offset}+{size} lies beyond the device's {capacity} logical bytes \
+             (lower size or offset)"
+        )));
+    }
+    let len = size / grain * grain;
+    if len < bs_max {
+        return Err(bad(format!(
+            "region of {size} bytes is smaller than one {bs_max}-byte request"
+        )));
+    }
+    if spec.verify.is_some() && len / grain > VERIFY_BLOCKS_MAX {
+        return Err(bad(format!(
+            "verify would track {} blocks, more than {VERIFY_BLOCKS_MAX}; lower size",
+            len / grain
+        )));
+    }
+    if spec.rw.random() && !spec.norandommap && len / grain > crate::dist::RANDOM_MAP_BLOCKS_MAX {
+        return Err(bad(format!(
+            "the random map would track {} blocks; set norandommap",
+            len / grain
+        )));
+    }
+    Ok((offset, len))
+}
+
+/// The job's grain (the smallest alignment of the directions it issues in: offsets and
+/// lengths are whole grains) and its largest request, bytes.
+fn grain_and_bs_max(spec: &JobSpec) -> (u64, u64) {
+    let dirs = spec.rw.directions();
+    let grain = (0..3)
+        .filter(|&d| dirs[d])
+        .map(|d| spec.blockalign[d].unwrap_or_else(|| spec.bs[d].min()))
+        .min()
+        .expect("a job issues in some direction");
+    let bs_max = (0..3)
+        .filter(|&d| dirs[d])
+        .map(|d| spec.bs[d].max())
+        .max()
+        .expect("some direction");
+    (grain, bs_max)
 }
 
 /// Runs the placed jobs, group after group, on the drive behind the front end `D`, after
