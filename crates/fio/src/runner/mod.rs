@@ -30,8 +30,6 @@ use std::rc::Rc;
 
 mod notes;
 mod place;
-#[cfg(test)]
-pub(crate) mod tests;
 
 use notes::{host_notes, ignored_options, raise_queue_pairs, replay_notes};
 pub(crate) use place::Placed;
@@ -396,3 +394,6 @@ fn deterministic(report: IoReport) -> serde_json::Value {
     }
     v
 }
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -50,8 +50,6 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 mod drive;
-#[cfg(test)]
-mod tests;
 
 pub use drive::{ZbdCounts, ZbdDrive, ZonedPath};
 
@@ -468,3 +466,6 @@ fn report<D: ZonedPath>(
     }
     out
 }
+
+#[cfg(test)]
+mod tests;
