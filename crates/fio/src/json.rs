@@ -8,7 +8,7 @@
 
 use crate::job::DISK_NAME;
 use crate::runner::{FioRun, JobReport};
-use crate::stats::{DirStats, LatStat, LAT_LABELS};
+use crate::stats::{DirStats, JobStats, LatStat, LAT_LABELS};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
@@ -187,6 +187,8 @@ pub fn group_bandwidth(run: &FioRun, groupid: u32) -> [u64; 3] {
     })
 }
 
+/// One job's object: its identity and options, each direction's figures, syncs, runtime,
+/// depth and latency shares, then fio's zone resets and nearflash's own counts.
 fn job(run: &FioRun, j: &JobReport, bins: bool) -> Node {
     let s = &j.stats;
     let group_bw = group_bandwidth(run, j.groupid);
@@ -196,15 +198,6 @@ fn job(run: &FioRun, j: &JobReport, bins: bool) -> Node {
         .iter()
         .map(|(k, v)| (k.clone(), n(v.as_str())))
         .collect();
-    let rw_ios: u64 = s.dirs.iter().map(|d| d.total_ios).sum();
-    let depth_labels = ["1", "2", "4", "8", "16", "32", ">=64"];
-    let batch_labels = ["0", "4", "8", "16", "32", "64", ">=64"];
-    // Requests are submitted and reaped one at a time: every batch is of 1 to 4.
-    let batches = [0, s.submitted, 0, 0, 0, 0, 0];
-    let ns_labels: Vec<String> = LAT_LABELS.iter().map(u64::to_string).collect();
-    let ns_refs: Vec<&str> = ns_labels.iter().map(String::as_str).collect();
-    let mut ms_refs = ns_refs.clone();
-    ms_refs.extend(["2000", ">=2000"]);
     let mut pairs = vec![
         ("jobname", n(j.spec.name.as_str())),
         ("groupid", n(j.groupid)),
@@ -238,22 +231,8 @@ fn job(run: &FioRun, j: &JobReport, bins: bool) -> Node {
         ("ctx", n(0)),
         ("majf", n(0)),
         ("minf", n(0)),
-        (
-            "iodepth_level",
-            shares(&s.depth_at_submit, s.submitted, &depth_labels),
-        ),
-        (
-            "iodepth_submit",
-            shares(&batches, s.submitted, &batch_labels),
-        ),
-        (
-            "iodepth_complete",
-            shares(&batches, s.submitted, &batch_labels),
-        ),
-        ("latency_ns", shares(&s.lat_buckets.ns, rw_ios, &ns_refs)),
-        ("latency_us", shares(&s.lat_buckets.us, rw_ios, &ns_refs)),
-        ("latency_ms", shares(&s.lat_buckets.ms, rw_ios, &ms_refs)),
     ];
+    pairs.extend(depth_and_latency_shares(s));
     if let Some(d) = &j.spec.description {
         pairs.push(("desc", n(d.as_str())));
     }
@@ -273,6 +252,37 @@ fn job(run: &FioRun, j: &JobReport, bins: bool) -> Node {
         ]),
     ));
     obj(pairs)
+}
+
+/// A job's shares of requests by queue depth at submission, by submit and complete batch,
+/// and by latency bucket (nanoseconds to milliseconds).
+fn depth_and_latency_shares(s: &JobStats) -> Vec<(&'static str, Node)> {
+    let rw_ios: u64 = s.dirs.iter().map(|d| d.total_ios).sum();
+    let depth_labels = ["1", "2", "4", "8", "16", "32", ">=64"];
+    let batch_labels = ["0", "4", "8", "16", "32", "64", ">=64"];
+    // Requests are submitted and reaped one at a time: every batch is of 1 to 4.
+    let batches = [0, s.submitted, 0, 0, 0, 0, 0];
+    let ns_labels: Vec<String> = LAT_LABELS.iter().map(u64::to_string).collect();
+    let ns_refs: Vec<&str> = ns_labels.iter().map(String::as_str).collect();
+    let mut ms_refs = ns_refs.clone();
+    ms_refs.extend(["2000", ">=2000"]);
+    vec![
+        (
+            "iodepth_level",
+            shares(&s.depth_at_submit, s.submitted, &depth_labels),
+        ),
+        (
+            "iodepth_submit",
+            shares(&batches, s.submitted, &batch_labels),
+        ),
+        (
+            "iodepth_complete",
+            shares(&batches, s.submitted, &batch_labels),
+        ),
+        ("latency_ns", shares(&s.lat_buckets.ns, rw_ios, &ns_refs)),
+        ("latency_us", shares(&s.lat_buckets.us, rw_ios, &ns_refs)),
+        ("latency_ms", shares(&s.lat_buckets.ms, rw_ios, &ms_refs)),
+    ]
 }
 
 /// fio's `count_zone_resets`: set for `zonemode=zbd` jobs that write or trim (zbd.c).

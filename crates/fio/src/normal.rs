@@ -310,6 +310,21 @@ fn group(out: &mut String, run: &FioRun, g: u32) {
 /// The whole text report.
 pub fn render(run: &FioRun) -> String {
     let mut out = String::new();
+    header(&mut out, run);
+    for j in &run.jobs {
+        job(&mut out, run, j);
+    }
+    for g in 0..run.groups {
+        group(&mut out, run, g);
+    }
+    disk_stats(&mut out, run);
+    nearflash_line(&mut out, run);
+    out
+}
+
+/// The report's opening: a line per section, the version, the job count, the host-only
+/// options ignored and the run's notes.
+fn header(out: &mut String, run: &FioRun) {
     for (spec, g) in &run.sections {
         let bs = |d: usize| match &spec.bs[d] {
             BlockSizes::Fixed(b) => format!("{b}B-{b}B"),
@@ -347,12 +362,10 @@ pub fn render(run: &FioRun) -> String {
     for n in &run.notes {
         let _ = writeln!(out, "note: {n}");
     }
-    for j in &run.jobs {
-        job(&mut out, run, j);
-    }
-    for g in 0..run.groups {
-        group(&mut out, run, g);
-    }
+}
+
+/// fio's disk statistics of the simulated drive: I/Os, sectors, ticks and utilization.
+fn disk_stats(out: &mut String, run: &FioRun) {
     let d = &run.disk;
     let util = if run.sim_time_ns == 0 {
         0.0
@@ -371,6 +384,10 @@ pub fn render(run: &FioRun) -> String {
         d.ticks_ns[1] / 1_000_000,
         (d.ticks_ns[0] + d.ticks_ns[1]) / 1_000_000
     );
+}
+
+/// nearflash's own closing line: the drive, WAF, GC, flash operations and trace hash.
+fn nearflash_line(out: &mut String, run: &FioRun) {
     let nf = &run.nearflash;
     let f = |k: &str| nf.get(k).cloned().unwrap_or_default();
     let _ = writeln!(
@@ -391,7 +408,6 @@ pub fn render(run: &FioRun) -> String {
         f("flash_block_erases"),
         f("trace_hash")
     );
-    out
 }
 
 #[cfg(test)]

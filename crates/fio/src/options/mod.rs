@@ -13,8 +13,6 @@ use crate::value::SizeOrShare;
 mod apply;
 mod check;
 mod table;
-#[cfg(test)]
-mod tests;
 
 pub use table::{find, OptionDef, Status, FDP_PLI_MAX, TABLE};
 
@@ -308,3 +306,6 @@ impl JobSpec {
         Ok(job)
     }
 }
+
+#[cfg(test)]
+mod tests;

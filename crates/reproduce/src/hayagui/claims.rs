@@ -5,10 +5,11 @@
 
 use super::spread::{db_spread, fileops_spread, genome_spread, genome_total, ycsb_spread, Spread};
 use super::{paper_phase_s, Measured, GENOME_DATASETS};
+use nearflash_genome::Phase;
 use nearflash_hayagui::files::PathStats;
+use nearflash_hayagui::genome::{GenomeRun, PhaseTime};
 use nearflash_hayagui::Access;
 use nearflash_report::{Claim, Reference, NO_CHANGE_PCT};
-use std::fmt::Write;
 
 /// What one workload's two runs did with their file calls: the direct path's chunk misses
 /// and SSD commands against the redirected path's calls and what they cost, all measured.
@@ -211,23 +212,12 @@ fn db_bench_why(m: &Measured, db: &Spread, name: &str) -> String {
 /// counts: how loading the target spent its time, and how the other phases compare with the
 /// paper's per unit of work (per reference base indexed, per read matched), which is where
 /// a share differs when the loading agrees.
-fn load_target_share_claim(
-    m: &Measured,
-    ds: &str,
-    row: &[f64; 6],
-    r: &nearflash_hayagui::genome::GenomeRun,
-) -> Claim {
-    use nearflash_genome::Phase;
-    let cfg = &m.cfg;
-    let phase = |p: Phase| r.phases.iter().find(|t| t.phase == p);
-    let secs = |p: Phase| phase(p).map_or(0.0, |t| t.ns as f64 / 1e9);
+fn load_target_share_claim(m: &Measured, ds: &str, row: &[f64; 6], r: &GenomeRun) -> Claim {
+    let secs = |p: Phase| phase_of(r, p).map_or(0.0, |t| t.ns as f64 / 1e9);
     let paper_total: f64 = row.iter().sum();
     let paper_load = paper_phase_s(row, Phase::LoadTarget);
     let ours_total = r.total_ns as f64 / 1e9;
-    let (ours_load, ours_other) = (
-        secs(Phase::LoadTarget),
-        ours_total - secs(Phase::LoadTarget),
-    );
+    let ours_load = secs(Phase::LoadTarget);
     let scale = match m.sizes.genome_scale {
         1 => "at the derived full sizes".to_string(),
         n => format!("at 1/{n} of the derived sizes"),
@@ -236,39 +226,71 @@ fn load_target_share_claim(
         "Data {scale}. The paper's table: {paper_load} of {paper_total:.3} s loading the \
          target. Ours: {ours_load:.3} of {ours_total:.3} s."
     );
-    if let Some(load) = phase(Phase::LoadTarget) {
-        let calls = load.counts.io_calls.max(1);
-        let io_ns = load.ns - load.compute_ns;
-        let copy_ns = cfg
-            .redirect
-            .rates()
-            .copy_ns(true, u64::from(cfg.genome.fasta_buffer_bytes));
-        let overhead_ns = cfg.redirect.call_overhead_ns;
-        let host_ns = (io_ns as f64 / calls as f64) - (overhead_ns + copy_ns) as f64;
-        let _ = write!(
-            note,
-            " Loading the target reads {:.1} MB in {} calls, the {} KiB stream buffer's \
-             refills, each a redirected system call: {:.3} s in the calls ({:.1} µs a call: \
-             {:.1} µs the redirection, {:.1} µs the VEOS copy, {:.1} µs the host's file \
-             system and SSD) and {:.3} s parsing on the VE's scalar core.",
-            load.counts.bytes_read as f64 / 1e6,
-            load.counts.io_calls,
-            cfg.genome.fasta_buffer_bytes >> 10,
-            io_ns as f64 / 1e9,
-            io_ns as f64 / calls as f64 / 1e3,
-            overhead_ns as f64 / 1e3,
-            copy_ns as f64 / 1e3,
-            host_ns / 1e3,
-            load.compute_ns as f64 / 1e9,
-        );
+    if let Some(load) = phase_of(r, Phase::LoadTarget) {
+        note.push_str(&load_target_note(m, load));
     }
+    note.push_str(&other_phases_note(ds, row, r));
+    Claim {
+        id: format!("genome_{ds}_load_target_share_redirected"),
+        description: format!("Baseline genome run ({ds}): loading the target's share of the total"),
+        paper: paper_load / paper_total * 100.0,
+        ours: phase_share(r, Phase::LoadTarget),
+        unit: "%".into(),
+        note,
+        reference: Reference::PaperFigure,
+        // A share of the run's time: a level, with no direction.
+        baseline: None,
+    }
+}
+
+/// The timing of phase `p` of run `r`, if it ran.
+fn phase_of(r: &GenomeRun, p: Phase) -> Option<&PhaseTime> {
+    r.phases.iter().find(|t| t.phase == p)
+}
+
+/// How loading the target spent its time (`load`): the stream buffer's refills, each a
+/// redirected call split into redirection, VEOS copy and the host's share, and the parsing.
+fn load_target_note(m: &Measured, load: &PhaseTime) -> String {
+    let cfg = &m.cfg;
+    let calls = load.counts.io_calls.max(1);
+    let io_ns = load.ns - load.compute_ns;
+    let copy_ns = cfg
+        .redirect
+        .rates()
+        .copy_ns(true, u64::from(cfg.genome.fasta_buffer_bytes));
+    let overhead_ns = cfg.redirect.call_overhead_ns;
+    let host_ns = (io_ns as f64 / calls as f64) - (overhead_ns + copy_ns) as f64;
+    format!(
+        " Loading the target reads {:.1} MB in {} calls, the {} KiB stream buffer's \
+         refills, each a redirected system call: {:.3} s in the calls ({:.1} µs a call: \
+         {:.1} µs the redirection, {:.1} µs the VEOS copy, {:.1} µs the host's file \
+         system and SSD) and {:.3} s parsing on the VE's scalar core.",
+        load.counts.bytes_read as f64 / 1e6,
+        load.counts.io_calls,
+        cfg.genome.fasta_buffer_bytes >> 10,
+        io_ns as f64 / 1e9,
+        io_ns as f64 / calls as f64 / 1e3,
+        overhead_ns as f64 / 1e3,
+        copy_ns as f64 / 1e3,
+        host_ns / 1e3,
+        load.compute_ns as f64 / 1e9,
+    )
+}
+
+/// The phases other than loading the target, ours against the paper's table (`row`) of
+/// data set `ds`, per unit of work: per reference base indexed and per read matched.
+fn other_phases_note(ds: &str, row: &[f64; 6], r: &GenomeRun) -> String {
+    let phase = |p: Phase| phase_of(r, p);
+    let secs = |p: Phase| phase(p).map_or(0.0, |t| t.ns as f64 / 1e9);
+    let paper_total: f64 = row.iter().sum();
+    let paper_load = paper_phase_s(row, Phase::LoadTarget);
+    let ours_total = r.total_ns as f64 / 1e9;
+    let ours_other = ours_total - secs(Phase::LoadTarget);
     let full = nearflash_genome::DatasetSizes::full(ds).expect("a built-in data set");
     let reference_bases = phase(Phase::LoadReference).map_or(0, |t| t.counts.bases_parsed);
     let per = |s: f64, n: u64| s * 1e9 / n.max(1) as f64;
     let index = phase(Phase::IndexReference);
-    let _ =
-        write!(
-        note,
+    format!(
         " The other phases: the paper's {:.3} s ({:.1} % of its total), ours {ours_other:.3} s \
          ({:.1} %). Indexing the reference took the paper {:.0} ns a base (its {} s over the \
          {:.2} Mbp derived from its load-reference time), ours {:.1} ns ({} k-mers hashed, {} \
@@ -278,7 +300,10 @@ fn load_target_share_claim(
         paper_total - paper_load,
         (paper_total - paper_load) / paper_total * 100.0,
         ours_other / ours_total.max(f64::MIN_POSITIVE) * 100.0,
-        per(paper_phase_s(row, Phase::IndexReference), full.reference_len_bases),
+        per(
+            paper_phase_s(row, Phase::IndexReference),
+            full.reference_len_bases
+        ),
         paper_phase_s(row, Phase::IndexReference),
         full.reference_len_bases as f64 / 1e6,
         per(secs(Phase::IndexReference), reference_bases),
@@ -291,18 +316,7 @@ fn load_target_share_claim(
         phase(Phase::Matching).map_or(0, |t| t.counts.seed_lookups),
         phase(Phase::Matching).map_or(0, |t| t.counts.votes),
         phase(Phase::Matching).map_or(0, |t| t.counts.bases_compared),
-    );
-    Claim {
-        id: format!("genome_{ds}_load_target_share_redirected"),
-        description: format!("Baseline genome run ({ds}): loading the target's share of the total"),
-        paper: paper_load / paper_total * 100.0,
-        ours: phase_share(r, Phase::LoadTarget),
-        unit: "%".into(),
-        note,
-        reference: Reference::PaperFigure,
-        // A share of the run's time: a level, with no direction.
-        baseline: None,
-    }
+    )
 }
 
 /// The note of one YCSB workload's pair: the data and operations, and what its file calls

@@ -51,8 +51,12 @@ mod spread;
 mod system;
 
 use crate::{Options, Paper, ReproduceError};
+use nearflash_hayagui::dbbench::DbBenchRun;
 use nearflash_hayagui::fileops::{self, FileOp};
+use nearflash_hayagui::genome::GenomeRun;
+use nearflash_hayagui::ycsb::YcsbRun;
 use nearflash_hayagui::{Access, HayaguiConfig};
+use nearflash_kvbench::BenchResult;
 use nearflash_preset::Preset;
 use nearflash_report::html::Page;
 use nearflash_report::{Claim, LatencyMs, Run, Summary};
@@ -327,83 +331,96 @@ impl Paper for Hayagui {
 /// Every run as `summary.json` lists it: each file operation and size, each db_bench
 /// benchmark, each YCSB workload and each genome data set, on both paths.
 fn summary_runs(m: &Measured) -> Vec<Run> {
-    let mut runs = Vec::new();
-    let extra = |hash: &str| {
-        let mut e = BTreeMap::new();
-        e.insert("trace_hash".to_string(), serde_json::Value::from(hash));
-        e
-    };
-    for r in &m.fileops {
-        runs.push(Run {
-            system: r.access.name().into(),
-            workload: format!("fileops {} {} KiB", r.op.name(), r.size_bytes >> 10),
-            throughput_mb_s: Some(r.throughput_mb_s),
-            latency_ms: Some(LatencyMs {
-                min: r.latency.min_ns as f64 / 1e6,
-                avg: r.latency.mean_ns / 1e6,
-                max: r.latency.max_ns as f64 / 1e6,
-            }),
-            energy_j: BTreeMap::new(),
-            utilization: None,
-            sim_s: r.timed_ns as f64 / 1e9,
-            extra: extra(&r.trace_hash),
-        });
-    }
+    let mut runs: Vec<Run> = m.fileops.iter().map(fileops_run).collect();
     for r in &m.db {
-        for b in &r.report.results {
-            runs.push(Run {
-                system: r.access.name().into(),
-                workload: format!("db_bench {}", b.name),
-                throughput_mb_s: b.mb_per_s,
-                latency_ms: Some(LatencyMs {
-                    min: b.micros_per_op / 1e3,
-                    avg: b.micros_per_op / 1e3,
-                    max: b.micros_per_op / 1e3,
-                }),
-                energy_j: BTreeMap::new(),
-                utilization: None,
-                sim_s: b.elapsed_us / 1e6,
-                extra: extra(&r.trace_hash),
-            });
-        }
+        runs.extend(r.report.results.iter().map(|b| db_bench_run(r, b)));
     }
-    for r in &m.ycsb {
-        let mut e = extra(&r.trace_hash);
-        e.insert(
-            "throughput_ops_per_s".into(),
-            serde_json::Value::from(r.run.throughput_ops_per_s),
-        );
-        runs.push(Run {
-            system: r.access.name().into(),
-            workload: format!("ycsb {}", r.workload),
-            throughput_mb_s: None,
-            latency_ms: None,
-            energy_j: BTreeMap::new(),
-            utilization: None,
-            sim_s: r.run.elapsed_us / 1e6,
-            extra: e,
-        });
-    }
-    for (ds, r) in &m.genome {
-        let mut e = extra(&r.trace_hash);
-        for p in &r.phases {
-            e.insert(
-                format!("phase_s_{:?}", p.phase),
-                serde_json::Value::from(p.ns as f64 / 1e9),
-            );
-        }
-        runs.push(Run {
-            system: r.access.name().into(),
-            workload: format!("genome {ds}"),
-            throughput_mb_s: None,
-            latency_ms: None,
-            energy_j: BTreeMap::new(),
-            utilization: None,
-            sim_s: r.total_ns as f64 / 1e9,
-            extra: e,
-        });
-    }
+    runs.extend(m.ycsb.iter().map(ycsb_run));
+    runs.extend(m.genome.iter().map(|(ds, r)| genome_run(ds, r)));
     runs
+}
+
+/// A run's extra figures: its trace hash.
+fn trace_extra(hash: &str) -> BTreeMap<String, serde_json::Value> {
+    let mut e = BTreeMap::new();
+    e.insert("trace_hash".to_string(), serde_json::Value::from(hash));
+    e
+}
+
+/// One file operation at one size on one path.
+fn fileops_run(r: &fileops::FileOpsReport) -> Run {
+    Run {
+        system: r.access.name().into(),
+        workload: format!("fileops {} {} KiB", r.op.name(), r.size_bytes >> 10),
+        throughput_mb_s: Some(r.throughput_mb_s),
+        latency_ms: Some(LatencyMs {
+            min: r.latency.min_ns as f64 / 1e6,
+            avg: r.latency.mean_ns / 1e6,
+            max: r.latency.max_ns as f64 / 1e6,
+        }),
+        energy_j: BTreeMap::new(),
+        utilization: None,
+        sim_s: r.timed_ns as f64 / 1e9,
+        extra: trace_extra(&r.trace_hash),
+    }
+}
+
+/// One db_bench benchmark (`b`) of a path's run (`r`).
+fn db_bench_run(r: &DbBenchRun, b: &BenchResult) -> Run {
+    Run {
+        system: r.access.name().into(),
+        workload: format!("db_bench {}", b.name),
+        throughput_mb_s: b.mb_per_s,
+        latency_ms: Some(LatencyMs {
+            min: b.micros_per_op / 1e3,
+            avg: b.micros_per_op / 1e3,
+            max: b.micros_per_op / 1e3,
+        }),
+        energy_j: BTreeMap::new(),
+        utilization: None,
+        sim_s: b.elapsed_us / 1e6,
+        extra: trace_extra(&r.trace_hash),
+    }
+}
+
+/// One YCSB workload on one path, with its throughput in operations.
+fn ycsb_run(r: &YcsbRun) -> Run {
+    let mut e = trace_extra(&r.trace_hash);
+    e.insert(
+        "throughput_ops_per_s".into(),
+        serde_json::Value::from(r.run.throughput_ops_per_s),
+    );
+    Run {
+        system: r.access.name().into(),
+        workload: format!("ycsb {}", r.workload),
+        throughput_mb_s: None,
+        latency_ms: None,
+        energy_j: BTreeMap::new(),
+        utilization: None,
+        sim_s: r.run.elapsed_us / 1e6,
+        extra: e,
+    }
+}
+
+/// One genome data set (`ds`) on one path, with each phase's time.
+fn genome_run(ds: &str, r: &GenomeRun) -> Run {
+    let mut e = trace_extra(&r.trace_hash);
+    for p in &r.phases {
+        e.insert(
+            format!("phase_s_{:?}", p.phase),
+            serde_json::Value::from(p.ns as f64 / 1e9),
+        );
+    }
+    Run {
+        system: r.access.name().into(),
+        workload: format!("genome {ds}"),
+        throughput_mb_s: None,
+        latency_ms: None,
+        energy_j: BTreeMap::new(),
+        utilization: None,
+        sim_s: r.total_ns as f64 / 1e9,
+        extra: e,
+    }
 }
 
 #[cfg(test)]
