@@ -382,7 +382,7 @@ fn reproduce_hayagui_writes_every_claim_and_its_figures() {
         );
     }
     let share = note("genome_mouse_load_target_share_redirected");
-    assert!(share.contains("redirected system call"), "{share}");
+    assert!(share.contains("a redirected call"), "{share}");
     fails_naming(
         &["reproduce", "hayagui", "--genome-scale", "0"],
         "--genome-scale must be at least 1",

@@ -230,14 +230,28 @@ fn reuse_note(ms: &[&Measured], workloads: &[String], systems: &[&str]) -> Strin
             let runs: Vec<&Measured> = workloads.iter().filter_map(|w| find(ms, s, w)).collect();
             let waiting: usize = runs
                 .iter()
-                .map(|m| m.report.instances.iter().filter(|i| i.lock_wait_ns > 0).count())
+                .map(|m| {
+                    m.report
+                        .instances
+                        .iter()
+                        .filter(|i| i.lock_wait_ns > 0)
+                        .count()
+                })
                 .sum();
             let share: Vec<(String, f64)> = runs
                 .iter()
                 .map(|m| {
-                    let mean_wait: f64 = m.report.instances.iter().map(|i| i.lock_wait_ns as f64).sum::<f64>()
+                    let mean_wait: f64 = m
+                        .report
+                        .instances
+                        .iter()
+                        .map(|i| i.lock_wait_ns as f64)
+                        .sum::<f64>()
                         / m.report.instances.len().max(1) as f64;
-                    (m.workload.clone(), 100.0 * mean_wait / m.report.sim_time_ns.max(1) as f64)
+                    (
+                        m.workload.clone(),
+                        100.0 * mean_wait / m.report.sim_time_ns.max(1) as f64,
+                    )
                 })
                 .collect();
             let max_s = runs
@@ -247,7 +261,7 @@ fn reuse_note(ms: &[&Measured], workloads: &[String], systems: &[&str]) -> Strin
                 .unwrap_or(0) as f64
                 / 1e9;
             format!(
-                "under {s} {waiting} instances waited for their range locks, up to {max_s:.1} s, on average {} of the makespan per instance",
+                "{s} {waiting} waited, up to {max_s:.1} s, {} of the makespan",
                 span(&share, |x| format!("{x:.0}%")),
             )
         })
@@ -257,12 +271,12 @@ fn reuse_note(ms: &[&Measured], workloads: &[String], systems: &[&str]) -> Strin
         .filter(|(_, n)| *n > PAPER_BACKBONE_GB)
         .count();
     let paper = if over_paper == 0 {
-        format!("all would fit the paper's {PAPER_BACKBONE_GB:.0} GB backbone")
+        format!("all within the paper's {PAPER_BACKBONE_GB:.0} GB backbone")
     } else {
-        format!("{over_paper} of them would not fit the paper's {PAPER_BACKBONE_GB:.0} GB backbone either, so there its instances, too, must have reused or shared flash")
+        format!("{over_paper} beyond the paper's {PAPER_BACKBONE_GB:.0} GB backbone too")
     };
     format!(
-        "In {with} of {} of these workloads the device cannot hold every instance's data at once: with inputs shared per kernel, giving every instance flash of its own would take {} GB against the device's {capacity:.1} GB of logical space ({paper}). {} instances per workload reuse flash an earlier instance still holds, so their write locks wait for it (the FlashAbacus schedulers are serialised there, SIMD is not): {}.",
+        "Flash reuse: {with} of {} workloads need {} GB for every instance's own flash against the device's {capacity:.1} GB ({paper}), so {} instances each reuse flash an earlier one holds and wait for its range locks: {}.",
         reused.len(),
         span(&needed, |x| format!("{x:.0}")),
         span(&reused, |x| format!("{x:.0}")),

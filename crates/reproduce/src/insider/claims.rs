@@ -161,33 +161,28 @@ fn host_only_note(ev: &Evaluation, lanes: u32, speedups: &[f64]) -> String {
     });
     let h = &ev.host;
     format!(
-        "per app: {}. INSIDER is bounded by the {drive_gb_s:.0} GB/s drive except relief (its \
-         second pass returns every byte, so PCIe bounds it) and rle (a virtual write: the drive \
-         writes {rle_expansion:.2}x the bytes it receives). Host-only reads through the host \
-         storage stack ([host]: a system call per read, {}, {} copy at ~{:.0} GB/s; \
-         assumptions, not fits) and computes on {} cores without overlap, reaching {:.1} GB/s \
-         ({}) to {:.1} GB/s ({}) on the read apps; for {PAPER_HOST_ONLY_SPEEDUP_MIN:.0}x-\
-         {PAPER_HOST_ONLY_SPEEDUP_MAX:.0}x the paper's host-only must have run near {:.1}-{:.1} \
-         GB/s. Host-only reads as the paper's host-only code does (zainryan/INSIDER-System \
-         apps/host/*/src/pure_cpu: one thread, one blocking read() of READ_BUF_SIZE = 2 MiB \
-         at a time, OpenMP only for the computation): one reader with one {} KiB read \
-         outstanding, which the shared host model serves chunk by chunk with {} KiB of \
-         read-ahead (at most two requests in flight). Its computation is measured like the \
-         drive programs' (host instructions per input byte: {}).",
+        "per app: {}. INSIDER runs at the {drive_gb_s:.0} GB/s drive's rate but for relief \
+         (PCIe-bound: its second pass returns every byte) and rle (the drive writes \
+         {rle_expansion:.2}x the bytes it receives). Host-only reads as the paper's code does \
+         (INSIDER-System apps/host/*/src/pure_cpu: one thread, blocking {} KiB read()s), \
+         served chunk by chunk with {} KiB of read-ahead, at {} and {} copy at ~{:.0} GB/s \
+         (assumptions, not fits), then computes on {} cores at the measured instructions per \
+         byte ({}): {:.1} ({}) to {:.1} GB/s ({}). The paper's {PAPER_HOST_ONLY_SPEEDUP_MIN:.0}x-\
+         {PAPER_HOST_ONLY_SPEEDUP_MAX:.0}x implies {:.1}-{:.1} GB/s.",
         listing(speedups),
+        nearflash_insider::experiment::HOST_READ_BYTES >> 10,
+        h.page_cache.read_ahead_bytes >> 10,
         stack(ev),
         count_word(h.copies_per_direction as usize),
         4096.0 / h.copy_ns_per_4kib.max(1) as f64,
         ev.cfg.host_cores,
+        measured_listing(|m| m.pure_cpu_instructions_per_input_byte()),
         slowest.1,
         slowest.0,
         fastest.1,
         fastest.0,
         drive_gb_s / PAPER_HOST_ONLY_SPEEDUP_MAX,
         drive_gb_s / PAPER_HOST_ONLY_SPEEDUP_MIN,
-        nearflash_insider::experiment::HOST_READ_BYTES >> 10,
-        h.page_cache.read_ahead_bytes >> 10,
-        measured_listing(|m| m.pure_cpu_instructions_per_input_byte()),
     )
 }
 
