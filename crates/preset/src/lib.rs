@@ -333,6 +333,18 @@ mod tests {
         assert!(e.to_string().contains("flash.media.codeword_bytes"), "{e}");
     }
 
+    /// Story: Hayagui's preset copied the 970 EVO's tables when the drive was page-group
+    /// mapped, and kept that mapping after the 970 EVO moved to page-level mapping: "the same
+    /// drive" under Hayagui was a different FTL. Its drive tables must equal the 970 EVO's.
+    #[test]
+    fn hayagui_drive_is_the_970_evo_preset_table_for_table() {
+        let h = Preset::load("hayagui", &[]).unwrap();
+        let e = Preset::load("ssd-970evo", &[]).unwrap();
+        assert_eq!(h.flash, e.flash);
+        assert_eq!(h.ftl, e.ftl);
+        assert_eq!(h.write_cache, e.write_cache);
+    }
+
     #[test]
     fn the_write_cache_table_is_optional_settable_and_checked_by_field() {
         let p = Preset::load("flashabacus", &[]).unwrap();
