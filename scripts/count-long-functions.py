@@ -23,35 +23,23 @@ def functions(path):
     i = 0
     while i < len(lines):
         if re.match(r"\s*#\[cfg\(test\)\]", lines[i]):
-            i = skip_item(lines, i + 1)
+            i = item_end(lines, i + 1)[0] + 1
             continue
         m = FN.match(lines[i])
         if not m:
             i += 1
             continue
-        depth, j, started = 0, i, False
-        while j < len(lines):
-            for ch in lines[j]:
-                if ch == "{":
-                    depth += 1
-                    started = True
-                elif ch == "}":
-                    depth -= 1
-            if started and depth == 0:
-                break
-            if not started and lines[j].rstrip().endswith(";"):
-                break
-            j += 1
-        if started:
+        j, block = item_end(lines, i)
+        if block:
             yield m.group(6), i + 1, j - i + 1, reason_above(lines, i)
             i = j + 1
         else:
             i += 1
 
 
-def skip_item(lines, i):
-    """The line after the item starting at line `i`: a declaration ending in `;` before any
-    brace, or a block to the brace that closes it."""
+def item_end(lines, i):
+    """The last line of the item starting at line `i`, and whether it is a block: a
+    declaration ends at its `;` before any brace, a block at the brace that closes it."""
     depth, started = 0, False
     while i < len(lines):
         for ch in lines[i]:
@@ -61,11 +49,11 @@ def skip_item(lines, i):
             elif ch == "}":
                 depth -= 1
         if started and depth == 0:
-            return i + 1
+            return i, True
         if not started and lines[i].rstrip().endswith(";"):
-            return i + 1
+            return i, False
         i += 1
-    return i
+    return i, started
 
 
 REASON = re.compile(r"\s*///?\s*Long:\s*(.*)")
